@@ -1,0 +1,86 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses of the CLI contract.
+const (
+	exitOK      = 0
+	exitFailed  = 1 // the run failed, a check failed, a regression was found
+	exitUsage   = 2 // bad usage or bad input
+)
+
+// usageError marks bad usage or bad input: exit status 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usagef returns a usageError.
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// failure marks a run that failed after its input was accepted: exit 1.
+// Its message is printed unless quiet (the command already said why).
+type failure struct {
+	err   error
+	quiet bool
+}
+
+func (e failure) Error() string { return e.err.Error() }
+func (e failure) Unwrap() error { return e.err }
+
+// subcommands is filled by one init function per subcommand file.
+var subcommands []func(stdout, stderr io.Writer) *cobra.Command
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "xrcbench",
+		Short: "Benchmark XRC receive-QP registration on RDMA adapters",
+		Long: `xrcbench measures what XRC receive-QP registration costs: ibv_reg_xrc_rcv_qp /
+ibv_unreg_xrc_rcv_qp (legacy OFED) and ibv_open_qp / ibv_destroy_qp (rdma-core),
+and the refcount-triggered destruction when the last registration goes.
+
+Worker processes x OS-thread-locked goroutines hammer registration on shared XRC
+receive QPs; latency histograms are merged, reported and compared.
+
+Providers: sim (an XRC device emulated in shared memory, the default), null (the
+harness's own overhead), rdma (rdma-core on real adapters), legacy (old OFED).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	for _, sub := range subcommands {
+		root.AddCommand(sub(stdout, stderr))
+	}
+	return root
+}
+
+// run is main without the process: it returns the exit status.
+func run(stdout, stderr io.Writer, args []string) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var f failure
+	if errors.As(err, &f) {
+		if !f.quiet {
+			fmt.Fprintln(stderr, "xrcbench: "+oneLine(f.err.Error()))
+		}
+		return exitFailed
+	}
+	// Everything else is bad usage: an unknown command or flag, a bad value.
+	fmt.Fprintln(stderr, "xrcbench: "+oneLine(err.Error()))
+	return exitUsage
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,149 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// WriteFileAtomic writes data to path through a temporary file in the same
+// directory and a rename, so a reader never sees a half-written file.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // a no-op after the rename
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Write writes r as dir/result.json, atomically.
+func Write(dir string, r *Result) error {
+	if r.Schema == "" {
+		r.Schema = Schema
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(filepath.Join(dir, FileName), append(data, '\n'), 0o644)
+}
+
+// ErrInvalid is wrapped by every validation failure of Load.
+var ErrInvalid = errors.New("invalid result")
+
+// Load reads and validates a result: dir may be a run folder or the path
+// of a result.json. Errors name the file.
+func Load(dir string) (*Result, error) {
+	path := dir
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		path = filepath.Join(dir, FileName)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Result
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&r); err != nil {
+		var probe struct {
+			Schema string `json:"schema"`
+		}
+		if json.Unmarshal(data, &probe) == nil && probe.Schema != "" && probe.Schema != Schema {
+			return nil, fmt.Errorf("%s: %w: schema %q, this xrcbench reads %q", path, ErrInvalid, probe.Schema, Schema)
+		}
+		return nil, fmt.Errorf("%s: %w: not a complete result.json (%v)", path, ErrInvalid, err)
+	}
+	if err := r.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &r, nil
+}
+
+// Validate checks what every reader relies on.
+func (r *Result) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+	}
+	if r.Schema != Schema {
+		return bad("schema %q, this xrcbench reads %q", r.Schema, Schema)
+	}
+	switch r.Status {
+	case StatusOK, StatusPartial, StatusFailed:
+	default:
+		return bad("status %q is not ok, partial or failed", r.Status)
+	}
+	if r.Status != StatusOK && r.Error == "" {
+		return bad("status %q without an error", r.Status)
+	}
+	if r.Config.Workload == "" || r.Config.Provider == "" {
+		return bad("config lacks workload or provider")
+	}
+	if r.Config.Procs <= 0 || r.Config.Threads <= 0 {
+		return bad("config has procs=%d threads=%d", r.Config.Procs, r.Config.Threads)
+	}
+	if r.Ops == nil {
+		return bad("no ops")
+	}
+	for _, kind := range sortedKeys(r.Ops) {
+		if err := r.Ops[kind].validate(); err != nil {
+			return bad("ops.%s: %v", kind, err)
+		}
+	}
+	for i, rep := range r.Repetitions {
+		for _, kind := range sortedKeys(rep.Ops) {
+			if err := rep.Ops[kind].validate(); err != nil {
+				return bad("repetitions[%d].ops.%s: %v", i, kind, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (s OpStats) validate() error {
+	l := s.NS
+	switch {
+	case s.Count < 0 || s.Errors < 0:
+		return fmt.Errorf("negative count")
+	case s.Errors > s.Count:
+		return fmt.Errorf("%d errors in %d operations", s.Errors, s.Count)
+	case s.OpsPerSec < 0:
+		return fmt.Errorf("negative ops_per_sec")
+	case s.Count > 0 && !(l.Min <= l.P50 && l.P50 <= l.P90 && l.P90 <= l.P99 && l.P99 <= l.P999 && l.P999 <= l.Max):
+		return fmt.Errorf("percentiles out of order")
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -1,0 +1,156 @@
+// Package results is the contract between the engine and the report: the
+// types of result.json (schema v1), its atomic writing, its loading with
+// validation, and the encoding of latency histograms.
+//
+// bench writes a run folder through this package; report reads it through
+// this package and never imports bench.
+package results
+
+import "time"
+
+// Schema is the value of Result.Schema this package writes and reads.
+const Schema = "xrcbench.result/v1"
+
+// FileName is the name of the result file in a run folder.
+const FileName = "result.json"
+
+// Status of a run.
+const (
+	StatusOK      = "ok"
+	StatusPartial = "partial" // stopped early; what was measured is kept
+	StatusFailed  = "failed"  // nothing trustworthy was measured
+)
+
+// Operation kinds that appear in Result.Ops.
+const (
+	OpCreate     = "create"
+	OpReg        = "reg"
+	OpUnreg      = "unreg"
+	OpUnregLast  = "unreg_last"
+	OpRegInvalid = "reg_invalid"
+	OpRegForeign = "reg_foreign"
+)
+
+// OpKinds lists the operation kinds in the order reports show them.
+var OpKinds = []string{OpCreate, OpReg, OpUnreg, OpUnregLast, OpRegInvalid, OpRegForeign}
+
+// Result is result.json.
+type Result struct {
+	Schema      string             `json:"schema"`
+	Status      string             `json:"status"`
+	Error       string             `json:"error,omitempty"`
+	Warnings    []string           `json:"warnings,omitempty"`
+	Started     time.Time          `json:"started"`
+	Finished    time.Time          `json:"finished"`
+	Config      Config             `json:"config"`
+	Environment Environment        `json:"environment"`
+	Harness     Harness            `json:"harness"`
+	Ops         map[string]OpStats `json:"ops"`
+	Workers     []Worker           `json:"workers"`
+	Repetitions []Repetition       `json:"repetitions"`
+	Leaks       *LeakCheck         `json:"leaks,omitempty"`
+	// Histograms holds, per op kind, the merged latency histogram of all
+	// measured repetitions (HdrHistogram V2 compressed, base64), so a
+	// report can draw distributions without the .hlog files.
+	Histograms map[string]string `json:"histograms,omitempty"`
+}
+
+// Config is everything needed to rerun the run.
+type Config struct {
+	CommandLine  []string          `json:"command_line"`
+	Workload     string            `json:"workload"`      // name, or file path for a user spec
+	WorkloadSpec string            `json:"workload_spec"` // the spec's YAML text
+	Provider     string            `json:"provider"`
+	Device       string            `json:"device,omitempty"`
+	Procs        int               `json:"procs"`
+	Threads      int               `json:"threads"`
+	QPs          int               `json:"qps"`
+	Duration     Duration          `json:"duration,omitempty"`
+	Iterations   int               `json:"iterations,omitempty"`
+	Warmup       Duration          `json:"warmup"`
+	Repetitions  int               `json:"repetitions"`
+	Pin          bool              `json:"pin"`
+	Seed         int64             `json:"seed"`
+	Interval     Duration          `json:"interval"`
+	ProviderOpts map[string]string `json:"provider_options,omitempty"` // e.g. sim_semantics, sim_cost
+}
+
+// Environment describes where the run happened.
+type Environment struct {
+	Host           string            `json:"host"`
+	Kernel         string            `json:"kernel"`
+	CPUModel       string            `json:"cpu_model"`
+	CPUs           int               `json:"cpus"`
+	GoVersion      string            `json:"go_version"`
+	Version        string            `json:"xrcbench_version"` // VCS revision (+dirty)
+	Provider       string            `json:"provider"`
+	Device         map[string]any    `json:"device,omitempty"` // verbs.DeviceInfo as a map: name, fw_ver, hw_ver, ...
+	ProviderDetail map[string]string `json:"provider_detail,omitempty"`
+}
+
+// Harness records how the measurements were taken.
+type Harness struct {
+	Timer           string   `json:"timer"`
+	TimerOverheadNS float64  `json:"timer_overhead_ns"`
+	StartSkewNS     int64    `json:"start_skew_ns"`
+	Warmup          Duration `json:"warmup"`
+	Repetitions     int      `json:"repetitions"`
+	BatchSize       int      `json:"batch_size,omitempty"`
+}
+
+// OpStats summarises one operation kind.
+type OpStats struct {
+	Count     int64   `json:"count"`
+	Errors    int64   `json:"errors"`
+	OpsPerSec float64 `json:"ops_per_sec"`
+	NS        Latency `json:"ns"`
+	// ErrnoCounts counts failures by errno name (e.g. "EINVAL"), when any.
+	ErrnoCounts map[string]int64 `json:"errno_counts,omitempty"`
+}
+
+// Latency is a latency distribution in nanoseconds.
+type Latency struct {
+	Min    int64   `json:"min"`
+	P50    int64   `json:"p50"`
+	P90    int64   `json:"p90"`
+	P99    int64   `json:"p99"`
+	P999   int64   `json:"p999"`
+	Max    int64   `json:"max"`
+	Mean   float64 `json:"mean"`
+	Stddev float64 `json:"stddev"`
+}
+
+// Worker is one worker process.
+type Worker struct {
+	Index    int              `json:"index"`
+	PID      int              `json:"pid"`
+	Threads  int              `json:"threads"`
+	CPUs     []int            `json:"cpus,omitempty"` // per thread, when pinned
+	Counts   map[string]int64 `json:"counts"`         // per op kind, all threads
+	Errors   map[string]int64 `json:"errors,omitempty"`
+	Exit     string           `json:"exit,omitempty"` // "ok", "exit status 3", "signal: killed"
+	PerThread []ThreadCounts  `json:"per_thread,omitempty"`
+}
+
+// ThreadCounts is one worker thread's operation counts.
+type ThreadCounts struct {
+	Thread int              `json:"thread"`
+	CPU    int              `json:"cpu"` // -1 when not pinned
+	Counts map[string]int64 `json:"counts"`
+}
+
+// Repetition is one independent run of the whole configuration.
+type Repetition struct {
+	Index    int                `json:"index"`
+	Duration Duration           `json:"duration"` // measured wall time
+	Rounds   int64              `json:"rounds,omitempty"`
+	Ops      map[string]OpStats `json:"ops"`
+}
+
+// LeakCheck is the teardown's verification that no QP outlived the run.
+type LeakCheck struct {
+	Checked bool     `json:"checked"`
+	Method  string   `json:"method"` // "sim_inspect" or "reg_probe"
+	Leaked  []uint32 `json:"leaked,omitempty"`
+	Detail  string   `json:"detail,omitempty"`
+}

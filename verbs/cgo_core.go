@@ -1,0 +1,69 @@
+package verbs
+
+/*
+#cgo CFLAGS: -O2 -Wall -Wextra -Werror=implicit-function-declaration
+#cgo LDFLAGS: -ldl
+#include <stdlib.h>
+#include "xb.h"
+
+static int call_open_domain(void *ops, void *dev, int fd, void **dom) {
+	return ((const struct xb_ops *)ops)->open_domain(dev, fd, dom);
+}
+static int call_close_domain(void *ops, void *dom) {
+	return ((const struct xb_ops *)ops)->close_domain(dom);
+}
+static int call_close_device(void *ops, void *dev) {
+	return ((const struct xb_ops *)ops)->close_device(dev);
+}
+static size_t call_run_batch(void *ops, void *dom, int op, uint32_t *qpns, size_t n, uint64_t *ns, uint32_t *status) {
+	return xb_run_batch((const struct xb_ops *)ops, dom, op, qpns, n, ns, status);
+}
+*/
+import "C"
+
+import "unsafe"
+
+const (
+	statusErrnoMask    = C.XB_ERRNO_MASK
+	statusDestroyKnown = C.XB_DESTROY_KNOWN
+	statusDestroyed    = C.XB_DESTROYED
+)
+
+func cOpenDomain(ops, dev unsafe.Pointer, fd int) (unsafe.Pointer, int) {
+	var dom unsafe.Pointer
+	rc := C.call_open_domain(ops, dev, C.int(fd), &dom)
+	return dom, int(rc)
+}
+
+func cCloseDomain(ops, dom unsafe.Pointer) int { return int(C.call_close_domain(ops, dom)) }
+
+func cCloseDevice(ops, dev unsafe.Pointer) int { return int(C.call_close_device(ops, dev)) }
+
+// cRunBatch is the hot path: one cgo call for n operations. The slices are
+// Go memory passed for the duration of the call only, as cgo allows.
+func cRunBatch(ops, dom unsafe.Pointer, op Op, b *Batch, n int) int {
+	return int(C.call_run_batch(ops, dom, C.int(op),
+		(*C.uint32_t)(unsafe.Pointer(&b.QPNs[0])), C.size_t(n),
+		(*C.uint64_t)(unsafe.Pointer(&b.NS[0])),
+		(*C.uint32_t)(unsafe.Pointer(&b.Status[0]))))
+}
+
+// nowNS reads the clock xb_run_batch uses (CLOCK_MONOTONIC).
+func nowNS() uint64 { return uint64(C.xb_now_ns()) }
+
+func timerOverheadNS() uint64 { return uint64(C.xb_timer_overhead_ns()) }
+
+func nullOpen(Options) (*Device, error) {
+	var h unsafe.Pointer
+	if rc := C.xb_null_open(&h); rc != 0 {
+		return nil, errnoErr(int(rc))
+	}
+	return &Device{ops: unsafe.Pointer(&C.xb_null_ops), handle: h,
+		info: DeviceInfo{Name: "null0", XRC: true, OpenQP: true, LegacyAPI: true, NUMANode: -1}}, nil
+}
+
+func init() {
+	register(&provider{ProviderInfo: ProviderInfo{Name: "null",
+		Description: "every operation succeeds at once and keeps no state: the harness's own overhead"},
+		open: nullOpen})
+}

@@ -1,0 +1,55 @@
+package verbs
+
+import (
+	"sort"
+	"strings"
+)
+
+// ProviderInfo describes a provider and whether this build and machine
+// can use it.
+type ProviderInfo struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Available   bool   `json:"available"`
+	Reason      string `json:"reason,omitempty"` // why not, when not available
+}
+
+type provider struct {
+	ProviderInfo
+	open func(Options) (*Device, error) // nil when not available
+	// probe, when set, refines Available/Reason at run time (legacy: dlsym).
+	probe func() (bool, string)
+}
+
+// providers is filled by init functions in the provider files, so a build
+// without the rdma tag simply lacks that entry's open function.
+var providers = map[string]*provider{}
+
+func register(p *provider) { providers[p.Name] = p }
+
+// Providers lists every provider this build knows, sorted by name.
+func Providers() []ProviderInfo {
+	var out []ProviderInfo
+	for _, p := range providers {
+		info := p.ProviderInfo
+		info.Available = p.open != nil
+		if info.Available && p.probe != nil {
+			info.Available, info.Reason = p.probe()
+		}
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// IsProvider reports whether name is a provider this build knows.
+func IsProvider(name string) bool { _, ok := providers[name]; return ok }
+
+func providerNames() string {
+	var names []string
+	for n := range providers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,77 @@
+/*
+ * sim.h: the sim device, an XRC device emulated in a file-backed shared
+ * memory segment, with the semantics S1-S11 of DESIGN.md. It backs both
+ * the Go `sim` provider (through xb_sim_ops) and the libibverbs test
+ * double (verbs/fakeverbs), so it is plain C with no Go in it.
+ *
+ * Identity: one struct sim_dev is one opened device context, that is one
+ * registrant. Domains are shared by inode of the domain file, as the
+ * kernel shares XRC domains. All processes that open the same directory
+ * share one device.
+ */
+#ifndef XB_SIM_H
+#define XB_SIM_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "xb.h"
+
+enum sim_semantics {
+	SIM_LEGACY = 0,   /* reg idempotent per registrant; unreg unregistered: EINVAL */
+	SIM_UPSTREAM = 1, /* every reg (ibv_open_qp) is a counted handle */
+};
+
+struct sim_config {
+	uint32_t max_qps;  /* live QPs; 0: default */
+	uint32_t max_regs; /* registrants per QP; 0: default */
+	int no_xrc;        /* a device without XRC (S11) */
+	/* cost model, busy-waited outside the device lock */
+	uint64_t cost_create_ns, cost_reg_ns, cost_unreg_ns, cost_destroy_ns;
+};
+
+struct sim_dev;
+struct sim_dom;
+
+/* sim_open opens (creating when missing) the device in dir, which must
+ * exist. A device created earlier with other options fails with EEXIST
+ * unless cfg is NULL (take the device as it is). */
+int sim_open(const char *dir, const struct sim_config *cfg, int semantics, struct sim_dev **out);
+int sim_close(struct sim_dev *dev);
+/* sim_get_config reports the device's options as its creator set them. */
+void sim_get_config(const struct sim_dev *dev, struct sim_config *cfg);
+
+/* Domains: fd is an open file naming the domain (by inode). Without XRC
+ * the open fails with ENOSYS (legacy) or EOPNOTSUPP (upstream). */
+int sim_open_domain(struct sim_dev *dev, int fd, int semantics, struct sim_dom **out);
+int sim_close_domain(struct sim_dom *dom); /* EBUSY while registered (S9) */
+
+int sim_create(struct sim_dom *dom, uint32_t *qpn, uint32_t *flags);
+int sim_reg(struct sim_dom *dom, uint32_t qpn, uint32_t *flags);
+int sim_unreg(struct sim_dom *dom, uint32_t qpn, uint32_t *flags);
+
+/* sim_reap drops every registration and domain handle of process pid
+ * (which must be dead), destroying QPs whose last registration it held
+ * (S10). Returns the number of registrations dropped, or -errno. */
+int sim_reap(struct sim_dev *dev, pid_t pid);
+
+/* Inspection, for tests and the engine's leak check. */
+struct sim_qp_info {
+	uint32_t qpn;
+	uint32_t domain;   /* domain slot */
+	uint32_t nregs;    /* registrant entries */
+	uint32_t handles;  /* sum of counts (upstream handles) */
+};
+/* Fills up to max entries; returns the number of live QPs. Reaps dead
+ * processes first. */
+int sim_inspect(struct sim_dev *dev, struct sim_qp_info *qps, int max, int *nregistrants, int *ndomains);
+/* Registrants of one QP: pids and counts, up to max. Returns the count or -errno. */
+int sim_qp_registrants(struct sim_dev *dev, uint32_t qpn, pid_t *pids, uint32_t *counts, int max);
+
+/* Test hook: take the device lock and return without releasing it, so a
+ * test can kill the holder and check the lock is recovered. */
+int sim_debug_hold_lock(struct sim_dev *dev);
+
+extern const struct xb_ops xb_sim_ops;
+
+#endif

@@ -1,0 +1,366 @@
+package verbs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"unsafe"
+)
+
+// Op is the kind of operation a batch runs.
+type Op int
+
+const (
+	OpCreate Op = iota // create an XRC receive QP (the creator is registered, S1)
+	OpReg              // register with an existing QP (S2)
+	OpUnreg            // unregister; the last unreg destroys the QP (S4, S5)
+)
+
+func (o Op) String() string {
+	switch o {
+	case OpCreate:
+		return "create"
+	case OpReg:
+		return "reg"
+	case OpUnreg:
+		return "unreg"
+	}
+	return fmt.Sprintf("Op(%d)", int(o))
+}
+
+// MaxQPN is the largest QP number: QP numbers are 24 bits.
+const MaxQPN = 1<<24 - 1
+
+// Destroyed says whether an unreg destroyed its QP, when the provider knows.
+type Destroyed int8
+
+const (
+	DestroyUnknown Destroyed = iota // the provider cannot tell (rdma, legacy, null)
+	NotDestroyed                    // other registrants remain
+	WasDestroyed                    // this was the last registration
+)
+
+func (d Destroyed) String() string {
+	switch d {
+	case NotDestroyed:
+		return "kept"
+	case WasDestroyed:
+		return "destroyed"
+	}
+	return "unknown"
+}
+
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrNotSupported: the provider or device cannot do XRC, or this build
+	// lacks the provider.
+	ErrNotSupported = errors.New("not supported")
+	// ErrClosed: the device or domain was closed.
+	ErrClosed = errors.New("closed")
+)
+
+// OpError is the error of one verbs operation. It wraps a syscall.Errno,
+// so errors.Is(err, syscall.EINVAL) works for every provider.
+type OpError struct {
+	Op       string // "open_device", "open_domain", "close_domain", "create", "reg", "unreg", ...
+	Provider string
+	Domain   string // domain file, when there is one
+	QPN      uint32
+	HasQPN   bool
+	Err      error
+}
+
+func (e *OpError) Error() string {
+	s := e.Op
+	if e.HasQPN {
+		s += fmt.Sprintf(" qp %#06x", e.QPN)
+	}
+	if e.Domain != "" {
+		s += " in domain " + e.Domain
+	}
+	if e.Provider != "" {
+		s += " (" + e.Provider + ")"
+	}
+	return s + ": " + e.Err.Error()
+}
+
+func (e *OpError) Unwrap() error { return e.Err }
+
+// errnoErr turns a C return value (0 or a positive errno) into an error.
+func errnoErr(rc int) error {
+	if rc == 0 {
+		return nil
+	}
+	return syscall.Errno(rc)
+}
+
+// DeviceInfo describes an opened device. Fields a provider does not know
+// are empty.
+type DeviceInfo struct {
+	Name         string `json:"name"`
+	Provider     string `json:"provider"`
+	XRC          bool   `json:"xrc"`
+	OpenQP       bool   `json:"open_qp"`    // the upstream ibv_open_qp path is usable
+	LegacyAPI    bool   `json:"legacy_api"` // ibv_reg_xrc_rcv_qp is usable
+	Semantics    string `json:"semantics,omitempty"`
+	FWVer        string `json:"fw_ver,omitempty"`
+	HWVer        string `json:"hw_ver,omitempty"`
+	VendorID     uint32 `json:"vendor_id,omitempty"`
+	VendorPartID uint32 `json:"vendor_part_id,omitempty"`
+	NodeGUID     string `json:"node_guid,omitempty"`
+	MaxQP        int    `json:"max_qp,omitempty"`
+	Ports        int    `json:"ports,omitempty"`
+	Driver       string `json:"driver,omitempty"`
+	NUMANode     int    `json:"numa_node"` // -1 when unknown
+	Library      string `json:"library,omitempty"` // e.g. rdma-core version
+	Extra        map[string]string `json:"extra,omitempty"`
+}
+
+// Options selects and configures a provider.
+type Options struct {
+	Provider string // "sim" (default), "null", "rdma", "legacy"
+	Device   string // rdma/legacy: device name, "" for the first with XRC
+	Sim      SimOptions
+}
+
+// Device is one opened device context: one registrant. Each benchmark
+// thread opens its own, so threads never undo each other's registrations.
+// A Device and its domains are not safe for concurrent use.
+type Device struct {
+	provider string
+	ops      unsafe.Pointer // *C.struct_xb_ops
+	handle   unsafe.Pointer // the provider's device context
+	info     DeviceInfo
+	domains  int
+	closed   bool
+}
+
+// Open opens a device context through the provider opts names.
+func Open(opts Options) (*Device, error) {
+	if opts.Provider == "" {
+		opts.Provider = "sim"
+	}
+	p, ok := providers[opts.Provider]
+	if !ok {
+		return nil, &OpError{Op: "open_device", Provider: opts.Provider,
+			Err: fmt.Errorf("unknown provider %q (have %s)", opts.Provider, providerNames())}
+	}
+	if p.open == nil {
+		return nil, &OpError{Op: "open_device", Provider: opts.Provider,
+			Err: fmt.Errorf("%w: %s", ErrNotSupported, p.Reason)}
+	}
+	d, err := p.open(opts)
+	if err != nil {
+		var oe *OpError
+		if !errors.As(err, &oe) {
+			err = &OpError{Op: "open_device", Provider: opts.Provider, Err: err}
+		}
+		return nil, err
+	}
+	d.provider = opts.Provider
+	d.info.Provider = opts.Provider
+	return d, nil
+}
+
+// Info describes the device.
+func (d *Device) Info() DeviceInfo { return d.info }
+
+// Provider names the provider the device was opened through.
+func (d *Device) Provider() string { return d.provider }
+
+// Close closes the device context. Open domains are an error (EBUSY).
+func (d *Device) Close() error {
+	if d.closed {
+		return nil
+	}
+	if d.domains > 0 {
+		return &OpError{Op: "close_device", Provider: d.provider,
+			Err: fmt.Errorf("%w: %d domain(s) still open", syscall.EBUSY, d.domains)}
+	}
+	d.closed = true
+	if err := errnoErr(cCloseDevice(d.ops, d.handle)); err != nil {
+		return &OpError{Op: "close_device", Provider: d.provider, Err: err}
+	}
+	return nil
+}
+
+// OpenDomain opens the XRC domain named by the file at path, creating the
+// file (0600) when create is set. All registrants that open the same file
+// (the same inode) share one domain. Symbolic links are not followed.
+func (d *Device) OpenDomain(path string, create bool) (*Domain, error) {
+	if d.closed {
+		return nil, &OpError{Op: "open_domain", Provider: d.provider, Domain: path, Err: ErrClosed}
+	}
+	flags := os.O_RDONLY | syscall.O_NOFOLLOW | syscall.O_CLOEXEC
+	if create {
+		flags = os.O_RDWR | os.O_CREATE | syscall.O_NOFOLLOW | syscall.O_CLOEXEC
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return nil, &OpError{Op: "open_domain", Provider: d.provider, Domain: path,
+				Err: fmt.Errorf("directory %s does not exist: %w", dir, syscall.ENOENT)}
+		}
+	}
+	f, err := os.OpenFile(path, flags, 0o600)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &OpError{Op: "open_domain", Provider: d.provider, Domain: path, Err: err}
+	}
+	defer f.Close()
+	h, rc := cOpenDomain(d.ops, d.handle, int(f.Fd()))
+	if rc != 0 {
+		return nil, &OpError{Op: "open_domain", Provider: d.provider, Domain: path, Err: errnoErr(rc)}
+	}
+	d.domains++
+	return &Domain{dev: d, handle: h, path: path}, nil
+}
+
+// Domain is one registrant's handle on an XRC domain.
+type Domain struct {
+	dev    *Device
+	handle unsafe.Pointer
+	path   string
+	closed bool
+	one    *Batch // scratch for the single-operation calls
+}
+
+// Path is the domain file.
+func (m *Domain) Path() string { return m.path }
+
+// Device is the device context the domain was opened on.
+func (m *Domain) Device() *Device { return m.dev }
+
+func (m *Domain) opErr(op string, qpn uint32, hasQPN bool, err error) error {
+	return &OpError{Op: op, Provider: m.dev.provider, Domain: m.path, QPN: qpn, HasQPN: hasQPN, Err: err}
+}
+
+// Close closes the domain handle. It fails with EBUSY while this
+// registrant still holds registrations in the domain (S9).
+func (m *Domain) Close() error {
+	if m.closed {
+		return nil
+	}
+	if err := errnoErr(cCloseDomain(m.dev.ops, m.handle)); err != nil {
+		return m.opErr("close_domain", 0, false, err)
+	}
+	m.closed = true
+	m.dev.domains--
+	return nil
+}
+
+// CreateRcvQP creates an XRC receive QP in the domain and returns its
+// number. The creator is registered with it implicitly (S1).
+func (m *Domain) CreateRcvQP() (uint32, error) {
+	b, err := m.single(OpCreate, 0)
+	if err != nil {
+		return 0, m.opErr("create", 0, false, err)
+	}
+	if e := b.Errno(0); e != 0 {
+		return 0, m.opErr("create", 0, false, e)
+	}
+	return b.QPNs[0], nil
+}
+
+// Reg registers this registrant with QP qpn (S2, S3).
+func (m *Domain) Reg(qpn uint32) error {
+	if qpn > MaxQPN {
+		return m.opErr("reg", qpn, true, fmt.Errorf("%w: QP number exceeds 24 bits", syscall.EINVAL))
+	}
+	b, err := m.single(OpReg, qpn)
+	if err == nil {
+		if e := b.Errno(0); e != 0 {
+			err = e
+		}
+	}
+	if err != nil {
+		return m.opErr("reg", qpn, true, err)
+	}
+	return nil
+}
+
+// Unreg unregisters this registrant from QP qpn (S4). When it was the last
+// registration the QP is destroyed (S5); the result says so when the
+// provider knows.
+func (m *Domain) Unreg(qpn uint32) (Destroyed, error) {
+	if qpn > MaxQPN {
+		return DestroyUnknown, m.opErr("unreg", qpn, true, fmt.Errorf("%w: QP number exceeds 24 bits", syscall.EINVAL))
+	}
+	b, err := m.single(OpUnreg, qpn)
+	if err == nil {
+		if e := b.Errno(0); e != 0 {
+			err = e
+		}
+	}
+	if err != nil {
+		return DestroyUnknown, m.opErr("unreg", qpn, true, err)
+	}
+	return b.Destroyed(0), nil
+}
+
+func (m *Domain) single(op Op, qpn uint32) (*Batch, error) {
+	if m.one == nil {
+		m.one = NewBatch(1)
+	}
+	m.one.QPNs[0] = qpn
+	if _, err := m.RunBatch(op, m.one, 1); err != nil {
+		return nil, err
+	}
+	return m.one, nil
+}
+
+// Batch holds the input and output of RunBatch. Allocate it once per
+// thread and reuse it: RunBatch allocates nothing.
+type Batch struct {
+	QPNs   []uint32 // input for reg and unreg; output for create
+	NS     []uint64 // duration of each operation in nanoseconds
+	Status []uint32 // errno in the low 16 bits, destroy flags above
+}
+
+// NewBatch allocates a batch of n operations.
+func NewBatch(n int) *Batch {
+	return &Batch{QPNs: make([]uint32, n), NS: make([]uint64, n), Status: make([]uint32, n)}
+}
+
+// Len is the batch's capacity.
+func (b *Batch) Len() int { return len(b.QPNs) }
+
+// Errno is the errno of operation i, 0 on success.
+func (b *Batch) Errno(i int) syscall.Errno { return syscall.Errno(b.Status[i] & statusErrnoMask) }
+
+// Destroyed says whether unreg i destroyed its QP.
+func (b *Batch) Destroyed(i int) Destroyed {
+	s := b.Status[i]
+	switch {
+	case s&statusDestroyKnown == 0:
+		return DestroyUnknown
+	case s&statusDestroyed != 0:
+		return WasDestroyed
+	}
+	return NotDestroyed
+}
+
+// RunBatch runs the first n operations of b as kind op in one call into C,
+// timing each with one chained timer read. It returns how many operations
+// failed; each failure's errno is in b.Status (a QP number over 24 bits
+// fails with EINVAL without reaching the provider). The error is only for
+// misuse: a closed domain, n out of range, an unknown op.
+func (m *Domain) RunBatch(op Op, b *Batch, n int) (failed int, err error) {
+	if m.closed {
+		return 0, ErrClosed
+	}
+	if n < 0 || n > len(b.QPNs) || n > len(b.NS) || n > len(b.Status) {
+		return 0, fmt.Errorf("%w: batch of %d operations in buffers of %d", syscall.EINVAL, n, len(b.QPNs))
+	}
+	if op < OpCreate || op > OpUnreg {
+		return 0, fmt.Errorf("%w: unknown operation %d", syscall.EINVAL, int(op))
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	return cRunBatch(m.dev.ops, m.handle, op, b, n), nil
+}

@@ -1,0 +1,64 @@
+/*
+ * xb.h: the C side of package verbs.
+ *
+ * Every provider (sim, null, rdma, legacy) is a table of C functions with
+ * this shape, so that one C loop (xb_run_batch) times a whole batch of
+ * operations on any provider with exactly one cgo call.
+ *
+ * Return convention everywhere: 0 or a positive errno, like the legacy
+ * ibv_reg_xrc_rcv_qp(). "flags" outputs carry XB_DESTROY_KNOWN and
+ * XB_DESTROYED when the provider knows whether an unreg destroyed the QP.
+ */
+#ifndef XB_H
+#define XB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define XB_QPN_MAX 0xffffffu /* QP numbers are 24 bits */
+
+enum xb_op {
+	XB_OP_CREATE = 0,
+	XB_OP_REG = 1,
+	XB_OP_UNREG = 2,
+};
+
+/* Bits of a batch status word above the errno (low 16 bits). */
+#define XB_ERRNO_MASK 0xffffu
+#define XB_DESTROY_KNOWN (1u << 16)
+#define XB_DESTROYED (1u << 17)
+
+struct xb_ops {
+	const char *name;
+	/* Opens a domain handle on the XRC domain file open at fd. The
+	 * provider may not keep fd: the caller closes it afterwards. */
+	int (*open_domain)(void *dev, int fd, void **dom);
+	/* EBUSY while this registrant still holds registrations in dom. */
+	int (*close_domain)(void *dom);
+	int (*create)(void *dom, uint32_t *qpn, uint32_t *flags);
+	int (*reg)(void *dom, uint32_t qpn, uint32_t *flags);
+	int (*unreg)(void *dom, uint32_t qpn, uint32_t *flags);
+	int (*close_device)(void *dev);
+};
+
+/*
+ * xb_run_batch runs n operations of kind op on dom and times each with
+ * chained timestamps: the end of one operation is the start of the next, so
+ * each operation costs one timer read. ns[i] gets the duration, status[i]
+ * the errno and flags. For XB_OP_CREATE, qpns[i] receives the new QP
+ * number (0 on failure). Returns the number of operations that failed.
+ */
+size_t xb_run_batch(const struct xb_ops *ops, void *dom, int op, uint32_t *qpns,
+		    size_t n, uint64_t *ns, uint32_t *status);
+
+/* xb_now_ns reads the clock every timing in xrcbench uses. */
+uint64_t xb_now_ns(void);
+/* xb_spin_until busy-waits until xb_now_ns() >= deadline. */
+void xb_spin_until(uint64_t deadline);
+/* xb_timer_overhead_ns measures one chained timer read (median of rounds). */
+uint64_t xb_timer_overhead_ns(void);
+
+extern const struct xb_ops xb_null_ops;
+int xb_null_open(void **dev);
+
+#endif
