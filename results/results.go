@@ -122,14 +122,14 @@ type Latency struct {
 
 // Worker is one worker process.
 type Worker struct {
-	Index    int              `json:"index"`
-	PID      int              `json:"pid"`
-	Threads  int              `json:"threads"`
-	CPUs     []int            `json:"cpus,omitempty"` // per thread, when pinned
-	Counts   map[string]int64 `json:"counts"`         // per op kind, all threads
-	Errors   map[string]int64 `json:"errors,omitempty"`
-	Exit     string           `json:"exit,omitempty"` // "ok", "exit status 3", "signal: killed"
-	PerThread []ThreadCounts  `json:"per_thread,omitempty"`
+	Index     int              `json:"index"`
+	PID       int              `json:"pid"`
+	Threads   int              `json:"threads"`
+	CPUs      []int            `json:"cpus,omitempty"` // per thread, when pinned
+	Counts    map[string]int64 `json:"counts"`         // per op kind, all threads
+	Errors    map[string]int64 `json:"errors,omitempty"`
+	Exit      string           `json:"exit,omitempty"` // "ok", "exit status 3", "signal: killed"
+	PerThread []ThreadCounts   `json:"per_thread,omitempty"`
 }
 
 // ThreadCounts is one worker thread's operation counts.

@@ -99,22 +99,22 @@ func errnoErr(rc int) error {
 // DeviceInfo describes an opened device. Fields a provider does not know
 // are empty.
 type DeviceInfo struct {
-	Name         string `json:"name"`
-	Provider     string `json:"provider"`
-	XRC          bool   `json:"xrc"`
-	OpenQP       bool   `json:"open_qp"`    // the upstream ibv_open_qp path is usable
-	LegacyAPI    bool   `json:"legacy_api"` // ibv_reg_xrc_rcv_qp is usable
-	Semantics    string `json:"semantics,omitempty"`
-	FWVer        string `json:"fw_ver,omitempty"`
-	HWVer        string `json:"hw_ver,omitempty"`
-	VendorID     uint32 `json:"vendor_id,omitempty"`
-	VendorPartID uint32 `json:"vendor_part_id,omitempty"`
-	NodeGUID     string `json:"node_guid,omitempty"`
-	MaxQP        int    `json:"max_qp,omitempty"`
-	Ports        int    `json:"ports,omitempty"`
-	Driver       string `json:"driver,omitempty"`
-	NUMANode     int    `json:"numa_node"` // -1 when unknown
-	Library      string `json:"library,omitempty"` // e.g. rdma-core version
+	Name         string            `json:"name"`
+	Provider     string            `json:"provider"`
+	XRC          bool              `json:"xrc"`
+	OpenQP       bool              `json:"open_qp"`    // the upstream ibv_open_qp path is usable
+	LegacyAPI    bool              `json:"legacy_api"` // ibv_reg_xrc_rcv_qp is usable
+	Semantics    string            `json:"semantics,omitempty"`
+	FWVer        string            `json:"fw_ver,omitempty"`
+	HWVer        string            `json:"hw_ver,omitempty"`
+	VendorID     uint32            `json:"vendor_id,omitempty"`
+	VendorPartID uint32            `json:"vendor_part_id,omitempty"`
+	NodeGUID     string            `json:"node_guid,omitempty"`
+	MaxQP        int               `json:"max_qp,omitempty"`
+	Ports        int               `json:"ports,omitempty"`
+	Driver       string            `json:"driver,omitempty"`
+	NUMANode     int               `json:"numa_node"`         // -1 when unknown
+	Library      string            `json:"library,omitempty"` // e.g. rdma-core version
 	Extra        map[string]string `json:"extra,omitempty"`
 }
 

@@ -11,9 +11,9 @@ import (
 
 // Exit statuses of the CLI contract.
 const (
-	exitOK      = 0
-	exitFailed  = 1 // the run failed, a check failed, a regression was found
-	exitUsage   = 2 // bad usage or bad input
+	exitOK     = 0
+	exitFailed = 1 // the run failed, a check failed, a regression was found
+	exitUsage  = 2 // bad usage or bad input
 )
 
 // usageError marks bad usage or bad input: exit status 2.
