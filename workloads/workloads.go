@@ -1,0 +1,372 @@
+// Package workloads defines what a benchmark run does: the spec format
+// (strict YAML), its validation, and the built-in workloads, which are
+// embedded files in that same format.
+//
+// A spec names the QPs a run works on (shared by every thread or one set
+// per thread, kept alive by a holder or not) and the phases of one pass.
+// In mode "loop" every thread runs the phases on its own, as fast as it
+// can; in mode "rounds" all threads of all processes run each phase
+// together and a barrier separates the phases, so that who does what to
+// which QP (creator, closer) is fixed by construction.
+package workloads
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Mode says how threads run the phases.
+type Mode string
+
+const (
+	// Loop: each thread runs the phases back to back on its QPs, with no
+	// synchronisation with other threads.
+	Loop Mode = "loop"
+	// Rounds: every phase of a round is run by all threads together and
+	// ends at a barrier of all threads of all processes.
+	Rounds Mode = "rounds"
+)
+
+// Scope says who works on which QPs.
+type Scope string
+
+const (
+	Shared    Scope = "shared"     // every thread works on the same QPs
+	PerThread Scope = "per_thread" // each thread has its own QPs
+)
+
+// Operation kinds a phase can run. They are also the op kinds of the
+// results (results.OpKinds).
+const (
+	OpCreate     = "create"
+	OpReg        = "reg"
+	OpUnreg      = "unreg"      // an unreg that must leave other registrations
+	OpUnregLast  = "unreg_last" // an unreg that must destroy the QP
+	OpRegInvalid = "reg_invalid"
+	OpRegForeign = "reg_foreign"
+)
+
+var ops = []string{OpCreate, OpReg, OpUnreg, OpUnregLast, OpRegInvalid, OpRegForeign}
+
+// Who runs a phase.
+const (
+	ByEach         = "each"            // loop mode: every thread on its QPs
+	ByAll          = "all"             // rounds: every thread
+	ByCreator      = "creator"         // rounds: the creator of each QP
+	ByCloser       = "closer"          // rounds: the designated closer of each QP
+	ByAllButCreat  = "all_but_creator" // rounds: every thread but the creator
+	ByAllButCloser = "all_but_closer"  // rounds: every thread but the closer
+)
+
+var loopBy = []string{ByEach}
+var roundsBy = []string{ByAll, ByCreator, ByCloser, ByAllButCreat, ByAllButCloser}
+
+// Spec is one workload.
+type Spec struct {
+	Name        string  `yaml:"name"`
+	Description string  `yaml:"description"`
+	Mode        Mode    `yaml:"mode"`
+	QPs         QPSpec  `yaml:"qps"`
+	Phases      []Phase `yaml:"phases"`
+
+	// Source is the spec's text as read, for the result's config.
+	Source string `yaml:"-"`
+	// File is the path the spec was read from, "" for a built-in.
+	File string `yaml:"-"`
+}
+
+// QPSpec says which QPs a run works on.
+type QPSpec struct {
+	Scope Scope `yaml:"scope"`
+	// Holder: one extra registrant, outside the measured threads, creates
+	// the QPs before the run and holds a registration until after it, so
+	// no measured unreg destroys them.
+	Holder bool `yaml:"holder"`
+}
+
+// Phase is one step of a pass.
+type Phase struct {
+	Op string `yaml:"op"`
+	By string `yaml:"by"`
+	// Expect is "ok" or an errno name such as "EINVAL": what every
+	// operation of the phase must return. Anything else is an error of the
+	// phase's kind. Empty means the op's natural outcome (EINVAL for
+	// reg_invalid and reg_foreign, ok otherwise).
+	Expect string `yaml:"expect"`
+
+	Line int `yaml:"-"` // line of the phase in the spec, for messages
+}
+
+// ExpectOK reports whether the phase's operations must succeed.
+func (p Phase) ExpectOK() bool { return p.Expect == "ok" }
+
+// Kinds lists the op kinds the spec produces, in results order.
+func (s *Spec) Kinds() []string {
+	var out []string
+	for _, op := range ops {
+		for _, p := range s.Phases {
+			if p.Op == op {
+				out = append(out, op)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Creates reports whether the measured threads create QPs.
+func (s *Spec) Creates() bool {
+	for _, p := range s.Phases {
+		if p.Op == OpCreate {
+			return true
+		}
+	}
+	return false
+}
+
+// Uses reports whether some phase runs op.
+func (s *Spec) Uses(op string) bool {
+	for _, p := range s.Phases {
+		if p.Op == op {
+			return true
+		}
+	}
+	return false
+}
+
+// SyntaxError is a problem in a spec, with the line it is on.
+type SyntaxError struct {
+	File string // "" for a built-in or text
+	Line int    // 0 when unknown
+	Msg  string
+}
+
+func (e *SyntaxError) Error() string {
+	where := e.File
+	if where == "" {
+		where = "workload"
+	}
+	if e.Line > 0 {
+		where += fmt.Sprintf(":%d", e.Line)
+	}
+	return where + ": " + e.Msg
+}
+
+// ErrUnknown is returned by Get for a name that is neither a built-in nor
+// a file.
+var ErrUnknown = errors.New("unknown workload")
+
+//go:embed builtin/*.yaml
+var builtinFS embed.FS
+
+// Builtins returns the built-in workloads, sorted by name.
+func Builtins() []*Spec {
+	entries, err := builtinFS.ReadDir("builtin")
+	if err != nil {
+		panic(err) // the embedded directory is part of the binary
+	}
+	var out []*Spec
+	for _, e := range entries {
+		data, err := builtinFS.ReadFile(path.Join("builtin", e.Name()))
+		if err != nil {
+			panic(err)
+		}
+		s, err := Parse(data, "")
+		if err != nil {
+			// A broken built-in is a build defect; TestBuiltins catches it.
+			panic(fmt.Sprintf("built-in workload %s: %v", e.Name(), err))
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Names lists the built-in workloads.
+func Names() []string {
+	var names []string
+	for _, s := range Builtins() {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// Get returns the built-in called nameOrFile, or else parses the file of
+// that path. A name that is neither is ErrUnknown.
+func Get(nameOrFile string) (*Spec, error) {
+	for _, s := range Builtins() {
+		if s.Name == nameOrFile {
+			return s, nil
+		}
+	}
+	data, err := os.ReadFile(nameOrFile)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && !strings.ContainsAny(nameOrFile, "/.") {
+			return nil, fmt.Errorf("%w %q: built-ins are %s, or give a YAML file", ErrUnknown, nameOrFile, strings.Join(Names(), ", "))
+		}
+		return nil, fmt.Errorf("%w %q: %v", ErrUnknown, nameOrFile, err)
+	}
+	return Parse(data, nameOrFile)
+}
+
+// Parse reads and validates a spec. Unknown keys, wrong types and
+// impossible phase orders are *SyntaxError values with line numbers.
+func Parse(data []byte, file string) (*Spec, error) {
+	fail := func(line int, format string, args ...any) error {
+		return &SyntaxError{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, yamlErr(file, err)
+	}
+	if root.Kind == 0 || len(root.Content) == 0 {
+		return nil, fail(0, "empty spec")
+	}
+	var s Spec
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil {
+		return nil, yamlErr(file, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err != io.EOF {
+		return nil, fail(extra.Line, "more than one YAML document")
+	}
+	s.Source = string(data)
+	s.File = file
+	doc := root.Content[0]
+	phases := find(doc, "phases")
+	for i := range s.Phases {
+		if phases != nil && i < len(phases.Content) {
+			s.Phases[i].Line = phases.Content[i].Line
+		}
+	}
+	line := func(keys ...string) int {
+		n := doc
+		for _, k := range keys {
+			if m := find(n, k); m != nil {
+				n = m
+			}
+		}
+		return n.Line
+	}
+
+	if s.Name == "" {
+		return nil, fail(doc.Line, "missing name")
+	}
+	if strings.ContainsAny(s.Name, " /\t") {
+		return nil, fail(line("name"), "name %q: no spaces or slashes", s.Name)
+	}
+	if s.Description == "" {
+		return nil, fail(doc.Line, "missing description")
+	}
+	switch s.Mode {
+	case Loop, Rounds:
+	case "":
+		return nil, fail(doc.Line, "missing mode (loop or rounds)")
+	default:
+		return nil, fail(line("mode"), "mode %q: want loop or rounds", s.Mode)
+	}
+	switch s.QPs.Scope {
+	case Shared, PerThread:
+	case "":
+		return nil, fail(line("qps"), "missing qps.scope (shared or per_thread)")
+	default:
+		return nil, fail(line("qps", "scope"), "qps.scope %q: want shared or per_thread", s.QPs.Scope)
+	}
+	if len(s.Phases) == 0 {
+		return nil, fail(doc.Line, "no phases")
+	}
+	for i := range s.Phases {
+		p := &s.Phases[i]
+		if !contains(ops, p.Op) {
+			return nil, fail(p.Line, "phase %d: op %q: want one of %s", i+1, p.Op, strings.Join(ops, ", "))
+		}
+		allowed := loopBy
+		if s.Mode == Rounds {
+			allowed = roundsBy
+		}
+		if !contains(allowed, p.By) {
+			return nil, fail(p.Line, "phase %d: by %q in mode %s: want one of %s", i+1, p.By, s.Mode, strings.Join(allowed, ", "))
+		}
+		natural := "ok"
+		if p.Op == OpRegInvalid || p.Op == OpRegForeign {
+			natural = "EINVAL"
+		}
+		switch {
+		case p.Expect == "":
+			p.Expect = natural
+		case natural == "ok" && p.Expect != "ok":
+			return nil, fail(p.Line, "phase %d: %s must expect ok: the phases after it rely on its effect", i+1, p.Op)
+		case p.Expect != "ok" && !IsErrnoName(p.Expect):
+			return nil, fail(p.Line, "phase %d: expect %q: want ok or an errno name such as EINVAL", i+1, p.Expect)
+		}
+	}
+	if s.Mode == Rounds && s.QPs.Scope != Shared {
+		return nil, fail(line("qps", "scope"), "mode rounds needs qps.scope shared: rounds coordinate threads on the same QPs")
+	}
+	if s.Creates() && s.QPs.Holder {
+		return nil, fail(line("qps", "holder"), "qps.holder with a create phase: the threads create their QPs, there is nothing to hold")
+	}
+	if s.Mode == Loop && s.Creates() && s.QPs.Scope != PerThread {
+		return nil, fail(line("qps", "scope"), "mode loop with a create phase needs qps.scope per_thread: each thread works on the QPs it created")
+	}
+	if err := simulate(&s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// yamlErr turns a yaml.v3 error (which carries "line N:" in its text)
+// into a SyntaxError with that line.
+func yamlErr(file string, err error) error {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	msg = strings.TrimPrefix(msg, "unmarshal errors:\n")
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = strings.TrimSpace(te.Errors[0])
+	}
+	line := 0
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		var n int
+		if _, err := fmt.Sscanf(rest, "%d", &n); err == nil {
+			line = n
+			if _, after, ok := strings.Cut(rest, ": "); ok {
+				msg = after
+			}
+		}
+	}
+	msg = strings.ReplaceAll(msg, "in type workloads.", "in ")
+	return &SyntaxError{File: file, Line: line, Msg: strings.Join(strings.Fields(msg), " ")}
+}
+
+func find(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,164 @@
+package workloads
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestBuiltins(t *testing.T) {
+	want := map[string][]string{
+		"churn":     {OpCreate, OpUnregLast},
+		"errors":    {OpRegInvalid, OpRegForeign},
+		"lifecycle": {OpCreate, OpReg, OpUnreg, OpUnregLast},
+		"sharded":   {OpReg, OpUnreg},
+		"steady":    {OpReg, OpUnreg},
+	}
+	got := Builtins()
+	if len(got) != len(want) {
+		t.Fatalf("got %d built-ins, want %d", len(got), len(want))
+	}
+	for _, s := range got {
+		kinds, ok := want[s.Name]
+		if !ok {
+			t.Errorf("unexpected built-in %q", s.Name)
+			continue
+		}
+		if strings.Join(s.Kinds(), ",") != strings.Join(kinds, ",") {
+			t.Errorf("%s: kinds %v, want %v", s.Name, s.Kinds(), kinds)
+		}
+		if s.Source == "" || s.File != "" || s.Description == "" {
+			t.Errorf("%s: source/file/description not set as for a built-in", s.Name)
+		}
+		for _, p := range s.Phases {
+			if p.Line == 0 {
+				t.Errorf("%s: phase %s without a line", s.Name, p.Op)
+			}
+		}
+	}
+}
+
+func TestGet(t *testing.T) {
+	s, err := Get("lifecycle")
+	if err != nil || s.Name != "lifecycle" || s.Mode != Rounds {
+		t.Fatalf("Get(lifecycle) = %v, %v", s, err)
+	}
+	if _, err := Get("nosuch"); !errors.Is(err, ErrUnknown) || !strings.Contains(err.Error(), "steady") {
+		t.Errorf("Get(nosuch) = %v, want ErrUnknown listing the built-ins", err)
+	}
+	path := filepath.Join(t.TempDir(), "mine.yaml")
+	src := strings.Replace(builtinText(t, "steady"), "name: steady", "name: mine", 1)
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Get(path)
+	if err != nil || s.Name != "mine" || s.File != path {
+		t.Fatalf("Get(%s) = %+v, %v", path, s, err)
+	}
+	if _, err := Get(filepath.Join(t.TempDir(), "missing.yaml")); !errors.Is(err, ErrUnknown) {
+		t.Errorf("missing file: %v, want ErrUnknown", err)
+	}
+}
+
+func builtinText(t *testing.T, name string) string {
+	data, err := builtinFS.ReadFile("builtin/" + name + ".yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+const head = "name: x\ndescription: d\n"
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		line int
+		msg  string
+	}{
+		{"empty", "", 0, "empty spec"},
+		{"unknown key", head + "mode: loop\nqps: {scope: shared, holder: true}\ncolour: red\nphases: [{op: reg, by: each}, {op: unreg, by: each}]\n", 5, "field colour not found"},
+		{"unknown nested key", head + "mode: loop\nqps:\n  scope: shared\n  holders: true\nphases: [{op: reg, by: each}]\n", 6, "field holders not found"},
+		{"wrong type", head + "mode: loop\nqps: {scope: shared, holder: maybe}\nphases: [{op: reg, by: each}]\n", 4, "cannot unmarshal"},
+		{"bad mode", head + "mode: sometimes\nqps: {scope: shared}\nphases: [{op: reg, by: each}]\n", 3, `mode "sometimes"`},
+		{"missing name", "description: d\nmode: loop\n", 1, "missing name"},
+		{"missing scope", head + "mode: loop\nqps: {holder: true}\nphases: [{op: reg, by: each}]\n", 4, "missing qps.scope"},
+		{"no phases", head + "mode: loop\nqps: {scope: shared}\n", 1, "no phases"},
+		{"bad op", head + "mode: loop\nqps: {scope: shared}\nphases:\n  - op: regg\n    by: each\n", 6, `op "regg"`},
+		{"bad by for mode", head + "mode: loop\nqps: {scope: shared, holder: true}\nphases:\n  - op: reg\n    by: closer\n", 6, `by "closer" in mode loop`},
+		{"bad expect", head + "mode: loop\nqps: {scope: shared}\nphases:\n  - op: reg_invalid\n    by: each\n    expect: ENOPE\n", 6, `expect "ENOPE"`},
+		{"expect on reg", head + "mode: loop\nqps: {scope: shared, holder: true}\nphases:\n  - {op: reg, by: each, expect: EINVAL}\n", 6, "must expect ok"},
+		{"two documents", head + "mode: loop\nqps: {scope: shared}\nphases: [{op: reg_invalid, by: each}]\n---\nname: y\n", 6, "more than one YAML document"},
+		{"reg without QPs", head + "mode: loop\nqps: {scope: shared}\nphases:\n  - {op: reg, by: each}\n  - {op: unreg, by: each}\n", 6, "does not exist"},
+		{"unreg without reg", head + "mode: loop\nqps: {scope: shared, holder: true}\nphases:\n  - {op: unreg, by: each}\n", 6, "not registered"},
+		{"reg twice", head + "mode: loop\nqps: {scope: shared, holder: true}\nphases:\n  - {op: reg, by: each}\n  - {op: reg, by: each}\n  - {op: unreg, by: each}\n", 7, "already registered"},
+		{"reg never unreg", head + "mode: loop\nqps: {scope: per_thread, holder: true}\nphases:\n  - {op: reg, by: each}\n", 6, "still hold registrations"},
+		{"unreg that destroys", head + "mode: loop\nqps: {scope: per_thread}\nphases:\n  - {op: create, by: each}\n  - {op: unreg, by: each}\n", 7, "make it unreg_last"},
+		{"unreg_last that keeps", head + "mode: loop\nqps: {scope: shared, holder: true}\nphases:\n  - {op: reg, by: each}\n  - {op: unreg_last, by: each}\n", 7, "only remaining registration"},
+		{"create leaks", head + "mode: loop\nqps: {scope: per_thread}\nphases:\n  - {op: create, by: each}\n", 6, "still hold registrations"},
+		{"shared create in loop", head + "mode: loop\nqps: {scope: shared}\nphases:\n  - {op: create, by: each}\n  - {op: unreg_last, by: each}\n", 4, "needs qps.scope per_thread"},
+		{"holder with create", head + "mode: loop\nqps: {scope: per_thread, holder: true}\nphases:\n  - {op: create, by: each}\n", 4, "nothing to hold"},
+		{"rounds per thread", head + "mode: rounds\nqps: {scope: per_thread}\nphases:\n  - {op: create, by: creator}\n", 4, "needs qps.scope shared"},
+		{"rounds create by all", head + "mode: rounds\nqps: {scope: shared}\nphases:\n  - {op: create, by: all}\n  - {op: unreg_last, by: creator}\n", 6, "would create the same QP"},
+		{"rounds unreg by all", head + "mode: rounds\nqps: {scope: shared}\nphases:\n  - {op: create, by: creator}\n  - {op: reg, by: all_but_creator}\n  - {op: unreg, by: all}\n", 8, "make it unreg_last"},
+		{"rounds last before others", head + "mode: rounds\nqps: {scope: shared}\nphases:\n  - {op: create, by: creator}\n  - {op: reg, by: all_but_creator}\n  - {op: unreg_last, by: closer}\n  - {op: unreg, by: all_but_closer}\n", 8, "only remaining registration"},
+		{"rounds reg by all after create", head + "mode: rounds\nqps: {scope: shared}\nphases:\n  - {op: create, by: creator}\n  - {op: reg, by: all}\n", 7, "already registered"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.src), "w.yaml")
+			var se *SyntaxError
+			if !errors.As(err, &se) {
+				t.Fatalf("err = %v, want a *SyntaxError", err)
+			}
+			if se.Line != tt.line || !strings.Contains(se.Msg, tt.msg) {
+				t.Errorf("got line %d %q, want line %d containing %q", se.Line, se.Msg, tt.line, tt.msg)
+			}
+			if !strings.HasPrefix(err.Error(), "w.yaml") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("message %q: want one line naming the file", err.Error())
+			}
+		})
+	}
+}
+
+func TestParseValid(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+	}{
+		{"rounds with holder", head + "mode: rounds\nqps: {scope: shared, holder: true}\nphases:\n  - {op: reg, by: all}\n  - {op: unreg, by: all}\n"},
+		{"rounds create and destroy", head + "mode: rounds\nqps: {scope: shared}\nphases:\n  - {op: create, by: creator}\n  - {op: unreg_last, by: creator}\n"},
+		{"errors with other errno", head + "mode: loop\nqps: {scope: shared}\nphases:\n  - {op: reg_invalid, by: each, expect: ENOENT}\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := Parse([]byte(tt.src), "w.yaml"); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestRoles(t *testing.T) {
+	// Over n consecutive rounds every thread creates and closes QP 0 once,
+	// and with two threads or more the closer is never the creator.
+	for n := 1; n <= 4; n++ {
+		created, closed := map[int]int{}, map[int]int{}
+		for r := int64(0); r < int64(n); r++ {
+			c, l := Creator(r, 0, n), Closer(r, 0, n)
+			created[c]++
+			closed[l]++
+			if n > 1 && c == l {
+				t.Errorf("n=%d round %d: creator == closer", n, r)
+			}
+		}
+		for th := 0; th < n; th++ {
+			if created[th] != 1 || closed[th] != 1 {
+				t.Errorf("n=%d: thread %d created %d, closed %d, want 1 and 1", n, th, created[th], closed[th])
+			}
+		}
+	}
+}
