@@ -1,0 +1,88 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// benchUnits are the units of bench.txt lines and which way is better, so
+// benchstat knows that a smaller p99 is an improvement.
+var benchUnits = []struct{ unit, better string }{
+	{"p50-ns", "lower"},
+	{"p99-ns", "lower"},
+	{"ops/s", "higher"},
+}
+
+// BenchName is the benchmark name of kind in r, e.g.
+// BenchmarkXRC/lifecycle/unreg_last/procs=2/threads=2. The qps count is not
+// in the name but a configuration line, so runs that differ only in
+// qps land in separate benchstat tables rather than being pooled.
+func BenchName(r *results.Result, kind string) string {
+	return fmt.Sprintf("BenchmarkXRC/%s/%s/procs=%d/threads=%d",
+		benchPart(workloadName(r.Config.Workload)), benchPart(kind), r.Config.Procs, r.Config.Threads)
+}
+
+// workloadName is the workload's name: a user spec's file name without
+// folders and extension.
+func workloadName(w string) string {
+	if i := strings.LastIndexByte(w, '/'); i >= 0 {
+		w = w[i+1:]
+	}
+	for _, ext := range []string{".yaml", ".yml"} {
+		w = strings.TrimSuffix(w, ext)
+	}
+	return w
+}
+
+// benchPart makes s safe inside a benchmark name: benchfmt splits names at
+// '/', fields at spaces, and takes a trailing "-N" as GOMAXPROCS.
+func benchPart(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '/', ' ', '\t', '-', '=':
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// WriteBench writes runs in the Go benchmark format: per run, configuration
+// lines, then one line per repetition and op kind with the repetition's
+// operation count as the iteration count. A run without repetitions
+// contributes one line per kind from its overall figures.
+func WriteBench(w io.Writer, runs []*Run) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, "# xrcbench: one line per repetition and op kind; read with benchstat")
+	for _, u := range benchUnits {
+		fmt.Fprintf(bw, "Unit %s better=%s\n", u.unit, u.better)
+	}
+	for _, run := range runs {
+		r := run.Result
+		fmt.Fprintln(bw)
+		fmt.Fprintf(bw, "# %s: %s, status %s\n", run.Dir, r.Environment.Host, r.Status)
+		fmt.Fprintf(bw, "provider: %s\n", benchPart(r.Config.Provider))
+		fmt.Fprintf(bw, "qps: %d\n", r.Config.QPs)
+		reps := r.Repetitions
+		if len(reps) == 0 {
+			reps = []results.Repetition{{Ops: r.Ops}}
+		}
+		for _, rep := range reps {
+			for _, kind := range run.Kinds {
+				s, ok := rep.Ops[kind]
+				if !ok || s.Count == 0 {
+					// benchstat takes the count as iterations; a line
+					// with none would be a sample of nothing.
+					continue
+				}
+				fmt.Fprintf(bw, "%s %d %d p50-ns %d p99-ns %s ops/s\n",
+					BenchName(r, kind), s.Count, s.NS.P50, s.NS.P99, strconv.FormatFloat(s.OpsPerSec, 'f', 1, 64))
+			}
+		}
+	}
+	return bw.Flush()
+}

@@ -1,0 +1,139 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// golden compares got with testdata/golden/name, rewriting it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./report -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test ./report -update rewrites it):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func loadFixture(t *testing.T, f fixture) *Run {
+	t.Helper()
+	run, err := LoadRun(fixtureDir(t, f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+func TestGolden(t *testing.T) {
+	for _, f := range []fixture{lifecycleFixture(), noisyFixture(), tinyFixture()} {
+		t.Run(f.name, func(t *testing.T) {
+			run := loadFixture(t, f)
+			var md, bench bytes.Buffer
+			if err := WriteMarkdown(&md, []*Run{run}); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, f.name+".summary.md", md.Bytes())
+			if err := WriteBench(&bench, []*Run{run}); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, f.name+".bench.txt", bench.Bytes())
+		})
+	}
+}
+
+// TestBenchParses reads bench.txt back with benchfmt, as benchstat does, and
+// checks every line against the repetition it came from.
+func TestBenchParses(t *testing.T) {
+	for _, f := range []fixture{lifecycleFixture(), noisyFixture(), tinyFixture()} {
+		t.Run(f.name, func(t *testing.T) {
+			run := loadFixture(t, f)
+			var buf bytes.Buffer
+			if err := WriteBench(&buf, []*Run{run}); err != nil {
+				t.Fatal(err)
+			}
+			rd := benchfmt.NewReader(&buf, "bench.txt")
+			var got []*benchfmt.Result
+			units := 0
+			for rd.Scan() {
+				switch rec := rd.Result().(type) {
+				case *benchfmt.SyntaxError:
+					t.Fatalf("benchfmt: %v", rec)
+				case *benchfmt.UnitMetadata:
+					units++
+				case *benchfmt.Result:
+					got = append(got, rec.Clone())
+				}
+			}
+			if err := rd.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if units != len(benchUnits) {
+				t.Errorf("read %d Unit lines, want %d", units, len(benchUnits))
+			}
+			// The lines come in repetition order, kinds in report order.
+			i := 0
+			for _, rep := range run.Result.Repetitions {
+				for _, kind := range run.Kinds {
+					s := rep.Ops[kind]
+					if s.Count == 0 {
+						continue
+					}
+					if i >= len(got) {
+						t.Fatalf("only %d results", len(got))
+					}
+					res := got[i]
+					i++
+					if name := "Benchmark" + string(res.Name); name != BenchName(run.Result, kind) {
+						t.Errorf("name %q, want %q", name, BenchName(run.Result, kind))
+					}
+					if res.Iters != int(s.Count) {
+						t.Errorf("%s rep %d: iters %d, want %d", kind, rep.Index, res.Iters, s.Count)
+					}
+					checks := map[string]float64{"p50-ns": float64(s.NS.P50), "p99-ns": float64(s.NS.P99), "ops/s": s.OpsPerSec}
+					for unit, want := range checks {
+						v, ok := res.Value(unit)
+						if !ok {
+							// benchfmt tidies "-ns" units to seconds.
+							v, ok = res.Value(strings.Replace(unit, "ns", "sec", 1))
+							want /= 1e9
+						}
+						if !ok || !near(v, want, 0.06) {
+							t.Errorf("%s rep %d %s = %v (found %v), want %v", kind, rep.Index, unit, v, ok, want)
+						}
+					}
+					if q := string(res.GetConfig("qps")); q != itoa(run.Result.Config.QPs) {
+						t.Errorf("config qps %q, want %d", q, run.Result.Config.QPs)
+					}
+				}
+			}
+			if i != len(got) {
+				t.Errorf("%d results, want %d", len(got), i)
+			}
+		})
+	}
+}
+
+// near reports whether got is within abs of want (ops/s is printed to 0.1).
+func near(got, want, abs float64) bool {
+	d := got - want
+	if d < 0 {
+		d = -d
+	}
+	return d <= abs || d <= 1e-9*abs*want
+}

@@ -1,0 +1,123 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// Row is one op kind of a run's summary table.
+type Row struct {
+	Kind   string
+	Stats  results.OpStats // over all repetitions
+	P50Rep RepStats        // p50 across repetitions
+	OpsRep RepStats        // ops/s across repetitions
+}
+
+// SummaryRows computes the summary table of run.
+func SummaryRows(run *Run) []Row {
+	p50, _ := MetricByName("p50")
+	ops, _ := MetricByName("ops_per_sec")
+	var rows []Row
+	for _, kind := range run.Kinds {
+		rows = append(rows, Row{
+			Kind:   kind,
+			Stats:  run.Result.Ops[kind],
+			P50Rep: RepetitionStats(run.Result, kind, p50),
+			OpsRep: RepetitionStats(run.Result, kind, ops),
+		})
+	}
+	return rows
+}
+
+// acrossReps formats a median over repetitions with its MAD as a share.
+func acrossReps(rs RepStats) string {
+	switch len(rs.Values) {
+	case 0:
+		return "–"
+	case 1:
+		return rs.Metric.Format(rs.Median) + " (1 rep)"
+	}
+	return fmt.Sprintf("%s ±%.1f%%", rs.Metric.Format(rs.Median), 100*rs.Variation)
+}
+
+// Title is the one-line name of a run.
+func Title(r *results.Result) string {
+	return fmt.Sprintf("%s on %s, %d×%d, %d QPs", r.Config.Workload, r.Config.Provider, r.Config.Procs, r.Config.Threads, r.Config.QPs)
+}
+
+// deviceLine names the device, its firmware and hardware version, if known.
+func deviceLine(env results.Environment) string {
+	if len(env.Device) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, k := range []string{"name", "fw_ver", "hw_ver", "vendor_id", "vendor_part_id", "driver", "numa_node"} {
+		if v, ok := env.Device[k]; ok && fmt.Sprint(v) != "" {
+			parts = append(parts, fmt.Sprintf("%s %v", k, v))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// runLength describes how long the run ran.
+func runLength(r *results.Result) string {
+	c := r.Config
+	var per string
+	switch {
+	case c.Duration > 0:
+		per = " of " + time.Duration(c.Duration).String()
+	case c.Iterations > 0:
+		per = fmt.Sprintf(" of %d iterations", c.Iterations)
+	}
+	return plural(len(r.Repetitions), "repetition") + per
+}
+
+// WriteMarkdown writes summary.md: per run, the summary table and the
+// warnings, fit for a CI job summary or a pull-request comment.
+func WriteMarkdown(w io.Writer, runs []*Run) error {
+	bw := bufio.NewWriter(w)
+	for i, run := range runs {
+		if i > 0 {
+			fmt.Fprintln(bw)
+		}
+		r := run.Result
+		fmt.Fprintf(bw, "## xrcbench: %s — %s\n\n", Title(r), r.Status)
+		env := r.Environment
+		fmt.Fprintf(bw, "Host `%s`, %s × %d CPUs, kernel %s", env.Host, env.CPUModel, env.CPUs, env.Kernel)
+		if d := deviceLine(env); d != "" {
+			fmt.Fprintf(bw, "; device %s", d)
+		}
+		fmt.Fprintf(bw, ". %s, xrcbench %s. Folder `%s`.\n\n", runLength(r), env.Version, run.Dir)
+		fmt.Fprintln(bw, "| op | count | errors | ops/s | p50 | p90 | p99 | p99.9 | max | p50 across reps | ops/s across reps |")
+		fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		for _, row := range SummaryRows(run) {
+			s := row.Stats
+			fmt.Fprintf(bw, "| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				row.Kind, s.Count, s.Errors, FormatRate(s.OpsPerSec),
+				FormatNS(float64(s.NS.P50)), FormatNS(float64(s.NS.P90)), FormatNS(float64(s.NS.P99)),
+				FormatNS(float64(s.NS.P999)), FormatNS(float64(s.NS.Max)),
+				acrossReps(row.P50Rep), acrossReps(row.OpsRep))
+		}
+		fmt.Fprintln(bw, "\n“across reps”: median over repetitions ± median absolute deviation as a share of it.")
+		if ws := Warnings(run); len(ws) > 0 {
+			fmt.Fprintf(bw, "\n**Warnings**\n\n")
+			for _, w := range ws {
+				fmt.Fprintf(bw, "- %s\n", w)
+			}
+		}
+	}
+	return bw.Flush()
+}
+
+// plural writes n and noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

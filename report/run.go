@@ -1,0 +1,204 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// ErrInput is wrapped by every error about the input folders (missing,
+// truncated, another schema, runs that cannot be compared): the CLI maps it
+// to exit status 2.
+var ErrInput = errors.New("bad input")
+
+// inputError keeps the message of the underlying error (which names the
+// file) and still answers errors.Is(err, ErrInput).
+type inputError struct{ err error }
+
+func (e inputError) Error() string        { return e.err.Error() }
+func (e inputError) Unwrap() error        { return e.err }
+func (e inputError) Is(target error) bool { return target == ErrInput }
+
+func inputErrorf(format string, args ...any) error {
+	return inputError{fmt.Errorf(format, args...)}
+}
+
+// Run is one run folder as the report sees it.
+type Run struct {
+	Dir    string
+	Label  string // short name for legends and file names
+	Result *results.Result
+	// Kinds lists the op kinds present, in results.OpKinds order.
+	Kinds []string
+	// Hists holds each kind's merged latency histogram (from result.json).
+	Hists map[string]*hdrhistogram.Histogram
+	// Timelines holds each kind's per-interval summaries (from <kind>.hlog).
+	Timelines map[string][]Interval
+	// Notes are problems reading the folder that do not stop the report
+	// (a missing or damaged interval log).
+	Notes []string
+}
+
+// Interval is one interval of a <kind>.hlog.
+type Interval struct {
+	Tag    string
+	Start  float64 // seconds since the first interval of the log
+	Length float64 // seconds
+	Count  int64
+	P50    int64
+	P99    int64
+	Max    int64
+}
+
+// LoadRun reads a run folder: result.json (validated by results.Load), the
+// merged histograms it carries, and the <kind>.hlog interval logs beside it.
+func LoadRun(dir string) (*Run, error) {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, inputErrorf("%s: no such run folder", dir)
+	case err != nil:
+		return nil, inputError{err}
+	case !st.IsDir():
+		return nil, inputErrorf("%s: not a folder (give the run folder that holds result.json)", dir)
+	}
+	r, err := results.Load(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, inputErrorf("%s: no %s here: not a run folder", dir, results.FileName)
+	}
+	if err != nil {
+		return nil, inputError{err}
+	}
+	run := &Run{
+		Dir:       dir,
+		Label:     filepath.Base(filepath.Clean(dir)),
+		Result:    r,
+		Kinds:     kindsOf(r),
+		Hists:     map[string]*hdrhistogram.Histogram{},
+		Timelines: map[string][]Interval{},
+	}
+	for _, kind := range sortedKeys(r.Histograms) {
+		h, err := results.DecodeHistogram(r.Histograms[kind])
+		if err != nil {
+			return nil, inputErrorf("%s: histograms.%s: %v", filepath.Join(dir, results.FileName), kind, err)
+		}
+		run.Hists[kind] = h
+	}
+	for _, kind := range run.Kinds {
+		if r.Ops[kind].Count == 0 {
+			continue
+		}
+		if _, ok := run.Hists[kind]; !ok {
+			run.Notes = append(run.Notes, fmt.Sprintf("result.json has no histogram for %s: its histogram and spectrum plots are left out", kind))
+		}
+		tl, err := readTimeline(filepath.Join(dir, kind+".hlog"))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			run.Notes = append(run.Notes, fmt.Sprintf("no %s.hlog: no timeline for %s", kind, kind))
+		case err != nil:
+			// Keep what was read before the damage: a timeline that stops
+			// early still says something, and the note says why it stops.
+			run.Notes = append(run.Notes, err.Error())
+		}
+		if len(tl) > 0 {
+			run.Timelines[kind] = tl
+		}
+	}
+	return run, nil
+}
+
+// readTimeline reads an HdrHistogram interval log. On a damaged line it
+// returns the intervals before it and an error naming the file and interval.
+func readTimeline(path string) ([]Interval, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rd := hdrhistogram.NewHistogramLogReader(f)
+	var out []Interval
+	first := 0.0
+	for i := 0; ; i++ {
+		h, err := rd.NextIntervalHistogram()
+		if err != nil {
+			return out, fmt.Errorf("%s: interval %d: %v (timeline stops there)", filepath.Base(path), i+1, err)
+		}
+		if h == nil {
+			break
+		}
+		start := float64(h.StartTimeMs()) / 1000
+		if i == 0 {
+			first = start
+		}
+		iv := Interval{
+			Tag:    h.Tag(),
+			Start:  start - first,
+			Length: float64(h.EndTimeMs()-h.StartTimeMs()) / 1000,
+			Count:  h.TotalCount(),
+		}
+		if iv.Count > 0 {
+			iv.P50, iv.P99, iv.Max = h.ValueAtQuantile(50), h.ValueAtQuantile(99), h.Max()
+		}
+		out = append(out, iv)
+	}
+	// Logs may hold several tags (e.g. one per repetition), each starting
+	// again at zero; order by tag, then time, so lines never run backwards.
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Tag != out[j].Tag {
+			return out[i].Tag < out[j].Tag
+		}
+		return out[i].Start < out[j].Start
+	})
+	return out, nil
+}
+
+// kindsOf lists the op kinds of r: the known ones in report order, then
+// any others sorted, so a newer engine's kinds are shown, not dropped.
+func kindsOf(r *results.Result) []string {
+	var kinds []string
+	known := map[string]bool{}
+	for _, k := range results.OpKinds {
+		known[k] = true
+		if _, ok := r.Ops[k]; ok {
+			kinds = append(kinds, k)
+		}
+	}
+	for _, k := range sortedKeys(r.Ops) {
+		if !known[k] {
+			kinds = append(kinds, k)
+		}
+	}
+	return kinds
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// labelRuns gives runs distinct labels: the folder name, with a suffix
+// when two folders share a name.
+func labelRuns(runs []*Run) {
+	seen := map[string]int{}
+	for _, r := range runs {
+		seen[r.Label]++
+	}
+	n := map[string]int{}
+	for _, r := range runs {
+		if seen[r.Label] > 1 {
+			n[r.Label]++
+			r.Label = fmt.Sprintf("%s#%d", r.Label, n[r.Label])
+		}
+	}
+}

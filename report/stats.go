@@ -1,0 +1,276 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/montanaflynn/stats"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// Metric is one number of an OpStats that reports and compare look at.
+type Metric struct {
+	Name string // as on the command line: p50, p99, ops_per_sec
+	// BetterHigher is true for throughput, false for latencies.
+	BetterHigher bool
+	// Latency metrics are in nanoseconds and formatted as durations.
+	Latency bool
+	Get     func(results.OpStats) float64
+}
+
+// Metrics lists every metric by name.
+var Metrics = []Metric{
+	{Name: "p50", Latency: true, Get: func(s results.OpStats) float64 { return float64(s.NS.P50) }},
+	{Name: "p90", Latency: true, Get: func(s results.OpStats) float64 { return float64(s.NS.P90) }},
+	{Name: "p99", Latency: true, Get: func(s results.OpStats) float64 { return float64(s.NS.P99) }},
+	{Name: "p999", Latency: true, Get: func(s results.OpStats) float64 { return float64(s.NS.P999) }},
+	{Name: "max", Latency: true, Get: func(s results.OpStats) float64 { return float64(s.NS.Max) }},
+	{Name: "mean", Latency: true, Get: func(s results.OpStats) float64 { return s.NS.Mean }},
+	{Name: "ops_per_sec", BetterHigher: true, Get: func(s results.OpStats) float64 { return s.OpsPerSec }},
+}
+
+// MetricByName returns the metric called name.
+func MetricByName(name string) (Metric, bool) {
+	for _, m := range Metrics {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}
+
+// MetricNames lists the names of Metrics, for error messages.
+func MetricNames() string {
+	var names []string
+	for _, m := range Metrics {
+		names = append(names, m.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Format formats v in the metric's unit.
+func (m Metric) Format(v float64) string {
+	if m.Latency {
+		return FormatNS(v)
+	}
+	return FormatRate(v)
+}
+
+// Thresholds above which the report warns. They are judgement calls,
+// named here so the report can say which limit was crossed.
+const (
+	// HighVariation: MAD/median across repetitions. Above 10% the
+	// repetitions disagree enough that one run's figure is not the figure.
+	HighVariation = 0.10
+	// TimerOverheadShare: the timer's own cost relative to a kind's p50.
+	// Above 10% the timer is a visible part of what is measured.
+	TimerOverheadShare = 0.10
+	// StartSkewShare: start skew relative to the shortest repetition.
+	// Above 1% some threads ran measurably alone at the start or end.
+	StartSkewShare = 0.01
+)
+
+// RepStats summarises one metric of one op kind across repetitions.
+type RepStats struct {
+	Kind   string
+	Metric Metric
+	// Values by repetition, in repetition order; Reps are their indices.
+	Values []float64
+	Reps   []int
+	Median float64
+	MAD    float64
+	// Variation is MAD/Median (0 when the median is 0).
+	Variation float64
+	// Outliers are repetition indices outside the IQR fences (1.5 IQR).
+	Outliers []int
+}
+
+// RepetitionStats computes RepStats of kind and m over r's repetitions
+// that ran the kind at all.
+func RepetitionStats(r *results.Result, kind string, m Metric) RepStats {
+	rs := RepStats{Kind: kind, Metric: m}
+	for _, rep := range r.Repetitions {
+		s, ok := rep.Ops[kind]
+		if !ok || s.Count == 0 {
+			continue
+		}
+		rs.Values = append(rs.Values, m.Get(s))
+		rs.Reps = append(rs.Reps, rep.Index)
+	}
+	if len(rs.Values) == 0 {
+		return rs
+	}
+	data := stats.Float64Data(rs.Values)
+	// Neither fails on non-empty input.
+	rs.Median, _ = stats.Median(data)
+	rs.MAD, _ = stats.MedianAbsoluteDeviation(data)
+	if rs.Median != 0 {
+		rs.Variation = rs.MAD / math.Abs(rs.Median)
+	}
+	// Quartiles of fewer than 4 values are the values themselves: no fence
+	// can be drawn, so no repetition is called an outlier.
+	if len(rs.Values) >= 4 {
+		out, err := stats.QuartileOutliers(data)
+		if err == nil {
+			bad := map[float64]bool{}
+			for _, v := range append(out.Mild, out.Extreme...) {
+				bad[v] = true
+			}
+			for i, v := range rs.Values {
+				if bad[v] {
+					rs.Outliers = append(rs.Outliers, rs.Reps[i])
+				}
+			}
+		}
+	}
+	return rs
+}
+
+// summaryMetrics are the metrics the report's variation table shows.
+var summaryMetrics = []string{"p50", "p99", "ops_per_sec"}
+
+// Warnings lists what the reader of run's report must know: status, errors,
+// leaks, the engine's own warnings, variation and outliers across
+// repetitions, start skew, timer overhead, and problems reading the folder.
+func Warnings(run *Run) []string {
+	r := run.Result
+	var w []string
+	switch r.Status {
+	case results.StatusPartial:
+		w = append(w, fmt.Sprintf("partial run: %s; the figures cover what was measured before it stopped", r.Error))
+	case results.StatusFailed:
+		w = append(w, fmt.Sprintf("failed run: %s; nothing here is trustworthy", r.Error))
+	}
+	for _, kind := range run.Kinds {
+		s := r.Ops[kind]
+		if s.Errors > 0 {
+			msg := fmt.Sprintf("%s: %d errors in %d operations (%.2g%%)", kind, s.Errors, s.Count, 100*float64(s.Errors)/float64(s.Count))
+			if len(s.ErrnoCounts) > 0 {
+				var parts []string
+				for _, e := range sortedKeys(s.ErrnoCounts) {
+					parts = append(parts, fmt.Sprintf("%s %d", e, s.ErrnoCounts[e]))
+				}
+				msg += ": " + strings.Join(parts, ", ")
+			}
+			w = append(w, msg)
+		}
+	}
+	if r.Leaks != nil && len(r.Leaks.Leaked) > 0 {
+		w = append(w, fmt.Sprintf("%d QPs outlived the run (leak check by %s): %v", len(r.Leaks.Leaked), r.Leaks.Method, r.Leaks.Leaked))
+	}
+	for _, e := range r.Warnings {
+		w = append(w, "engine: "+e)
+	}
+	if n := len(r.Repetitions); n < 2 {
+		w = append(w, fmt.Sprintf("%s: no estimate of run-to-run variation; rerun with --repetitions 5 or more", plural(n, "repetition")))
+	}
+	for _, kind := range run.Kinds {
+		for _, name := range summaryMetrics {
+			m, _ := MetricByName(name)
+			rs := RepetitionStats(r, kind, m)
+			if len(rs.Values) >= 2 && rs.Variation > HighVariation {
+				w = append(w, fmt.Sprintf("%s %s varies across repetitions: MAD %.1f%% of the median %s (over %d repetitions, limit %.0f%%)",
+					kind, name, 100*rs.Variation, m.Format(rs.Median), len(rs.Values), 100*HighVariation))
+			}
+			if len(rs.Outliers) > 0 {
+				var vals []string
+				for _, i := range rs.Outliers {
+					vals = append(vals, fmt.Sprintf("#%d %s", i, m.Format(rs.Values[indexOf(rs.Reps, i)])))
+				}
+				w = append(w, fmt.Sprintf("%s %s: outlier repetitions (beyond 1.5 IQR of the median %s): %s",
+					kind, name, m.Format(rs.Median), strings.Join(vals, ", ")))
+			}
+		}
+	}
+	if skew := r.Harness.StartSkewNS; skew > 0 {
+		if shortest := shortestRepetition(r); shortest > 0 && float64(skew) > StartSkewShare*shortest {
+			w = append(w, fmt.Sprintf("start skew %s is %.1f%% of the shortest repetition (%s): threads did not start together",
+				FormatNS(float64(skew)), 100*float64(skew)/shortest, FormatNS(shortest)))
+		}
+	}
+	if oh := r.Harness.TimerOverheadNS; oh > 0 {
+		for _, kind := range run.Kinds {
+			p50 := float64(r.Ops[kind].NS.P50)
+			if r.Ops[kind].Count > 0 && p50 > 0 && oh > TimerOverheadShare*p50 {
+				w = append(w, fmt.Sprintf("%s: timer overhead %s (%s) is %.0f%% of its p50 %s: the timer is part of what is measured",
+					kind, FormatNS(oh), r.Harness.Timer, 100*oh/p50, FormatNS(p50)))
+			}
+		}
+	}
+	for _, n := range run.Notes {
+		w = append(w, n)
+	}
+	return w
+}
+
+func indexOf(xs []int, x int) int {
+	for i, v := range xs {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
+
+// shortestRepetition is the wall time of the shortest repetition in ns, or
+// the configured duration when no repetition recorded one.
+func shortestRepetition(r *results.Result) float64 {
+	var ds []float64
+	for _, rep := range r.Repetitions {
+		if rep.Duration > 0 {
+			ds = append(ds, float64(rep.Duration))
+		}
+	}
+	if len(ds) == 0 {
+		return float64(r.Config.Duration)
+	}
+	sort.Float64s(ds)
+	return ds[0]
+}
+
+// FormatNS formats nanoseconds as a duration with 3 significant digits.
+func FormatNS(ns float64) string {
+	switch a := math.Abs(ns); {
+	case math.IsNaN(ns) || math.IsInf(ns, 0):
+		return fmt.Sprint(ns)
+	case a < 1e3:
+		return fmt.Sprintf("%.0fns", ns)
+	case a < 1e6:
+		return sig3(ns/1e3) + "µs"
+	case a < 1e9:
+		return sig3(ns/1e6) + "ms"
+	default:
+		return sig3(ns/1e9) + "s"
+	}
+}
+
+// FormatRate formats an operations-per-second figure with an SI prefix.
+func FormatRate(v float64) string {
+	switch a := math.Abs(v); {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return fmt.Sprint(v)
+	case a < 1e3:
+		return sig3(v) + "/s"
+	case a < 1e6:
+		return sig3(v/1e3) + "k/s"
+	case a < 1e9:
+		return sig3(v/1e6) + "M/s"
+	default:
+		return sig3(v/1e9) + "G/s"
+	}
+}
+
+// sig3 prints 3 significant digits without an exponent (for 0.1 ≤ |v| < 1000).
+func sig3(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
