@@ -1,0 +1,293 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"golang.org/x/perf/benchmath"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// synth describes synthetic repetition data: each repetition's p50 of a
+// kind is medianNS·scale·(1 + noise·N(0,1)); p99 is 3·p50; ops/s is
+// inversely proportional to p50, as it is for a thread doing one thing.
+type synth struct {
+	workload string
+	reps     int
+	noise    float64
+	seed     int64
+	scale    map[string]float64 // per kind, default 1
+	host     string
+	fw       string
+	status   string
+}
+
+var synthMedians = map[string]float64{results.OpReg: 1000, results.OpUnreg: 800, results.OpUnregLast: 5000}
+
+func (s synth) run(dir string) *Run {
+	rng := rand.New(rand.NewSource(s.seed))
+	r := &results.Result{
+		Schema: results.Schema, Status: results.StatusOK,
+		Config:      results.Config{Workload: "lifecycle", Provider: "sim", Procs: 2, Threads: 2, QPs: 16, WorkloadSpec: "name: lifecycle\n"},
+		Environment: results.Environment{Host: "h1", Device: map[string]any{"name": "sim0", "fw_ver": "1.0"}},
+		Ops:         map[string]results.OpStats{},
+	}
+	if s.workload != "" {
+		r.Config.Workload = s.workload
+		r.Config.WorkloadSpec = "name: " + s.workload + "\n"
+	}
+	if s.host != "" {
+		r.Environment.Host = s.host
+	}
+	if s.fw != "" {
+		r.Environment.Device["fw_ver"] = s.fw
+	}
+	if s.status != "" {
+		r.Status, r.Error = s.status, "worker 1 exited: signal: killed"
+	}
+	for i := 0; i < s.reps; i++ {
+		rep := results.Repetition{Index: i, Ops: map[string]results.OpStats{}}
+		for kind, med := range synthMedians {
+			scale := 1.0
+			if v, ok := s.scale[kind]; ok {
+				scale = v
+			}
+			p50 := med * scale * (1 + s.noise*rng.NormFloat64())
+			rep.Ops[kind] = results.OpStats{
+				Count: 1000, OpsPerSec: 4e9 / p50,
+				NS: results.Latency{Min: int64(p50 / 2), P50: int64(p50), P90: int64(2 * p50), P99: int64(3 * p50), P999: int64(4 * p50), Max: int64(5 * p50), Mean: 1.2 * p50},
+			}
+			r.Ops[kind] = rep.Ops[kind]
+		}
+		r.Repetitions = append(r.Repetitions, rep)
+	}
+	return &Run{Dir: dir, Label: dir, Result: r, Kinds: kindsOf(r)}
+}
+
+func metrics(names ...string) []Metric {
+	var ms []Metric
+	for _, n := range names {
+		m, ok := MetricByName(n)
+		if !ok {
+			panic(n)
+		}
+		ms = append(ms, m)
+	}
+	return ms
+}
+
+func defaultOpts() CompareOptions {
+	return CompareOptions{Threshold: 5, Alpha: 0.05, Metrics: metrics("p50", "p99", "ops_per_sec")}
+}
+
+func verdicts(c *Comparison) map[string]string {
+	v := map[string]string{}
+	for _, r := range c.Rows {
+		v[r.Kind+" "+r.Metric] = r.Verdict
+	}
+	return v
+}
+
+func TestCompare(t *testing.T) {
+	tests := []struct {
+		name      string
+		base, new synth
+		want      map[string]string // verdicts that must hold; others must not be regressions
+		regs      int
+		tooFew    bool
+		notes     []string
+	}{
+		{
+			name: "A/A", base: synth{reps: 5, noise: 0.02, seed: 1}, new: synth{reps: 5, noise: 0.02, seed: 2},
+			regs: 0,
+		},
+		{
+			name: "reg +25%", base: synth{reps: 5, noise: 0.02, seed: 1}, new: synth{reps: 5, noise: 0.02, seed: 2, scale: map[string]float64{"reg": 1.25}},
+			want: map[string]string{"reg p50": VerdictRegression, "reg p99": VerdictRegression, "reg ops_per_sec": VerdictRegression},
+			regs: 3,
+		},
+		{
+			name: "reg −25%", base: synth{reps: 5, noise: 0.02, seed: 1}, new: synth{reps: 5, noise: 0.02, seed: 2, scale: map[string]float64{"reg": 0.75}},
+			want: map[string]string{"reg p50": VerdictImprovement, "reg ops_per_sec": VerdictImprovement},
+		},
+		{
+			// Significant (no noise at all) but smaller than the threshold.
+			name: "unreg +2%", base: synth{reps: 5, seed: 1}, new: synth{reps: 5, seed: 2, scale: map[string]float64{"unreg": 1.02}},
+			want: map[string]string{"unreg p50": VerdictSmall, "reg p50": VerdictSame},
+		},
+		{
+			name: "3 reps", base: synth{reps: 3, noise: 0.02, seed: 1}, new: synth{reps: 3, noise: 0.02, seed: 2, scale: map[string]float64{"reg": 2}},
+			want:   map[string]string{"reg p50": VerdictTooFew},
+			tooFew: true,
+		},
+		{
+			name: "another host and firmware", base: synth{reps: 5, noise: 0.02, seed: 1}, new: synth{reps: 5, noise: 0.02, seed: 2, host: "h2", fw: "2.0"},
+			notes: []string{"host differs: h1 → h2", "device fw_ver differs: 1.0 → 2.0"},
+		},
+		{
+			name: "partial new run", base: synth{reps: 5, noise: 0.02, seed: 1}, new: synth{reps: 5, noise: 0.02, seed: 2, status: results.StatusPartial},
+			notes: []string{"new is a partial run"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Compare(tt.base.run("base"), tt.new.run("new"), defaultOpts())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := verdicts(c)
+			for k, want := range tt.want {
+				if got[k] != want {
+					t.Errorf("%s: verdict %q, want %q", k, got[k], want)
+				}
+			}
+			if c.Regressions != tt.regs {
+				t.Errorf("%d regressions, want %d: %v", c.Regressions, tt.regs, got)
+			}
+			if c.TooFew != tt.tooFew {
+				t.Errorf("TooFew = %v, want %v", c.TooFew, tt.tooFew)
+			}
+			notes := strings.Join(c.Notes, "\n")
+			for _, n := range tt.notes {
+				if !strings.Contains(notes, n) {
+					t.Errorf("notes lack %q:\n%s", n, notes)
+				}
+			}
+			if len(c.Rows) != 3*len(synthMedians) {
+				t.Errorf("%d rows, want %d", len(c.Rows), 3*len(synthMedians))
+			}
+		})
+	}
+}
+
+// TestCompareAAFalsePositives: the gate needs both significance and a change
+// beyond the threshold, so A/A pairs with 2% noise never fail it, although
+// the U test alone is expected to reject ~5% of them.
+func TestCompareAAFalsePositives(t *testing.T) {
+	significant := 0
+	for i := int64(0); i < 200; i++ {
+		c, err := Compare(synth{reps: 5, noise: 0.02, seed: 2 * i}.run("a"), synth{reps: 5, noise: 0.02, seed: 2*i + 1}.run("b"), defaultOpts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Regressions != 0 {
+			t.Fatalf("A/A pair %d flagged: %s", i, c.Verdict())
+		}
+		for _, r := range c.Rows {
+			if r.Significant {
+				significant++
+			}
+		}
+	}
+	t.Logf("U test significant in %d of %d A/A rows; none beyond the threshold", significant, 200*9)
+}
+
+func TestCompareRefuses(t *testing.T) {
+	tests := []struct {
+		name      string
+		base, new synth
+		want      string
+	}{
+		{"different workloads", synth{reps: 5}, synth{reps: 5, workload: "steady"}, "different workloads"},
+		{"failed run", synth{reps: 5}, synth{reps: 5, status: results.StatusFailed}, "failed run"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Compare(tt.base.run("base"), tt.new.run("new"), defaultOpts())
+			if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want ErrInput with %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestRepetitionsNeeded checks the minimum sample sizes against what
+// benchmath itself says when it is given fewer.
+func TestRepetitionsNeeded(t *testing.T) {
+	for _, alpha := range []float64{0.2, 0.05, 0.01} {
+		n := RepetitionsNeeded(alpha)
+		thr := &benchmath.Thresholds{CompareAlpha: alpha}
+		sep := func(n int, off float64) *benchmath.Sample {
+			var v []float64
+			for i := 0; i < n; i++ {
+				v = append(v, off+float64(i))
+			}
+			return benchmath.NewSample(v, thr)
+		}
+		// Fully separated samples: significant with n, impossible with n−1.
+		if c := benchmath.AssumeNothing.Compare(sep(n, 0), sep(n, 100)); c.P > alpha {
+			t.Errorf("alpha %g: n=%d gives p=%g", alpha, n, c.P)
+		}
+		if c := benchmath.AssumeNothing.Compare(sep(n-1, 0), sep(n-1, 100)); c.P <= alpha || len(c.Warnings) == 0 {
+			t.Errorf("alpha %g: n=%d gives p=%g, warnings %v; want not significant with a warning", alpha, n-1, c.P, c.Warnings)
+		}
+	}
+	for _, conf := range []float64{0.9, 0.95, 0.99} {
+		n := medianCINeeded(conf)
+		s := func(n int) benchmath.Summary {
+			var v []float64
+			for i := 0; i < n; i++ {
+				v = append(v, float64(i))
+			}
+			return benchmath.AssumeNothing.Summary(benchmath.NewSample(v, &benchmath.DefaultThresholds), conf)
+		}
+		if got := s(n); math.IsInf(got.Lo, 0) || math.IsInf(got.Hi, 0) {
+			t.Errorf("confidence %g: n=%d has an infinite interval", conf, n)
+		}
+		if got := s(n - 1); !math.IsInf(got.Lo, 0) && !math.IsInf(got.Hi, 0) {
+			t.Errorf("confidence %g: n=%d already has a finite interval", conf, n-1)
+		}
+	}
+}
+
+func TestCompareFormats(t *testing.T) {
+	c, err := Compare(synth{reps: 5, noise: 0.02, seed: 1}.run("base"),
+		synth{reps: 5, noise: 0.02, seed: 2, scale: map[string]float64{"reg": 1.25}}.run("new"), defaultOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text, md, js bytes.Buffer
+	if err := c.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var row CompareRow
+	for _, r := range c.Rows {
+		if r.Kind == "reg" && r.Metric == "p50" {
+			row = r
+		}
+	}
+	delta := strings.TrimSuffix(row.delta(), "%")
+	for name, out := range map[string]string{"text": text.String(), "md": md.String()} {
+		for _, want := range []string{"verdict", "regression", delta, row.pValue(), "±∞"} {
+			if !strings.Contains(strings.ToLower(out), strings.ToLower(want)) {
+				t.Errorf("%s output lacks %q:\n%s", name, want, out)
+			}
+		}
+	}
+	var back struct {
+		Regressions int    `json:"regressions"`
+		Verdict     string `json:"verdict"`
+		Rows        []struct {
+			Kind, Metric, Verdict string
+			DeltaPct              *float64 `json:"delta_pct"`
+		}
+	}
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
+		t.Fatalf("json: %v\n%s", err, js.String())
+	}
+	if back.Regressions != c.Regressions || len(back.Rows) != len(c.Rows) || back.Verdict != c.Verdict() {
+		t.Errorf("json round trip: %+v", back)
+	}
+}
