@@ -214,7 +214,12 @@ func (d *Device) OpenDomain(path string, create bool) (*Domain, error) {
 	defer f.Close()
 	h, rc := cOpenDomain(d.ops, d.handle, int(f.Fd()))
 	if rc != 0 {
-		return nil, &OpError{Op: "open_domain", Provider: d.provider, Domain: path, Err: errnoErr(rc)}
+		err := errnoErr(rc)
+		if !d.info.XRC && (err == syscall.ENOSYS || err == syscall.EOPNOTSUPP) {
+			// S11: say which device and why, not just the errno.
+			err = fmt.Errorf("device %s lacks XRC (IBV_DEVICE_XRC is not in its device_cap_flags): %w", d.info.Name, err)
+		}
+		return nil, &OpError{Op: "open_domain", Provider: d.provider, Domain: path, Err: err}
 	}
 	d.domains++
 	return &Domain{dev: d, handle: h, path: path}, nil

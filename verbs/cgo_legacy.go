@@ -1,0 +1,110 @@
+package verbs
+
+// The legacy provider's cgo wrappers. Built everywhere: the legacy C side
+// finds libibverbs at run time with dlopen/dlsym and needs no header.
+
+/*
+#cgo LDFLAGS: -ldl
+#include <stdlib.h>
+#include "legacy.h"
+*/
+import "C"
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// maxDevices bounds a device listing; hosts have a handful.
+const maxDevices = 64
+
+// factsFromC copies struct xb_devfacts. Shared by the rdma cgo file: C
+// types are one per package.
+func factsFromC(f *C.struct_xb_devfacts, knowsOps bool) devFacts {
+	return devFacts{
+		Name:         C.GoString(&f.name[0]),
+		DevName:      C.GoString(&f.dev_name[0]),
+		IBDevPath:    C.GoString(&f.ibdev_path[0]),
+		FWVer:        C.GoString(&f.fw_ver[0]),
+		NodeGUID:     uint64(f.node_guid),
+		VendorID:     uint32(f.vendor_id),
+		VendorPartID: uint32(f.vendor_part_id),
+		HWVer:        uint32(f.hw_ver),
+		CapFlags:     uint32(f.device_cap_flags),
+		MaxQP:        int(f.max_qp),
+		Ports:        int(f.phys_port_cnt),
+		Queried:      f.queried != 0,
+		OpenErrno:    syscall.Errno(f.open_errno),
+		XRC:          f.xrc != 0,
+		OpenXRCD:     f.open_xrcd != 0,
+		CreateQPEx:   f.create_qp_ex != 0,
+		OpenQP:       f.open_qp != 0,
+		LegacyAPI:    f.legacy_api != 0,
+		KnowsOps:     knowsOps,
+	}
+}
+
+// legacyProbe says whether the loaded libibverbs exports the legacy XRC API.
+func legacyProbe() (bool, string) {
+	var why [256]C.char
+	if C.xb_legacy_probe(&why[0], C.size_t(len(why))) != 0 {
+		return false, C.GoString(&why[0])
+	}
+	return true, ""
+}
+
+func legacyLibrary() string {
+	var buf [512]C.char
+	C.xb_legacy_library(&buf[0], C.size_t(len(buf)))
+	return C.GoString(&buf[0])
+}
+
+func legacyOpen(opts Options) (*Device, error) {
+	if ok, why := legacyProbe(); !ok {
+		return nil, &deviceError{msg: "the legacy XRC API (ibv_reg_xrc_rcv_qp) is not available: " + why,
+			errno: syscall.ENOSYS, notSupported: true}
+	}
+	name := C.CString(opts.Device)
+	defer C.free(unsafe.Pointer(name))
+	var h unsafe.Pointer
+	var f C.struct_xb_devfacts
+	var stage C.int
+	if rc := C.xb_legacy_open(name, &h, &f, &stage); rc != 0 {
+		var all []devFacts
+		if s := int(stage); s == stageNotFound || s == stageNoXRCAny {
+			all, _, _ = legacyList()
+		}
+		return nil, openError("legacy", int(stage), syscall.Errno(rc), factsFromC(&f, false), all)
+	}
+	info := factsFromC(&f, false).info(legacyLibrary())
+	info.Semantics = string(Legacy)
+	info.LegacyAPI = info.XRC
+	return &Device{ops: unsafe.Pointer(&C.xb_legacy_ops), handle: h, info: info}, nil
+}
+
+// legacyList lists devices through the dlsym path.
+func legacyList() ([]devFacts, string, error) {
+	facts := make([]C.struct_xb_devfacts, maxDevices)
+	n := int(C.xb_legacy_list(&facts[0], C.int(len(facts))))
+	if n < 0 {
+		if syscall.Errno(-n) == syscall.ENOENT {
+			return nil, "", &deviceError{msg: "no RDMA device found: libibverbs.so.1 is not installed (apt-get install libibverbs1, or rdma-core)",
+				errno: syscall.ENOENT, notSupported: true}
+		}
+		return nil, "", errListFailed(n)
+	}
+	out := make([]devFacts, 0, n)
+	for i := 0; i < n && i < len(facts); i++ {
+		out = append(out, factsFromC(&facts[i], false))
+	}
+	return out, legacyLibrary(), nil
+}
+
+func init() {
+	register(&provider{ProviderInfo: ProviderInfo{Name: "legacy",
+		Description: "the OFED legacy XRC API (ibv_reg_xrc_rcv_qp), resolved at run time with dlsym"},
+		open: legacyOpen, probe: legacyProbe})
+	if listDevices == nil {
+		listDevices = legacyList
+	}
+}

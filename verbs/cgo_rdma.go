@@ -1,0 +1,66 @@
+//go:build rdma
+
+package verbs
+
+// The rdma provider's cgo wrappers: rdma-core's upstream XRC API, linked
+// against libibverbs. Built with the tag rdma (make adds it when
+// <infiniband/verbs.h> exists).
+
+/*
+#cgo LDFLAGS: -libverbs -ldl
+#include <stdlib.h>
+#include "rdma.h"
+*/
+import "C"
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+func rdmaLibrary() string {
+	var buf [512]C.char
+	C.xb_rdma_library(&buf[0], C.size_t(len(buf)))
+	return C.GoString(&buf[0])
+}
+
+func rdmaOpen(opts Options) (*Device, error) {
+	name := C.CString(opts.Device)
+	defer C.free(unsafe.Pointer(name))
+	var h unsafe.Pointer
+	var f C.struct_xb_devfacts
+	var stage C.int
+	if rc := C.xb_rdma_open(name, &h, &f, &stage); rc != 0 {
+		var all []devFacts
+		if s := int(stage); s == stageNotFound || s == stageNoXRCAny {
+			all, _, _ = rdmaList()
+		}
+		return nil, openError("rdma", int(stage), syscall.Errno(rc), factsFromC(&f, true), all)
+	}
+	info := factsFromC(&f, true).info(rdmaLibrary())
+	info.Semantics = string(Upstream)
+	return &Device{ops: unsafe.Pointer(&C.xb_rdma_ops), handle: h, info: info}, nil
+}
+
+func rdmaList() ([]devFacts, string, error) {
+	facts := make([]C.struct_xb_devfacts, maxDevices)
+	n := int(C.xb_rdma_list(&facts[0], C.int(len(facts))))
+	if n < 0 {
+		return nil, "", errListFailed(n)
+	}
+	out := make([]devFacts, 0, n)
+	for i := 0; i < n && i < len(facts); i++ {
+		out = append(out, factsFromC(&facts[i], true))
+	}
+	return out, rdmaLibrary(), nil
+}
+
+// rdmaDomainHandles is how many QP handles the registrant holds in m.
+func rdmaDomainHandles(m *Domain) int { return int(C.xb_rdma_dom_handles(m.handle)) }
+
+func init() {
+	register(&provider{ProviderInfo: ProviderInfo{Name: "rdma",
+		Description: "rdma-core's upstream XRC API (ibv_open_xrcd, ibv_create_qp_ex, ibv_open_qp, ibv_destroy_qp)"},
+		open: rdmaOpen})
+	listDevices = rdmaList
+}

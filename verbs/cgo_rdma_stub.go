@@ -1,0 +1,14 @@
+//go:build !rdma
+
+package verbs
+
+// Without the rdma tag the rdma provider is known but unavailable, so
+// `xrcbench list` and `--provider rdma` say what to do.
+
+const rdmaUnavailable = "built without rdma-core headers (install libibverbs-dev and rebuild)"
+
+func init() {
+	register(&provider{ProviderInfo: ProviderInfo{Name: "rdma",
+		Description: "rdma-core's upstream XRC API (ibv_open_xrcd, ibv_create_qp_ex, ibv_open_qp, ibv_destroy_qp)",
+		Reason:      rdmaUnavailable}})
+}

@@ -1,0 +1,303 @@
+package verbs
+
+// What the rdma and legacy providers know about a device, turned into a
+// DeviceInfo, and the one-line errors they give when a device cannot be
+// used. Plain Go: the cgo files hand over a devFacts and nothing else.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// devFacts mirrors struct xb_devfacts (rdma_facts.h).
+type devFacts struct {
+	Name, DevName, IBDevPath, FWVer string
+	NodeGUID                        uint64
+	VendorID, VendorPartID, HWVer   uint32
+	CapFlags                        uint32
+	MaxQP, Ports                    int
+	Queried                         bool
+	OpenErrno                       syscall.Errno
+	XRC                             bool
+	OpenXRCD, CreateQPEx, OpenQP    bool
+	LegacyAPI                       bool
+	// KnowsOps is false when the facts came through the legacy dlsym
+	// path, which cannot see the verbs_context ops.
+	KnowsOps bool
+}
+
+// sysfsClass is where the kernel lists RDMA devices; a device whose
+// libibverbs gives no ibdev_path is looked up here.
+const sysfsClass = "/sys/class/infiniband"
+
+// info turns the facts into a DeviceInfo; library is the file libibverbs
+// was loaded from.
+func (f devFacts) info(library string) DeviceInfo {
+	in := DeviceInfo{
+		Name:         f.Name,
+		XRC:          f.XRC,
+		FWVer:        f.FWVer,
+		VendorID:     f.VendorID,
+		VendorPartID: f.VendorPartID,
+		MaxQP:        f.MaxQP,
+		Ports:        f.Ports,
+		NUMANode:     -1,
+		Library:      libraryVersion(library),
+		Extra:        map[string]string{},
+	}
+	if f.Queried {
+		in.HWVer = fmt.Sprintf("%#x", f.HWVer)
+		in.Extra["device_cap_flags"] = fmt.Sprintf("%#08x", f.CapFlags)
+	}
+	if f.NodeGUID != 0 {
+		in.NodeGUID = formatGUID(f.NodeGUID)
+	}
+	in.OpenQP = f.KnowsOps && f.XRC && f.OpenXRCD && f.CreateQPEx && f.OpenQP
+	in.LegacyAPI = f.LegacyAPI && f.XRC
+	if !f.KnowsOps {
+		in.Extra["open_qp"] = "unknown: built without rdma-core headers"
+	}
+	if f.DevName != "" {
+		in.Extra["uverbs"] = "/dev/infiniband/" + f.DevName
+	}
+	if library != "" {
+		in.Extra["libibverbs"] = library
+	}
+	if !f.Queried && f.OpenErrno != 0 {
+		in.Extra["error"] = openFailure(f, f.OpenErrno)
+	}
+	s := readSysfs(f.sysfsDir())
+	in.Driver, in.NUMANode = s.driver, s.numa
+	for k, v := range s.extra {
+		in.Extra[k] = v
+	}
+	return in
+}
+
+func (f devFacts) sysfsDir() string {
+	if f.IBDevPath != "" {
+		return f.IBDevPath
+	}
+	if f.Name == "" {
+		return ""
+	}
+	return filepath.Join(sysfsClass, f.Name)
+}
+
+// formatGUID writes a GUID as ibv_devinfo does: 0002:c903:0010:a4b2.
+func formatGUID(g uint64) string {
+	return fmt.Sprintf("%04x:%04x:%04x:%04x", g>>48&0xffff, g>>32&0xffff, g>>16&0xffff, g&0xffff)
+}
+
+// rdma-core installs libibverbs.so.1.<ABI>.<release>, e.g.
+// libibverbs.so.1.14.44.0 for rdma-core 44.0.
+var rdmaCoreFile = regexp.MustCompile(`libibverbs\.so\.1\.\d+\.(\d+\.\d+)$`)
+
+// libraryVersion names the libibverbs a device was opened through.
+func libraryVersion(path string) string {
+	if path == "" {
+		return ""
+	}
+	real := path
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		real = r
+	}
+	if m := rdmaCoreFile.FindStringSubmatch(real); m != nil {
+		return "rdma-core " + m[1]
+	}
+	if strings.Contains(real, "fakeverbs") {
+		return "xrcbench fakeverbs (test double)"
+	}
+	return "libibverbs " + filepath.Base(real)
+}
+
+// sysfsFacts is what sysfs says about a device beyond libibverbs.
+type sysfsFacts struct {
+	driver string
+	numa   int
+	extra  map[string]string
+}
+
+// readSysfs reads the driver, NUMA node and PCI address of the device
+// whose class directory is dir. Missing files leave fields unknown.
+func readSysfs(dir string) sysfsFacts {
+	s := sysfsFacts{numa: -1, extra: map[string]string{}}
+	if dir == "" {
+		return s
+	}
+	if l, err := os.Readlink(filepath.Join(dir, "device", "driver")); err == nil {
+		s.driver = filepath.Base(l)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "device", "numa_node")); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n >= 0 {
+			s.numa = n
+		}
+	}
+	// The PCI address names the device in debugfs (mlx5/<pci>/...).
+	if p, err := filepath.EvalSymlinks(filepath.Join(dir, "device")); err == nil {
+		if base := filepath.Base(p); pciAddr.MatchString(base) {
+			s.extra["pci"] = base
+		}
+	}
+	for _, name := range []string{"board_id", "hca_type", "node_desc"} {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+			if v := strings.TrimSpace(string(b)); v != "" {
+				s.extra[name] = v
+			}
+		}
+	}
+	return s
+}
+
+var pciAddr = regexp.MustCompile(`^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
+
+// deviceError is an open failure with one clear line of text; it still
+// matches its errno (and ErrNotSupported where that fits) with errors.Is.
+type deviceError struct {
+	msg          string
+	errno        syscall.Errno
+	notSupported bool
+}
+
+func (e *deviceError) Error() string { return e.msg }
+
+func (e *deviceError) Unwrap() []error {
+	if e.notSupported {
+		return []error{e.errno, ErrNotSupported}
+	}
+	return []error{e.errno}
+}
+
+// The stages of enum xb_open_stage (rdma_facts.h).
+const (
+	stageOK = iota
+	stageList
+	stageNoDev
+	stageNotFound
+	stageOpen
+	stageQuery
+	stageNoXRC
+	stageNoOpenQP
+	stageNoXRCAny
+	stageNoSym
+)
+
+// openError explains why a provider could not open a device: provider is
+// "rdma" or "legacy", f the facts of the device it got to, all (may be
+// nil) every device, to name the alternatives.
+func openError(provider string, stage int, errno syscall.Errno, f devFacts, all []devFacts) error {
+	e := &deviceError{errno: errno}
+	switch stage {
+	case stageList:
+		e.msg = fmt.Sprintf("no RDMA device found: libibverbs could not list devices: %s (%s)",
+			errno.Error(), errnoName(errno))
+		if errno == syscall.ENOSYS {
+			e.msg += ": the kernel has no RDMA support loaded (no /sys/class/infiniband_verbs); load ib_uverbs and the adapter's driver (e.g. mlx5_ib)"
+		}
+		e.notSupported = true
+	case stageNoDev:
+		e.msg = "no RDMA device found: libibverbs lists none; is the adapter's driver loaded (ibv_devices lists what libibverbs sees)?"
+		e.notSupported = true
+	case stageNotFound:
+		e.msg = fmt.Sprintf("no RDMA device named %q", f.Name)
+		if names := deviceNames(all); names != "" {
+			e.msg += " (have " + names + ")"
+		}
+	case stageOpen, stageQuery:
+		e.msg = openFailure(f, errno)
+	case stageNoXRC:
+		e.msg = fmt.Sprintf("device %s lacks XRC: IBV_DEVICE_XRC is not in its device_cap_flags", f.Name)
+		e.notSupported = true
+	case stageNoXRCAny:
+		e.msg = "no RDMA device with XRC (IBV_DEVICE_XRC in device_cap_flags)"
+		if names := deviceNames(all); names != "" {
+			e.msg += ": have " + names
+		}
+		e.notSupported = true
+	case stageNoOpenQP:
+		e.msg = fmt.Sprintf("device %s has XRC, but its rdma-core provider (driver %s) does not implement ibv_open_qp, "+
+			"so no process can register with an XRC receive QP through the upstream API (EOPNOTSUPP); "+
+			"providers with it: mlx4, mlx5 (rdma-core >= 26), hns (>= 35)", f.Name, orUnknown(readSysfs(f.sysfsDir()).driver))
+		e.notSupported = true
+	case stageNoSym:
+		e.msg = "the legacy XRC API is not available: " + f.Name
+		e.notSupported = true
+	default:
+		e.msg = fmt.Sprintf("%s: cannot open a device: %s", provider, errno.Error())
+	}
+	return e
+}
+
+// openFailure explains a device that libibverbs lists but cannot open.
+func openFailure(f devFacts, errno syscall.Errno) string {
+	file := "/dev/infiniband/" + orUnknown(f.DevName)
+	switch errno {
+	case syscall.EACCES, syscall.EPERM:
+		return fmt.Sprintf("cannot open %s for device %s: permission denied; give this user read-write access to it "+
+			"(e.g. add the user to the group that owns it, often rdma, or a udev rule) or run as root", file, f.Name)
+	case syscall.ENOENT, syscall.ENODEV, syscall.ENXIO:
+		return fmt.Sprintf("cannot open %s for device %s: %s; is ib_uverbs loaded?", file, f.Name, errno.Error())
+	}
+	if f.Queried || f.OpenErrno == 0 {
+		return fmt.Sprintf("cannot open device %s (%s): %s", f.Name, file, errno.Error())
+	}
+	return fmt.Sprintf("cannot open or query device %s (%s): %s (%s)", f.Name, file, errno.Error(), errnoName(errno))
+}
+
+func deviceNames(all []devFacts) string {
+	var parts []string
+	for _, f := range all {
+		p := f.Name
+		switch {
+		case !f.Queried:
+			p += " (cannot be opened)"
+		case !f.XRC:
+			p += " (no XRC)"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// listDevices is the provider-specific lister: rdma-core's when built with
+// it, else the legacy dlsym path. Set by the cgo files.
+var listDevices func() ([]devFacts, string, error)
+
+// Devices lists every RDMA device libibverbs reports, opening each to
+// query it. A device that cannot be opened is listed with the reason in
+// Extra["error"]. With no device at all, the error says why in one line.
+func Devices() ([]DeviceInfo, error) {
+	if listDevices == nil {
+		return nil, &deviceError{msg: "no RDMA device found: libibverbs is not available in this build", errno: syscall.ENOSYS, notSupported: true}
+	}
+	facts, lib, err := listDevices()
+	if err != nil {
+		return nil, err
+	}
+	if len(facts) == 0 {
+		return nil, openError("", stageNoDev, syscall.ENODEV, devFacts{}, nil)
+	}
+	out := make([]DeviceInfo, 0, len(facts))
+	for _, f := range facts {
+		out = append(out, f.info(lib))
+	}
+	return out, nil
+}
+
+// errListFailed turns a failed device list (a negative errno from C) into
+// the "no RDMA device found" error.
+func errListFailed(rc int) error {
+	return openError("", stageList, syscall.Errno(-rc), devFacts{}, nil)
+}

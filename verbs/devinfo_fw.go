@@ -1,0 +1,176 @@
+package verbs
+
+// Firmware command counters of mlx5 adapters, from debugfs. The kernel
+// driver times every firmware command it issues and keeps, per command,
+// the number issued and their mean duration in nanoseconds:
+//
+//	/sys/kernel/debug/mlx5/<pci>/commands/<COMMAND>/{n,average}
+//
+// A snapshot before and one after a run give the firmware's share of a
+// destroy (DESTROY_QP) or create (CREATE_QP) beside the latency measured
+// in user space. debugfs is root-only and mounted on most hosts; where it
+// is not readable the snapshot says why, and the result should say so too.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FWCommands are the firmware commands a snapshot reads.
+var FWCommands = []string{"CREATE_QP", "DESTROY_QP"}
+
+// debugfsRoot is where debugfs is mounted; tests point it elsewhere.
+var debugfsRoot = "/sys/kernel/debug"
+
+// FWCommand is one command's counters at one moment.
+type FWCommand struct {
+	N         uint64 `json:"n"`          // commands issued since the driver loaded (or the counter was reset)
+	AverageNS uint64 `json:"average_ns"` // their mean duration
+}
+
+// FWSnapshot is the firmware command counters of one device at one moment.
+type FWSnapshot struct {
+	Device   string               `json:"device"`
+	Dir      string               `json:"dir,omitempty"` // debugfs directory of the device's commands
+	Taken    time.Time            `json:"taken"`
+	Commands map[string]FWCommand `json:"commands,omitempty"`
+	// NotReadable says why there are no counters ("not readable: ...");
+	// empty when Commands holds every command of FWCommands.
+	NotReadable string `json:"not_readable,omitempty"`
+}
+
+// SnapshotFWCommands reads the mlx5 firmware command counters of the
+// device info describes (as returned by Device.Info or Devices). It never
+// fails: when the counters cannot be read, NotReadable says why.
+func SnapshotFWCommands(info DeviceInfo) FWSnapshot {
+	return snapshotFWCommands(debugfsRoot, info)
+}
+
+func snapshotFWCommands(root string, info DeviceInfo) FWSnapshot {
+	s := FWSnapshot{Device: info.Name, Taken: time.Now()}
+	pci := info.Extra["pci"]
+	switch {
+	case info.Driver != "" && info.Driver != "mlx5_core":
+		s.NotReadable = fmt.Sprintf("not readable: driver %s has no mlx5 firmware command counters", info.Driver)
+		return s
+	case pci == "":
+		s.NotReadable = "not readable: the device's PCI address is unknown (no sysfs device link)"
+		return s
+	}
+	s.Dir = filepath.Join(root, "mlx5", pci, "commands")
+	cmds := map[string]FWCommand{}
+	for _, name := range FWCommands {
+		var c FWCommand
+		var err error
+		if c.N, err = readUint(filepath.Join(s.Dir, name, "n")); err == nil {
+			c.AverageNS, err = readUint(filepath.Join(s.Dir, name, "average"))
+		}
+		if err != nil {
+			s.NotReadable = "not readable: " + whyNotReadable(err)
+			return s
+		}
+		cmds[name] = c
+	}
+	s.Commands = cmds
+	return s
+}
+
+func readUint(path string) (uint64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q is not a number", path, strings.TrimSpace(string(b)))
+	}
+	return v, nil
+}
+
+func whyNotReadable(err error) string {
+	var pe *os.PathError
+	switch {
+	case errors.Is(err, os.ErrPermission):
+		return "permission denied on " + pathOf(err) + " (debugfs is root-only; run as root to get firmware command times)"
+	case errors.Is(err, os.ErrNotExist):
+		return pathOf(err) + " does not exist (debugfs not mounted at " + debugfsRoot + ", or a kernel without mlx5 command statistics)"
+	case errors.As(err, &pe):
+		return pe.Path + ": " + pe.Err.Error()
+	}
+	return err.Error()
+}
+
+func pathOf(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Path
+	}
+	return "debugfs"
+}
+
+// FWCommandDelta is what the firmware did for one command between two
+// snapshots.
+type FWCommandDelta struct {
+	N      uint64  `json:"n"`
+	MeanNS float64 `json:"mean_ns"` // mean duration of the N commands in between
+}
+
+// FWDelta compares two snapshots of one device.
+type FWDelta struct {
+	Device      string                    `json:"device"`
+	Commands    map[string]FWCommandDelta `json:"commands,omitempty"`
+	NotReadable string                    `json:"not_readable,omitempty"`
+}
+
+// FWCommandsSince is the firmware's work between before and after. The
+// kernel keeps a running mean, so the mean in between is recovered from
+// the sums: (avg_after*n_after - avg_before*n_before) / (n_after - n_before).
+// A counter that went backwards (reset by a write to "average", or a
+// driver reload) makes the delta not readable rather than wrong.
+func FWCommandsSince(before, after FWSnapshot) FWDelta {
+	d := FWDelta{Device: after.Device}
+	switch {
+	case before.NotReadable != "":
+		d.NotReadable = before.NotReadable
+		return d
+	case after.NotReadable != "":
+		d.NotReadable = after.NotReadable
+		return d
+	}
+	d.Commands = map[string]FWCommandDelta{}
+	for name, a := range after.Commands {
+		b, ok := before.Commands[name]
+		if !ok || a.N < b.N {
+			d.Commands = nil
+			d.NotReadable = fmt.Sprintf("not readable: the %s counter was reset during the run", name)
+			return d
+		}
+		c := FWCommandDelta{N: a.N - b.N}
+		if c.N > 0 {
+			sum := float64(a.AverageNS)*float64(a.N) - float64(b.AverageNS)*float64(b.N)
+			c.MeanNS = max(sum/float64(c.N), 0)
+		}
+		d.Commands[name] = c
+	}
+	return d
+}
+
+// Environment renders the delta as flat key/value pairs for a result's
+// environment: "fw_cmd.DESTROY_QP.n", "fw_cmd.DESTROY_QP.mean_ns", or
+// "fw_cmd" = "not readable: ...".
+func (d FWDelta) Environment() map[string]string {
+	if d.NotReadable != "" {
+		return map[string]string{"fw_cmd": d.NotReadable}
+	}
+	m := map[string]string{}
+	for name, c := range d.Commands {
+		m["fw_cmd."+name+".n"] = strconv.FormatUint(c.N, 10)
+		m["fw_cmd."+name+".mean_ns"] = strconv.FormatFloat(c.MeanNS, 'f', 0, 64)
+	}
+	return m
+}

@@ -1,0 +1,585 @@
+//go:build rdma
+
+/*
+ * rdma.c: the rdma provider, rdma-core's upstream XRC API.
+ *
+ *   domain  ibv_open_xrcd(fd, O_CREAT)           ibv_close_xrcd
+ *   create  ibv_create_qp_ex(IBV_QPT_XRC_RECV)   the creator's handle (S1)
+ *   reg     ibv_open_qp(NUM|XRCD|TYPE)           one more handle (S2, S3)
+ *   unreg   ibv_destroy_qp(handle)               the last one destroys (S4, S5)
+ *
+ * One struct rdma_dev is one ibv_context, that is one registrant: every
+ * benchmark thread opens its own, so threads never share handles.
+ *
+ * The registrant's handles live in a small open-addressing hash table in
+ * C (QP number -> stack of struct ibv_qp *), so a timed unreg costs a probe
+ * in C and never a Go map lookup or a cgo call of its own.
+ *
+ * ibv_open_xrcd, ibv_close_xrcd, ibv_create_qp_ex and ibv_open_qp are
+ * static inlines that dispatch through struct verbs_context; when the
+ * provider lacks the op they return NULL with errno EOPNOTSUPP. Some
+ * providers return NULL with a stale errno on bad arguments, so arguments
+ * are validated here first and errno is cleared before each call.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+
+#include "rdma.h"
+
+struct rdma_dom;
+
+struct rdma_dev {
+	struct ibv_context *ctx;
+	struct rdma_dom *doms; /* open domain handles, to release on close */
+};
+
+/* One QP number's handles held by this registrant. Most registrants hold
+ * one handle per QP, so the first lives inline and only S3-style repeated
+ * opens spill into the heap. */
+struct rdma_slot {
+	uint32_t qpn;
+	uint32_t n;   /* handles held; 0 marks an empty slot */
+	uint32_t cap; /* capacity of more */
+	struct ibv_qp *one;
+	struct ibv_qp **more; /* handles 2..n */
+};
+
+struct rdma_dom {
+	struct rdma_dev *dev;
+	struct rdma_dom *next;
+	struct ibv_xrcd *xrcd;
+	struct rdma_slot *slots;
+	size_t mask;    /* table size - 1; the size is a power of two */
+	size_t used;    /* non-empty slots */
+	size_t handles; /* live handles, for S9 */
+};
+
+#define RDMA_TABLE_MIN 64
+
+static size_t slot_hash(uint32_t qpn, size_t mask)
+{
+	/* QP numbers are allocated near-sequentially: spread them. */
+	return (size_t)((qpn * 2654435761u) >> 8) & mask;
+}
+
+static struct rdma_slot *slot_find(struct rdma_dom *d, uint32_t qpn)
+{
+	for (size_t i = slot_hash(qpn, d->mask);; i = (i + 1) & d->mask) {
+		struct rdma_slot *s = &d->slots[i];
+
+		if (s->n == 0)
+			return NULL;
+		if (s->qpn == qpn)
+			return s;
+	}
+}
+
+static int table_grow(struct rdma_dom *d)
+{
+	size_t size = (d->mask + 1) * 2;
+	struct rdma_slot *slots = calloc(size, sizeof(*slots));
+
+	if (!slots)
+		return ENOMEM;
+	for (size_t i = 0; i <= d->mask; i++) {
+		struct rdma_slot *s = &d->slots[i];
+
+		if (s->n == 0)
+			continue;
+		size_t j = slot_hash(s->qpn, size - 1);
+
+		while (slots[j].n)
+			j = (j + 1) & (size - 1);
+		slots[j] = *s;
+	}
+	free(d->slots);
+	d->slots = slots;
+	d->mask = size - 1;
+	return 0;
+}
+
+/* slot_push records a new handle for qp->qp_num. */
+static int slot_push(struct rdma_dom *d, struct ibv_qp *qp)
+{
+	struct rdma_slot *s = slot_find(d, qp->qp_num);
+
+	if (!s) {
+		/* Keep the load under 1/2 so probes stay short. */
+		if ((d->used + 1) * 2 > d->mask + 1 && table_grow(d))
+			return ENOMEM;
+		size_t i = slot_hash(qp->qp_num, d->mask);
+
+		while (d->slots[i].n)
+			i = (i + 1) & d->mask;
+		s = &d->slots[i];
+		s->qpn = qp->qp_num;
+		s->one = qp;
+		s->n = 1;
+		d->used++;
+		d->handles++;
+		return 0;
+	}
+	if (s->n - 1 == s->cap) {
+		uint32_t cap = s->cap ? s->cap * 2 : 4;
+		struct ibv_qp **more = realloc(s->more, cap * sizeof(*more));
+
+		if (!more)
+			return ENOMEM;
+		s->more = more;
+		s->cap = cap;
+	}
+	s->more[s->n - 1] = qp;
+	s->n++;
+	d->handles++;
+	return 0;
+}
+
+/* slot_remove empties slot s and closes the gap it leaves in its probe
+ * run (backward-shift deletion), so lookups never need tombstones and a
+ * churning workload never fills the table. */
+static void slot_remove(struct rdma_dom *d, struct rdma_slot *s)
+{
+	size_t i = (size_t)(s - d->slots);
+
+	free(s->more);
+	memset(s, 0, sizeof(*s));
+	d->used--;
+	for (size_t j = (i + 1) & d->mask; d->slots[j].n; j = (j + 1) & d->mask) {
+		size_t home = slot_hash(d->slots[j].qpn, d->mask);
+
+		/* Move j back into the hole at i unless its home lies
+		 * cyclically in (i, j]. */
+		if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
+			d->slots[i] = d->slots[j];
+			memset(&d->slots[j], 0, sizeof(d->slots[j]));
+			i = j;
+		}
+	}
+}
+
+/* errno after a libibverbs call that failed; never 0, so a stale or
+ * missing errno cannot turn a failure into a success. */
+static int failed_errno(void)
+{
+	return errno > 0 ? errno : EIO;
+}
+
+static int rdma_open_domain(void *devp, int fd, void **domp)
+{
+	struct rdma_dev *dev = devp;
+	struct rdma_dom *d;
+	struct ibv_xrcd_init_attr attr;
+
+	if (!dev || !dev->ctx || fd < 0 || !domp)
+		return EINVAL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return ENOMEM;
+	d->slots = calloc(RDMA_TABLE_MIN, sizeof(*d->slots));
+	if (!d->slots) {
+		free(d);
+		return ENOMEM;
+	}
+	d->mask = RDMA_TABLE_MIN - 1;
+	d->dev = dev;
+
+	/* Both FD and OFLAGS are required: without OFLAGS the kernel
+	 * treats the open as "must exist" on some versions. */
+	memset(&attr, 0, sizeof(attr));
+	attr.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
+	attr.fd = fd;
+	attr.oflags = O_CREAT;
+	errno = 0;
+	d->xrcd = ibv_open_xrcd(dev->ctx, &attr);
+	if (!d->xrcd) {
+		int rc = failed_errno();
+
+		free(d->slots);
+		free(d);
+		return rc;
+	}
+	d->next = dev->doms;
+	dev->doms = d;
+	*domp = d;
+	return 0;
+}
+
+static void dom_unlink(struct rdma_dom *d)
+{
+	struct rdma_dom **p = &d->dev->doms;
+
+	while (*p && *p != d)
+		p = &(*p)->next;
+	if (*p)
+		*p = d->next;
+}
+
+static int rdma_close_domain(void *domp)
+{
+	struct rdma_dom *d = domp;
+	int rc;
+
+	if (!d || !d->xrcd)
+		return EINVAL;
+	/* S9: the kernel refuses too (the XRCD is still referenced by our
+	 * QP handles), but saying EBUSY here keeps the handles intact
+	 * instead of leaving a half-closed domain. */
+	if (d->handles)
+		return EBUSY;
+	errno = 0;
+	rc = ibv_close_xrcd(d->xrcd);
+	if (rc)
+		return rc > 0 ? rc : failed_errno();
+	dom_unlink(d);
+	free(d->slots);
+	free(d);
+	return 0;
+}
+
+static int rdma_create(void *domp, uint32_t *qpn, uint32_t *flags)
+{
+	struct rdma_dom *d = domp;
+	struct ibv_qp_init_attr_ex attr;
+	struct ibv_qp *qp;
+	int rc;
+
+	(void)flags; /* the upstream API cannot tell who destroyed a QP */
+	if (!d || !d->xrcd || !qpn)
+		return EINVAL;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_type = IBV_QPT_XRC_RECV;
+	attr.comp_mask = IBV_QP_INIT_ATTR_XRCD;
+	attr.xrcd = d->xrcd;
+	errno = 0;
+	qp = ibv_create_qp_ex(d->dev->ctx, &attr);
+	if (!qp)
+		return failed_errno();
+	if (qp->qp_num > XB_QPN_MAX || (rc = slot_push(d, qp)) != 0) {
+		rc = qp->qp_num > XB_QPN_MAX ? ERANGE : ENOMEM;
+		ibv_destroy_qp(qp);
+		return rc;
+	}
+	*qpn = qp->qp_num;
+	return 0;
+}
+
+static int rdma_reg(void *domp, uint32_t qpn, uint32_t *flags)
+{
+	struct rdma_dom *d = domp;
+	struct ibv_qp_open_attr attr;
+	struct ibv_qp *qp;
+	int rc;
+
+	(void)flags;
+	if (!d || !d->xrcd || qpn > XB_QPN_MAX)
+		return EINVAL;
+	memset(&attr, 0, sizeof(attr));
+	attr.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_TYPE;
+	attr.qp_num = qpn;
+	attr.xrcd = d->xrcd;
+	attr.qp_type = IBV_QPT_XRC_RECV;
+	errno = 0;
+	qp = ibv_open_qp(d->dev->ctx, &attr);
+	if (!qp)
+		return failed_errno();
+	rc = slot_push(d, qp);
+	if (rc) {
+		ibv_destroy_qp(qp);
+		return rc;
+	}
+	return 0;
+}
+
+static int rdma_unreg(void *domp, uint32_t qpn, uint32_t *flags)
+{
+	struct rdma_dom *d = domp;
+	struct rdma_slot *s;
+	struct ibv_qp *qp;
+	int rc;
+
+	(void)flags;
+	if (!d || !d->xrcd || qpn > XB_QPN_MAX)
+		return EINVAL;
+	s = slot_find(d, qpn);
+	if (!s)
+		return EINVAL; /* no handle: the upstream form of S8 */
+	/* Destroy the newest handle first; on failure it stays ours. */
+	qp = s->n > 1 ? s->more[s->n - 2] : s->one;
+	errno = 0;
+	rc = ibv_destroy_qp(qp);
+	if (rc)
+		return rc > 0 ? rc : failed_errno();
+	d->handles--;
+	if (--s->n == 0)
+		slot_remove(d, s);
+	return 0;
+}
+
+/* dom_release drops everything a domain handle still holds, as the kernel
+ * does when a process closes its uverbs file: every QP handle (the last
+ * one destroys its QP), then the XRCD. */
+static void dom_release(struct rdma_dom *d)
+{
+	for (size_t i = 0; i <= d->mask; i++) {
+		struct rdma_slot *s = &d->slots[i];
+
+		while (s->n > 1)
+			ibv_destroy_qp(s->more[--s->n - 1]);
+		if (s->n == 1)
+			ibv_destroy_qp(s->one);
+		free(s->more);
+	}
+	ibv_close_xrcd(d->xrcd);
+	free(d->slots);
+	free(d);
+}
+
+static int rdma_close_device(void *devp)
+{
+	struct rdma_dev *dev = devp;
+	int rc;
+
+	if (!dev)
+		return EINVAL;
+	/* Domains still open here were given up by the caller (their
+	 * registrations are dropped, as on process exit). */
+	while (dev->doms) {
+		struct rdma_dom *d = dev->doms;
+
+		dev->doms = d->next;
+		dom_release(d);
+	}
+	errno = 0;
+	rc = dev->ctx ? ibv_close_device(dev->ctx) : 0;
+	if (rc)
+		return rc > 0 ? rc : failed_errno();
+	free(dev);
+	return 0;
+}
+
+const struct xb_ops xb_rdma_ops = {
+	.name = "rdma",
+	.open_domain = rdma_open_domain,
+	.close_domain = rdma_close_domain,
+	.create = rdma_create,
+	.reg = rdma_reg,
+	.unreg = rdma_unreg,
+	.close_device = rdma_close_device,
+};
+
+size_t xb_rdma_dom_handles(void *domp)
+{
+	struct rdma_dom *d = domp;
+
+	return d ? d->handles : 0;
+}
+
+static void copy_str(char *dst, size_t len, const char *src)
+{
+	size_t n = src ? strnlen(src, len - 1) : 0;
+
+	memcpy(dst, src ? src : "", n);
+	dst[n] = '\0';
+}
+
+/* legacy_api_present: whether the loaded libibverbs is an old OFED one
+ * that still exports the legacy XRC calls. */
+static int legacy_api_present(void)
+{
+	static const char *const syms[] = {
+		"ibv_open_xrc_domain", "ibv_close_xrc_domain", "ibv_create_xrc_rcv_qp",
+		"ibv_reg_xrc_rcv_qp", "ibv_unreg_xrc_rcv_qp",
+	};
+
+	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++)
+		if (!dlsym(RTLD_DEFAULT, syms[i]))
+			return 0;
+	return 1;
+}
+
+/* facts_from_device records what needs no open context. */
+static void facts_from_device(struct ibv_device *dev, struct xb_devfacts *f)
+{
+	memset(f, 0, sizeof(*f));
+	copy_str(f->name, sizeof(f->name), ibv_get_device_name(dev));
+	copy_str(f->dev_name, sizeof(f->dev_name), dev->dev_name);
+	copy_str(f->ibdev_path, sizeof(f->ibdev_path), dev->ibdev_path);
+	f->node_type = dev->node_type;
+	f->transport_type = dev->transport_type;
+	f->node_guid = be64toh(ibv_get_device_guid(dev));
+	f->legacy_api = legacy_api_present();
+}
+
+/* facts_query fills f from an open context. Returns 0 or an errno. */
+static int facts_query(struct ibv_context *ctx, struct xb_devfacts *f)
+{
+	struct ibv_device_attr attr;
+	int rc;
+
+	memset(&attr, 0, sizeof(attr));
+	errno = 0;
+	rc = ibv_query_device(ctx, &attr);
+	if (rc)
+		return rc > 0 ? rc : failed_errno();
+	copy_str(f->fw_ver, sizeof(f->fw_ver), attr.fw_ver);
+	f->node_guid = be64toh(attr.node_guid);
+	f->vendor_id = attr.vendor_id;
+	f->vendor_part_id = attr.vendor_part_id;
+	f->hw_ver = attr.hw_ver;
+	f->max_qp = attr.max_qp;
+	f->device_cap_flags = (uint32_t)attr.device_cap_flags;
+	f->phys_port_cnt = attr.phys_port_cnt;
+	f->xrc = (f->device_cap_flags & IBV_DEVICE_XRC) != 0;
+	f->open_xrcd = verbs_get_ctx_op(ctx, open_xrcd) != NULL;
+	f->create_qp_ex = verbs_get_ctx_op(ctx, create_qp_ex) != NULL;
+	f->open_qp = verbs_get_ctx_op(ctx, open_qp) != NULL;
+	f->queried = 1;
+	return 0;
+}
+
+/* open_one opens and queries dev; on success *ctx is open. */
+static int open_one(struct ibv_device *dev, struct xb_devfacts *f, struct ibv_context **ctx, int *stage)
+{
+	int rc;
+
+	facts_from_device(dev, f);
+	errno = 0;
+	*ctx = ibv_open_device(dev);
+	if (!*ctx) {
+		f->open_errno = failed_errno();
+		*stage = XB_STAGE_OPEN;
+		return f->open_errno;
+	}
+	rc = facts_query(*ctx, f);
+	if (rc) {
+		f->open_errno = rc;
+		ibv_close_device(*ctx);
+		*ctx = NULL;
+		*stage = XB_STAGE_QUERY;
+		return rc;
+	}
+	return 0;
+}
+
+int xb_rdma_open(const char *name, void **devp, struct xb_devfacts *facts, int *stage)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx = NULL;
+	struct rdma_dev *dev;
+	int n = 0, rc = 0, found = 0;
+
+	*stage = XB_STAGE_OK;
+	memset(facts, 0, sizeof(*facts));
+	errno = 0;
+	list = ibv_get_device_list(&n);
+	if (!list) {
+		*stage = XB_STAGE_LIST;
+		return failed_errno();
+	}
+	if (n <= 0) {
+		ibv_free_device_list(list);
+		*stage = XB_STAGE_NODEV;
+		return ENODEV;
+	}
+	for (int i = 0; i < n; i++) {
+		if (name && *name) {
+			if (strcmp(ibv_get_device_name(list[i]), name) != 0)
+				continue;
+			found = 1;
+			rc = open_one(list[i], facts, &ctx, stage);
+			break;
+		}
+		/* No name: the first device with XRC. A device we cannot
+		 * open is remembered, so "permission denied" is what the
+		 * user hears when no device could be tried at all. */
+		struct xb_devfacts f;
+		int st = 0;
+
+		if (open_one(list[i], &f, &ctx, &st) != 0) {
+			if (!found) {
+				*facts = f;
+				*stage = st;
+				rc = f.open_errno;
+			}
+			found = 1;
+			continue;
+		}
+		if (f.xrc) {
+			*facts = f;
+			*stage = XB_STAGE_OK;
+			rc = 0;
+			break;
+		}
+		ibv_close_device(ctx);
+		ctx = NULL;
+		if (!found || *stage == XB_STAGE_NOXRC_ANY) {
+			*facts = f;
+			*stage = XB_STAGE_NOXRC_ANY;
+			rc = EOPNOTSUPP;
+		}
+		found = 1;
+	}
+	ibv_free_device_list(list); /* an open context keeps its device */
+	if (name && *name && !found) {
+		copy_str(facts->name, sizeof(facts->name), name);
+		*stage = XB_STAGE_NOTFOUND;
+		return ENODEV;
+	}
+	if (!ctx)
+		return rc ? rc : ENODEV;
+	/* A device named on purpose that lacks XRC still opens: the domain
+	 * open is where the API says so (S11, ibv_open_xrcd -> EOPNOTSUPP),
+	 * and DeviceInfo.XRC tells callers before they try. */
+	if (facts->xrc && (!facts->open_qp || !facts->create_qp_ex)) {
+		/* qedr: XRC, but no ibv_open_qp, so nobody can register. */
+		ibv_close_device(ctx);
+		*stage = XB_STAGE_NOOPENQP;
+		return EOPNOTSUPP;
+	}
+	dev = calloc(1, sizeof(*dev));
+	if (!dev) {
+		ibv_close_device(ctx);
+		return ENOMEM;
+	}
+	dev->ctx = ctx;
+	*devp = dev;
+	return 0;
+}
+
+int xb_rdma_list(struct xb_devfacts *facts, int max)
+{
+	struct ibv_device **list;
+	int n = 0;
+
+	errno = 0;
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return -failed_errno();
+	for (int i = 0; i < n && i < max; i++) {
+		struct ibv_context *ctx = NULL;
+		int stage = 0;
+
+		if (open_one(list[i], &facts[i], &ctx, &stage) == 0)
+			ibv_close_device(ctx);
+	}
+	ibv_free_device_list(list);
+	return n;
+}
+
+void xb_rdma_library(char *buf, size_t len)
+{
+	Dl_info info;
+	/* dlsym, not &ibv_get_device_list: in a non-PIE executable the
+	 * latter may be a PLT stub of the executable itself. */
+	void *sym = dlsym(RTLD_DEFAULT, "ibv_get_device_list");
+
+	buf[0] = '\0';
+	if (sym && dladdr(sym, &info) && info.dli_fname)
+		copy_str(buf, len, info.dli_fname);
+}

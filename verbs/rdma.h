@@ -1,0 +1,39 @@
+//go:build rdma
+
+/*
+ * rdma.h: the rdma provider, rdma-core's upstream XRC API
+ * (ibv_open_xrcd / ibv_create_qp_ex / ibv_open_qp / ibv_destroy_qp).
+ */
+#ifndef XB_RDMA_H
+#define XB_RDMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rdma_facts.h"
+#include "xb.h"
+
+extern const struct xb_ops xb_rdma_ops;
+
+/*
+ * xb_rdma_open opens a device context (one registrant): the device called
+ * name, or when name is NULL or "" the first device with IBV_DEVICE_XRC.
+ * On failure it returns a positive errno and sets *stage, and fills facts
+ * as far as it got (facts->name names the device that failed).
+ */
+int xb_rdma_open(const char *name, void **dev, struct xb_devfacts *facts, int *stage);
+
+/*
+ * xb_rdma_list fills up to max entries of facts, one per device, opening
+ * each to query it. Returns the number of devices (which may exceed max),
+ * or -errno when ibv_get_device_list fails.
+ */
+int xb_rdma_list(struct xb_devfacts *facts, int max);
+
+/* xb_rdma_library names the file libibverbs was loaded from ("" if unknown). */
+void xb_rdma_library(char *buf, size_t len);
+
+/* Inspection for tests: live handles this registrant holds in dom. */
+size_t xb_rdma_dom_handles(void *dom);
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * rdma_facts.h: what the rdma and legacy providers learn about a device,
+ * in plain C types. It does not include <infiniband/verbs.h> on purpose:
+ * the legacy provider is built everywhere (it finds libibverbs at run time
+ * with dlopen), so everything it shares with the rdma provider lives here.
+ */
+#ifndef XB_RDMA_FACTS_H
+#define XB_RDMA_FACTS_H
+
+#include <stdint.h>
+
+#define XB_IBV_NAME_MAX 64  /* IBV_SYSFS_NAME_MAX */
+#define XB_IBV_PATH_MAX 256 /* IBV_SYSFS_PATH_MAX */
+#define XB_IBV_DEVICE_XRC (1u << 20) /* IBV_DEVICE_XRC, stable since OFED 1.3 */
+
+struct xb_devfacts {
+	char name[XB_IBV_NAME_MAX];       /* kernel device, e.g. mlx5_0 */
+	char dev_name[XB_IBV_NAME_MAX];   /* uverbs device, e.g. uverbs0 */
+	char ibdev_path[XB_IBV_PATH_MAX]; /* sysfs class device */
+	char fw_ver[64];
+	uint64_t node_guid; /* host byte order */
+	uint32_t vendor_id, vendor_part_id, hw_ver;
+	uint32_t device_cap_flags;
+	int32_t max_qp;
+	int32_t phys_port_cnt;
+	int32_t node_type, transport_type;
+	int32_t queried;   /* the device was opened and queried */
+	int32_t open_errno; /* why it could not be, when it could not */
+	int32_t xrc;       /* IBV_DEVICE_XRC is in device_cap_flags */
+	int32_t open_xrcd, create_qp_ex, open_qp; /* verbs_context ops present */
+	int32_t legacy_api; /* the loaded libibverbs exports ibv_reg_xrc_rcv_qp & co */
+};
+
+/* Where opening a device failed, so Go can write one clear line. */
+enum xb_open_stage {
+	XB_STAGE_OK = 0,
+	XB_STAGE_LIST = 1,     /* ibv_get_device_list returned NULL */
+	XB_STAGE_NODEV = 2,    /* the list is empty */
+	XB_STAGE_NOTFOUND = 3, /* no device of that name */
+	XB_STAGE_OPEN = 4,     /* ibv_open_device failed (uverbs file) */
+	XB_STAGE_QUERY = 5,    /* ibv_query_device failed */
+	XB_STAGE_NOXRC = 6,    /* the device lacks IBV_DEVICE_XRC */
+	XB_STAGE_NOOPENQP = 7, /* XRC, but the provider has no open_qp */
+	XB_STAGE_NOXRC_ANY = 8, /* no device given, and none has XRC */
+	XB_STAGE_NOSYM = 9,    /* legacy: a symbol is missing */
+};
+
+#endif
