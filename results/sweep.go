@@ -52,7 +52,6 @@ func LoadSweep(dir string) (*Sweep, error) {
 	}
 	var s Sweep
 	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("%s: %w: not a complete sweep.json (%v)", path, ErrInvalid, err)
 	}
