@@ -130,6 +130,11 @@ type Worker struct {
 	Errors    map[string]int64 `json:"errors,omitempty"`
 	Exit      string           `json:"exit,omitempty"` // "ok", "exit status 3", "signal: killed"
 	PerThread []ThreadCounts   `json:"per_thread,omitempty"`
+	// Repetition is the repetition the process ran (each repetition
+	// starts fresh worker processes).
+	Repetition int `json:"repetition"`
+	// MaxRSSKB is the process's peak resident memory in KiB (getrusage).
+	MaxRSSKB int64 `json:"max_rss_kb,omitempty"`
 }
 
 // ThreadCounts is one worker thread's operation counts.
@@ -145,6 +150,9 @@ type Repetition struct {
 	Duration Duration           `json:"duration"` // measured wall time
 	Rounds   int64              `json:"rounds,omitempty"`
 	Ops      map[string]OpStats `json:"ops"`
+	// StartSkewNS is the spread of the threads' measurement start times in
+	// this repetition; Harness.StartSkewNS is the largest over repetitions.
+	StartSkewNS int64 `json:"start_skew_ns,omitempty"`
 }
 
 // LeakCheck is the teardown's verification that no QP outlived the run.

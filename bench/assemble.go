@@ -1,0 +1,226 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"syscall"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/verbs"
+)
+
+// kindAgg accumulates one op kind over threads.
+type kindAgg struct {
+	hist   *hdrhistogram.Histogram
+	count  int64
+	errors int64
+	errnos map[string]int64
+}
+
+func (a *kindAgg) stats(seconds float64) results.OpStats {
+	s := results.OpStats{Count: a.count, Errors: a.errors, NS: results.Summarize(a.hist)}
+	if seconds > 0 {
+		s.OpsPerSec = float64(a.count) / seconds
+	}
+	if len(a.errnos) > 0 {
+		s.ErrnoCounts = a.errnos
+	}
+	return s
+}
+
+func aggregate(aggs map[string]*kindAgg, trs []threadResult) error {
+	for _, tr := range trs {
+		for kind, kr := range tr.Kinds {
+			a := aggs[kind]
+			if a == nil {
+				a = &kindAgg{hist: results.NewHistogram(), errnos: map[string]int64{}}
+				aggs[kind] = a
+			}
+			h, err := results.DecodeHistogram(kr.Hist)
+			if err != nil {
+				return fmt.Errorf("thread %d, %s: %w", tr.Thread, kind, err)
+			}
+			a.hist.Merge(h)
+			a.count += kr.Count
+			a.errors += kr.Errors
+			for name, n := range tr.Errnos[kind] {
+				a.errnos[name] += n
+			}
+		}
+	}
+	return nil
+}
+
+// assemble fills the result's ops, repetitions, histograms and harness
+// figures from the completed repetitions.
+func assemble(res *results.Result, done []*repOutcome, cfg Config) {
+	all := map[string]*kindAgg{}
+	var wall float64
+	for _, rep := range done {
+		aggs := map[string]*kindAgg{}
+		if err := aggregate(aggs, rep.threads); err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("repetition %d: %v", rep.index+1, err))
+		}
+		if err := aggregate(all, rep.threads); err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("repetition %d: %v", rep.index+1, err))
+		}
+		secs := rep.wall.Seconds()
+		wall += secs
+		r := results.Repetition{Index: rep.index, Duration: results.Duration(rep.wall), Ops: map[string]results.OpStats{},
+			StartSkewNS: rep.skew}
+		for kind, a := range aggs {
+			r.Ops[kind] = a.stats(secs)
+		}
+		if cfg.Workload.Mode == "rounds" && len(rep.threads) > 0 {
+			r.Rounds = rep.threads[0].Rounds
+		}
+		res.Repetitions = append(res.Repetitions, r)
+		res.Harness.StartSkewNS = max(res.Harness.StartSkewNS, rep.skew)
+	}
+	res.Histograms = map[string]string{}
+	for kind, a := range all {
+		res.Ops[kind] = a.stats(wall)
+		if enc, err := results.EncodeHistogram(a.hist); err == nil {
+			res.Histograms[kind] = enc
+		}
+	}
+	if res.Workers == nil {
+		res.Workers = []results.Worker{}
+	}
+	if res.Repetitions == nil {
+		res.Repetitions = []results.Repetition{}
+	}
+}
+
+// mergeWorkers appends the repetition's worker processes to the list.
+func mergeWorkers(list []results.Worker, rep *repOutcome) []results.Worker {
+	byThread := map[int]threadResult{}
+	for _, tr := range rep.threads {
+		byThread[tr.Thread] = tr
+	}
+	for _, w := range rep.workers {
+		rw := results.Worker{Index: w.index, PID: w.pid, Threads: w.threads, Repetition: rep.index,
+			Counts: map[string]int64{}, Exit: w.exitString()}
+		if w.state != nil {
+			if ru, ok := w.state.SysUsage().(*syscall.Rusage); ok {
+				rw.MaxRSSKB = ru.Maxrss
+			}
+		}
+		pinned := false
+		for i := 0; i < w.threads; i++ {
+			g := w.index*w.threads + i
+			tr, ok := byThread[g]
+			cpu := -1
+			if i < len(w.cpus) {
+				cpu = w.cpus[i]
+			}
+			pinned = pinned || cpu >= 0
+			tc := results.ThreadCounts{Thread: g, CPU: cpu, Counts: map[string]int64{}}
+			if ok {
+				for kind, kr := range tr.Kinds {
+					tc.Counts[kind] = kr.Count
+					rw.Counts[kind] += kr.Count
+					if kr.Errors > 0 {
+						if rw.Errors == nil {
+							rw.Errors = map[string]int64{}
+						}
+						rw.Errors[kind] += kr.Errors
+					}
+				}
+			}
+			rw.PerThread = append(rw.PerThread, tc)
+		}
+		if pinned {
+			rw.CPUs = w.cpus
+		}
+		list = append(list, rw)
+	}
+	return list
+}
+
+func mergeLeaks(acc, l *results.LeakCheck) *results.LeakCheck {
+	if l == nil {
+		return acc
+	}
+	if acc == nil {
+		c := *l
+		return &c
+	}
+	acc.Checked = acc.Checked && l.Checked
+	acc.Leaked = append(acc.Leaked, l.Leaked...)
+	if l.Detail != "" && l.Detail != acc.Detail {
+		acc.Detail += "; " + l.Detail
+	}
+	return acc
+}
+
+// checkLeaks verifies that no QP the repetition made outlived it: on sim
+// by inspecting the device (after it reaped dead workers), elsewhere by
+// registering, from a fresh registrant, with every QP number the run knows
+// it made, which must fail with EINVAL.
+func checkLeaks(vo verbs.Options, h *holder, threads []threadResult) *results.LeakCheck {
+	switch vo.Provider {
+	case "null":
+		return &results.LeakCheck{Method: "none", Detail: "the null provider keeps no state"}
+	case "sim":
+		snap, err := verbs.InspectSim(vo.Sim.Dir)
+		if err != nil {
+			return &results.LeakCheck{Method: "sim_inspect", Detail: "inspection failed: " + err.Error()}
+		}
+		lc := &results.LeakCheck{Checked: true, Method: "sim_inspect"}
+		for _, q := range snap.QPs {
+			lc.Leaked = append(lc.Leaked, q.QPN)
+		}
+		if snap.Registrants > 0 {
+			lc.Detail = fmt.Sprintf("%d registrant(s) still open", snap.Registrants)
+		}
+		return lc
+	}
+	lc := &results.LeakCheck{Method: "reg_probe"}
+	dev, err := verbs.Open(vo)
+	if err != nil {
+		lc.Detail = "probe registrant: " + err.Error()
+		return lc
+	}
+	defer dev.Close()
+	probe := func(path string, qpns []uint32) error {
+		if len(qpns) == 0 {
+			return nil
+		}
+		dom, err := dev.OpenDomain(path, false)
+		if err != nil {
+			return err
+		}
+		defer dom.Close()
+		for _, q := range qpns {
+			err := dom.Reg(q)
+			if err == nil {
+				lc.Leaked = append(lc.Leaked, q)
+				dom.Unreg(q) // the last registration: destroys what leaked
+			} else if !errors.Is(err, syscall.EINVAL) {
+				return err
+			}
+		}
+		return nil
+	}
+	var made []uint32
+	made = append(made, h.held...)
+	for _, tr := range threads {
+		made = append(made, tr.Created...)
+	}
+	sort.Slice(made, func(i, j int) bool { return made[i] < made[j] })
+	if err := probe(h.domain, made); err != nil {
+		lc.Detail = "probe: " + err.Error()
+		return lc
+	}
+	if err := probe(h.fdomain, h.foreign); err != nil {
+		lc.Detail = "probe: " + err.Error()
+		return lc
+	}
+	lc.Checked = true
+	lc.Detail = fmt.Sprintf("probed %d QP number(s): the held ones and the last %d each thread created", len(made)+len(h.foreign), createdRing)
+	return lc
+}

@@ -1,0 +1,444 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/verbs"
+	"github.com/xrcbench/xrcbench/workloads"
+)
+
+type coordinator struct {
+	cfg   Config
+	opts  Options
+	priv  string
+	logs  *hlogs
+	errMu sync.Mutex // serialises writes to opts.Stderr
+}
+
+// repOutcome is what one repetition measured.
+type repOutcome struct {
+	index    int
+	info     verbs.DeviceInfo
+	threads  []threadResult
+	workers  []*workerProc
+	wall     time.Duration
+	skew     int64
+	leaks    *results.LeakCheck
+	warnings []string
+}
+
+// workerProc is one worker process as the coordinator sees it.
+type workerProc struct {
+	index   int
+	threads int
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	fw      *frameWriter
+	pid     int
+	cpus    []int
+	ready   bool
+	done    *doneMsg
+	failMsg string // what the worker said when it failed
+	exited  bool
+	state   *os.ProcessState
+	readErr error
+}
+
+type event struct {
+	w    *workerProc
+	msg  *message
+	exit bool // the worker's stdout ended and the process was reaped
+}
+
+// name identifies a worker in messages: index and pid.
+func (w *workerProc) name() string { return fmt.Sprintf("worker %d (pid %d)", w.index, w.pid) }
+
+// describe says why a worker stopped before finishing.
+func (w *workerProc) describe() string {
+	switch {
+	case w.failMsg != "":
+		return w.name() + " failed: " + w.failMsg
+	case w.state == nil:
+		return w.name() + " stopped answering"
+	}
+	if ws, ok := w.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("%s was killed by signal %d (%v)", w.name(), int(ws.Signal()), ws.Signal())
+	}
+	if w.state.ExitCode() == 0 {
+		return w.name() + " exited before reporting its results"
+	}
+	return fmt.Sprintf("%s exited with status %d", w.name(), w.state.ExitCode())
+}
+
+func (w *workerProc) exitString() string {
+	if w.state == nil {
+		return ""
+	}
+	if w.state.Success() {
+		return "ok"
+	}
+	return w.state.String()
+}
+
+// repetition runs the whole configuration once, with fresh worker
+// processes and a fresh device directory, so repetitions are independent.
+func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, error) {
+	cfg := c.cfg
+	out := &repOutcome{index: idx}
+	dir := filepath.Join(c.priv, fmt.Sprintf("rep%d", idx+1))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return out, err
+	}
+	vo := verbs.Options{Provider: cfg.Provider, Device: cfg.Device,
+		Sim: verbs.SimOptions{Dir: filepath.Join(dir, "sim"), Semantics: cfg.semantics(), Cost: cfg.SimCost}}
+	total := cfg.Procs * cfg.Threads
+	h, err := openHolder(vo, filepath.Join(dir, "domain"), filepath.Join(dir, "foreign"), cfg.Workload, cfg.QPs, total)
+	if err != nil {
+		return out, err
+	}
+	out.info = h.dev.Info()
+	defer func() {
+		if err := h.release(); err != nil {
+			out.warnings = append(out.warnings, fmt.Sprintf("repetition %d: releasing the holder: %v", idx+1, err))
+		}
+		out.leaks = checkLeaks(vo, h, out.threads)
+	}()
+
+	slots := cfg.QPs
+	sh, err := createShm(filepath.Join(dir, "barrier"), total, slots)
+	if err != nil {
+		return out, err
+	}
+	defer sh.close()
+
+	events := make(chan event, 16*cfg.Procs)
+	var workers []*workerProc
+	for p := 0; p < cfg.Procs; p++ {
+		wc := &workerConfig{
+			Index: p, ThreadBase: p * cfg.Threads, Threads: cfg.Threads, TotalThreads: total,
+			Verbs: vo, Domain: h.domain, Shm: filepath.Join(dir, "barrier"),
+			WorkloadSpec: cfg.Workload.Source, WorkloadFile: cfg.Workload.File,
+			QPs: cfg.QPs, Duration: cfg.Duration, Iterations: cfg.Iterations, Warmup: cfg.Warmup,
+			Interval: cfg.Interval, Pin: cfg.Pin, Seed: cfg.Seed,
+			Held: h.held, Invalid: h.invalid, Foreign: h.foreign,
+		}
+		w, err := c.spawn(p, wc, events)
+		if err != nil {
+			c.stop(sh, workers, events)
+			return out, fmt.Errorf("starting worker %d: %w", p, err)
+		}
+		workers = append(workers, w)
+	}
+	out.workers = workers
+
+	fail := func(err error) (*repOutcome, error) {
+		c.stop(sh, workers, events)
+		return out, err
+	}
+	// Every worker reports ready once all its threads hold their
+	// registrant; a worker failing or dying here fails the repetition.
+	readyBy := time.NewTimer(60*time.Second + time.Duration(cfg.Procs)*time.Second)
+	defer readyBy.Stop()
+	for nready := 0; nready < len(workers); {
+		select {
+		case ev := <-events:
+			if err := c.handle(ev, out, sh); err != nil {
+				return fail(err)
+			}
+			if ev.msg != nil && ev.msg.Type == msgReady {
+				nready++
+			}
+		case <-readyBy.C:
+			return fail(errors.New("workers did not get ready within a minute"))
+		case <-ctx.Done():
+			return fail(fmt.Errorf("interrupted: %w", ctx.Err()))
+		}
+	}
+
+	margin := 50*time.Millisecond + time.Duration(cfg.Procs)*5*time.Millisecond + time.Duration(total)*100*time.Microsecond
+	deadline := verbs.Now() + uint64(margin)
+	sh.setDeadline(deadline)
+	c.logs.startRep(total)
+	for _, w := range workers {
+		if err := w.fw.write(&message{Type: msgStart, Start: &startMsg{Deadline: deadline}}); err != nil {
+			return fail(fmt.Errorf("%s: sending the start: %w", w.name(), err))
+		}
+	}
+	var watchdog <-chan time.Time
+	if cfg.Duration > 0 {
+		// A duration run that overstays this much is wedged.
+		t := time.NewTimer(margin + cfg.Warmup + cfg.Duration + 60*time.Second)
+		defer t.Stop()
+		watchdog = t.C
+	}
+	for pending := len(workers); pending > 0; {
+		select {
+		case ev := <-events:
+			if err := c.handle(ev, out, sh); err != nil {
+				return fail(err)
+			}
+			if ev.exit {
+				pending--
+			}
+		case <-watchdog:
+			return fail(fmt.Errorf("the run did not finish within a minute of its end"))
+		case <-ctx.Done():
+			return fail(fmt.Errorf("interrupted: %w", ctx.Err()))
+		}
+	}
+	c.logs.endRep()
+	var minStart, maxStart, maxEnd uint64
+	for i, tr := range out.threads {
+		if i == 0 || tr.Started < minStart {
+			minStart = tr.Started
+		}
+		maxStart = max(maxStart, tr.Started)
+		maxEnd = max(maxEnd, tr.Ended)
+	}
+	if len(out.threads) != total {
+		return out, fmt.Errorf("got results of %d threads, want %d", len(out.threads), total)
+	}
+	out.wall = time.Duration(maxEnd - minStart)
+	out.skew = int64(maxStart - minStart)
+	return out, nil
+}
+
+// handle processes one event; an error fails the repetition.
+func (c *coordinator) handle(ev event, out *repOutcome, sh *shm) error {
+	w := ev.w
+	if ev.exit {
+		w.exited = true
+		if w.done == nil {
+			return errors.New(w.describe())
+		}
+		if !w.state.Success() {
+			return fmt.Errorf("%s reported its results but then %s", w.name(), w.state)
+		}
+		return nil
+	}
+	m := ev.msg
+	switch m.Type {
+	case msgReady:
+		if w.ready || m.Ready == nil || len(m.Ready.CPUs) != w.threads {
+			return fmt.Errorf("%s: %w: bad ready message", w.name(), errProto)
+		}
+		w.ready, w.cpus = true, m.Ready.CPUs
+	case msgInterval:
+		if m.Interval == nil {
+			return fmt.Errorf("%s: %w: empty interval message", w.name(), errProto)
+		}
+		if err := c.logs.add(m.Interval, sh.deadline()); err != nil {
+			return fmt.Errorf("%s: %w", w.name(), err)
+		}
+	case msgDone:
+		if w.done != nil || m.Done == nil || len(m.Done.Threads) != w.threads {
+			return fmt.Errorf("%s: %w: bad done message", w.name(), errProto)
+		}
+		w.done = m.Done
+		out.threads = append(out.threads, m.Done.Threads...)
+		c.logs.threadsDone(m.Done.Threads)
+	case msgError:
+		w.failMsg = m.Error
+		return errors.New(w.describe())
+	default:
+		return fmt.Errorf("%s: %w: unexpected message %q", w.name(), errProto, m.Type)
+	}
+	return nil
+}
+
+// spawn starts worker p and sends it its configuration.
+func (c *coordinator) spawn(p int, wc *workerConfig, events chan<- event) (*workerProc, error) {
+	cmd := exec.Command(c.opts.WorkerExe, c.opts.WorkerArgs...)
+	cmd.Env = append(os.Environ(), c.opts.WorkerEnv...)
+	// A worker must not outlive a coordinator that was killed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	w := &workerProc{index: p, threads: wc.Threads, cmd: cmd, stdin: stdin, fw: newFrameWriter(stdin), pid: cmd.Process.Pid}
+	stderrDone := make(chan struct{})
+	go func() {
+		defer close(stderrDone)
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			c.errMu.Lock()
+			fmt.Fprintf(c.opts.Stderr, "%s: %s\n", w.name(), sc.Text())
+			c.errMu.Unlock()
+		}
+	}()
+	go func() {
+		fr := newFrameReader(stdout)
+		for {
+			m, err := fr.read()
+			if err != nil {
+				if err != io.EOF {
+					w.readErr = err
+				}
+				break
+			}
+			events <- event{w: w, msg: m}
+		}
+		io.Copy(io.Discard, stdout) // so the worker never blocks writing
+		<-stderrDone
+		cmd.Wait()
+		w.state = cmd.ProcessState
+		events <- event{w: w, exit: true}
+	}()
+	if err := w.fw.write(&message{Type: msgConfig, Config: wc}); err != nil {
+		// The worker died at once; its exit event says how.
+		w.failMsg = "could not be sent its configuration: " + err.Error()
+	}
+	return w, nil
+}
+
+// stop ends every worker still running: the barrier is aborted and stdin
+// closed, so they unwind and release their registrations; those still
+// running after a grace period are killed. Nothing is left running.
+func (c *coordinator) stop(sh *shm, workers []*workerProc, events <-chan event) {
+	sh.abort()
+	running := 0
+	for _, w := range workers {
+		w.stdin.Close()
+		if !w.exited {
+			running++
+		}
+	}
+	grace := time.NewTimer(5 * time.Second)
+	defer grace.Stop()
+	for running > 0 {
+		select {
+		case ev := <-events:
+			if ev.exit {
+				ev.w.exited = true
+				running--
+			}
+		case <-grace.C:
+			for _, w := range workers {
+				if !w.exited {
+					w.cmd.Process.Kill()
+				}
+			}
+		}
+	}
+}
+
+// holder is the coordinator's own registrant: it prepares the QPs a
+// workload needs before the workers start and releases them after.
+type holder struct {
+	dev             *verbs.Device
+	dom, fdom       *verbs.Domain
+	domain, fdomain string
+	held, foreign   []uint32
+	invalid         []uint32
+}
+
+func openHolder(vo verbs.Options, domain, foreign string, spec *workloads.Spec, qps, threads int) (*holder, error) {
+	dev, err := verbs.Open(vo)
+	if err != nil {
+		return nil, err
+	}
+	h := &holder{dev: dev, domain: domain, fdomain: foreign}
+	fail := func(err error) (*holder, error) {
+		h.release()
+		return nil, err
+	}
+	if h.dom, err = dev.OpenDomain(domain, true); err != nil {
+		return fail(err)
+	}
+	create := func(dom *verbs.Domain, n int) ([]uint32, error) {
+		var out []uint32
+		for i := 0; i < n; i++ {
+			qpn, err := dom.CreateRcvQP()
+			if err != nil {
+				return out, fmt.Errorf("preparing QPs: %w", err)
+			}
+			out = append(out, qpn)
+		}
+		return out, nil
+	}
+	if spec.QPs.Holder {
+		n := qps
+		if spec.QPs.Scope == workloads.PerThread {
+			n = qps * threads
+		}
+		h.held, err = create(h.dom, n)
+		if err != nil {
+			return fail(err)
+		}
+	}
+	if spec.Uses(workloads.OpRegInvalid) {
+		// QP numbers that existed and were destroyed: invalid for sure,
+		// since the device does not reuse them until the 24-bit space wraps.
+		stale, err := create(h.dom, qps)
+		for _, q := range stale {
+			if _, uerr := h.dom.Unreg(q); uerr != nil && err == nil {
+				err = uerr
+			}
+		}
+		if err != nil {
+			return fail(err)
+		}
+		h.invalid = stale
+	}
+	if spec.Uses(workloads.OpRegForeign) {
+		if h.fdom, err = dev.OpenDomain(foreign, true); err != nil {
+			return fail(err)
+		}
+		if h.foreign, err = create(h.fdom, qps); err != nil {
+			return fail(err)
+		}
+	}
+	return h, nil
+}
+
+// release unregisters what the holder holds (destroying those QPs) and
+// closes it.
+func (h *holder) release() error {
+	var errs []error
+	for _, x := range []struct {
+		dom  *verbs.Domain
+		qpns *[]uint32
+	}{{h.dom, &h.held}, {h.fdom, &h.foreign}} {
+		if x.dom == nil {
+			continue
+		}
+		for _, q := range *x.qpns {
+			if _, err := x.dom.Unreg(q); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if err := x.dom.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if h.dev != nil {
+		if err := h.dev.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,107 @@
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/verbs"
+)
+
+// environment describes the machine, the build and the device.
+func environment(info verbs.DeviceInfo) results.Environment {
+	env := results.Environment{
+		CPUs:      runtime.NumCPU(),
+		GoVersion: runtime.Version(),
+		Version:   Version(),
+		Provider:  info.Provider,
+		CPUModel:  cpuModel(),
+	}
+	env.Host, _ = os.Hostname()
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		env.Kernel = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:]) +
+			" " + unix.ByteSliceToString(u.Machine[:])
+	}
+	env.Device = map[string]any{"name": info.Name, "xrc": info.XRC, "numa_node": info.NUMANode}
+	add := func(k, v string) {
+		if v != "" {
+			env.Device[k] = v
+		}
+	}
+	add("semantics", info.Semantics)
+	add("fw_ver", info.FWVer)
+	add("hw_ver", info.HWVer)
+	add("node_guid", info.NodeGUID)
+	add("driver", info.Driver)
+	add("library", info.Library)
+	if info.VendorID != 0 || info.VendorPartID != 0 {
+		env.Device["vendor_id"] = fmt.Sprintf("%#x", info.VendorID)
+		env.Device["vendor_part_id"] = fmt.Sprint(info.VendorPartID)
+	}
+	if info.MaxQP != 0 {
+		env.Device["max_qp"] = info.MaxQP
+	}
+	if len(info.Extra) > 0 {
+		env.ProviderDetail = map[string]string{}
+		for k, v := range info.Extra {
+			env.ProviderDetail[k] = v
+		}
+		// The sim device's directory is the run's private one, removed at
+		// the end: not something to rerun with.
+		delete(env.ProviderDetail, "dir")
+	}
+	return env
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// Version is the VCS revision xrcbench was built from, "+dirty" when the
+// tree had changes, or "unknown" for a build without VCS information.
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			return bi.Main.Version
+		}
+		return "unknown"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "+dirty"
+	}
+	return rev
+}

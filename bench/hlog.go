@@ -1,0 +1,153 @@
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/verbs"
+)
+
+// hlogs writes one HdrHistogram interval log per op kind (<kind>.hlog).
+// Threads report each interval when they leave it; an interval is merged
+// across threads and written once every thread has moved past it (or it
+// is far behind the newest one), so the coordinator holds a few intervals
+// at a time whatever the run length.
+type hlogs struct {
+	interval time.Duration
+	files    map[string]*os.File
+	bufs     map[string]*bufio.Writer
+	writers  map[string]*hdrhistogram.HistogramLogWriter
+	pending  map[int64]map[string]*hdrhistogram.Histogram
+	progress map[int]int64 // thread → first interval it has not reported
+	threads  int
+	newest   int64
+	base     uint64 // CLOCK_MONOTONIC ns of interval 0 of this repetition
+	wallBase time.Time
+	err      error
+}
+
+func newHlogs(dir string, kinds []string, start time.Time, interval time.Duration) (*hlogs, error) {
+	l := &hlogs{interval: interval, files: map[string]*os.File{}, bufs: map[string]*bufio.Writer{},
+		writers: map[string]*hdrhistogram.HistogramLogWriter{}}
+	startMs := start.UnixMilli()
+	for _, k := range kinds {
+		f, err := os.Create(filepath.Join(dir, k+".hlog"))
+		if err != nil {
+			l.close()
+			return nil, err
+		}
+		b := bufio.NewWriter(f)
+		w := hdrhistogram.NewHistogramLogWriter(b)
+		w.OutputComment(fmt.Sprintf("xrcbench %s latency, ns, interval %v; repetitions follow one another", k, interval))
+		w.OutputLogFormatVersion()
+		w.OutputStartTime(startMs)
+		w.OutputBaseTime(startMs)
+		w.SetBaseTime(startMs)
+		w.OutputLegend()
+		l.files[k], l.bufs[k], l.writers[k] = f, b, w
+	}
+	return l, nil
+}
+
+func (l *hlogs) startRep(threads int) {
+	l.pending = map[int64]map[string]*hdrhistogram.Histogram{}
+	l.progress = map[int]int64{}
+	l.threads = threads
+	l.newest = 0
+	l.base = 0
+}
+
+// add merges one thread's interval. base is the measurement start of the
+// repetition (from the shared segment), which maps interval indexes to
+// wall-clock times.
+func (l *hlogs) add(m *intervalMsg, base uint64) error {
+	if l.base == 0 {
+		l.base = base
+		now := verbs.Now()
+		l.wallBase = time.Now().Add(-time.Duration(int64(now) - int64(base)))
+	}
+	iv := l.pending[m.Index]
+	if iv == nil {
+		iv = map[string]*hdrhistogram.Histogram{}
+		l.pending[m.Index] = iv
+	}
+	for kind, enc := range m.Hists {
+		if l.writers[kind] == nil {
+			return fmt.Errorf("%w: interval of op kind %q the workload does not have", errProto, kind)
+		}
+		h, err := results.DecodeHistogram(enc)
+		if err != nil {
+			return err
+		}
+		if iv[kind] == nil {
+			iv[kind] = results.NewHistogram()
+		}
+		iv[kind].Merge(h)
+	}
+	if m.Index+1 > l.progress[m.Thread] {
+		l.progress[m.Thread] = m.Index + 1
+	}
+	l.newest = max(l.newest, m.Index)
+	l.flush(false)
+	return nil
+}
+
+// threadsDone marks threads that will report no more intervals.
+func (l *hlogs) threadsDone(trs []threadResult) {
+	for _, tr := range trs {
+		l.progress[tr.Thread] = 1 << 62
+	}
+	l.flush(false)
+}
+
+func (l *hlogs) endRep() { l.flush(true) }
+
+func (l *hlogs) flush(all bool) {
+	complete := int64(1 << 62)
+	if len(l.progress) < l.threads {
+		complete = 0
+	}
+	for _, p := range l.progress {
+		complete = min(complete, p)
+	}
+	var idx []int64
+	for i := range l.pending {
+		if all || i < complete || i < l.newest-2 {
+			idx = append(idx, i)
+		}
+	}
+	sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
+	for _, i := range idx {
+		start := l.wallBase.Add(time.Duration(i) * l.interval)
+		for kind, h := range l.pending[i] {
+			h.SetStartTimeMs(start.UnixMilli())
+			h.SetEndTimeMs(start.Add(l.interval).UnixMilli())
+			if err := l.writers[kind].OutputIntervalHistogram(h); err != nil && l.err == nil {
+				l.err = err
+			}
+		}
+		delete(l.pending, i)
+	}
+}
+
+func (l *hlogs) close() error {
+	err := l.err
+	for k, f := range l.files {
+		if l.bufs[k] != nil {
+			if e := l.bufs[k].Flush(); e != nil && err == nil {
+				err = e
+			}
+		}
+		if e := f.Close(); e != nil && err == nil {
+			err = e
+		}
+	}
+	return err
+}

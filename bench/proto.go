@@ -1,0 +1,167 @@
+package bench
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/xrcbench/xrcbench/verbs"
+)
+
+// The coordinator and its workers talk over the worker's stdin and stdout:
+// frames of a 4-byte big-endian length and a JSON message that carries the
+// protocol version, so a worker binary from another build is refused with
+// a clear error instead of misreading the stream.
+const (
+	protoVersion  = 1
+	maxFrameBytes = 64 << 20
+)
+
+// Message types.
+const (
+	msgConfig   = "config"   // coordinator → worker: what to run
+	msgStart    = "start"    // coordinator → worker: the start deadline
+	msgReady    = "ready"    // worker → coordinator: every thread is set up
+	msgInterval = "interval" // worker → coordinator: one thread's interval histograms
+	msgDone     = "done"     // worker → coordinator: final counts and histograms
+	msgError    = "error"    // worker → coordinator: why the worker fails
+)
+
+type message struct {
+	V        int           `json:"v"`
+	Type     string        `json:"type"`
+	Config   *workerConfig `json:"config,omitempty"`
+	Start    *startMsg     `json:"start,omitempty"`
+	Ready    *readyMsg     `json:"ready,omitempty"`
+	Interval *intervalMsg  `json:"interval,omitempty"`
+	Done     *doneMsg      `json:"done,omitempty"`
+	Error    string        `json:"error,omitempty"`
+}
+
+// workerConfig is everything a worker process needs; it is self-contained
+// so the worker reads no flags and no files but the ones it names.
+type workerConfig struct {
+	Index        int           `json:"index"`         // worker process index
+	ThreadBase   int           `json:"thread_base"`   // global index of this worker's thread 0
+	Threads      int           `json:"threads"`       // threads in this worker
+	TotalThreads int           `json:"total_threads"` // threads in all workers
+	Verbs        verbs.Options `json:"verbs"`
+	Domain       string        `json:"domain"` // domain file
+	Shm          string        `json:"shm"`    // barrier segment file
+	WorkloadSpec string        `json:"workload_spec"`
+	WorkloadFile string        `json:"workload_file,omitempty"`
+	QPs          int           `json:"qps"`
+	Duration     time.Duration `json:"duration"`
+	Iterations   int64         `json:"iterations"`
+	Warmup       time.Duration `json:"warmup"`
+	Interval     time.Duration `json:"interval"`
+	Pin          bool          `json:"pin"`
+	Seed         int64         `json:"seed"`
+	// QP numbers prepared by the coordinator's holder registrant.
+	Held    []uint32 `json:"held,omitempty"`    // shared: qps; per_thread: qps per global thread
+	Invalid []uint32 `json:"invalid,omitempty"` // destroyed QPs, for reg_invalid
+	Foreign []uint32 `json:"foreign,omitempty"` // QPs of another domain, for reg_foreign
+}
+
+type startMsg struct {
+	Deadline uint64 `json:"deadline"` // CLOCK_MONOTONIC ns
+}
+
+type readyMsg struct {
+	CPUs []int `json:"cpus"` // per thread, -1 when not pinned
+}
+
+// intervalMsg carries one thread's histograms for one interval of the
+// measurement (index counted from the measurement start).
+type intervalMsg struct {
+	Thread int               `json:"thread"`
+	Index  int64             `json:"index"`
+	Hists  map[string]string `json:"hists"` // op kind → encoded histogram
+}
+
+type doneMsg struct {
+	Threads []threadResult `json:"threads"`
+}
+
+// threadResult is one thread's measurement.
+type threadResult struct {
+	Thread  int                         `json:"thread"` // global index
+	CPU     int                         `json:"cpu"`
+	Started uint64                      `json:"started"` // measurement start, CLOCK_MONOTONIC ns
+	Ended   uint64                      `json:"ended"`
+	Rounds  int64                       `json:"rounds"`
+	Kinds   map[string]kindResult       `json:"kinds"`
+	Created []uint32                    `json:"created,omitempty"` // the last QPs it created, for the leak probe
+	Errnos  map[string]map[string]int64 `json:"errnos,omitempty"`
+}
+
+type kindResult struct {
+	Count  int64  `json:"count"`
+	Errors int64  `json:"errors"`
+	Hist   string `json:"hist"`
+}
+
+// frameWriter writes messages; not safe for concurrent use.
+type frameWriter struct {
+	w   *bufio.Writer
+	hdr [4]byte
+}
+
+func newFrameWriter(w io.Writer) *frameWriter { return &frameWriter{w: bufio.NewWriter(w)} }
+
+func (f *frameWriter) write(m *message) error {
+	m.V = protoVersion
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	binary.BigEndian.PutUint32(f.hdr[:], uint32(len(data)))
+	if _, err := f.w.Write(f.hdr[:]); err != nil {
+		return err
+	}
+	if _, err := f.w.Write(data); err != nil {
+		return err
+	}
+	return f.w.Flush()
+}
+
+// errProto marks a stream that is not this protocol.
+var errProto = errors.New("protocol error")
+
+type frameReader struct {
+	r *bufio.Reader
+}
+
+func newFrameReader(r io.Reader) *frameReader { return &frameReader{r: bufio.NewReader(r)} }
+
+// read returns io.EOF at a clean end of stream, and io.ErrUnexpectedEOF
+// when the stream ends inside a frame.
+func (f *frameReader) read() (*message, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(f.r, hdr[:]); err != nil {
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n == 0 || n > maxFrameBytes {
+		return nil, fmt.Errorf("%w: frame of %d bytes", errProto, n)
+	}
+	data := make([]byte, n)
+	if _, err := io.ReadFull(f.r, data); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	var m message
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%w: %v", errProto, err)
+	}
+	if m.V != protoVersion {
+		return nil, fmt.Errorf("%w: version %d, this xrcbench speaks %d (worker and coordinator binaries differ)", errProto, m.V, protoVersion)
+	}
+	return &m, nil
+}

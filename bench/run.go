@@ -1,0 +1,241 @@
+// Package bench is the engine of xrcbench: the coordinator that starts
+// worker processes (its own binary, re-executed), the worker threads that
+// run a workload on one registrant each, the shared-memory barrier between
+// them, and the assembly of their histograms into a results.Result.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/verbs"
+	"github.com/xrcbench/xrcbench/workloads"
+)
+
+// Config is one benchmark configuration: what `xrcbench run` was asked.
+type Config struct {
+	Provider     string
+	Device       string
+	Workload     *workloads.Spec
+	WorkloadArg  string // as given: a built-in name or a file
+	Procs        int
+	Threads      int // per process
+	QPs          int // per round (rounds), shared set, or per thread (per_thread scope)
+	Duration     time.Duration
+	Iterations   int64 // passes (loop) or rounds (rounds); 0: use Duration
+	Warmup       time.Duration
+	Repetitions  int
+	Pin          bool
+	Seed         int64
+	Interval     time.Duration // of the .hlog timelines
+	SimSemantics verbs.Semantics
+	SimCost      verbs.Cost
+	Out          string // run folder, created
+	CommandLine  []string
+}
+
+// Limits of a configuration, to refuse what cannot run before starting.
+const (
+	MaxProcs   = 1024
+	MaxThreads = 1024
+	MaxQPs     = 1 << 16
+)
+
+// Validate checks the configuration; its errors are bad input.
+func (c *Config) Validate() error {
+	switch {
+	case c.Workload == nil:
+		return errors.New("no workload")
+	case !verbs.IsProvider(c.Provider):
+		return fmt.Errorf("unknown provider %q", c.Provider)
+	case c.Procs <= 0 || c.Procs > MaxProcs:
+		return fmt.Errorf("--procs %d: want 1 to %d", c.Procs, MaxProcs)
+	case c.Threads <= 0 || c.Threads > MaxThreads:
+		return fmt.Errorf("--threads %d: want 1 to %d", c.Threads, MaxThreads)
+	case c.QPs <= 0 || c.QPs > MaxQPs:
+		return fmt.Errorf("--qps %d: want 1 to %d", c.QPs, MaxQPs)
+	case c.Duration < 0 || c.Iterations < 0 || c.Warmup < 0:
+		return errors.New("--duration, --iterations and --warmup must not be negative")
+	case c.Duration > 0 && c.Iterations > 0:
+		return errors.New("give --duration or --iterations, not both")
+	case c.Duration == 0 && c.Iterations == 0:
+		return errors.New("give --duration or --iterations")
+	case c.Repetitions <= 0 || c.Repetitions > 1000:
+		return fmt.Errorf("--repetitions %d: want 1 to 1000", c.Repetitions)
+	case c.Interval <= 0:
+		return fmt.Errorf("--interval %v: want a positive duration", c.Interval)
+	case c.Out == "":
+		return errors.New("no output folder")
+	}
+	total := c.Procs * c.Threads
+	if c.Workload.QPs.Holder && c.Workload.QPs.Scope == workloads.PerThread && total*c.QPs > MaxQPs {
+		return fmt.Errorf("%d threads x %d QPs each: at most %d held QPs", total, c.QPs, MaxQPs)
+	}
+	if c.Provider == "sim" && total+1 > verbs.DefaultSimMaxRegs && c.Workload.QPs.Scope == workloads.Shared {
+		return fmt.Errorf("%d threads on shared QPs: the sim device allows %d registrants per QP", total, verbs.DefaultSimMaxRegs)
+	}
+	return nil
+}
+
+// Options are how the engine starts its workers and where it talks.
+type Options struct {
+	// WorkerExe, WorkerArgs and WorkerEnv start a worker process: the
+	// xrcbench binary with its hidden worker subcommand, or a test binary.
+	WorkerExe  string
+	WorkerArgs []string
+	WorkerEnv  []string
+	// Stderr receives the workers' stderr, each line prefixed with the
+	// worker, and the run's warnings.
+	Stderr io.Writer
+	// TempDir is the parent of the run's private directory ("" is the
+	// system's temporary directory).
+	TempDir string
+}
+
+// RunError is a run that failed after it started; the result was still
+// written with status partial or failed.
+type RunError struct {
+	Status string
+	Err    error
+}
+
+func (e *RunError) Error() string { return e.Err.Error() }
+func (e *RunError) Unwrap() error { return e.Err }
+
+// Run runs the configuration and writes the run folder: result.json and
+// one .hlog per op kind. A failed run still writes its result and returns
+// it with a *RunError.
+func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = io.Discard
+	}
+	if opts.WorkerExe == "" {
+		return nil, errors.New("bench: no worker executable")
+	}
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return nil, fmt.Errorf("output folder: %w", err)
+	}
+	priv, err := os.MkdirTemp(opts.TempDir, "xrcbench-run-")
+	if err != nil {
+		return nil, fmt.Errorf("private directory: %w", err)
+	}
+	defer os.RemoveAll(priv)
+	if err := os.Chmod(priv, 0o700); err != nil {
+		return nil, err
+	}
+
+	c := &coordinator{cfg: cfg, opts: opts, priv: priv}
+	res := c.newResult()
+	logs, err := newHlogs(cfg.Out, cfg.Workload.Kinds(), res.Started, cfg.Interval)
+	if err != nil {
+		return nil, err
+	}
+	c.logs = logs
+
+	var runErr error
+	var done []*repOutcome
+	for i := 0; i < cfg.Repetitions; i++ {
+		rep, err := c.repetition(ctx, i)
+		if rep != nil && rep.info.Name != "" && res.Environment.Provider == "" {
+			res.Environment = environment(rep.info)
+		}
+		if rep != nil {
+			res.Warnings = append(res.Warnings, rep.warnings...)
+			res.Leaks = mergeLeaks(res.Leaks, rep.leaks)
+			res.Workers = mergeWorkers(res.Workers, rep)
+		}
+		if err != nil {
+			runErr = fmt.Errorf("repetition %d: %w", i+1, err)
+			break
+		}
+		done = append(done, rep)
+	}
+	if err := c.logs.close(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("writing interval logs: %w", err)
+	}
+	if res.Environment.Provider == "" {
+		res.Environment = environment(verbs.DeviceInfo{Provider: cfg.Provider, NUMANode: -1})
+	}
+	assemble(res, done, cfg)
+	res.Finished = time.Now().UTC()
+	switch {
+	case runErr == nil:
+		res.Status = results.StatusOK
+	case len(done) > 0:
+		res.Status, res.Error = results.StatusPartial, runErr.Error()
+	default:
+		res.Status, res.Error = results.StatusFailed, runErr.Error()
+	}
+	if res.Leaks != nil && len(res.Leaks.Leaked) > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d QP(s) outlived the run: %v", len(res.Leaks.Leaked), res.Leaks.Leaked))
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintln(opts.Stderr, "warning: "+w)
+	}
+	if err := results.Write(cfg.Out, res); err != nil {
+		return res, fmt.Errorf("writing %s: %w", filepath.Join(cfg.Out, results.FileName), err)
+	}
+	if runErr != nil {
+		return res, &RunError{Status: res.Status, Err: runErr}
+	}
+	return res, nil
+}
+
+func (c *coordinator) newResult() *results.Result {
+	cfg := c.cfg
+	r := &results.Result{
+		Schema:  results.Schema,
+		Started: time.Now().UTC(),
+		Config: results.Config{
+			CommandLine:  cfg.CommandLine,
+			Workload:     cfg.WorkloadArg,
+			WorkloadSpec: cfg.Workload.Source,
+			Provider:     cfg.Provider,
+			Device:       cfg.Device,
+			Procs:        cfg.Procs,
+			Threads:      cfg.Threads,
+			QPs:          cfg.QPs,
+			Duration:     results.Duration(cfg.Duration),
+			Iterations:   int(cfg.Iterations),
+			Warmup:       results.Duration(cfg.Warmup),
+			Repetitions:  cfg.Repetitions,
+			Pin:          cfg.Pin,
+			Seed:         cfg.Seed,
+			Interval:     results.Duration(cfg.Interval),
+		},
+		Harness: results.Harness{
+			Timer:           verbs.TimerName,
+			TimerOverheadNS: float64(verbs.TimerOverhead()),
+			Warmup:          results.Duration(cfg.Warmup),
+			Repetitions:     cfg.Repetitions,
+			BatchSize:       cfg.QPs,
+		},
+		Ops: map[string]results.OpStats{},
+	}
+	if r.Config.Workload == "" {
+		r.Config.Workload = cfg.Workload.Name
+	}
+	if cfg.Provider == "sim" {
+		r.Config.ProviderOpts = map[string]string{"sim_semantics": string(cfg.semantics())}
+		if s := cfg.SimCost.String(); s != "" {
+			r.Config.ProviderOpts["sim_cost"] = s
+		}
+	}
+	return r
+}
+
+func (c *Config) semantics() verbs.Semantics {
+	if c.SimSemantics == "" {
+		return verbs.Legacy
+	}
+	return c.SimSemantics
+}

@@ -1,0 +1,237 @@
+package bench
+
+// This file holds all of the engine's unsafe code: the shared-memory
+// segment that every worker process of a repetition maps, with the
+// barrier that separates the phases of a round and the QP-number table
+// through which creators hand their QPs to the other threads.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Layout of the segment. Every field is a naturally aligned 32- or 64-bit
+// word at a fixed offset; the header is a page so the QP table starts
+// aligned.
+const (
+	shmMagic   = 0x78726362 // "xrcb"
+	shmVersion = 1
+
+	offMagic    = 0
+	offVersion  = 4
+	offParties  = 8
+	offSlots    = 12
+	offCount    = 64 // barrier: arrivals in the current generation
+	offGen      = 128
+	offWaiters  = 192 // threads asleep in futex_wait on gen
+	offAbort    = 256
+	offStop     = 320
+	offDeadline = 384 // uint64: CLOCK_MONOTONIC ns of the next start
+	shmHeader   = 4096
+)
+
+// ErrAborted is returned by a barrier wait when the run was aborted:
+// another thread failed, a worker died, or the coordinator stopped.
+var ErrAborted = errors.New("run aborted")
+
+// shm is a mapped segment.
+type shm struct {
+	mem   []byte
+	slots int
+}
+
+// createShm creates the segment file at path for parties threads and
+// slots QP numbers.
+func createShm(path string, parties, slots int) (*shm, error) {
+	size := shmHeader + 4*slots
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := f.Truncate(int64(size)); err != nil {
+		return nil, err
+	}
+	s, err := mapShm(f, size)
+	if err != nil {
+		return nil, err
+	}
+	atomic.StoreUint32(s.u32(offParties), uint32(parties))
+	atomic.StoreUint32(s.u32(offSlots), uint32(slots))
+	atomic.StoreUint32(s.u32(offVersion), shmVersion)
+	atomic.StoreUint32(s.u32(offMagic), shmMagic)
+	s.slots = slots
+	return s, nil
+}
+
+// openShm maps a segment createShm made.
+func openShm(path string) (*shm, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() < shmHeader {
+		return nil, fmt.Errorf("%s: not a barrier segment (%d bytes)", path, st.Size())
+	}
+	s, err := mapShm(f, int(st.Size()))
+	if err != nil {
+		return nil, err
+	}
+	if atomic.LoadUint32(s.u32(offMagic)) != shmMagic || atomic.LoadUint32(s.u32(offVersion)) != shmVersion {
+		s.close()
+		return nil, fmt.Errorf("%s: not a version %d barrier segment", path, shmVersion)
+	}
+	s.slots = int(atomic.LoadUint32(s.u32(offSlots)))
+	if shmHeader+4*s.slots > len(s.mem) {
+		s.close()
+		return nil, fmt.Errorf("%s: truncated barrier segment", path)
+	}
+	return s, nil
+}
+
+func mapShm(f *os.File, size int) (*shm, error) {
+	mem, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("mmap %s: %w", f.Name(), err)
+	}
+	return &shm{mem: mem}, nil
+}
+
+func (s *shm) close() error {
+	if s == nil || s.mem == nil {
+		return nil
+	}
+	err := unix.Munmap(s.mem)
+	s.mem = nil
+	return err
+}
+
+func (s *shm) u32(off int) *uint32 { return (*uint32)(unsafe.Pointer(&s.mem[off])) }
+func (s *shm) u64(off int) *uint64 { return (*uint64)(unsafe.Pointer(&s.mem[off])) }
+
+func (s *shm) parties() uint32 { return atomic.LoadUint32(s.u32(offParties)) }
+
+// abort wakes every waiter and makes every later wait fail.
+func (s *shm) abort() {
+	atomic.StoreUint32(s.u32(offAbort), 1)
+	futexWake(s.u32(offGen))
+}
+
+func (s *shm) aborted() bool { return atomic.LoadUint32(s.u32(offAbort)) != 0 }
+
+func (s *shm) setStop(v bool) {
+	var x uint32
+	if v {
+		x = 1
+	}
+	atomic.StoreUint32(s.u32(offStop), x)
+}
+
+func (s *shm) stopped() bool { return atomic.LoadUint32(s.u32(offStop)) != 0 }
+
+func (s *shm) setDeadline(ns uint64) { atomic.StoreUint64(s.u64(offDeadline), ns) }
+func (s *shm) deadline() uint64      { return atomic.LoadUint64(s.u64(offDeadline)) }
+
+// setQPN and qpn are the QP-number table: a creator stores, and after the
+// phase's barrier every thread loads.
+func (s *shm) setQPN(slot int, qpn uint32) {
+	atomic.StoreUint32(s.u32(shmHeader+4*slot), qpn)
+}
+
+func (s *shm) qpn(slot int) uint32 { return atomic.LoadUint32(s.u32(shmHeader + 4*slot)) }
+
+// Barrier wait tuning. The machine may have far fewer cores than threads,
+// so a waiter spins only briefly, then yields, then sleeps in the kernel.
+const (
+	barrierSpins  = 200
+	barrierYields = 50
+	futexTimeout  = time.Millisecond // bounds a lost wake-up and notices an abort
+)
+
+// wait blocks until all parties have called wait in this generation. The
+// last to arrive runs serial (if not nil) before releasing the others, so
+// serial's effects are visible to every thread when wait returns.
+func (s *shm) wait(serial func()) error {
+	count, gen, waiters := s.u32(offCount), s.u32(offGen), s.u32(offWaiters)
+	g := atomic.LoadUint32(gen)
+	if s.aborted() {
+		return ErrAborted
+	}
+	if atomic.AddUint32(count, 1) == s.parties() {
+		if serial != nil {
+			serial()
+		}
+		// Reset before release: a released thread may arrive at the next
+		// barrier at once.
+		atomic.StoreUint32(count, 0)
+		atomic.AddUint32(gen, 1)
+		if atomic.LoadUint32(waiters) > 0 {
+			futexWake(gen)
+		}
+		return nil
+	}
+	for i := 0; ; i++ {
+		if atomic.LoadUint32(gen) != g {
+			return nil
+		}
+		if s.aborted() {
+			return ErrAborted
+		}
+		switch {
+		case i < barrierSpins:
+		case i < barrierSpins+barrierYields:
+			unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		default:
+			atomic.AddUint32(waiters, 1)
+			futexWait(gen, g, futexTimeout)
+			atomic.AddUint32(waiters, ^uint32(0))
+		}
+	}
+}
+
+// futexWait sleeps while *addr == val, at most d. The futex is not
+// private: the word is shared by processes.
+func futexWait(addr *uint32, val uint32, d time.Duration) {
+	ts := unix.NsecToTimespec(int64(d))
+	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWaitOp, uintptr(val),
+		uintptr(unsafe.Pointer(&ts)), 0, 0)
+}
+
+func futexWake(addr *uint32) {
+	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWakeOp, uintptr(1<<30), 0, 0, 0)
+}
+
+// waitUntil returns at the CLOCK_MONOTONIC time deadline (ns), as close to
+// it as the scheduler allows: it sleeps until shortly before, then yields
+// in a loop, so that many more threads than cores all see the deadline
+// within a scheduling round instead of a timer slack apart.
+func waitUntil(now func() uint64, deadline uint64, abort func() bool) error {
+	const early = 2 * time.Millisecond
+	if t := now(); t+uint64(early) < deadline {
+		time.Sleep(time.Duration(deadline-t) - early)
+	}
+	for i := 0; now() < deadline; i++ {
+		if i%64 == 0 && abort() {
+			return ErrAborted
+		}
+		unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+	}
+	return nil
+}
+
+// futex(2) operations (linux/futex.h); x/sys/unix does not name them.
+const (
+	futexWaitOp = 0
+	futexWakeOp = 1
+)

@@ -1,0 +1,535 @@
+package bench
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"syscall"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"golang.org/x/sys/unix"
+
+	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/verbs"
+	"github.com/xrcbench/xrcbench/workloads"
+)
+
+// createdRing is how many of its last created QP numbers a thread keeps
+// for the teardown's leak probe on providers that cannot be inspected.
+const createdRing = 64
+
+// Pseudo errno names for an unreg whose destroy flag contradicts the
+// phase: a provider that reports destroying on a non-last unreg, or not
+// destroying on the last.
+const (
+	errUnexpectedDestroy = "unexpected_destroy"
+	errNotDestroyed      = "not_destroyed"
+	errUnexpectedSuccess = "unexpected_success"
+)
+
+// kindRec is one op kind's recording in one thread. Only the interval
+// histogram is touched per operation; it is merged into total once per
+// interval, so the hot path records one value per operation.
+type kindRec struct {
+	kind   string
+	iv     *hdrhistogram.Histogram
+	total  *hdrhistogram.Histogram
+	count  int64
+	errors int64
+	errnos map[string]int64
+}
+
+func newKindRec(kind string) *kindRec {
+	return &kindRec{kind: kind, iv: results.NewHistogram(), total: results.NewHistogram(), errnos: map[string]int64{}}
+}
+
+func (k *kindRec) reset() {
+	k.iv.Reset()
+	k.total.Reset()
+	k.count, k.errors = 0, 0
+	clear(k.errnos)
+}
+
+func (k *kindRec) fail(name string) {
+	k.errors++
+	k.errnos[name]++
+}
+
+// phaseRT is a phase ready to run: its op and expectation resolved.
+type phaseRT struct {
+	workloads.Phase
+	op        verbs.Op
+	rec       *kindRec
+	expect    syscall.Errno // 0: must succeed
+	checkLast int           // +1: must destroy, -1: must not, 0: no check
+}
+
+// thread is one measured registrant: one goroutine locked to one OS
+// thread, with its own device context and domain handle.
+type thread struct {
+	cfg     *workerConfig
+	spec    *workloads.Spec
+	g       int // global thread index
+	n       int // total threads
+	q       int // QPs per thread (loop per_thread) or per round
+	shm     *shm
+	dev     *verbs.Device
+	dom     *verbs.Domain
+	batch   *verbs.Batch
+	where   []int // batch entry → slot
+	phases  []*phaseRT
+	recs    []*kindRec
+	cpu     int
+	order   []int    // slot order, a per-thread permutation from the seed
+	slots   []uint32 // QP number per slot (loop mode)
+	held    []bool   // this registrant is registered with the slot's QP
+	created []uint32 // ring of the last created QP numbers
+	nCreate int
+
+	// measurement
+	measuring bool
+	ivStart   uint64 // CLOCK_MONOTONIC ns of the measurement start
+	ivIndex   int64
+	ivNext    uint64
+	report    func(*intervalMsg)
+	started   uint64
+	ended     uint64
+	rounds    int64
+}
+
+func newThread(cfg *workerConfig, spec *workloads.Spec, local int, sh *shm) *thread {
+	t := &thread{cfg: cfg, spec: spec, g: cfg.ThreadBase + local, n: cfg.TotalThreads, q: cfg.QPs, shm: sh, cpu: -1}
+	byKind := map[string]*kindRec{}
+	for _, kind := range spec.Kinds() {
+		byKind[kind] = newKindRec(kind)
+		t.recs = append(t.recs, byKind[kind])
+	}
+	for _, p := range spec.Phases {
+		rt := &phaseRT{Phase: p, rec: byKind[p.Op]}
+		switch p.Op {
+		case workloads.OpCreate:
+			rt.op = verbs.OpCreate
+		case workloads.OpReg, workloads.OpRegInvalid, workloads.OpRegForeign:
+			rt.op = verbs.OpReg
+		case workloads.OpUnreg:
+			rt.op, rt.checkLast = verbs.OpUnreg, -1
+		case workloads.OpUnregLast:
+			rt.op, rt.checkLast = verbs.OpUnreg, +1
+		}
+		if !p.ExpectOK() {
+			rt.expect, _ = workloads.ErrnoByName(p.Expect)
+		}
+		t.phases = append(t.phases, rt)
+	}
+	t.batch = verbs.NewBatch(max(t.q, 1))
+	t.where = make([]int, t.q)
+	t.held = make([]bool, t.q)
+	t.slots = make([]uint32, t.q)
+	t.order = rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(t.g))).Perm(t.q)
+	if spec.QPs.Holder {
+		held := cfg.Held
+		if spec.QPs.Scope == workloads.PerThread {
+			held = held[t.g*t.q : (t.g+1)*t.q]
+		}
+		copy(t.slots, held)
+	}
+	return t
+}
+
+// setup runs on the locked OS thread: pin, open the registrant.
+func (t *thread) setup() error {
+	if t.cfg.Pin {
+		var set unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &set); err != nil {
+			return fmt.Errorf("sched_getaffinity: %w", err)
+		}
+		var cpus []int
+		for c := 0; c < 1024; c++ {
+			if set.IsSet(c) {
+				cpus = append(cpus, c)
+			}
+		}
+		if len(cpus) == 0 {
+			return fmt.Errorf("no CPU allowed")
+		}
+		t.cpu = cpus[t.g%len(cpus)]
+		var one unix.CPUSet
+		one.Set(t.cpu)
+		if err := unix.SchedSetaffinity(0, &one); err != nil {
+			return fmt.Errorf("pin thread %d to CPU %d: %w", t.g, t.cpu, err)
+		}
+	}
+	dev, err := verbs.Open(t.cfg.Verbs)
+	if err != nil {
+		return err
+	}
+	dom, err := dev.OpenDomain(t.cfg.Domain, false)
+	if err != nil {
+		dev.Close()
+		return err
+	}
+	t.dev, t.dom = dev, dom
+	return nil
+}
+
+// teardown drops what the thread still holds (after errors only) and
+// closes its registrant, unmeasured.
+func (t *thread) teardown() error {
+	if t.dom == nil {
+		return nil
+	}
+	for s, h := range t.held {
+		if h {
+			if _, err := t.dom.Unreg(t.qpnOf(s)); err == nil {
+				t.held[s] = false
+			}
+		}
+	}
+	err := t.dom.Close()
+	if cerr := t.dev.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// qpnOf is the QP number of slot s now.
+func (t *thread) qpnOf(s int) uint32 {
+	if t.spec.Mode == workloads.Rounds && t.spec.Creates() {
+		return t.shm.qpn(s)
+	}
+	return t.slots[s]
+}
+
+// run runs warm-up, then measurement, starting at the shared deadline.
+func (t *thread) run(deadline uint64) error {
+	if err := waitUntil(verbs.Now, deadline, t.shm.aborted); err != nil {
+		return err
+	}
+	if t.cfg.Warmup > 0 {
+		end := deadline + uint64(t.cfg.Warmup)
+		if err := t.loop(func(uint64, int64) bool { return verbs.Now() >= end }); err != nil {
+			return err
+		}
+		margin := uint64(2*time.Millisecond + time.Duration(t.n)*50*time.Microsecond)
+		err := t.shm.wait(func() {
+			t.shm.setStop(false)
+			t.shm.setDeadline(verbs.Now() + margin)
+		})
+		if err != nil {
+			return err
+		}
+		deadline = t.shm.deadline()
+		for _, r := range t.recs {
+			r.reset()
+		}
+		t.rounds = 0
+		if err := waitUntil(verbs.Now, deadline, t.shm.aborted); err != nil {
+			return err
+		}
+	}
+	t.started = verbs.Now()
+	t.measuring = true
+	t.ivStart = deadline
+	t.ivNext = deadline + uint64(t.cfg.Interval)
+	var done func(uint64, int64) bool
+	if t.cfg.Iterations > 0 {
+		done = func(_ uint64, passes int64) bool { return passes >= t.cfg.Iterations }
+	} else {
+		end := deadline + uint64(t.cfg.Duration)
+		done = func(now uint64, _ int64) bool { return now >= end }
+	}
+	err := t.loop(done)
+	t.ended = verbs.Now()
+	t.flushInterval()
+	return err
+}
+
+// loop runs passes (loop mode) or rounds until done says so.
+func (t *thread) loop(done func(now uint64, passes int64) bool) error {
+	if t.spec.Mode == workloads.Rounds {
+		return t.rounds_(done)
+	}
+	for passes := int64(0); ; passes++ {
+		if t.shm.aborted() {
+			return ErrAborted
+		}
+		if done(verbs.Now(), passes) {
+			return nil
+		}
+		for _, p := range t.phases {
+			if err := t.loopPhase(p); err != nil {
+				return err
+			}
+		}
+		t.rounds++
+	}
+}
+
+func (t *thread) rounds_(done func(now uint64, passes int64) bool) error {
+	for r := int64(0); ; r++ {
+		// The barrier ending the previous round starts this one; its last
+		// arrival decides for everyone whether there is a next round.
+		err := t.shm.wait(func() { t.shm.setStop(done(verbs.Now(), r)) })
+		if err != nil {
+			return err
+		}
+		if t.shm.stopped() {
+			return nil
+		}
+		for i, p := range t.phases {
+			if i > 0 {
+				if err := t.shm.wait(nil); err != nil {
+					return err
+				}
+			}
+			if err := t.roundPhase(p, r); err != nil {
+				return err
+			}
+		}
+		t.rounds++
+	}
+}
+
+func (t *thread) loopPhase(p *phaseRT) error {
+	b, n := t.batch, 0
+	switch p.Op {
+	case workloads.OpCreate:
+		n = t.q
+	case workloads.OpRegInvalid, workloads.OpRegForeign:
+		n = copy(b.QPNs, t.probeList(p.Op))
+	default:
+		for _, s := range t.order {
+			if t.include(p, s, t.slots[s]) {
+				b.QPNs[n] = t.slots[s]
+				t.where[n] = s
+				n++
+			}
+		}
+	}
+	if err := t.runBatch(p, n); err != nil {
+		return err
+	}
+	if p.Op == workloads.OpCreate {
+		for i := 0; i < n; i++ {
+			ok := b.Errno(i) == 0
+			t.slots[i], t.held[i] = 0, ok
+			if ok {
+				t.slots[i] = b.QPNs[i]
+				t.noteCreated(b.QPNs[i])
+			}
+		}
+	} else if p.Op == workloads.OpUnregLast {
+		for i := 0; i < n; i++ {
+			if b.Errno(i) == 0 {
+				t.slots[t.where[i]] = 0
+			}
+		}
+	}
+	return nil
+}
+
+func (t *thread) roundPhase(p *phaseRT, r int64) error {
+	b, n := t.batch, 0
+	switch p.Op {
+	case workloads.OpRegInvalid, workloads.OpRegForeign:
+		n = copy(b.QPNs, t.probeList(p.Op))
+	default:
+		for _, s := range t.order {
+			creator, closer := workloads.Creator(r, s, t.n), workloads.Closer(r, s, t.n)
+			if !workloads.Takes(p.By, t.g, creator, closer) {
+				continue
+			}
+			var qpn uint32
+			if p.Op != workloads.OpCreate {
+				qpn = t.qpnOf(s)
+				if !t.include(p, s, qpn) {
+					continue
+				}
+			}
+			b.QPNs[n] = qpn
+			t.where[n] = s
+			n++
+		}
+	}
+	if err := t.runBatch(p, n); err != nil {
+		return err
+	}
+	if p.Op == workloads.OpCreate {
+		for i := 0; i < n; i++ {
+			s, ok := t.where[i], b.Errno(i) == 0
+			t.held[s] = ok
+			if ok {
+				t.shm.setQPN(s, b.QPNs[i])
+				t.noteCreated(b.QPNs[i])
+			} else {
+				t.shm.setQPN(s, 0) // the others skip a QP that does not exist
+			}
+		}
+	}
+	return nil
+}
+
+// include says whether slot s (QP qpn) belongs in phase p's batch: reg
+// only what exists and is not held, unreg only what is held.
+func (t *thread) include(p *phaseRT, s int, qpn uint32) bool {
+	switch p.Op {
+	case workloads.OpReg:
+		return qpn != 0 && !t.held[s]
+	case workloads.OpUnreg, workloads.OpUnregLast:
+		return t.held[s]
+	}
+	return false
+}
+
+func (t *thread) probeList(op string) []uint32 {
+	if op == workloads.OpRegInvalid {
+		return t.cfg.Invalid
+	}
+	return t.cfg.Foreign
+}
+
+func (t *thread) noteCreated(qpn uint32) {
+	if len(t.created) < createdRing {
+		t.created = append(t.created, qpn)
+	} else {
+		t.created[t.nCreate%createdRing] = qpn
+	}
+	t.nCreate++
+}
+
+// runBatch runs and records one batch of phase p. Recording happens after
+// the timed C loop returns.
+func (t *thread) runBatch(p *phaseRT, n int) error {
+	if n == 0 {
+		return nil
+	}
+	b := t.batch
+	failed, err := t.dom.RunBatch(p.op, b, n)
+	if err != nil {
+		return fmt.Errorf("thread %d: %s batch: %w", t.g, p.Op, err)
+	}
+	rec := p.rec
+	iv := rec.iv
+	for i := 0; i < n; i++ {
+		iv.RecordValue(int64(b.NS[i]))
+	}
+	rec.count += int64(n)
+	if failed == 0 && p.expect == 0 && p.checkLast == 0 {
+		// The common case: everything succeeded as it must; only the
+		// registration state moves.
+		if p.op == verbs.OpReg {
+			for i := 0; i < n; i++ {
+				t.held[t.where[i]] = true
+			}
+		}
+	} else {
+		t.check(p, n)
+	}
+	if t.measuring {
+		if now := verbs.Now(); now >= t.ivNext {
+			t.flushIntervalAt(now)
+		}
+	}
+	return nil
+}
+
+// check goes through a batch that had failures or needs its outcome
+// checked: unexpected errnos and destroy flags are errors of the kind.
+func (t *thread) check(p *phaseRT, n int) {
+	b, rec := t.batch, p.rec
+	for i := 0; i < n; i++ {
+		e := b.Errno(i)
+		switch {
+		case p.expect != 0:
+			if e != p.expect {
+				if e == 0 {
+					rec.fail(errUnexpectedSuccess)
+					// A registration that should not exist; drop it,
+					// unmeasured, so it leaks nothing.
+					t.dom.Unreg(b.QPNs[i])
+				} else {
+					rec.fail(workloads.ErrnoName(e))
+				}
+			}
+			continue
+		case e != 0:
+			rec.fail(workloads.ErrnoName(e))
+			continue
+		}
+		s := t.where[i]
+		switch p.op {
+		case verbs.OpReg:
+			t.held[s] = true
+		case verbs.OpUnreg:
+			t.held[s] = false
+			d := b.Destroyed(i)
+			if p.checkLast > 0 && d == verbs.NotDestroyed {
+				rec.fail(errNotDestroyed)
+			} else if p.checkLast < 0 && d == verbs.WasDestroyed {
+				rec.fail(errUnexpectedDestroy)
+			}
+		}
+	}
+}
+
+func (t *thread) flushInterval() { t.flushIntervalAt(verbs.Now()) }
+
+// flushIntervalAt ends the current interval: its histograms go to the
+// coordinator and into the thread's totals.
+func (t *thread) flushIntervalAt(now uint64) {
+	msg := &intervalMsg{Thread: t.g, Index: t.ivIndex, Hists: map[string]string{}}
+	for _, r := range t.recs {
+		if r.iv.TotalCount() == 0 {
+			continue
+		}
+		if t.report != nil {
+			if s, err := results.EncodeHistogram(r.iv); err == nil {
+				msg.Hists[r.kind] = s
+			}
+		}
+		r.total.Merge(r.iv)
+		r.iv.Reset()
+	}
+	if t.report != nil && len(msg.Hists) > 0 {
+		t.report(msg)
+	}
+	if iv := uint64(t.cfg.Interval); iv > 0 && now >= t.ivStart {
+		t.ivIndex = int64((now - t.ivStart) / iv)
+		t.ivNext = t.ivStart + uint64(t.ivIndex+1)*iv
+	}
+}
+
+// result packages the thread's measurement.
+func (t *thread) result() (threadResult, error) {
+	tr := threadResult{Thread: t.g, CPU: t.cpu, Started: t.started, Ended: t.ended, Rounds: t.rounds,
+		Kinds: map[string]kindResult{}, Created: t.created}
+	for _, r := range t.recs {
+		r.total.Merge(r.iv)
+		r.iv.Reset()
+		s, err := results.EncodeHistogram(r.total)
+		if err != nil {
+			return tr, err
+		}
+		tr.Kinds[r.kind] = kindResult{Count: r.count, Errors: r.errors, Hist: s}
+		if len(r.errnos) > 0 {
+			if tr.Errnos == nil {
+				tr.Errnos = map[string]map[string]int64{}
+			}
+			tr.Errnos[r.kind] = maps(r.errnos)
+		}
+	}
+	return tr, nil
+}
+
+func maps(m map[string]int64) map[string]int64 {
+	out := make(map[string]int64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// lockThread pins the calling goroutine to its OS thread for good: the
+// thread is one registrant and, with --pin, one CPU.
+func lockThread() { runtime.LockOSThread() }

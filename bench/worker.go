@@ -1,0 +1,162 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/xrcbench/xrcbench/workloads"
+)
+
+// WorkerMain is the body of a worker process: the coordinator re-executes
+// its own binary with the hidden worker subcommand, which calls this with
+// the process's stdin and stdout. It returns when the work is done, or
+// with an error (already reported to the coordinator when possible).
+func WorkerMain(in io.Reader, out io.Writer) error {
+	fr, fw := newFrameReader(in), newFrameWriter(out)
+	m, err := fr.read()
+	if err != nil {
+		return fmt.Errorf("reading the configuration: %w", err)
+	}
+	if m.Type != msgConfig || m.Config == nil {
+		return fmt.Errorf("%w: expected %s, got %q", errProto, msgConfig, m.Type)
+	}
+	cfg := m.Config
+	fail := func(err error) error {
+		fw.write(&message{Type: msgError, Error: err.Error()})
+		return err
+	}
+	spec, err := workloads.Parse([]byte(cfg.WorkloadSpec), cfg.WorkloadFile)
+	if err != nil {
+		return fail(err)
+	}
+	if cfg.Threads <= 0 || cfg.ThreadBase+cfg.Threads > cfg.TotalThreads || cfg.QPs <= 0 {
+		return fail(fmt.Errorf("bad worker configuration: threads %d at %d of %d, qps %d", cfg.Threads, cfg.ThreadBase, cfg.TotalThreads, cfg.QPs))
+	}
+	sh, err := openShm(cfg.Shm)
+	if err != nil {
+		return fail(err)
+	}
+	defer sh.close()
+
+	// One goroutine owns stdout; threads hand it interval messages.
+	outq := make(chan *message, 256)
+	var wmu sync.Mutex
+	var werr error
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		for m := range outq {
+			if err := fw.write(m); err != nil {
+				wmu.Lock()
+				if werr == nil {
+					werr = err
+				}
+				wmu.Unlock()
+				sh.abort() // the coordinator is gone: stop everyone
+			}
+		}
+	}()
+
+	type readyT struct {
+		local, cpu int
+		err        error
+	}
+	ready := make(chan readyT, cfg.Threads)
+	start := make(chan uint64) // closed with the deadline set
+	var deadline uint64
+	var wg sync.WaitGroup
+	trs := make([]threadResult, cfg.Threads)
+	errs := make([]error, cfg.Threads)
+	for i := 0; i < cfg.Threads; i++ {
+		t := newThread(cfg, spec, i, sh)
+		t.report = func(m *intervalMsg) { outq <- &message{Type: msgInterval, Interval: m} }
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			lockThread() // never unlocked: the OS thread ends with the goroutine
+			err := t.setup()
+			ready <- readyT{i, t.cpu, err}
+			<-start
+			if err == nil && deadline != 0 {
+				err = t.run(deadline)
+				if err != nil {
+					sh.abort()
+				}
+			}
+			if terr := t.teardown(); err == nil && terr != nil {
+				err = fmt.Errorf("thread %d teardown: %w", t.g, terr)
+			}
+			errs[i] = err
+			if err == nil {
+				trs[i], errs[i] = t.result()
+			}
+		}(i)
+	}
+	finish := func() {
+		wg.Wait()
+		close(outq)
+		<-writerDone
+	}
+
+	cpus := make([]int, cfg.Threads)
+	var setupErr error
+	for i := 0; i < cfg.Threads; i++ {
+		r := <-ready
+		cpus[r.local] = r.cpu
+		if r.err != nil && setupErr == nil {
+			setupErr = fmt.Errorf("thread %d: %w", cfg.ThreadBase+r.local, r.err)
+		}
+	}
+	if setupErr != nil {
+		sh.abort()
+		close(start)
+		finish()
+		return fail(setupErr)
+	}
+	outq <- &message{Type: msgReady, Ready: &readyMsg{CPUs: cpus}}
+
+	m, err = fr.read()
+	if err != nil || m.Type != msgStart || m.Start == nil {
+		sh.abort()
+		close(start)
+		finish()
+		if err == nil {
+			err = fmt.Errorf("%w: expected %s, got %q", errProto, msgStart, m.Type)
+		}
+		return fmt.Errorf("waiting for the start: %w", err)
+	}
+	deadline = m.Start.Deadline
+	close(start)
+	// The coordinator closes our stdin to stop us early.
+	var finished atomic.Bool
+	go func() {
+		fr.read()
+		if !finished.Load() {
+			sh.abort()
+		}
+	}()
+	wg.Wait()
+	finished.Store(true)
+	var first error
+	for _, e := range errs {
+		if e != nil && (first == nil || errors.Is(first, ErrAborted) && !errors.Is(e, ErrAborted)) {
+			first = e
+		}
+	}
+	if first != nil {
+		outq <- &message{Type: msgError, Error: first.Error()}
+	} else {
+		outq <- &message{Type: msgDone, Done: &doneMsg{Threads: trs}}
+	}
+	close(outq)
+	<-writerDone
+	if first != nil {
+		return first
+	}
+	wmu.Lock()
+	defer wmu.Unlock()
+	return werr
+}
