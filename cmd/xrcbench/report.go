@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/xrcbench/xrcbench/report"
+)
+
+func init() { subcommands = append(subcommands, newReportCmd) }
+
+func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "report RUN_DIR... [--out DIR]",
+		Short: "Write report.html, summary.md, bench.txt and plots/ for run or sweep folders",
+		Long: `report reads run folders (result.json and the <kind>.hlog interval logs) and
+writes, into the run folder or --out:
+
+  report.html   one self-contained page: environment, configuration, summary,
+                repetitions, warnings and every plot as inline SVG
+  summary.md    the summary table and warnings, for CI job summaries
+  bench.txt     Go benchmark format, one line per repetition and op kind:
+                benchstat bench.txt reads it
+  plots/        per op kind: latency histogram, percentile spectrum, timeline;
+                per-worker throughput; PNG and SVG
+
+Several run folders make one combined report (with overlaid spectra) and
+need --out. A sweep folder (with sweep.json) adds throughput and p99 against
+processes × threads.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("report needs at least one RUN_DIR")
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			rep, err := report.Generate(args, out)
+			if err != nil {
+				return inputErr(err)
+			}
+			for _, w := range rep.Warnings {
+				fmt.Fprintln(stderr, "warning: "+w)
+			}
+			fmt.Fprintf(stdout, "wrote %s (%d files; open %s)\n", rep.Out, len(rep.Files), filepath.Join(rep.Out, report.HTMLFile))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "folder for the report (default: the run folder; required with several)")
+	return cmd
+}

@@ -1,0 +1,202 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// Output names in a report folder.
+const (
+	HTMLFile     = "report.html"
+	MarkdownFile = "summary.md"
+	BenchFile    = "bench.txt"
+	PlotsDir     = "plots"
+)
+
+// Report is what Generate wrote.
+type Report struct {
+	Out   string
+	Files []string // paths written, report.html last
+	// Warnings of every run, prefixed with the run's label when there are
+	// several, for the CLI to echo.
+	Warnings []string
+}
+
+// Generate writes the report of dirs into out: report.html, summary.md,
+// bench.txt and plots/. One run folder reports into itself when out is
+// empty; several run folders (a combined report with overlaid spectra) need
+// out. A sweep folder (one holding sweep.json) is reported alone.
+//
+// Everything is computed in memory before the first file is written, and
+// each file is written atomically, so bad input leaves nothing behind and a
+// reader never sees half a file.
+func Generate(dirs []string, out string) (*Report, error) {
+	if len(dirs) == 0 {
+		return nil, inputErrorf("no run folder given")
+	}
+	var (
+		runs     []*Run
+		sweep    *SweepReport
+		overlays []Figure
+		perRun   = map[*Run][]Figure{}
+		title    string
+	)
+	for _, d := range dirs {
+		if IsSweep(d) {
+			if len(dirs) > 1 {
+				return nil, inputErrorf("%s is a sweep folder: report it alone", d)
+			}
+			sr, err := LoadSweep(d)
+			if err != nil {
+				return nil, err
+			}
+			sweep, runs = sr, sr.Runs
+			continue
+		}
+		run, err := LoadRun(d)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, run)
+	}
+	switch {
+	case out != "":
+	case len(dirs) == 1:
+		out = dirs[0]
+	default:
+		return nil, inputErrorf("%d run folders: say where the combined report goes with --out DIR", len(dirs))
+	}
+	switch {
+	case sweep != nil:
+		figs, err := SweepFigures(sweep)
+		if err != nil {
+			return nil, err
+		}
+		overlays = figs
+		title = fmt.Sprintf("xrcbench sweep: %s on %s, %s", sweep.Workload, sweep.Provider, plural(len(sweep.Points), "point"))
+	case len(runs) == 1:
+		figs, err := RunFigures(runs[0], "")
+		if err != nil {
+			return nil, err
+		}
+		perRun[runs[0]] = figs
+		title = "xrcbench: " + Title(runs[0].Result)
+	default:
+		labelRuns(runs)
+		for _, run := range runs {
+			figs, err := RunFigures(run, fileSafe(run.Label)+"-")
+			if err != nil {
+				return nil, err
+			}
+			perRun[run] = figs
+		}
+		var err error
+		if overlays, err = OverlayFigures(runs); err != nil {
+			return nil, err
+		}
+		title = "xrcbench: " + plural(len(runs), "run")
+	}
+
+	pg := htmlPage{Title: title}
+	if sweep != nil {
+		pg.Sweep = &htmlSweep{SweepReport: sweep, Figures: htmlFigures(overlays)}
+	} else {
+		pg.Overlays = htmlFigures(overlays)
+	}
+	rep := &Report{Out: out}
+	for _, run := range runs {
+		pg.Runs = append(pg.Runs, newHTMLRun(run, perRun[run]))
+		for _, w := range Warnings(run) {
+			if len(runs) > 1 {
+				w = run.Label + ": " + w
+			}
+			rep.Warnings = append(rep.Warnings, w)
+		}
+	}
+	html, err := renderHTML(pg)
+	if err != nil {
+		return nil, err
+	}
+	var md, bench bytes.Buffer
+	if sweep != nil {
+		writeSweepMarkdown(&md, sweep)
+	}
+	if err := WriteMarkdown(&md, runs); err != nil {
+		return nil, err
+	}
+	if err := WriteBench(&bench, runs); err != nil {
+		return nil, err
+	}
+
+	files := map[string][]byte{}
+	var order []string
+	put := func(name string, data []byte) {
+		files[name] = data
+		order = append(order, name)
+	}
+	for _, figs := range append(collect(runs, perRun), overlays) {
+		for _, f := range figs {
+			put(filepath.Join(PlotsDir, f.Name+".svg"), f.SVG)
+			put(filepath.Join(PlotsDir, f.Name+".png"), f.PNG)
+		}
+	}
+	put(MarkdownFile, md.Bytes())
+	put(BenchFile, bench.Bytes())
+	put(HTMLFile, html) // last: its presence means the report is complete
+	if err := os.MkdirAll(filepath.Join(out, PlotsDir), 0o755); err != nil {
+		return nil, err
+	}
+	for _, name := range order {
+		path := filepath.Join(out, name)
+		if err := results.WriteFileAtomic(path, files[name], 0o644); err != nil {
+			return nil, err
+		}
+		rep.Files = append(rep.Files, path)
+	}
+	return rep, nil
+}
+
+func collect(runs []*Run, per map[*Run][]Figure) [][]Figure {
+	var out [][]Figure
+	for _, r := range runs {
+		out = append(out, per[r])
+	}
+	return out
+}
+
+// fileSafe turns a run label into a file-name prefix.
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// writeSweepMarkdown writes the sweep table ahead of the points' sections.
+func writeSweepMarkdown(b *bytes.Buffer, sr *SweepReport) {
+	fmt.Fprintf(b, "# xrcbench sweep: %s on %s\n\nFolder `%s`, %s.\n\n", sr.Workload, sr.Provider, sr.Dir, plural(len(sr.Points), "point"))
+	b.WriteString("| point | procs | threads | QPs | status |")
+	for _, k := range sr.Kinds {
+		fmt.Fprintf(b, " %s ops/s | %s p99 |", k, k)
+	}
+	b.WriteString("\n|---|---:|---:|---:|---|" + strings.Repeat("---:|---:|", len(sr.Kinds)) + "\n")
+	for _, p := range sr.Points {
+		fmt.Fprintf(b, "| %s | %d | %d | %d | %s |", p.Dir, p.Procs, p.Threads, p.QPs, p.Status)
+		for _, c := range p.Cells {
+			fmt.Fprintf(b, " %s | %s |", c.Rate, c.P99)
+		}
+		b.WriteString("\n")
+	}
+	for _, n := range sr.Notes {
+		fmt.Fprintf(b, "\n- %s\n", n)
+	}
+	b.WriteString("\n")
+}

@@ -1,0 +1,266 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// svgProlog matches what precedes <svg in gonum's output (the XML
+// declaration and a comment), which has no place inside an HTML document.
+var svgProlog = regexp.MustCompile(`(?s)^.*?(<svg\b)`)
+
+func inlineSVG(b []byte) template.HTML {
+	s := svgProlog.ReplaceAllString(string(b), "$1")
+	// gonum writes a fixed size in points; let CSS scale it to the page.
+	s = strings.Replace(s, "<svg ", `<svg role="img" preserveAspectRatio="xMidYMid meet" `, 1)
+	return template.HTML(s)
+}
+
+type kv struct{ K, V string }
+
+type htmlFigure struct {
+	Figure
+	Inline template.HTML
+}
+
+type htmlRepRow struct {
+	Kind, Metric, Median, MAD, Values, Outliers string
+}
+
+type htmlRun struct {
+	Run       *Run
+	Title     string
+	Status    string
+	Warnings  []string
+	Env       []kv
+	Config    []kv
+	Harness   []kv
+	Command   string
+	Spec      string
+	Rows      []Row
+	RepRows   []htmlRepRow
+	Figures   []htmlFigure
+	RepsCount int
+}
+
+type htmlPage struct {
+	Title    string
+	Runs     []htmlRun
+	Overlays []htmlFigure
+	Sweep    *htmlSweep
+}
+
+type htmlSweep struct {
+	*SweepReport
+	Figures []htmlFigure
+}
+
+func envRows(r *results.Result) []kv {
+	e := r.Environment
+	rows := []kv{
+		{"host", e.Host}, {"kernel", e.Kernel}, {"CPU", fmt.Sprintf("%s × %d", e.CPUModel, e.CPUs)},
+		{"provider", e.Provider},
+	}
+	for _, k := range sortedKeys(e.Device) {
+		rows = append(rows, kv{"device " + k, fmt.Sprint(e.Device[k])})
+	}
+	for _, k := range sortedKeys(e.ProviderDetail) {
+		rows = append(rows, kv{k, e.ProviderDetail[k]})
+	}
+	return append(rows, kv{"Go", e.GoVersion}, kv{"xrcbench", e.Version})
+}
+
+func configRows(r *results.Result) []kv {
+	c := r.Config
+	rows := []kv{
+		{"workload", c.Workload}, {"provider", c.Provider},
+		{"processes × threads", fmt.Sprintf("%d × %d", c.Procs, c.Threads)}, {"QPs", fmt.Sprint(c.QPs)},
+	}
+	if c.Device != "" {
+		rows = append(rows, kv{"device", c.Device})
+	}
+	if c.Duration > 0 {
+		rows = append(rows, kv{"duration", c.Duration.D().String()})
+	}
+	if c.Iterations > 0 {
+		rows = append(rows, kv{"iterations", fmt.Sprint(c.Iterations)})
+	}
+	rows = append(rows, kv{"warm-up", c.Warmup.D().String()}, kv{"repetitions", fmt.Sprint(c.Repetitions)},
+		kv{"pinned", fmt.Sprint(c.Pin)}, kv{"seed", fmt.Sprint(c.Seed)}, kv{"interval", c.Interval.D().String()})
+	for _, k := range sortedKeys(c.ProviderOpts) {
+		rows = append(rows, kv{k, c.ProviderOpts[k]})
+	}
+	rows = append(rows, kv{"started", r.Started.UTC().Format(time.RFC3339)}, kv{"finished", r.Finished.UTC().Format(time.RFC3339)})
+	return rows
+}
+
+func harnessRows(r *results.Result) []kv {
+	h := r.Harness
+	rows := []kv{
+		{"timer", h.Timer}, {"timer overhead", FormatNS(h.TimerOverheadNS)}, {"start skew", FormatNS(float64(h.StartSkewNS))},
+		{"warm-up", h.Warmup.D().String()}, {"repetitions", fmt.Sprint(h.Repetitions)},
+	}
+	if h.BatchSize > 0 {
+		rows = append(rows, kv{"batch size", fmt.Sprint(h.BatchSize)})
+	}
+	if l := r.Leaks; l != nil {
+		v := "not checked"
+		if l.Checked {
+			v = fmt.Sprintf("%d leaked (%s)", len(l.Leaked), l.Method)
+		}
+		rows = append(rows, kv{"leak check", v})
+	}
+	return rows
+}
+
+func repRows(run *Run) []htmlRepRow {
+	var rows []htmlRepRow
+	for _, kind := range run.Kinds {
+		for _, name := range summaryMetrics {
+			m, _ := MetricByName(name)
+			rs := RepetitionStats(run.Result, kind, m)
+			if len(rs.Values) == 0 {
+				continue
+			}
+			var vals, outs []string
+			for _, v := range rs.Values {
+				vals = append(vals, m.Format(v))
+			}
+			for _, i := range rs.Outliers {
+				outs = append(outs, fmt.Sprintf("#%d", i))
+			}
+			rows = append(rows, htmlRepRow{
+				Kind: kind, Metric: name, Median: m.Format(rs.Median),
+				MAD:    fmt.Sprintf("%s (%.1f%%)", m.Format(rs.MAD), 100*rs.Variation),
+				Values: strings.Join(vals, " "), Outliers: strings.Join(outs, " "),
+			})
+		}
+	}
+	return rows
+}
+
+func htmlFigures(figs []Figure) []htmlFigure {
+	var out []htmlFigure
+	for _, f := range figs {
+		out = append(out, htmlFigure{Figure: f, Inline: inlineSVG(f.SVG)})
+	}
+	return out
+}
+
+func newHTMLRun(run *Run, figs []Figure) htmlRun {
+	r := run.Result
+	return htmlRun{
+		Run: run, Title: Title(r), Status: r.Status, Warnings: Warnings(run),
+		Env: envRows(r), Config: configRows(r), Harness: harnessRows(r),
+		Command: strings.Join(quoteArgs(r.Config.CommandLine), " "), Spec: r.Config.WorkloadSpec,
+		Rows: SummaryRows(run), RepRows: repRows(run), Figures: htmlFigures(figs), RepsCount: len(r.Repetitions),
+	}
+}
+
+// quoteArgs quotes arguments a shell would split, so the command line can
+// be pasted back.
+func quoteArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
+	}
+	return out
+}
+
+var funcs = template.FuncMap{
+	"ns":   func(v int64) string { return FormatNS(float64(v)) },
+	"rate": FormatRate,
+	"reps": acrossReps,
+}
+
+// The page has no script, no external stylesheet, font or image: every
+// plot is inline SVG, so the file can be mailed or archived alone.
+var page = template.Must(template.New("report").Funcs(funcs).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
+<title>{{.Title}}</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; padding: 0 1em; color: #222; }
+h1 { font-size: 1.5em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; }
+table { border-collapse: collapse; margin: .5em 0 1em; }
+th, td { border: 1px solid #ddd; padding: .25em .6em; text-align: left; vertical-align: top; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f3f3f3; }
+.status-ok { color: #17612b; } .status-partial { color: #a35b00; } .status-failed { color: #b00020; }
+.warnings { background: #fff4e5; border-left: 4px solid #e69500; padding: .5em 1em; }
+.nowarn { color: #17612b; }
+pre { background: #f6f6f6; padding: .5em; overflow-x: auto; white-space: pre-wrap; }
+figure { margin: 1.5em 0; } figure svg { width: 100%; max-width: 56em; height: auto; display: block; }
+figcaption { color: #555; font-size: .9em; }
+.cols { display: flex; flex-wrap: wrap; gap: 2em; }
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+{{with .Sweep}}
+<section id="sweep">
+<h2>Sweep: {{.Workload}} on {{.Provider}}</h2>
+<table>
+<tr><th>point</th><th>procs</th><th>threads</th><th>QPs</th><th>status</th>{{range .Kinds}}<th>{{.}} ops/s</th><th>{{.}} p99</th>{{end}}</tr>
+{{range .Points}}<tr><td>{{.Dir}}</td><td class="n">{{.Procs}}</td><td class="n">{{.Threads}}</td><td class="n">{{.QPs}}</td><td>{{.Status}}</td>{{range .Cells}}<td class="n">{{.Rate}}</td><td class="n">{{.P99}}</td>{{end}}</tr>
+{{end}}</table>
+{{range .Notes}}<p class="warnings">{{.}}</p>{{end}}
+{{range .Figures}}<figure id="{{.Name}}">{{.Inline}}<figcaption><b>{{.Title}}.</b> {{.Caption}}</figcaption></figure>
+{{end}}</section>
+{{end}}
+{{if .Overlays}}<section id="overlays"><h2>All runs</h2>
+{{range .Overlays}}<figure id="{{.Name}}">{{.Inline}}<figcaption><b>{{.Title}}.</b> {{.Caption}}</figcaption></figure>
+{{end}}</section>{{end}}
+{{range .Runs}}
+<section>
+<h2>{{.Title}} — <span class="status-{{.Status}}">{{.Status}}</span></h2>
+<p>Run folder <code>{{.Run.Dir}}</code>{{with .Run.Result.Error}}: {{.}}{{end}}</p>
+{{if .Warnings}}<div class="warnings"><b>Warnings</b><ul>{{range .Warnings}}<li>{{.}}</li>{{end}}</ul></div>
+{{else}}<p class="nowarn">No warnings: repetitions agree, no errors, start skew and timer overhead small.</p>{{end}}
+<h3>Summary</h3>
+<table>
+<tr><th>op</th><th>count</th><th>errors</th><th>ops/s</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>mean</th><th>p50 across reps</th><th>ops/s across reps</th></tr>
+{{range .Rows}}<tr><td>{{.Kind}}</td><td class="n">{{.Stats.Count}}</td><td class="n">{{.Stats.Errors}}</td><td class="n">{{rate .Stats.OpsPerSec}}</td><td class="n">{{ns .Stats.NS.P50}}</td><td class="n">{{ns .Stats.NS.P90}}</td><td class="n">{{ns .Stats.NS.P99}}</td><td class="n">{{ns .Stats.NS.P999}}</td><td class="n">{{ns .Stats.NS.Max}}</td><td class="n">{{printf "%.0fns" .Stats.NS.Mean}}</td><td class="n">{{reps .P50Rep}}</td><td class="n">{{reps .OpsRep}}</td></tr>
+{{end}}</table>
+<p>“across reps”: median over the {{.RepsCount}} repetitions ± median absolute deviation as a share of it.</p>
+{{if .RepRows}}<h3>Repetitions</h3>
+<table>
+<tr><th>op</th><th>metric</th><th>median</th><th>MAD</th><th>per repetition</th><th>outliers (1.5 IQR)</th></tr>
+{{range .RepRows}}<tr><td>{{.Kind}}</td><td>{{.Metric}}</td><td class="n">{{.Median}}</td><td class="n">{{.MAD}}</td><td>{{.Values}}</td><td>{{.Outliers}}</td></tr>
+{{end}}</table>{{end}}
+<div class="cols">
+<div><h3>Environment</h3><table>{{range .Env}}<tr><th>{{.K}}</th><td>{{.V}}</td></tr>{{end}}</table></div>
+<div><h3>Configuration</h3><table>{{range .Config}}<tr><th>{{.K}}</th><td>{{.V}}</td></tr>{{end}}</table></div>
+<div><h3>Harness</h3><table>{{range .Harness}}<tr><th>{{.K}}</th><td>{{.V}}</td></tr>{{end}}</table></div>
+</div>
+<h3>Command line</h3>
+<pre>{{.Command}}</pre>
+{{with .Spec}}<details><summary>Workload spec</summary><pre>{{.}}</pre></details>{{end}}
+<h3>Plots</h3>
+{{range .Figures}}<figure id="{{.Name}}">{{.Inline}}<figcaption><b>{{.Title}}.</b> {{.Caption}}</figcaption></figure>
+{{end}}</section>
+{{end}}
+</body>
+</html>
+`))
+
+// renderHTML renders report.html.
+func renderHTML(p htmlPage) ([]byte, error) {
+	var b bytes.Buffer
+	if err := page.Execute(&b, p); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
