@@ -1,0 +1,1039 @@
+/*
+ * fakeverbs.c: a test double of libibverbs.so.1 (rdma-core), backed by the
+ * sim core (../sim.c), so the rdma and legacy providers, and rdma-core's
+ * own tools, run without RDMA hardware or RDMA in the kernel:
+ *
+ *   LD_LIBRARY_PATH=build/fakeverbs ibv_devinfo -v
+ *
+ * What is real: the SONAME, the symbol versions (libibverbs.map), and
+ * struct verbs_context laid out by the installed <infiniband/verbs.h>, with
+ * abi_compat and sz set as rdma-core's verbs_init_and_alloc_context sets
+ * them, so the static inlines (ibv_open_xrcd, ibv_create_qp_ex,
+ * ibv_open_qp, ibv_close_xrcd, ibv_query_port) dispatch into this file
+ * exactly as they dispatch into mlx5. XRC domains and receive QPs live in
+ * the sim device, shared by every process that uses the same directory,
+ * with the kernel's semantics (upstream handles for the verbs_context ops,
+ * legacy registrations for the OFED calls).
+ *
+ * What is not: no PDs, CQs, MRs or data path. Calls outside XRC receive
+ * QPs fail with EOPNOTSUPP rather than pretend.
+ *
+ * Configuration, read once per process from the environment:
+ *   XRCBENCH_FAKEVERBS_DIR      state directory (sim devices, a fake sysfs);
+ *                               default /tmp/xrcbench-fakeverbs-<uid>
+ *   XRCBENCH_FAKEVERBS_DEVICES  comma-separated devices, each NAME[:FLAG...]
+ *                               with flags noxrc (no IBV_DEVICE_XRC and no
+ *                               XRCD ops, like rxe), noopenqp (XRC but no
+ *                               open_qp op, like qedr), eacces (opening the
+ *                               uverbs file is denied), driver=NAME (sysfs
+ *                               driver); default "xbfake0". "none": the
+ *                               kernel has no RDMA (NULL list, ENOSYS);
+ *                               "empty": no devices.
+ *   XRCBENCH_FAKEVERBS_NOXRC    set to 1: every device lacks XRC
+ *   XRCBENCH_FAKEVERBS_COST     sim cost model, e.g. reg=2us,destroy=300us
+ */
+#define _GNU_SOURCE
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#include "legacy_abi.h"
+#include "sim.h"
+
+/* The legacy layouts must agree with the upstream ones where they overlap:
+ * this is the ABI assumption of legacy_abi.h, checked where both exist. */
+_Static_assert(offsetof(struct xb_legacy_qp_init_attr, sq_sig_all) == offsetof(struct ibv_qp_init_attr, sq_sig_all),
+	       "legacy ibv_qp_init_attr prefix differs from upstream");
+_Static_assert(offsetof(struct xb_legacy_qp_init_attr, xrc_domain) == sizeof(struct ibv_qp_init_attr),
+	       "legacy xrc_domain is not right after the upstream fields");
+_Static_assert(sizeof(struct xb_legacy_device_attr) == sizeof(struct ibv_device_attr), "ibv_device_attr layout");
+_Static_assert(offsetof(struct xb_legacy_device_attr, phys_port_cnt) == offsetof(struct ibv_device_attr, phys_port_cnt),
+	       "ibv_device_attr layout");
+_Static_assert(offsetof(struct xb_legacy_device, ibdev_path) == offsetof(struct ibv_device, ibdev_path),
+	       "ibv_device layout");
+
+#define EXPORT __attribute__((visibility("default")))
+#define MAX_DEVICES 16
+#define CTX_MAGIC 0x78626374u /* "xbct" */
+
+struct fake_device {
+	struct ibv_device dev; /* what applications see */
+	int index;
+	int noxrc, noopenqp, eacces;
+	char driver[64];
+	char simdir[512];
+};
+
+struct fake_qp;
+struct fake_xrcd;
+struct fake_ldom;
+
+struct fake_ctx {
+	struct verbs_context vctx; /* first, as in every rdma-core provider */
+	uint32_t magic;
+	struct fake_device *fdev;
+	struct sim_dev *sim; /* this context is one registrant */
+	pthread_mutex_t lock; /* guards the lists below */
+	struct fake_xrcd *xrcds;
+	struct fake_qp *qps;
+	struct fake_ldom *ldoms;
+};
+
+struct fake_xrcd {
+	struct ibv_xrcd xrcd;
+	struct fake_ctx *ctx;
+	struct sim_dom *dom;
+	unsigned qps; /* handles that reference it: the kernel's usecnt */
+	struct fake_xrcd *next;
+};
+
+struct fake_qp {
+	struct ibv_qp qp;
+	struct fake_xrcd *xrcd;
+	struct fake_qp *next;
+};
+
+struct fake_ldom {
+	struct xb_legacy_xrc_domain pub; /* what the legacy API hands out */
+	uint32_t magic;
+	struct fake_ctx *ctx;
+	struct sim_dom *dom;
+	struct fake_ldom *next;
+};
+
+static struct {
+	pthread_once_t once;
+	int list_errno; /* "none": ibv_get_device_list fails with this */
+	int n;
+	struct fake_device devs[MAX_DEVICES];
+	char dir[512];
+	char sysfs[600];
+	struct sim_config cfg;
+} g = {.once = PTHREAD_ONCE_INIT};
+
+/* ---- configuration and the fake sysfs ----------------------------------- */
+
+static int mkdirs(const char *path)
+{
+	char buf[1024];
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return ENAMETOOLONG;
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+			return errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+		return errno;
+	return 0;
+}
+
+/* put writes a sysfs-like file atomically: processes start concurrently. */
+static void put(const char *dir, const char *name, const char *value)
+{
+	char path[1024], tmp[1100];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fprintf(f, "%s\n", value);
+	if (fclose(f) != 0 || rename(tmp, path) != 0)
+		unlink(tmp);
+}
+
+static void link_to(const char *target, const char *path)
+{
+	if (symlink(target, path) != 0 && errno != EEXIST)
+		return;
+}
+
+static uint64_t node_guid(int index)
+{
+	return 0xfa4e000000000000ull | ((uint64_t)(index + 1) << 8);
+}
+
+/* make_sysfs lays out what rdma-core and xrcbench read about a device:
+ * <sysfs>/class/infiniband/<name>/{fw_ver,node_guid,board_id,hca_type}
+ * with device -> a PCI-named directory holding numa_node and driver. */
+static void make_sysfs(struct fake_device *d)
+{
+	char cls[1024], pci[1024], drv[1024], buf[128], rel[1100];
+	uint64_t guid = node_guid(d->index);
+
+	snprintf(cls, sizeof(cls), "%s/class/infiniband/%s", g.sysfs, d->dev.name);
+	snprintf(pci, sizeof(pci), "%s/devices/pci0000:fa/0000:fa:00.%d", g.sysfs, d->index % 8);
+	snprintf(drv, sizeof(drv), "%s/bus/pci/drivers/%s", g.sysfs, d->driver);
+	if (mkdirs(cls) || mkdirs(pci) || mkdirs(drv))
+		return;
+	snprintf(buf, sizeof(buf), "%04x:%04x:%04x:%04x", (unsigned)(guid >> 48) & 0xffff,
+		 (unsigned)(guid >> 32) & 0xffff, (unsigned)(guid >> 16) & 0xffff, (unsigned)guid & 0xffff);
+	put(cls, "node_guid", buf);
+	put(cls, "fw_ver", "99.1.0");
+	put(cls, "board_id", "XRCBENCH_FAKE_0001");
+	put(cls, "hca_type", "xrcbench fakeverbs");
+	put(cls, "node_type", "1: CA");
+	put(pci, "numa_node", "0");
+	snprintf(rel, sizeof(rel), "%s/device", cls);
+	link_to(pci, rel);
+	snprintf(rel, sizeof(rel), "%s/driver", pci);
+	link_to(drv, rel);
+	snprintf(rel, sizeof(rel), "%s/class/infiniband_verbs/%s", g.sysfs, d->dev.dev_name);
+	mkdirs(rel);
+	put(rel, "ibdev", d->dev.name);
+}
+
+/* parse_cost reads "op=DUR,..." with DUR in ns, us or ms. */
+static void parse_cost(const char *spec)
+{
+	char buf[256], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '='), *unit;
+		uint64_t v, mult = 1;
+
+		if (!eq)
+			continue;
+		*eq = '\0';
+		v = strtoull(eq + 1, &unit, 10);
+		if (!strcmp(unit, "us"))
+			mult = 1000;
+		else if (!strcmp(unit, "ms"))
+			mult = 1000000;
+		v *= mult;
+		if (!strcmp(tok, "create"))
+			g.cfg.cost_create_ns = v;
+		else if (!strcmp(tok, "reg"))
+			g.cfg.cost_reg_ns = v;
+		else if (!strcmp(tok, "unreg"))
+			g.cfg.cost_unreg_ns = v;
+		else if (!strcmp(tok, "destroy"))
+			g.cfg.cost_destroy_ns = v;
+	}
+}
+
+static void add_device(char *spec)
+{
+	char *save = NULL, *name = strtok_r(spec, ":", &save);
+	struct fake_device *d;
+	const char *noxrc = getenv("XRCBENCH_FAKEVERBS_NOXRC");
+
+	if (!name || !*name || g.n == MAX_DEVICES)
+		return;
+	d = &g.devs[g.n];
+	memset(d, 0, sizeof(*d));
+	d->index = g.n;
+	snprintf(d->driver, sizeof(d->driver), "xrcbench_fake");
+	for (char *f = strtok_r(NULL, ":", &save); f; f = strtok_r(NULL, ":", &save)) {
+		if (!strcmp(f, "noxrc"))
+			d->noxrc = 1;
+		else if (!strcmp(f, "noopenqp"))
+			d->noopenqp = 1;
+		else if (!strcmp(f, "eacces"))
+			d->eacces = 1;
+		else if (!strncmp(f, "driver=", 7))
+			snprintf(d->driver, sizeof(d->driver), "%s", f + 7);
+	}
+	if (noxrc && !strcmp(noxrc, "1"))
+		d->noxrc = 1;
+	d->dev.node_type = IBV_NODE_CA;
+	d->dev.transport_type = IBV_TRANSPORT_IB;
+	snprintf(d->dev.name, sizeof(d->dev.name), "%s", name);
+	snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "uverbs%d", g.n);
+	/* ibdev_path has 256 bytes in the ABI: a state directory too long
+	 * for it fails the list rather than naming the wrong files. */
+	if (snprintf(d->dev.dev_path, sizeof(d->dev.dev_path), "%s/class/infiniband_verbs/uverbs%d", g.sysfs, g.n) >=
+		    (int)sizeof(d->dev.dev_path) ||
+	    snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path), "%s/class/infiniband/%s", g.sysfs, name) >=
+		    (int)sizeof(d->dev.ibdev_path) ||
+	    snprintf(d->simdir, sizeof(d->simdir), "%s/%s", g.dir, name) >= (int)sizeof(d->simdir)) {
+		g.list_errno = ENAMETOOLONG;
+		return;
+	}
+	make_sysfs(d);
+	g.n++;
+}
+
+static void init(void)
+{
+	const char *dir = getenv("XRCBENCH_FAKEVERBS_DIR");
+	const char *devs = getenv("XRCBENCH_FAKEVERBS_DEVICES");
+	const char *cost = getenv("XRCBENCH_FAKEVERBS_COST");
+	char buf[1024], *save = NULL;
+
+	if (dir && *dir)
+		snprintf(g.dir, sizeof(g.dir), "%s", dir);
+	else
+		snprintf(g.dir, sizeof(g.dir), "/tmp/xrcbench-fakeverbs-%u", (unsigned)getuid());
+	snprintf(g.sysfs, sizeof(g.sysfs), "%s/sysfs", g.dir);
+	if (cost)
+		parse_cost(cost);
+	if (!devs)
+		devs = "xbfake0";
+	if (!strcmp(devs, "none")) {
+		/* rdma-core with no kernel support: ibverbs_init fails ENOSYS. */
+		g.list_errno = ENOSYS;
+		return;
+	}
+	if (mkdirs(g.dir) != 0) {
+		g.list_errno = errno ? errno : EIO;
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%s", devs);
+	for (char *s = strtok_r(buf, ",", &save); s; s = strtok_r(NULL, ",", &save))
+		if (strcmp(s, "empty") != 0)
+			add_device(s);
+}
+
+static struct fake_device *fake_of(struct ibv_device *dev)
+{
+	for (int i = 0; i < g.n; i++)
+		if (dev == &g.devs[i].dev)
+			return &g.devs[i];
+	return NULL;
+}
+
+static struct fake_ctx *ctx_of(struct ibv_context *c)
+{
+	struct fake_ctx *x;
+
+	if (!c || c->abi_compat != __VERBS_ABI_IS_EXTENDED)
+		return NULL;
+	x = (struct fake_ctx *)((char *)c - offsetof(struct fake_ctx, vctx.context));
+	return x->magic == CTX_MAGIC ? x : NULL;
+}
+
+static void *null_errno(int e)
+{
+	errno = e;
+	return NULL;
+}
+
+/* ---- devices -------------------------------------------------------------- */
+
+EXPORT struct ibv_device **ibv_get_device_list(int *num)
+{
+	struct ibv_device **list;
+
+	pthread_once(&g.once, init);
+	if (num)
+		*num = 0;
+	if (g.list_errno)
+		return null_errno(g.list_errno);
+	list = calloc((size_t)g.n + 1, sizeof(*list));
+	if (!list)
+		return null_errno(ENOMEM);
+	for (int i = 0; i < g.n; i++)
+		list[i] = &g.devs[i].dev;
+	if (num)
+		*num = g.n;
+	return list;
+}
+
+EXPORT void ibv_free_device_list(struct ibv_device **list)
+{
+	free(list); /* the devices themselves live as long as the process */
+}
+
+EXPORT const char *ibv_get_device_name(struct ibv_device *dev)
+{
+	return dev ? dev->name : NULL;
+}
+
+EXPORT __be64 ibv_get_device_guid(struct ibv_device *dev)
+{
+	struct fake_device *d = fake_of(dev);
+
+	return d ? htobe64(node_guid(d->index)) : 0;
+}
+
+EXPORT int ibv_get_device_index(struct ibv_device *dev)
+{
+	struct fake_device *d = fake_of(dev);
+
+	return d ? d->index : -1;
+}
+
+static struct ibv_xrcd *fake_open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_attr *attr);
+static int fake_close_xrcd(struct ibv_xrcd *xrcd);
+static struct ibv_qp *fake_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *attr);
+static struct ibv_qp *fake_open_qp(struct ibv_context *c, struct ibv_qp_open_attr *attr);
+static int fake_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *attr, size_t len);
+
+EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
+{
+	struct fake_device *d = fake_of(dev);
+	struct fake_ctx *x;
+	struct sim_config cfg;
+	int rc;
+
+	if (!d)
+		return null_errno(EINVAL);
+	if (d->eacces) /* as opening /dev/infiniband/uverbsN without rights */
+		return null_errno(EACCES);
+	if ((rc = mkdirs(d->simdir)) != 0)
+		return null_errno(rc);
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return null_errno(ENOMEM);
+	cfg = g.cfg;
+	cfg.no_xrc = d->noxrc;
+	rc = sim_open(d->simdir, &cfg, SIM_UPSTREAM, &x->sim);
+	if (rc) {
+		free(x);
+		return null_errno(rc);
+	}
+	x->magic = CTX_MAGIC;
+	x->fdev = d;
+	pthread_mutex_init(&x->lock, NULL);
+	/* As rdma-core's verbs_init_and_alloc_context: the extended ABI
+	 * marker, the size this provider was built with, then the ops. */
+	x->vctx.sz = sizeof(struct verbs_context);
+	x->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
+	x->vctx.context.device = dev;
+	x->vctx.context.cmd_fd = -1;
+	x->vctx.context.async_fd = -1;
+	x->vctx.context.num_comp_vectors = 1;
+	pthread_mutex_init(&x->vctx.context.mutex, NULL);
+	x->vctx.query_port = fake_query_port;
+	x->vctx.create_qp_ex = fake_create_qp_ex;
+	if (!d->noxrc) { /* like rxe: no XRCD ops at all */
+		x->vctx.open_xrcd = fake_open_xrcd;
+		x->vctx.close_xrcd = fake_close_xrcd;
+		if (!d->noopenqp) /* like qedr: XRC, but no open_qp */
+			x->vctx.open_qp = fake_open_qp;
+	}
+	return &x->vctx.context;
+}
+
+EXPORT int ibv_close_device(struct ibv_context *c)
+{
+	struct fake_ctx *x = ctx_of(c);
+	uint32_t flags = 0;
+
+	if (!x)
+		return EINVAL;
+	/* What the kernel does when the uverbs file closes: every handle
+	 * goes (a last one destroys its QP), then the domains. */
+	while (x->qps) {
+		struct fake_qp *q = x->qps;
+
+		x->qps = q->next;
+		sim_unreg(q->xrcd->dom, q->qp.qp_num, &flags);
+		free(q);
+	}
+	while (x->xrcds) {
+		struct fake_xrcd *xd = x->xrcds;
+
+		x->xrcds = xd->next;
+		sim_close_domain(xd->dom);
+		free(xd);
+	}
+	/* Legacy registrations are not handles: sim_close drops them with
+	 * the registrant, and then the domain handle is only memory. */
+	struct fake_ldom *busy = NULL;
+
+	while (x->ldoms) {
+		struct fake_ldom *l = x->ldoms;
+
+		x->ldoms = l->next;
+		if (sim_close_domain(l->dom) == 0) {
+			l->magic = 0;
+			free(l);
+		} else {
+			l->next = busy;
+			busy = l;
+		}
+	}
+	sim_close(x->sim);
+	while (busy) {
+		struct fake_ldom *l = busy;
+
+		busy = l->next;
+		free(l->dom); /* sim_close released its slot; see sim_open_domain */
+		l->magic = 0;
+		free(l);
+	}
+	pthread_mutex_destroy(&x->lock);
+	pthread_mutex_destroy(&x->vctx.context.mutex);
+	x->magic = 0;
+	free(x);
+	return 0;
+}
+
+EXPORT int ibv_query_device(struct ibv_context *c, struct ibv_device_attr *a)
+{
+	struct fake_ctx *x = ctx_of(c);
+	struct sim_config cfg;
+
+	if (!x || !a)
+		return EINVAL;
+	sim_get_config(x->sim, &cfg);
+	memset(a, 0, sizeof(*a));
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "99.1.0");
+	a->node_guid = htobe64(node_guid(x->fdev->index));
+	a->sys_image_guid = a->node_guid;
+	a->max_mr_size = ~0ull;
+	a->page_size_cap = 0xfffff000;
+	a->vendor_id = 0xfa4e;
+	a->vendor_part_id = 4242;
+	a->hw_ver = 1;
+	a->max_qp = (int)cfg.max_qps;
+	a->max_qp_wr = 32768;
+	a->device_cap_flags = IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR | IBV_DEVICE_CHANGE_PHY_PORT |
+			      IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN;
+	if (!x->fdev->noxrc)
+		a->device_cap_flags |= IBV_DEVICE_XRC;
+	a->max_sge = 30;
+	a->max_cq = 1 << 24;
+	a->max_cqe = 4194303;
+	a->max_mr = 1 << 24;
+	a->max_pd = 1 << 24;
+	a->max_qp_rd_atom = 16;
+	a->max_res_rd_atom = 16 << 16;
+	a->max_qp_init_rd_atom = 16;
+	a->atomic_cap = IBV_ATOMIC_HCA;
+	a->max_srq = 1 << 23;
+	a->max_srq_wr = 32767;
+	a->max_srq_sge = 31;
+	a->max_pkeys = 128;
+	a->local_ca_ack_delay = 16;
+	a->phys_port_cnt = 1;
+	return 0;
+}
+
+static void fill_port(struct ibv_port_attr *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->state = IBV_PORT_ACTIVE;
+	p->max_mtu = IBV_MTU_4096;
+	p->active_mtu = IBV_MTU_4096;
+	p->gid_tbl_len = 1;
+	p->port_cap_flags = 0x2651e848;
+	p->max_msg_sz = 0x40000000;
+	p->pkey_tbl_len = 1;
+	p->lid = 1;
+	p->sm_lid = 1;
+	p->max_vl_num = 4;
+	p->subnet_timeout = 18;
+	p->active_width = 2;  /* 4X */
+	p->active_speed = 32; /* 25 Gbps per lane */
+	p->phys_state = 5;    /* LINK_UP */
+	p->link_layer = IBV_LINK_LAYER_INFINIBAND;
+}
+
+static int fake_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *attr, size_t len)
+{
+	struct ibv_port_attr p;
+
+	if (!ctx_of(c) || !attr)
+		return EINVAL;
+	if (port != 1)
+		return EINVAL;
+	fill_port(&p);
+	memcpy(attr, &p, len < sizeof(p) ? len : sizeof(p));
+	return 0;
+}
+
+/* The exported ibv_query_port is the pre-verbs_context entry point; its
+ * struct is the prefix of struct ibv_port_attr up to link_layer. */
+#undef ibv_query_port
+EXPORT int ibv_query_port(struct ibv_context *c, uint8_t port, struct _compat_ibv_port_attr *attr)
+{
+	return fake_query_port(c, port, (struct ibv_port_attr *)attr, offsetof(struct ibv_port_attr, flags));
+}
+
+EXPORT int ibv_query_gid(struct ibv_context *c, uint8_t port, int index, union ibv_gid *gid)
+{
+	struct fake_ctx *x = ctx_of(c);
+
+	if (!x || !gid || port != 1 || index != 0)
+		return EINVAL;
+	memset(gid, 0, sizeof(*gid));
+	gid->global.subnet_prefix = htobe64(0xfe80000000000000ull);
+	gid->global.interface_id = htobe64(node_guid(x->fdev->index));
+	return 0;
+}
+
+EXPORT int _ibv_query_gid_ex(struct ibv_context *c, uint32_t port, uint32_t index, struct ibv_gid_entry *entry,
+			     uint32_t flags, size_t entry_size)
+{
+	struct ibv_gid_entry e;
+	int rc;
+
+	if (flags || !entry || entry_size < sizeof(e))
+		return EINVAL;
+	memset(&e, 0, sizeof(e));
+	if ((rc = ibv_query_gid(c, (uint8_t)port, (int)index, &e.gid)) != 0)
+		return rc;
+	e.gid_index = index;
+	e.port_num = port;
+	e.gid_type = IBV_GID_TYPE_IB;
+	memcpy(entry, &e, sizeof(e));
+	return 0;
+}
+
+/* rdma-core's private ibv_query_gid_type (driver.h), which ibv_devinfo
+ * uses; the type is enum ibv_gid_type_sysfs, 0 being "IB/RoCE v1". */
+EXPORT int ibv_query_gid_type(struct ibv_context *c, uint8_t port, unsigned int index, int *type)
+{
+	if (!ctx_of(c) || port != 1 || index != 0 || !type)
+		return EINVAL;
+	*type = 0;
+	return 0;
+}
+
+EXPORT int ibv_query_pkey(struct ibv_context *c, uint8_t port, int index, __be16 *pkey)
+{
+	if (!ctx_of(c) || port != 1 || index != 0 || !pkey)
+		return EINVAL;
+	*pkey = htobe16(0xffff);
+	return 0;
+}
+
+EXPORT int ibv_get_pkey_index(struct ibv_context *c, uint8_t port, __be16 pkey)
+{
+	if (!ctx_of(c) || port != 1)
+		return -EINVAL;
+	return pkey == htobe16(0xffff) ? 0 : -ENOENT;
+}
+
+/* ---- upstream XRC: the verbs_context ops ---------------------------------- */
+
+static struct ibv_xrcd *fake_open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_attr *attr)
+{
+	struct fake_ctx *x = ctx_of(c);
+	struct fake_xrcd *xd;
+	int rc;
+
+	if (!x || !attr)
+		return null_errno(EINVAL);
+	/* As ibv_cmd_open_xrcd: unknown bits are EOPNOTSUPP, and both FD
+	 * and OFLAGS are required. */
+	if (attr->comp_mask >= IBV_XRCD_INIT_ATTR_RESERVED)
+		return null_errno(EOPNOTSUPP);
+	if (!(attr->comp_mask & IBV_XRCD_INIT_ATTR_FD) || !(attr->comp_mask & IBV_XRCD_INIT_ATTR_OFLAGS))
+		return null_errno(EINVAL);
+	if (attr->oflags & ~O_CREAT || attr->fd < 0) /* no private (fd -1) XRCDs here */
+		return null_errno(EINVAL);
+	xd = calloc(1, sizeof(*xd));
+	if (!xd)
+		return null_errno(ENOMEM);
+	rc = sim_open_domain(x->sim, attr->fd, SIM_UPSTREAM, &xd->dom);
+	if (rc) {
+		free(xd);
+		return null_errno(rc);
+	}
+	xd->xrcd.context = c;
+	xd->ctx = x;
+	pthread_mutex_lock(&x->lock);
+	xd->next = x->xrcds;
+	x->xrcds = xd;
+	pthread_mutex_unlock(&x->lock);
+	return &xd->xrcd;
+}
+
+static int fake_close_xrcd(struct ibv_xrcd *xrcd)
+{
+	struct fake_xrcd *xd = (struct fake_xrcd *)xrcd;
+	struct fake_ctx *x;
+	int rc;
+
+	if (!xd || !(x = ctx_of(xrcd->context)))
+		return EINVAL;
+	pthread_mutex_lock(&x->lock);
+	if (xd->qps) { /* the XRCD is still referenced (S9) */
+		pthread_mutex_unlock(&x->lock);
+		return EBUSY;
+	}
+	rc = sim_close_domain(xd->dom);
+	if (rc == 0) {
+		struct fake_xrcd **p = &x->xrcds;
+
+		while (*p && *p != xd)
+			p = &(*p)->next;
+		if (*p)
+			*p = xd->next;
+	}
+	pthread_mutex_unlock(&x->lock);
+	if (rc)
+		return rc;
+	free(xd);
+	return 0;
+}
+
+static struct fake_xrcd *xrcd_of(struct fake_ctx *x, struct ibv_xrcd *xrcd)
+{
+	for (struct fake_xrcd *xd = x->xrcds; xd; xd = xd->next)
+		if (&xd->xrcd == xrcd)
+			return xd;
+	return NULL;
+}
+
+static struct ibv_qp *new_handle(struct fake_ctx *x, struct fake_xrcd *xd, uint32_t qpn)
+{
+	struct fake_qp *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return NULL;
+	q->qp.context = &x->vctx.context;
+	q->qp.qp_num = qpn;
+	q->qp.qp_type = IBV_QPT_XRC_RECV;
+	q->qp.state = IBV_QPS_RESET;
+	pthread_mutex_init(&q->qp.mutex, NULL);
+	pthread_cond_init(&q->qp.cond, NULL);
+	q->xrcd = xd;
+	xd->qps++;
+	q->next = x->qps;
+	x->qps = q;
+	return &q->qp;
+}
+
+static struct ibv_qp *fake_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *attr)
+{
+	struct fake_ctx *x = ctx_of(c);
+	struct fake_xrcd *xd;
+	struct ibv_qp *qp;
+	uint32_t qpn = 0, flags = 0;
+	int rc;
+
+	if (!x || !attr)
+		return null_errno(EINVAL);
+	if (attr->qp_type != IBV_QPT_XRC_RECV) /* the double has no data path */
+		return null_errno(EOPNOTSUPP);
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd)
+		return null_errno(EINVAL);
+	pthread_mutex_lock(&x->lock);
+	xd = xrcd_of(x, attr->xrcd);
+	pthread_mutex_unlock(&x->lock);
+	if (!xd)
+		return null_errno(EINVAL);
+	rc = sim_create(xd->dom, &qpn, &flags);
+	if (rc)
+		return null_errno(rc);
+	pthread_mutex_lock(&x->lock);
+	qp = new_handle(x, xd, qpn);
+	pthread_mutex_unlock(&x->lock);
+	if (!qp) {
+		sim_unreg(xd->dom, qpn, &flags);
+		return null_errno(ENOMEM);
+	}
+	qp->qp_context = attr->qp_context;
+	return qp;
+}
+
+static struct ibv_qp *fake_open_qp(struct ibv_context *c, struct ibv_qp_open_attr *attr)
+{
+	struct fake_ctx *x = ctx_of(c);
+	struct fake_xrcd *xd;
+	struct ibv_qp *qp;
+	uint32_t flags = 0;
+	int rc;
+
+	if (!x || !attr)
+		return null_errno(EINVAL);
+	/* As ibv_cmd_open_qp: NUM, XRCD and TYPE are all required. */
+	if (attr->comp_mask >= IBV_QP_OPEN_ATTR_RESERVED)
+		return null_errno(EOPNOTSUPP);
+	if (!(attr->comp_mask & IBV_QP_OPEN_ATTR_NUM) || !(attr->comp_mask & IBV_QP_OPEN_ATTR_XRCD) ||
+	    !(attr->comp_mask & IBV_QP_OPEN_ATTR_TYPE))
+		return null_errno(EINVAL);
+	if (attr->qp_type != IBV_QPT_XRC_RECV || attr->qp_num > 0xffffff)
+		return null_errno(EINVAL);
+	pthread_mutex_lock(&x->lock);
+	xd = xrcd_of(x, attr->xrcd);
+	pthread_mutex_unlock(&x->lock);
+	if (!xd)
+		return null_errno(EINVAL);
+	rc = sim_reg(xd->dom, attr->qp_num, &flags);
+	if (rc)
+		return null_errno(rc);
+	pthread_mutex_lock(&x->lock);
+	qp = new_handle(x, xd, attr->qp_num);
+	pthread_mutex_unlock(&x->lock);
+	if (!qp) {
+		sim_unreg(xd->dom, attr->qp_num, &flags);
+		return null_errno(ENOMEM);
+	}
+	qp->qp_context = attr->comp_mask & IBV_QP_OPEN_ATTR_CONTEXT ? attr->qp_context : NULL;
+	return qp;
+}
+
+EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
+{
+	struct fake_ctx *x;
+	struct fake_qp **p, *q = NULL;
+	uint32_t flags = 0;
+	int rc;
+
+	if (!qp || !(x = ctx_of(qp->context)))
+		return EINVAL;
+	pthread_mutex_lock(&x->lock);
+	for (p = &x->qps; *p; p = &(*p)->next)
+		if (&(*p)->qp == qp) {
+			q = *p;
+			break;
+		}
+	if (!q) {
+		pthread_mutex_unlock(&x->lock);
+		return EINVAL;
+	}
+	/* Dropping this handle is the unreg; the last one destroys the QP. */
+	rc = sim_unreg(q->xrcd->dom, qp->qp_num, &flags);
+	if (rc == 0) {
+		*p = q->next;
+		q->xrcd->qps--;
+	}
+	pthread_mutex_unlock(&x->lock);
+	if (rc)
+		return rc;
+	pthread_mutex_destroy(&q->qp.mutex);
+	pthread_cond_destroy(&q->qp.cond);
+	free(q);
+	return 0;
+}
+
+/* Reached by ibv_create_qp_ex with only IBV_QP_INIT_ATTR_PD: the double
+ * has no PDs, so no ordinary QPs. */
+EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	(void)pd, (void)attr;
+	return null_errno(EOPNOTSUPP);
+}
+
+EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
+{
+	(void)qp;
+	return null_errno(EOPNOTSUPP);
+}
+
+EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags)
+{
+	(void)qp, (void)op, (void)flags;
+	return 0;
+}
+
+/* ---- the legacy OFED XRC API ---------------------------------------------- */
+
+static struct fake_ldom *ldom_of(struct xb_legacy_xrc_domain *d)
+{
+	struct fake_ldom *l = (struct fake_ldom *)d;
+
+	return l && l->magic == CTX_MAGIC ? l : NULL;
+}
+
+EXPORT struct xb_legacy_xrc_domain *ibv_open_xrc_domain(struct ibv_context *c, int fd, int oflag)
+{
+	struct fake_ctx *x = ctx_of(c);
+	struct fake_ldom *l;
+	int rc;
+
+	if (!x || fd < 0 || (oflag & ~O_CREAT))
+		return null_errno(EINVAL);
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return null_errno(ENOMEM);
+	rc = sim_open_domain(x->sim, fd, SIM_LEGACY, &l->dom); /* ENOSYS without XRC (S11) */
+	if (rc) {
+		free(l);
+		return null_errno(rc);
+	}
+	l->pub.context = c;
+	l->magic = CTX_MAGIC;
+	l->ctx = x;
+	pthread_mutex_lock(&x->lock);
+	l->next = x->ldoms;
+	x->ldoms = l;
+	pthread_mutex_unlock(&x->lock);
+	return &l->pub;
+}
+
+EXPORT int ibv_close_xrc_domain(struct xb_legacy_xrc_domain *d)
+{
+	struct fake_ldom *l = ldom_of(d), **p;
+	struct fake_ctx *x;
+	int rc;
+
+	if (!l)
+		return EINVAL;
+	x = l->ctx;
+	pthread_mutex_lock(&x->lock);
+	rc = sim_close_domain(l->dom); /* EBUSY while registered (S9) */
+	if (rc == 0) {
+		for (p = &x->ldoms; *p && *p != l; p = &(*p)->next)
+			;
+		if (*p)
+			*p = l->next;
+	}
+	pthread_mutex_unlock(&x->lock);
+	if (rc)
+		return rc;
+	l->magic = 0;
+	free(l);
+	return 0;
+}
+
+EXPORT int ibv_create_xrc_rcv_qp(struct xb_legacy_qp_init_attr *attr, uint32_t *qpn)
+{
+	struct fake_ldom *l;
+	uint32_t flags = 0;
+
+	if (!attr || !qpn || !(l = ldom_of(attr->xrc_domain)) || attr->qp_type != XB_LEGACY_QPT_XRC)
+		return EINVAL;
+	return sim_create(l->dom, qpn, &flags);
+}
+
+EXPORT int ibv_reg_xrc_rcv_qp(struct xb_legacy_xrc_domain *d, uint32_t qpn)
+{
+	struct fake_ldom *l = ldom_of(d);
+	uint32_t flags = 0;
+
+	return l ? sim_reg(l->dom, qpn, &flags) : EINVAL;
+}
+
+EXPORT int ibv_unreg_xrc_rcv_qp(struct xb_legacy_xrc_domain *d, uint32_t qpn)
+{
+	struct fake_ldom *l = ldom_of(d);
+	uint32_t flags = 0;
+
+	return l ? sim_unreg(l->dom, qpn, &flags) : EINVAL;
+}
+
+/* ---- small exported helpers rdma-core has and tools use ------------------- */
+
+EXPORT const char *ibv_get_sysfs_path(void)
+{
+	pthread_once(&g.once, init);
+	return g.sysfs;
+}
+
+EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
+{
+	char path[1024];
+	ssize_t len;
+	int fd;
+
+	if (!dir || !file || !buf || size == 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, size);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	if (buf[len - 1] == '\n')
+		buf[--len] = '\0';
+	else if ((size_t)len < size)
+		buf[len] = '\0';
+	else
+		return -1; /* as rdma-core: an unterminated string is a failure */
+	return (int)len;
+}
+
+EXPORT int ibv_fork_init(void)
+{
+	return 0;
+}
+
+EXPORT enum ibv_fork_status ibv_is_fork_initialized(void)
+{
+	return IBV_FORK_UNNEEDED;
+}
+
+EXPORT const char *ibv_node_type_str(enum ibv_node_type t)
+{
+	static const char *const s[] = {"unknown", "InfiniBand channel adapter", "InfiniBand switch",
+					"InfiniBand router", "iWARP NIC", "usNIC", "usNIC UDP", "unspecified"};
+
+	return t >= 0 && (size_t)t < sizeof(s) / sizeof(s[0]) ? s[t] : s[0];
+}
+
+EXPORT const char *ibv_port_state_str(enum ibv_port_state st)
+{
+	static const char *const s[] = {"no state change (NOP)", "down", "init", "armed", "active", "active defer"};
+
+	return st >= 0 && (size_t)st < sizeof(s) / sizeof(s[0]) ? s[st] : "unknown";
+}
+
+EXPORT int ibv_rate_to_mult(enum ibv_rate rate)
+{
+	switch (rate) {
+	case IBV_RATE_2_5_GBPS:
+		return 1;
+	case IBV_RATE_5_GBPS:
+		return 2;
+	case IBV_RATE_10_GBPS:
+		return 4;
+	case IBV_RATE_20_GBPS:
+		return 8;
+	case IBV_RATE_40_GBPS:
+		return 16;
+	default:
+		return -1;
+	}
+}
+
+EXPORT enum ibv_rate mult_to_ibv_rate(int mult)
+{
+	switch (mult) {
+	case 1:
+		return IBV_RATE_2_5_GBPS;
+	case 2:
+		return IBV_RATE_5_GBPS;
+	case 4:
+		return IBV_RATE_10_GBPS;
+	case 8:
+		return IBV_RATE_20_GBPS;
+	case 16:
+		return IBV_RATE_40_GBPS;
+	default:
+		return IBV_RATE_MAX;
+	}
+}
+
+/* Memory registration exists in every version of the chain; the double
+ * has no memory to register. */
+EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+				       unsigned int access)
+{
+	(void)pd, (void)addr, (void)length, (void)iova, (void)access;
+	return null_errno(EOPNOTSUPP);
+}
+
+#undef ibv_reg_mr_iova
+EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access)
+{
+	(void)pd, (void)addr, (void)length, (void)iova, (void)access;
+	return null_errno(EOPNOTSUPP);
+}
+
+EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t iova, int fd,
+					int access)
+{
+	(void)pd, (void)offset, (void)length, (void)iova, (void)fd, (void)access;
+	return null_errno(EOPNOTSUPP);
+}
+
+EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
+{
+	(void)cmd_fd;
+	return null_errno(EOPNOTSUPP);
+}
