@@ -207,4 +207,3 @@ func SweepFigures(sr *SweepReport) ([]Figure, error) {
 	}
 	return append(figs, overlays...), nil
 }
-
