@@ -202,7 +202,7 @@ th { background: #f3f3f3; }
 .warnings { background: #fff4e5; border-left: 4px solid #e69500; padding: .5em 1em; }
 .nowarn { color: #17612b; }
 pre { background: #f6f6f6; padding: .5em; overflow-x: auto; white-space: pre-wrap; }
-figure { margin: 1.5em 0; } figure svg { width: 100%; max-width: 56em; height: auto; display: block; }
+figure { margin: 1.5em 0; } figure svg { width: 100%; max-width: 56em; height: auto; display: block; overflow: visible; }
 figcaption { color: #555; font-size: .9em; }
 .cols { display: flex; flex-wrap: wrap; gap: 2em; }
 </style>

@@ -1,0 +1,187 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// externalRef finds anything that would make report.html load another
+// resource: a src or href that is not a data: URI or an in-page anchor, a
+// CSS url() or @import that is not data:, a script.
+var externalRef = regexp.MustCompile(`(?i)(?:\b(?:src|href|xlink:href)\s*=\s*["']?(?:[^"'#d]|d[^a]|da[^t]|dat[^a]|data[^:]))|url\(\s*["']?(?:[^"'d)]|d[^a])|@import|<script|<iframe|<object|<embed`)
+
+func TestExternalRefPattern(t *testing.T) {
+	for s, want := range map[string]bool{
+		`<link rel="icon" href="data:,">`:                false,
+		`<a href="#reg-spectrum">`:                       false,
+		`<img src="plots/x.png">`:                        true,
+		`<link href="https://cdn.example/x.css">`:        true,
+		`src: url(data:font/ttf;base64,AAAA)`:            false,
+		`background: url("http://example.com/x.png")`:    true,
+		`<script>alert(1)</script>`:                      true,
+		`<image xlink:href="plots/a.png" width="1"/>`:    true,
+		`<image xlink:href="data:image/png;base64,AAA">`: false,
+	} {
+		if got := externalRef.MatchString(s); got != want {
+			t.Errorf("externalRef.MatchString(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// generateFixtures writes the combined report of the three fixture runs.
+func generateFixtures(t *testing.T) (string, []*Run) {
+	t.Helper()
+	var dirs []string
+	for _, f := range []fixture{lifecycleFixture(), noisyFixture(), tinyFixture()} {
+		dirs = append(dirs, fixtureDir(t, f))
+	}
+	out := t.TempDir()
+	if _, err := Generate(dirs, out); err != nil {
+		t.Fatal(err)
+	}
+	var runs []*Run
+	for _, d := range dirs {
+		r, err := LoadRun(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	return out, runs
+}
+
+func TestHTMLSelfContained(t *testing.T) {
+	out, runs := generateFixtures(t)
+	html, err := os.ReadFile(filepath.Join(out, HTMLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := externalRef.Find(html); m != nil {
+		t.Errorf("report.html refers to an external resource: %q", m)
+	}
+	svgs, _ := filepath.Glob(filepath.Join(out, PlotsDir, "*.svg"))
+	if n := bytes.Count(html, []byte("<svg ")); n != len(svgs) || n == 0 {
+		t.Errorf("report.html inlines %d SVGs, plots/ has %d", n, len(svgs))
+	}
+	// What the page must tell: environment, configuration, command line,
+	// the summary figures and every warning.
+	page := string(html)
+	for _, run := range runs {
+		r := run.Result
+		want := []string{r.Environment.Host, r.Environment.CPUModel, r.Config.Workload, htmlEscape(strings.Join(quoteArgs(r.Config.CommandLine), " "))}
+		for _, row := range SummaryRows(run) {
+			want = append(want, FormatNS(float64(row.Stats.NS.P99)), FormatRate(row.Stats.OpsPerSec))
+		}
+		for _, w := range Warnings(run) {
+			want = append(want, htmlEscape(w))
+		}
+		if fw, ok := r.Environment.Device["fw_ver"]; ok {
+			want = append(want, fw.(string))
+		}
+		for _, s := range want {
+			if !strings.Contains(page, s) {
+				t.Errorf("%s: report.html lacks %q", run.Label, s)
+			}
+		}
+	}
+}
+
+func htmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(s)
+}
+
+// chromium runs headless Chromium on url with extra arguments and returns
+// its stdout and stderr.
+func chromium(t *testing.T, bin, url string, args ...string) (stdout, stderr []byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0"}
+	cmd := exec.CommandContext(ctx, bin, append(append(base, args...), url)...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, e.Bytes())
+	}
+	return o.Bytes(), e.Bytes()
+}
+
+// consoleLine is how Chromium logs a page's console output with
+// --enable-logging=stderr: any console.error, uncaught exception or
+// failed resource load shows up as one.
+var consoleLine = regexp.MustCompile(`(?m)^.*:CONSOLE(?:\(\d+\))?:?\d*\].*$`)
+
+// TestHTMLInChromium opens report.html in headless Chromium: the page must
+// render (a screenshot with ink on it), the browser's DOM must hold every
+// plot, and the console must stay silent.
+func TestHTMLInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short: starts headless Chromium")
+	}
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium not installed (apt-get install chromium; .ci/run installs it): report.html not rendered")
+	}
+	out, _ := generateFixtures(t)
+	abs, err := filepath.Abs(filepath.Join(out, HTMLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "file://" + abs
+
+	shot := filepath.Join(t.TempDir(), "shot.png")
+	_, stderr := chromium(t, bin, url, "--window-size=1280,2400", "--screenshot="+shot, "--hide-scrollbars")
+	if lines := consoleLine.FindAll(stderr, -1); len(lines) > 0 {
+		t.Errorf("console output while rendering report.html:\n%s", bytes.Join(lines, []byte("\n")))
+	}
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v\n%s", err, stderr)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	// Tables, text and plots cover far more than 3% of a 1280×2400 page; a
+	// blank or error page does not.
+	if ink := inked(img); ink < 0.03 {
+		t.Errorf("screenshot is %.2f%% inked: the page looks blank", 100*ink)
+	}
+
+	dom, stderr := chromium(t, bin, url, "--dump-dom")
+	if lines := consoleLine.FindAll(stderr, -1); len(lines) > 0 {
+		t.Errorf("console output while loading report.html:\n%s", bytes.Join(lines, []byte("\n")))
+	}
+	svgs, _ := filepath.Glob(filepath.Join(out, PlotsDir, "*.svg"))
+	if n := bytes.Count(dom, []byte("<svg ")); n != len(svgs) {
+		t.Errorf("the browser's DOM holds %d SVG plots, want %d", n, len(svgs))
+	}
+	if !bytes.Contains(dom, []byte("<h1>xrcbench: 3 runs</h1>")) {
+		t.Errorf("the DOM lacks the page heading")
+	}
+}
+
+// TestConsoleLinePattern checks the pattern against lines Chromium 13x
+// really wrote.
+func TestConsoleLinePattern(t *testing.T) {
+	for s, want := range map[string]bool{
+		`[15229:15229:1129/091909.998765:INFO:CONSOLE:1] "boom-test", source: file:///tmp/bad.html (1)`: true,
+		`[1:1:0101/000000.000000:INFO:CONSOLE(12)] "Uncaught TypeError", source: file:///x (12)`:        true,
+		`[15066:15095:1129/091904.034497:ERROR:dbus/bus.cc:405] Failed to connect to the bus`:           false,
+	} {
+		if got := consoleLine.MatchString(s); got != want {
+			t.Errorf("consoleLine.MatchString(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
