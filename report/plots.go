@@ -253,6 +253,7 @@ func spectrum(name, title string, labels []string, hs []*hdrhistogram.Histogram)
 			return Figure{}, err
 		}
 		l.Color = plotutil.Color(i)
+		l.Dashes = plotutil.Dashes(i / 7) // the palette has 7 colours
 		l.Width = vg.Points(1.5)
 		p.Add(l)
 		// A single point draws no line: mark the points as well.

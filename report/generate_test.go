@@ -1,0 +1,186 @@
+package report
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// sweepDir builds a sweep folder in a temporary directory: points are
+// lifecycle fixtures at several procs × threads and two QP counts, whose
+// latency grows with concurrency as contention would make it.
+func sweepDir(t *testing.T) string {
+	dir := t.TempDir()
+	s := &results.Sweep{}
+	i := 0
+	for _, qps := range []int{1, 16} {
+		for _, pt := range [][2]int{{1, 1}, {1, 2}, {2, 1}, {2, 2}} {
+			f := lifecycleFixture()
+			f.procs, f.threads, f.qps, f.reps, f.seconds = pt[0], pt[1], qps, 2, 1
+			f.seed = int64(10 + i)
+			load := float64(pt[0]*pt[1]) / float64(qps)
+			for k, spec := range f.kinds {
+				spec.medianNS *= 1 + load
+				f.kinds[k] = spec
+			}
+			name := filepath.Join("points", itoa(i))
+			f.write(t, filepath.Join(dir, name))
+			s.Points = append(s.Points, results.SweepPoint{Dir: name, Procs: pt[0], Threads: pt[1], QPs: qps, Status: results.StatusOK})
+			i++
+		}
+	}
+	// A point the sweep never finished: its folder is missing.
+	s.Points = append(s.Points, results.SweepPoint{Dir: "points/99", Procs: 4, Threads: 4, QPs: 16, Status: results.StatusFailed})
+	if err := results.WriteSweep(dir, s); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestGenerateSweep(t *testing.T) {
+	dir := sweepDir(t)
+	rep, err := Generate([]string{dir}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Out != dir {
+		t.Errorf("out %s, want the sweep folder %s", rep.Out, dir)
+	}
+	for _, name := range []string{"sweep-ops_per_sec", "sweep-p99", "overlay-reg-spectrum"} {
+		for _, ext := range []string{".png", ".svg"} {
+			if _, err := os.Stat(filepath.Join(dir, PlotsDir, name+ext)); err != nil {
+				t.Errorf("sweep plot: %v", err)
+			}
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(dir, MarkdownFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# xrcbench sweep: lifecycle on sim", "| points/3 | 2 | 2 | 1 | ok |", "| points/7 | 2 | 2 | 16 | ok |", "points/99 (procs=4 threads=4 qps=16, status failed) left out"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("summary.md lacks %q:\n%s", want, md)
+		}
+	}
+	sr, err := LoadSweep(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs, err := SweepFigures(sr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range figs {
+		checkFigure(t, f)
+	}
+}
+
+func TestGenerate(t *testing.T) {
+	lc := fixtureDir(t, lifecycleFixture())
+	tests := []struct {
+		name    string
+		dirs    func(t *testing.T) []string
+		out     bool
+		wantErr string // "" for success; errors must wrap ErrInput
+	}{
+		{"one run into itself", func(t *testing.T) []string { return []string{copyRun(t, lc)} }, false, ""},
+		{"several runs", func(t *testing.T) []string { return []string{lc, fixtureDir(t, noisyFixture())} }, true, ""},
+		{"several runs without --out", func(t *testing.T) []string { return []string{lc, lc} }, false, "--out"},
+		{"missing folder", func(t *testing.T) []string { return []string{filepath.Join(t.TempDir(), "nope")} }, true, "no such run folder"},
+		{"not a run folder", func(t *testing.T) []string { return []string{t.TempDir()} }, true, "not a run folder"},
+		{"truncated result.json", func(t *testing.T) []string { return []string{damaged(t, lc, truncate)} }, true, "not a complete result.json"},
+		{"another schema", func(t *testing.T) []string { return []string{damaged(t, lc, otherSchema)} }, true, `schema "xrcbench.result/v9"`},
+		{"sweep with a run", func(t *testing.T) []string { return []string{sweepDir(t), lc} }, true, "report it alone"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dirs := tt.dirs(t)
+			out := ""
+			if tt.out {
+				out = filepath.Join(t.TempDir(), "report")
+			}
+			rep, err := Generate(dirs, out)
+			if tt.wantErr != "" {
+				if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want ErrInput with %q", err, tt.wantErr)
+				}
+				// Bad input leaves nothing behind.
+				if out != "" {
+					if _, err := os.Stat(out); !os.IsNotExist(err) {
+						t.Errorf("output folder created despite bad input: %v", err)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := out
+			if want == "" {
+				want = dirs[0]
+			}
+			for _, name := range []string{HTMLFile, MarkdownFile, BenchFile} {
+				if st, err := os.Stat(filepath.Join(want, name)); err != nil || st.Size() == 0 {
+					t.Errorf("%s: %v", name, err)
+				}
+			}
+			if len(rep.Files) == 0 || filepath.Base(rep.Files[len(rep.Files)-1]) != HTMLFile {
+				t.Errorf("report.html must be written last: %v", rep.Files)
+			}
+			if len(dirs) > 1 {
+				if _, err := os.Stat(filepath.Join(want, PlotsDir, "overlay-reg-spectrum.svg")); err != nil {
+					t.Errorf("no overlaid spectrum: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// copyRun copies the files of a run folder into a temporary one, so a test
+// can write a report into it.
+func copyRun(t *testing.T, dir string) string {
+	t.Helper()
+	dst := t.TempDir()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+func truncate(b []byte) []byte { return b[:len(b)/2] }
+
+func otherSchema(b []byte) []byte {
+	return []byte(strings.Replace(string(b), results.Schema, "xrcbench.result/v9", 1))
+}
+
+// damaged copies a run folder and rewrites its result.json with f.
+func damaged(t *testing.T, dir string, f func([]byte) []byte) string {
+	t.Helper()
+	dst := copyRun(t, dir)
+	path := filepath.Join(dst, results.FileName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, f(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
