@@ -153,3 +153,35 @@ func TestOverlayFigures(t *testing.T) {
 		checkFigure(t, f)
 	}
 }
+
+// TestHistogramsFromHlog: a result.json without merged histograms still
+// gets its distribution plots from the interval logs, with the same counts.
+func TestHistogramsFromHlog(t *testing.T) {
+	dir := copyRun(t, fixtureDir(t, lifecycleFixture()))
+	r, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{}
+	for k, s := range r.Ops {
+		want[k] = s.Count
+	}
+	r.Histograms = nil
+	if err := results.Write(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	run, err := LoadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, n := range want {
+		h, ok := run.Hists[k]
+		if !ok {
+			t.Errorf("%s: no histogram from %s.hlog; notes %v", k, k, run.Notes)
+			continue
+		}
+		if h.TotalCount() != n {
+			t.Errorf("%s: %d samples from the log, result says %d", k, h.TotalCount(), n)
+		}
+	}
+}

@@ -95,10 +95,16 @@ func LoadRun(dir string) (*Run, error) {
 		if r.Ops[kind].Count == 0 {
 			continue
 		}
+		tl, merged, err := readTimeline(filepath.Join(dir, kind+".hlog"))
 		if _, ok := run.Hists[kind]; !ok {
-			run.Notes = append(run.Notes, fmt.Sprintf("result.json has no histogram for %s: its histogram and spectrum plots are left out", kind))
+			// The interval logs hold the same samples: their sum stands
+			// in, unless a damaged log makes it a part only.
+			if merged != nil && merged.TotalCount() > 0 && err == nil {
+				run.Hists[kind] = merged
+			} else {
+				run.Notes = append(run.Notes, fmt.Sprintf("result.json has no histogram for %s and %s.hlog cannot stand in: its histogram and spectrum plots are left out", kind, kind))
+			}
 		}
-		tl, err := readTimeline(filepath.Join(dir, kind+".hlog"))
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			run.Notes = append(run.Notes, fmt.Sprintf("no %s.hlog: no timeline for %s", kind, kind))
@@ -114,25 +120,28 @@ func LoadRun(dir string) (*Run, error) {
 	return run, nil
 }
 
-// readTimeline reads an HdrHistogram interval log. On a damaged line it
-// returns the intervals before it and an error naming the file and interval.
-func readTimeline(path string) ([]Interval, error) {
+// readTimeline reads an HdrHistogram interval log: its intervals and their
+// sum. On a damaged line it returns what came before it and an error naming
+// the file and the interval.
+func readTimeline(path string) ([]Interval, *hdrhistogram.Histogram, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	rd := hdrhistogram.NewHistogramLogReader(f)
 	var out []Interval
+	sum := results.NewHistogram()
 	first := 0.0
 	for i := 0; ; i++ {
 		h, err := rd.NextIntervalHistogram()
 		if err != nil {
-			return out, fmt.Errorf("%s: interval %d: %v (timeline stops there)", filepath.Base(path), i+1, err)
+			return out, sum, fmt.Errorf("%s: interval %d: %v (timeline stops there)", filepath.Base(path), i+1, err)
 		}
 		if h == nil {
 			break
 		}
+		sum.Merge(h)
 		start := float64(h.StartTimeMs()) / 1000
 		if i == 0 {
 			first = start
@@ -156,7 +165,7 @@ func readTimeline(path string) ([]Interval, error) {
 		}
 		return out[i].Start < out[j].Start
 	})
-	return out, nil
+	return out, sum, nil
 }
 
 // kindsOf lists the op kinds of r: the known ones in report order, then
