@@ -16,6 +16,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/xrcbench/xrcbench/results"
 )
 
 // Figure is one rendered plot.
@@ -360,19 +362,7 @@ func workerThroughput(name string, run *Run) (Figure, error) {
 	if secs <= 0 {
 		secs, unit = 1, "operations"
 	}
-	var labels []string
-	var counts []map[string]int64
-	for _, w := range r.Workers {
-		if len(w.PerThread) == 0 {
-			labels = append(labels, fmt.Sprintf("p%d", w.Index))
-			counts = append(counts, w.Counts)
-			continue
-		}
-		for _, t := range w.PerThread {
-			labels = append(labels, fmt.Sprintf("p%d t%d", w.Index, t.Thread))
-			counts = append(counts, t.Counts)
-		}
-	}
+	labels, counts := workerCounts(r)
 	p := newPlot(title, "worker process / thread", unit)
 	var kinds []string
 	for _, k := range run.Kinds {
@@ -419,6 +409,37 @@ func workerThroughput(name string, run *Run) (Figure, error) {
 		caption = "Operations of each worker thread (the result records no repetition durations, so no rate)."
 	}
 	return render(p, name, title, caption)
+}
+
+// workerCounts sums each worker thread's (or, without per-thread counts,
+// each worker process's) operations per kind over the repetitions.
+func workerCounts(r *results.Result) (labels []string, counts []map[string]int64) {
+	// Each repetition starts fresh worker processes, so r.Workers has one
+	// entry per process and repetition: sum a process's (thread's) counts
+	// over the repetitions, which the rate divides by their total time.
+	slot := map[string]int{}
+	addCounts := func(label string, c map[string]int64) {
+		i, ok := slot[label]
+		if !ok {
+			i = len(labels)
+			slot[label] = i
+			labels = append(labels, label)
+			counts = append(counts, map[string]int64{})
+		}
+		for k, n := range c {
+			counts[i][k] += n
+		}
+	}
+	for _, w := range r.Workers {
+		if len(w.PerThread) == 0 {
+			addCounts(fmt.Sprintf("p%d", w.Index), w.Counts)
+			continue
+		}
+		for _, t := range w.PerThread {
+			addCounts(fmt.Sprintf("p%d t%d", w.Index, t.Thread), t.Counts)
+		}
+	}
+	return labels, counts
 }
 
 // RunFigures draws every plot of one run: per op kind a latency

@@ -6,6 +6,7 @@ import (
 	"image"
 	"image/png"
 	"io"
+	"strings"
 	"testing"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -183,5 +184,45 @@ func TestHistogramsFromHlog(t *testing.T) {
 		if h.TotalCount() != n {
 			t.Errorf("%s: %d samples from the log, result says %d", k, h.TotalCount(), n)
 		}
+	}
+}
+
+func TestWorkerCounts(t *testing.T) {
+	tc := func(th int, reg int64) results.ThreadCounts {
+		return results.ThreadCounts{Thread: th, CPU: -1, Counts: map[string]int64{"reg": reg}}
+	}
+	tests := []struct {
+		name    string
+		workers []results.Worker
+		labels  []string
+		reg     []int64
+	}{
+		{"per thread, one entry per process", []results.Worker{
+			{Index: 0, PerThread: []results.ThreadCounts{tc(0, 10), tc(1, 20)}},
+			{Index: 1, PerThread: []results.ThreadCounts{tc(0, 30), tc(1, 40)}},
+		}, []string{"p0 t0", "p0 t1", "p1 t0", "p1 t1"}, []int64{10, 20, 30, 40}},
+		{"fresh processes per repetition are summed", []results.Worker{
+			{Index: 0, Repetition: 0, PerThread: []results.ThreadCounts{tc(0, 10)}},
+			{Index: 0, Repetition: 1, PerThread: []results.ThreadCounts{tc(0, 15)}},
+			{Index: 1, Repetition: 0, PerThread: []results.ThreadCounts{tc(0, 7)}},
+			{Index: 1, Repetition: 1, PerThread: []results.ThreadCounts{tc(0, 8)}},
+		}, []string{"p0 t0", "p1 t0"}, []int64{25, 15}},
+		{"process counts only", []results.Worker{
+			{Index: 0, Counts: map[string]int64{"reg": 5}},
+			{Index: 0, Repetition: 1, Counts: map[string]int64{"reg": 6}},
+		}, []string{"p0"}, []int64{11}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			labels, counts := workerCounts(&results.Result{Workers: tt.workers})
+			if strings.Join(labels, ",") != strings.Join(tt.labels, ",") {
+				t.Fatalf("labels %v, want %v", labels, tt.labels)
+			}
+			for i, want := range tt.reg {
+				if counts[i]["reg"] != want {
+					t.Errorf("%s: reg %d, want %d", labels[i], counts[i]["reg"], want)
+				}
+			}
+		})
 	}
 }
