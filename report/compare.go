@@ -263,7 +263,7 @@ func differences(base, new *Run) []string {
 	var d []string
 	diff := func(what string, x, y any) {
 		if fmt.Sprint(x) != fmt.Sprint(y) {
-			d = append(d, fmt.Sprintf("%s differs: %v → %v", what, x, y))
+			d = append(d, fmt.Sprintf("%s: %v → %v", what, x, y))
 		}
 	}
 	diff("host", b.Environment.Host, n.Environment.Host)
@@ -282,7 +282,7 @@ func differences(base, new *Run) []string {
 	diff("qps", b.Config.QPs, n.Config.QPs)
 	diff("duration", b.Config.Duration.D(), n.Config.Duration.D())
 	diff("iterations", b.Config.Iterations, n.Config.Iterations)
-	diff("provider options", fmt.Sprint(b.Config.ProviderOpts), fmt.Sprint(n.Config.ProviderOpts))
+	diff("provider options", optString(b.Config.ProviderOpts), optString(n.Config.ProviderOpts))
 	diff("timer", b.Harness.Timer, n.Harness.Timer)
 	for _, run := range []*Run{base, new} {
 		if run.Result.Status != results.StatusOK {
@@ -290,6 +290,18 @@ func differences(base, new *Run) []string {
 		}
 	}
 	return d
+}
+
+// optString writes provider options as k=v, sorted.
+func optString(m map[string]string) string {
+	if len(m) == 0 {
+		return "(none)"
+	}
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, " ")
 }
 
 func orNone(v any, ok bool) any {
@@ -352,7 +364,10 @@ func (c *Comparison) header() []string {
 		fmt.Sprintf("base: %s (%s on %s, %s)", c.Base.Dir, c.Base.Provider, c.Base.Host, plural(c.Base.Repetitions, "repetition")),
 		fmt.Sprintf("new:  %s (%s on %s, %s)", c.New.Dir, c.New.Provider, c.New.Host, plural(c.New.Repetitions, "repetition")),
 	}
-	if c.Base.Device != "" || c.New.Device != "" {
+	switch {
+	case c.Base.Device == c.New.Device && c.Base.Device != "":
+		h = append(h, "device (both): "+c.Base.Device)
+	case c.Base.Device != c.New.Device:
 		h = append(h, fmt.Sprintf("device: base %s; new %s", orDash(c.Base.Device), orDash(c.New.Device)))
 	}
 	h = append(h, fmt.Sprintf("workload %s; medians over repetitions ± %.0f%% confidence interval; p: Mann-Whitney U; alpha %g, threshold %g%%",
@@ -391,8 +406,11 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	for _, h := range c.header() {
 		fmt.Fprintln(bw, h)
 	}
-	for _, n := range c.Notes {
-		fmt.Fprintln(bw, "note: "+n)
+	if len(c.Notes) > 0 {
+		fmt.Fprintln(bw, "differences (base → new):")
+		for _, n := range c.Notes {
+			fmt.Fprintln(bw, "  "+n)
+		}
 	}
 	fmt.Fprintln(bw)
 	tw := tabwriter.NewWriter(bw, 0, 8, 2, ' ', 0)
@@ -417,7 +435,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(bw, "- %s\n", strings.Replace(h, "  ", " ", 1))
 	}
 	for _, n := range c.Notes {
-		fmt.Fprintf(bw, "- **note:** %s\n", n)
+		fmt.Fprintf(bw, "- **differs** (base → new): %s\n", n)
 	}
 	fmt.Fprintln(bw, "\n| op | metric | base | new | delta | p | verdict |")
 	fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|---|")

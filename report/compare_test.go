@@ -129,7 +129,7 @@ func TestCompare(t *testing.T) {
 		},
 		{
 			name: "another host and firmware", base: synth{reps: 5, noise: 0.02, seed: 1}, new: synth{reps: 5, noise: 0.02, seed: 2, host: "h2", fw: "2.0"},
-			notes: []string{"host differs: h1 → h2", "device fw_ver differs: 1.0 → 2.0"},
+			notes: []string{"host: h1 → h2", "device fw_ver: 1.0 → 2.0"},
 		},
 		{
 			name: "partial new run", base: synth{reps: 5, noise: 0.02, seed: 1}, new: synth{reps: 5, noise: 0.02, seed: 2, status: results.StatusPartial},

@@ -309,22 +309,26 @@ func timeline(name, kind string, ivs []Interval) (Figure, error) {
 		byTag[iv.Tag] = append(byTag[iv.Tag], iv)
 	}
 	for si, s := range ss {
-		for ti, tag := range tags {
-			var xys plotter.XYs
-			for _, iv := range byTag[tag] {
-				v := positive(float64(s.get(iv)))
-				xys = append(xys, plotter.XY{X: iv.Start + iv.Length/2, Y: v})
-				lo, hi = math.Min(lo, v), math.Max(hi, v)
-			}
-			l, sc, err := plotter.NewLinePoints(xys)
-			if err != nil {
-				return Figure{}, err
-			}
-			l.Color, sc.Color = plotutil.Color(si), plotutil.Color(si)
-			sc.Radius = vg.Points(1.5)
-			p.Add(l, sc)
-			if ti == 0 {
-				p.Legend.Add(s.label, l)
+		first := true
+		for _, tag := range tags {
+			for _, seg := range segments(byTag[tag]) {
+				var xys plotter.XYs
+				for _, iv := range seg {
+					v := positive(float64(s.get(iv)))
+					xys = append(xys, plotter.XY{X: iv.Start + iv.Length/2, Y: v})
+					lo, hi = math.Min(lo, v), math.Max(hi, v)
+				}
+				l, sc, err := plotter.NewLinePoints(xys)
+				if err != nil {
+					return Figure{}, err
+				}
+				l.Color, sc.Color = plotutil.Color(si), plotutil.Color(si)
+				sc.Radius = vg.Points(1.5)
+				p.Add(l, sc)
+				if first {
+					p.Legend.Add(s.label, l)
+					first = false
+				}
 			}
 		}
 	}
@@ -334,6 +338,20 @@ func timeline(name, kind string, ivs []Interval) (Figure, error) {
 	p.Legend.Top = true
 	logY(p, lo, hi)
 	return render(p, name, title, fmt.Sprintf("p50, p99 and max of %s in each interval of %s.hlog; a drift or a spike shows what a single summary hides.", kind, kind))
+}
+
+// segments splits intervals where time jumps (between repetitions, or
+// across empty intervals), so a line never bridges time nothing was measured.
+func segments(ivs []Interval) [][]Interval {
+	var out [][]Interval
+	start := 0
+	for i := 1; i <= len(ivs); i++ {
+		if i == len(ivs) || ivs[i].Start > ivs[i-1].Start+1.5*math.Max(ivs[i-1].Length, 1e-3) {
+			out = append(out, ivs[start:i])
+			start = i
+		}
+	}
+	return out
 }
 
 // emptyFigure renders a plot that says why it has no data, rather than
