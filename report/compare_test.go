@@ -294,3 +294,34 @@ func TestCompareFormats(t *testing.T) {
 		t.Errorf("json round trip: %+v", back)
 	}
 }
+
+// TestCompareEngineRuns reads run folders the engine wrote with the sim
+// cost model (testdata/README.md): the A/A pair has no regression, the
+// +25% reg cost is flagged on reg p50.
+func TestCompareEngineRuns(t *testing.T) {
+	load := func(name string) *Run {
+		r, err := LoadRun("testdata/runs/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	base := load("engine-lifecycle")
+	aa, err := Compare(base, load("engine-lifecycle-again"), defaultOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if aa.Regressions != 0 {
+		t.Errorf("A/A: %s", aa.Verdict())
+	}
+	ab, err := Compare(base, load("engine-lifecycle-reg25"), defaultOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := verdicts(ab)["reg p50"]; v != VerdictRegression {
+		t.Errorf("+25%% reg cost: reg p50 verdict %q; %s", v, ab.Verdict())
+	}
+	if !strings.Contains(strings.Join(ab.Notes, "\n"), "sim_cost=reg=2.5µs") {
+		t.Errorf("the changed sim cost is not named: %v", ab.Notes)
+	}
+}

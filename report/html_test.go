@@ -43,6 +43,8 @@ func generateFixtures(t *testing.T) (string, []*Run) {
 	for _, f := range []fixture{lifecycleFixture(), noisyFixture(), tinyFixture()} {
 		dirs = append(dirs, fixtureDir(t, f))
 	}
+	// and one the engine wrote
+	dirs = append(dirs, filepath.Join("testdata", "runs", "engine-lifecycle"))
 	out := t.TempDir()
 	if _, err := Generate(dirs, out); err != nil {
 		t.Fatal(err)
@@ -167,7 +169,7 @@ func TestHTMLInChromium(t *testing.T) {
 	if n := bytes.Count(dom, []byte("<svg ")); n != len(svgs) {
 		t.Errorf("the browser's DOM holds %d SVG plots, want %d", n, len(svgs))
 	}
-	if !bytes.Contains(dom, []byte("<h1>xrcbench: 3 runs</h1>")) {
+	if !bytes.Contains(dom, []byte("<h1>xrcbench: 4 runs</h1>")) {
 		t.Errorf("the DOM lacks the page heading")
 	}
 }
