@@ -150,6 +150,13 @@ func Compare(base, new *Run, opt CompareOptions) (*Comparison, error) {
 			row.Base, row.New = center(bs, opt.Confidence), center(ns, opt.Confidence)
 			if len(bv) == 0 || len(nv) == 0 {
 				row.Verdict = VerdictNoData
+				// Operations were counted but not per repetition: the test
+				// has nothing to work on, which must not pass as "no
+				// regression".
+				if b.Ops[kind].Count > 0 || n.Ops[kind].Count > 0 {
+					row.Verdict = VerdictTooFew
+					c.TooFew = true
+				}
 				c.Rows = append(c.Rows, row)
 				continue
 			}

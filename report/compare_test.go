@@ -325,3 +325,23 @@ func TestCompareEngineRuns(t *testing.T) {
 		t.Errorf("the changed sim cost is not named: %v", ab.Notes)
 	}
 }
+
+// TestCompareNoRepetitions: a result with overall figures but no
+// repetitions cannot be tested, and must not pass as "no regression".
+func TestCompareNoRepetitions(t *testing.T) {
+	base := synth{reps: 5, noise: 0.01, seed: 1}.run("base")
+	new := synth{reps: 5, noise: 0.01, seed: 2}.run("new")
+	new.Result.Repetitions = nil
+	c, err := Compare(base, new, defaultOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.TooFew || c.NeedReps != 4 {
+		t.Errorf("TooFew %v, NeedReps %d; want true, 4", c.TooFew, c.NeedReps)
+	}
+	for _, r := range c.Rows {
+		if r.Verdict != VerdictTooFew {
+			t.Errorf("%s %s: verdict %q", r.Kind, r.Metric, r.Verdict)
+		}
+	}
+}
