@@ -184,3 +184,30 @@ func damaged(t *testing.T, dir string, f func([]byte) []byte) string {
 	}
 	return dst
 }
+
+// TestGenerateHostileKind: op kinds come from the input; one that looks
+// like a path must not write (or read) outside the report folder.
+func TestGenerateHostileKind(t *testing.T) {
+	dir := copyRun(t, fixtureDir(t, tinyFixture()))
+	r, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Ops["../../escape"] = r.Ops["create"]
+	if err := results.Write(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "a", "b")
+	if _, err := Generate([]string{dir}, out); err != nil {
+		t.Fatal(err)
+	}
+	err = filepath.Walk(filepath.Dir(filepath.Dir(out)), func(path string, info os.FileInfo, err error) error {
+		if err == nil && strings.Contains(info.Name(), "escape") && !strings.HasPrefix(path, filepath.Join(out, PlotsDir)) {
+			t.Errorf("wrote %s outside %s/plots", path, out)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

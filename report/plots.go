@@ -475,15 +475,15 @@ func RunFigures(run *Run, prefix string) ([]Figure, error) {
 	for _, kind := range run.Kinds {
 		h, ok := run.Hists[kind]
 		if ok {
-			if err := add(latencyHistogram(prefix+kind+"-histogram", kind, h)); err != nil {
+			if err := add(latencyHistogram(prefix+fileSafe(kind)+"-histogram", kind, h)); err != nil {
 				return nil, err
 			}
-			if err := add(spectrum(prefix+kind+"-spectrum", kind+": percentile spectrum", []string{""}, []*hdrhistogram.Histogram{h})); err != nil {
+			if err := add(spectrum(prefix+fileSafe(kind)+"-spectrum", kind+": percentile spectrum", []string{""}, []*hdrhistogram.Histogram{h})); err != nil {
 				return nil, err
 			}
 		}
 		if ivs, ok := run.Timelines[kind]; ok {
-			if err := add(timeline(prefix+kind+"-timeline", kind, ivs)); err != nil {
+			if err := add(timeline(prefix+fileSafe(kind)+"-timeline", kind, ivs)); err != nil {
 				return nil, err
 			}
 		}
@@ -509,7 +509,7 @@ func OverlayFigures(runs []*Run) ([]Figure, error) {
 		if len(hs) < 2 {
 			continue
 		}
-		f, err := spectrum("overlay-"+kind+"-spectrum", kind+": percentile spectra of "+plural(len(hs), "run"), labels, hs)
+		f, err := spectrum("overlay-"+fileSafe(kind)+"-spectrum", kind+": percentile spectra of "+plural(len(hs), "run"), labels, hs)
 		if err != nil {
 			return nil, err
 		}

@@ -95,7 +95,8 @@ func LoadRun(dir string) (*Run, error) {
 		if r.Ops[kind].Count == 0 {
 			continue
 		}
-		tl, merged, err := readTimeline(filepath.Join(dir, kind+".hlog"))
+		// A kind is data from the file: never let it name a path elsewhere.
+		tl, merged, err := readTimeline(filepath.Join(dir, fileSafe(kind)+".hlog"))
 		if _, ok := run.Hists[kind]; !ok {
 			// The interval logs hold the same samples: their sum stands
 			// in, unless a damaged log makes it a part only.
