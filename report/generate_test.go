@@ -194,6 +194,7 @@ func TestGenerateHostileKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Ops["../../escape"] = r.Ops["create"]
+	r.Histograms["../../escape"] = r.Histograms["create"]
 	if err := results.Write(dir, r); err != nil {
 		t.Fatal(err)
 	}
