@@ -16,8 +16,15 @@ all: build
 build:
 	$(GO) build -tags "$(TAGS)" -o $(BIN) ./cmd/xrcbench
 
+# run: a real benchmark on the sim device, with a cost model that makes the
+# destruction on the last unreg visible (unreg vs unreg_last), into a fixed
+# folder overwritten each time.
+RUN_DIR ?= runs/make-run
 run: build
-	./$(BIN) conform --provider sim
+	./$(BIN) run --provider sim --workload lifecycle --procs 2 --threads 2 \
+		--duration 10s --warmup 1s --sim-cost reg=2us,unreg=2us,destroy=200us \
+		--out $(RUN_DIR)
+	@echo "make run: results in $(RUN_DIR)/ (result.json, *.hlog)"
 
 # The C side must be warning-free; compile it once more with -Werror, as cgo
 # would, so a warning fails the build here and not only scrolls past.
