@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/xrcbench/xrcbench/verbs"
+	"github.com/xrcbench/xrcbench/workloads"
+)
+
+func init() {
+	subcommands = append(subcommands, func(stdout, stderr io.Writer) *cobra.Command {
+		return &cobra.Command{
+			Use:   "list",
+			Short: "List the providers (and whether they work here) and the built-in workloads",
+			Example: `  xrcbench list
+  xrcbench run --workload lifecycle   # run one of them`,
+			Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				return writeList(stdout, verbs.Providers(), workloads.Builtins())
+			},
+		}
+	})
+}
+
+func writeList(w io.Writer, provs []verbs.ProviderInfo, specs []*workloads.Spec) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "providers:")
+	for _, p := range provs {
+		state := "available"
+		if !p.Available {
+			state = "unavailable"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", p.Name, state, p.Description)
+		if !p.Available && p.Reason != "" {
+			fmt.Fprintf(tw, "  \t\t(%s)\n", p.Reason)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nworkloads (--workload NAME, or a YAML file in the same format):")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, s := range specs {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.Name, s.Mode, s.Description)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/verbs"
+	"github.com/xrcbench/xrcbench/workloads"
+)
+
+// Defaults of `run` and `sweep`.
+const (
+	defaultWorkload = "steady"
+	defaultQPs      = 16
+	defaultDuration = 10 * time.Second
+)
+
+// runFlags are the flags `run` and `sweep` share; sweep reads procs,
+// threads and qps as lists.
+type runFlags struct {
+	provider, device, workload string
+	procs, threads, qps        string // sweep: lists
+	procsN, threadsN, qpsN     int    // run
+	duration, warmup, interval time.Duration
+	iterations                 int64
+	repetitions                int
+	pin                        bool
+	seed                       int64
+	out                        string
+	simSemantics, simCost      string
+}
+
+func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
+	fs.StringVar(&f.provider, "provider", "sim", "provider: "+providerList())
+	fs.StringVar(&f.device, "device", "", "device name (rdma, legacy); default the first with XRC")
+	fs.StringVar(&f.workload, "workload", defaultWorkload, "built-in workload ("+strings.Join(workloads.Names(), ", ")+") or a YAML file")
+	if sweep {
+		fs.StringVar(&f.procs, "procs", "1", "worker processes, a list: 1,2,4")
+		fs.StringVar(&f.threads, "threads", "1", "threads per process, a list: 1,2")
+		fs.StringVar(&f.qps, "qps", fmt.Sprint(defaultQPs), "QPs (per round, shared, or per thread for per_thread workloads), a list: 1,16")
+	} else {
+		fs.IntVar(&f.procsN, "procs", 1, "worker processes")
+		fs.IntVar(&f.threadsN, "threads", 1, "threads per process, each its own registrant")
+		fs.IntVar(&f.qpsN, "qps", defaultQPs, "QPs: per round (rounds workloads), shared by all, or per thread (per_thread workloads)")
+	}
+	fs.DurationVar(&f.duration, "duration", defaultDuration, "measured time of each repetition (excludes --warmup)")
+	fs.Int64Var(&f.iterations, "iterations", 0, "instead of --duration: passes per thread (loop workloads) or rounds (rounds workloads)")
+	fs.DurationVar(&f.warmup, "warmup", time.Second, "run and discard this long before measuring (0 for none)")
+	fs.IntVar(&f.repetitions, "repetitions", 1, "independent runs of the whole configuration, each with fresh workers")
+	fs.BoolVar(&f.pin, "pin", false, "pin threads round-robin over the allowed CPUs")
+	fs.Int64Var(&f.seed, "seed", 1, "seed of each thread's QP order")
+	fs.StringVar(&f.out, "out", "", "output folder (default runs/<UTC time>-<workload>-<provider>)")
+	fs.StringVar(&f.simSemantics, "sim-semantics", "legacy", "sim provider: legacy (ibv_reg_xrc_rcv_qp) or upstream (ibv_open_qp)")
+	fs.StringVar(&f.simCost, "sim-cost", "", "sim provider: busy-wait per op, e.g. reg=2us,unreg=2us,destroy=200us")
+	fs.DurationVar(&f.interval, "interval", time.Second, "interval of the .hlog timelines")
+}
+
+func providerList() string {
+	var names []string
+	for _, p := range verbs.Providers() {
+		names = append(names, p.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// config builds the engine configuration, checking everything that is
+// bad input: errors are usage errors.
+func (f *runFlags) config(cmd *cobra.Command, procs, threads, qps int) (bench.Config, error) {
+	fs := cmd.Flags()
+	if fs.Changed("duration") && fs.Changed("iterations") {
+		return bench.Config{}, usagef("give --duration or --iterations, not both")
+	}
+	dur := f.duration
+	if fs.Changed("iterations") {
+		if f.iterations <= 0 {
+			return bench.Config{}, usagef("--iterations %d: want a positive number", f.iterations)
+		}
+		dur = 0
+	} else if dur <= 0 {
+		return bench.Config{}, usagef("--duration %v: want a positive duration such as 10s", dur)
+	}
+	if f.warmup < 0 {
+		return bench.Config{}, usagef("--warmup %v: want 0 or a positive duration", f.warmup)
+	}
+	if !verbs.IsProvider(f.provider) {
+		return bench.Config{}, usagef("unknown provider %q: want one of %s", f.provider, providerList())
+	}
+	for _, p := range verbs.Providers() {
+		if p.Name == f.provider && !p.Available {
+			return bench.Config{}, usagef("provider %s is not available here: %s", p.Name, p.Reason)
+		}
+	}
+	spec, err := workloads.Get(f.workload)
+	if err != nil {
+		return bench.Config{}, usageError{err}
+	}
+	sem, err := verbs.ParseSemantics(f.simSemantics)
+	if err != nil {
+		return bench.Config{}, usagef("--sim-semantics: %v", err)
+	}
+	cost, err := verbs.ParseCost(f.simCost)
+	if err != nil {
+		return bench.Config{}, usagef("--sim-cost: %v", err)
+	}
+	if f.provider != "sim" && (fs.Changed("sim-cost") || fs.Changed("sim-semantics")) {
+		return bench.Config{}, usagef("--sim-cost and --sim-semantics apply to --provider sim only")
+	}
+	cfg := bench.Config{
+		Provider: f.provider, Device: f.device, Workload: spec, WorkloadArg: f.workload,
+		Procs: procs, Threads: threads, QPs: qps,
+		Duration: dur, Iterations: f.iterations, Warmup: f.warmup, Repetitions: f.repetitions,
+		Pin: f.pin, Seed: f.seed, Interval: f.interval, SimSemantics: sem, SimCost: cost,
+		Out: f.out, CommandLine: append([]string{"xrcbench"}, os.Args[1:]...),
+	}
+	if cfg.Iterations > 0 {
+		cfg.Duration = 0
+	}
+	if cfg.Out == "" {
+		cfg.Out = "." // placeholder for Validate; the caller sets the folder
+	}
+	if err := cfg.Validate(); err != nil {
+		return bench.Config{}, usageError{err}
+	}
+	return cfg, nil
+}
+
+func defaultOut(kind string, spec *workloads.Spec, provider string) string {
+	stamp := time.Now().UTC().Format("20060102T150405Z")
+	return filepath.Join("runs", fmt.Sprintf("%s-%s%s-%s", stamp, kind, spec.Name, provider))
+}
+
+// engineOptions start workers as this very binary, re-executed.
+func engineOptions(stderr io.Writer) (bench.Options, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return bench.Options{}, fmt.Errorf("finding the xrcbench binary to start workers: %w", err)
+	}
+	return bench.Options{WorkerExe: exe, WorkerArgs: []string{workerCommand}, Stderr: stderr}, nil
+}
+
+// interruptible is a context cancelled by ^C or SIGTERM, so a stopped run
+// still stops its workers and writes a partial result.
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// clearStaleLogs removes .hlog files an earlier run left in a reused
+// folder, so the folder holds one run.
+func clearStaleLogs(dir string) {
+	for _, k := range results.OpKinds {
+		os.Remove(filepath.Join(dir, k+".hlog"))
+	}
+}
+
+func init() {
+	subcommands = append(subcommands, func(stdout, stderr io.Writer) *cobra.Command {
+		var f runFlags
+		cmd := &cobra.Command{
+			Use:   "run",
+			Short: "Run one benchmark configuration and write a run folder",
+			Long: `run starts --procs worker processes with --threads OS-thread-locked goroutines
+each, every thread its own registrant (device context and domain handle), runs
+the workload on the provider, and writes a run folder: result.json (schema
+xrcbench.result/v1) and one HdrHistogram interval log per op kind (<kind>.hlog).
+It prints a summary table and where the folder is.
+
+Exit status: 0 ok; 1 the run failed (result.json still written, status partial
+or failed, the error names the worker); 2 bad usage or input.`,
+			Example: `  # registration under contention: 2 processes x 2 threads on 16 shared QPs
+  xrcbench run --workload steady --procs 2 --threads 2 --qps 16 --duration 10s
+
+  # destruction made visible: the last unreg pays a 200us destroy
+  xrcbench run --workload lifecycle --procs 2 --threads 2 \
+      --sim-cost reg=2us,unreg=2us,destroy=200us --duration 10s --out runs/lifecycle
+
+  # exactly 1000 rounds, 5 independent repetitions, threads pinned
+  xrcbench run --workload lifecycle --iterations 1000 --repetitions 5 --pin
+
+  # the harness's own overhead
+  xrcbench run --provider null --workload steady --qps 256 --duration 5s
+
+  # a workload of your own (see xrcbench list, and workloads/builtin/*.yaml)
+  xrcbench run --workload ./mine.yaml`,
+			Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				cfg, err := f.config(cmd, f.procsN, f.threadsN, f.qpsN)
+				if err != nil {
+					return err
+				}
+				cfg.Out = f.out
+				if cfg.Out == "" {
+					cfg.Out = defaultOut("", cfg.Workload, cfg.Provider)
+				}
+				opts, err := engineOptions(stderr)
+				if err != nil {
+					return failure{err: err}
+				}
+				ctx, cancel := interruptible()
+				defer cancel()
+				return runOne(ctx, stdout, cfg, opts)
+			},
+		}
+		f.register(cmd.Flags(), false)
+		return cmd
+	})
+}
+
+// runOne runs cfg, prints the summary, and maps the outcome to an exit.
+func runOne(ctx context.Context, stdout io.Writer, cfg bench.Config, opts bench.Options) error {
+	clearStaleLogs(cfg.Out)
+	res, err := bench.Run(ctx, cfg, opts)
+	if res != nil {
+		printSummary(stdout, res, cfg.Out)
+	}
+	if err != nil {
+		var re *bench.RunError
+		if errors.As(err, &re) {
+			return failure{err: fmt.Errorf("run %s: %w (result.json written to %s)", re.Status, err, cfg.Out)}
+		}
+		return failure{err: err}
+	}
+	return nil
+}
+
+// printSummary is the compact table of a run.
+func printSummary(w io.Writer, r *results.Result, dir string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "op\tcount\terrors\tops/s\tp50\tp99\tp99.9\tmax\t")
+	for _, kind := range results.OpKinds {
+		s, ok := r.Ops[kind]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\t\n", kind, s.Count, s.Errors, s.OpsPerSec,
+			ns(s.NS.P50), ns(s.NS.P99), ns(s.NS.P999), ns(s.NS.Max))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "status %s, start skew %s, timer %s (%.0fns per read)", r.Status,
+		ns(r.Harness.StartSkewNS), r.Harness.Timer, r.Harness.TimerOverheadNS)
+	if r.Leaks != nil {
+		switch {
+		case !r.Leaks.Checked:
+			fmt.Fprintf(w, ", leak check: not done (%s)", r.Leaks.Detail)
+		case len(r.Leaks.Leaked) == 0:
+			fmt.Fprintf(w, ", no QP leaked")
+		default:
+			fmt.Fprintf(w, ", %d QP(s) LEAKED", len(r.Leaks.Leaked))
+		}
+	}
+	fmt.Fprintf(w, "\nrun folder: %s\n", dir)
+}
+
+// ns formats nanoseconds for a table: 850ns, 2.13µs, 201µs, 1.50ms.
+func ns(v int64) string {
+	d := time.Duration(v)
+	switch {
+	case d < time.Microsecond:
+		return fmt.Sprintf("%dns", v)
+	case d < 10*time.Microsecond:
+		return fmt.Sprintf("%.2fµs", float64(v)/1e3)
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.0fµs", float64(v)/1e3)
+	case d < time.Second:
+		return fmt.Sprintf("%.2fms", float64(v)/1e6)
+	}
+	return fmt.Sprintf("%.2fs", float64(v)/1e9)
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// parseList reads a list flag such as "1,2,4": positive integers, no
+// duplicates.
+func parseList(flag, s string) ([]int, error) {
+	var out []int
+	seen := map[int]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		n, err := strconv.Atoi(part)
+		if err != nil || n <= 0 {
+			return nil, usagef("--%s %q: want a list of positive numbers such as 1,2,4", flag, s)
+		}
+		if seen[n] {
+			return nil, usagef("--%s %q: %d given twice", flag, s, n)
+		}
+		seen[n] = true
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func init() {
+	subcommands = append(subcommands, func(stdout, stderr io.Writer) *cobra.Command {
+		var f runFlags
+		cmd := &cobra.Command{
+			Use:   "sweep",
+			Short: "Run the cartesian product of --procs, --threads and --qps lists",
+			Long: `sweep runs one configuration per point of the product of the list-valued
+--procs, --threads and --qps flags (every other flag as in run), one run folder
+per point under one sweep folder, indexed by sweep.json (schema
+xrcbench.sweep/v1). A failed point does not stop the sweep; the exit status is
+1 when any point failed.`,
+			Example: `  # how registration scales with processes and threads
+  xrcbench sweep --workload steady --procs 1,2,4 --threads 1,2 --qps 1,16 --duration 5s
+
+  # lifecycle over thread counts, 3 repetitions per point
+  xrcbench sweep --workload lifecycle --threads 1,2,4 --sim-cost destroy=200us \
+      --iterations 500 --repetitions 3 --out runs/lifecycle-sweep`,
+			Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				procs, err := parseList("procs", f.procs)
+				if err != nil {
+					return err
+				}
+				threads, err := parseList("threads", f.threads)
+				if err != nil {
+					return err
+				}
+				qps, err := parseList("qps", f.qps)
+				if err != nil {
+					return err
+				}
+				// Check every point before running any.
+				var cfgs []bench.Config
+				for _, p := range procs {
+					for _, t := range threads {
+						for _, q := range qps {
+							cfg, err := f.config(cmd, p, t, q)
+							if err != nil {
+								return err
+							}
+							cfgs = append(cfgs, cfg)
+						}
+					}
+				}
+				root := f.out
+				if root == "" {
+					root = defaultOut("sweep-", cfgs[0].Workload, cfgs[0].Provider)
+				}
+				if err := os.MkdirAll(root, 0o755); err != nil {
+					return failure{err: fmt.Errorf("sweep folder: %w", err)}
+				}
+				opts, err := engineOptions(stderr)
+				if err != nil {
+					return failure{err: err}
+				}
+				ctx, cancel := interruptible()
+				defer cancel()
+				idx := &results.Sweep{Schema: results.SweepSchema}
+				var failed []string
+				for i, cfg := range cfgs {
+					dir := fmt.Sprintf("p%d-t%d-q%d", cfg.Procs, cfg.Threads, cfg.QPs)
+					cfg.Out = filepath.Join(root, dir)
+					fmt.Fprintf(stdout, "== point %d/%d: %d procs x %d threads, %d QPs\n", i+1, len(cfgs), cfg.Procs, cfg.Threads, cfg.QPs)
+					err := runOne(ctx, stdout, cfg, opts)
+					status := results.StatusOK
+					if err != nil {
+						status = results.StatusFailed
+						if r, lerr := results.Load(cfg.Out); lerr == nil {
+							status = r.Status
+						}
+						failed = append(failed, dir)
+						fmt.Fprintln(stderr, "xrcbench: "+oneLine(err.Error()))
+					}
+					idx.Points = append(idx.Points, results.SweepPoint{Dir: dir, Procs: cfg.Procs, Threads: cfg.Threads, QPs: cfg.QPs, Status: status})
+					// Index after every point: an interrupted sweep keeps
+					// what it measured.
+					if werr := results.WriteSweep(root, idx); werr != nil {
+						return failure{err: fmt.Errorf("writing sweep.json: %w", werr)}
+					}
+					if ctx.Err() != nil {
+						break
+					}
+				}
+				fmt.Fprintf(stdout, "sweep folder: %s (%d points)\n", root, len(idx.Points))
+				if len(failed) > 0 {
+					return failure{err: errors.New("sweep: point(s) failed: " + strings.Join(failed, ", ")), quiet: false}
+				}
+				if ctx.Err() != nil {
+					return failure{err: fmt.Errorf("sweep interrupted after %d of %d points", len(idx.Points), len(cfgs))}
+				}
+				return nil
+			},
+		}
+		f.register(cmd.Flags(), true)
+		return cmd
+	})
+}
