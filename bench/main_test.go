@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
 )
 
@@ -20,6 +21,13 @@ const workerEnv = "XRCBENCH_TEST_WORKER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(workerEnv) == "1" {
+		if c := os.Getenv("XRCBENCH_TEST_WORKER_SIM_COST"); c != "" {
+			cost, err := verbs.ParseCost(c)
+			if err != nil {
+				panic(err)
+			}
+			testHookConfig = func(cfg *workerConfig) { cfg.Verbs.Sim.Cost = cost }
+		}
 		if err := WorkerMain(os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

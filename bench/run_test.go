@@ -4,6 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/xrcbench/xrcbench/verbs"
 )
 
 // Exact operation counts for --iterations runs: every thread does every
@@ -47,5 +50,50 @@ func TestIterationsCounts(t *testing.T) {
 				t.Errorf("%d workers, want %d", len(res.Workers), tt.procs)
 			}
 		})
+	}
+}
+
+func TestSimWorkloads(t *testing.T) {
+	for _, w := range []string{"steady", "sharded", "lifecycle", "churn", "errors"} {
+		t.Run(w, func(t *testing.T) {
+			cfg := testConfig(t, w, "sim", 2, 2, 4)
+			cfg.Iterations = 20
+			res := runOK(t, cfg)
+			for kind, s := range res.Ops {
+				if s.Errors != 0 {
+					t.Errorf("%s: %d errors %v", kind, s.Errors, s.ErrnoCounts)
+				}
+			}
+			if res.Leaks == nil || !res.Leaks.Checked || res.Leaks.Method != "sim_inspect" || len(res.Leaks.Leaked) != 0 {
+				t.Errorf("leaks %+v, want checked by sim_inspect, none leaked", res.Leaks)
+			}
+		})
+	}
+}
+
+// Known answer: the sim device busy-waits 200µs on every destroy, so the
+// last unreg of each QP, and only it, costs 200µs (plus the unreg itself).
+// unreg_last is measured by construction: its count is rounds x QPs.
+func TestLifecycleKnownAnswer(t *testing.T) {
+	const rounds, qps = 40, 8
+	cfg := testConfig(t, "lifecycle", "sim", 2, 2, qps)
+	cfg.Iterations = rounds
+	cfg.SimCost = verbs.Cost{Destroy: 200 * time.Microsecond}
+	res := runOK(t, cfg)
+	last, unreg := res.Ops["unreg_last"], res.Ops["unreg"]
+	if last.Count != rounds*qps {
+		t.Errorf("unreg_last count %d, want rounds x qps = %d", last.Count, rounds*qps)
+	}
+	if last.Errors != 0 || unreg.Errors != 0 {
+		t.Errorf("errors: unreg_last %v, unreg %v", last.ErrnoCounts, unreg.ErrnoCounts)
+	}
+	if p50 := time.Duration(last.NS.P50); p50 < 200*time.Microsecond || p50 > 220*time.Microsecond {
+		t.Errorf("unreg_last p50 %v, want 200µs to 220µs", p50)
+	}
+	if p50 := time.Duration(unreg.NS.P50); p50 > 50*time.Microsecond {
+		t.Errorf("unreg p50 %v, want far below the 200µs destroy", p50)
+	}
+	if r := res.Repetitions[0].Rounds; r != rounds {
+		t.Errorf("repetition rounds %d, want %d", r, rounds)
 	}
 }

@@ -10,6 +10,10 @@ import (
 	"github.com/xrcbench/xrcbench/workloads"
 )
 
+// testHookConfig, set only by this package's tests, alters a worker's
+// configuration to provoke failures the coordinator would never cause.
+var testHookConfig func(*workerConfig)
+
 // WorkerMain is the body of a worker process: the coordinator re-executes
 // its own binary with the hidden worker subcommand, which calls this with
 // the process's stdin and stdout. It returns when the work is done, or
@@ -24,6 +28,9 @@ func WorkerMain(in io.Reader, out io.Writer) error {
 		return fmt.Errorf("%w: expected %s, got %q", errProto, msgConfig, m.Type)
 	}
 	cfg := m.Config
+	if testHookConfig != nil {
+		testHookConfig(cfg)
+	}
 	fail := func(err error) error {
 		fw.write(&message{Type: msgError, Error: err.Error()})
 		return err

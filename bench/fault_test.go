@@ -1,0 +1,134 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/verbs"
+)
+
+// children lists the pids of this process's child processes.
+func children(t *testing.T) []int {
+	t.Helper()
+	tasks, err := filepath.Glob("/proc/self/task/*/children")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, f := range tasks {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, s := range strings.Fields(string(data)) {
+			if pid, err := strconv.Atoi(s); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}
+
+// A worker killed in the middle of a run fails it: exit status 1 from the
+// CLI's point of view (a *RunError), result.json written with status
+// failed and an error naming the worker, its pid and the signal, the other
+// workers stopped, nothing left running, nothing leaked on the device.
+func TestWorkerKilled(t *testing.T) {
+	for _, w := range []string{"steady", "lifecycle"} {
+		t.Run(w, func(t *testing.T) {
+			cfg := testConfig(t, w, "sim", 3, 2, 4)
+			cfg.Duration = time.Minute
+			opts, stderr := testOptions(t)
+			before := map[int]bool{}
+			for _, p := range children(t) {
+				before[p] = true
+			}
+			type outcome struct {
+				res *results.Result
+				err error
+			}
+			done := make(chan outcome, 1)
+			go func() {
+				res, err := Run(context.Background(), cfg, opts)
+				done <- outcome{res, err}
+			}()
+			// Wait for the three workers, let them run, kill the second.
+			var workers []int
+			for deadline := time.Now().Add(30 * time.Second); len(workers) < 3 && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
+				workers = workers[:0]
+				for _, p := range children(t) {
+					if !before[p] {
+						workers = append(workers, p)
+					}
+				}
+			}
+			if len(workers) < 3 {
+				t.Fatalf("found %d worker processes, want 3", len(workers))
+			}
+			time.Sleep(700 * time.Millisecond)
+			victim := workers[1]
+			if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			var o outcome
+			select {
+			case o = <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("the run did not stop after a worker was killed\nstderr:\n%s", stderr)
+			}
+			var re *RunError
+			if !errors.As(o.err, &re) || re.Status != results.StatusFailed {
+				t.Fatalf("err = %v, want a RunError with status failed", o.err)
+			}
+			loaded, err := results.Load(cfg.Out)
+			if err != nil {
+				t.Fatalf("result.json: %v", err)
+			}
+			want := "(pid " + strconv.Itoa(victim) + ") was killed by signal 9"
+			if loaded.Status != results.StatusFailed || !strings.Contains(loaded.Error, want) || !strings.Contains(loaded.Error, "worker ") {
+				t.Errorf("status %q error %q, want failed naming the worker and %q", loaded.Status, loaded.Error, want)
+			}
+			for _, p := range workers {
+				if syscall.Kill(p, 0) == nil {
+					// A zombie is reaped by Wait; a live worker is a leak.
+					if data, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat"); err == nil && !strings.Contains(string(data), ") Z ") {
+						t.Errorf("worker pid %d still running after the run", p)
+					}
+				}
+			}
+			if loaded.Leaks == nil || !loaded.Leaks.Checked || len(loaded.Leaks.Leaked) != 0 {
+				t.Errorf("leaks %+v: the dead worker's registrations must be reaped, nothing leaked", loaded.Leaks)
+			}
+		})
+	}
+}
+
+// A worker that cannot set up (here: a sim device that refuses it because
+// it asks for another cost model than the device has) fails the run
+// before it starts, naming the worker, with nothing left running.
+func TestWorkerSetupFails(t *testing.T) {
+	cfg := testConfig(t, "steady", "sim", 2, 1, 2)
+	cfg.Iterations = 10
+	opts, _ := testOptions(t)
+	// The holder opens the device first with this cost; workers get the
+	// configuration's options, which differ only through this test hook.
+	cfg.SimCost = verbs.Cost{Reg: time.Microsecond}
+	opts.WorkerEnv = append(opts.WorkerEnv, "XRCBENCH_TEST_WORKER_SIM_COST=reg=3us")
+	_, err := Run(context.Background(), cfg, opts)
+	var re *RunError
+	if !errors.As(err, &re) || re.Status != results.StatusFailed {
+		t.Fatalf("err = %v, want a failed RunError", err)
+	}
+	if !strings.Contains(err.Error(), "worker ") || !strings.Contains(err.Error(), "failed: thread") {
+		t.Errorf("error %q does not name the worker and thread", err)
+	}
+}
