@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/verbs"
+	"github.com/xrcbench/xrcbench/workloads"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// Bad input is refused before anything runs: exit status 2 and one line
+// on stderr that says what is wrong, never a panic.
+func TestRunBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("name: bad\ndescription: d\nmode: loop\nqps: {scope: shared}\nphases:\n  - {op: reg, by: each, colour: red}\n"), 0o600)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--procs", "0"}, "--procs 0"},
+		{[]string{"run", "--procs", "abc"}, "invalid argument \"abc\""},
+		{[]string{"run", "--threads", "-2"}, "--threads -2"},
+		{[]string{"run", "--qps", "0"}, "--qps 0"},
+		{[]string{"run", "--duration", "0s"}, "--duration 0s"},
+		{[]string{"run", "--duration", "-1s"}, "--duration -1s"},
+		{[]string{"run", "--duration", "1s", "--iterations", "5"}, "not both"},
+		{[]string{"run", "--iterations", "0"}, "--iterations 0"},
+		{[]string{"run", "--warmup", "-1s"}, "--warmup -1s"},
+		{[]string{"run", "--repetitions", "0"}, "--repetitions 0"},
+		{[]string{"run", "--workload", "nosuch"}, `unknown workload "nosuch"`},
+		{[]string{"run", "--workload", bad}, "bad.yaml:6: field colour not found"},
+		{[]string{"run", "--workload", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
+		{[]string{"run", "--nosuchflag"}, "unknown flag: --nosuchflag"},
+		{[]string{"run", "--provider", "nosuch"}, `unknown provider "nosuch"`},
+		{[]string{"run", "--sim-cost", "reg=fast"}, "--sim-cost"},
+		{[]string{"run", "--sim-semantics", "modern"}, "--sim-semantics"},
+		{[]string{"run", "--provider", "null", "--sim-cost", "reg=1us"}, "--provider sim only"},
+		{[]string{"run", "extra"}, "unknown command \"extra\""},
+		{[]string{"sweep", "--procs", "1,x"}, `--procs "1,x"`},
+		{[]string{"sweep", "--threads", "0"}, `--threads "0"`},
+		{[]string{"sweep", "--qps", "2,2"}, "given twice"},
+		{[]string{"sweep", "--procs", "1,2000"}, "--procs 2000"},
+	}
+	for _, p := range verbs.Providers() {
+		if !p.Available {
+			tests = append(tests, struct {
+				args []string
+				want string
+			}{[]string{"run", "--provider", p.Name}, "not available here"})
+		}
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(&stdout, &stderr, append(tt.args, "--out", filepath.Join(dir, "out")))
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d; stderr %q", code, exitUsage, stderr.String())
+			}
+			msg := stderr.String()
+			if strings.Count(msg, "\n") != 1 || !strings.Contains(msg, tt.want) || strings.Contains(msg, "goroutine") {
+				t.Errorf("stderr %q: want one line containing %q", msg, tt.want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
+				t.Errorf("bad input created the output folder")
+			}
+		})
+	}
+}
+
+// The list output, golden: fixed providers (availability depends on the
+// machine) and the real built-in workloads.
+func TestListGolden(t *testing.T) {
+	provs := []verbs.ProviderInfo{
+		{Name: "null", Description: "does nothing", Available: true},
+		{Name: "rdma", Description: "rdma-core", Reason: "built without rdma-core headers"},
+	}
+	var b bytes.Buffer
+	if err := writeList(&b, provs, workloads.Builtins()); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "list.golden", b.Bytes())
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (go test -update rewrites it):\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+// Help teaches: every flag of the CLI contract is there, with examples.
+func TestRunHelp(t *testing.T) {
+	for _, sub := range []string{"run", "sweep"} {
+		var stdout, stderr bytes.Buffer
+		if code := run(&stdout, &stderr, []string{sub, "--help"}); code != exitOK {
+			t.Fatalf("%s --help: exit %d", sub, code)
+		}
+		out := stdout.String()
+		for _, flag := range []string{"--provider", "--device", "--workload", "--procs", "--threads", "--qps",
+			"--duration", "--iterations", "--warmup", "--repetitions", "--pin", "--seed", "--out",
+			"--sim-semantics", "--sim-cost", "Examples:", "xrcbench " + sub} {
+			if !strings.Contains(out, flag) {
+				t.Errorf("%s --help lacks %q", sub, flag)
+			}
+		}
+	}
+}
+
+var (
+	engineOnce sync.Once
+	engineBin  string
+	engineErr  error
+)
+
+// engineBinary builds xrcbench once: run re-executes its own binary as
+// workers, which the test binary cannot be.
+func engineBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: builds xrcbench and runs worker processes")
+	}
+	engineOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "xrcbench-test-bin-")
+		if err != nil {
+			engineErr = err
+			return
+		}
+		engineBin = filepath.Join(dir, "xrcbench")
+		if out, err := exec.Command("go", "build", "-o", engineBin, ".").CombinedOutput(); err != nil {
+			engineErr = &buildError{err, out}
+		}
+	})
+	if engineErr != nil {
+		t.Fatal(engineErr)
+	}
+	return engineBin
+}
+
+type buildError struct {
+	err error
+	out []byte
+}
+
+func (e *buildError) Error() string { return "go build: " + e.err.Error() + "\n" + string(e.out) }
+
+func runEngine(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(engineBinary(t), args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, o.String(), e.String()
+}
+
+func TestRunEndToEnd(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	code, stdout, stderr := runEngine(t, "run", "--workload", "lifecycle", "--procs", "2", "--threads", "2",
+		"--qps", "4", "--iterations", "25", "--warmup", "100ms", "--sim-cost", "destroy=50us", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"unreg_last", "p99.9", "run folder: " + out, "no QP leaked"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	r, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Ops["unreg_last"].Count != 25*4 || r.Config.ProviderOpts["sim_cost"] != "destroy=50µs" {
+		t.Errorf("unreg_last count %d, provider options %v", r.Ops["unreg_last"].Count, r.Config.ProviderOpts)
+	}
+	if r.Config.CommandLine[0] != "xrcbench" || r.Environment.Version == "" || r.Environment.CPUs == 0 {
+		t.Errorf("config/environment incomplete: %v %+v", r.Config.CommandLine, r.Environment)
+	}
+}
+
+func TestSweepEndToEnd(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sweep")
+	code, stdout, stderr := runEngine(t, "sweep", "--provider", "null", "--workload", "sharded", "--procs", "1,2",
+		"--threads", "1", "--qps", "2,3", "--iterations", "10", "--warmup", "0s", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	s, err := results.LoadSweep(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Points) != 4 {
+		t.Fatalf("%d points, want 4", len(s.Points))
+	}
+	for _, p := range s.Points {
+		r, err := results.Load(filepath.Join(out, p.Dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(p.Procs * p.Threads * p.QPs * 10)
+		if p.Status != "ok" || r.Config.Procs != p.Procs || r.Config.QPs != p.QPs || r.Ops["reg"].Count != want {
+			t.Errorf("point %+v: reg count %d, want %d", p, r.Ops["reg"].Count, want)
+		}
+	}
+}
