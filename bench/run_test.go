@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
@@ -95,5 +97,51 @@ func TestLifecycleKnownAnswer(t *testing.T) {
 	}
 	if r := res.Repetitions[0].Rounds; r != rounds {
 		t.Errorf("repetition rounds %d, want %d", r, rounds)
+	}
+}
+
+// The interval logs hold every measured operation exactly once: the sum
+// of their interval histograms equals the result's counts, for runs much
+// longer than an interval.
+func TestHlogsSumToCounts(t *testing.T) {
+	for _, w := range []string{"steady", "lifecycle"} {
+		t.Run(w, func(t *testing.T) {
+			cfg := testConfig(t, w, "sim", 2, 1, 4)
+			cfg.Duration = 1200 * time.Millisecond
+			cfg.Warmup = 200 * time.Millisecond
+			cfg.Interval = 200 * time.Millisecond
+			cfg.Repetitions = 2
+			res := runOK(t, cfg)
+			for kind, s := range res.Ops {
+				f, err := os.Open(filepath.Join(cfg.Out, kind+".hlog"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := hdrhistogram.NewHistogramLogReader(f)
+				var total int64
+				intervals := 0
+				for {
+					h, err := r.NextIntervalHistogram()
+					if err != nil {
+						t.Fatalf("%s.hlog: %v", kind, err)
+					}
+					if h == nil {
+						break
+					}
+					total += h.TotalCount()
+					intervals++
+				}
+				f.Close()
+				if total != s.Count {
+					t.Errorf("%s: hlog holds %d operations, result %d", kind, total, s.Count)
+				}
+				if s.Count > 0 && intervals < 6 {
+					t.Errorf("%s: %d intervals for 2 x 1.2s at 200ms", kind, intervals)
+				}
+			}
+			if len(res.Repetitions) != 2 {
+				t.Errorf("%d repetitions, want 2", len(res.Repetitions))
+			}
+		})
 	}
 }
