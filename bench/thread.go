@@ -7,7 +7,6 @@ import (
 	"syscall"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
 
 	"github.com/xrcbench/xrcbench/results"
@@ -28,27 +27,43 @@ const (
 	errUnexpectedSuccess = "unexpected_success"
 )
 
-// kindRec is one op kind's recording in one thread. Only the interval
-// histogram is touched per operation; it is merged into total once per
-// interval, so the hot path records one value per operation.
+// kindRec is one op kind's recording in one thread. The hot path adds one
+// count per operation to iv, a bare array in the layout of the project's
+// HDR histograms (see record.go); once per interval iv becomes a real
+// histogram for the coordinator and is added into total.
 type kindRec struct {
 	kind   string
-	iv     *hdrhistogram.Histogram
-	total  *hdrhistogram.Histogram
+	iv     []int64
+	ivN    int64
+	total  []int64
 	count  int64
 	errors int64
 	errnos map[string]int64
 }
 
 func newKindRec(kind string) *kindRec {
-	return &kindRec{kind: kind, iv: results.NewHistogram(), total: results.NewHistogram(), errnos: map[string]int64{}}
+	return &kindRec{kind: kind, iv: make([]int64, histCounts), total: make([]int64, histCounts), errnos: map[string]int64{}}
 }
 
 func (k *kindRec) reset() {
-	k.iv.Reset()
-	k.total.Reset()
-	k.count, k.errors = 0, 0
+	clear(k.iv)
+	clear(k.total)
+	k.ivN, k.count, k.errors = 0, 0, 0
 	clear(k.errnos)
+}
+
+// endInterval adds iv into total and clears it.
+func (k *kindRec) endInterval() {
+	if k.ivN == 0 {
+		return
+	}
+	for i, c := range k.iv {
+		if c != 0 {
+			k.total[i] += c
+			k.iv[i] = 0
+		}
+	}
+	k.ivN = 0
 }
 
 func (k *kindRec) fail(name string) {
@@ -410,17 +425,27 @@ func (t *thread) runBatch(p *phaseRT, n int) error {
 		return fmt.Errorf("thread %d: %s batch: %w", t.g, p.Op, err)
 	}
 	rec := p.rec
-	iv := rec.iv
-	for i := 0; i < n; i++ {
-		iv.RecordValue(int64(b.NS[i]))
-	}
+	recordAll(rec.iv, b.NS[:n])
+	rec.ivN += int64(n)
 	rec.count += int64(n)
-	if failed == 0 && p.expect == 0 && p.checkLast == 0 {
+	if failed == 0 && p.expect == 0 {
 		// The common case: everything succeeded as it must; only the
-		// registration state moves.
-		if p.op == verbs.OpReg {
+		// registration state moves, and destroy flags are checked.
+		switch p.op {
+		case verbs.OpReg:
 			for i := 0; i < n; i++ {
 				t.held[t.where[i]] = true
+			}
+		case verbs.OpUnreg:
+			for i := 0; i < n; i++ {
+				t.held[t.where[i]] = false
+				if d := b.Destroyed(i); d != verbs.DestroyUnknown && (d == verbs.WasDestroyed) != (p.checkLast > 0) {
+					if d == verbs.WasDestroyed {
+						rec.fail(errUnexpectedDestroy)
+					} else {
+						rec.fail(errNotDestroyed)
+					}
+				}
 			}
 		}
 	} else {
@@ -480,16 +505,15 @@ func (t *thread) flushInterval() { t.flushIntervalAt(verbs.Now()) }
 func (t *thread) flushIntervalAt(now uint64) {
 	msg := &intervalMsg{Thread: t.g, Index: t.ivIndex, Hists: map[string]string{}}
 	for _, r := range t.recs {
-		if r.iv.TotalCount() == 0 {
+		if r.ivN == 0 {
 			continue
 		}
 		if t.report != nil {
-			if s, err := results.EncodeHistogram(r.iv); err == nil {
+			if s, err := results.EncodeHistogram(histogramOf(r.iv)); err == nil {
 				msg.Hists[r.kind] = s
 			}
 		}
-		r.total.Merge(r.iv)
-		r.iv.Reset()
+		r.endInterval()
 	}
 	if t.report != nil && len(msg.Hists) > 0 {
 		t.report(msg)
@@ -505,9 +529,8 @@ func (t *thread) result() (threadResult, error) {
 	tr := threadResult{Thread: t.g, CPU: t.cpu, Started: t.started, Ended: t.ended, Rounds: t.rounds,
 		Kinds: map[string]kindResult{}, Created: t.created}
 	for _, r := range t.recs {
-		r.total.Merge(r.iv)
-		r.iv.Reset()
-		s, err := results.EncodeHistogram(r.total)
+		r.endInterval()
+		s, err := results.EncodeHistogram(histogramOf(r.total))
 		if err != nil {
 			return tr, err
 		}

@@ -1,0 +1,87 @@
+package bench
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/xrcbench/xrcbench/verbs"
+	"github.com/xrcbench/xrcbench/workloads"
+)
+
+// The harness-overhead pair: the same reg/unreg batches on the null
+// provider, by RunBatch alone and by the engine's thread loop (batch
+// building, the registration bookkeeping and histogram recording). The
+// engine's target is at least 0.8x the rate of RunBatch alone.
+const benchQPs = 256
+
+func nullDomain(b *testing.B) (*verbs.Device, *verbs.Domain, string) {
+	dir := b.TempDir()
+	path := filepath.Join(dir, "domain")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	dev, err := verbs.Open(verbs.Options{Provider: "null"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	dom, err := dev.OpenDomain(path, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return dev, dom, path
+}
+
+func BenchmarkRunBatchAlone(b *testing.B) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	_, dom, _ := nullDomain(b)
+	batch := verbs.NewBatch(benchQPs)
+	for i := range batch.QPNs {
+		batch.QPNs[i] = uint32(0x100 + i)
+	}
+	b.ResetTimer()
+	for done := 0; done < b.N; done += 2 * benchQPs {
+		dom.RunBatch(verbs.OpReg, batch, benchQPs)
+		dom.RunBatch(verbs.OpUnreg, batch, benchQPs)
+	}
+}
+
+func BenchmarkEngineLoop(b *testing.B) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	spec, err := workloads.Get("steady")
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _, path := nullDomain(b)
+	sh, err := createShm(filepath.Join(b.TempDir(), "barrier"), 1, benchQPs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	held := make([]uint32, benchQPs)
+	for i := range held {
+		held[i] = uint32(0x100 + i)
+	}
+	cfg := &workerConfig{Threads: 1, TotalThreads: 1, QPs: benchQPs, Verbs: verbs.Options{Provider: "null"},
+		Domain: path, Held: held, Interval: 1 << 62}
+	th := newThread(cfg, spec, 0, sh)
+	if err := th.setup(); err != nil {
+		b.Fatal(err)
+	}
+	th.measuring = true
+	th.ivNext = 1 << 63
+	b.ResetTimer()
+	for done := 0; done < b.N; done += 2 * benchQPs {
+		for _, p := range th.phases {
+			if err := th.loopPhase(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.StopTimer()
+	if th.recs[0].count == 0 {
+		b.Fatal("nothing recorded")
+	}
+}

@@ -1,0 +1,46 @@
+package bench
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// recordAll and histogramOf must give the very histogram RecordValue
+// gives, over the whole range: tiny, exact-resolution, every power of two
+// and its neighbours, random, and the top.
+func TestRecordMatchesHDR(t *testing.T) {
+	var values []uint64
+	for v := uint64(0); v < 5000; v++ {
+		values = append(values, v)
+	}
+	for s := 0; s < 37; s++ {
+		p := uint64(1) << s
+		values = append(values, p-1, p, p+1, p+p/2)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 100000; i++ {
+		values = append(values, r.Uint64N(results.HistMaxNS))
+	}
+	values = append(values, results.HistMaxNS-1, results.HistMaxNS)
+	counts := make([]int64, histCounts)
+	recordAll(counts, values)
+	got := histogramOf(counts)
+	want := results.NewHistogram()
+	for _, v := range values {
+		if err := want.RecordValue(int64(v)); err != nil {
+			t.Fatalf("RecordValue(%d): %v", v, err)
+		}
+	}
+	if !got.Equals(want) {
+		t.Fatalf("histograms differ: total %d vs %d, p50 %d vs %d, max %d vs %d",
+			got.TotalCount(), want.TotalCount(), got.ValueAtQuantile(50), want.ValueAtQuantile(50), got.Max(), want.Max())
+	}
+	// Past the top: kept, in the last bucket, not dropped.
+	counts = make([]int64, histCounts)
+	recordAll(counts, []uint64{results.HistMaxNS * 10, 1 << 63})
+	if h := histogramOf(counts); h.TotalCount() != 2 {
+		t.Errorf("values past the top: total %d, want 2", h.TotalCount())
+	}
+}
