@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,21 +28,36 @@ func buildXrcbench(t *testing.T) string {
 	return bin
 }
 
-// simRun runs the steady workload on the sim provider with an injected reg
-// cost: 5 repetitions, one thread, so the cost model dominates.
-func simRun(t *testing.T, bin, regCost string) string {
+// simRuns runs the steady workload on the sim provider once per reg cost,
+// all at the same time: 5 repetitions each, one thread. Run side by side,
+// the runs of a pair see the same load from whatever else the machine does;
+// run one after the other, a load change between them is a real difference
+// the gate would rightly flag, and the A/A check would test the machine.
+// unreg gets a cost too, so every latency compared is the cost model's
+// microseconds and not tens of nanoseconds at the timer's resolution.
+func simRuns(t *testing.T, bin string, regCosts ...string) []string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "run")
-	cmd := exec.Command(bin, "run", "--provider", "sim", "--workload", "steady",
-		"--procs", "1", "--threads", "1", "--qps", "1",
-		"--duration", "300ms", "--warmup", "100ms", "--repetitions", "5",
-		"--sim-cost", "reg="+regCost, "--seed", "1", "--out", out)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%v: %v\n%s", cmd.Args, err, stderr.Bytes())
+	dirs := make([]string, len(regCosts))
+	cmds := make([]*exec.Cmd, len(regCosts))
+	errs := make([]*bytes.Buffer, len(regCosts))
+	for i, cost := range regCosts {
+		dirs[i] = filepath.Join(t.TempDir(), "run")
+		cmds[i] = exec.Command(bin, "run", "--provider", "sim", "--workload", "steady",
+			"--procs", "1", "--threads", "1", "--qps", "1",
+			"--duration", "300ms", "--warmup", "100ms", "--repetitions", "5",
+			"--sim-cost", "reg="+cost+",unreg=2us", "--seed", "1", "--out", dirs[i])
+		errs[i] = &bytes.Buffer{}
+		cmds[i].Stderr = errs[i]
+		if err := cmds[i].Start(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	return out
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("%v: %v\n%s", cmd.Args, err, errs[i].Bytes())
+		}
+	}
+	return dirs
 }
 
 func runBin(bin string, args ...string) (int, string, string) {
@@ -60,31 +76,51 @@ func runBin(bin string, args ...string) (int, string, string) {
 
 // TestCompareSimCostModel is the issue's validation: A/A pairs of identical
 // sim configurations never report a regression; an injected +25% reg
-// cost is flagged (exit 1) on reg p50. It also reports on the real run
-// folders.
+// cost is flagged (exit 1) on reg p50. It compares p50, the figure the cost
+// model sets: on a shared 2-core machine p99 and throughput are set by the
+// scheduler (a preempted repetition's p99 is ten times the others'), so an
+// A/A verdict on them would test the machine, not compare. The gate's
+// handling of tails and throughput is tested on synthetic repetitions in
+// the report package. It also reports on the real run folders.
 func TestCompareSimCostModel(t *testing.T) {
 	bin := buildXrcbench(t)
-	base := simRun(t, bin, "2us")
-	again := simRun(t, bin, "2us")
-	slower := simRun(t, bin, "2500ns")
+	aa := simRuns(t, bin, "2us", "2us")
+	base, again := aa[0], aa[1]
+	ab := simRuns(t, bin, "2us", "2500ns")
+	base2, slower := ab[0], ab[1]
 
-	code, stdout, stderr := runBin(bin, "compare", base, again)
+	code, stdout, stderr := runBin(bin, "compare", "--metric", "p50", base, again)
+	t.Logf("A/A:\n%s", stdout)
 	if code != 0 {
 		t.Errorf("A/A compare: exit %d, want 0\n%s\n%s", code, stdout, stderr)
 	}
-	code, stdout, stderr = runBin(bin, "compare", base, slower)
+	code, stdout, stderr = runBin(bin, "compare", "--metric", "p50", "--format", "json", base2, slower)
+	t.Logf("+25%% reg:\n%s", stdout)
 	if code != 1 {
 		t.Errorf("+25%% reg compare: exit %d, want 1\n%s\n%s", code, stdout, stderr)
 	}
-	flagged := false
-	for _, line := range strings.Split(stdout, "\n") {
-		f := strings.Fields(line)
-		if len(f) > 2 && f[0] == "reg" && f[1] == "p50" && strings.HasSuffix(line, "regression") {
-			flagged = true
-		}
+	var c struct {
+		Rows []struct {
+			Kind, Metric, Verdict string
+			DeltaPct              *float64 `json:"delta_pct"`
+		} `json:"rows"`
 	}
-	if !flagged {
-		t.Errorf("reg p50 not flagged as a regression:\n%s", stdout)
+	if err := json.Unmarshal([]byte(stdout), &c); err != nil {
+		t.Fatalf("compare --format json: %v", err)
+	}
+	for _, r := range c.Rows {
+		if r.Kind != "reg" {
+			continue
+		}
+		if r.Verdict != "regression" {
+			t.Errorf("reg p50: verdict %q, want regression", r.Verdict)
+		}
+		// 0.5µs more on a p50 of about 2µs of cost plus the harness's
+		// own tens of nanoseconds: a little under +25%. Generous bounds,
+		// as for every timing on a shared machine.
+		if r.DeltaPct == nil || *r.DeltaPct < 15 || *r.DeltaPct > 35 {
+			t.Errorf("reg p50 changed by %v%%, want about +25%%", r.DeltaPct)
+		}
 	}
 
 	for _, dir := range []string{base, slower} {
