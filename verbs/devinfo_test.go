@@ -1,0 +1,232 @@
+package verbs
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestOpenErrorMessages(t *testing.T) {
+	mlx := devFacts{Name: "mlx5_0", DevName: "uverbs0", Queried: true, XRC: true}
+	all := []devFacts{{Name: "rxe0", Queried: true}, {Name: "mlx5_1", Queried: false, OpenErrno: syscall.EACCES}}
+	tests := []struct {
+		name      string
+		stage     int
+		errno     syscall.Errno
+		f         devFacts
+		all       []devFacts
+		want      []string
+		notSupp   bool
+		wantErrno syscall.Errno
+	}{
+		{"no kernel support", stageList, syscall.ENOSYS, devFacts{}, nil,
+			[]string{"no RDMA device found", "ENOSYS", "ib_uverbs"}, true, syscall.ENOSYS},
+		{"empty list", stageNoDev, syscall.ENODEV, devFacts{}, nil,
+			[]string{"no RDMA device found", "ibv_devices"}, true, syscall.ENODEV},
+		{"unknown name", stageNotFound, syscall.ENODEV, devFacts{Name: "mlx9_9"}, all,
+			[]string{`no RDMA device named "mlx9_9"`, "rxe0 (no XRC)", "mlx5_1 (cannot be opened)"}, false, syscall.ENODEV},
+		{"permission denied", stageOpen, syscall.EACCES, mlx, nil,
+			[]string{"/dev/infiniband/uverbs0", "mlx5_0", "permission denied", "run as root"}, false, syscall.EACCES},
+		{"eperm is permission too", stageOpen, syscall.EPERM, mlx, nil,
+			[]string{"/dev/infiniband/uverbs0", "permission denied"}, false, syscall.EPERM},
+		{"no XRC anywhere", stageNoXRCAny, syscall.EOPNOTSUPP, devFacts{Name: "rxe0"}, all[:1],
+			[]string{"no RDMA device with XRC", "rxe0 (no XRC)"}, true, syscall.EOPNOTSUPP},
+		{"no open_qp", stageNoOpenQP, syscall.EOPNOTSUPP, devFacts{Name: "qedr0", XRC: true}, nil,
+			[]string{"qedr0 has XRC", "ibv_open_qp", "EOPNOTSUPP", "mlx5"}, true, syscall.EOPNOTSUPP},
+		{"named device lacks XRC", stageNoXRC, syscall.EOPNOTSUPP, devFacts{Name: "siw0"}, nil,
+			[]string{"device siw0 lacks XRC", "IBV_DEVICE_XRC"}, true, syscall.EOPNOTSUPP},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := openError("rdma", tt.stage, tt.errno, tt.f, tt.all)
+			msg := err.Error()
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message %q lacks %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("message is not one line: %q", msg)
+			}
+			if !errors.Is(err, tt.wantErrno) {
+				t.Errorf("errors.Is(err, %v) = false", tt.wantErrno)
+			}
+			if got := errors.Is(err, ErrNotSupported); got != tt.notSupp {
+				t.Errorf("errors.Is(err, ErrNotSupported) = %v, want %v", got, tt.notSupp)
+			}
+		})
+	}
+}
+
+// fakeSysfs lays out /sys/class/infiniband/<name> as the kernel does for a
+// PCI adapter and returns the class directory.
+func fakeSysfs(t *testing.T, name, pci, driver, numa string) string {
+	t.Helper()
+	root := t.TempDir()
+	dev := filepath.Join(root, "devices", "pci0000:00", pci)
+	drv := filepath.Join(root, "bus", "pci", "drivers", driver)
+	cls := filepath.Join(root, "class", "infiniband", name)
+	for _, d := range []string{dev, drv, cls} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if numa != "" {
+		must(os.WriteFile(filepath.Join(dev, "numa_node"), []byte(numa+"\n"), 0o644))
+	}
+	must(os.Symlink(drv, filepath.Join(dev, "driver")))
+	must(os.Symlink(dev, filepath.Join(cls, "device")))
+	must(os.WriteFile(filepath.Join(cls, "board_id"), []byte("MT_0000000010\n"), 0o644))
+	return cls
+}
+
+func TestReadSysfs(t *testing.T) {
+	tests := []struct {
+		name, pci, driver, numa string
+		wantNUMA                int
+		wantPCI                 string
+	}{
+		{"mlx5_0", "0000:3b:00.0", "mlx5_core", "1", 1, "0000:3b:00.0"},
+		{"rxe0", "0000:00:1f.6", "e1000e", "-1", -1, "0000:00:1f.6"},
+		{"mlx4_0", "0000:04:00.0", "mlx4_core", "", -1, "0000:04:00.0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := readSysfs(fakeSysfs(t, tt.name, tt.pci, tt.driver, tt.numa))
+			if s.driver != tt.driver || s.numa != tt.wantNUMA || s.extra["pci"] != tt.wantPCI {
+				t.Errorf("got driver %q numa %d pci %q, want %q %d %q", s.driver, s.numa, s.extra["pci"], tt.driver, tt.wantNUMA, tt.wantPCI)
+			}
+			if s.extra["board_id"] != "MT_0000000010" {
+				t.Errorf("board_id = %q", s.extra["board_id"])
+			}
+		})
+	}
+	if s := readSysfs(filepath.Join(t.TempDir(), "missing")); s.driver != "" || s.numa != -1 {
+		t.Errorf("missing device: got %+v, want unknowns", s)
+	}
+}
+
+func TestDevFactsInfo(t *testing.T) {
+	cls := fakeSysfs(t, "mlx5_0", "0000:3b:00.0", "mlx5_core", "0")
+	f := devFacts{Name: "mlx5_0", DevName: "uverbs0", IBDevPath: cls, FWVer: "16.35.2000", NodeGUID: 0x0002c90300a0b1c2,
+		VendorID: 0x02c9, VendorPartID: 4119, HWVer: 0, MaxQP: 262144, Ports: 1, Queried: true,
+		XRC: true, OpenXRCD: true, CreateQPEx: true, OpenQP: true, KnowsOps: true}
+	in := f.info("/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0")
+	want := DeviceInfo{Name: "mlx5_0", XRC: true, OpenQP: true, FWVer: "16.35.2000", HWVer: "0x0",
+		VendorID: 0x02c9, VendorPartID: 4119, NodeGUID: "0002:c903:00a0:b1c2", MaxQP: 262144, Ports: 1,
+		Driver: "mlx5_core", NUMANode: 0, Library: "rdma-core 44.0"}
+	got := in
+	got.Extra = nil
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("info:\n got %+v\nwant %+v", got, want)
+	}
+	if in.Extra["pci"] != "0000:3b:00.0" || in.Extra["uverbs"] != "/dev/infiniband/uverbs0" {
+		t.Errorf("extra = %v", in.Extra)
+	}
+	// Without the ops (legacy dlsym path) open_qp is unknown, not false by accident.
+	f.KnowsOps = false
+	if in := f.info(""); in.OpenQP || !strings.HasPrefix(in.Extra["open_qp"], "unknown") {
+		t.Errorf("without ops: OpenQP %v, extra %q", in.OpenQP, in.Extra["open_qp"])
+	}
+}
+
+func TestLibraryVersion(t *testing.T) {
+	tests := []struct{ path, want string }{
+		{"", ""},
+		{"/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0", "rdma-core 44.0"},
+		{"/usr/lib64/libibverbs.so.1.11.32.0", "rdma-core 32.0"},
+		{"/work/build/fakeverbs/libibverbs.so.1", "xrcbench fakeverbs (test double)"},
+		{"/opt/ofed/lib/libibverbs.so.1.0.0", "libibverbs libibverbs.so.1.0.0"},
+	}
+	for _, tt := range tests {
+		if got := libraryVersion(tt.path); got != tt.want {
+			t.Errorf("libraryVersion(%q) = %q, want %q", tt.path, got, tt.want)
+		}
+	}
+}
+
+func writeFW(t *testing.T, root, pci string, counters map[string][2]string) {
+	t.Helper()
+	for cmd, nv := range counters {
+		dir := filepath.Join(root, "mlx5", pci, "commands", cmd)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "n"), []byte(nv[0]+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "average"), []byte(nv[1]+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestFWCommands(t *testing.T) {
+	mlx := DeviceInfo{Name: "mlx5_0", Driver: "mlx5_core", Extra: map[string]string{"pci": "0000:3b:00.0"}}
+	root := t.TempDir()
+	writeFW(t, root, "0000:3b:00.0", map[string][2]string{"CREATE_QP": {"100", "20000"}, "DESTROY_QP": {"100", "50000"}})
+	before := snapshotFWCommands(root, mlx)
+	if before.NotReadable != "" || before.Commands["DESTROY_QP"] != (FWCommand{N: 100, AverageNS: 50000}) {
+		t.Fatalf("before: %+v", before)
+	}
+	// 100 more destroys at 150us each: the running mean becomes 100us.
+	writeFW(t, root, "0000:3b:00.0", map[string][2]string{"CREATE_QP": {"100", "20000"}, "DESTROY_QP": {"200", "100000"}})
+	after := snapshotFWCommands(root, mlx)
+	d := FWCommandsSince(before, after)
+	if d.NotReadable != "" {
+		t.Fatalf("delta not readable: %s", d.NotReadable)
+	}
+	if c := d.Commands["DESTROY_QP"]; c.N != 100 || c.MeanNS != 150000 {
+		t.Errorf("DESTROY_QP delta = %+v, want 100 commands of 150000ns", c)
+	}
+	if c := d.Commands["CREATE_QP"]; c.N != 0 || c.MeanNS != 0 {
+		t.Errorf("CREATE_QP delta = %+v, want none", c)
+	}
+	env := d.Environment()
+	if env["fw_cmd.DESTROY_QP.n"] != "100" || env["fw_cmd.DESTROY_QP.mean_ns"] != "150000" {
+		t.Errorf("environment = %v", env)
+	}
+
+	// A reset in between makes the delta not readable, never negative.
+	writeFW(t, root, "0000:3b:00.0", map[string][2]string{"CREATE_QP": {"100", "20000"}, "DESTROY_QP": {"5", "1000"}})
+	if d := FWCommandsSince(after, snapshotFWCommands(root, mlx)); !strings.Contains(d.NotReadable, "reset") {
+		t.Errorf("reset: got %+v", d)
+	}
+
+	notReadable := []struct {
+		name string
+		info DeviceInfo
+		root string
+		want string
+	}{
+		{"other driver", DeviceInfo{Name: "rxe0", Driver: "rdma_rxe"}, root, "driver rdma_rxe"},
+		{"no pci", DeviceInfo{Name: "mlx5_0", Driver: "mlx5_core"}, root, "PCI address"},
+		{"no debugfs", mlx, filepath.Join(root, "absent"), "does not exist"},
+	}
+	for _, tt := range notReadable {
+		s := snapshotFWCommands(tt.root, tt.info)
+		if !strings.HasPrefix(s.NotReadable, "not readable: ") || !strings.Contains(s.NotReadable, tt.want) {
+			t.Errorf("%s: NotReadable = %q, want it to mention %q", tt.name, s.NotReadable, tt.want)
+		}
+		if d := FWCommandsSince(s, s); d.Environment()["fw_cmd"] != s.NotReadable {
+			t.Errorf("%s: environment = %v", tt.name, d.Environment())
+		}
+	}
+	if os.Geteuid() != 0 {
+		dir := filepath.Join(root, "mlx5", "0000:3b:00.0", "commands", "CREATE_QP")
+		os.Chmod(filepath.Join(dir, "n"), 0)
+		if s := snapshotFWCommands(root, mlx); !strings.Contains(s.NotReadable, "permission denied") {
+			t.Errorf("unreadable file: %q", s.NotReadable)
+		}
+	}
+}
