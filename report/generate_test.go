@@ -212,3 +212,42 @@ func TestGenerateHostileKind(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestEngineSweep reads a sweep folder `xrcbench sweep` wrote: every point
+// loads, and the table shows each point's own figures.
+func TestEngineSweep(t *testing.T) {
+	dir := filepath.Join("testdata", "sweeps", "engine-lifecycle")
+	sr, err := LoadSweep(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sr.Runs) != len(sr.Points) || len(sr.Notes) != 0 {
+		t.Fatalf("%d of %d points read; notes %v", len(sr.Runs), len(sr.Points), sr.Notes)
+	}
+	for _, p := range sr.Points {
+		r, err := results.Load(filepath.Join(dir, p.Dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Config.Procs != p.Procs || r.Config.Threads != p.Threads || r.Config.QPs != p.QPs {
+			t.Errorf("%s: sweep.json says %d×%d q%d, result %d×%d q%d", p.Dir, p.Procs, p.Threads, p.QPs, r.Config.Procs, r.Config.Threads, r.Config.QPs)
+		}
+		for i, k := range sr.Kinds {
+			s := r.Ops[k]
+			want := SweepCell{Rate: "–", P99: "–"}
+			if s.Count > 0 {
+				want = SweepCell{Rate: FormatRate(s.OpsPerSec), P99: FormatNS(float64(s.NS.P99))}
+			}
+			if p.Cells[i] != want {
+				t.Errorf("%s %s: cell %v, want %v", p.Dir, k, p.Cells[i], want)
+			}
+		}
+	}
+	figs, err := SweepFigures(sr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range figs {
+		checkFigure(t, f)
+	}
+}
