@@ -1,0 +1,311 @@
+//go:build rdma
+
+package verbs
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// openErrorCase is one way opening a device must fail, with the words the
+// user must read and the errno errors.Is must find.
+type openErrorCase struct {
+	Name     string
+	Devices  string // XRCBENCH_FAKEVERBS_DEVICES
+	Provider string
+	Device   string
+	Errno    syscall.Errno
+	NotSupp  bool
+	Want     []string
+}
+
+var openErrorCases = []openErrorCase{
+	{"no kernel RDMA", "none", "rdma", "", syscall.ENOSYS, true,
+		[]string{"no RDMA device found", "ENOSYS", "ib_uverbs"}},
+	{"no devices", "empty", "rdma", "", syscall.ENODEV, true,
+		[]string{"no RDMA device found", "lists none"}},
+	{"uverbs permission denied", "xblocked0:eacces", "rdma", "", syscall.EACCES, false,
+		[]string{"/dev/infiniband/uverbs0", "xblocked0", "permission denied", "run as root"}},
+	{"XRC without open_qp", "xbqedr0:noopenqp:driver=qedr", "rdma", "", syscall.EOPNOTSUPP, true,
+		[]string{"xbqedr0 has XRC", "driver qedr", "ibv_open_qp", "EOPNOTSUPP"}},
+	{"no device with XRC", "xbnoxrc0:noxrc", "rdma", "", syscall.EOPNOTSUPP, true,
+		[]string{"no RDMA device with XRC", "xbnoxrc0 (no XRC)"}},
+	{"unknown device name", "xbfake0,xbnoxrc0:noxrc", "rdma", "mlx5_7", syscall.ENODEV, false,
+		[]string{`no RDMA device named "mlx5_7"`, "xbfake0", "xbnoxrc0 (no XRC)"}},
+	{"legacy: no kernel RDMA", "none", "legacy", "", syscall.ENOSYS, true,
+		[]string{"no RDMA device found", "ENOSYS"}},
+	{"legacy: permission denied", "xblocked0:eacces", "legacy", "", syscall.EACCES, false,
+		[]string{"/dev/infiniband/uverbs0", "permission denied"}},
+}
+
+func TestDoubleOpenErrors(t *testing.T) {
+	for _, c := range openErrorCases {
+		c := c
+		t.Run(c.Name, func(t *testing.T) {
+			arg, _ := json.Marshal(c)
+			runInDouble(t, "open-error", c.Devices, string(arg))
+		})
+	}
+}
+
+// TestDoubleNoXRCDomain: a device named on purpose that lacks XRC opens,
+// says so in its info, and its domain open fails naming the device (S11).
+func TestDoubleNoXRCDomain(t *testing.T) {
+	runInDouble(t, "noxrc-domain", "xbnoxrc0:noxrc", "")
+}
+
+func TestDoubleRDMADevice(t *testing.T) {
+	runInDouble(t, "rdma-device", "xbfake0,xbnoxrc0:noxrc,xbqedr0:noopenqp", "")
+}
+
+func TestDoubleRDMAHandles(t *testing.T) {
+	runInDouble(t, "rdma-handles", "xbfake0", "")
+}
+
+// TestDoubleRdmaCoreTools: rdma-core's own tools, linked against the
+// system libibverbs, run against the double and list its device.
+func TestDoubleRdmaCoreTools(t *testing.T) {
+	lib := doubleLibDir(t)
+	tests := []struct {
+		tool string
+		args []string
+		want []string
+	}{
+		{"ibv_devices", nil, []string{"xbfake0", "fa4e000000000100", "xbnoxrc0"}},
+		{"ibv_devinfo", nil, []string{"hca_id:\txbfake0", "fw_ver:\t\t\t\t99.1.0", "vendor_id:\t\t\t0xfa4e",
+			"node_guid:\t\t\tfa4e:0000:0000:0100", "board_id:\t\t\tXRCBENCH_FAKE_0001", "PORT_ACTIVE", "hca_id:\txbnoxrc0"}},
+		{"ibv_devinfo", []string{"-v", "-d", "xbfake0"}, []string{"max_qp:\t\t\t\t16384", "\t\t\t\t\tXRC\n",
+			"GID[  0]:\t\tfe80:0000:0000:0000:fa4e:0000:0000:0100"}},
+		{"ibv_devinfo", []string{"-l"}, []string{"2 HCAs found", "xbfake0", "xbnoxrc0"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(append([]string{tt.tool}, tt.args...), " "), func(t *testing.T) {
+			path, err := exec.LookPath(tt.tool)
+			if err != nil {
+				t.Skipf("%s not installed (apt-get install ibverbs-utils)", tt.tool)
+			}
+			cmd := exec.Command(path, tt.args...)
+			cmd.Env = doubleEnv(lib, t.TempDir(), "xbfake0,xbnoxrc0:noxrc")
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", tt.tool, err, out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			if tt.tool == "ibv_devinfo" && len(tt.args) > 0 && tt.args[0] == "-v" {
+				// The XRC flag must be on xbfake0 only: -d limits to it.
+				if strings.Contains(string(out), "xbnoxrc0") {
+					t.Errorf("-d xbfake0 printed another device:\n%s", out)
+				}
+			}
+		})
+	}
+}
+
+// TestRDMAWithoutDevices runs in the parent, against the system
+// libibverbs: on a machine without RDMA it must give the clear error.
+func TestRDMAWithoutDevices(t *testing.T) {
+	lib := rdmaLibrary()
+	if strings.Contains(lib, "fakeverbs") {
+		t.Skip("the double is loaded")
+	}
+	if _, err := os.Stat("/sys/class/infiniband_verbs"); err == nil {
+		t.Skip("this machine has RDMA in its kernel")
+	}
+	_, err := Open(Options{Provider: "rdma"})
+	if err == nil || !strings.Contains(err.Error(), "no RDMA device found") || !errors.Is(err, ErrNotSupported) {
+		t.Fatalf("Open(rdma) = %v, want a 'no RDMA device found' error", err)
+	}
+	if _, err := Devices(); err == nil || !strings.Contains(err.Error(), "no RDMA device found") {
+		t.Fatalf("Devices() = %v, want a 'no RDMA device found' error", err)
+	}
+}
+
+func init() {
+	doubleCases["open-error"] = func(t *testing.T, arg string) {
+		var c openErrorCase
+		if err := json.Unmarshal([]byte(arg), &c); err != nil {
+			t.Fatal(err)
+		}
+		dev, err := Open(Options{Provider: c.Provider, Device: c.Device})
+		if err == nil {
+			dev.Close()
+			t.Fatalf("Open(%s, %q) succeeded, want %v", c.Provider, c.Device, c.Errno)
+		}
+		msg := err.Error()
+		t.Logf("error: %s", msg)
+		for _, w := range c.Want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("error %q lacks %q", msg, w)
+			}
+		}
+		if !errors.Is(err, c.Errno) || errors.Is(err, ErrNotSupported) != c.NotSupp {
+			t.Errorf("errors.Is: errno %v %v, ErrNotSupported %v (want %v)", c.Errno, errors.Is(err, c.Errno),
+				errors.Is(err, ErrNotSupported), c.NotSupp)
+		}
+		if strings.Contains(msg, "\n") {
+			t.Errorf("error is not one line")
+		}
+	}
+
+	doubleCases["noxrc-domain"] = func(t *testing.T, _ string) {
+		for _, p := range []struct {
+			provider string
+			errno    syscall.Errno
+		}{{"rdma", syscall.EOPNOTSUPP}, {"legacy", syscall.ENOSYS}} {
+			dev, err := Open(Options{Provider: p.provider, Device: "xbnoxrc0"})
+			if err != nil {
+				t.Fatalf("%s: %v", p.provider, err)
+			}
+			if dev.Info().XRC || dev.Info().OpenQP {
+				t.Errorf("%s: info says XRC %v open_qp %v", p.provider, dev.Info().XRC, dev.Info().OpenQP)
+			}
+			_, err = dev.OpenDomain(filepath.Join(t.TempDir(), "dom"), true)
+			if !errors.Is(err, p.errno) || !strings.Contains(err.Error(), "device xbnoxrc0 lacks XRC") {
+				t.Errorf("%s: OpenDomain = %v, want %v naming the device", p.provider, err, p.errno)
+			}
+			if err := dev.Close(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+
+	doubleCases["rdma-device"] = func(t *testing.T, _ string) {
+		if lib := rdmaLibrary(); !strings.Contains(lib, "fakeverbs") {
+			t.Fatalf("libibverbs is %s, not the double", lib)
+		}
+		dev, err := Open(Options{Provider: "rdma"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer dev.Close()
+		in := dev.Info()
+		want := DeviceInfo{Name: "xbfake0", Provider: "rdma", XRC: true, OpenQP: true, LegacyAPI: true,
+			Semantics: "upstream", FWVer: "99.1.0", HWVer: "0x1", VendorID: 0xfa4e, VendorPartID: 4242,
+			NodeGUID: "fa4e:0000:0000:0100", MaxQP: DefaultSimMaxQPs, Ports: 1, Driver: "xrcbench_fake",
+			NUMANode: 0, Library: "xrcbench fakeverbs (test double)"}
+		got := in
+		got.Extra = nil
+		if !jsonEqual(got, want) {
+			t.Errorf("info:\n got %+v\nwant %+v", got, want)
+		}
+		if in.Extra["pci"] != "0000:fa:00.0" || in.Extra["board_id"] != "XRCBENCH_FAKE_0001" {
+			t.Errorf("extra: %v", in.Extra)
+		}
+		if s := SnapshotFWCommands(in); !strings.Contains(s.NotReadable, "driver xrcbench_fake") {
+			t.Errorf("fw snapshot of a non-mlx5 device: %+v", s)
+		}
+
+		// Devices lists all three, each with what it can do.
+		all, err := Devices()
+		if err != nil {
+			t.Fatal(err)
+		}
+		caps := map[string][3]bool{}
+		for _, d := range all {
+			caps[d.Name] = [3]bool{d.XRC, d.OpenQP, d.LegacyAPI}
+		}
+		wantCaps := map[string][3]bool{"xbfake0": {true, true, true}, "xbnoxrc0": {false, false, false},
+			"xbqedr0": {true, false, true}}
+		if !jsonEqual(caps, wantCaps) {
+			t.Errorf("Devices caps (xrc, open_qp, legacy) = %v, want %v", caps, wantCaps)
+		}
+	}
+
+	doubleCases["rdma-handles"] = func(t *testing.T, _ string) {
+		// The C handle table under load: many QPs (growth, probing),
+		// many handles on one QP (the spill stack), and deletion in any
+		// order (backward-shift deletion), checked against a fresh
+		// registrant's view of which QPs still exist.
+		dir := t.TempDir()
+		open := func() *Domain {
+			dev, err := Open(Options{Provider: "rdma"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dom, err := dev.OpenDomain(filepath.Join(dir, "dom"), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return dom
+		}
+		closeDom := func(m *Domain) {
+			if err := m.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Device().Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a, probe := open(), open()
+		const nQP = 700
+		b := NewBatch(nQP)
+		if failed, err := a.RunBatch(OpCreate, b, nQP); err != nil || failed != 0 {
+			t.Fatalf("create batch: %d failed, %v (first errno %v)", failed, err, b.Errno(0))
+		}
+		qpns := append([]uint32(nil), b.QPNs...)
+		// 20 more handles on every 7th QP.
+		var extra int
+		for i := 0; i < nQP; i += 7 {
+			for k := 0; k < 20; k++ {
+				if err := a.Reg(qpns[i]); err != nil {
+					t.Fatalf("reg %d of qp %#x: %v", k, qpns[i], err)
+				}
+				extra++
+			}
+		}
+		if got := rdmaDomainHandles(a); got != nQP+extra {
+			t.Fatalf("handles = %d, want %d", got, nQP+extra)
+		}
+		if err := a.Close(); !errors.Is(err, syscall.EBUSY) {
+			t.Fatalf("close with handles = %v, want EBUSY", err)
+		}
+		// Unreg in a scattered order; a QP dies only with its last handle.
+		for pass := 0; pass < 21; pass++ {
+			for j := 0; j < nQP; j++ {
+				i := (j * 389) % nQP // 389 is prime to 700: a permutation
+				if i%7 != 0 && pass > 0 {
+					continue
+				}
+				if _, err := a.Unreg(qpns[i]); err != nil {
+					t.Fatalf("pass %d unreg qp %#x: %v", pass, qpns[i], err)
+				}
+			}
+			if pass == 0 || pass == 20 {
+				for _, i := range []int{0, 1, 7, 699} {
+					wantAlive := i%7 == 0 && pass < 20
+					err := probe.Reg(qpns[i])
+					if alive := err == nil; alive != wantAlive {
+						t.Fatalf("pass %d: qp %#x alive %v (%v), want %v", pass, qpns[i], alive, err, wantAlive)
+					}
+					if err == nil {
+						probe.Unreg(qpns[i])
+					}
+				}
+			}
+		}
+		if got := rdmaDomainHandles(a); got != 0 {
+			t.Fatalf("handles after unregs = %d", got)
+		}
+		if _, err := a.Unreg(qpns[0]); !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("unreg without a handle = %v, want EINVAL", err)
+		}
+		closeDom(a)
+		closeDom(probe)
+	}
+}
+
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
