@@ -38,12 +38,26 @@ func recordAll(counts []int64, ns []uint64) {
 	}
 }
 
-// histogramOf returns counts as an HDR histogram (a copy).
-func histogramOf(counts []int64) *hdrhistogram.Histogram {
-	return hdrhistogram.Import(&hdrhistogram.Snapshot{
-		LowestTrackableValue:  results.HistMinNS,
-		HighestTrackableValue: results.HistMaxNS,
-		SignificantFigures:    results.HistDigits,
-		Counts:                counts,
-	})
+// histogramInto makes h (a results.NewHistogram) hold exactly counts. It
+// reuses h, so a thread allocates no histogram per interval and its
+// memory does not grow with the run.
+func histogramInto(h *hdrhistogram.Histogram, counts []int64) *hdrhistogram.Histogram {
+	h.Reset()
+	for idx, c := range counts {
+		if c != 0 {
+			h.RecordValues(valueAt(idx), c)
+		}
+	}
+	return h
+}
+
+// valueAt is the lowest value that recordAll counts at index idx: the
+// inverse of its index computation.
+func valueAt(idx int) int64 {
+	bucket := idx>>subBucketHalfCountMag - 1
+	sub := idx&(subBucketHalfCount-1) + subBucketHalfCount
+	if bucket < 0 {
+		bucket, sub = 0, idx
+	}
+	return int64(sub) << bucket
 }

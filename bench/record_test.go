@@ -26,7 +26,7 @@ func TestRecordMatchesHDR(t *testing.T) {
 	values = append(values, results.HistMaxNS-1, results.HistMaxNS)
 	counts := make([]int64, histCounts)
 	recordAll(counts, values)
-	got := histogramOf(counts)
+	got := histogramInto(results.NewHistogram(), counts)
 	want := results.NewHistogram()
 	for _, v := range values {
 		if err := want.RecordValue(int64(v)); err != nil {
@@ -40,7 +40,7 @@ func TestRecordMatchesHDR(t *testing.T) {
 	// Past the top: kept, in the last bucket, not dropped.
 	counts = make([]int64, histCounts)
 	recordAll(counts, []uint64{results.HistMaxNS * 10, 1 << 63})
-	if h := histogramOf(counts); h.TotalCount() != 2 {
+	if h := histogramInto(results.NewHistogram(), counts); h.TotalCount() != 2 {
 		t.Errorf("values past the top: total %d, want 2", h.TotalCount())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
 
 	"github.com/xrcbench/xrcbench/results"
@@ -95,6 +96,7 @@ type thread struct {
 	where   []int // batch entry → slot
 	phases  []*phaseRT
 	recs    []*kindRec
+	scratch *hdrhistogram.Histogram // for encoding, reused
 	cpu     int
 	order   []int    // slot order, a per-thread permutation from the seed
 	slots   []uint32 // QP number per slot (loop mode)
@@ -114,7 +116,8 @@ type thread struct {
 }
 
 func newThread(cfg *workerConfig, spec *workloads.Spec, local int, sh *shm) *thread {
-	t := &thread{cfg: cfg, spec: spec, g: cfg.ThreadBase + local, n: cfg.TotalThreads, q: cfg.QPs, shm: sh, cpu: -1}
+	t := &thread{cfg: cfg, spec: spec, g: cfg.ThreadBase + local, n: cfg.TotalThreads, q: cfg.QPs, shm: sh, cpu: -1,
+		scratch: results.NewHistogram()}
 	byKind := map[string]*kindRec{}
 	for _, kind := range spec.Kinds() {
 		byKind[kind] = newKindRec(kind)
@@ -509,7 +512,7 @@ func (t *thread) flushIntervalAt(now uint64) {
 			continue
 		}
 		if t.report != nil {
-			if s, err := results.EncodeHistogram(histogramOf(r.iv)); err == nil {
+			if s, err := results.EncodeHistogram(histogramInto(t.scratch, r.iv)); err == nil {
 				msg.Hists[r.kind] = s
 			}
 		}
@@ -530,7 +533,7 @@ func (t *thread) result() (threadResult, error) {
 		Kinds: map[string]kindResult{}, Created: t.created}
 	for _, r := range t.recs {
 		r.endInterval()
-		s, err := results.EncodeHistogram(histogramOf(r.total))
+		s, err := results.EncodeHistogram(histogramInto(t.scratch, r.total))
 		if err != nil {
 			return tr, err
 		}
