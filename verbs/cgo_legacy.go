@@ -105,6 +105,6 @@ func init() {
 		Description: "the OFED legacy XRC API (ibv_reg_xrc_rcv_qp), resolved at run time with dlsym"},
 		open: legacyOpen, probe: legacyProbe})
 	if listDevices == nil {
-		listDevices = legacyList
+		listDevices, listProvider = legacyList, "legacy"
 	}
 }

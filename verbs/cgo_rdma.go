@@ -62,5 +62,5 @@ func init() {
 	register(&provider{ProviderInfo: ProviderInfo{Name: "rdma",
 		Description: "rdma-core's upstream XRC API (ibv_open_xrcd, ibv_create_qp_ex, ibv_open_qp, ibv_destroy_qp)"},
 		open: rdmaOpen})
-	listDevices = rdmaList
+	listDevices, listProvider = rdmaList, "rdma"
 }

@@ -275,6 +275,9 @@ func orUnknown(s string) string {
 // it, else the legacy dlsym path. Set by the cgo files.
 var listDevices func() ([]devFacts, string, error)
 
+// listProvider names the provider whose calls listDevices makes.
+var listProvider string
+
 // Devices lists every RDMA device libibverbs reports, opening each to
 // query it. A device that cannot be opened is listed with the reason in
 // Extra["error"]. With no device at all, the error says why in one line.
@@ -291,7 +294,9 @@ func Devices() ([]DeviceInfo, error) {
 	}
 	out := make([]DeviceInfo, 0, len(facts))
 	for _, f := range facts {
-		out = append(out, f.info(lib))
+		in := f.info(lib)
+		in.Provider = listProvider
+		out = append(out, in)
 	}
 	return out, nil
 }

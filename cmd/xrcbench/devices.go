@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/xrcbench/xrcbench/verbs"
+)
+
+func init() {
+	subcommands = append(subcommands, func(stdout, stderr io.Writer) *cobra.Command {
+		var asJSON bool
+		cmd := &cobra.Command{
+			Use:   "devices",
+			Short: "List the RDMA devices libibverbs sees, and what each can do for XRC",
+			Long: `devices lists every RDMA device libibverbs reports, opening each to query it:
+its XRC capability (IBV_DEVICE_XRC), firmware, ports, NUMA node and driver, and
+whether the upstream ibv_open_qp path (--provider rdma) and the legacy OFED
+ibv_reg_xrc_rcv_qp API (--provider legacy) are usable on it.`,
+			Example: `  xrcbench devices
+  xrcbench devices --json
+  xrcbench run --provider rdma --device mlx5_0   # benchmark one of them`,
+			Args: cobra.NoArgs,
+			RunE: func(*cobra.Command, []string) error {
+				devs, err := verbs.Devices()
+				if err != nil {
+					return failure{err: err}
+				}
+				if asJSON {
+					enc := json.NewEncoder(stdout)
+					enc.SetIndent("", "  ")
+					return enc.Encode(devs)
+				}
+				return writeDevices(stdout, devs)
+			},
+		}
+		cmd.Flags().BoolVar(&asJSON, "json", false, "write the devices as JSON (an array of device objects)")
+		return cmd
+	})
+}
+
+func writeDevices(w io.Writer, devs []verbs.DeviceInfo) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "DEVICE\tXRC\tOPEN_QP\tLEGACY_API\tFW_VER\tPORTS\tNUMA\tDRIVER")
+	var notes []string
+	for _, d := range devs {
+		openQP := yesNo(d.OpenQP)
+		if why := d.Extra["open_qp"]; why != "" && !d.OpenQP {
+			openQP = "?"
+			notes = append(notes, d.Name+": open_qp "+why)
+		}
+		numa := "-"
+		if d.NUMANode >= 0 {
+			numa = fmt.Sprint(d.NUMANode)
+		}
+		xrc, legacy, ports := yesNo(d.XRC), yesNo(d.LegacyAPI), fmt.Sprint(d.Ports)
+		if e := d.Extra["error"]; e != "" {
+			// It could not be opened: its capabilities are unknown, not "no".
+			xrc, openQP, legacy, ports = "?", "?", "?", "-"
+			notes = append(notes, d.Name+": "+e)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Name, xrc, openQP, legacy, dash(d.FWVer), ports, numa, dash(d.Driver))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(devs) > 0 && devs[0].Library != "" {
+		fmt.Fprintf(w, "\nlibibverbs: %s", devs[0].Library)
+		if p := devs[0].Extra["libibverbs"]; p != "" {
+			fmt.Fprintf(w, " (%s)", p)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, "note: "+n)
+	}
+	return nil
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xrcbench/xrcbench/verbs"
+)
+
+func TestDevicesGolden(t *testing.T) {
+	devs := []verbs.DeviceInfo{
+		{Name: "mlx5_0", XRC: true, OpenQP: true, FWVer: "16.35.2000", Ports: 1, NUMANode: 0, Driver: "mlx5_core",
+			Library: "rdma-core 44.0", Extra: map[string]string{"libibverbs": "/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0"}},
+		{Name: "qedr0", XRC: true, FWVer: "8.59.1.0", Ports: 2, NUMANode: 1, Driver: "qede"},
+		{Name: "rxe0", FWVer: "", Ports: 1, NUMANode: -1, Driver: "rdma_rxe"},
+		{Name: "mlx5_1", NUMANode: -1, Extra: map[string]string{"error": "cannot open /dev/infiniband/uverbs1 for device mlx5_1: permission denied"}},
+	}
+	var b bytes.Buffer
+	if err := writeDevices(&b, devs); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "devices.golden", b.Bytes())
+}
+
+// On a machine without RDMA (the system libibverbs, no kernel support):
+// one clear line on stderr and exit 1, never a panic.
+func TestDevicesNoRDMA(t *testing.T) {
+	if _, err := os.Stat("/sys/class/infiniband_verbs"); err == nil {
+		t.Skip("this machine has RDMA in its kernel")
+	}
+	if strings.Contains(os.Getenv("LD_LIBRARY_PATH"), "fakeverbs") {
+		t.Skip("the libibverbs test double is loaded")
+	}
+	for _, args := range [][]string{{"devices"}, {"devices", "--json"}} {
+		var stdout, stderr bytes.Buffer
+		code := run(&stdout, &stderr, args)
+		msg := stderr.String()
+		if code != exitFailed || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, "no RDMA device found") ||
+			strings.Contains(msg, "goroutine") || stdout.Len() != 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and one 'no RDMA device found' line", args, code, stdout.String(), msg)
+		}
+	}
+}
+
+const devicesChildEnv = "XRCBENCH_TEST_DEVICES_ARGS"
+
+// TestDevicesChild is the child side of TestDevicesDouble: the CLI in a
+// process that loaded the double.
+func TestDevicesChild(t *testing.T) {
+	raw := os.Getenv(devicesChildEnv)
+	if raw == "" {
+		t.Skip("runs only as a child process of TestDevicesDouble")
+	}
+	var args []string
+	if err := json.Unmarshal([]byte(raw), &args); err != nil {
+		t.Fatal(err)
+	}
+	os.Exit(run(os.Stdout, os.Stderr, args))
+}
+
+func TestDevicesDouble(t *testing.T) {
+	lib, err := filepath.Abs(filepath.Join("..", "..", "build", "fakeverbs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(lib, "libibverbs.so.1")); err != nil {
+		t.Skipf("the libibverbs test double is not built (%s): run make fakeverbs (needs libibverbs-dev)", lib)
+	}
+	// Without the rdma build the ops cannot be seen: open_qp is "?".
+	openQP := "?"
+	for _, p := range verbs.Providers() {
+		if p.Name == "rdma" && p.Available {
+			openQP = "yes"
+		}
+	}
+	tests := []struct {
+		name, devices string
+		args          []string
+		code          int
+		rows          [][]string // whitespace-separated fields of table rows
+		stdout        []string
+		stderr        string
+	}{
+		{"three devices", "xbfake0,xbnoxrc0:noxrc,xbqedr0:noopenqp:driver=qedr", []string{"devices"}, 0,
+			[][]string{
+				{"DEVICE", "XRC", "OPEN_QP", "LEGACY_API", "FW_VER", "PORTS", "NUMA", "DRIVER"},
+				{"xbfake0", "yes", openQP, "yes", "99.1.0", "1", "0", "xrcbench_fake"},
+				{"xbnoxrc0", "no", map[string]string{"yes": "no", "?": "?"}[openQP], "no", "99.1.0", "1", "0", "xrcbench_fake"},
+				{"xbqedr0", "yes", map[string]string{"yes": "no", "?": "?"}[openQP], "yes", "99.1.0", "1", "0", "qedr"},
+			}, []string{"libibverbs: xrcbench fakeverbs (test double)"}, ""},
+		{"permission denied", "xbfake0,xblocked0:eacces", []string{"devices"}, 0,
+			[][]string{{"xblocked0", "?", "?", "?", "-", "-", "0", "xrcbench_fake"}},
+			[]string{"note: xblocked0: cannot open /dev/infiniband/uverbs1", "permission denied"}, ""},
+		{"json", "xbfake0", []string{"devices", "--json"}, 0, nil, []string{`"name": "xbfake0"`, `"xrc": true`, `"numa_node": 0`}, ""},
+		{"no kernel RDMA", "none", []string{"devices"}, 1, nil, nil, "no RDMA device found"},
+		{"no devices", "empty", []string{"devices"}, 1, nil, nil, "no RDMA device found: libibverbs lists none"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args, _ := json.Marshal(tt.args)
+			cmd := exec.Command(os.Args[0], "-test.run=^TestDevicesChild$")
+			cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib, "XRCBENCH_FAKEVERBS_DIR="+t.TempDir(),
+				"XRCBENCH_FAKEVERBS_DEVICES="+tt.devices, devicesChildEnv+"="+string(args))
+			var o, e bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &o, &e
+			err := cmd.Run()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, o.String(), e.String())
+			}
+			lines := map[string][]string{}
+			for _, l := range strings.Split(o.String(), "\n") {
+				if f := strings.Fields(l); len(f) > 0 {
+					lines[f[0]] = f
+				}
+			}
+			for _, row := range tt.rows {
+				if got := lines[row[0]]; strings.Join(got, " ") != strings.Join(row, " ") {
+					t.Errorf("row %q, want %q\n%s", got, row, o.String())
+				}
+			}
+			for _, w := range tt.stdout {
+				if !strings.Contains(o.String(), w) {
+					t.Errorf("stdout lacks %q:\n%s", w, o.String())
+				}
+			}
+			if tt.stderr == "" && e.Len() != 0 {
+				t.Errorf("stderr: %s", e.String())
+			}
+			if tt.stderr != "" && (!strings.Contains(e.String(), tt.stderr) || strings.Count(e.String(), "\n") != 1) {
+				t.Errorf("stderr %q, want one line containing %q", e.String(), tt.stderr)
+			}
+		})
+	}
+}
