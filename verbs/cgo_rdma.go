@@ -58,9 +58,21 @@ func rdmaList() ([]devFacts, string, error) {
 // rdmaDomainHandles is how many QP handles the registrant holds in m.
 func rdmaDomainHandles(m *Domain) int { return int(C.xb_rdma_dom_handles(m.handle)) }
 
+// rdmaProbe: the provider is usable where libibverbs lists a device. It
+// opens none, so listing providers stays cheap on a real host.
+func rdmaProbe() (bool, string) {
+	switch n := int(C.xb_rdma_count()); {
+	case n < 0:
+		return false, errListFailed(n).Error()
+	case n == 0:
+		return false, openError("rdma", stageNoDev, syscall.ENODEV, devFacts{}, nil).Error()
+	}
+	return true, ""
+}
+
 func init() {
 	register(&provider{ProviderInfo: ProviderInfo{Name: "rdma",
 		Description: "rdma-core's upstream XRC API (ibv_open_xrcd, ibv_create_qp_ex, ibv_open_qp, ibv_destroy_qp)"},
-		open: rdmaOpen})
+		open: rdmaOpen, probe: rdmaProbe})
 	listDevices, listProvider = rdmaList, "rdma"
 }

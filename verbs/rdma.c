@@ -572,6 +572,19 @@ int xb_rdma_list(struct xb_devfacts *facts, int max)
 	return n;
 }
 
+int xb_rdma_count(void)
+{
+	struct ibv_device **list;
+	int n = 0;
+
+	errno = 0;
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return -failed_errno();
+	ibv_free_device_list(list);
+	return n;
+}
+
 void xb_rdma_library(char *buf, size_t len)
 {
 	Dl_info info;

@@ -30,6 +30,9 @@ int xb_rdma_open(const char *name, void **dev, struct xb_devfacts *facts, int *s
  */
 int xb_rdma_list(struct xb_devfacts *facts, int max);
 
+/* xb_rdma_count is the number of devices, or -errno; it opens none. */
+int xb_rdma_count(void);
+
 /* xb_rdma_library names the file libibverbs was loaded from ("" if unknown). */
 void xb_rdma_library(char *buf, size_t len);
 
