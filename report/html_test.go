@@ -60,8 +60,15 @@ func generateFixtures(t *testing.T) (string, []*Run) {
 	return out, runs
 }
 
-func TestHTMLSelfContained(t *testing.T) {
+// TestHTML generates one combined report (three synthetic runs and one
+// the engine wrote) and checks it twice: as text, then in a browser.
+func TestHTML(t *testing.T) {
 	out, runs := generateFixtures(t)
+	t.Run("self-contained", func(t *testing.T) { testHTMLSelfContained(t, out, runs) })
+	t.Run("chromium", func(t *testing.T) { testHTMLInChromium(t, out) })
+}
+
+func testHTMLSelfContained(t *testing.T, out string, runs []*Run) {
 	html, err := os.ReadFile(filepath.Join(out, HTMLFile))
 	if err != nil {
 		t.Fatal(err)
@@ -123,10 +130,10 @@ func chromium(t *testing.T, bin, url string, args ...string) (stdout, stderr []b
 // failed resource load shows up as one.
 var consoleLine = regexp.MustCompile(`(?m)^.*:CONSOLE(?:\(\d+\))?:?\d*\].*$`)
 
-// TestHTMLInChromium opens report.html in headless Chromium: the page must
+// testHTMLInChromium opens report.html in headless Chromium: the page must
 // render (a screenshot with ink on it), the browser's DOM must hold every
 // plot, and the console must stay silent.
-func TestHTMLInChromium(t *testing.T) {
+func testHTMLInChromium(t *testing.T, out string) {
 	if testing.Short() {
 		t.Skip("skipped in -short: starts headless Chromium")
 	}
@@ -134,7 +141,6 @@ func TestHTMLInChromium(t *testing.T) {
 	if err != nil {
 		t.Skip("chromium not installed (apt-get install chromium; .ci/run installs it): report.html not rendered")
 	}
-	out, _ := generateFixtures(t)
 	abs, err := filepath.Abs(filepath.Join(out, HTMLFile))
 	if err != nil {
 		t.Fatal(err)
