@@ -1,6 +1,138 @@
 package verbs
 
-// MaybeRunChild runs the child side of a multi-process conformance check
-// when this process was started as one, and exits; otherwise it returns.
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// childEnv carries a childSpec to a re-executed child process.
+const childEnv = "XRCBENCH_VERBS_CHILD"
+
+// childSpec says what a child process does before it waits to be killed.
+type childSpec struct {
+	Action  string // "reg": open, register with QPN, wait; "holdlock": take the sim lock, wait
+	Options Options
+	Domain  string
+	QPN     uint32
+}
+
+// MaybeRunChild runs the child side of a multi-process check when this
+// process was started as one, and exits; otherwise it returns at once.
 // Call it first thing in main and TestMain.
-func MaybeRunChild() {}
+func MaybeRunChild() {
+	raw, ok := os.LookupEnv(childEnv)
+	if !ok {
+		return
+	}
+	if err := runChild(raw); err != nil {
+		fmt.Fprintf(os.Stderr, "xrcbench child: %v\n", err)
+		os.Exit(3)
+	}
+	os.Exit(0)
+}
+
+func runChild(raw string) error {
+	var spec childSpec
+	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
+		return fmt.Errorf("bad %s: %v", childEnv, err)
+	}
+	switch spec.Action {
+	case "reg":
+		dev, err := Open(spec.Options)
+		if err != nil {
+			return err
+		}
+		dom, err := dev.OpenDomain(spec.Domain, false)
+		if err != nil {
+			return err
+		}
+		if err := dom.Reg(spec.QPN); err != nil {
+			return err
+		}
+	case "holdlock":
+		if err := simHoldLock(spec.Options.Sim.Dir); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("unknown child action %q", spec.Action)
+	}
+	fmt.Println("ready")
+	// Wait to be killed; a closed stdin means the parent is gone.
+	io.Copy(io.Discard, os.Stdin)
+	return nil
+}
+
+// child is a running child process.
+type child struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+}
+
+// startChild re-executes this program to do spec, and returns once the
+// child says it is ready.
+func startChild(spec childSpec) (*child, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe, "-test.run=^$") // harmless for xrcbench, keeps a test binary quiet
+	cmd.Env = append(os.Environ(), childEnv+"="+string(raw))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	ready := make(chan error, 1)
+	go func() {
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err == nil && line != "ready\n" {
+			err = fmt.Errorf("said %q", line)
+		}
+		ready <- err
+	}()
+	select {
+	case err = <-ready:
+	case <-time.After(30 * time.Second):
+		err = fmt.Errorf("not ready after 30s")
+	}
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, fmt.Errorf("child %d: %v: %s", cmd.Process.Pid, err, strings.TrimSpace(stderr.String()))
+	}
+	return &child{cmd: cmd, stdin: stdin}, nil
+}
+
+// kill SIGKILLs the child and waits for it, so it is gone, not a zombie.
+func (c *child) kill() error {
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		return err
+	}
+	err := c.cmd.Wait()
+	c.stdin.Close()
+	if ee, ok := err.(*exec.ExitError); ok {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+			return nil
+		}
+	}
+	return fmt.Errorf("child %d did not die of SIGKILL: %v", c.cmd.Process.Pid, err)
+}

@@ -1,0 +1,219 @@
+package verbs
+
+/*
+#include <errno.h>
+#include <stdlib.h>
+#include "sim.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"unsafe"
+)
+
+// simEnsureDir creates dir 0700 when missing and refuses anything that is
+// not a real directory owned by us: the device file in it is shared memory
+// every registrant maps, so the directory must not be redirectable.
+func simEnsureDir(dir string) error {
+	if dir == "" {
+		return fmt.Errorf("%w: the sim provider needs a device directory", syscall.EINVAL)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("sim device directory %s: %w", dir, pe.Err)
+		}
+		return err
+	}
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("sim device directory %s is not a directory (symbolic links are refused): %w", dir, syscall.ENOTDIR)
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
+		return fmt.Errorf("sim device directory %s belongs to uid %d, not to us: %w", dir, sys.Uid, syscall.EPERM)
+	}
+	return nil
+}
+
+func simConfig(o SimOptions) C.struct_sim_config {
+	var cfg C.struct_sim_config
+	cfg.max_qps = C.uint32_t(o.MaxQPs)
+	cfg.max_regs = C.uint32_t(o.MaxRegs)
+	if o.NoXRC {
+		cfg.no_xrc = 1
+	}
+	cfg.cost_create_ns = C.uint64_t(o.Cost.Create)
+	cfg.cost_reg_ns = C.uint64_t(o.Cost.Reg)
+	cfg.cost_unreg_ns = C.uint64_t(o.Cost.Unreg)
+	cfg.cost_destroy_ns = C.uint64_t(o.Cost.Destroy)
+	return cfg
+}
+
+// simOpenC opens the sim device in dir; cfg nil takes the device as it is.
+func simOpenC(dir string, cfg *C.struct_sim_config, sem Semantics) (*C.struct_sim_dev, error) {
+	if err := simEnsureDir(dir); err != nil {
+		return nil, err
+	}
+	csem := C.int(C.SIM_LEGACY)
+	if sem == Upstream {
+		csem = C.SIM_UPSTREAM
+	}
+	cdir := C.CString(dir)
+	defer C.free(unsafe.Pointer(cdir))
+	var dev *C.struct_sim_dev
+	switch rc := C.sim_open(cdir, cfg, csem, &dev); rc {
+	case 0:
+		return dev, nil
+	case C.EEXIST:
+		return nil, fmt.Errorf("sim device in %s was created with other options (cost, capacity or XRC): %w", dir, syscall.EEXIST)
+	case C.EPROTO:
+		return nil, fmt.Errorf("%s/sim.dev is not a sim device of this version: %w", dir, syscall.EPROTO)
+	default:
+		return nil, fmt.Errorf("sim device in %s: %w", dir, syscall.Errno(rc))
+	}
+}
+
+func simOpen(opts Options) (*Device, error) {
+	o := opts.Sim
+	if o.Semantics == "" {
+		o.Semantics = Legacy
+	}
+	if _, err := ParseSemantics(string(o.Semantics)); err != nil {
+		return nil, fmt.Errorf("%w: %v", syscall.EINVAL, err)
+	}
+	if o.MaxQPs < 0 || o.MaxRegs < 0 {
+		return nil, fmt.Errorf("%w: negative sim capacity", syscall.EINVAL)
+	}
+	cfg := simConfig(o)
+	dev, err := simOpenC(o.Dir, &cfg, o.Semantics)
+	if err != nil {
+		return nil, err
+	}
+	C.sim_get_config(dev, &cfg)
+	info := DeviceInfo{
+		Name: "sim0", XRC: cfg.no_xrc == 0, OpenQP: true, LegacyAPI: true,
+		Semantics: string(o.Semantics), MaxQP: int(cfg.max_qps), Ports: 1, NUMANode: -1,
+		Extra: map[string]string{"dir": o.Dir, "max_regs_per_qp": fmt.Sprint(cfg.max_regs)},
+	}
+	if c := o.Cost.String(); c != "" {
+		info.Extra["cost"] = c
+	}
+	return &Device{ops: unsafe.Pointer(&C.xb_sim_ops), handle: unsafe.Pointer(dev), info: info}, nil
+}
+
+func init() {
+	register(&provider{ProviderInfo: ProviderInfo{Name: "sim",
+		Description: "an XRC device emulated in shared memory, with the exact legacy or upstream semantics and an optional cost model"},
+		open: simOpen})
+}
+
+// SimQP is one live QP of a sim device.
+type SimQP struct {
+	QPN         uint32
+	Domain      int // slot of its domain in the device
+	Registrants int // registrant entries
+	Handles     int // registrations counted as upstream handles
+}
+
+// SimSnapshot is the state of a sim device.
+type SimSnapshot struct {
+	QPs         []SimQP
+	Registrants int // open device contexts
+	Domains     int // live domains
+}
+
+// withSim opens the sim device in dir as it is, for one call.
+func withSim(dir string, f func(*C.struct_sim_dev) error) error {
+	if _, err := os.Lstat(dir + "/sim.dev"); err != nil {
+		return fmt.Errorf("no sim device in %s: %w", dir, err)
+	}
+	dev, err := simOpenC(dir, nil, Legacy)
+	if err != nil {
+		return err
+	}
+	defer C.sim_close(dev)
+	return f(dev)
+}
+
+// InspectSim lists the live QPs of the sim device in dir, after dropping
+// what dead processes held. Tests and the engine's leak check use it.
+func InspectSim(dir string) (SimSnapshot, error) {
+	var snap SimSnapshot
+	err := withSim(dir, func(dev *C.struct_sim_dev) error {
+		for max := 64; ; max *= 4 {
+			buf := make([]C.struct_sim_qp_info, max)
+			var nr, nd C.int
+			n := C.sim_inspect(dev, &buf[0], C.int(max), &nr, &nd)
+			if n < 0 {
+				return syscall.Errno(-n)
+			}
+			if int(n) > max {
+				continue
+			}
+			for _, q := range buf[:n] {
+				snap.QPs = append(snap.QPs, SimQP{QPN: uint32(q.qpn), Domain: int(q.domain),
+					Registrants: int(q.nregs), Handles: int(q.handles)})
+			}
+			// The inspecting registrant itself is not one of the device's users.
+			snap.Registrants, snap.Domains = int(nr)-1, int(nd)
+			return nil
+		}
+	})
+	return snap, err
+}
+
+// SimRegistrants lists the pids registered with QP qpn of the sim device in
+// dir, one entry per registrant, with its handle count.
+func SimRegistrants(dir string, qpn uint32) (pids []int, counts []int, err error) {
+	err = withSim(dir, func(dev *C.struct_sim_dev) error {
+		const max = 4096
+		cp := make([]C.pid_t, max)
+		cc := make([]C.uint32_t, max)
+		n := C.sim_qp_registrants(dev, C.uint32_t(qpn), &cp[0], &cc[0], max)
+		if n < 0 {
+			return syscall.Errno(-n)
+		}
+		for i := 0; i < int(n) && i < max; i++ {
+			pids = append(pids, int(cp[i]))
+			counts = append(counts, int(cc[i]))
+		}
+		return nil
+	})
+	return pids, counts, err
+}
+
+// ReapSim drops every registration and domain handle the dead process pid
+// held on the sim device in dir, destroying the QPs whose last registration
+// it held (S10), as the kernel does when a process exits. It refuses
+// (EBUSY) a process that is still alive.
+func ReapSim(dir string, pid int) (dropped int, err error) {
+	err = withSim(dir, func(dev *C.struct_sim_dev) error {
+		n := C.sim_reap(dev, C.pid_t(pid))
+		if n < 0 {
+			return syscall.Errno(-n)
+		}
+		dropped = int(n)
+		return nil
+	})
+	return dropped, err
+}
+
+// simHoldLock takes the device lock and never releases it: a test's child
+// process calls it, then is killed, to prove the lock is recovered.
+func simHoldLock(dir string) error {
+	dev, err := simOpenC(dir, nil, Legacy)
+	if err != nil {
+		return err
+	}
+	if rc := C.sim_debug_hold_lock(dev); rc != 0 {
+		return syscall.Errno(rc)
+	}
+	return nil
+}

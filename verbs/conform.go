@@ -1,0 +1,518 @@
+package verbs
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"syscall"
+)
+
+// Check is the outcome of one conformance check.
+type Check struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Status string `json:"status"` // "pass", "fail" or "skip"
+	Detail string `json:"detail"`
+}
+
+// ConformReport is the outcome of Conform.
+type ConformReport struct {
+	Provider  string  `json:"provider"`
+	Device    string  `json:"device"`
+	Semantics string  `json:"semantics"`
+	Checks    []Check `json:"checks"`
+}
+
+// Failed reports whether any check failed.
+func (r ConformReport) Failed() bool {
+	for _, c := range r.Checks {
+		if c.Status == "fail" {
+			return true
+		}
+	}
+	return false
+}
+
+// skipError marks a check the provider cannot do, with the reason.
+type skipError string
+
+func (s skipError) Error() string { return string(s) }
+
+// conformCheck is one row of the semantics table of DESIGN.md.
+type conformCheck struct {
+	id, name string
+	run      func(c *conformer) (detail string, err error)
+}
+
+// conformChecks is the table S1–S11. Each check uses fresh registrants and
+// a fresh domain file, so checks do not depend on each other.
+var conformChecks = []conformCheck{
+	{"S1", "create registers the creator implicitly", checkCreateRegisters},
+	{"S2", "reg adds a registrant", checkRegAdds},
+	{"S3", "reg again from the same registrant", checkRegAgain},
+	{"S4", "unreg removes a registrant", checkUnregRemoves},
+	{"S5", "last unreg destroys the QP", checkLastUnregDestroys},
+	{"S6", "reg of an unknown QP number", checkRegUnknown},
+	{"S7", "reg of a QP of another domain", checkRegForeign},
+	{"S8", "unreg by a registrant that is not registered", checkUnregNotRegistered},
+	{"S9", "close the domain while registered", checkCloseBusy},
+	{"S10", "a process exits without unregistering", checkProcessExit},
+	{"S11", "a device without XRC", checkNoXRC},
+}
+
+// Conform runs the checks S1–S11 against the provider opts names, keeping
+// its domain files (and, for sim without a Dir, its device) in workDir.
+// Checks that need other processes re-execute this program: main (and
+// TestMain) must call MaybeRunChild first.
+func Conform(opts Options, workDir string) (ConformReport, error) {
+	if opts.Provider == "" {
+		opts.Provider = "sim"
+	}
+	if opts.Provider == "sim" && opts.Sim.Dir == "" {
+		opts.Sim.Dir = filepath.Join(workDir, "sim")
+	}
+	probe, err := Open(opts)
+	if err != nil {
+		return ConformReport{}, err
+	}
+	info := probe.Info()
+	probe.Close()
+	rep := ConformReport{Provider: opts.Provider, Device: info.Name, Semantics: info.Semantics}
+	c := &conformer{opts: opts, dir: workDir, info: info, upstream: info.Semantics == string(Upstream)}
+	for _, chk := range conformChecks {
+		c.domainSeq++
+		detail, err := func() (string, error) {
+			defer c.closeAll()
+			if !info.XRC && chk.id != "S11" {
+				return "", skipError(fmt.Sprintf("device %s lacks XRC", info.Name))
+			}
+			return chk.run(c)
+		}()
+		res := Check{ID: chk.id, Name: chk.name, Status: "pass", Detail: detail}
+		var skip skipError
+		switch {
+		case errors.As(err, &skip):
+			res.Status, res.Detail = "skip", string(skip)
+		case err != nil:
+			res.Status, res.Detail = "fail", err.Error()
+		}
+		rep.Checks = append(rep.Checks, res)
+	}
+	return rep, nil
+}
+
+// conformer holds what one run of the checks shares.
+type conformer struct {
+	opts      Options
+	dir       string
+	info      DeviceInfo
+	upstream  bool
+	domainSeq int
+	open      []*Domain
+}
+
+// registrant opens a new device context on the check's domain (or on the
+// domain with suffix sfx, for S7).
+func (c *conformer) registrant(sfx string) (*Domain, error) {
+	dev, err := Open(c.opts)
+	if err != nil {
+		return nil, err
+	}
+	dom, err := dev.OpenDomain(c.domainPath(sfx), true)
+	if err != nil {
+		dev.Close()
+		return nil, err
+	}
+	c.open = append(c.open, dom)
+	return dom, nil
+}
+
+func (c *conformer) domainPath(sfx string) string {
+	return filepath.Join(c.dir, fmt.Sprintf("domain-%d%s", c.domainSeq, sfx))
+}
+
+// closeAll releases every registrant the check opened: what it still
+// holds is dropped by closing the device, as process exit would.
+func (c *conformer) closeAll() {
+	for _, d := range c.open {
+		for d.Close() != nil {
+			// Registrations remain: closing the device context drops them.
+			d.closed = true
+			d.dev.domains--
+		}
+		d.dev.Close()
+	}
+	c.open = nil
+}
+
+// want checks that err carries errno want (0: success), naming the step.
+func want(step string, err error, want syscall.Errno) error {
+	var got syscall.Errno
+	if err != nil && !errors.As(err, &got) {
+		return fmt.Errorf("%s: %v (want %s)", step, err, errnoName(want))
+	}
+	if got != want {
+		return fmt.Errorf("%s: got %s, want %s", step, errnoName(got), errnoName(want))
+	}
+	return nil
+}
+
+func errnoName(e syscall.Errno) string {
+	if e == 0 {
+		return "success"
+	}
+	if n := errnoNames[e]; n != "" {
+		return n
+	}
+	return fmt.Sprintf("errno %d", int(e))
+}
+
+var errnoNames = map[syscall.Errno]string{
+	syscall.EINVAL: "EINVAL", syscall.EBUSY: "EBUSY", syscall.ENOSYS: "ENOSYS",
+	syscall.EOPNOTSUPP: "EOPNOTSUPP", syscall.ENOMEM: "ENOMEM", syscall.ENOENT: "ENOENT",
+	syscall.EPERM: "EPERM", syscall.EACCES: "EACCES", syscall.EEXIST: "EEXIST",
+}
+
+// ErrnoName names an errno as C does ("EINVAL"), for reports.
+func ErrnoName(e syscall.Errno) string { return errnoName(e) }
+
+// wantDestroyed checks an unreg's destroy flag when the provider knows it.
+func wantDestroyed(step string, got, want Destroyed) error {
+	if got == DestroyUnknown || got == want {
+		return nil
+	}
+	return fmt.Errorf("%s: the QP was %s, want %s", step, got, want)
+}
+
+// alive probes whether qpn still exists with a fresh registrant: reg
+// succeeds (and is undone) on a live QP, fails EINVAL on a dead one.
+func (c *conformer) alive(qpn uint32) (bool, error) {
+	p, err := c.registrant("")
+	if err != nil {
+		return false, err
+	}
+	err = p.Reg(qpn)
+	if errors.Is(err, syscall.EINVAL) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	_, err = p.Unreg(qpn)
+	return true, err
+}
+
+func (c *conformer) wantAlive(step string, qpn uint32, want bool) error {
+	got, err := c.alive(qpn)
+	if err != nil {
+		return fmt.Errorf("%s: probing qp %#06x: %v", step, qpn, err)
+	}
+	if got != want {
+		state := map[bool]string{true: "alive", false: "destroyed"}
+		return fmt.Errorf("%s: qp %#06x is %s, want %s", step, qpn, state[got], state[want])
+	}
+	return nil
+}
+
+// steps runs checks in order and stops at the first failure.
+func steps(fs ...func() error) error {
+	for _, f := range fs {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkCreateRegisters(c *conformer) (string, error) {
+	a, err := c.registrant("")
+	if err != nil {
+		return "", err
+	}
+	q, err := a.CreateRcvQP()
+	if err != nil {
+		return "", err
+	}
+	var d Destroyed
+	return "creator's unreg succeeds and destroys the QP", steps(
+		func() error { d, err = a.Unreg(q); return want("creator unreg", err, 0) },
+		func() error { return wantDestroyed("creator unreg", d, WasDestroyed) },
+		func() error { return c.wantAlive("after creator unreg", q, false) },
+	)
+}
+
+func checkRegAdds(c *conformer) (string, error) {
+	a, err := c.registrant("")
+	if err != nil {
+		return "", err
+	}
+	b, err := c.registrant("")
+	if err != nil {
+		return "", err
+	}
+	q, err := a.CreateRcvQP()
+	if err != nil {
+		return "", err
+	}
+	var d Destroyed
+	return "B's reg keeps the QP alive after the creator's unreg; B's unreg destroys it", steps(
+		func() error { return want("B reg", b.Reg(q), 0) },
+		func() error { d, err = a.Unreg(q); return want("creator unreg", err, 0) },
+		func() error { return wantDestroyed("creator unreg", d, NotDestroyed) },
+		func() error { return c.wantAlive("after creator unreg", q, true) },
+		func() error { d, err = b.Unreg(q); return want("B unreg", err, 0) },
+		func() error { return wantDestroyed("B unreg", d, WasDestroyed) },
+		func() error { return c.wantAlive("after B unreg", q, false) },
+	)
+}
+
+func checkRegAgain(c *conformer) (string, error) {
+	a, err := c.registrant("")
+	if err != nil {
+		return "", err
+	}
+	b, err := c.registrant("")
+	if err != nil {
+		return "", err
+	}
+	q, err := a.CreateRcvQP()
+	if err != nil {
+		return "", err
+	}
+	var d Destroyed
+	common := []func() error{
+		func() error { return want("B reg", b.Reg(q), 0) },
+		func() error { return want("B reg again", b.Reg(q), 0) },
+		func() error { d, err = a.Unreg(q); return want("creator unreg", err, 0) },
+		func() error { d, err = b.Unreg(q); return want("B unreg", err, 0) },
+	}
+	if c.upstream {
+		return "each reg is a counted handle: B's second unreg destroys the QP", steps(append(common,
+			func() error { return wantDestroyed("B unreg", d, NotDestroyed) },
+			func() error { return c.wantAlive("after B's first unreg", q, true) },
+			func() error { d, err = b.Unreg(q); return want("B unreg again", err, 0) },
+			func() error { return wantDestroyed("B unreg again", d, WasDestroyed) },
+			func() error { return c.wantAlive("after B's second unreg", q, false) },
+		)...)
+	}
+	return "the second reg adds nothing: B's one unreg destroys the QP, a second is EINVAL", steps(append(common,
+		func() error { return wantDestroyed("B unreg", d, WasDestroyed) },
+		func() error { return c.wantAlive("after B unreg", q, false) },
+		func() error { _, err = b.Unreg(q); return want("B unreg again", err, syscall.EINVAL) },
+	)...)
+}
+
+func checkUnregRemoves(c *conformer) (string, error) {
+	a, err := c.registrant("")
+	if err != nil {
+		return "", err
+	}
+	b, err := c.registrant("")
+	if err != nil {
+		return "", err
+	}
+	q, err := a.CreateRcvQP()
+	if err != nil {
+		return "", err
+	}
+	var d Destroyed
+	return "B's unreg returns 0 and keeps the QP; the creator's unreg then destroys it", steps(
+		func() error { return want("B reg", b.Reg(q), 0) },
+		func() error { d, err = b.Unreg(q); return want("B unreg", err, 0) },
+		func() error { return wantDestroyed("B unreg", d, NotDestroyed) },
+		func() error { d, err = a.Unreg(q); return want("creator unreg", err, 0) },
+		func() error { return wantDestroyed("creator unreg", d, WasDestroyed) },
+		func() error { return c.wantAlive("after creator unreg", q, false) },
+	)
+}
+
+func checkLastUnregDestroys(c *conformer) (string, error) {
+	a, err := c.registrant("")
+	if err != nil {
+		return "", err
+	}
+	b, err := c.registrant("")
+	if err != nil {
+		return "", err
+	}
+	q, err := a.CreateRcvQP()
+	if err != nil {
+		return "", err
+	}
+	var d Destroyed
+	return "after the last unreg the QP number is invalid for every registrant", steps(
+		func() error { return want("B reg", b.Reg(q), 0) },
+		func() error { _, err = a.Unreg(q); return want("creator unreg", err, 0) },
+		func() error { d, err = b.Unreg(q); return want("last unreg", err, 0) },
+		func() error { return wantDestroyed("last unreg", d, WasDestroyed) },
+		func() error { return want("B reg after destroy", b.Reg(q), syscall.EINVAL) },
+		func() error { return want("creator reg after destroy", a.Reg(q), syscall.EINVAL) },
+	)
+}
+
+func checkRegUnknown(c *conformer) (string, error) {
+	a, err := c.registrant("")
+	if err != nil {
+		return "", err
+	}
+	// A number that was valid and is no more: QP numbers are not reused
+	// at once, so it names no QP.
+	q, err := a.CreateRcvQP()
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("reg of destroyed qp %#06x and of qp 2^24 fail with EINVAL", q), steps(
+		func() error { _, err = a.Unreg(q); return want("creator unreg", err, 0) },
+		func() error { return want("reg of a destroyed QP number", a.Reg(q), syscall.EINVAL) },
+		func() error { return want("reg of QP number 2^24", a.Reg(MaxQPN+1), syscall.EINVAL) },
+	)
+}
+
+func checkRegForeign(c *conformer) (string, error) {
+	a, err := c.registrant("")
+	if err != nil {
+		return "", err
+	}
+	f, err := c.registrant("-foreign")
+	if err != nil {
+		return "", err
+	}
+	q, err := a.CreateRcvQP()
+	if err != nil {
+		return "", err
+	}
+	return "reg through another domain fails with EINVAL and leaves the QP alone (a non-XRC QP cannot be made through this API)", steps(
+		func() error { return want("reg from the foreign domain", f.Reg(q), syscall.EINVAL) },
+		func() error { _, err = f.Unreg(q); return want("unreg from the foreign domain", err, syscall.EINVAL) },
+		func() error { return c.wantAlive("after the foreign attempts", q, true) },
+		func() error { _, err = a.Unreg(q); return want("creator unreg", err, 0) },
+	)
+}
+
+func checkUnregNotRegistered(c *conformer) (string, error) {
+	if c.upstream {
+		return "", skipError("n/a in the upstream API: there is no handle to destroy")
+	}
+	a, err := c.registrant("")
+	if err != nil {
+		return "", err
+	}
+	b, err := c.registrant("")
+	if err != nil {
+		return "", err
+	}
+	q, err := a.CreateRcvQP()
+	if err != nil {
+		return "", err
+	}
+	return "unreg by a registrant that never registered fails with EINVAL and leaves the QP alone", steps(
+		func() error { _, err = b.Unreg(q); return want("unreg without reg", err, syscall.EINVAL) },
+		func() error { return c.wantAlive("after the failed unreg", q, true) },
+		func() error { _, err = a.Unreg(q); return want("creator unreg", err, 0) },
+	)
+}
+
+func checkCloseBusy(c *conformer) (string, error) {
+	a, err := c.registrant("")
+	if err != nil {
+		return "", err
+	}
+	q, err := a.CreateRcvQP()
+	if err != nil {
+		return "", err
+	}
+	return "close while registered is EBUSY; after the unreg it succeeds", steps(
+		func() error { return want("close while registered", a.Close(), syscall.EBUSY) },
+		func() error { _, err = a.Unreg(q); return want("unreg", err, 0) },
+		func() error { return want("close after unreg", a.Close(), 0) },
+	)
+}
+
+func checkProcessExit(c *conformer) (string, error) {
+	a, err := c.registrant("")
+	if err != nil {
+		return "", err
+	}
+	// Case 1: another registrant remains.
+	q1, err := a.CreateRcvQP()
+	if err != nil {
+		return "", err
+	}
+	if err := c.killedChild(q1); err != nil {
+		return "", err
+	}
+	var d Destroyed
+	if err := steps(
+		func() error { return c.wantAlive("after the child's death", q1, true) },
+		func() error { d, err = a.Unreg(q1); return want("creator unreg after the child's death", err, 0) },
+		func() error { return wantDestroyed("creator unreg after the child's death", d, WasDestroyed) },
+		func() error { return c.wantAlive("after the creator's unreg", q1, false) },
+	); err != nil {
+		return "", err
+	}
+	// Case 2: the dead process held the last registration.
+	q2, err := a.CreateRcvQP()
+	if err != nil {
+		return "", err
+	}
+	b, err := c.registrant("")
+	if err != nil {
+		return "", err
+	}
+	if err := want("B reg", b.Reg(q2), 0); err != nil {
+		return "", err
+	}
+	if _, err := a.Unreg(q2); err != nil {
+		return "", err
+	}
+	if err := c.killedChild(q2); err != nil {
+		return "", err
+	}
+	if _, err := b.Unreg(q2); err != nil {
+		return "", err
+	}
+	return "a SIGKILLed child's registrations are dropped: the survivor's unreg destroys the QP, and a QP whose last registrant was killed is destroyed",
+		c.wantAlive("after its last registrant was killed", q2, false)
+}
+
+func checkNoXRC(c *conformer) (string, error) {
+	opts := c.opts
+	if c.info.XRC {
+		if opts.Provider != "sim" {
+			return "", skipError(fmt.Sprintf("device %s has XRC; this check needs a device without it", c.info.Name))
+		}
+		opts.Sim.NoXRC = true
+		opts.Sim.Dir = filepath.Join(c.dir, "sim-noxrc")
+	}
+	dev, err := Open(opts)
+	if err != nil {
+		return "", err
+	}
+	defer dev.Close()
+	wantErr := syscall.EOPNOTSUPP
+	if !c.upstream {
+		wantErr = syscall.ENOSYS
+	}
+	dom, err := dev.OpenDomain(c.domainPath("-noxrc"), true)
+	if err == nil {
+		dom.Close()
+	}
+	if err := want("open a domain on a device without XRC", err, wantErr); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("opening a domain fails with %s", errnoName(wantErr)), nil
+}
+
+// killedChild starts a child registrant on qpn in the check's domain, waits
+// until it has registered, SIGKILLs it and reaps it: a process that exits
+// without unregistering.
+func (c *conformer) killedChild(qpn uint32) error {
+	ch, err := startChild(childSpec{Action: "reg", Options: c.opts, Domain: c.domainPath(""), QPN: qpn})
+	if err != nil {
+		return fmt.Errorf("child registrant: %w", err)
+	}
+	if err := ch.kill(); err != nil {
+		return fmt.Errorf("child registrant: %w", err)
+	}
+	return nil
+}

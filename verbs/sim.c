@@ -1,0 +1,818 @@
+/*
+ * sim.c: an XRC device emulated in a file-backed shared memory segment.
+ *
+ * Layout of <dir>/sim.dev: a header (with the process-shared robust mutex
+ * that guards everything), the registrant, domain and domain-handle tables,
+ * then max_qps QP slots of a fixed stride, each with max_regs registration
+ * entries. A QP number maps to slot qpn % max_qps, so lookup is O(1);
+ * allocation walks QP numbers upward from next_qpn and takes the first whose
+ * slot is free, so numbers are not reused until the 24-bit space wraps.
+ *
+ * Crash safety: a process killed while holding the lock leaves the next
+ * locker EOWNERDEAD; it repairs the tables (sim_repair) before trusting
+ * them, and drops what dead processes held. Updates are ordered so that
+ * repair can always restore a consistent state.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sim.h"
+
+#define SIM_MAGIC 0x31304d4953435258ull /* "XRCSIM01" */
+#define SIM_VERSION 1
+#define SIM_FILE "sim.dev"
+#define SIM_QPN_BASE 0x100u /* QP numbers below are reserved (QP0/QP1 on IB) */
+#define SIM_MAX_REGISTRANTS 4096
+#define SIM_MAX_DOMAINS 256
+#define SIM_MAX_DHANDLES 4096
+#define SIM_DEFAULT_MAX_QPS 16384
+#define SIM_DEFAULT_MAX_REGS 128
+#define SIM_LIMIT_QPS (1u << 20)
+#define SIM_LIMIT_REGS 4096
+#define SIM_NONE 0xffffffffu
+
+struct sim_registrant {
+	int32_t pid;
+	uint32_t in_use;
+	uint64_t start_time; /* of the process, to tell a reused pid */
+};
+
+struct sim_domain {
+	uint64_t dev, ino; /* the domain file: XRC domains are shared by inode */
+	uint32_t handles;  /* open domain handles */
+	uint32_t qps;      /* live QPs */
+	uint32_t in_use;
+	uint32_t pad;
+};
+
+struct sim_dhandle {
+	uint32_t registrant, domain, in_use, pad;
+};
+
+struct sim_reg {
+	uint32_t registrant;
+	uint32_t count; /* 1 in legacy semantics; open handles in upstream */
+};
+
+struct sim_qp {
+	uint32_t qpn;
+	uint32_t domain;
+	uint32_t nregs;
+	uint32_t in_use;
+	struct sim_reg regs[];
+};
+
+struct sim_shared {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t ready;
+	uint64_t size;
+	struct sim_config cfg;
+	uint64_t qp_off, qp_stride;
+	uint32_t next_qpn;
+	uint32_t pad;
+	uint64_t created, destroyed, reaped;
+	pthread_mutex_t lock;
+	struct sim_registrant registrants[SIM_MAX_REGISTRANTS];
+	struct sim_domain domains[SIM_MAX_DOMAINS];
+	struct sim_dhandle dhandles[SIM_MAX_DHANDLES];
+};
+
+struct sim_dev {
+	struct sim_shared *sh;
+	size_t size;
+	int semantics;
+	uint32_t registrant;
+};
+
+struct sim_dom {
+	struct sim_dev *dev;
+	uint32_t domain;
+	uint32_t dhandle;
+	int semantics;
+};
+
+static struct sim_qp *qp_at(struct sim_shared *sh, uint32_t slot)
+{
+	return (struct sim_qp *)((char *)sh + sh->qp_off + (uint64_t)slot * sh->qp_stride);
+}
+
+static struct sim_qp *qp_lookup(struct sim_shared *sh, uint32_t qpn)
+{
+	struct sim_qp *qp = qp_at(sh, qpn % sh->cfg.max_qps);
+
+	return qp->in_use && qp->qpn == qpn ? qp : NULL;
+}
+
+/* ---- process liveness ---------------------------------------------------- */
+
+/* proc_start_time reads field 22 of /proc/<pid>/stat; 0 when the process is
+ * gone or a zombie (a SIGKILLed child not yet reaped is dead to us). */
+static uint64_t proc_start_time(pid_t pid)
+{
+	char path[64], buf[1024];
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+	if (!p || p[1] != ' ')
+		return 0;
+	p += 2;
+	if (*p == 'Z' || *p == 'X')
+		return 0;
+	for (int field = 3; field < 22; field++) {
+		p = strchr(p, ' ');
+		if (!p)
+			return 0;
+		p++;
+	}
+	return strtoull(p, NULL, 10);
+}
+
+static int registrant_alive(const struct sim_registrant *r)
+{
+	uint64_t st = proc_start_time(r->pid);
+
+	return st != 0 && st == r->start_time;
+}
+
+/* ---- table maintenance (all under the lock) ------------------------------ */
+
+static void domain_put(struct sim_shared *sh, uint32_t d)
+{
+	struct sim_domain *dom = &sh->domains[d];
+
+	if (dom->in_use && dom->handles == 0 && dom->qps == 0)
+		dom->in_use = 0;
+}
+
+static void qp_destroy(struct sim_shared *sh, struct sim_qp *qp)
+{
+	uint32_t d = qp->domain;
+
+	qp->in_use = 0;
+	qp->nregs = 0;
+	sh->destroyed++;
+	if (d < SIM_MAX_DOMAINS && sh->domains[d].qps > 0) {
+		sh->domains[d].qps--;
+		domain_put(sh, d);
+	}
+}
+
+/* reg_remove removes entry i, keeping the array dense. Order matters for
+ * repair: the copy happens before nregs shrinks, so a crash in between
+ * leaves a duplicate (which repair removes), never a lost entry. */
+static void reg_remove(struct sim_qp *qp, uint32_t i)
+{
+	qp->regs[i] = qp->regs[qp->nregs - 1];
+	qp->nregs--;
+}
+
+static int reg_find(const struct sim_qp *qp, uint32_t registrant)
+{
+	for (uint32_t i = 0; i < qp->nregs; i++)
+		if (qp->regs[i].registrant == registrant)
+			return (int)i;
+	return -1;
+}
+
+/* drop_registrant releases everything registrant r holds, as the kernel
+ * does when a uverbs file is closed: its registrations (destroying QPs it
+ * was the last on) and its domain handles. Returns registrations dropped. */
+static int drop_registrant(struct sim_shared *sh, uint32_t r)
+{
+	int dropped = 0;
+
+	for (uint32_t s = 0; s < sh->cfg.max_qps; s++) {
+		struct sim_qp *qp = qp_at(sh, s);
+		int i;
+
+		if (!qp->in_use || (i = reg_find(qp, r)) < 0)
+			continue;
+		reg_remove(qp, (uint32_t)i);
+		dropped++;
+		if (qp->nregs == 0)
+			qp_destroy(sh, qp);
+	}
+	for (uint32_t h = 0; h < SIM_MAX_DHANDLES; h++) {
+		struct sim_dhandle *dh = &sh->dhandles[h];
+
+		if (dh->in_use && dh->registrant == r) {
+			dh->in_use = 0;
+			if (sh->domains[dh->domain].handles > 0)
+				sh->domains[dh->domain].handles--;
+			domain_put(sh, dh->domain);
+		}
+	}
+	sh->registrants[r].in_use = 0;
+	return dropped;
+}
+
+/* sweep_dead drops the registrants of processes that are gone. */
+static int sweep_dead(struct sim_shared *sh)
+{
+	int dropped = 0;
+
+	for (uint32_t r = 0; r < SIM_MAX_REGISTRANTS; r++) {
+		struct sim_registrant *reg = &sh->registrants[r];
+
+		if (reg->in_use && !registrant_alive(reg)) {
+			pid_t pid = reg->pid;
+
+			/* one /proc read per dead process, not per registrant */
+			for (uint32_t o = r; o < SIM_MAX_REGISTRANTS; o++)
+				if (sh->registrants[o].in_use && sh->registrants[o].pid == pid) {
+					dropped += drop_registrant(sh, o);
+					sh->reaped++;
+				}
+		}
+	}
+	return dropped;
+}
+
+/* sim_repair restores the invariants after a holder died mid-update:
+ * entries valid and unique, counts recomputed, empty QPs destroyed. */
+static void sim_repair(struct sim_shared *sh)
+{
+	for (uint32_t d = 0; d < SIM_MAX_DOMAINS; d++)
+		sh->domains[d].handles = sh->domains[d].qps = 0;
+	for (uint32_t h = 0; h < SIM_MAX_DHANDLES; h++) {
+		struct sim_dhandle *dh = &sh->dhandles[h];
+
+		if (dh->in_use && (dh->domain >= SIM_MAX_DOMAINS || dh->registrant >= SIM_MAX_REGISTRANTS ||
+				   !sh->domains[dh->domain].in_use || !sh->registrants[dh->registrant].in_use))
+			dh->in_use = 0;
+		if (dh->in_use)
+			sh->domains[dh->domain].handles++;
+	}
+	for (uint32_t s = 0; s < sh->cfg.max_qps; s++) {
+		struct sim_qp *qp = qp_at(sh, s);
+
+		if (!qp->in_use)
+			continue;
+		if (qp->nregs > sh->cfg.max_regs)
+			qp->nregs = sh->cfg.max_regs;
+		for (uint32_t i = 0; i < qp->nregs;) {
+			struct sim_reg *e = &qp->regs[i];
+			int dup = 0;
+
+			for (uint32_t j = 0; j < i; j++)
+				dup |= qp->regs[j].registrant == e->registrant;
+			if (dup || e->count == 0 || e->registrant >= SIM_MAX_REGISTRANTS ||
+			    !sh->registrants[e->registrant].in_use)
+				reg_remove(qp, i);
+			else
+				i++;
+		}
+		if (qp->domain >= SIM_MAX_DOMAINS || !sh->domains[qp->domain].in_use || qp->nregs == 0) {
+			qp->in_use = 0;
+			continue;
+		}
+		sh->domains[qp->domain].qps++;
+	}
+	for (uint32_t d = 0; d < SIM_MAX_DOMAINS; d++)
+		domain_put(sh, d);
+}
+
+static int sim_lock(struct sim_shared *sh)
+{
+	int rc = pthread_mutex_lock(&sh->lock);
+
+	if (rc == EOWNERDEAD) {
+		sim_repair(sh);
+		sweep_dead(sh);
+		pthread_mutex_consistent(&sh->lock);
+		rc = 0;
+	}
+	return rc;
+}
+
+static void sim_unlock(struct sim_shared *sh)
+{
+	pthread_mutex_unlock(&sh->lock);
+}
+
+static void pay(uint64_t cost_ns)
+{
+	if (cost_ns)
+		xb_spin_until(xb_now_ns() + cost_ns);
+}
+
+/* ---- device ------------------------------------------------------------- */
+
+static int config_normalize(struct sim_config *c)
+{
+	if (c->max_qps == 0)
+		c->max_qps = SIM_DEFAULT_MAX_QPS;
+	if (c->max_regs == 0)
+		c->max_regs = SIM_DEFAULT_MAX_REGS;
+	if (c->max_qps > SIM_LIMIT_QPS || c->max_regs > SIM_LIMIT_REGS)
+		return EINVAL;
+	c->no_xrc = !!c->no_xrc;
+	return 0;
+}
+
+static int sim_init(struct sim_shared *sh, const struct sim_config *cfg, uint64_t size)
+{
+	pthread_mutexattr_t a;
+	int rc;
+
+	sh->cfg = *cfg;
+	sh->size = size;
+	sh->qp_off = (sizeof(*sh) + 63) & ~(uint64_t)63;
+	sh->qp_stride = sizeof(struct sim_qp) + (uint64_t)cfg->max_regs * sizeof(struct sim_reg);
+	sh->next_qpn = SIM_QPN_BASE;
+	if ((rc = pthread_mutexattr_init(&a)) != 0)
+		return rc;
+	if ((rc = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED)) == 0 &&
+	    (rc = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST)) == 0)
+		rc = pthread_mutex_init(&sh->lock, &a);
+	pthread_mutexattr_destroy(&a);
+	if (rc)
+		return rc;
+	sh->version = SIM_VERSION;
+	sh->magic = SIM_MAGIC;
+	__atomic_store_n(&sh->ready, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static uint64_t sim_size(const struct sim_config *c)
+{
+	uint64_t off = (sizeof(struct sim_shared) + 63) & ~(uint64_t)63;
+
+	return off + (uint64_t)c->max_qps * (sizeof(struct sim_qp) + (uint64_t)c->max_regs * sizeof(struct sim_reg));
+}
+
+static int config_matches(const struct sim_config *want, const struct sim_config *have)
+{
+	return want->max_qps == have->max_qps && want->max_regs == have->max_regs &&
+	       want->no_xrc == have->no_xrc && want->cost_create_ns == have->cost_create_ns &&
+	       want->cost_reg_ns == have->cost_reg_ns && want->cost_unreg_ns == have->cost_unreg_ns &&
+	       want->cost_destroy_ns == have->cost_destroy_ns;
+}
+
+/* map_device opens (creating when empty) the device file under an flock, so
+ * concurrent first openers initialise it exactly once. */
+static int map_device(const char *dir, const struct sim_config *want, struct sim_shared **out, size_t *outsize)
+{
+	struct sim_config cfg = {0};
+	struct stat st;
+	struct sim_shared *sh = MAP_FAILED;
+	int dfd, fd, rc = 0;
+
+	if (want)
+		cfg = *want;
+	if ((rc = config_normalize(&cfg)) != 0)
+		return rc;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return errno;
+	fd = openat(dfd, SIM_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	rc = fd < 0 ? errno : 0;
+	close(dfd);
+	if (rc)
+		return rc;
+	if (flock(fd, LOCK_EX) != 0 || fstat(fd, &st) != 0) {
+		rc = errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = EINVAL;
+		goto out;
+	}
+	if (st.st_size == 0) {
+		uint64_t size = sim_size(&cfg);
+
+		if (ftruncate(fd, (off_t)size) != 0) {
+			rc = errno;
+			goto out;
+		}
+		sh = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (sh == MAP_FAILED) {
+			rc = errno;
+			goto out;
+		}
+		if ((rc = sim_init(sh, &cfg, size)) != 0)
+			goto out;
+	} else {
+		if ((size_t)st.st_size < sizeof(struct sim_shared)) {
+			rc = EINVAL;
+			goto out;
+		}
+		sh = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (sh == MAP_FAILED) {
+			rc = errno;
+			goto out;
+		}
+		if (sh->magic != SIM_MAGIC || sh->version != SIM_VERSION ||
+		    !__atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE) || sh->size != (uint64_t)st.st_size) {
+			rc = EPROTO; /* not a sim device, or of another version */
+			goto out;
+		}
+		if (want && !config_matches(&cfg, &sh->cfg)) {
+			rc = EEXIST;
+			goto out;
+		}
+	}
+	*out = sh;
+	*outsize = (size_t)sh->size;
+	sh = MAP_FAILED;
+out:
+	if (sh != MAP_FAILED)
+		munmap(sh, (size_t)(st.st_size ? (uint64_t)st.st_size : sim_size(&cfg)));
+	/* Unlock explicitly: the mapping holds the open file description,
+	 * and with it the flock, long after close(). */
+	flock(fd, LOCK_UN);
+	close(fd);
+	return rc;
+}
+
+int sim_open(const char *dir, const struct sim_config *cfg, int semantics, struct sim_dev **out)
+{
+	struct sim_dev *d;
+	struct sim_shared *sh = NULL;
+	size_t size = 0;
+	uint64_t start;
+	int rc;
+
+	if (!dir || !out || (semantics != SIM_LEGACY && semantics != SIM_UPSTREAM))
+		return EINVAL;
+	start = proc_start_time(getpid());
+	if (start == 0)
+		return EIO; /* /proc is needed to tell dead registrants */
+	if ((rc = map_device(dir, cfg, &sh, &size)) != 0)
+		return rc;
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		munmap(sh, size);
+		return ENOMEM;
+	}
+	d->sh = sh;
+	d->size = size;
+	d->semantics = semantics;
+	if ((rc = sim_lock(sh)) != 0)
+		goto fail;
+	/* Attaching is when dead registrants are noticed lazily (S10): a
+	 * process that died without closing is dropped here at the latest. */
+	sweep_dead(sh);
+	rc = ENOMEM;
+	for (uint32_t r = 0; r < SIM_MAX_REGISTRANTS; r++)
+		if (!sh->registrants[r].in_use) {
+			sh->registrants[r] = (struct sim_registrant){.pid = getpid(), .in_use = 1, .start_time = start};
+			d->registrant = r;
+			rc = 0;
+			break;
+		}
+	sim_unlock(sh);
+	if (rc == 0) {
+		*out = d;
+		return 0;
+	}
+fail:
+	munmap(sh, size);
+	free(d);
+	return rc;
+}
+
+int sim_close(struct sim_dev *d)
+{
+	int rc;
+
+	if (!d)
+		return EINVAL;
+	if ((rc = sim_lock(d->sh)) != 0)
+		return rc;
+	drop_registrant(d->sh, d->registrant);
+	sim_unlock(d->sh);
+	munmap(d->sh, d->size);
+	free(d);
+	return 0;
+}
+
+void sim_get_config(const struct sim_dev *d, struct sim_config *cfg)
+{
+	*cfg = d->sh->cfg;
+}
+
+/* ---- domains ------------------------------------------------------------ */
+
+int sim_open_domain(struct sim_dev *d, int fd, int semantics, struct sim_dom **out)
+{
+	struct sim_shared *sh = d->sh;
+	struct sim_dom *m;
+	struct stat st;
+	uint32_t dom = SIM_NONE, free_dom = SIM_NONE, h = SIM_NONE;
+	int rc;
+
+	if (semantics != SIM_LEGACY && semantics != SIM_UPSTREAM)
+		return EINVAL;
+	if (sh->cfg.no_xrc) /* S11: how each API says "no XRC here" */
+		return semantics == SIM_LEGACY ? ENOSYS : EOPNOTSUPP;
+	if (fstat(fd, &st) != 0)
+		return errno;
+	if (!(m = calloc(1, sizeof(*m))))
+		return ENOMEM;
+	if ((rc = sim_lock(sh)) != 0) {
+		free(m);
+		return rc;
+	}
+	for (uint32_t i = 0; i < SIM_MAX_DOMAINS; i++) {
+		struct sim_domain *x = &sh->domains[i];
+
+		if (x->in_use && x->dev == (uint64_t)st.st_dev && x->ino == (uint64_t)st.st_ino) {
+			dom = i;
+			break;
+		}
+		if (!x->in_use && free_dom == SIM_NONE)
+			free_dom = i;
+	}
+	for (uint32_t i = 0; i < SIM_MAX_DHANDLES && h == SIM_NONE; i++)
+		if (!sh->dhandles[i].in_use)
+			h = i;
+	if (h == SIM_NONE || (dom == SIM_NONE && free_dom == SIM_NONE)) {
+		sim_unlock(sh);
+		free(m);
+		return ENOMEM;
+	}
+	if (dom == SIM_NONE) {
+		dom = free_dom;
+		sh->domains[dom] = (struct sim_domain){.dev = (uint64_t)st.st_dev, .ino = (uint64_t)st.st_ino, .in_use = 1};
+	}
+	sh->dhandles[h] = (struct sim_dhandle){.registrant = d->registrant, .domain = dom, .in_use = 1};
+	sh->domains[dom].handles++;
+	sim_unlock(sh);
+	*m = (struct sim_dom){.dev = d, .domain = dom, .dhandle = h, .semantics = semantics};
+	*out = m;
+	return 0;
+}
+
+int sim_close_domain(struct sim_dom *m)
+{
+	struct sim_shared *sh = m->dev->sh;
+	int rc;
+
+	if ((rc = sim_lock(sh)) != 0)
+		return rc;
+	for (uint32_t s = 0; s < sh->cfg.max_qps; s++) {
+		struct sim_qp *qp = qp_at(sh, s);
+
+		if (qp->in_use && qp->domain == m->domain && reg_find(qp, m->dev->registrant) >= 0) {
+			sim_unlock(sh);
+			return EBUSY; /* S9 */
+		}
+	}
+	sh->dhandles[m->dhandle].in_use = 0;
+	if (sh->domains[m->domain].handles > 0)
+		sh->domains[m->domain].handles--;
+	domain_put(sh, m->domain);
+	sim_unlock(sh);
+	free(m);
+	return 0;
+}
+
+/* ---- QPs ---------------------------------------------------------------- */
+
+int sim_create(struct sim_dom *m, uint32_t *qpn, uint32_t *flags)
+{
+	struct sim_shared *sh = m->dev->sh;
+	struct sim_qp *qp = NULL;
+	int rc;
+
+	(void)flags;
+	if ((rc = sim_lock(sh)) != 0)
+		return rc;
+	for (int attempt = 0; attempt < 2 && !qp; attempt++) {
+		uint32_t n = sh->next_qpn;
+
+		for (uint32_t tries = 0; tries < sh->cfg.max_qps; tries++) {
+			struct sim_qp *q = qp_at(sh, n % sh->cfg.max_qps);
+			uint32_t cand = n;
+
+			n = n >= XB_QPN_MAX ? SIM_QPN_BASE : n + 1;
+			if (!q->in_use) {
+				qp = q;
+				qp->qpn = cand;
+				sh->next_qpn = n;
+				break;
+			}
+		}
+		if (!qp && attempt == 0 && sweep_dead(sh) == 0)
+			break; /* full of live QPs */
+	}
+	if (!qp) {
+		sim_unlock(sh);
+		return ENOMEM;
+	}
+	qp->domain = m->domain;
+	qp->regs[0] = (struct sim_reg){.registrant = m->dev->registrant, .count = 1};
+	qp->nregs = 1;
+	qp->in_use = 1;
+	sh->domains[m->domain].qps++;
+	sh->created++;
+	*qpn = qp->qpn;
+	sim_unlock(sh);
+	pay(sh->cfg.cost_create_ns);
+	return 0;
+}
+
+int sim_reg(struct sim_dom *m, uint32_t qpn, uint32_t *flags)
+{
+	struct sim_shared *sh = m->dev->sh;
+	struct sim_qp *qp;
+	int rc, i;
+
+	(void)flags;
+	if (qpn > XB_QPN_MAX)
+		return EINVAL;
+	if ((rc = sim_lock(sh)) != 0)
+		return rc;
+	qp = qp_lookup(sh, qpn);
+	if (!qp || qp->domain != m->domain) { /* S6, S7 */
+		sim_unlock(sh);
+		return EINVAL;
+	}
+	i = reg_find(qp, m->dev->registrant);
+	if (i >= 0) {
+		/* S3: legacy registration is idempotent; upstream counts handles */
+		if (m->semantics == SIM_UPSTREAM) {
+			if (qp->regs[i].count == UINT32_MAX)
+				rc = ENOMEM;
+			else
+				qp->regs[i].count++;
+		}
+	} else {
+		if (qp->nregs == sh->cfg.max_regs && sweep_dead(sh) > 0)
+			qp = qp_lookup(sh, qpn); /* a sweep may have destroyed it */
+		if (!qp)
+			rc = EINVAL;
+		else if (qp->nregs == sh->cfg.max_regs)
+			rc = ENOMEM;
+		else {
+			qp->regs[qp->nregs] = (struct sim_reg){.registrant = m->dev->registrant, .count = 1};
+			qp->nregs++;
+		}
+	}
+	sim_unlock(sh);
+	if (rc == 0)
+		pay(sh->cfg.cost_reg_ns);
+	return rc;
+}
+
+int sim_unreg(struct sim_dom *m, uint32_t qpn, uint32_t *flags)
+{
+	struct sim_shared *sh = m->dev->sh;
+	struct sim_qp *qp;
+	int rc, i, destroyed = 0;
+
+	if (qpn > XB_QPN_MAX)
+		return EINVAL;
+	if ((rc = sim_lock(sh)) != 0)
+		return rc;
+	qp = qp_lookup(sh, qpn);
+	if (!qp || qp->domain != m->domain || (i = reg_find(qp, m->dev->registrant)) < 0) {
+		sim_unlock(sh); /* S6, S7, S8 */
+		return EINVAL;
+	}
+	if (m->semantics == SIM_UPSTREAM && qp->regs[i].count > 1)
+		qp->regs[i].count--;
+	else
+		reg_remove(qp, (uint32_t)i);
+	if (qp->nregs == 0) { /* S5 */
+		qp_destroy(sh, qp);
+		destroyed = 1;
+	}
+	sim_unlock(sh);
+	*flags |= XB_DESTROY_KNOWN | (destroyed ? XB_DESTROYED : 0);
+	pay(sh->cfg.cost_unreg_ns + (destroyed ? sh->cfg.cost_destroy_ns : 0));
+	return 0;
+}
+
+/* ---- inspection and recovery -------------------------------------------- */
+
+int sim_reap(struct sim_dev *d, pid_t pid)
+{
+	struct sim_shared *sh = d->sh;
+	int rc, dropped = 0;
+
+	if ((rc = sim_lock(sh)) != 0)
+		return -rc;
+	for (uint32_t r = 0; r < SIM_MAX_REGISTRANTS; r++) {
+		struct sim_registrant *reg = &sh->registrants[r];
+
+		if (!reg->in_use || reg->pid != pid)
+			continue;
+		if (registrant_alive(reg)) {
+			sim_unlock(sh);
+			return -EBUSY; /* never take a live process's registrations */
+		}
+		dropped += drop_registrant(sh, r);
+		sh->reaped++;
+	}
+	sim_unlock(sh);
+	return dropped;
+}
+
+int sim_inspect(struct sim_dev *d, struct sim_qp_info *out, int max, int *nregistrants, int *ndomains)
+{
+	struct sim_shared *sh = d->sh;
+	int rc, n = 0, nr = 0, nd = 0;
+
+	if ((rc = sim_lock(sh)) != 0)
+		return -rc;
+	sweep_dead(sh);
+	for (uint32_t s = 0; s < sh->cfg.max_qps; s++) {
+		struct sim_qp *qp = qp_at(sh, s);
+
+		if (!qp->in_use)
+			continue;
+		if (n < max) {
+			uint32_t handles = 0;
+
+			for (uint32_t i = 0; i < qp->nregs; i++)
+				handles += qp->regs[i].count;
+			out[n] = (struct sim_qp_info){.qpn = qp->qpn, .domain = qp->domain, .nregs = qp->nregs, .handles = handles};
+		}
+		n++;
+	}
+	for (uint32_t r = 0; r < SIM_MAX_REGISTRANTS; r++)
+		nr += sh->registrants[r].in_use != 0;
+	for (uint32_t i = 0; i < SIM_MAX_DOMAINS; i++)
+		nd += sh->domains[i].in_use != 0;
+	sim_unlock(sh);
+	if (nregistrants)
+		*nregistrants = nr;
+	if (ndomains)
+		*ndomains = nd;
+	return n;
+}
+
+int sim_qp_registrants(struct sim_dev *d, uint32_t qpn, pid_t *pids, uint32_t *counts, int max)
+{
+	struct sim_shared *sh = d->sh;
+	struct sim_qp *qp;
+	int rc, n = 0;
+
+	if ((rc = sim_lock(sh)) != 0)
+		return -rc;
+	qp = qpn <= XB_QPN_MAX ? qp_lookup(sh, qpn) : NULL;
+	if (!qp) {
+		sim_unlock(sh);
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; i < qp->nregs; i++, n++)
+		if (n < max) {
+			pids[n] = sh->registrants[qp->regs[i].registrant].pid;
+			counts[n] = qp->regs[i].count;
+		}
+	sim_unlock(sh);
+	return n;
+}
+
+int sim_debug_hold_lock(struct sim_dev *d)
+{
+	return sim_lock(d->sh);
+}
+
+/* ---- the xb_ops table of the Go sim provider ----------------------------- */
+
+static int ops_open_domain(void *dev, int fd, void **dom)
+{
+	struct sim_dev *d = dev;
+
+	return sim_open_domain(d, fd, d->semantics, (struct sim_dom **)dom);
+}
+
+static int ops_close_domain(void *dom) { return sim_close_domain(dom); }
+static int ops_create(void *dom, uint32_t *qpn, uint32_t *flags) { return sim_create(dom, qpn, flags); }
+static int ops_reg(void *dom, uint32_t qpn, uint32_t *flags) { return sim_reg(dom, qpn, flags); }
+static int ops_unreg(void *dom, uint32_t qpn, uint32_t *flags) { return sim_unreg(dom, qpn, flags); }
+static int ops_close_device(void *dev) { return sim_close(dev); }
+
+const struct xb_ops xb_sim_ops = {
+	.name = "sim",
+	.open_domain = ops_open_domain,
+	.close_domain = ops_close_domain,
+	.create = ops_create,
+	.reg = ops_reg,
+	.unreg = ops_unreg,
+	.close_device = ops_close_device,
+};
