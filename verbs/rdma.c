@@ -260,8 +260,10 @@ static int rdma_create(void *domp, uint32_t *qpn, uint32_t *flags)
 	qp = ibv_create_qp_ex(d->dev->ctx, &attr);
 	if (!qp)
 		return failed_errno();
-	if (qp->qp_num > XB_QPN_MAX || (rc = slot_push(d, qp)) != 0) {
-		rc = qp->qp_num > XB_QPN_MAX ? ERANGE : ENOMEM;
+	/* A QP number beyond 24 bits would be a provider bug; refuse it
+	 * rather than hand the harness a number it cannot pass back. */
+	rc = qp->qp_num > XB_QPN_MAX ? ERANGE : slot_push(d, qp);
+	if (rc) {
 		ibv_destroy_qp(qp);
 		return rc;
 	}

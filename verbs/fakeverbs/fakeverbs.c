@@ -438,15 +438,20 @@ EXPORT int ibv_close_device(struct ibv_context *c)
 		sim_unreg(q->xrcd->dom, q->qp.qp_num, &flags);
 		free(q);
 	}
+	/* A domain still busy here (legacy registrations in it, which are
+	 * not handles) is released by sim_close with the registrant; its
+	 * struct sim_dom is then only memory, freed after. */
+	struct sim_dom *busy_doms[64];
+	size_t nbusy = 0;
+
 	while (x->xrcds) {
 		struct fake_xrcd *xd = x->xrcds;
 
 		x->xrcds = xd->next;
-		sim_close_domain(xd->dom);
+		if (sim_close_domain(xd->dom) != 0 && nbusy < sizeof(busy_doms) / sizeof(busy_doms[0]))
+			busy_doms[nbusy++] = xd->dom;
 		free(xd);
 	}
-	/* Legacy registrations are not handles: sim_close drops them with
-	 * the registrant, and then the domain handle is only memory. */
 	struct fake_ldom *busy = NULL;
 
 	while (x->ldoms) {
@@ -462,6 +467,8 @@ EXPORT int ibv_close_device(struct ibv_context *c)
 		}
 	}
 	sim_close(x->sim);
+	while (nbusy)
+		free(busy_doms[--nbusy]); /* calloc'd by sim_open_domain; its slot went with sim_close */
 	while (busy) {
 		struct fake_ldom *l = busy;
 
