@@ -59,7 +59,7 @@ func nullOpen(Options) (*Device, error) {
 		return nil, errnoErr(int(rc))
 	}
 	return &Device{ops: unsafe.Pointer(&C.xb_null_ops), handle: h,
-		info: DeviceInfo{Name: "null0", XRC: true, OpenQP: true, LegacyAPI: true, NUMANode: -1}}, nil
+		info: DeviceInfo{Name: "null0", XRC: true, OpenQP: true, LegacyAPI: true, Semantics: string(NoSemantics), NUMANode: -1}}, nil
 }
 
 func init() {

@@ -83,6 +83,9 @@ func Conform(opts Options, workDir string) (ConformReport, error) {
 		c.domainSeq++
 		detail, err := func() (string, error) {
 			defer c.closeAll()
+			if info.Semantics == string(NoSemantics) {
+				return "", skipError(fmt.Sprintf("provider %s keeps no state by design (it measures the harness's own overhead)", opts.Provider))
+			}
 			if !info.XRC && chk.id != "S11" {
 				return "", skipError(fmt.Sprintf("device %s lacks XRC", info.Name))
 			}

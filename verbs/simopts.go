@@ -17,6 +17,8 @@ const (
 	// Upstream: rdma-core's ibv_open_qp API. Every open is a counted
 	// handle (S3).
 	Upstream Semantics = "upstream"
+	// NoSemantics: the null provider keeps no state, by design.
+	NoSemantics Semantics = "none"
 )
 
 // ParseSemantics checks a --sim-semantics value.
