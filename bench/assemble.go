@@ -120,6 +120,7 @@ func mergeWorkers(list []results.Worker, rep *repOutcome) []results.Worker {
 			pinned = pinned || cpu >= 0
 			tc := results.ThreadCounts{Thread: g, CPU: cpu, Counts: map[string]int64{}}
 			if ok {
+				tc.StartOffsetNS = int64(tr.Started - rep.minStart)
 				for kind, kr := range tr.Kinds {
 					tc.Counts[kind] = kr.Count
 					rw.Counts[kind] += kr.Count

@@ -34,6 +34,7 @@ type repOutcome struct {
 	workers  []*workerProc
 	wall     time.Duration
 	skew     int64
+	minStart uint64 // earliest thread start, CLOCK_MONOTONIC ns
 	leaks    *results.LeakCheck
 	warnings []string
 }
@@ -211,6 +212,7 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 	}
 	out.wall = time.Duration(maxEnd - minStart)
 	out.skew = int64(maxStart - minStart)
+	out.minStart = minStart
 	return out, nil
 }
 

@@ -212,22 +212,27 @@ func futexWake(addr *uint32) {
 	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWakeOp, uintptr(1<<30), 0, 0, 0)
 }
 
-// waitUntil returns at the CLOCK_MONOTONIC time deadline (ns), as close to
-// it as the scheduler allows: it sleeps until shortly before, then yields
-// in a loop, so that many more threads than cores all see the deadline
-// within a scheduling round instead of a timer slack apart.
+// waitUntil returns at the CLOCK_MONOTONIC time deadline (ns). It sleeps
+// in the kernel on the calling thread to that absolute time, so every
+// thread of every process is woken by the same timer expiry (with the
+// thread's timer slack, which setup lowers to 1ns). A Go timer would need
+// the runtime to wake the locked thread, which costs milliseconds under
+// load; spinning on sched_yield is worse, since the scheduler (EEVDF)
+// pushes a yielder's deadline back on every yield.
 func waitUntil(now func() uint64, deadline uint64, abort func() bool) error {
-	const early = 2 * time.Millisecond
-	if t := now(); t+uint64(early) < deadline {
-		time.Sleep(time.Duration(deadline-t) - early)
-	}
-	for i := 0; now() < deadline; i++ {
-		if i%64 == 0 && abort() {
+	for {
+		if abort() {
 			return ErrAborted
 		}
-		unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		t := now()
+		if t >= deadline {
+			return nil
+		}
+		// Wake at least every 100ms to notice an abort.
+		until := min(deadline, t+uint64(100*time.Millisecond))
+		ts := unix.NsecToTimespec(int64(until))
+		unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &ts, nil)
 	}
-	return nil
 }
 
 // futex(2) operations (linux/futex.h); x/sys/unix does not name them.

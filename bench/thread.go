@@ -178,6 +178,9 @@ func (t *thread) setup() error {
 			return fmt.Errorf("pin thread %d to CPU %d: %w", t.g, t.cpu, err)
 		}
 	}
+	// Timer slack decides how far apart threads sleeping to the same
+	// start deadline wake up (50µs by default).
+	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	dev, err := verbs.Open(t.cfg.Verbs)
 	if err != nil {
 		return err
@@ -229,7 +232,7 @@ func (t *thread) run(deadline uint64) error {
 		if err := t.loop(func(uint64, int64) bool { return verbs.Now() >= end }); err != nil {
 			return err
 		}
-		margin := uint64(2*time.Millisecond + time.Duration(t.n)*50*time.Microsecond)
+		margin := uint64(10*time.Millisecond + time.Duration(t.n)*200*time.Microsecond)
 		err := t.shm.wait(func() {
 			t.shm.setStop(false)
 			t.shm.setDeadline(verbs.Now() + margin)
@@ -247,6 +250,11 @@ func (t *thread) run(deadline uint64) error {
 		}
 	}
 	t.started = verbs.Now()
+	// Every thread was woken by the same timer; with more threads than
+	// cores the first to get a CPU would run a whole time slice before the
+	// next one is even picked. One yield lets the woken threads that have
+	// not run yet pass the start line first.
+	unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 	t.measuring = true
 	t.ivStart = deadline
 	t.ivNext = deadline + uint64(t.cfg.Interval)

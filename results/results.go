@@ -142,6 +142,9 @@ type ThreadCounts struct {
 	Thread int              `json:"thread"`
 	CPU    int              `json:"cpu"` // -1 when not pinned
 	Counts map[string]int64 `json:"counts"`
+	// StartOffsetNS is when the thread started measuring, after the
+	// earliest thread of its repetition: what start_skew_ns is the max of.
+	StartOffsetNS int64 `json:"start_offset_ns"`
 }
 
 // Repetition is one independent run of the whole configuration.
