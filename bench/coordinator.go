@@ -35,6 +35,7 @@ type repOutcome struct {
 	wall     time.Duration
 	skew     int64
 	minStart uint64 // earliest thread start, CLOCK_MONOTONIC ns
+	measured bool   // every thread reported: usable even with an error
 	leaks    *results.LeakCheck
 	warnings []string
 }
@@ -183,6 +184,8 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 		defer t.Stop()
 		watchdog = t.C
 	}
+	interrupt := ctx.Done()
+	var interrupted error
 	for pending := len(workers); pending > 0; {
 		select {
 		case ev := <-events:
@@ -194,8 +197,15 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 			}
 		case <-watchdog:
 			return fail(fmt.Errorf("the run did not finish within a minute of its end"))
-		case <-ctx.Done():
-			return fail(fmt.Errorf("interrupted: %w", ctx.Err()))
+		case <-interrupt:
+			// Stop gracefully: threads end their pass or round and report
+			// what they measured, which the result keeps as partial.
+			interrupt = nil
+			interrupted = fmt.Errorf("interrupted (%v): measured until then", context.Cause(ctx))
+			sh.requestStop()
+			t := time.NewTimer(10 * time.Second)
+			defer t.Stop()
+			watchdog = t.C
 		}
 	}
 	c.logs.endRep()
@@ -213,7 +223,8 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 	out.wall = time.Duration(maxEnd - minStart)
 	out.skew = int64(maxStart - minStart)
 	out.minStart = minStart
-	return out, nil
+	out.measured = true
+	return out, interrupted
 }
 
 // handle processes one event; an error fails the repetition.
@@ -264,7 +275,9 @@ func (c *coordinator) spawn(p int, wc *workerConfig, events chan<- event) (*work
 	cmd := exec.Command(c.opts.WorkerExe, c.opts.WorkerArgs...)
 	cmd.Env = append(os.Environ(), c.opts.WorkerEnv...)
 	// A worker must not outlive a coordinator that was killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// Its own process group keeps a terminal's ^C from killing workers
+	// behind the coordinator's back: the coordinator stops them itself.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

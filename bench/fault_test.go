@@ -132,3 +132,44 @@ func TestWorkerSetupFails(t *testing.T) {
 		t.Errorf("error %q does not name the worker and thread", err)
 	}
 }
+
+// An interrupted run (^C) stops its workers gracefully and keeps what was
+// measured: status partial, the counts of the time it ran, nothing leaked.
+func TestInterrupted(t *testing.T) {
+	for _, w := range []string{"sharded", "lifecycle"} {
+		t.Run(w, func(t *testing.T) {
+			cfg := testConfig(t, w, "sim", 2, 2, 4)
+			cfg.Duration = time.Minute
+			cfg.Repetitions = 3
+			opts, stderr := testOptions(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 800*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			res, err := Run(ctx, cfg, opts)
+			var re *RunError
+			if !errors.As(err, &re) || re.Status != results.StatusPartial || !strings.Contains(err.Error(), "interrupted") {
+				t.Fatalf("err = %v, want a partial RunError saying interrupted\nstderr:\n%s", err, stderr)
+			}
+			if time.Since(start) > 20*time.Second {
+				t.Errorf("took %v to stop", time.Since(start))
+			}
+			if len(res.Repetitions) != 1 || res.Repetitions[0].Duration.D() > 5*time.Second {
+				t.Errorf("repetitions %+v, want one cut short", res.Repetitions)
+			}
+			for _, kind := range cfg.Workload.Kinds() {
+				if kind != "reg" && kind != "unreg" && kind != "unreg_last" {
+					continue
+				}
+				if s := res.Ops[kind]; s.Count == 0 || s.Errors != 0 {
+					t.Errorf("%s: %+v, want operations and no errors", kind, s)
+				}
+			}
+			if res.Leaks == nil || !res.Leaks.Checked || len(res.Leaks.Leaked) != 0 {
+				t.Errorf("leaks %+v", res.Leaks)
+			}
+			if _, err := results.Load(cfg.Out); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}

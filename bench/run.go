@@ -153,11 +153,13 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 			res.Leaks = mergeLeaks(res.Leaks, rep.leaks)
 			res.Workers = mergeWorkers(res.Workers, rep)
 		}
+		if rep != nil && rep.measured {
+			done = append(done, rep)
+		}
 		if err != nil {
 			runErr = fmt.Errorf("repetition %d: %w", i+1, err)
 			break
 		}
-		done = append(done, rep)
 	}
 	if err := c.logs.close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("writing interval logs: %w", err)

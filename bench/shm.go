@@ -33,6 +33,7 @@ const (
 	offAbort    = 256
 	offStop     = 320
 	offDeadline = 384 // uint64: CLOCK_MONOTONIC ns of the next start
+	offStopNow  = 448 // the coordinator asks threads to end the run early
 	shmHeader   = 4096
 )
 
@@ -139,6 +140,12 @@ func (s *shm) setStop(v bool) {
 }
 
 func (s *shm) stopped() bool { return atomic.LoadUint32(s.u32(offStop)) != 0 }
+
+// requestStop asks every thread to end the measurement after its current
+// pass or round, and report normally.
+func (s *shm) requestStop() { atomic.StoreUint32(s.u32(offStopNow), 1) }
+
+func (s *shm) stopRequested() bool { return atomic.LoadUint32(s.u32(offStopNow)) != 0 }
 
 func (s *shm) setDeadline(ns uint64) { atomic.StoreUint64(s.u64(offDeadline), ns) }
 func (s *shm) deadline() uint64      { return atomic.LoadUint64(s.u64(offDeadline)) }

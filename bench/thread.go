@@ -229,7 +229,7 @@ func (t *thread) run(deadline uint64) error {
 	}
 	if t.cfg.Warmup > 0 {
 		end := deadline + uint64(t.cfg.Warmup)
-		if err := t.loop(func(uint64, int64) bool { return verbs.Now() >= end }); err != nil {
+		if err := t.loop(func(uint64, int64) bool { return verbs.Now() >= end || t.shm.stopRequested() }); err != nil {
 			return err
 		}
 		margin := uint64(10*time.Millisecond + time.Duration(t.n)*200*time.Microsecond)
@@ -260,10 +260,10 @@ func (t *thread) run(deadline uint64) error {
 	t.ivNext = deadline + uint64(t.cfg.Interval)
 	var done func(uint64, int64) bool
 	if t.cfg.Iterations > 0 {
-		done = func(_ uint64, passes int64) bool { return passes >= t.cfg.Iterations }
+		done = func(_ uint64, passes int64) bool { return passes >= t.cfg.Iterations || t.shm.stopRequested() }
 	} else {
 		end := deadline + uint64(t.cfg.Duration)
-		done = func(now uint64, _ int64) bool { return now >= end }
+		done = func(now uint64, _ int64) bool { return now >= end || t.shm.stopRequested() }
 	}
 	err := t.loop(done)
 	t.ended = verbs.Now()
