@@ -472,8 +472,11 @@ int sim_open(const char *dir, const struct sim_config *cfg, int semantics, struc
 	if ((rc = sim_lock(sh)) != 0)
 		goto fail;
 	/* Attaching is when dead registrants are noticed lazily (S10): a
-	 * process that died without closing is dropped here at the latest. */
-	sweep_dead(sh);
+	 * process that died without closing is dropped here at the latest.
+	 * Observers (cfg NULL: inspection, reaping) leave that to the call
+	 * they make, so it can count what it dropped. */
+	if (cfg)
+		sweep_dead(sh);
 	rc = ENOMEM;
 	for (uint32_t r = 0; r < SIM_MAX_REGISTRANTS; r++)
 		if (!sh->registrants[r].in_use) {

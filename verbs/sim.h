@@ -35,7 +35,8 @@ struct sim_dom;
 
 /* sim_open opens (creating when missing) the device in dir, which must
  * exist. A device created earlier with other options fails with EEXIST
- * unless cfg is NULL (take the device as it is). */
+ * unless cfg is NULL (take the device as it is, as an observer that does
+ * not sweep dead registrants on attach). */
 int sim_open(const char *dir, const struct sim_config *cfg, int semantics, struct sim_dev **out);
 int sim_close(struct sim_dev *dev);
 /* sim_get_config reports the device's options as its creator set them. */
