@@ -9,7 +9,7 @@ TAGS    := $(if $(HAVE_VERBS),rdma,)
 BIN     := bin/xrcbench
 CWARN   := -Wall -Wextra -Werror -std=gnu11
 
-.PHONY: all build run test vet cwarn lint bench fakeverbs clean
+.PHONY: all build run test vet cwarn csan lint bench fakeverbs clean
 
 all: build
 
@@ -35,6 +35,23 @@ cwarn:
 	done
 	@echo "cwarn: C sources compile warning-free with $(CWARN)"
 
+# The sim core under the sanitizers: threads racing on one device under
+# TSan, and the same under ASan+UBSan; with the headers, the rdma and legacy
+# providers through the double too (verbs/fakeverbs sancheck).
+CSAN_OUT := build/csan
+csan:
+	@mkdir -p $(CSAN_OUT)
+	@for san in thread address,undefined; do \
+		rm -rf $(CSAN_OUT)/dev && mkdir -p $(CSAN_OUT)/dev && \
+		$(CC) $(CWARN) -O1 -g -fsanitize=$$san -fno-sanitize-recover=all -Iverbs \
+			-o $(CSAN_OUT)/sim_stress verbs/ctest/sim_stress.c verbs/sim.c verbs/batch.c -lpthread && \
+		echo "csan: -fsanitize=$$san" && \
+		$(CSAN_OUT)/sim_stress $(CSAN_OUT)/dev $(CSAN_OUT)/dev/domain || exit 1; \
+	done
+ifeq ($(HAVE_VERBS),yes)
+	$(MAKE) -C verbs/fakeverbs sancheck
+endif
+
 vet:
 	$(GO) vet -tags "$(TAGS)" ./...
 
@@ -45,7 +62,7 @@ else
 	@echo "fakeverbs: skipped: <infiniband/verbs.h> not installed (apt-get install libibverbs-dev)"
 endif
 
-test: cwarn vet fakeverbs
+test: cwarn vet csan fakeverbs
 	$(GO) test -race -tags "$(TAGS)" -count=1 ./...
 
 lint: vet cwarn
