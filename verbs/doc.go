@@ -1,0 +1,46 @@
+// Package verbs is the provider layer of xrcbench and its cgo hot path: it
+// opens a device through a provider, opens XRC domains from files, creates
+// XRC receive QPs, registers and unregisters them, and runs timed batches
+// of those operations in C.
+//
+// # Providers
+//
+//   - sim: an XRC device emulated in file-backed shared memory, with the
+//     exact semantics S1–S11 of DESIGN.md in two modes (Legacy, Upstream)
+//     and an optional cost model (Cost). Separate processes that open the
+//     same directory share one device, and domain files are shared by
+//     inode, as the kernel shares XRC domains.
+//   - null: every operation succeeds at once; it measures the harness.
+//   - rdma: rdma-core's upstream API (ibv_open_xrcd, ibv_create_qp_ex,
+//     ibv_open_qp, ibv_destroy_qp); built with the tag rdma.
+//   - legacy: the OFED API (ibv_reg_xrc_rcv_qp ...), resolved with dlsym.
+//
+// # Registrants
+//
+// A Device is one opened device context: one registrant. Each benchmark
+// thread opens its own, so that in the legacy API, where registration is
+// idempotent per registrant, threads of one process never undo each
+// other's registrations. In the upstream API a registrant holds one handle
+// per open; that bookkeeping stays inside this package, so both semantics
+// read the same to callers: Reg and Unreg take a QP number.
+//
+// # The hot path
+//
+// Go never calls C once per operation. Domain.RunBatch hands C a batch and
+// C runs the loop with chained timestamps (the end of one operation is the
+// start of the next), writing durations and errnos into the Batch: one cgo
+// call per batch, no allocation. Every provider is a table of C functions
+// (struct xb_ops in xb.h) behind that one loop.
+//
+// # Errors
+//
+// Errors are *OpError values wrapping a syscall.Errno, so
+// errors.Is(err, syscall.EINVAL) works for every provider, and they name
+// the operation, the QP number and the domain.
+//
+// # Files
+//
+// cgo is confined to the cgo_*.go files; the C sources are xb.h and
+// batch.c (the loop and the clock), null.c, sim.h and sim.c (also linked
+// into the libibverbs test double in fakeverbs/), rdma*.c and legacy*.c.
+package verbs
