@@ -24,7 +24,8 @@ run: build
 	./$(BIN) run --provider sim --workload lifecycle --procs 2 --threads 2 \
 		--duration 10s --warmup 1s --sim-cost reg=2us,unreg=2us,destroy=200us \
 		--out $(RUN_DIR)
-	@echo "make run: results in $(RUN_DIR)/ (result.json, *.hlog)"
+	./$(BIN) report $(RUN_DIR)
+	@echo "make run: results in $(RUN_DIR)/: result.json, *.hlog, report.html, summary.md, bench.txt, plots/"
 
 # The C side must be warning-free; compile it once more with -Werror, as cgo
 # would, so a warning fails the build here and not only scrolls past.
