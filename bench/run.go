@@ -77,8 +77,21 @@ func (c *Config) Validate() error {
 	if c.Workload.QPs.Holder && c.Workload.QPs.Scope == workloads.PerThread && total*c.QPs > MaxQPs {
 		return fmt.Errorf("%d threads x %d QPs each: at most %d held QPs", total, c.QPs, MaxQPs)
 	}
-	if c.Provider == "sim" && total+1 > verbs.DefaultSimMaxRegs && c.Workload.QPs.Scope == workloads.Shared {
-		return fmt.Errorf("%d threads on shared QPs: the sim device allows %d registrants per QP", total, verbs.DefaultSimMaxRegs)
+	if c.Provider == "sim" {
+		if total+1 > verbs.DefaultSimMaxRegs && c.Workload.QPs.Scope == workloads.Shared {
+			return fmt.Errorf("%d threads on shared QPs: the sim device allows %d registrants per QP", total, verbs.DefaultSimMaxRegs)
+		}
+		// QPs alive at once: the workload's own, plus the foreign ones.
+		live := c.QPs
+		if c.Workload.QPs.Scope == workloads.PerThread {
+			live = total * c.QPs
+		}
+		if c.Workload.Uses(workloads.OpRegForeign) {
+			live += c.QPs
+		}
+		if live > verbs.DefaultSimMaxQPs {
+			return fmt.Errorf("%d QPs alive at once (--qps %d, %d threads): the sim device holds %d", live, c.QPs, total, verbs.DefaultSimMaxQPs)
+		}
 	}
 	return nil
 }

@@ -3,12 +3,15 @@ package bench
 import (
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/xrcbench/xrcbench/verbs"
+	"github.com/xrcbench/xrcbench/workloads"
 )
 
 // Exact operation counts for --iterations runs: every thread does every
@@ -56,18 +59,83 @@ func TestIterationsCounts(t *testing.T) {
 }
 
 func TestSimWorkloads(t *testing.T) {
-	for _, w := range []string{"steady", "sharded", "lifecycle", "churn", "errors"} {
-		t.Run(w, func(t *testing.T) {
-			cfg := testConfig(t, w, "sim", 2, 2, 4)
-			cfg.Iterations = 20
-			res := runOK(t, cfg)
-			for kind, s := range res.Ops {
-				if s.Errors != 0 {
-					t.Errorf("%s: %d errors %v", kind, s.Errors, s.ErrnoCounts)
-				}
+	for _, sem := range []verbs.Semantics{verbs.Legacy, verbs.Upstream} {
+		for _, w := range []string{"steady", "sharded", "lifecycle", "churn", "errors"} {
+			t.Run(string(sem)+"/"+w, func(t *testing.T) { simWorkload(t, w, sem) })
+		}
+	}
+}
+
+func simWorkload(t *testing.T, w string, sem verbs.Semantics) {
+	cfg := testConfig(t, w, "sim", 2, 2, 4)
+	cfg.SimSemantics = sem
+	cfg.Iterations = 20
+	res := runOK(t, cfg)
+	for kind, s := range res.Ops {
+		if s.Errors != 0 {
+			t.Errorf("%s: %d errors %v", kind, s.Errors, s.ErrnoCounts)
+		}
+	}
+	if res.Leaks == nil || !res.Leaks.Checked || res.Leaks.Method != "sim_inspect" || len(res.Leaks.Leaked) != 0 {
+		t.Errorf("leaks %+v, want checked by sim_inspect, none leaked", res.Leaks)
+	}
+	if res.Config.ProviderOpts["sim_semantics"] != string(sem) {
+		t.Errorf("provider options %v", res.Config.ProviderOpts)
+	}
+}
+
+// --pin puts each thread on one CPU, round-robin, and says which.
+func TestPin(t *testing.T) {
+	cfg := testConfig(t, "sharded", "null", 2, 2, 2)
+	cfg.Iterations = 5
+	cfg.Pin = true
+	res := runOK(t, cfg)
+	seen := map[int]bool{}
+	for _, w := range res.Workers {
+		if len(w.CPUs) != 2 {
+			t.Fatalf("worker %d: cpus %v, want one per thread", w.Index, w.CPUs)
+		}
+		for _, tc := range w.PerThread {
+			if tc.CPU < 0 {
+				t.Errorf("thread %d not pinned", tc.Thread)
 			}
-			if res.Leaks == nil || !res.Leaks.Checked || res.Leaks.Method != "sim_inspect" || len(res.Leaks.Leaked) != 0 {
-				t.Errorf("leaks %+v, want checked by sim_inspect, none leaked", res.Leaks)
+			seen[tc.CPU] = true
+		}
+	}
+	if want := min(4, runtime.NumCPU()); len(seen) < want {
+		t.Errorf("threads on %d distinct CPUs, want %d (round-robin)", len(seen), want)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	base := func() Config {
+		spec, _ := workloads.Get("sharded")
+		return Config{Provider: "sim", Workload: spec, Procs: 1, Threads: 1, QPs: 4, Iterations: 1,
+			Repetitions: 1, Interval: time.Second, Out: "x"}
+	}
+	tests := []struct {
+		name string
+		mod  func(*Config)
+		want string
+	}{
+		{"ok", func(*Config) {}, ""},
+		{"procs", func(c *Config) { c.Procs = 0 }, "--procs 0"},
+		{"threads", func(c *Config) { c.Threads = MaxThreads + 1 }, "--threads"},
+		{"qps", func(c *Config) { c.QPs = -1 }, "--qps -1"},
+		{"both", func(c *Config) { c.Duration = time.Second }, "not both"},
+		{"neither", func(c *Config) { c.Iterations = 0 }, "give --duration or --iterations"},
+		{"repetitions", func(c *Config) { c.Repetitions = 0 }, "--repetitions 0"},
+		{"provider", func(c *Config) { c.Provider = "nosuch" }, "unknown provider"},
+		{"sim capacity", func(c *Config) { c.Threads = 64; c.QPs = 512 }, "the sim device holds"},
+		{"sim registrants", func(c *Config) { c.Workload, _ = workloads.Get("steady"); c.Procs = 16; c.Threads = 8 }, "registrants per QP"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := base()
+			tt.mod(&c)
+			err := c.Validate()
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("Validate() = %v, want %q", err, tt.want)
 			}
 		})
 	}
