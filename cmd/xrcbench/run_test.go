@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
@@ -226,4 +230,67 @@ func TestSweepEndToEnd(t *testing.T) {
 			t.Errorf("point %+v: reg count %d, want %d", p, r.Ops["reg"].Count, want)
 		}
 	}
+}
+
+// A worker killed mid-run: exit status 1, one line naming the worker, its
+// pid and the signal, result.json still written, no worker left running.
+func TestRunWorkerKilled(t *testing.T) {
+	bin := engineBinary(t)
+	out := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command(bin, "run", "--workload", "steady", "--procs", "2", "--threads", "1",
+		"--duration", "60s", "--warmup", "0s", "--out", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var workers []int
+	for deadline := time.Now().Add(20 * time.Second); len(workers) < 2 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		workers = childPIDs(cmd.Process.Pid)
+	}
+	if len(workers) < 2 {
+		cmd.Process.Kill()
+		t.Fatalf("found workers %v, want 2", workers)
+	}
+	time.Sleep(500 * time.Millisecond)
+	syscall.Kill(workers[0], syscall.SIGKILL)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("xrcbench did not exit after a worker was killed")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitFailed {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitFailed, stderr.String())
+	}
+	want := fmt.Sprintf("(pid %d) was killed by signal 9", workers[0])
+	if !strings.Contains(stderr.String(), want) || strings.Count(stderr.String(), "\n") != 1 {
+		t.Errorf("stderr %q: want one line with %q", stderr.String(), want)
+	}
+	if r, err := results.Load(out); err != nil || r.Status != results.StatusFailed {
+		t.Errorf("result.json: %v, %v", r, err)
+	}
+	for _, p := range workers {
+		if syscall.Kill(p, 0) == nil {
+			t.Errorf("worker %d still exists", p)
+		}
+	}
+}
+
+// childPIDs lists the children of pid.
+func childPIDs(pid int) []int {
+	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	var out []int
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		for _, s := range strings.Fields(string(data)) {
+			if n, err := strconv.Atoi(s); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }

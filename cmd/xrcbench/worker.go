@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"os"
 
@@ -24,7 +25,9 @@ func init() {
 				// The protocol runs over the real stdin and stdout; the
 				// coordinator forwards stderr with this worker's name.
 				if err := bench.WorkerMain(os.Stdin, os.Stdout); err != nil {
-					return failure{err: err}
+					// Stopped by the coordinator, which knows why: say
+					// nothing, or every ^C would print a line per worker.
+					return failure{err: err, quiet: errors.Is(err, bench.ErrAborted)}
 				}
 				return nil
 			},
