@@ -120,15 +120,13 @@ var conformCases = []conformCase{
 // as real child processes that are SIGKILLed while registered.
 func TestDoubleConform(t *testing.T) {
 	for _, c := range conformCases {
-		if c.Provider == "rdma" && !IsProvider("rdma") {
-			continue
-		}
-		if c.Provider == "rdma" && providers["rdma"].open == nil {
-			t.Logf("rdma: skipped: %s", providers["rdma"].Reason)
-			continue
-		}
 		c := c
 		t.Run(c.Provider+"/"+c.Device, func(t *testing.T) {
+			if p := providers[c.Provider]; p == nil {
+				t.Fatalf("provider %s is not registered", c.Provider)
+			} else if p.open == nil {
+				t.Skipf("%s: not in this build: %s", c.Provider, p.Reason)
+			}
 			arg, _ := json.Marshal(c)
 			runInDouble(t, "conform", "xbfake0,xbnoxrc0:noxrc", string(arg))
 		})
