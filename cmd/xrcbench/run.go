@@ -124,7 +124,7 @@ func (f *runFlags) config(cmd *cobra.Command, procs, threads, qps int) (bench.Co
 		Procs: procs, Threads: threads, QPs: qps,
 		Duration: dur, Iterations: f.iterations, Warmup: f.warmup, Repetitions: f.repetitions,
 		Pin: f.pin, Seed: f.seed, Interval: f.interval, SimSemantics: sem, SimCost: cost,
-		Out: f.out, CommandLine: append([]string{"xrcbench"}, os.Args[1:]...),
+		Out: f.out, CommandLine: rerunCommand(fs, procs, threads, qps),
 	}
 	if cfg.Iterations > 0 {
 		cfg.Duration = 0
@@ -136,6 +136,22 @@ func (f *runFlags) config(cmd *cobra.Command, procs, threads, qps int) (bench.Co
 		return bench.Config{}, usageError{err}
 	}
 	return cfg, nil
+}
+
+// rerunCommand is the `xrcbench run` command line of one configuration:
+// the flags the user set, with this point's procs, threads and QPs (a sweep
+// point reruns as a plain run). --out is left out: a rerun writes a new
+// folder.
+func rerunCommand(fs *pflag.FlagSet, procs, threads, qps int) []string {
+	args := []string{"xrcbench", "run"}
+	fs.Visit(func(f *pflag.Flag) {
+		switch f.Name {
+		case "procs", "threads", "qps", "out", "help":
+			return
+		}
+		args = append(args, "--"+f.Name+"="+f.Value.String())
+	})
+	return append(args, fmt.Sprintf("--procs=%d", procs), fmt.Sprintf("--threads=%d", threads), fmt.Sprintf("--qps=%d", qps))
 }
 
 func defaultOut(kind string, spec *workloads.Spec, provider string) string {

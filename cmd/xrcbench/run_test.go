@@ -201,7 +201,11 @@ func TestRunEndToEnd(t *testing.T) {
 	if r.Ops["unreg_last"].Count != 25*4 || r.Config.ProviderOpts["sim_cost"] != "destroy=50µs" {
 		t.Errorf("unreg_last count %d, provider options %v", r.Ops["unreg_last"].Count, r.Config.ProviderOpts)
 	}
-	if r.Config.CommandLine[0] != "xrcbench" || r.Environment.Version == "" || r.Environment.CPUs == 0 {
+	wantCmd := "xrcbench run --iterations=25 --sim-cost=destroy=50us --warmup=100ms --workload=lifecycle --procs=2 --threads=2 --qps=4"
+	if strings.Join(r.Config.CommandLine, " ") != wantCmd {
+		t.Errorf("command line %q, want %q", r.Config.CommandLine, wantCmd)
+	}
+	if r.Environment.Version == "" || r.Environment.CPUs == 0 || r.Environment.Kernel == "" {
 		t.Errorf("config/environment incomplete: %v %+v", r.Config.CommandLine, r.Environment)
 	}
 }
@@ -226,6 +230,10 @@ func TestSweepEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := int64(p.Procs * p.Threads * p.QPs * 10)
+		rerun := strings.Join(r.Config.CommandLine, " ")
+		if !strings.HasPrefix(rerun, "xrcbench run ") || !strings.HasSuffix(rerun, fmt.Sprintf("--procs=%d --threads=1 --qps=%d", p.Procs, p.QPs)) {
+			t.Errorf("point %s: command line %q does not rerun it", p.Dir, rerun)
+		}
 		if p.Status != "ok" || r.Config.Procs != p.Procs || r.Config.QPs != p.QPs || r.Ops["reg"].Count != want {
 			t.Errorf("point %+v: reg count %d, want %d", p, r.Ops["reg"].Count, want)
 		}
