@@ -58,17 +58,24 @@ func TestRunLifecycleThroughDouble(t *testing.T) {
 		t.Skipf("the libibverbs test double is not built (%s): run make fakeverbs (needs libibverbs-dev)", lib)
 	}
 	bin := rdmaBinary(t)
-	tests := []struct{ provider, semantics string }{
-		{"rdma", "upstream"},
-		{"legacy", "legacy"},
+	tests := []struct {
+		provider, semantics string
+		cost                string // XRCBENCH_FAKEVERBS_COST: the double's sim cost model
+	}{
+		{"rdma", "upstream", ""},
+		{"legacy", "legacy", ""},
+		// A known answer through the real API: the double makes the last
+		// unreg (the destroy) cost 300us, and the harness must see it in
+		// unreg_last and not in unreg.
+		{"rdma", "upstream", "destroy=300us"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.provider, func(t *testing.T) {
+		t.Run(tt.provider+"/"+tt.cost, func(t *testing.T) {
 			state, out := t.TempDir(), filepath.Join(t.TempDir(), "run")
 			cmd := exec.Command(bin, "run", "--provider", tt.provider, "--device", "xbfake0", "--workload", "lifecycle",
 				"--procs", "2", "--threads", "2", "--qps", "4", "--iterations", "25", "--warmup", "100ms", "--out", out)
 			cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib, "XRCBENCH_FAKEVERBS_DIR="+state,
-				"XRCBENCH_FAKEVERBS_DEVICES=xbfake0")
+				"XRCBENCH_FAKEVERBS_DEVICES=xbfake0", "XRCBENCH_FAKEVERBS_COST="+tt.cost)
 			var o, e bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &o, &e
 			if err := cmd.Run(); err != nil {
@@ -94,6 +101,15 @@ func TestRunLifecycleThroughDouble(t *testing.T) {
 			}
 			if len(r.Workers) != 2 {
 				t.Errorf("%d worker processes, want 2", len(r.Workers))
+			}
+			if tt.cost != "" {
+				// Generous bounds: a shared 2-core machine stretches the
+				// top, never shortens a busy-wait.
+				last, unreg := r.Ops["unreg_last"].NS, r.Ops["unreg"].NS
+				if last.P50 < 300_000 || last.P50 > 3_000_000 || unreg.P50 >= 300_000 {
+					t.Errorf("with destroy=300us: unreg_last p50 %dns (want 300us..3ms), unreg p50 %dns (want < 300us)",
+						last.P50, unreg.P50)
+				}
 			}
 			env := r.Environment
 			if env.Provider != tt.provider || env.Device["name"] != "xbfake0" || env.Device["semantics"] != tt.semantics ||
