@@ -1,0 +1,75 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/xrcbench/xrcbench/verbs"
+)
+
+func init() { subcommands = append(subcommands, newCalibrateCmd) }
+
+func newCalibrateCmd(stdout, stderr io.Writer) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "calibrate",
+		Short: "Measure the harness's own costs on this machine against its targets",
+		Long: `calibrate measures what the harness itself costs here: one read of the timer,
+the batch loop's reported latency on the null provider against one timer read,
+the cgo calls per operation, the sim device's uncontended reg+unreg pair, and
+whether the sim cost model reports the cost it was given (destroy=100us).
+
+Targets are ratios or bounds measured in the same run, so a shared, noisy
+machine does not move the goalposts. Exit status 1 when a target is missed:
+rerun on a quieter machine before trusting small differences.`,
+		Example: "  xrcbench calibrate\n  xrcbench calibrate --json",
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			dir, err := verbs.CalibrationDir()
+			if err != nil {
+				return failure{err: err}
+			}
+			defer os.RemoveAll(dir)
+			ms, err := verbs.Calibrate(dir)
+			if err != nil {
+				return failure{err: err}
+			}
+			missed := 0
+			for _, m := range ms {
+				if !m.OK {
+					missed++
+				}
+			}
+			if asJSON {
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false)
+				if err := enc.Encode(map[string]any{"measurements": ms, "missed": missed}); err != nil {
+					return failure{err: err}
+				}
+			} else {
+				tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
+				fmt.Fprintln(tw, "measurement\tvalue\ttarget\t\tdetail")
+				for _, m := range ms {
+					verdict := ""
+					if m.Target != "" {
+						verdict = map[bool]string{true: "ok", false: "MISSED"}[m.OK]
+					}
+					fmt.Fprintf(tw, "%s\t%.4g %s\t%s\t%s\t%s\n", m.Name, m.Value, m.Unit, m.Target, verdict, m.Detail)
+				}
+				tw.Flush()
+			}
+			if missed > 0 {
+				return failure{err: fmt.Errorf("calibrate: %d target(s) missed", missed)}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"measurements": [{"name", "value", "unit", "target", "ok", "detail"}], "missed"}`)
+	return cmd
+}
