@@ -249,6 +249,14 @@ static void add_device(char *spec)
 			d->eacces = 1;
 		else if (!strncmp(f, "driver=", 7))
 			snprintf(d->driver, sizeof(d->driver), "%s", f + 7);
+		else {
+			/* A typo must not quietly give a device other than the
+			 * test asked for. */
+			fprintf(stderr, "fakeverbs: XRCBENCH_FAKEVERBS_DEVICES: unknown flag \"%s\" of device %s "
+					"(have noxrc, noopenqp, eacces, driver=NAME)\n", f, name);
+			g.list_errno = EINVAL;
+			return;
+		}
 	}
 	if (noxrc && !strcmp(noxrc, "1"))
 		d->noxrc = 1;
