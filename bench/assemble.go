@@ -108,6 +108,7 @@ func mergeWorkers(list []results.Worker, rep *repOutcome) []results.Worker {
 			if ru, ok := w.state.SysUsage().(*syscall.Rusage); ok {
 				rw.MaxRSSKB = ru.Maxrss
 			}
+			rw.CPUSeconds = (w.state.UserTime() + w.state.SystemTime()).Seconds()
 		}
 		pinned := false
 		for i := 0; i < w.threads; i++ {

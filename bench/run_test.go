@@ -54,6 +54,11 @@ func TestIterationsCounts(t *testing.T) {
 			if len(res.Workers) != tt.procs {
 				t.Errorf("%d workers, want %d", len(res.Workers), tt.procs)
 			}
+			for _, w := range res.Workers {
+				if w.PID == 0 || w.Exit != "ok" || w.MaxRSSKB <= 0 || w.CPUSeconds <= 0 || len(w.PerThread) != tt.threads {
+					t.Errorf("worker %+v: want pid, exit ok, rss, cpu time, per-thread counts", w)
+				}
+			}
 		})
 	}
 }

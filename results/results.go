@@ -135,6 +135,10 @@ type Worker struct {
 	Repetition int `json:"repetition"`
 	// MaxRSSKB is the process's peak resident memory in KiB (getrusage).
 	MaxRSSKB int64 `json:"max_rss_kb,omitempty"`
+	// CPUSeconds is the CPU time (user + system) the process used, all
+	// threads: against the wall time it shows whether the workers had the
+	// CPUs they needed.
+	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
 }
 
 // ThreadCounts is one worker thread's operation counts.
