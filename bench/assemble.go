@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"syscall"
 
@@ -80,6 +81,7 @@ func assemble(res *results.Result, done []*repOutcome, cfg Config) {
 		res.Repetitions = append(res.Repetitions, r)
 		res.Harness.StartSkewNS = max(res.Harness.StartSkewNS, rep.skew)
 	}
+	res.Warnings = append(res.Warnings, cpuWarnings(done, cfg)...)
 	res.Histograms = map[string]string{}
 	for kind, a := range all {
 		res.Ops[kind] = a.stats(wall)
@@ -225,4 +227,35 @@ func checkLeaks(vo verbs.Options, h *holder, threads []threadResult) *results.Le
 	lc.Checked = true
 	lc.Detail = fmt.Sprintf("probed %d QP number(s): the held ones and the last %d each thread created", len(made)+len(h.foreign), createdRing)
 	return lc
+}
+
+// cpuWarnings says when the measurement did not have the CPUs it needed:
+// more threads than CPUs, or (loop workloads, whose threads never wait)
+// workers that got much less CPU time than their threads x the wall time.
+// Latencies then include time spent preempted.
+func cpuWarnings(done []*repOutcome, cfg Config) []string {
+	var out []string
+	total := cfg.Procs * cfg.Threads
+	if cpus := runtime.NumCPU(); total > cpus {
+		out = append(out, fmt.Sprintf("%d threads on %d CPUs: threads share CPUs, so latencies include time spent preempted", total, cpus))
+	}
+	if cfg.Workload.Mode != "loop" {
+		return out
+	}
+	for _, rep := range done {
+		var cpu float64
+		for _, w := range rep.workers {
+			if w.state != nil {
+				cpu += (w.state.UserTime() + w.state.SystemTime()).Seconds()
+			}
+		}
+		// Threads can use at most one CPU each, and all CPUs together.
+		usable := min(total, runtime.NumCPU())
+		want := float64(usable) * (rep.wall + cfg.Warmup).Seconds()
+		if want > 0.5 && cpu < 0.75*want {
+			out = append(out, fmt.Sprintf("repetition %d: workers got %.1f CPU-seconds of the %.1f their %d thread(s) could use (%.0f%%): the machine is busy, throughput is understated",
+				rep.index+1, cpu, want, total, 100*cpu/want))
+		}
+	}
+	return out
 }
