@@ -218,3 +218,40 @@ func TestHlogsSumToCounts(t *testing.T) {
 		})
 	}
 }
+
+// A user's spec runs like a built-in: here rounds on held QPs, where every
+// thread registers and unregisters each QP once per round.
+func TestUserWorkload(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "together.yaml")
+	src := `name: together
+description: every thread regs and unregs the held QPs in lockstep rounds
+mode: rounds
+qps:
+  scope: shared
+  holder: true
+phases:
+  - op: reg
+    by: all
+  - op: unreg
+    by: all
+`
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := workloads.Get(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, "steady", "sim", 2, 2, 3)
+	cfg.Workload, cfg.WorkloadArg = spec, path
+	cfg.Iterations = 15
+	res := runOK(t, cfg)
+	for _, kind := range []string{"reg", "unreg"} {
+		if s := res.Ops[kind]; s.Count != 15*3*4 || s.Errors != 0 {
+			t.Errorf("%s: %+v, want %d operations without errors", kind, s, 15*3*4)
+		}
+	}
+	if res.Config.Workload != path || res.Config.WorkloadSpec != src {
+		t.Errorf("config does not record the user's spec: %q", res.Config.Workload)
+	}
+}
