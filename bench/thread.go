@@ -324,11 +324,18 @@ func (t *thread) loopPhase(p *phaseRT) error {
 		n = t.q
 	case workloads.OpRegInvalid, workloads.OpRegForeign:
 		n = copy(b.QPNs, t.probeList(p.Op))
-	default:
+	case workloads.OpReg:
+		// Specialised loops, not include(): this runs once per operation.
 		for _, s := range t.order {
-			if t.include(p, s, t.slots[s]) {
-				b.QPNs[n] = t.slots[s]
-				t.where[n] = s
+			if q := t.slots[s]; q != 0 && !t.held[s] {
+				b.QPNs[n], t.where[n] = q, s
+				n++
+			}
+		}
+	default: // unreg, unreg_last
+		for _, s := range t.order {
+			if t.held[s] {
+				b.QPNs[n], t.where[n] = t.slots[s], s
 				n++
 			}
 		}
