@@ -232,10 +232,16 @@ func (t *thread) run(deadline uint64) error {
 		if err := t.loop(func(uint64, int64) bool { return verbs.Now() >= end || t.shm.stopRequested() }); err != nil {
 			return err
 		}
+		// The measurement starts at a deadline all threads sleep to, as at
+		// the first start. The barrier's release wakes every thread at once,
+		// and with many threads per core that takes a while, so the deadline
+		// leaves a gap after the planned end of the warm-up, and at least a
+		// margin after the actual end (a long last round).
+		gap := uint64(50*time.Millisecond + time.Duration(t.n)*500*time.Microsecond)
 		margin := uint64(10*time.Millisecond + time.Duration(t.n)*200*time.Microsecond)
 		err := t.shm.wait(func() {
 			t.shm.setStop(false)
-			t.shm.setDeadline(verbs.Now() + margin)
+			t.shm.setDeadline(max(end+gap, verbs.Now()+margin))
 		})
 		if err != nil {
 			return err
