@@ -13,16 +13,32 @@ import (
 
 func init() {
 	subcommands = append(subcommands, func(stdout, stderr io.Writer) *cobra.Command {
-		return &cobra.Command{
+		var show string
+		cmd := &cobra.Command{
 			Use:   "list",
 			Short: "List the providers (and whether they work here) and the built-in workloads",
+			Long: `list shows every provider this build knows, whether it works on this machine
+(and why not), and the built-in workloads with one line each. --show prints a
+workload's spec: the YAML format --workload FILE reads, a starting point for
+your own.`,
 			Example: `  xrcbench list
-  xrcbench run --workload lifecycle   # run one of them`,
+  xrcbench list --show lifecycle > mine.yaml   # edit, then:
+  xrcbench run --workload ./mine.yaml`,
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
+				if show != "" {
+					spec, err := workloads.Get(show)
+					if err != nil {
+						return usageError{err}
+					}
+					_, err = io.WriteString(stdout, spec.Source)
+					return err
+				}
 				return writeList(stdout, verbs.Providers(), workloads.Builtins())
 			},
 		}
+		cmd.Flags().StringVar(&show, "show", "", "print the spec of this workload (a built-in name or a file)")
+		return cmd
 	})
 }
 

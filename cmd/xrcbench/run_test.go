@@ -112,6 +112,23 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
+func TestListShow(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(&stdout, &stderr, []string{"list", "--show", "lifecycle"}); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	// What it prints is a spec that parses back to the same workload.
+	spec, err := workloads.Parse(stdout.Bytes(), "shown.yaml")
+	if err != nil || spec.Name != "lifecycle" || len(spec.Phases) != 4 {
+		t.Errorf("list --show output does not parse back: %v", err)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(&stdout, &stderr, []string{"list", "--show", "nosuch"}); code != exitUsage || !strings.Contains(stderr.String(), "unknown workload") {
+		t.Errorf("--show nosuch: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
 // Help teaches: every flag of the CLI contract is there, with examples.
 func TestRunHelp(t *testing.T) {
 	for _, sub := range []string{"run", "sweep"} {

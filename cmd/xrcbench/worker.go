@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/xrcbench/xrcbench/bench"
 )
@@ -24,7 +25,20 @@ func init() {
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				// The protocol runs over the real stdin and stdout; the
 				// coordinator forwards stderr with this worker's name.
-				if err := bench.WorkerMain(os.Stdin, os.Stdout); err != nil {
+				// The protocol gets a private copy of stdout, and fd 1 becomes
+				// stderr: a stray print from any library then shows up,
+				// prefixed, in the coordinator's stderr instead of corrupting
+				// the frames.
+				proto, err := unix.Dup(1)
+				if err != nil {
+					return failure{err: err}
+				}
+				if err := unix.Dup2(2, 1); err != nil {
+					return failure{err: err}
+				}
+				out := os.NewFile(uintptr(proto), "protocol")
+				defer out.Close()
+				if err := bench.WorkerMain(os.Stdin, out); err != nil {
 					// Stopped by the coordinator, which knows why: say
 					// nothing, or every ^C would print a line per worker.
 					return failure{err: err, quiet: errors.Is(err, bench.ErrAborted)}
