@@ -89,5 +89,9 @@ func runOK(t *testing.T, cfg Config) *results.Result {
 	if loaded.Status != results.StatusOK {
 		t.Fatalf("status %q: %s", loaded.Status, loaded.Error)
 	}
+	// The private directory (device, domains, barrier) is gone.
+	if left, _ := os.ReadDir(opts.TempDir); len(left) != 0 {
+		t.Errorf("private directory left behind: %v", left)
+	}
 	return res
 }
