@@ -8,6 +8,28 @@
 // can; in mode "rounds" all threads of all processes run each phase
 // together and a barrier separates the phases, so that who does what to
 // which QP (creator, closer) is fixed by construction.
+//
+// The format, strictly decoded (an unknown key is an error with its line):
+//
+//	name: lifecycle            # no spaces or slashes
+//	description: one line      # what `xrcbench list` shows
+//	mode: rounds               # loop | rounds
+//	qps:
+//	  scope: shared            # shared | per_thread (--qps each)
+//	  holder: false            # a registrant outside the measured threads
+//	                           # creates the QPs first and holds them
+//	phases:                    # in order, one batch per thread each
+//	  - op: create             # create | reg | unreg | unreg_last |
+//	                           # reg_invalid | reg_foreign
+//	    by: creator            # loop: each; rounds: all | creator | closer |
+//	                           # all_but_creator | all_but_closer
+//	    expect: ok             # ok, or an errno name; reg_invalid and
+//	                           # reg_foreign default to EINVAL
+//
+// Parse checks the phase order by running it on a model of the XRC
+// registration state for one to three threads: an unreg that would
+// destroy a QP must be an unreg_last, every reg needs its unreg within the
+// pass, and so on.
 package workloads
 
 import (

@@ -192,7 +192,9 @@ func init() {
 each, every thread its own registrant (device context and domain handle), runs
 the workload on the provider, and writes a run folder: result.json (schema
 xrcbench.result/v1) and one HdrHistogram interval log per op kind (<kind>.hlog).
-It prints a summary table and where the folder is.
+It prints a summary table and where the folder is. Warm-up is run and
+discarded; each repetition starts fresh workers on a fresh device; ^C stops the
+run and keeps what was measured (status partial).
 
 Exit status: 0 ok; 1 the run failed (result.json still written, status partial
 or failed, the error names the worker); 2 bad usage or input.`,
@@ -209,7 +211,8 @@ or failed, the error names the worker); 2 bad usage or input.`,
   # the harness's own overhead
   xrcbench run --provider null --workload steady --qps 256 --duration 5s
 
-  # a workload of your own (see xrcbench list, and workloads/builtin/*.yaml)
+  # a workload of your own, starting from a built-in's spec
+  xrcbench list --show steady > mine.yaml
   xrcbench run --workload ./mine.yaml`,
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
