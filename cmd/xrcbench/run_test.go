@@ -319,3 +319,36 @@ func childPIDs(pid int) []int {
 	}
 	return out
 }
+
+// A coordinator killed outright (no chance to clean up) takes its workers
+// with it: they get SIGKILL from the kernel (PR_SET_PDEATHSIG).
+func TestCoordinatorKilled(t *testing.T) {
+	bin := engineBinary(t)
+	cmd := exec.Command(bin, "run", "--workload", "steady", "--procs", "3", "--threads", "1",
+		"--duration", "60s", "--warmup", "0s", "--out", filepath.Join(t.TempDir(), "run"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var workers []int
+	for deadline := time.Now().Add(20 * time.Second); len(workers) < 3 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		workers = childPIDs(cmd.Process.Pid)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if len(workers) < 3 {
+		t.Fatalf("found workers %v, want 3", workers)
+	}
+	for _, p := range workers {
+		gone := false
+		for deadline := time.Now().Add(10 * time.Second); !gone && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+			// Gone, or a zombie waiting for init to reap it: not running.
+			gone = err != nil || strings.Contains(string(data), ") Z ")
+		}
+		if !gone {
+			syscall.Kill(p, syscall.SIGKILL)
+			t.Errorf("worker %d outlived its coordinator", p)
+		}
+	}
+}
