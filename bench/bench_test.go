@@ -130,3 +130,57 @@ func TestHotPathAllocatesNothing(t *testing.T) {
 		})
 	}
 }
+
+// The destroy cross-check: an unreg_last that the device says did not
+// destroy its QP (here because an outsider also registered with it) is an
+// error of its kind, named not_destroyed.
+func TestDestroyCrossCheck(t *testing.T) {
+	spec, err := workloads.Get("churn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	vo := verbs.Options{Provider: "sim", Sim: verbs.SimOptions{Dir: filepath.Join(dir, "sim")}}
+	outsider, err := verbs.Open(vo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outsider.Close()
+	odom, err := outsider.OpenDomain(filepath.Join(dir, "domain"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer odom.Close()
+	sh, err := createShm(filepath.Join(dir, "barrier"), 1, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.close()
+	cfg := &workerConfig{Threads: 1, TotalThreads: 1, QPs: 4, Verbs: vo, Domain: filepath.Join(dir, "domain"), Interval: 1 << 62}
+	th := newThread(cfg, spec, 0, sh)
+	if err := th.setup(); err != nil {
+		t.Fatal(err)
+	}
+	defer th.teardown()
+	create, last := th.phases[0], th.phases[1]
+	if err := th.loopPhase(create); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range th.slots[:2] { // the outsider holds on to two of the four
+		if err := odom.Reg(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := append([]uint32(nil), th.slots[:2]...)
+	if err := th.loopPhase(last); err != nil {
+		t.Fatal(err)
+	}
+	if r := last.rec; r.count != 4 || r.errors != 2 || r.errnos[errNotDestroyed] != 2 {
+		t.Errorf("unreg_last: count %d errors %d %v, want 4 with 2 not_destroyed", r.count, r.errors, r.errnos)
+	}
+	for _, q := range kept {
+		if _, err := odom.Unreg(q); err != nil {
+			t.Error(err)
+		}
+	}
+}
