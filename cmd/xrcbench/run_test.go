@@ -352,3 +352,21 @@ func TestCoordinatorKilled(t *testing.T) {
 		}
 	}
 }
+
+func TestSummaryGolden(t *testing.T) {
+	r := &results.Result{
+		Status: results.StatusOK,
+		Ops: map[string]results.OpStats{
+			"create":     {Count: 1600, OpsPerSec: 532.7, NS: results.Latency{P50: 171, P99: 60_000, P999: 124_000, Max: 1_810_000}},
+			"unreg":      {Count: 4800, OpsPerSec: 1598, NS: results.Latency{P50: 2_100, P99: 17_000, P999: 65_000, Max: 4_090_000}},
+			"unreg_last": {Count: 1600, Errors: 3, OpsPerSec: 532.7, NS: results.Latency{P50: 202_000, P99: 830_000, P999: 3_170_000, Max: 24_440_000_000}},
+		},
+		Harness: results.Harness{Timer: "clock_monotonic", TimerOverheadNS: 23.4, StartSkewNS: 28_000},
+		Leaks:   &results.LeakCheck{Checked: true, Method: "sim_inspect"},
+	}
+	var b bytes.Buffer
+	printSummary(&b, r, "runs/make-run")
+	r.Status, r.Leaks = results.StatusPartial, &results.LeakCheck{Method: "none", Detail: "the null provider keeps no state"}
+	printSummary(&b, r, "runs/other")
+	golden(t, "summary.golden", b.Bytes())
+}
