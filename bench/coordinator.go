@@ -164,7 +164,7 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 		case <-readyBy.C:
 			return fail(errors.New("workers did not get ready within a minute"))
 		case <-ctx.Done():
-			return fail(fmt.Errorf("interrupted: %w", ctx.Err()))
+			return fail(fmt.Errorf("interrupted (%v) before the start", context.Cause(ctx)))
 		}
 	}
 
@@ -196,7 +196,10 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 				pending--
 			}
 		case <-watchdog:
-			return fail(fmt.Errorf("the run did not finish within a minute of its end"))
+			if interrupted != nil {
+				return fail(errors.New("interrupted, and the workers did not stop within 10s"))
+			}
+			return fail(errors.New("the run did not finish within a minute of its planned end"))
 		case <-interrupt:
 			// Stop gracefully: threads end their pass or round and report
 			// what they measured, which the result keeps as partial.
