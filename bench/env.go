@@ -75,9 +75,19 @@ func cpuModel() string {
 	return ""
 }
 
+// buildVersion, when set at link time, names the build:
+//
+//	go build -ldflags "-X github.com/xrcbench/xrcbench/bench.buildVersion=$(git describe --always --dirty)"
+//
+// It is for builds where Go's own VCS stamping is off (-buildvcs=false).
+var buildVersion string
+
 // Version is the VCS revision xrcbench was built from, "+dirty" when the
 // tree had changes, or "unknown" for a build without VCS information.
 func Version() string {
+	if buildVersion != "" {
+		return buildVersion
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"

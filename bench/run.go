@@ -190,6 +190,9 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	default:
 		res.Status, res.Error = results.StatusFailed, runErr.Error()
 	}
+	if res.Environment.Version == "unknown" {
+		res.Warnings = append(res.Warnings, "xrcbench version unknown: built without VCS information (-buildvcs=false); the result cannot name the code that measured it")
+	}
 	if res.Leaks != nil && len(res.Leaks.Leaked) > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d QP(s) outlived the run: %v", len(res.Leaks.Leaked), res.Leaks.Leaked))
 	}
