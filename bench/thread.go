@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"runtime"
 	"syscall"
@@ -563,18 +564,10 @@ func (t *thread) result() (threadResult, error) {
 			if tr.Errnos == nil {
 				tr.Errnos = map[string]map[string]int64{}
 			}
-			tr.Errnos[r.kind] = maps(r.errnos)
+			tr.Errnos[r.kind] = maps.Clone(r.errnos)
 		}
 	}
 	return tr, nil
-}
-
-func maps(m map[string]int64) map[string]int64 {
-	out := make(map[string]int64, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // lockThread pins the calling goroutine to its OS thread for good: the

@@ -41,6 +41,8 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"run", "--iterations", "0"}, "--iterations 0"},
 		{[]string{"run", "--warmup", "-1s"}, "--warmup -1s"},
 		{[]string{"run", "--repetitions", "0"}, "--repetitions 0"},
+		{[]string{"run", "--interval", "0s"}, "--interval 0s"},
+		{[]string{"run", "--workload", "steady", "--procs", "16", "--threads", "8"}, "registrants per QP"},
 		{[]string{"run", "--workload", "nosuch"}, `unknown workload "nosuch"`},
 		{[]string{"run", "--workload", bad}, "bad.yaml:6: field colour not found"},
 		{[]string{"run", "--workload", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
