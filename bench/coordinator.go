@@ -307,6 +307,9 @@ func (c *coordinator) spawn(p int, wc *workerConfig, events chan<- event) (*work
 			fmt.Fprintf(c.opts.Stderr, "%s: %s\n", w.name(), sc.Text())
 			c.errMu.Unlock()
 		}
+		// A line too long to scan ends the forwarding, not the reading: a
+		// worker blocked on a full stderr pipe would wedge the run.
+		io.Copy(io.Discard, stderr)
 	}()
 	go func() {
 		fr := newFrameReader(stdout)
