@@ -71,6 +71,8 @@ func (w *workerProc) describe() string {
 	switch {
 	case w.failMsg != "":
 		return w.name() + " failed: " + w.failMsg
+	case errors.Is(w.readErr, errProto):
+		return fmt.Sprintf("%s: reading its messages: %v (%s)", w.name(), w.readErr, w.exitString())
 	case w.state == nil:
 		return w.name() + " stopped answering"
 	}

@@ -173,3 +173,16 @@ func TestInterrupted(t *testing.T) {
 		})
 	}
 }
+
+// A worker that writes garbage where the protocol's frames go fails the
+// run with a message that says so, and names it.
+func TestWorkerGarbage(t *testing.T) {
+	cfg := testConfig(t, "steady", "null", 2, 1, 2)
+	cfg.Iterations = 10
+	opts, _ := testOptions(t, "XRCBENCH_TEST_WORKER_GARBAGE=1")
+	_, err := Run(context.Background(), cfg, opts)
+	var re *RunError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "protocol error") || !strings.Contains(err.Error(), "worker ") {
+		t.Fatalf("err = %v, want a RunError naming the worker and the protocol error", err)
+	}
+}

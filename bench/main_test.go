@@ -21,6 +21,10 @@ const workerEnv = "XRCBENCH_TEST_WORKER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(workerEnv) == "1" {
+		if os.Getenv("XRCBENCH_TEST_WORKER_GARBAGE") == "1" {
+			os.Stdout.WriteString("this is not a frame\n")
+			os.Exit(0)
+		}
 		if c := os.Getenv("XRCBENCH_TEST_WORKER_SIM_COST"); c != "" {
 			cost, err := verbs.ParseCost(c)
 			if err != nil {
