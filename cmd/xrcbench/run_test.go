@@ -236,6 +236,9 @@ func TestSweepEndToEnd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
+	if !strings.Contains(stdout, "reg ops/s") || !strings.Contains(stdout, "sweep folder: "+out+" (4 points)") {
+		t.Errorf("sweep overview missing:\n%s", stdout)
+	}
 	s, err := results.LoadSweep(out)
 	if err != nil {
 		t.Fatal(err)

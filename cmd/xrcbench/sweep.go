@@ -6,8 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -118,6 +120,7 @@ xrcbench.sweep/v1). A failed point does not stop the sweep; the exit status is
 						break
 					}
 				}
+				printSweep(stdout, root, idx)
 				fmt.Fprintf(stdout, "sweep folder: %s (%d points)\n", root, len(idx.Points))
 				if len(failed) > 0 {
 					return failure{err: errors.New("sweep: point(s) failed: " + strings.Join(failed, ", ")), quiet: false}
@@ -131,4 +134,46 @@ xrcbench.sweep/v1). A failed point does not stop the sweep; the exit status is
 		f.register(cmd.Flags(), true)
 		return cmd
 	})
+}
+
+// printSweep is the sweep's overview: per point, the p50 and rate of each
+// op kind, so scaling shows at a glance.
+func printSweep(w io.Writer, root string, idx *results.Sweep) {
+	var kinds []string
+	runs := map[string]*results.Result{}
+	for _, p := range idx.Points {
+		r, err := results.Load(filepath.Join(root, p.Dir))
+		if err != nil {
+			continue
+		}
+		runs[p.Dir] = r
+		for _, k := range results.OpKinds {
+			if _, ok := r.Ops[k]; ok && !slices.Contains(kinds, k) {
+				kinds = append(kinds, k)
+			}
+		}
+	}
+	slices.SortFunc(kinds, func(a, b string) int { return slices.Index(results.OpKinds, a) - slices.Index(results.OpKinds, b) })
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "procs\tthreads\tqps\tstatus\t")
+	for _, k := range kinds {
+		fmt.Fprintf(tw, "%s p50\t%s ops/s\t", k, k)
+	}
+	fmt.Fprintln(tw)
+	for _, p := range idx.Points {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t", p.Procs, p.Threads, p.QPs, p.Status)
+		var ops map[string]results.OpStats
+		if r := runs[p.Dir]; r != nil {
+			ops = r.Ops
+		}
+		for _, k := range kinds {
+			if s, ok := ops[k]; ok && s.Count > 0 {
+				fmt.Fprintf(tw, "%s\t%.0f\t", ns(s.NS.P50), s.OpsPerSec)
+			} else {
+				fmt.Fprint(tw, "-\t-\t")
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
 }
