@@ -9,8 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/xrcbench/xrcbench/results"
@@ -189,6 +192,15 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 		res.Status, res.Error = results.StatusPartial, runErr.Error()
 	default:
 		res.Status, res.Error = results.StatusFailed, runErr.Error()
+	}
+	for _, kind := range results.OpKinds {
+		if s := res.Ops[kind]; s.Errors > 0 {
+			var why []string
+			for _, name := range slices.Sorted(maps.Keys(s.ErrnoCounts)) {
+				why = append(why, fmt.Sprintf("%s x%d", name, s.ErrnoCounts[name]))
+			}
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d of %d operations had an unexpected outcome (%s)", kind, s.Errors, s.Count, strings.Join(why, ", ")))
+		}
 	}
 	if res.Environment.Version == "unknown" {
 		res.Warnings = append(res.Warnings, "xrcbench version unknown: built without VCS information (-buildvcs=false); the result cannot name the code that measured it")
