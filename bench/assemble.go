@@ -3,7 +3,9 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 	"sort"
 	"syscall"
 
@@ -32,19 +34,20 @@ func (a *kindAgg) stats(seconds float64) results.OpStats {
 	return s
 }
 
-func aggregate(aggs map[string]*kindAgg, trs []threadResult) error {
-	for _, tr := range trs {
+// aggregate adds a repetition's per-thread counts and its latency
+// histograms into aggs.
+func aggregate(aggs map[string]*kindAgg, rep *repOutcome) {
+	get := func(kind string) *kindAgg {
+		a := aggs[kind]
+		if a == nil {
+			a = &kindAgg{hist: results.NewHistogram(), errnos: map[string]int64{}}
+			aggs[kind] = a
+		}
+		return a
+	}
+	for _, tr := range rep.threads {
 		for kind, kr := range tr.Kinds {
-			a := aggs[kind]
-			if a == nil {
-				a = &kindAgg{hist: results.NewHistogram(), errnos: map[string]int64{}}
-				aggs[kind] = a
-			}
-			h, err := results.DecodeHistogram(kr.Hist)
-			if err != nil {
-				return fmt.Errorf("thread %d, %s: %w", tr.Thread, kind, err)
-			}
-			a.hist.Merge(h)
+			a := get(kind)
 			a.count += kr.Count
 			a.errors += kr.Errors
 			for name, n := range tr.Errnos[kind] {
@@ -52,7 +55,9 @@ func aggregate(aggs map[string]*kindAgg, trs []threadResult) error {
 			}
 		}
 	}
-	return nil
+	for kind, h := range rep.hists {
+		get(kind).hist.Merge(h)
+	}
 }
 
 // assemble fills the result's ops, repetitions, histograms and harness
@@ -62,11 +67,15 @@ func assemble(res *results.Result, done []*repOutcome, cfg Config) {
 	var wall float64
 	for _, rep := range done {
 		aggs := map[string]*kindAgg{}
-		if err := aggregate(aggs, rep.threads); err != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("repetition %d: %v", rep.index+1, err))
-		}
-		if err := aggregate(all, rep.threads); err != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("repetition %d: %v", rep.index+1, err))
+		aggregate(aggs, rep)
+		aggregate(all, rep)
+		for _, kind := range slices.Sorted(maps.Keys(aggs)) {
+			// The latencies arrived interval by interval, the counts at the
+			// end: they must agree, or something was lost on the way.
+			if a := aggs[kind]; a.hist.TotalCount() != a.count {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("repetition %d: %s: %d latencies for %d operations",
+					rep.index+1, kind, a.hist.TotalCount(), a.count))
+			}
 		}
 		secs := rep.wall.Seconds()
 		wall += secs

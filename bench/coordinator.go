@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
@@ -34,8 +36,9 @@ type repOutcome struct {
 	workers  []*workerProc
 	wall     time.Duration
 	skew     int64
-	minStart uint64 // earliest thread start, CLOCK_MONOTONIC ns
-	measured bool   // every thread reported: usable even with an error
+	minStart uint64                             // earliest thread start, CLOCK_MONOTONIC ns
+	measured bool                               // every thread reported: usable even with an error
+	hists    map[string]*hdrhistogram.Histogram // latency per op kind, from the intervals
 	leaks    *results.LeakCheck
 	warnings []string
 }
@@ -214,6 +217,7 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 		}
 	}
 	c.logs.endRep()
+	out.hists = c.logs.totals
 	var minStart, maxStart, maxEnd uint64
 	for i, tr := range out.threads {
 		if i == 0 || tr.Started < minStart {

@@ -14,7 +14,8 @@ import (
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
-// hlogs writes one HdrHistogram interval log per op kind (<kind>.hlog).
+// hlogs writes one HdrHistogram interval log per op kind (<kind>.hlog),
+// and sums the intervals into the repetition's latency totals.
 // Threads report each interval when they leave it; an interval is merged
 // across threads and written once every thread has moved past it (or it
 // is far behind the newest one), so the coordinator holds a few intervals
@@ -25,7 +26,8 @@ type hlogs struct {
 	bufs     map[string]*bufio.Writer
 	writers  map[string]*hdrhistogram.HistogramLogWriter
 	pending  map[int64]map[string]*hdrhistogram.Histogram
-	progress map[int]int64 // thread → first interval it has not reported
+	totals   map[string]*hdrhistogram.Histogram // of the repetition, per op kind
+	progress map[int]int64                      // thread → first interval it has not reported
 	threads  int
 	newest   int64
 	base     uint64 // CLOCK_MONOTONIC ns of interval 0 of this repetition
@@ -58,6 +60,7 @@ func newHlogs(dir string, kinds []string, start time.Time, interval time.Duratio
 
 func (l *hlogs) startRep(threads int) {
 	l.pending = map[int64]map[string]*hdrhistogram.Histogram{}
+	l.totals = map[string]*hdrhistogram.Histogram{}
 	l.progress = map[int]int64{}
 	l.threads = threads
 	l.newest = 0
@@ -90,6 +93,10 @@ func (l *hlogs) add(m *intervalMsg, base uint64) error {
 			iv[kind] = results.NewHistogram()
 		}
 		iv[kind].Merge(h)
+		if l.totals[kind] == nil {
+			l.totals[kind] = results.NewHistogram()
+		}
+		l.totals[kind].Merge(h)
 	}
 	if m.Index+1 > l.progress[m.Thread] {
 		l.progress[m.Thread] = m.Index + 1

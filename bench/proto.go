@@ -17,7 +17,7 @@ import (
 // protocol version, so a worker binary from another build is refused with
 // a clear error instead of misreading the stream.
 const (
-	protoVersion  = 1
+	protoVersion  = 2
 	maxFrameBytes = 64 << 20
 )
 
@@ -99,10 +99,11 @@ type threadResult struct {
 	Errnos  map[string]map[string]int64 `json:"errnos,omitempty"`
 }
 
+// kindResult is one thread's counts of one op kind. Its latencies are the
+// sum of the thread's interval messages.
 type kindResult struct {
-	Count  int64  `json:"count"`
-	Errors int64  `json:"errors"`
-	Hist   string `json:"hist"`
+	Count  int64 `json:"count"`
+	Errors int64 `json:"errors"`
 }
 
 // frameWriter writes messages; not safe for concurrent use.

@@ -31,41 +31,35 @@ const (
 
 // kindRec is one op kind's recording in one thread. The hot path adds one
 // count per operation to iv, a bare array in the layout of the project's
-// HDR histograms (see record.go); once per interval iv becomes a real
-// histogram for the coordinator and is added into total.
+// HDR histograms (see record.go); once per interval iv goes to the
+// coordinator as a real histogram and is cleared. The coordinator merges
+// the intervals into the timelines and the totals, so a thread holds one
+// array per op kind whatever the run length.
 type kindRec struct {
 	kind   string
 	iv     []int64
 	ivN    int64
-	total  []int64
 	count  int64
 	errors int64
 	errnos map[string]int64
 }
 
 func newKindRec(kind string) *kindRec {
-	return &kindRec{kind: kind, iv: make([]int64, histCounts), total: make([]int64, histCounts), errnos: map[string]int64{}}
+	return &kindRec{kind: kind, iv: make([]int64, histCounts), errnos: map[string]int64{}}
 }
 
 func (k *kindRec) reset() {
 	clear(k.iv)
-	clear(k.total)
 	k.ivN, k.count, k.errors = 0, 0, 0
 	clear(k.errnos)
 }
 
-// endInterval adds iv into total and clears it.
+// endInterval clears iv for the next interval.
 func (k *kindRec) endInterval() {
-	if k.ivN == 0 {
-		return
+	if k.ivN != 0 {
+		clear(k.iv)
+		k.ivN = 0
 	}
-	for i, c := range k.iv {
-		if c != 0 {
-			k.total[i] += c
-			k.iv[i] = 0
-		}
-	}
-	k.ivN = 0
 }
 
 func (k *kindRec) fail(name string) {
@@ -549,17 +543,13 @@ func (t *thread) flushIntervalAt(now uint64) {
 	}
 }
 
-// result packages the thread's measurement.
+// result packages the thread's counts; its latencies went out with its
+// intervals.
 func (t *thread) result() (threadResult, error) {
 	tr := threadResult{Thread: t.g, CPU: t.cpu, Started: t.started, Ended: t.ended, Rounds: t.rounds,
 		Kinds: map[string]kindResult{}, Created: t.created}
 	for _, r := range t.recs {
-		r.endInterval()
-		s, err := results.EncodeHistogram(histogramInto(t.scratch, r.total))
-		if err != nil {
-			return tr, err
-		}
-		tr.Kinds[r.kind] = kindResult{Count: r.count, Errors: r.errors, Hist: s}
+		tr.Kinds[r.kind] = kindResult{Count: r.count, Errors: r.errors}
 		if len(r.errnos) > 0 {
 			if tr.Errnos == nil {
 				tr.Errnos = map[string]map[string]int64{}
