@@ -130,6 +130,21 @@ func (c *conformer) registrant(sfx string) (*Domain, error) {
 	return dom, nil
 }
 
+// created opens n registrants on the check's domain and has the first
+// create a QP: the set-up most checks start from.
+func (c *conformer) created(n int) ([]*Domain, uint32, error) {
+	var regs []*Domain
+	for range n {
+		r, err := c.registrant("")
+		if err != nil {
+			return nil, 0, err
+		}
+		regs = append(regs, r)
+	}
+	q, err := regs[0].CreateRcvQP()
+	return regs, q, err
+}
+
 func (c *conformer) domainPath(sfx string) string {
 	return filepath.Join(c.dir, fmt.Sprintf("domain-%d%s", c.domainSeq, sfx))
 }
@@ -228,14 +243,11 @@ func steps(fs ...func() error) error {
 }
 
 func checkCreateRegisters(c *conformer) (string, error) {
-	a, err := c.registrant("")
+	r, q, err := c.created(1)
 	if err != nil {
 		return "", err
 	}
-	q, err := a.CreateRcvQP()
-	if err != nil {
-		return "", err
-	}
+	a := r[0]
 	var d Destroyed
 	return "creator's unreg succeeds and destroys the QP", steps(
 		func() error { d, err = a.Unreg(q); return want("creator unreg", err, 0) },
@@ -245,18 +257,11 @@ func checkCreateRegisters(c *conformer) (string, error) {
 }
 
 func checkRegAdds(c *conformer) (string, error) {
-	a, err := c.registrant("")
+	r, q, err := c.created(2)
 	if err != nil {
 		return "", err
 	}
-	b, err := c.registrant("")
-	if err != nil {
-		return "", err
-	}
-	q, err := a.CreateRcvQP()
-	if err != nil {
-		return "", err
-	}
+	a, b := r[0], r[1]
 	var d Destroyed
 	return "B's reg keeps the QP alive after the creator's unreg; B's unreg destroys it", steps(
 		func() error { return want("B reg", b.Reg(q), 0) },
@@ -270,18 +275,11 @@ func checkRegAdds(c *conformer) (string, error) {
 }
 
 func checkRegAgain(c *conformer) (string, error) {
-	a, err := c.registrant("")
+	r, q, err := c.created(2)
 	if err != nil {
 		return "", err
 	}
-	b, err := c.registrant("")
-	if err != nil {
-		return "", err
-	}
-	q, err := a.CreateRcvQP()
-	if err != nil {
-		return "", err
-	}
+	a, b := r[0], r[1]
 	var d Destroyed
 	common := []func() error{
 		func() error { return want("B reg", b.Reg(q), 0) },
@@ -306,18 +304,11 @@ func checkRegAgain(c *conformer) (string, error) {
 }
 
 func checkUnregRemoves(c *conformer) (string, error) {
-	a, err := c.registrant("")
+	r, q, err := c.created(2)
 	if err != nil {
 		return "", err
 	}
-	b, err := c.registrant("")
-	if err != nil {
-		return "", err
-	}
-	q, err := a.CreateRcvQP()
-	if err != nil {
-		return "", err
-	}
+	a, b := r[0], r[1]
 	var d Destroyed
 	return "B's unreg returns 0 and keeps the QP; the creator's unreg then destroys it", steps(
 		func() error { return want("B reg", b.Reg(q), 0) },
@@ -330,18 +321,11 @@ func checkUnregRemoves(c *conformer) (string, error) {
 }
 
 func checkLastUnregDestroys(c *conformer) (string, error) {
-	a, err := c.registrant("")
+	r, q, err := c.created(2)
 	if err != nil {
 		return "", err
 	}
-	b, err := c.registrant("")
-	if err != nil {
-		return "", err
-	}
-	q, err := a.CreateRcvQP()
-	if err != nil {
-		return "", err
-	}
+	a, b := r[0], r[1]
 	var d Destroyed
 	return "after the last unreg the QP number is invalid for every registrant", steps(
 		func() error { return want("B reg", b.Reg(q), 0) },
@@ -396,18 +380,11 @@ func checkUnregNotRegistered(c *conformer) (string, error) {
 	if c.upstream {
 		return "", skipError("n/a in the upstream API: there is no handle to destroy")
 	}
-	a, err := c.registrant("")
+	r, q, err := c.created(2)
 	if err != nil {
 		return "", err
 	}
-	b, err := c.registrant("")
-	if err != nil {
-		return "", err
-	}
-	q, err := a.CreateRcvQP()
-	if err != nil {
-		return "", err
-	}
+	a, b := r[0], r[1]
 	return "unreg by a registrant that never registered fails with EINVAL and leaves the QP alone", steps(
 		func() error { _, err = b.Unreg(q); return want("unreg without reg", err, syscall.EINVAL) },
 		func() error { return c.wantAlive("after the failed unreg", q, true) },
@@ -416,14 +393,11 @@ func checkUnregNotRegistered(c *conformer) (string, error) {
 }
 
 func checkCloseBusy(c *conformer) (string, error) {
-	a, err := c.registrant("")
+	r, q, err := c.created(1)
 	if err != nil {
 		return "", err
 	}
-	q, err := a.CreateRcvQP()
-	if err != nil {
-		return "", err
-	}
+	a := r[0]
 	return "close while registered is EBUSY; after the unreg it succeeds", steps(
 		func() error { return want("close while registered", a.Close(), syscall.EBUSY) },
 		func() error { _, err = a.Unreg(q); return want("unreg", err, 0) },
