@@ -186,3 +186,21 @@ func TestWorkerGarbage(t *testing.T) {
 		t.Fatalf("err = %v, want a RunError naming the worker and the protocol error", err)
 	}
 }
+
+// What a worker writes on stderr reaches the coordinator's stderr, each
+// line prefixed with the worker's index and pid.
+func TestWorkerStderrForwarded(t *testing.T) {
+	cfg := testConfig(t, "steady", "null", 2, 1, 2)
+	cfg.Iterations = 5
+	opts, stderr := testOptions(t, "XRCBENCH_TEST_WORKER_SAY=hello from a worker")
+	res, err := Run(context.Background(), cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range res.Workers {
+		want := "worker " + strconv.Itoa(w.Index) + " (pid " + strconv.Itoa(w.PID) + "): hello from a worker\n"
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr %q lacks %q", stderr.String(), want)
+		}
+	}
+}

@@ -21,6 +21,9 @@ const workerEnv = "XRCBENCH_TEST_WORKER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(workerEnv) == "1" {
+		if say := os.Getenv("XRCBENCH_TEST_WORKER_SAY"); say != "" {
+			fmt.Fprintln(os.Stderr, say)
+		}
 		if os.Getenv("XRCBENCH_TEST_WORKER_GARBAGE") == "1" {
 			os.Stdout.WriteString("this is not a frame\n")
 			os.Exit(0)
