@@ -20,9 +20,10 @@ import (
 // for the teardown's leak probe on providers that cannot be inspected.
 const createdRing = 64
 
-// Pseudo errno names for an unreg whose destroy flag contradicts the
-// phase: a provider that reports destroying on a non-last unreg, or not
-// destroying on the last.
+// Names, beside errno names, of wrong outcomes that carry no errno: an
+// unreg whose destroy flag contradicts the phase (destroying on a non-last
+// unreg, not destroying on the last), and a success where the phase
+// expects a failure.
 const (
 	errUnexpectedDestroy = "unexpected_destroy"
 	errNotDestroyed      = "not_destroyed"
