@@ -451,14 +451,15 @@ func (t *thread) runBatch(p *phaseRT, n int) error {
 	if failed == 0 && p.expect == 0 {
 		// The common case: everything succeeded as it must; only the
 		// registration state moves, and destroy flags are checked.
+		held := t.held
 		switch p.op {
 		case verbs.OpReg:
-			for i := 0; i < n; i++ {
-				t.held[t.where[i]] = true
+			for _, s := range t.where[:n] {
+				held[s] = true
 			}
 		case verbs.OpUnreg:
-			for i := 0; i < n; i++ {
-				t.held[t.where[i]] = false
+			for i, s := range t.where[:n] {
+				held[s] = false
 				if d := b.Destroyed(i); d != verbs.DestroyUnknown && (d == verbs.WasDestroyed) != (p.checkLast > 0) {
 					if d == verbs.WasDestroyed {
 						rec.fail(errUnexpectedDestroy)
