@@ -205,14 +205,15 @@ func ReapSim(dir string, pid int) (dropped int, err error) {
 	return dropped, err
 }
 
-// simHoldLock takes the device lock and never releases it: a test's child
-// process calls it, then is killed, to prove the lock is recovered.
-func simHoldLock(dir string) error {
+// simHoldLock takes the device lock (qpn 0) or a QP slot's lock and never
+// releases it: a test's child process calls it, then is killed, to prove
+// the lock is recovered.
+func simHoldLock(dir string, qpn uint32) error {
 	dev, err := simOpenC(dir, nil, Legacy)
 	if err != nil {
 		return err
 	}
-	if rc := C.sim_debug_hold_lock(dev); rc != 0 {
+	if rc := C.sim_debug_hold_lock(dev, C.uint32_t(qpn)); rc != 0 {
 		return syscall.Errno(rc)
 	}
 	return nil

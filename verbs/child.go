@@ -17,7 +17,7 @@ const childEnv = "XRCBENCH_VERBS_CHILD"
 
 // childSpec says what a child process does before it waits to be killed.
 type childSpec struct {
-	Action  string // "reg": open, register with QPN, wait; "holdlock": take the sim lock, wait
+	Action  string // "reg": open, register with QPN, wait; "holdlock": take the sim device lock (QPN 0) or QPN's lock, wait
 	Options Options
 	Domain  string
 	QPN     uint32
@@ -57,7 +57,7 @@ func runChild(raw string) error {
 			return err
 		}
 	case "holdlock":
-		if err := simHoldLock(spec.Options.Sim.Dir); err != nil {
+		if err := simHoldLock(spec.Options.Sim.Dir, spec.QPN); err != nil {
 			return err
 		}
 	default:

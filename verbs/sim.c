@@ -8,10 +8,19 @@
  * allocation walks QP numbers upward from next_qpn and takes the first whose
  * slot is free, so numbers are not reused until the 24-bit space wraps.
  *
- * Crash safety: a process killed while holding the lock leaves the next
- * locker EOWNERDEAD; it repairs the tables (sim_repair) before trusting
- * them, and drops what dead processes held. Updates are ordered so that
- * repair can always restore a consistent state.
+ * Locking: every QP slot has its own process-shared robust mutex, and reg
+ * and unreg take only that one, so registrants working on different QPs
+ * never contend (the sharded workload is a true no-contention baseline).
+ * The device lock guards the registrant, domain and domain-handle tables
+ * and QP allocation; it is taken before a QP lock, never after. A domain's
+ * live-QP count is atomic, because a destroy changes it under the QP lock
+ * alone; a domain entry left with no handles and no QPs is freed by the
+ * next operation that holds the device lock (domain_put).
+ *
+ * Crash safety: a process killed while holding a lock leaves the next
+ * locker EOWNERDEAD; it repairs what that lock guards (sim_repair,
+ * qp_repair) before trusting it, and drops what dead processes held.
+ * Updates are ordered so that repair can always restore a consistent state.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,7 +38,7 @@
 #include "sim.h"
 
 #define SIM_MAGIC 0x31304d4953435258ull /* "XRCSIM01" */
-#define SIM_VERSION 1
+#define SIM_VERSION 2
 #define SIM_FILE "sim.dev"
 #define SIM_QPN_BASE 0x100u /* QP numbers below are reserved (QP0/QP1 on IB) */
 #define SIM_MAX_REGISTRANTS 4096
@@ -50,7 +59,7 @@ struct sim_registrant {
 struct sim_domain {
 	uint64_t dev, ino; /* the domain file: XRC domains are shared by inode */
 	uint32_t handles;  /* open domain handles */
-	uint32_t qps;      /* live QPs */
+	uint32_t qps;      /* live QPs; atomic: destroy changes it under a QP lock */
 	uint32_t in_use;
 	uint32_t pad;
 };
@@ -65,6 +74,7 @@ struct sim_reg {
 };
 
 struct sim_qp {
+	pthread_mutex_t lock;
 	uint32_t qpn;
 	uint32_t domain;
 	uint32_t nregs;
@@ -107,11 +117,15 @@ static struct sim_qp *qp_at(struct sim_shared *sh, uint32_t slot)
 	return (struct sim_qp *)((char *)sh + sh->qp_off + (uint64_t)slot * sh->qp_stride);
 }
 
-static struct sim_qp *qp_lookup(struct sim_shared *sh, uint32_t qpn)
+static struct sim_qp *qp_slot(struct sim_shared *sh, uint32_t qpn)
 {
-	struct sim_qp *qp = qp_at(sh, qpn % sh->cfg.max_qps);
+	return qp_at(sh, qpn % sh->cfg.max_qps);
+}
 
-	return qp->in_use && qp->qpn == qpn ? qp : NULL;
+/* qp_is: under the slot's lock, whether it holds QP qpn. */
+static int qp_is(const struct sim_qp *qp, uint32_t qpn)
+{
+	return qp->in_use && qp->qpn == qpn;
 }
 
 /* ---- process liveness ---------------------------------------------------- */
@@ -155,27 +169,90 @@ static int registrant_alive(const struct sim_registrant *r)
 	return st != 0 && st == r->start_time;
 }
 
-/* ---- table maintenance (all under the lock) ------------------------------ */
+/* ---- locks -------------------------------------------------------------- */
 
+static int init_robust_mutex(pthread_mutex_t *m)
+{
+	pthread_mutexattr_t a;
+	int rc;
+
+	if ((rc = pthread_mutexattr_init(&a)) != 0)
+		return rc;
+	if ((rc = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED)) == 0 &&
+	    (rc = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST)) == 0)
+		rc = pthread_mutex_init(m, &a);
+	pthread_mutexattr_destroy(&a);
+	return rc;
+}
+
+static void qp_repair(struct sim_shared *sh, struct sim_qp *qp);
+static void sim_repair(struct sim_shared *sh);
+static int sweep_dead(struct sim_shared *sh);
+
+/* qp_lock takes a QP slot's lock, repairing the slot when its last holder
+ * died holding it. */
+static int qp_lock(struct sim_shared *sh, struct sim_qp *qp)
+{
+	int rc = pthread_mutex_lock(&qp->lock);
+
+	if (rc == EOWNERDEAD) {
+		qp_repair(sh, qp);
+		pthread_mutex_consistent(&qp->lock);
+		rc = 0;
+	}
+	return rc;
+}
+
+static void qp_unlock(struct sim_qp *qp)
+{
+	pthread_mutex_unlock(&qp->lock);
+}
+
+static int sim_lock(struct sim_shared *sh)
+{
+	int rc = pthread_mutex_lock(&sh->lock);
+
+	if (rc == EOWNERDEAD) {
+		sim_repair(sh);
+		sweep_dead(sh);
+		pthread_mutex_consistent(&sh->lock);
+		rc = 0;
+	}
+	return rc;
+}
+
+static void sim_unlock(struct sim_shared *sh)
+{
+	pthread_mutex_unlock(&sh->lock);
+}
+
+/* ---- table maintenance -------------------------------------------------- */
+
+/* domain_put frees a domain entry nothing refers to. Device lock held. */
 static void domain_put(struct sim_shared *sh, uint32_t d)
 {
 	struct sim_domain *dom = &sh->domains[d];
 
-	if (dom->in_use && dom->handles == 0 && dom->qps == 0)
+	if (dom->in_use && dom->handles == 0 && __atomic_load_n(&dom->qps, __ATOMIC_ACQUIRE) == 0)
 		dom->in_use = 0;
 }
 
+static void domains_put(struct sim_shared *sh)
+{
+	for (uint32_t d = 0; d < SIM_MAX_DOMAINS; d++)
+		domain_put(sh, d);
+}
+
+/* qp_destroy frees a QP whose last registration went. QP lock held. */
 static void qp_destroy(struct sim_shared *sh, struct sim_qp *qp)
 {
 	uint32_t d = qp->domain;
 
 	qp->in_use = 0;
 	qp->nregs = 0;
-	sh->destroyed++;
-	if (d < SIM_MAX_DOMAINS && sh->domains[d].qps > 0) {
-		sh->domains[d].qps--;
-		domain_put(sh, d);
-	}
+	__atomic_add_fetch(&sh->destroyed, 1, __ATOMIC_RELAXED);
+	if (d < SIM_MAX_DOMAINS)
+		__atomic_sub_fetch(&sh->domains[d].qps, 1, __ATOMIC_RELEASE);
 }
 
 /* reg_remove removes entry i, keeping the array dense. Order matters for
@@ -197,21 +274,25 @@ static int reg_find(const struct sim_qp *qp, uint32_t registrant)
 
 /* drop_registrant releases everything registrant r holds, as the kernel
  * does when a uverbs file is closed: its registrations (destroying QPs it
- * was the last on) and its domain handles. Returns registrations dropped. */
+ * was the last on) and its domain handles. Device lock held. Returns the
+ * registrations dropped, or -errno. */
 static int drop_registrant(struct sim_shared *sh, uint32_t r)
 {
-	int dropped = 0;
+	int dropped = 0, rc;
 
 	for (uint32_t s = 0; s < sh->cfg.max_qps; s++) {
 		struct sim_qp *qp = qp_at(sh, s);
 		int i;
 
-		if (!qp->in_use || (i = reg_find(qp, r)) < 0)
-			continue;
-		reg_remove(qp, (uint32_t)i);
-		dropped++;
-		if (qp->nregs == 0)
-			qp_destroy(sh, qp);
+		if ((rc = qp_lock(sh, qp)) != 0)
+			return -rc;
+		if (qp->in_use && (i = reg_find(qp, r)) >= 0) {
+			reg_remove(qp, (uint32_t)i);
+			dropped++;
+			if (qp->nregs == 0)
+				qp_destroy(sh, qp);
+		}
+		qp_unlock(qp);
 	}
 	for (uint32_t h = 0; h < SIM_MAX_DHANDLES; h++) {
 		struct sim_dhandle *dh = &sh->dhandles[h];
@@ -220,14 +301,15 @@ static int drop_registrant(struct sim_shared *sh, uint32_t r)
 			dh->in_use = 0;
 			if (sh->domains[dh->domain].handles > 0)
 				sh->domains[dh->domain].handles--;
-			domain_put(sh, dh->domain);
 		}
 	}
+	domains_put(sh);
 	sh->registrants[r].in_use = 0;
 	return dropped;
 }
 
-/* sweep_dead drops the registrants of processes that are gone. */
+/* sweep_dead drops the registrants of processes that are gone. Device
+ * lock held. */
 static int sweep_dead(struct sim_shared *sh)
 {
 	int dropped = 0;
@@ -241,7 +323,9 @@ static int sweep_dead(struct sim_shared *sh)
 			/* one /proc read per dead process, not per registrant */
 			for (uint32_t o = r; o < SIM_MAX_REGISTRANTS; o++)
 				if (sh->registrants[o].in_use && sh->registrants[o].pid == pid) {
-					dropped += drop_registrant(sh, o);
+					int n = drop_registrant(sh, o);
+
+					dropped += n > 0 ? n : 0;
 					sh->reaped++;
 				}
 		}
@@ -249,12 +333,36 @@ static int sweep_dead(struct sim_shared *sh)
 	return dropped;
 }
 
-/* sim_repair restores the invariants after a holder died mid-update:
- * entries valid and unique, counts recomputed, empty QPs destroyed. */
+/* qp_repair restores one QP slot after a holder of its lock died
+ * mid-update: entries valid and unique, an empty QP destroyed. */
+static void qp_repair(struct sim_shared *sh, struct sim_qp *qp)
+{
+	if (!qp->in_use)
+		return;
+	if (qp->nregs > sh->cfg.max_regs)
+		qp->nregs = sh->cfg.max_regs;
+	for (uint32_t i = 0; i < qp->nregs;) {
+		struct sim_reg *e = &qp->regs[i];
+		int dup = 0;
+
+		for (uint32_t j = 0; j < i; j++)
+			dup |= qp->regs[j].registrant == e->registrant;
+		if (dup || e->count == 0 || e->registrant >= SIM_MAX_REGISTRANTS)
+			reg_remove(qp, i);
+		else
+			i++;
+	}
+	if (qp->nregs == 0)
+		qp_destroy(sh, qp);
+}
+
+/* sim_repair restores the device tables after a holder of the device lock
+ * died mid-update: handles recounted, live-QP counts recomputed, entries
+ * of registrants that are gone dropped. */
 static void sim_repair(struct sim_shared *sh)
 {
 	for (uint32_t d = 0; d < SIM_MAX_DOMAINS; d++)
-		sh->domains[d].handles = sh->domains[d].qps = 0;
+		sh->domains[d].handles = 0;
 	for (uint32_t h = 0; h < SIM_MAX_DHANDLES; h++) {
 		struct sim_dhandle *dh = &sh->dhandles[h];
 
@@ -264,51 +372,28 @@ static void sim_repair(struct sim_shared *sh)
 		if (dh->in_use)
 			sh->domains[dh->domain].handles++;
 	}
+	for (uint32_t d = 0; d < SIM_MAX_DOMAINS; d++)
+		__atomic_store_n(&sh->domains[d].qps, 0, __ATOMIC_RELEASE);
 	for (uint32_t s = 0; s < sh->cfg.max_qps; s++) {
 		struct sim_qp *qp = qp_at(sh, s);
 
-		if (!qp->in_use)
+		if (qp_lock(sh, qp) != 0)
 			continue;
-		if (qp->nregs > sh->cfg.max_regs)
-			qp->nregs = sh->cfg.max_regs;
-		for (uint32_t i = 0; i < qp->nregs;) {
-			struct sim_reg *e = &qp->regs[i];
-			int dup = 0;
-
-			for (uint32_t j = 0; j < i; j++)
-				dup |= qp->regs[j].registrant == e->registrant;
-			if (dup || e->count == 0 || e->registrant >= SIM_MAX_REGISTRANTS ||
-			    !sh->registrants[e->registrant].in_use)
+		for (uint32_t i = 0; qp->in_use && i < qp->nregs;) {
+			if (!sh->registrants[qp->regs[i].registrant % SIM_MAX_REGISTRANTS].in_use)
 				reg_remove(qp, i);
 			else
 				i++;
 		}
-		if (qp->domain >= SIM_MAX_DOMAINS || !sh->domains[qp->domain].in_use || qp->nregs == 0) {
+		if (qp->in_use && (qp->domain >= SIM_MAX_DOMAINS || !sh->domains[qp->domain].in_use || qp->nregs == 0)) {
 			qp->in_use = 0;
-			continue;
+			qp->nregs = 0;
 		}
-		sh->domains[qp->domain].qps++;
+		if (qp->in_use)
+			__atomic_add_fetch(&sh->domains[qp->domain].qps, 1, __ATOMIC_RELEASE);
+		qp_unlock(qp);
 	}
-	for (uint32_t d = 0; d < SIM_MAX_DOMAINS; d++)
-		domain_put(sh, d);
-}
-
-static int sim_lock(struct sim_shared *sh)
-{
-	int rc = pthread_mutex_lock(&sh->lock);
-
-	if (rc == EOWNERDEAD) {
-		sim_repair(sh);
-		sweep_dead(sh);
-		pthread_mutex_consistent(&sh->lock);
-		rc = 0;
-	}
-	return rc;
-}
-
-static void sim_unlock(struct sim_shared *sh)
-{
-	pthread_mutex_unlock(&sh->lock);
+	domains_put(sh);
 }
 
 static void pay(uint64_t cost_ns)
@@ -331,35 +416,44 @@ static int config_normalize(struct sim_config *c)
 	return 0;
 }
 
-static int sim_init(struct sim_shared *sh, const struct sim_config *cfg, uint64_t size)
+/* QP slots are cache-line aligned, so registrants working on different
+ * QPs do not share a line (and so do not contend without a lock either). */
+static uint64_t slot_stride(const struct sim_config *c)
 {
-	pthread_mutexattr_t a;
-	int rc;
+	uint64_t n = sizeof(struct sim_qp) + (uint64_t)c->max_regs * sizeof(struct sim_reg);
 
-	sh->cfg = *cfg;
-	sh->size = size;
-	sh->qp_off = (sizeof(*sh) + 63) & ~(uint64_t)63;
-	sh->qp_stride = sizeof(struct sim_qp) + (uint64_t)cfg->max_regs * sizeof(struct sim_reg);
-	sh->next_qpn = SIM_QPN_BASE;
-	if ((rc = pthread_mutexattr_init(&a)) != 0)
-		return rc;
-	if ((rc = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED)) == 0 &&
-	    (rc = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST)) == 0)
-		rc = pthread_mutex_init(&sh->lock, &a);
-	pthread_mutexattr_destroy(&a);
-	if (rc)
-		return rc;
-	sh->version = SIM_VERSION;
-	sh->magic = SIM_MAGIC;
-	__atomic_store_n(&sh->ready, 1, __ATOMIC_RELEASE);
-	return 0;
+	return (n + 63) & ~(uint64_t)63;
+}
+
+static uint64_t slots_offset(void)
+{
+	return (sizeof(struct sim_shared) + 63) & ~(uint64_t)63;
 }
 
 static uint64_t sim_size(const struct sim_config *c)
 {
-	uint64_t off = (sizeof(struct sim_shared) + 63) & ~(uint64_t)63;
+	return slots_offset() + (uint64_t)c->max_qps * slot_stride(c);
+}
 
-	return off + (uint64_t)c->max_qps * (sizeof(struct sim_qp) + (uint64_t)c->max_regs * sizeof(struct sim_reg));
+/* sim_init lays out a zeroed device. */
+static int sim_init(struct sim_shared *sh, const struct sim_config *cfg, uint64_t size)
+{
+	int rc;
+
+	sh->cfg = *cfg;
+	sh->size = size;
+	sh->qp_off = slots_offset();
+	sh->qp_stride = slot_stride(cfg);
+	sh->next_qpn = SIM_QPN_BASE;
+	if ((rc = init_robust_mutex(&sh->lock)) != 0)
+		return rc;
+	for (uint32_t s = 0; s < cfg->max_qps; s++)
+		if ((rc = init_robust_mutex(&qp_at(sh, s)->lock)) != 0)
+			return rc;
+	sh->version = SIM_VERSION;
+	sh->magic = SIM_MAGIC;
+	__atomic_store_n(&sh->ready, 1, __ATOMIC_RELEASE);
+	return 0;
 }
 
 static int config_matches(const struct sim_config *want, const struct sim_config *have)
@@ -538,6 +632,7 @@ int sim_open_domain(struct sim_dev *d, int fd, int semantics, struct sim_dom **o
 		free(m);
 		return rc;
 	}
+	domains_put(sh); /* so entries nothing refers to any more are free */
 	for (uint32_t i = 0; i < SIM_MAX_DOMAINS; i++) {
 		struct sim_domain *x = &sh->domains[i];
 
@@ -577,8 +672,15 @@ int sim_close_domain(struct sim_dom *m)
 		return rc;
 	for (uint32_t s = 0; s < sh->cfg.max_qps; s++) {
 		struct sim_qp *qp = qp_at(sh, s);
+		int busy;
 
-		if (qp->in_use && qp->domain == m->domain && reg_find(qp, m->dev->registrant) >= 0) {
+		if ((rc = qp_lock(sh, qp)) != 0) {
+			sim_unlock(sh);
+			return rc;
+		}
+		busy = qp->in_use && qp->domain == m->domain && reg_find(qp, m->dev->registrant) >= 0;
+		qp_unlock(qp);
+		if (busy) {
 			sim_unlock(sh);
 			return EBUSY; /* S9 */
 		}
@@ -607,18 +709,24 @@ int sim_create(struct sim_dom *m, uint32_t *qpn, uint32_t *flags)
 		uint32_t n = sh->next_qpn;
 
 		for (uint32_t tries = 0; tries < sh->cfg.max_qps; tries++) {
-			struct sim_qp *q = qp_at(sh, n % sh->cfg.max_qps);
+			struct sim_qp *q = qp_slot(sh, n);
 			uint32_t cand = n;
 
 			n = n >= XB_QPN_MAX ? SIM_QPN_BASE : n + 1;
+			if ((rc = qp_lock(sh, q)) != 0) {
+				sim_unlock(sh);
+				return rc;
+			}
 			if (!q->in_use) {
+				/* Keep the slot's lock: the QP is born under it. */
 				qp = q;
 				qp->qpn = cand;
 				sh->next_qpn = n;
 				break;
 			}
+			qp_unlock(q);
 		}
-		if (!qp && attempt == 0 && sweep_dead(sh) == 0)
+		if (!qp && (attempt > 0 || sweep_dead(sh) == 0))
 			break; /* full of live QPs */
 	}
 	if (!qp) {
@@ -628,12 +736,37 @@ int sim_create(struct sim_dom *m, uint32_t *qpn, uint32_t *flags)
 	qp->domain = m->domain;
 	qp->regs[0] = (struct sim_reg){.registrant = m->dev->registrant, .count = 1};
 	qp->nregs = 1;
+	__atomic_add_fetch(&sh->domains[m->domain].qps, 1, __ATOMIC_RELEASE);
 	qp->in_use = 1;
-	sh->domains[m->domain].qps++;
-	sh->created++;
 	*qpn = qp->qpn;
+	qp_unlock(qp);
+	sh->created++;
 	sim_unlock(sh);
 	pay(sh->cfg.cost_create_ns);
+	return 0;
+}
+
+/* reg_locked is sim_reg with the QP slot's lock held. */
+static int reg_locked(struct sim_dom *m, struct sim_qp *qp, uint32_t qpn)
+{
+	int i;
+
+	if (!qp_is(qp, qpn) || qp->domain != m->domain) /* S6, S7 */
+		return EINVAL;
+	i = reg_find(qp, m->dev->registrant);
+	if (i >= 0) {
+		/* S3: legacy registration is idempotent; upstream counts handles */
+		if (m->semantics == SIM_UPSTREAM) {
+			if (qp->regs[i].count == UINT32_MAX)
+				return ENOMEM;
+			qp->regs[i].count++;
+		}
+		return 0;
+	}
+	if (qp->nregs == m->dev->sh->cfg.max_regs)
+		return ENOSPC; /* full: the caller sweeps and retries, then ENOMEM */
+	qp->regs[qp->nregs] = (struct sim_reg){.registrant = m->dev->registrant, .count = 1};
+	qp->nregs++;
 	return 0;
 }
 
@@ -641,40 +774,31 @@ int sim_reg(struct sim_dom *m, uint32_t qpn, uint32_t *flags)
 {
 	struct sim_shared *sh = m->dev->sh;
 	struct sim_qp *qp;
-	int rc, i;
+	int rc;
 
 	(void)flags;
 	if (qpn > XB_QPN_MAX)
 		return EINVAL;
-	if ((rc = sim_lock(sh)) != 0)
+	qp = qp_slot(sh, qpn);
+	if ((rc = qp_lock(sh, qp)) != 0)
 		return rc;
-	qp = qp_lookup(sh, qpn);
-	if (!qp || qp->domain != m->domain) { /* S6, S7 */
+	rc = reg_locked(m, qp, qpn);
+	qp_unlock(qp);
+	if (rc == ENOSPC) {
+		/* Dead registrants may hold the entries: sweep them (device lock
+		 * first, then the QP lock, as everywhere) and try once more. */
+		if ((rc = sim_lock(sh)) != 0)
+			return rc;
+		int swept = sweep_dead(sh);
+
+		if ((rc = qp_lock(sh, qp)) == 0) {
+			rc = swept > 0 ? reg_locked(m, qp, qpn) : ENOSPC;
+			qp_unlock(qp);
+		}
 		sim_unlock(sh);
-		return EINVAL;
-	}
-	i = reg_find(qp, m->dev->registrant);
-	if (i >= 0) {
-		/* S3: legacy registration is idempotent; upstream counts handles */
-		if (m->semantics == SIM_UPSTREAM) {
-			if (qp->regs[i].count == UINT32_MAX)
-				rc = ENOMEM;
-			else
-				qp->regs[i].count++;
-		}
-	} else {
-		if (qp->nregs == sh->cfg.max_regs && sweep_dead(sh) > 0)
-			qp = qp_lookup(sh, qpn); /* a sweep may have destroyed it */
-		if (!qp)
-			rc = EINVAL;
-		else if (qp->nregs == sh->cfg.max_regs)
+		if (rc == ENOSPC)
 			rc = ENOMEM;
-		else {
-			qp->regs[qp->nregs] = (struct sim_reg){.registrant = m->dev->registrant, .count = 1};
-			qp->nregs++;
-		}
 	}
-	sim_unlock(sh);
 	if (rc == 0)
 		pay(sh->cfg.cost_reg_ns);
 	return rc;
@@ -688,11 +812,11 @@ int sim_unreg(struct sim_dom *m, uint32_t qpn, uint32_t *flags)
 
 	if (qpn > XB_QPN_MAX)
 		return EINVAL;
-	if ((rc = sim_lock(sh)) != 0)
+	qp = qp_slot(sh, qpn);
+	if ((rc = qp_lock(sh, qp)) != 0)
 		return rc;
-	qp = qp_lookup(sh, qpn);
-	if (!qp || qp->domain != m->domain || (i = reg_find(qp, m->dev->registrant)) < 0) {
-		sim_unlock(sh); /* S6, S7, S8 */
+	if (!qp_is(qp, qpn) || qp->domain != m->domain || (i = reg_find(qp, m->dev->registrant)) < 0) {
+		qp_unlock(qp); /* S6, S7, S8 */
 		return EINVAL;
 	}
 	if (m->semantics == SIM_UPSTREAM && qp->regs[i].count > 1)
@@ -703,7 +827,7 @@ int sim_unreg(struct sim_dom *m, uint32_t qpn, uint32_t *flags)
 		qp_destroy(sh, qp);
 		destroyed = 1;
 	}
-	sim_unlock(sh);
+	qp_unlock(qp);
 	*flags |= XB_DESTROY_KNOWN | (destroyed ? XB_DESTROYED : 0);
 	pay(sh->cfg.cost_unreg_ns + (destroyed ? sh->cfg.cost_destroy_ns : 0));
 	return 0;
@@ -720,6 +844,7 @@ int sim_reap(struct sim_dev *d, pid_t pid)
 		return -rc;
 	for (uint32_t r = 0; r < SIM_MAX_REGISTRANTS; r++) {
 		struct sim_registrant *reg = &sh->registrants[r];
+		int n;
 
 		if (!reg->in_use || reg->pid != pid)
 			continue;
@@ -727,7 +852,11 @@ int sim_reap(struct sim_dev *d, pid_t pid)
 			sim_unlock(sh);
 			return -EBUSY; /* never take a live process's registrations */
 		}
-		dropped += drop_registrant(sh, r);
+		if ((n = drop_registrant(sh, r)) < 0) {
+			sim_unlock(sh);
+			return n;
+		}
+		dropped += n;
 		sh->reaped++;
 	}
 	sim_unlock(sh);
@@ -745,17 +874,23 @@ int sim_inspect(struct sim_dev *d, struct sim_qp_info *out, int max, int *nregis
 	for (uint32_t s = 0; s < sh->cfg.max_qps; s++) {
 		struct sim_qp *qp = qp_at(sh, s);
 
-		if (!qp->in_use)
-			continue;
-		if (n < max) {
-			uint32_t handles = 0;
-
-			for (uint32_t i = 0; i < qp->nregs; i++)
-				handles += qp->regs[i].count;
-			out[n] = (struct sim_qp_info){.qpn = qp->qpn, .domain = qp->domain, .nregs = qp->nregs, .handles = handles};
+		if ((rc = qp_lock(sh, qp)) != 0) {
+			sim_unlock(sh);
+			return -rc;
 		}
-		n++;
+		if (qp->in_use) {
+			if (n < max) {
+				uint32_t handles = 0;
+
+				for (uint32_t i = 0; i < qp->nregs; i++)
+					handles += qp->regs[i].count;
+				out[n] = (struct sim_qp_info){.qpn = qp->qpn, .domain = qp->domain, .nregs = qp->nregs, .handles = handles};
+			}
+			n++;
+		}
+		qp_unlock(qp);
 	}
+	domains_put(sh);
 	for (uint32_t r = 0; r < SIM_MAX_REGISTRANTS; r++)
 		nr += sh->registrants[r].in_use != 0;
 	for (uint32_t i = 0; i < SIM_MAX_DOMAINS; i++)
@@ -774,25 +909,31 @@ int sim_qp_registrants(struct sim_dev *d, uint32_t qpn, pid_t *pids, uint32_t *c
 	struct sim_qp *qp;
 	int rc, n = 0;
 
-	if ((rc = sim_lock(sh)) != 0)
+	if (qpn > XB_QPN_MAX)
+		return -EINVAL;
+	qp = qp_slot(sh, qpn);
+	if ((rc = qp_lock(sh, qp)) != 0)
 		return -rc;
-	qp = qpn <= XB_QPN_MAX ? qp_lookup(sh, qpn) : NULL;
-	if (!qp) {
-		sim_unlock(sh);
+	if (!qp_is(qp, qpn)) {
+		qp_unlock(qp);
 		return -EINVAL;
 	}
 	for (uint32_t i = 0; i < qp->nregs; i++, n++)
 		if (n < max) {
-			pids[n] = sh->registrants[qp->regs[i].registrant].pid;
+			pids[n] = sh->registrants[qp->regs[i].registrant % SIM_MAX_REGISTRANTS].pid;
 			counts[n] = qp->regs[i].count;
 		}
-	sim_unlock(sh);
+	qp_unlock(qp);
 	return n;
 }
 
-int sim_debug_hold_lock(struct sim_dev *d)
+int sim_debug_hold_lock(struct sim_dev *d, uint32_t qpn)
 {
-	return sim_lock(d->sh);
+	if (qpn == 0)
+		return sim_lock(d->sh);
+	if (qpn > XB_QPN_MAX)
+		return EINVAL;
+	return qp_lock(d->sh, qp_slot(d->sh, qpn));
 }
 
 /* ---- the xb_ops table of the Go sim provider ----------------------------- */

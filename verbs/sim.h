@@ -69,9 +69,10 @@ int sim_inspect(struct sim_dev *dev, struct sim_qp_info *qps, int max, int *nreg
 /* Registrants of one QP: pids and counts, up to max. Returns the count or -errno. */
 int sim_qp_registrants(struct sim_dev *dev, uint32_t qpn, pid_t *pids, uint32_t *counts, int max);
 
-/* Test hook: take the device lock and return without releasing it, so a
- * test can kill the holder and check the lock is recovered. */
-int sim_debug_hold_lock(struct sim_dev *dev);
+/* Test hook: take the device lock (qpn 0) or the lock of QP qpn's slot
+ * and return without releasing it, so a test can kill the holder and check
+ * the lock is recovered. */
+int sim_debug_hold_lock(struct sim_dev *dev, uint32_t qpn);
 
 extern const struct xb_ops xb_sim_ops;
 

@@ -240,39 +240,60 @@ func TestParseCost(t *testing.T) {
 }
 
 // TestSimLockHolderKilled: a process SIGKILLed while it holds the device
-// lock must not wedge the others (the mutex is robust).
+// lock or a QP's lock must not wedge the others (the mutexes are robust).
 func TestSimLockHolderKilled(t *testing.T) {
-	d := simPair(t, SimOptions{}, 1)[0]
-	q, err := d.CreateRcvQP()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := startChild(childSpec{Action: "holdlock", Options: Options{Provider: "sim", Sim: SimOptions{Dir: simDir(d)}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// While the child holds the lock, our reg blocks; after the kill it
-	// must complete.
-	done := make(chan error, 1)
-	go func() { done <- d.Reg(q) }()
-	select {
-	case err := <-done:
-		t.Fatalf("reg completed while another process held the lock: %v", err)
-	case <-time.After(200 * time.Millisecond):
-	}
-	if err := ch.kill(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("reg after the holder died: %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the device is wedged 20s after the lock holder was killed")
-	}
-	if got, err := d.Unreg(q); err != nil || got != WasDestroyed {
-		t.Fatalf("unreg after recovery: %v %v", got, err)
+	for _, tc := range []struct {
+		name string
+		qp   bool // hold the QP's lock, not the device lock
+		op   func(d *Domain, q uint32) error
+	}{
+		{"device lock, create waits", false, func(d *Domain, _ uint32) error {
+			q, err := d.CreateRcvQP()
+			if err == nil {
+				_, err = d.Unreg(q)
+			}
+			return err
+		}},
+		{"qp lock, reg waits", true, func(d *Domain, q uint32) error { return d.Reg(q) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := simPair(t, SimOptions{}, 1)[0]
+			q, err := d.CreateRcvQP()
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec := childSpec{Action: "holdlock", Options: Options{Provider: "sim", Sim: SimOptions{Dir: simDir(d)}}}
+			if tc.qp {
+				spec.QPN = q
+			}
+			ch, err := startChild(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// While the child holds the lock the operation blocks; after
+			// the kill it must complete.
+			done := make(chan error, 1)
+			go func() { done <- tc.op(d, q) }()
+			select {
+			case err := <-done:
+				t.Fatalf("completed while another process held the lock: %v", err)
+			case <-time.After(200 * time.Millisecond):
+			}
+			if err := ch.kill(); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("after the holder died: %v", err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("the device is wedged 20s after the lock holder was killed")
+			}
+			if got, err := d.Unreg(q); err != nil || got != WasDestroyed {
+				t.Fatalf("unreg after recovery: %v %v", got, err)
+			}
+		})
 	}
 }
 
