@@ -13,8 +13,13 @@ CWARN   := -Wall -Wextra -Werror -std=gnu11
 
 all: build
 
+# The revision goes in at link time too: builds with -buildvcs=false (set
+# in GOFLAGS on some machines) would otherwise not know what they measure.
+VERSION := $(shell git describe --always --dirty 2>/dev/null)
+LDFLAGS := $(if $(VERSION),-X github.com/xrcbench/xrcbench/bench.buildVersion=$(VERSION),)
+
 build:
-	$(GO) build -tags "$(TAGS)" -o $(BIN) ./cmd/xrcbench
+	$(GO) build -tags "$(TAGS)" -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/xrcbench
 
 # run: a real benchmark on the sim device, with a cost model that makes the
 # destruction on the last unreg visible (unreg vs unreg_last), into a fixed

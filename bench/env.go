@@ -115,3 +115,42 @@ func Version() string {
 	}
 	return rev
 }
+
+// firmware snapshots an adapter's own command counters (mlx5 debugfs)
+// around a run, so the result can set the firmware's share of CREATE_QP
+// and DESTROY_QP beside the latency measured from user space.
+type firmware struct {
+	info   verbs.DeviceInfo
+	before verbs.FWSnapshot
+	taken  bool
+}
+
+// snapshotFirmware takes the "before" snapshot on real adapters; the sim
+// and null providers have no firmware.
+func snapshotFirmware(vo verbs.Options) *firmware {
+	if vo.Provider != "rdma" && vo.Provider != "legacy" {
+		return &firmware{}
+	}
+	dev, err := verbs.Open(vo)
+	if err != nil {
+		return &firmware{} // the run itself will say why the device does not open
+	}
+	info := dev.Info()
+	dev.Close()
+	return &firmware{info: info, before: verbs.SnapshotFWCommands(info), taken: true}
+}
+
+// record adds the firmware command counts and mean times over the run, or
+// why they are not readable, to the environment's provider detail.
+func (f *firmware) record(env *results.Environment) {
+	if !f.taken {
+		return
+	}
+	delta := verbs.FWCommandsSince(f.before, verbs.SnapshotFWCommands(f.info))
+	if env.ProviderDetail == nil {
+		env.ProviderDetail = map[string]string{}
+	}
+	for k, v := range delta.Environment() {
+		env.ProviderDetail[k] = v
+	}
+}

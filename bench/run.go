@@ -157,6 +157,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	}
 	c.logs = logs
 
+	fw := snapshotFirmware(verbs.Options{Provider: cfg.Provider, Device: cfg.Device})
 	var runErr error
 	var done []*repOutcome
 	for i := 0; i < cfg.Repetitions; i++ {
@@ -183,6 +184,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	if res.Environment.Provider == "" {
 		res.Environment = environment(verbs.DeviceInfo{Provider: cfg.Provider, NUMANode: -1})
 	}
+	fw.record(&res.Environment)
 	assemble(res, done, cfg)
 	res.Finished = time.Now().UTC()
 	switch {

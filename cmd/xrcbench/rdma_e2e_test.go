@@ -116,6 +116,11 @@ func TestRunLifecycleThroughDouble(t *testing.T) {
 				env.Device["library"] != "xrcbench fakeverbs (test double)" {
 				t.Errorf("environment: provider %q device %v", env.Provider, env.Device)
 			}
+			// The firmware counters: the double is no mlx5, and the
+			// result must say they were looked for and why they are absent.
+			if fw := env.ProviderDetail["fw_cmd"]; !strings.HasPrefix(fw, "not readable: driver xrcbench_fake") {
+				t.Errorf("provider_detail fw_cmd %q, want why the mlx5 counters are not readable", fw)
+			}
 			// An independent leak check: the double's own device state.
 			snap, err := verbs.InspectSim(filepath.Join(state, "xbfake0"))
 			if err != nil {
