@@ -38,6 +38,7 @@ type htmlRun struct {
 	Title     string
 	Status    string
 	Warnings  []string
+	Firmware  []string
 	Env       []kv
 	Config    []kv
 	Harness   []kv
@@ -156,7 +157,7 @@ func htmlFigures(figs []Figure) []htmlFigure {
 func newHTMLRun(run *Run, figs []Figure) htmlRun {
 	r := run.Result
 	return htmlRun{
-		Run: run, Title: Title(r), Status: r.Status, Warnings: Warnings(run),
+		Run: run, Title: Title(r), Status: r.Status, Warnings: Warnings(run), Firmware: FirmwareNotes(r),
 		Env: envRows(r), Config: configRows(r), Harness: harnessRows(r),
 		Command: strings.Join(quoteArgs(r.Config.CommandLine), " "), Spec: r.Config.WorkloadSpec,
 		Rows: SummaryRows(run), RepRows: repRows(run), Figures: htmlFigures(figs), RepsCount: len(r.Repetitions),
@@ -235,6 +236,7 @@ figcaption { color: #555; font-size: .9em; }
 {{range .Rows}}<tr><td>{{.Kind}}</td><td class="n">{{.Stats.Count}}</td><td class="n">{{.Stats.Errors}}</td><td class="n">{{rate .Stats.OpsPerSec}}</td><td class="n">{{ns .Stats.NS.P50}}</td><td class="n">{{ns .Stats.NS.P90}}</td><td class="n">{{ns .Stats.NS.P99}}</td><td class="n">{{ns .Stats.NS.P999}}</td><td class="n">{{ns .Stats.NS.Max}}</td><td class="n">{{printf "%.0fns" .Stats.NS.Mean}}</td><td class="n">{{reps .P50Rep}}</td><td class="n">{{reps .OpsRep}}</td></tr>
 {{end}}</table>
 <p>“across reps”: median over the {{.RepsCount}} repetitions ± median absolute deviation as a share of it.</p>
+{{with .Firmware}}<h3>Firmware</h3><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .RepRows}}<h3>Repetitions</h3>
 <table>
 <tr><th>op</th><th>metric</th><th>median</th><th>MAD</th><th>per repetition</th><th>outliers (1.5 IQR)</th></tr>

@@ -104,6 +104,9 @@ func WriteMarkdown(w io.Writer, runs []*Run) error {
 				acrossReps(row.P50Rep), acrossReps(row.OpsRep))
 		}
 		fmt.Fprintln(bw, "\n“across reps”: median over repetitions ± median absolute deviation as a share of it.")
+		for _, n := range FirmwareNotes(r) {
+			fmt.Fprintf(bw, "\n%s.\n", n)
+		}
 		if ws := Warnings(run); len(ws) > 0 {
 			fmt.Fprintf(bw, "\n**Warnings**\n\n")
 			for _, w := range ws {
