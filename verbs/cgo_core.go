@@ -23,6 +23,10 @@ import "C"
 
 import "unsafe"
 
+// cHandle is an opaque pointer into C (a provider's ops table, device
+// context or domain handle). Only the cgo_*.go files look through it.
+type cHandle = unsafe.Pointer
+
 const (
 	statusErrnoMask    = C.XB_ERRNO_MASK
 	statusDestroyKnown = C.XB_DESTROY_KNOWN

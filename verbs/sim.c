@@ -464,6 +464,23 @@ static int config_matches(const struct sim_config *want, const struct sim_config
 	       want->cost_destroy_ns == have->cost_destroy_ns;
 }
 
+/* half_made reports whether the device file was left by a creator that
+ * died before it was ready: no magic yet, or ours without the ready flag. */
+static int half_made(int fd, off_t size)
+{
+	const struct sim_shared *sh;
+	int half;
+
+	if ((size_t)size < sizeof(struct sim_shared))
+		return 0; /* not a device at all: let the caller refuse it */
+	sh = mmap(NULL, sizeof(*sh), PROT_READ, MAP_SHARED, fd, 0);
+	if (sh == MAP_FAILED)
+		return 0;
+	half = (sh->magic == 0 || sh->magic == SIM_MAGIC) && !__atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE);
+	munmap((void *)sh, sizeof(*sh));
+	return half;
+}
+
 /* map_device opens (creating when empty) the device file under an flock, so
  * concurrent first openers initialise it exactly once. */
 static int map_device(const char *dir, const struct sim_config *want, struct sim_shared **out, size_t *outsize)
@@ -492,6 +509,15 @@ static int map_device(const char *dir, const struct sim_config *want, struct sim
 	if (!S_ISREG(st.st_mode)) {
 		rc = EINVAL;
 		goto out;
+	}
+	if (st.st_size != 0 && half_made(fd, st.st_size)) {
+		/* Its creator died initialising it (we hold the flock it held):
+		 * nobody can have used it, so make it afresh. */
+		if (ftruncate(fd, 0) != 0) {
+			rc = errno;
+			goto out;
+		}
+		st.st_size = 0;
 	}
 	if (st.st_size == 0) {
 		uint64_t size = sim_size(&cfg);

@@ -187,6 +187,36 @@ func TestSimBadInput(t *testing.T) {
 		_, err = Open(Options{Provider: "sim", Sim: SimOptions{Dir: good, Cost: Cost{Reg: time.Microsecond}}})
 		mustErrno(t, "open with another cost", err, syscall.EEXIST)
 	})
+	t.Run("device file left half-made or foreign", func(t *testing.T) {
+		for _, tc := range []struct {
+			name    string
+			content []byte
+			wantErr string // "" : the device is made afresh
+		}{
+			{"creator died after sizing it", make([]byte, 1<<20), ""},
+			{"not a sim device", append([]byte("NOTASIM!"), make([]byte, 1<<20)...), "not a sim device"},
+		} {
+			d := filepath.Join(t.TempDir(), "sim")
+			if err := os.Mkdir(d, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(d, "sim.dev"), tc.content, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			dev, err := Open(Options{Provider: "sim", Sim: SimOptions{Dir: d}})
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("%s: %v, want the device made afresh", tc.name, err)
+				}
+				dev.Close()
+			} else if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				if err == nil {
+					dev.Close()
+				}
+				t.Fatalf("%s: %v, want an error containing %q", tc.name, err, tc.wantErr)
+			}
+		}
+	})
 	t.Run("domain in a missing directory", func(t *testing.T) {
 		d := simPair(t, SimOptions{}, 1)[0]
 		_, err := d.Device().OpenDomain(filepath.Join(dir, "nowhere", "domain"), true)

@@ -6,8 +6,29 @@ import "time"
 // share it, so it also times the start deadline of a run.
 const TimerName = "clock_monotonic"
 
-// Now reads the clock RunBatch times with, in nanoseconds.
-func Now() uint64 { return nowNS() }
+// clockBase pairs a reading of CLOCK_MONOTONIC taken in C with Go's own
+// monotonic clock, which on Linux is the same CLOCK_MONOTONIC read through
+// the vDSO: Now then costs no cgo call, yet agrees with what C measures
+// and with every other process.
+var clockBase = func() (b struct {
+	c uint64
+	g time.Time
+}) {
+	best := ^uint64(0)
+	for range 16 { // keep the tightest bracket: the pairing error is half its width
+		c1 := nowNS()
+		g := time.Now()
+		c2 := nowNS()
+		if c2-c1 < best {
+			best, b.c, b.g = c2-c1, c1+(c2-c1)/2, g
+		}
+	}
+	return b
+}()
+
+// Now reads the clock RunBatch times with, in nanoseconds, without a cgo
+// call.
+func Now() uint64 { return clockBase.c + uint64(time.Since(clockBase.g)) }
 
 // TimerOverhead measures the cost of one timer read as RunBatch chains
 // them: the median over rounds of back-to-back reads. Every chained

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
-	"unsafe"
 )
 
 // Op is the kind of operation a batch runs.
@@ -130,8 +129,8 @@ type Options struct {
 // A Device and its domains are not safe for concurrent use.
 type Device struct {
 	provider string
-	ops      unsafe.Pointer // *C.struct_xb_ops
-	handle   unsafe.Pointer // the provider's device context
+	ops      cHandle // *C.struct_xb_ops
+	handle   cHandle // the provider's device context
 	info     DeviceInfo
 	domains  int
 	closed   bool
@@ -228,7 +227,7 @@ func (d *Device) OpenDomain(path string, create bool) (*Domain, error) {
 // Domain is one registrant's handle on an XRC domain.
 type Domain struct {
 	dev    *Device
-	handle unsafe.Pointer
+	handle cHandle
 	path   string
 	closed bool
 	one    *Batch // scratch for the single-operation calls
