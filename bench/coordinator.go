@@ -287,21 +287,45 @@ func (c *coordinator) spawn(p int, wc *workerConfig, events chan<- event) (*work
 	// Its own process group keeps a terminal's ^C from killing workers
 	// behind the coordinator's back: the coordinator stops them itself.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	stdin, err := cmd.StdinPipe()
+	// The pipes are made here, not with cmd.StdinPipe and friends: a
+	// failure half-way would leave the ends exec keeps for the child open
+	// until a Wait that never comes. Every end is closed on every path.
+	var fds []*os.File
+	closeAll := func() {
+		for _, f := range fds {
+			f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File, err error) {
+		if r, w, err = os.Pipe(); err == nil {
+			fds = append(fds, r, w)
+		}
+		return r, w, err
+	}
+	stdinR, stdin, err := pipe()
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	stdout, stdoutW, err := pipe()
 	if err != nil {
+		closeAll()
 		return nil, err
 	}
-	stderr, err := cmd.StderrPipe()
+	stderr, stderrW, err := pipe()
 	if err != nil {
+		closeAll()
 		return nil, err
 	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	if err := cmd.Start(); err != nil {
+		closeAll()
 		return nil, err
 	}
+	// The child has its own copies; ours of its ends would keep its
+	// stdout open after it exits, and the reader would never see EOF.
+	stdinR.Close()
+	stdoutW.Close()
+	stderrW.Close()
 	w := &workerProc{index: p, threads: wc.Threads, cmd: cmd, stdin: stdin, fw: newFrameWriter(stdin), pid: cmd.Process.Pid}
 	stderrDone := make(chan struct{})
 	go func() {
@@ -316,6 +340,7 @@ func (c *coordinator) spawn(p int, wc *workerConfig, events chan<- event) (*work
 		// A line too long to scan ends the forwarding, not the reading: a
 		// worker blocked on a full stderr pipe would wedge the run.
 		io.Copy(io.Discard, stderr)
+		stderr.Close()
 	}()
 	go func() {
 		fr := newFrameReader(stdout)
@@ -332,6 +357,8 @@ func (c *coordinator) spawn(p int, wc *workerConfig, events chan<- event) (*work
 		io.Copy(io.Discard, stdout) // so the worker never blocks writing
 		<-stderrDone
 		cmd.Wait()
+		stdout.Close()
+		stdin.Close() // may already be closed by stop: harmless
 		w.state = cmd.ProcessState
 		events <- event{w: w, exit: true}
 	}()
