@@ -78,7 +78,8 @@ func providerList() string {
 }
 
 // config builds the engine configuration, checking everything that is
-// bad input: errors are usage errors.
+// bad input: errors are usage errors, except a provider that is not
+// available here (a failure).
 func (f *runFlags) config(cmd *cobra.Command, procs, threads, qps int) (bench.Config, error) {
 	fs := cmd.Flags()
 	if fs.Changed("duration") && fs.Changed("iterations") {
@@ -101,7 +102,10 @@ func (f *runFlags) config(cmd *cobra.Command, procs, threads, qps int) (bench.Co
 	}
 	for _, p := range verbs.Providers() {
 		if p.Name == f.provider && !p.Available {
-			return bench.Config{}, usagef("provider %s is not available here: %s", p.Name, p.Reason)
+			// A known provider this machine lacks is not bad input: the
+			// same command works elsewhere. conform and devices say so
+			// with exit 1 too.
+			return bench.Config{}, failure{err: fmt.Errorf("provider %s is not available here: %s", p.Name, p.Reason)}
 		}
 	}
 	spec, err := workloads.Get(f.workload)
