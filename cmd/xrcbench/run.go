@@ -197,8 +197,12 @@ each, every thread its own registrant (device context and domain handle), runs
 the workload on the provider, and writes a run folder: result.json (schema
 xrcbench.result/v1) and one HdrHistogram interval log per op kind (<kind>.hlog).
 It prints a summary table and where the folder is. Warm-up is run and
-discarded; each repetition starts fresh workers on a fresh device; ^C stops the
-run and keeps what was measured (status partial).
+discarded; each repetition starts fresh workers on a fresh device.
+
+^C stops the run: threads end their current pass or round and the result keeps
+what was measured (status partial). A repetition whose workers were not all
+ready yet is dropped; if that was the first, nothing was measured and the
+status is failed.
 
 Exit status: 0 ok; 1 the run failed (result.json still written, status partial
 or failed, the error names the worker); 2 bad usage or input.`,
