@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// Measurement is one figure of Calibrate, with the target it is held to.
+// Measurement is one figure of Calibrate, with the target it is held to
+// (none for figures that are only informative: they are always OK).
 // Targets are ratios or bounds measured in the same run, so they mean the
 // same on a noisy shared machine as on a quiet one.
 type Measurement struct {
@@ -129,13 +130,18 @@ func Calibrate(dir string) ([]Measurement, error) {
 	return out, nil
 }
 
-// calibrationDomain opens a registrant on a scratch domain in dir.
+// calibrationDomain opens a registrant on a scratch domain in dir, one
+// domain per device, so the measurements do not share one.
 func calibrationDomain(opts Options, dir string) (*Domain, func(), error) {
 	dev, err := Open(opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	dom, err := dev.OpenDomain(filepath.Join(dir, "domain"), true)
+	name := opts.Provider + "-domain"
+	if opts.Sim.Dir != "" {
+		name = filepath.Base(opts.Sim.Dir) + "-domain"
+	}
+	dom, err := dev.OpenDomain(filepath.Join(dir, name), true)
 	if err != nil {
 		dev.Close()
 		return nil, nil, err

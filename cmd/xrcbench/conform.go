@@ -30,7 +30,8 @@ and a device without XRC refuses domains.
 
 One line per check: id, PASS/FAIL/SKIP, and what was seen against what was
 expected. Checks a provider cannot do are SKIP with the reason. Exit status 1
-when any check fails.`,
+when any check fails, or when none could run (the null provider keeps no
+state, so it has nothing to check).`,
 		Example: `  xrcbench conform
   xrcbench conform --sim-semantics upstream --json
   xrcbench conform --provider rdma --device mlx5_0`,
@@ -68,6 +69,10 @@ when any check fails.`,
 			if rep.Failed() {
 				return failure{err: fmt.Errorf("conformance failed"), quiet: !asJSON}
 			}
+			if checked(rep) == 0 {
+				// Nothing was verified: that is not conformance.
+				return failure{err: fmt.Errorf("no check could run on provider %s: %s", rep.Provider, rep.Checks[0].Detail)}
+			}
 			return nil
 		},
 	}
@@ -77,6 +82,17 @@ when any check fails.`,
 	fs.StringVar(&semantics, "sim-semantics", "legacy", "sim provider: legacy (ibv_reg_xrc_rcv_qp) or upstream (ibv_open_qp)")
 	fs.BoolVar(&asJSON, "json", false, `print {"provider", "semantics", "checks": [{"id", "name", "status", "detail"}]}`)
 	return cmd
+}
+
+// checked counts the checks that ran (passed or failed).
+func checked(rep verbs.ConformReport) int {
+	n := 0
+	for _, c := range rep.Checks {
+		if c.Status != "skip" {
+			n++
+		}
+	}
+	return n
 }
 
 func printConform(w io.Writer, rep verbs.ConformReport) {

@@ -17,7 +17,7 @@ func TestConformCLI(t *testing.T) {
 	}{
 		{"sim legacy", []string{"conform"}, 0, "PPPPPPPPPPP", ""},
 		{"sim upstream", []string{"conform", "--sim-semantics", "upstream"}, 0, "PPPPPPPSPPP", ""},
-		{"null keeps no state", []string{"conform", "--provider", "null"}, 0, "SSSSSSSSSSS", ""},
+		{"null keeps no state: nothing checked", []string{"conform", "--provider", "null"}, 1, "SSSSSSSSSSS", ""},
 		{"unknown provider", []string{"conform", "--provider", "bogus"}, 2, "", `unknown provider "bogus"`},
 		{"unknown semantics", []string{"conform", "--sim-semantics", "new"}, 2, "", `unknown semantics "new"`},
 		{"semantics on another provider", []string{"conform", "--provider", "null", "--sim-semantics", "upstream"}, 2, "", "--provider sim only"},

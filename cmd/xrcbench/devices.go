@@ -33,9 +33,11 @@ ibv_reg_xrc_rcv_qp API (--provider legacy) are usable on it.`,
 				if asJSON {
 					enc := json.NewEncoder(stdout)
 					enc.SetIndent("", "  ")
-					return enc.Encode(devs)
+					err = enc.Encode(devs)
+				} else {
+					err = writeDevices(stdout, devs)
 				}
-				return writeDevices(stdout, devs)
+				return outputErr(err)
 			},
 		}
 		cmd.Flags().BoolVar(&asJSON, "json", false, "write the devices as JSON (an array of device objects)")

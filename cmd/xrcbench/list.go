@@ -32,9 +32,9 @@ your own.`,
 						return usageError{err}
 					}
 					_, err = io.WriteString(stdout, spec.Source)
-					return err
+					return outputErr(err)
 				}
-				return writeList(stdout, verbs.Providers(), workloads.Builtins())
+				return outputErr(writeList(stdout, verbs.Providers(), workloads.Builtins()))
 			},
 		}
 		cmd.Flags().StringVar(&show, "show", "", "print the spec of this workload (a built-in name or a file)")

@@ -35,6 +35,15 @@ type failure struct {
 func (e failure) Error() string { return e.err.Error() }
 func (e failure) Unwrap() error { return e.err }
 
+// outputErr marks a failure to write the command's output (a closed pipe,
+// a full disk) as a failure, not as bad usage.
+func outputErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return failure{err: fmt.Errorf("writing output: %w", err)}
+}
+
 // subcommands is filled by one init function per subcommand file.
 var subcommands []func(stdout, stderr io.Writer) *cobra.Command
 
