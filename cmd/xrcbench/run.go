@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
@@ -178,11 +179,20 @@ func interruptible() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
-// clearStaleLogs removes .hlog files an earlier run left in a reused
-// folder, so the folder holds one run.
+// staleArtifacts are what `report` writes into a run folder: derived from
+// an earlier result.json, they would describe another run than the one
+// about to be written beside them.
+var staleArtifacts = []string{report.HTMLFile, report.MarkdownFile, report.BenchFile, report.PlotsDir}
+
+// clearStaleLogs removes, from a reused folder, the .hlog files and report
+// artifacts an earlier run left, so the folder holds one run. Only those
+// known names: anything else in the folder is the user's.
 func clearStaleLogs(dir string) {
 	for _, k := range results.OpKinds {
 		os.Remove(filepath.Join(dir, k+".hlog"))
+	}
+	for _, name := range staleArtifacts {
+		os.RemoveAll(filepath.Join(dir, name))
 	}
 }
 

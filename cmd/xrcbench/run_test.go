@@ -409,3 +409,46 @@ func TestSummaryGolden(t *testing.T) {
 	printSummary(&b, r, "runs/other")
 	golden(t, "summary.golden", b.Bytes())
 }
+
+// A run into a reused folder leaves no artifact of the earlier run beside
+// its result (hlogs of kinds it does not have, the report of the old
+// result), and nothing else is touched.
+func TestRunReusedFolder(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	old := map[string]bool{ // path → must survive
+		"reg_foreign.hlog":   false, // a kind the new workload does not have
+		"report.html":        false,
+		"summary.md":         false,
+		"bench.txt":          false,
+		"plots/reg.svg":      false,
+		"notes.txt":          true,
+		"mine/report.html":   true,
+		"plots.keep/old.png": true,
+	}
+	for p := range old {
+		path := filepath.Join(out, p)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("earlier run"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, stderr := runEngine(t, "run", "--provider", "null", "--workload", "sharded", "--qps", "2",
+		"--iterations", "5", "--warmup", "0s", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for p, keep := range old {
+		_, err := os.Stat(filepath.Join(out, p))
+		if kept := err == nil; kept != keep {
+			t.Errorf("%s: kept %v, want %v", p, kept, keep)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "plots")); err == nil {
+		t.Errorf("plots/ of the earlier run is still there")
+	}
+	if _, err := results.Load(out); err != nil {
+		t.Error(err)
+	}
+}
