@@ -140,14 +140,11 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
-	priv, err := os.MkdirTemp(opts.TempDir, "xrcbench-run-")
+	priv, err := makePrivDir(opts.TempDir)
 	if err != nil {
 		return nil, fmt.Errorf("private directory: %w", err)
 	}
 	defer os.RemoveAll(priv)
-	if err := os.Chmod(priv, 0o700); err != nil {
-		return nil, err
-	}
 
 	c := &coordinator{cfg: cfg, opts: opts, priv: priv}
 	res := c.newResult()

@@ -360,11 +360,15 @@ func childPIDs(pid int) []int {
 }
 
 // A coordinator killed outright (no chance to clean up) takes its workers
-// with it: they get SIGKILL from the kernel (PR_SET_PDEATHSIG).
+// with it: they get SIGKILL from the kernel (PR_SET_PDEATHSIG). The
+// private directory it could not remove names its pid, and the next run in
+// the same temporary directory removes it.
 func TestCoordinatorKilled(t *testing.T) {
 	bin := engineBinary(t)
+	tmp := t.TempDir() // never the system's /tmp: the killed run leaves its device there
 	cmd := exec.Command(bin, "run", "--workload", "steady", "--procs", "3", "--threads", "1",
 		"--duration", "60s", "--warmup", "0s", "--out", filepath.Join(t.TempDir(), "run"))
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -389,6 +393,21 @@ func TestCoordinatorKilled(t *testing.T) {
 			syscall.Kill(p, syscall.SIGKILL)
 			t.Errorf("worker %d outlived its coordinator", p)
 		}
+	}
+
+	left, _ := filepath.Glob(filepath.Join(tmp, "xrcbench-run-*"))
+	want := fmt.Sprintf("xrcbench-run-%d-", cmd.Process.Pid)
+	if len(left) != 1 || !strings.HasPrefix(filepath.Base(left[0]), want) {
+		t.Fatalf("private directories left %v, want one named %s*", left, want)
+	}
+	next := exec.Command(bin, "run", "--provider", "null", "--workload", "sharded", "--qps", "1",
+		"--iterations", "1", "--warmup", "0s", "--out", filepath.Join(t.TempDir(), "next"))
+	next.Env = append(os.Environ(), "TMPDIR="+tmp)
+	if out, err := next.CombinedOutput(); err != nil {
+		t.Fatalf("the next run: %v\n%s", err, out)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("after the next run, %s holds %v: the dead run's directory was not removed", tmp, ents)
 	}
 }
 
