@@ -184,6 +184,27 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	fw.record(&res.Environment)
 	assemble(res, done, cfg)
 	res.Finished = time.Now().UTC()
+	// An operation with an unexpected outcome is an error of its kind:
+	// the device did not do what the workload measures, so the run fails
+	// (partial: the figures are kept, they are what happened).
+	var unexpected []string
+	for _, kind := range results.OpKinds {
+		if s := res.Ops[kind]; s.Errors > 0 {
+			var why []string
+			for _, name := range slices.Sorted(maps.Keys(s.ErrnoCounts)) {
+				why = append(why, fmt.Sprintf("%s x%d", name, s.ErrnoCounts[name]))
+			}
+			unexpected = append(unexpected, fmt.Sprintf("%s %d of %d (%s)", kind, s.Errors, s.Count, strings.Join(why, ", ")))
+		}
+	}
+	if len(unexpected) > 0 {
+		outcomes := errors.New("operations with an unexpected outcome: " + strings.Join(unexpected, "; "))
+		if runErr == nil {
+			runErr = outcomes
+		} else {
+			runErr = fmt.Errorf("%w; %w", runErr, outcomes)
+		}
+	}
 	switch {
 	case runErr == nil:
 		res.Status = results.StatusOK
@@ -191,15 +212,6 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 		res.Status, res.Error = results.StatusPartial, runErr.Error()
 	default:
 		res.Status, res.Error = results.StatusFailed, runErr.Error()
-	}
-	for _, kind := range results.OpKinds {
-		if s := res.Ops[kind]; s.Errors > 0 {
-			var why []string
-			for _, name := range slices.Sorted(maps.Keys(s.ErrnoCounts)) {
-				why = append(why, fmt.Sprintf("%s x%d", name, s.ErrnoCounts[name]))
-			}
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d of %d operations had an unexpected outcome (%s)", kind, s.Errors, s.Count, strings.Join(why, ", ")))
-		}
 	}
 	if res.Environment.Version == "unknown" {
 		res.Warnings = append(res.Warnings, "xrcbench version unknown: built without VCS information (-buildvcs=false); the result cannot name the code that measured it")

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,6 +12,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
 )
@@ -27,7 +30,7 @@ func TestIterationsCounts(t *testing.T) {
 		{"steady", "null", 2, 2, 8, 50, map[string]int64{"reg": 2 * 2 * 8 * 50, "unreg": 2 * 2 * 8 * 50}},
 		{"sharded", "null", 1, 3, 4, 20, map[string]int64{"reg": 3 * 4 * 20, "unreg": 3 * 4 * 20}},
 		{"churn", "null", 2, 1, 5, 30, map[string]int64{"create": 2 * 5 * 30, "unreg_last": 2 * 5 * 30}},
-		{"errors", "null", 1, 2, 3, 10, map[string]int64{"reg_invalid": 2 * 3 * 10, "reg_foreign": 2 * 3 * 10}},
+		// errors on null: counted too, but the run fails (TestUnexpectedOutcomesFail).
 		// lifecycle: per round each QP is created once, registered by the
 		// n-1 others, unregistered by n-1, and closed once.
 		{"lifecycle", "null", 2, 2, 3, 7, map[string]int64{"create": 3 * 7, "reg": 3 * 3 * 7, "unreg": 3 * 3 * 7, "unreg_last": 3 * 7}},
@@ -57,6 +60,53 @@ func TestIterationsCounts(t *testing.T) {
 			for _, w := range res.Workers {
 				if w.PID == 0 || w.Exit != "ok" || w.MaxRSSKB <= 0 || w.CPUSeconds <= 0 || len(w.PerThread) != tt.threads {
 					t.Errorf("worker %+v: want pid, exit ok, rss, cpu time, per-thread counts", w)
+				}
+			}
+		})
+	}
+}
+
+// An operation with an unexpected outcome fails the run: status partial,
+// the error names the kinds, counts and errnos, and the counts are kept.
+// On null every reg "succeeds", which the errors workload must not accept;
+// sim fails them with EINVAL as it must.
+func TestUnexpectedOutcomesFail(t *testing.T) {
+	tests := []struct {
+		provider string
+		wantErr  []string // "": the run is ok
+	}{
+		{"null", []string{"operations with an unexpected outcome",
+			"reg_invalid 60 of 60 (unexpected_success x60)", "reg_foreign 60 of 60 (unexpected_success x60)"}},
+		{"sim", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.provider, func(t *testing.T) {
+			cfg := testConfig(t, "errors", tt.provider, 1, 2, 3)
+			cfg.Iterations = 10
+			opts, stderr := testOptions(t)
+			res, err := Run(context.Background(), cfg, opts)
+			loaded, lerr := results.Load(cfg.Out)
+			if lerr != nil {
+				t.Fatalf("result.json: %v", lerr)
+			}
+			for _, kind := range []string{"reg_invalid", "reg_foreign"} {
+				if n := res.Ops[kind].Count; n != 2*3*10 {
+					t.Errorf("%s: count %d, want %d (what was measured is kept)", kind, n, 2*3*10)
+				}
+			}
+			if tt.wantErr == nil {
+				if err != nil || loaded.Status != results.StatusOK {
+					t.Fatalf("err %v, status %q; stderr:\n%s", err, loaded.Status, stderr)
+				}
+				return
+			}
+			var re *RunError
+			if !errors.As(err, &re) || re.Status != results.StatusPartial || loaded.Status != results.StatusPartial {
+				t.Fatalf("err %v, status %q: want a partial RunError", err, loaded.Status)
+			}
+			for _, want := range tt.wantErr {
+				if !strings.Contains(err.Error(), want) || !strings.Contains(loaded.Error, want) {
+					t.Errorf("error %q (result: %q) lacks %q", err, loaded.Error, want)
 				}
 			}
 		})

@@ -14,10 +14,13 @@ const Schema = "xrcbench.result/v1"
 // FileName is the name of the result file in a run folder.
 const FileName = "result.json"
 
-// Status of a run.
+// Status of a run. A run is partial when it failed after measuring: it was
+// stopped early, a later repetition failed, or operations had unexpected
+// outcomes (Error then names the kinds, counts and errnos). Its figures are
+// kept: they are what happened.
 const (
 	StatusOK      = "ok"
-	StatusPartial = "partial" // stopped early; what was measured is kept
+	StatusPartial = "partial" // failed after measuring; what was measured is kept
 	StatusFailed  = "failed"  // nothing trustworthy was measured
 )
 

@@ -471,3 +471,47 @@ func TestRunReusedFolder(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Unexpected outcomes fail the run: on null every reg of the errors
+// workload succeeds where it must fail with EINVAL, so the run exits 1
+// with status partial and says what went wrong; sim fails them as it must.
+func TestRunUnexpectedOutcomes(t *testing.T) {
+	tests := []struct {
+		provider   string
+		wantCode   int
+		wantStatus string
+		wantStderr string
+	}{
+		{"null", exitFailed, results.StatusPartial, "reg_invalid 40 of 40 (unexpected_success x40)"},
+		{"sim", exitOK, results.StatusOK, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.provider, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			code, stdout, stderr := runEngine(t, "run", "--provider", tt.provider, "--workload", "errors",
+				"--iterations", "10", "--qps", "4", "--warmup", "0s", "--out", out)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, tt.wantCode, stdout, stderr)
+			}
+			r, err := results.Load(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status != tt.wantStatus || r.Ops["reg_invalid"].Count != 40 || r.Ops["reg_foreign"].Count != 40 {
+				t.Errorf("status %q, ops %+v: want %s with 40 of each kind", r.Status, r.Ops, tt.wantStatus)
+			}
+			if tt.wantStderr == "" {
+				return
+			}
+			var lines []string // the error, without the run's warnings
+			for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+				if !strings.HasPrefix(l, "warning: ") {
+					lines = append(lines, l)
+				}
+			}
+			if len(lines) != 1 || !strings.Contains(lines[0], tt.wantStderr) || !strings.Contains(lines[0], "reg_foreign 40 of 40") {
+				t.Errorf("stderr %q: want one line naming both kinds", stderr)
+			}
+		})
+	}
+}
