@@ -30,6 +30,12 @@ type hlogs struct {
 	progress map[int]int64                      // thread → first interval it has not reported
 	threads  int
 	newest   int64
+	// written: every interval below it is in the logs. A report for one
+	// of them (from a thread that lagged more than the flush allows) can
+	// no longer go in: it is counted in late and added to the totals
+	// only, never written as a second interval with the same start.
+	written  int64
+	late     int64
 	base     uint64 // CLOCK_MONOTONIC ns of interval 0 of this repetition
 	wallBase time.Time
 	err      error
@@ -64,6 +70,7 @@ func (l *hlogs) startRep(threads int) {
 	l.progress = map[int]int64{}
 	l.threads = threads
 	l.newest = 0
+	l.written, l.late = 0, 0
 	l.base = 0
 }
 
@@ -76,8 +83,12 @@ func (l *hlogs) add(m *intervalMsg, base uint64) error {
 		now := verbs.Now()
 		l.wallBase = time.Now().Add(-time.Duration(int64(now) - int64(base)))
 	}
+	isLate := m.Index < l.written
+	if isLate {
+		l.late++
+	}
 	iv := l.pending[m.Index]
-	if iv == nil {
+	if iv == nil && !isLate {
 		iv = map[string]*hdrhistogram.Histogram{}
 		l.pending[m.Index] = iv
 	}
@@ -89,10 +100,12 @@ func (l *hlogs) add(m *intervalMsg, base uint64) error {
 		if err != nil {
 			return err
 		}
-		if iv[kind] == nil {
-			iv[kind] = results.NewHistogram()
+		if !isLate {
+			if iv[kind] == nil {
+				iv[kind] = results.NewHistogram()
+			}
+			iv[kind].Merge(h)
 		}
-		iv[kind].Merge(h)
 		if l.totals[kind] == nil {
 			l.totals[kind] = results.NewHistogram()
 		}
@@ -124,9 +137,17 @@ func (l *hlogs) flush(all bool) {
 	for _, p := range l.progress {
 		complete = min(complete, p)
 	}
+	// Intervals every thread has left are complete; those far behind the
+	// newest are written anyway, to bound what is held, and a thread
+	// still reporting one of them is late.
+	upTo := max(complete, l.newest-2)
+	if all {
+		upTo = 1 << 62
+	}
+	l.written = max(l.written, upTo)
 	var idx []int64
 	for i := range l.pending {
-		if all || i < complete || i < l.newest-2 {
+		if i < upTo {
 			idx = append(idx, i)
 		}
 	}
