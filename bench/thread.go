@@ -269,7 +269,9 @@ func (t *thread) run(deadline uint64) error {
 	}
 	err := t.loop(done)
 	t.ended = verbs.Now()
-	t.flushInterval()
+	if ferr := t.flushInterval(); err == nil {
+		err = ferr
+	}
 	return err
 }
 
@@ -474,7 +476,7 @@ func (t *thread) runBatch(p *phaseRT, n int) error {
 	}
 	if t.measuring {
 		if now := verbs.Now(); now >= t.ivNext {
-			t.flushIntervalAt(now)
+			return t.flushIntervalAt(now)
 		}
 	}
 	return nil
@@ -519,22 +521,34 @@ func (t *thread) check(p *phaseRT, n int) {
 	}
 }
 
-func (t *thread) flushInterval() { t.flushIntervalAt(verbs.Now()) }
+// encodeHistogram is results.EncodeHistogram; tests replace it to make it
+// fail.
+var encodeHistogram = results.EncodeHistogram
+
+func (t *thread) flushInterval() error { return t.flushIntervalAt(verbs.Now()) }
 
 // flushIntervalAt ends the current interval: its histograms go to the
-// coordinator and into the thread's totals.
-func (t *thread) flushIntervalAt(now uint64) {
+// coordinator, which sums them into the timelines and the totals. A
+// histogram that cannot be encoded is an error of the run: the interval's
+// latencies would be lost, and the figures would not be what was measured.
+func (t *thread) flushIntervalAt(now uint64) error {
 	msg := &intervalMsg{Thread: t.g, Index: t.ivIndex, Hists: map[string]string{}}
+	var err error
 	for _, r := range t.recs {
 		if r.ivN == 0 {
 			continue
 		}
-		if t.report != nil {
-			if s, err := results.EncodeHistogram(histogramInto(t.scratch, r.iv)); err == nil {
-				msg.Hists[r.kind] = s
+		if t.report != nil && err == nil {
+			s, eerr := encodeHistogram(histogramInto(t.scratch, r.iv))
+			if eerr != nil {
+				err = fmt.Errorf("thread %d: encoding the %s latencies of interval %d (%d operations): %w", t.g, r.kind, t.ivIndex, r.ivN, eerr)
 			}
+			msg.Hists[r.kind] = s
 		}
 		r.endInterval()
+	}
+	if err != nil {
+		return err
 	}
 	if t.report != nil && len(msg.Hists) > 0 {
 		t.report(msg)
@@ -543,6 +557,7 @@ func (t *thread) flushIntervalAt(now uint64) {
 		t.ivIndex = int64((now - t.ivStart) / iv)
 		t.ivNext = t.ivStart + uint64(t.ivIndex+1)*iv
 	}
+	return nil
 }
 
 // result packages the thread's counts; its latencies went out with its
