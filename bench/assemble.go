@@ -17,14 +17,15 @@ import (
 
 // kindAgg accumulates one op kind over threads.
 type kindAgg struct {
-	hist   *hdrhistogram.Histogram
-	count  int64
-	errors int64
-	errnos map[string]int64
+	hist    *hdrhistogram.Histogram
+	count   int64
+	batches int64
+	errors  int64
+	errnos  map[string]int64
 }
 
 func (a *kindAgg) stats(seconds float64) results.OpStats {
-	s := results.OpStats{Count: a.count, Errors: a.errors, NS: results.Summarize(a.hist)}
+	s := results.OpStats{Count: a.count, Batches: a.batches, Errors: a.errors, NS: results.Summarize(a.hist)}
 	if seconds > 0 {
 		s.OpsPerSec = float64(a.count) / seconds
 	}
@@ -49,6 +50,7 @@ func aggregate(aggs map[string]*kindAgg, rep *repOutcome) {
 		for kind, kr := range tr.Kinds {
 			a := get(kind)
 			a.count += kr.Count
+			a.batches += kr.Batches
 			a.errors += kr.Errors
 			for name, n := range tr.Errnos[kind] {
 				a.errnos[name] += n

@@ -102,8 +102,9 @@ type threadResult struct {
 // kindResult is one thread's counts of one op kind. Its latencies are the
 // sum of the thread's interval messages.
 type kindResult struct {
-	Count  int64 `json:"count"`
-	Errors int64 `json:"errors"`
+	Count   int64 `json:"count"`
+	Batches int64 `json:"batches"`
+	Errors  int64 `json:"errors"`
 }
 
 // frameWriter writes messages; not safe for concurrent use.

@@ -258,7 +258,8 @@ func (c *coordinator) newResult() *results.Result {
 			TimerOverheadNS: float64(verbs.TimerOverhead()),
 			Warmup:          results.Duration(cfg.Warmup),
 			Repetitions:     cfg.Repetitions,
-			BatchSize:       cfg.QPs,
+			// No BatchSize: batches vary by phase (a thread takes only its
+			// share of the QPs); OpStats.Batches records what was run.
 		},
 		Ops: map[string]results.OpStats{},
 	}

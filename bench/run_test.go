@@ -26,15 +26,23 @@ func TestIterationsCounts(t *testing.T) {
 		procs, threads, qps int
 		iterations          int64
 		want                map[string]int64
+		batches             map[string]int64 // nil: not checked
 	}{
-		{"steady", "null", 2, 2, 8, 50, map[string]int64{"reg": 2 * 2 * 8 * 50, "unreg": 2 * 2 * 8 * 50}},
-		{"sharded", "null", 1, 3, 4, 20, map[string]int64{"reg": 3 * 4 * 20, "unreg": 3 * 4 * 20}},
-		{"churn", "null", 2, 1, 5, 30, map[string]int64{"create": 2 * 5 * 30, "unreg_last": 2 * 5 * 30}},
+		// loop workloads: one batch of all its QPs per thread, phase and pass.
+		{"steady", "null", 2, 2, 8, 50, map[string]int64{"reg": 2 * 2 * 8 * 50, "unreg": 2 * 2 * 8 * 50},
+			map[string]int64{"reg": 2 * 2 * 50, "unreg": 2 * 2 * 50}},
+		{"sharded", "null", 1, 3, 4, 20, map[string]int64{"reg": 3 * 4 * 20, "unreg": 3 * 4 * 20},
+			map[string]int64{"reg": 3 * 20, "unreg": 3 * 20}},
+		{"churn", "null", 2, 1, 5, 30, map[string]int64{"create": 2 * 5 * 30, "unreg_last": 2 * 5 * 30},
+			map[string]int64{"create": 2 * 30, "unreg_last": 2 * 30}},
 		// errors on null: counted too, but the run fails (TestUnexpectedOutcomesFail).
 		// lifecycle: per round each QP is created once, registered by the
 		// n-1 others, unregistered by n-1, and closed once.
-		{"lifecycle", "null", 2, 2, 3, 7, map[string]int64{"create": 3 * 7, "reg": 3 * 3 * 7, "unreg": 3 * 3 * 7, "unreg_last": 3 * 7}},
-		{"lifecycle", "null", 1, 1, 4, 5, map[string]int64{"create": 4 * 5, "reg": 0, "unreg": 0, "unreg_last": 4 * 5}},
+		{"lifecycle", "null", 2, 2, 3, 7, map[string]int64{"create": 3 * 7, "reg": 3 * 3 * 7, "unreg": 3 * 3 * 7, "unreg_last": 3 * 7}, nil},
+		// alone, the thread creates and closes every QP, one batch a round,
+		// and has nobody to register: no batch at all.
+		{"lifecycle", "null", 1, 1, 4, 5, map[string]int64{"create": 4 * 5, "reg": 0, "unreg": 0, "unreg_last": 4 * 5},
+			map[string]int64{"create": 5, "reg": 0, "unreg": 0, "unreg_last": 5}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.workload+"/"+tt.provider, func(t *testing.T) {
@@ -45,6 +53,17 @@ func TestIterationsCounts(t *testing.T) {
 				if got := res.Ops[kind].Count; got != n {
 					t.Errorf("%s: count %d, want %d", kind, got, n)
 				}
+			}
+			for kind, n := range tt.batches {
+				if got := res.Ops[kind].Batches; got != n {
+					t.Errorf("%s: %d batches, want %d", kind, got, n)
+				}
+				if got := res.Repetitions[0].Ops[kind].Batches; got != n {
+					t.Errorf("%s: repetition 1: %d batches, want %d", kind, got, n)
+				}
+			}
+			if res.Harness.BatchSize != 0 {
+				t.Errorf("harness batch size %d: not a measured figure", res.Harness.BatchSize)
 			}
 			if len(res.Ops) != len(tt.want) {
 				t.Errorf("ops %v, want kinds %v", res.Ops, tt.want)

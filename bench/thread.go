@@ -37,12 +37,13 @@ const (
 // the intervals into the timelines and the totals, so a thread holds one
 // array per op kind whatever the run length.
 type kindRec struct {
-	kind   string
-	iv     []int64
-	ivN    int64
-	count  int64
-	errors int64
-	errnos map[string]int64
+	kind    string
+	iv      []int64
+	ivN     int64
+	count   int64
+	batches int64 // RunBatch calls: count/batches is the batch size actually run
+	errors  int64
+	errnos  map[string]int64
 }
 
 func newKindRec(kind string) *kindRec {
@@ -51,7 +52,7 @@ func newKindRec(kind string) *kindRec {
 
 func (k *kindRec) reset() {
 	clear(k.iv)
-	k.ivN, k.count, k.errors = 0, 0, 0
+	k.ivN, k.count, k.batches, k.errors = 0, 0, 0, 0
 	clear(k.errnos)
 }
 
@@ -450,6 +451,7 @@ func (t *thread) runBatch(p *phaseRT, n int) error {
 	recordAll(rec.iv, b.NS[:n])
 	rec.ivN += int64(n)
 	rec.count += int64(n)
+	rec.batches++
 	if failed == 0 && p.expect == 0 {
 		// The common case: everything succeeded as it must; only the
 		// registration state moves, and destroy flags are checked.
@@ -566,7 +568,7 @@ func (t *thread) result() (threadResult, error) {
 	tr := threadResult{Thread: t.g, CPU: t.cpu, Started: t.started, Ended: t.ended, Rounds: t.rounds,
 		Kinds: map[string]kindResult{}, Created: t.created}
 	for _, r := range t.recs {
-		tr.Kinds[r.kind] = kindResult{Count: r.count, Errors: r.errors}
+		tr.Kinds[r.kind] = kindResult{Count: r.count, Batches: r.batches, Errors: r.errors}
 		if len(r.errnos) > 0 {
 			if tr.Errnos == nil {
 				tr.Errnos = map[string]map[string]int64{}

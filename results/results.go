@@ -98,7 +98,9 @@ type Harness struct {
 	StartSkewNS     int64    `json:"start_skew_ns"`
 	Warmup          Duration `json:"warmup"`
 	Repetitions     int      `json:"repetitions"`
-	BatchSize       int      `json:"batch_size,omitempty"`
+	// BatchSize is not written any more: batch sizes vary by phase, and
+	// OpStats.Batches records the batches actually run.
+	BatchSize int `json:"batch_size,omitempty"`
 }
 
 // OpStats summarises one operation kind.
@@ -109,6 +111,10 @@ type OpStats struct {
 	NS        Latency `json:"ns"`
 	// ErrnoCounts counts failures by errno name (e.g. "EINVAL"), when any.
 	ErrnoCounts map[string]int64 `json:"errno_counts,omitempty"`
+	// Batches is how many batches (one C call each, timed op by op) ran
+	// the Count operations: Count/Batches is the mean batch size measured,
+	// which varies by phase and workload. 0 in results that predate it.
+	Batches int64 `json:"batches,omitempty"`
 }
 
 // Latency is a latency distribution in nanoseconds.
