@@ -39,6 +39,7 @@ type repOutcome struct {
 	minStart uint64                             // earliest thread start, CLOCK_MONOTONIC ns
 	measured bool                               // every thread reported: usable even with an error
 	hists    map[string]*hdrhistogram.Histogram // latency per op kind, from the intervals
+	created  *qpSet                             // QP numbers the threads created, when probed
 	leaks    *results.LeakCheck
 	warnings []string
 }
@@ -119,7 +120,7 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 		if err := h.release(); err != nil {
 			out.warnings = append(out.warnings, fmt.Sprintf("repetition %d: releasing the holder: %v", idx+1, err))
 		}
-		out.leaks = checkLeaks(vo, h, out.threads)
+		out.leaks = checkLeaks(vo, h, out.created, len(out.threads) == total)
 	}()
 
 	slots := cfg.QPs
@@ -273,6 +274,7 @@ func (c *coordinator) handle(ev event, out *repOutcome, sh *shm) error {
 		}
 		w.done = m.Done
 		out.threads = append(out.threads, m.Done.Threads...)
+		out.created = out.created.union(m.Done.Created)
 		c.logs.threadsDone(m.Done.Threads)
 	case msgError:
 		w.failMsg = m.Error

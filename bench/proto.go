@@ -85,6 +85,9 @@ type intervalMsg struct {
 
 type doneMsg struct {
 	Threads []threadResult `json:"threads"`
+	// Created is every QP number the worker's threads created, for the
+	// leak probe (rdma, legacy); one set per worker keeps the message small.
+	Created *qpSet `json:"created,omitempty"`
 }
 
 // threadResult is one thread's measurement.
@@ -95,7 +98,6 @@ type threadResult struct {
 	Ended   uint64                      `json:"ended"`
 	Rounds  int64                       `json:"rounds"`
 	Kinds   map[string]kindResult       `json:"kinds"`
-	Created []uint32                    `json:"created,omitempty"` // the last QPs it created, for the leak probe
 	Errnos  map[string]map[string]int64 `json:"errnos,omitempty"`
 }
 

@@ -16,10 +16,6 @@ import (
 	"github.com/xrcbench/xrcbench/workloads"
 )
 
-// createdRing is how many of its last created QP numbers a thread keeps
-// for the teardown's leak probe on providers that cannot be inspected.
-const createdRing = 64
-
 // Names, beside errno names, of wrong outcomes that carry no errno: an
 // unreg whose destroy flag contradicts the phase (destroying on a non-last
 // unreg, not destroying on the last), and a success where the phase
@@ -98,8 +94,7 @@ type thread struct {
 	order   []int    // slot order, a per-thread permutation from the seed
 	slots   []uint32 // QP number per slot (loop mode)
 	held    []bool   // this registrant is registered with the slot's QP
-	created []uint32 // ring of the last created QP numbers
-	nCreate int
+	created *qpSet   // every QP number it created, for the leak probe; nil when not probed
 
 	// measurement
 	measuring bool
@@ -136,6 +131,9 @@ func newThread(cfg *workerConfig, spec *workloads.Spec, local int, sh *shm) *thr
 			rt.expect, _ = workloads.ErrnoByName(p.Expect)
 		}
 		t.phases = append(t.phases, rt)
+	}
+	if spec.Creates() && probesCreated(cfg.Verbs.Provider) {
+		t.created = newQPSet()
 	}
 	t.batch = verbs.NewBatch(max(t.q, 1))
 	t.where = make([]int, t.q)
@@ -428,12 +426,9 @@ func (t *thread) probeList(op string) []uint32 {
 }
 
 func (t *thread) noteCreated(qpn uint32) {
-	if len(t.created) < createdRing {
-		t.created = append(t.created, qpn)
-	} else {
-		t.created[t.nCreate%createdRing] = qpn
+	if t.created != nil {
+		t.created.add(qpn)
 	}
-	t.nCreate++
 }
 
 // runBatch runs and records one batch of phase p. Recording happens after
@@ -566,7 +561,7 @@ func (t *thread) flushIntervalAt(now uint64) error {
 // intervals.
 func (t *thread) result() (threadResult, error) {
 	tr := threadResult{Thread: t.g, CPU: t.cpu, Started: t.started, Ended: t.ended, Rounds: t.rounds,
-		Kinds: map[string]kindResult{}, Created: t.created}
+		Kinds: map[string]kindResult{}}
 	for _, r := range t.recs {
 		tr.Kinds[r.kind] = kindResult{Count: r.count, Batches: r.batches, Errors: r.errors}
 		if len(r.errnos) > 0 {

@@ -76,9 +76,11 @@ func WorkerMain(in io.Reader, out io.Writer) error {
 	var deadline uint64
 	var wg sync.WaitGroup
 	trs := make([]threadResult, cfg.Threads)
+	ths := make([]*thread, cfg.Threads)
 	errs := make([]error, cfg.Threads)
 	for i := 0; i < cfg.Threads; i++ {
 		t := newThread(cfg, spec, i, sh)
+		ths[i] = t
 		t.report = func(m *intervalMsg) { outq <- &message{Type: msgInterval, Interval: m} }
 		wg.Add(1)
 		go func(i int) {
@@ -156,7 +158,11 @@ func WorkerMain(in io.Reader, out io.Writer) error {
 	if first != nil {
 		outq <- &message{Type: msgError, Error: first.Error()}
 	} else {
-		outq <- &message{Type: msgDone, Done: &doneMsg{Threads: trs}}
+		var created *qpSet
+		for _, t := range ths {
+			created = created.union(t.created)
+		}
+		outq <- &message{Type: msgDone, Done: &doneMsg{Threads: trs, Created: created}}
 	}
 	close(outq)
 	<-writerDone
