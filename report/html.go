@@ -107,8 +107,19 @@ func harnessRows(r *results.Result) []kv {
 		{"timer", h.Timer}, {"timer overhead", FormatNS(h.TimerOverheadNS)}, {"start skew", FormatNS(float64(h.StartSkewNS))},
 		{"warm-up", h.Warmup.D().String()}, {"repetitions", fmt.Sprint(h.Repetitions)},
 	}
-	if h.BatchSize > 0 {
+	if h.BatchSize > 0 { // result files written before batches were counted
 		rows = append(rows, kv{"batch size", fmt.Sprint(h.BatchSize)})
+	}
+	// The mean batch per kind: the hot path makes one cgo call per batch,
+	// so this says how much of each op the call's own cost is spread over.
+	var batches []string
+	for _, kind := range results.OpKinds {
+		if s, ok := r.Ops[kind]; ok && s.Batches > 0 {
+			batches = append(batches, fmt.Sprintf("%s %.1f", kind, float64(s.Count)/float64(s.Batches)))
+		}
+	}
+	if len(batches) > 0 {
+		rows = append(rows, kv{"ops per batch (one cgo call each)", strings.Join(batches, ", ")})
 	}
 	if l := r.Leaks; l != nil {
 		v := "not checked"
