@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,7 +55,7 @@ func (s synth) run(dir string) *Run {
 	}
 	for i := 0; i < s.reps; i++ {
 		rep := results.Repetition{Index: i, Ops: map[string]results.OpStats{}}
-		for _, kind := range sortedKeys(synthMedians) {
+		for _, kind := range slices.Sorted(maps.Keys(synthMedians)) {
 			med := synthMedians[kind]
 			scale := 1.0
 			if v, ok := s.scale[kind]; ok {

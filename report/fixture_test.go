@@ -3,10 +3,12 @@ package report
 import (
 	"bytes"
 	"flag"
+	"maps"
 	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -143,7 +145,7 @@ func (f fixture) write(t testing.TB, dir string) *results.Result {
 			Warmup: results.Duration(time.Second), Repetitions: f.reps},
 		Ops: map[string]results.OpStats{}, Histograms: map[string]string{},
 	}
-	kinds := sortedKeys(f.kinds)
+	kinds := slices.Sorted(maps.Keys(f.kinds))
 	merged := map[string]*hdrhistogram.Histogram{}
 	logs := map[string]*bytes.Buffer{}
 	writers := map[string]*hdrhistogram.HistogramLogWriter{}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"html/template"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,10 +70,10 @@ func envRows(r *results.Result) []kv {
 		{"host", e.Host}, {"kernel", e.Kernel}, {"CPU", fmt.Sprintf("%s × %d", e.CPUModel, e.CPUs)},
 		{"provider", e.Provider},
 	}
-	for _, k := range sortedKeys(e.Device) {
+	for _, k := range slices.Sorted(maps.Keys(e.Device)) {
 		rows = append(rows, kv{"device " + k, fmt.Sprint(e.Device[k])})
 	}
-	for _, k := range sortedKeys(e.ProviderDetail) {
+	for _, k := range slices.Sorted(maps.Keys(e.ProviderDetail)) {
 		rows = append(rows, kv{k, e.ProviderDetail[k]})
 	}
 	return append(rows, kv{"Go", e.GoVersion}, kv{"xrcbench", e.Version})
@@ -94,7 +96,7 @@ func configRows(r *results.Result) []kv {
 	}
 	rows = append(rows, kv{"warm-up", c.Warmup.D().String()}, kv{"repetitions", fmt.Sprint(c.Repetitions)},
 		kv{"pinned", fmt.Sprint(c.Pin)}, kv{"seed", fmt.Sprint(c.Seed)}, kv{"interval", c.Interval.D().String()})
-	for _, k := range sortedKeys(c.ProviderOpts) {
+	for _, k := range slices.Sorted(maps.Keys(c.ProviderOpts)) {
 		rows = append(rows, kv{k, c.ProviderOpts[k]})
 	}
 	rows = append(rows, kv{"started", r.Started.UTC().Format(time.RFC3339)}, kv{"finished", r.Finished.UTC().Format(time.RFC3339)})

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -84,7 +86,7 @@ func LoadRun(dir string) (*Run, error) {
 		Hists:     map[string]*hdrhistogram.Histogram{},
 		Timelines: map[string][]Interval{},
 	}
-	for _, kind := range sortedKeys(r.Histograms) {
+	for _, kind := range slices.Sorted(maps.Keys(r.Histograms)) {
 		h, err := results.DecodeHistogram(r.Histograms[kind])
 		if err != nil {
 			return nil, inputErrorf("%s: histograms.%s: %v", filepath.Join(dir, results.FileName), kind, err)
@@ -180,21 +182,12 @@ func kindsOf(r *results.Result) []string {
 			kinds = append(kinds, k)
 		}
 	}
-	for _, k := range sortedKeys(r.Ops) {
+	for _, k := range slices.Sorted(maps.Keys(r.Ops)) {
 		if !known[k] {
 			kinds = append(kinds, k)
 		}
 	}
 	return kinds
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // labelRuns gives runs distinct labels: the folder name, with a suffix

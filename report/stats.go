@@ -2,7 +2,9 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -150,7 +152,7 @@ func Warnings(run *Run) []string {
 			msg := fmt.Sprintf("%s: %d errors in %d operations (%.2g%%)", kind, s.Errors, s.Count, 100*float64(s.Errors)/float64(s.Count))
 			if len(s.ErrnoCounts) > 0 {
 				var parts []string
-				for _, e := range sortedKeys(s.ErrnoCounts) {
+				for _, e := range slices.Sorted(maps.Keys(s.ErrnoCounts)) {
 					parts = append(parts, fmt.Sprintf("%s %d", e, s.ErrnoCounts[e]))
 				}
 				msg += ": " + strings.Join(parts, ", ")

@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 )
 
 // WriteFileAtomic writes data to path through a temporary file in the same
@@ -109,13 +110,13 @@ func (r *Result) Validate() error {
 	if r.Ops == nil {
 		return bad("no ops")
 	}
-	for _, kind := range sortedKeys(r.Ops) {
+	for _, kind := range slices.Sorted(maps.Keys(r.Ops)) {
 		if err := r.Ops[kind].validate(); err != nil {
 			return bad("ops.%s: %v", kind, err)
 		}
 	}
 	for i, rep := range r.Repetitions {
-		for _, kind := range sortedKeys(rep.Ops) {
+		for _, kind := range slices.Sorted(maps.Keys(rep.Ops)) {
 			if err := rep.Ops[kind].validate(); err != nil {
 				return bad("repetitions[%d].ops.%s: %v", i, kind, err)
 			}
@@ -137,13 +138,4 @@ func (s OpStats) validate() error {
 		return fmt.Errorf("percentiles out of order")
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

@@ -2,7 +2,8 @@ package verbs
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -72,7 +73,7 @@ func ParseCost(spec string) (Cost, error) {
 		}
 		f, known := fields[k]
 		if !known {
-			return Cost{}, fmt.Errorf("bad cost %q: unknown operation %q (want %s)", part, k, keys(fields))
+			return Cost{}, fmt.Errorf("bad cost %q: unknown operation %q (want %s)", part, k, strings.Join(slices.Sorted(maps.Keys(fields)), ", "))
 		}
 		if seen[k] {
 			return Cost{}, fmt.Errorf("bad cost %q: %s given twice", part, k)
@@ -88,15 +89,6 @@ func ParseCost(spec string) (Cost, error) {
 		*f = d
 	}
 	return c, nil
-}
-
-func keys[V any](m map[string]V) string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return strings.Join(ks, ", ")
 }
 
 // SimOptions configures the sim device. Processes that open the same Dir
