@@ -61,17 +61,7 @@ func simRuns(t *testing.T, bin string, regCosts ...string) []string {
 }
 
 func runBin(bin string, args ...string) (int, string, string) {
-	cmd := exec.Command(bin, args...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		code = -1
-	}
-	return code, o.String(), e.String()
+	return runProcess(exec.Command(bin, args...))
 }
 
 // TestCompareSimCostModel is the validation: A/A pairs of identical

@@ -107,39 +107,31 @@ func TestDevicesDouble(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestDevicesChild$")
 			cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib, "XRCBENCH_FAKEVERBS_DIR="+t.TempDir(),
 				"XRCBENCH_FAKEVERBS_DEVICES="+tt.devices, devicesChildEnv+"="+string(args))
-			var o, e bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &o, &e
-			err := cmd.Run()
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
-			}
+			code, stdout, stderr := runProcess(cmd)
 			if code != tt.code {
-				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, o.String(), e.String())
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
 			}
 			lines := map[string][]string{}
-			for _, l := range strings.Split(o.String(), "\n") {
+			for _, l := range strings.Split(stdout, "\n") {
 				if f := strings.Fields(l); len(f) > 0 {
 					lines[f[0]] = f
 				}
 			}
 			for _, row := range tt.rows {
 				if got := lines[row[0]]; strings.Join(got, " ") != strings.Join(row, " ") {
-					t.Errorf("row %q, want %q\n%s", got, row, o.String())
+					t.Errorf("row %q, want %q\n%s", got, row, stdout)
 				}
 			}
 			for _, w := range tt.stdout {
-				if !strings.Contains(o.String(), w) {
-					t.Errorf("stdout lacks %q:\n%s", w, o.String())
+				if !strings.Contains(stdout, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, stdout)
 				}
 			}
-			if tt.stderr == "" && e.Len() != 0 {
-				t.Errorf("stderr: %s", e.String())
+			if tt.stderr == "" && stderr != "" {
+				t.Errorf("stderr: %s", stderr)
 			}
-			if tt.stderr != "" && (!strings.Contains(e.String(), tt.stderr) || strings.Count(e.String(), "\n") != 1) {
-				t.Errorf("stderr %q, want one line containing %q", e.String(), tt.stderr)
+			if tt.stderr != "" && (!strings.Contains(stderr, tt.stderr) || strings.Count(stderr, "\n") != 1) {
+				t.Errorf("stderr %q, want one line containing %q", stderr, tt.stderr)
 			}
 		})
 	}

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/xrcbench/xrcbench/verbs"
@@ -27,4 +30,21 @@ func runTests(m *testing.M) int {
 	defer os.RemoveAll(tmp)
 	os.Setenv("TMPDIR", tmp)
 	return m.Run()
+}
+
+// runProcess runs cmd to its end and returns its exit status and output;
+// a process that could not be run at all is -1, with the reason in stderr.
+func runProcess(cmd *exec.Cmd) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		code = -1
+		e.WriteString(err.Error())
+	}
+	return code, o.String(), e.String()
 }

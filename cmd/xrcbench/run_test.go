@@ -216,17 +216,11 @@ func (e *buildError) Error() string { return "go build: " + e.err.Error() + "\n"
 
 func runEngine(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	cmd := exec.Command(engineBinary(t), args...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
+	code, stdout, stderr := runProcess(exec.Command(engineBinary(t), args...))
+	if code == -1 {
+		t.Fatal(stderr)
 	}
-	return code, o.String(), e.String()
+	return code, stdout, stderr
 }
 
 func TestRunEndToEnd(t *testing.T) {
