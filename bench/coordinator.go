@@ -220,7 +220,7 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 	c.logs.endRep()
 	out.hists = c.logs.totals
 	if c.logs.late > 0 {
-		out.warnings = append(out.warnings, fmt.Sprintf("repetition %d: %d interval report(s) came after their interval was written to the .hlog timelines (a thread lagged by more than two intervals): their latencies are in the totals, not in the timelines",
+		out.warnings = append(out.warnings, fmt.Sprintf("repetition %d: %d interval report(s) came after their interval was written to the .hlog timelines (a thread lagged by more than two intervals, e.g. stopped or starved): they are written late, as extra lines with their interval's start time",
 			idx+1, c.logs.late))
 	}
 	var minStart, maxStart, maxEnd uint64

@@ -31,9 +31,10 @@ type hlogs struct {
 	threads  int
 	newest   int64
 	// written: every interval below it is in the logs. A report for one
-	// of them (from a thread that lagged more than the flush allows) can
-	// no longer go in: it is counted in late and added to the totals
-	// only, never written as a second interval with the same start.
+	// of them (from a thread that lagged more than the flush allows) is
+	// written late: a line of its own with the interval's start time,
+	// after later intervals. Readers sum the lines of a time range, so
+	// nothing is lost; late counts such reports.
 	written  int64
 	late     int64
 	base     uint64 // CLOCK_MONOTONIC ns of interval 0 of this repetition
@@ -55,13 +56,24 @@ func newHlogs(dir string, kinds []string, start time.Time, interval time.Duratio
 		w := hdrhistogram.NewHistogramLogWriter(b)
 		w.OutputComment(fmt.Sprintf("xrcbench %s latency, ns, interval %v; repetitions follow one another", k, interval))
 		w.OutputLogFormatVersion()
-		w.OutputStartTime(startMs)
-		w.OutputBaseTime(startMs)
+		writeLogTimes(b, start)
 		w.SetBaseTime(startMs)
 		w.OutputLegend()
 		l.files[k], l.bufs[k], l.writers[k] = f, b, w
 	}
 	return l, nil
+}
+
+// writeLogTimes writes the StartTime and BaseTime lines with the
+// millisecond precision the log format defines (as HdrHistogram's Java
+// writer does). hdrhistogram-go's writer cuts both to whole seconds while
+// the interval timestamps count from the exact start, so a standard
+// reader placed every interval up to a second early.
+func writeLogTimes(w *bufio.Writer, start time.Time) {
+	ms := start.UnixMilli()
+	secs := fmt.Sprintf("%d.%03d", ms/1000, ms%1000)
+	fmt.Fprintf(w, "#[StartTime: %s (seconds since epoch), %s]\n", secs, time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00"))
+	fmt.Fprintf(w, "#[BaseTime: %s (seconds since epoch)]\n", secs)
 }
 
 func (l *hlogs) startRep(threads int) {
@@ -100,7 +112,9 @@ func (l *hlogs) add(m *intervalMsg, base uint64) error {
 		if err != nil {
 			return err
 		}
-		if !isLate {
+		if isLate {
+			l.write(m.Index, kind, h)
+		} else {
 			if iv[kind] == nil {
 				iv[kind] = results.NewHistogram()
 			}
@@ -153,15 +167,20 @@ func (l *hlogs) flush(all bool) {
 	}
 	sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
 	for _, i := range idx {
-		start := l.wallBase.Add(time.Duration(i) * l.interval)
 		for kind, h := range l.pending[i] {
-			h.SetStartTimeMs(start.UnixMilli())
-			h.SetEndTimeMs(start.Add(l.interval).UnixMilli())
-			if err := l.writers[kind].OutputIntervalHistogram(h); err != nil && l.err == nil {
-				l.err = err
-			}
+			l.write(i, kind, h)
 		}
 		delete(l.pending, i)
+	}
+}
+
+// write writes h as interval i of kind's log.
+func (l *hlogs) write(i int64, kind string, h *hdrhistogram.Histogram) {
+	start := l.wallBase.Add(time.Duration(i) * l.interval)
+	h.SetStartTimeMs(start.UnixMilli())
+	h.SetEndTimeMs(start.Add(l.interval).UnixMilli())
+	if err := l.writers[kind].OutputIntervalHistogram(h); err != nil && l.err == nil {
+		l.err = err
 	}
 }
 

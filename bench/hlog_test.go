@@ -2,8 +2,12 @@ package bench
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +35,8 @@ func ivMsg(t *testing.T, thread int, idx int64, n int) *intervalMsg {
 
 // A thread that lags: its report of an interval still pending merges into
 // it; its report of one already written (the others ran far ahead) is
-// counted as late and kept in the totals, never written a second time.
+// written late, as a line of its own with that interval's start time, so
+// the log still holds every latency (before, it went to the totals only).
 func TestHlogsLateReport(t *testing.T) {
 	dir := t.TempDir()
 	l, err := newHlogs(dir, []string{"reg"}, time.Now(), time.Second)
@@ -75,8 +80,8 @@ func TestHlogsLateReport(t *testing.T) {
 	}
 	defer f.Close()
 	r := hdrhistogram.NewHistogramLogReader(f)
-	var counts []int64
-	starts := map[int64]bool{}
+	type line struct{ startMs, count int64 }
+	var lines []line
 	for {
 		h, err := r.NextIntervalHistogram()
 		if err != nil {
@@ -85,21 +90,24 @@ func TestHlogsLateReport(t *testing.T) {
 		if h == nil {
 			break
 		}
-		if starts[h.StartTimeMs()] {
-			t.Errorf("two intervals start at %d ms", h.StartTimeMs())
-		}
-		starts[h.StartTimeMs()] = true
-		counts = append(counts, h.TotalCount())
+		lines = append(lines, line{h.StartTimeMs(), h.TotalCount()})
 	}
-	want := []int64{1, 2, 4 + 200, 8 + 400, 16 + 800}
-	if len(counts) != len(want) {
-		t.Fatalf("intervals %v, want %v", counts, want)
+	// In file order: 0 and 1 when thread 0 ran ahead, the late part of 0,
+	// then 2 to 4 merged.
+	wantCounts := []int64{1, 2, 100, 4 + 200, 8 + 400, 16 + 800}
+	wantIdx := []int64{0, 1, 0, 2, 3, 4}
+	if len(lines) != len(wantCounts) {
+		t.Fatalf("lines %v, want counts %v", lines, wantCounts)
 	}
-	for i := range want {
-		if counts[i] != want[i] {
-			t.Errorf("intervals %v, want %v", counts, want)
-			break
+	var logged int64
+	for i, ln := range lines {
+		logged += ln.count
+		if ln.count != wantCounts[i] || ln.startMs-lines[0].startMs != wantIdx[i]*1000 {
+			t.Errorf("line %d: %d latencies at +%d ms, want %d at +%d ms", i, ln.count, ln.startMs-lines[0].startMs, wantCounts[i], wantIdx[i]*1000)
 		}
+	}
+	if logged != sum {
+		t.Errorf("the log holds %d latencies, want all %d", logged, sum)
 	}
 }
 
@@ -142,5 +150,102 @@ func TestIntervalEncodeFailure(t *testing.T) {
 	}
 	if len(reported) != 0 {
 		t.Errorf("reported %d interval(s) with a histogram missing", len(reported))
+	}
+}
+
+// hdrJS runs HdrHistogram's JavaScript reader (../results/testdata/hdrjs.js)
+// or skips the test saying what is missing.
+func hdrJS(t *testing.T, args ...string) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not installed: the independent HdrHistogram reader (npm hdr-histogram-js) cannot run")
+	}
+	if err := exec.Command(node, "-e", `require("hdr-histogram-js")`).Run(); err != nil {
+		t.Skip("npm module hdr-histogram-js not found by node: `npm install hdr-histogram-js` in a folder and set NODE_PATH=that/node_modules")
+	}
+	out, err := exec.Command(node, append([]string{filepath.Join("..", "results", "testdata", "hdrjs.js")}, args...)...).Output()
+	if err != nil {
+		t.Fatalf("node hdrjs.js %v: %v", args, err)
+	}
+	return string(out)
+}
+
+// The log's StartTime and BaseTime carry milliseconds, as the format
+// defines, so base + an interval's timestamp is the interval's absolute
+// start to the millisecond, read from the text itself and by HdrHistogram's
+// JavaScript reader. (hdrhistogram-go's writer cut both to whole seconds:
+// every interval decoded up to a second early.)
+func TestHlogAbsoluteTimes(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Unix(1796084174, 216_700_000) // .216 s: not whole
+	l, err := newHlogs(dir, []string{"reg"}, start, 250*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.startRep(1)
+	base := verbs.Now()
+	for i := int64(0); i < 4; i++ {
+		if err := l.add(ivMsg(t, 0, i, int(i)+1), base); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.endRep()
+	if err := l.close(); err != nil {
+		t.Fatal(err)
+	}
+	var want []int64 // absolute start of each interval, ms since the epoch
+	for i := 0; i < 4; i++ {
+		want = append(want, l.wallBase.Add(time.Duration(i)*250*time.Millisecond).UnixMilli())
+	}
+	path := filepath.Join(dir, "reg.hlog")
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var startSec, baseSec float64
+	var got []int64
+	for _, ln := range strings.Split(string(text), "\n") {
+		switch {
+		case strings.HasPrefix(ln, "#[StartTime: "):
+			f := strings.Fields(strings.TrimPrefix(ln, "#[StartTime: "))
+			if !strings.HasSuffix(f[0], ".216") {
+				t.Errorf("StartTime %q, want 1796084174.216 (seconds, with milliseconds)", f[0])
+			}
+			startSec, _ = strconv.ParseFloat(f[0], 64)
+		case strings.HasPrefix(ln, "#[BaseTime: "):
+			f := strings.Fields(strings.TrimPrefix(ln, "#[BaseTime: "))
+			baseSec, err = strconv.ParseFloat(f[0], 64)
+			if err != nil {
+				t.Fatalf("BaseTime line %q: %v", ln, err)
+			}
+		case ln == "" || strings.HasPrefix(ln, "#") || strings.HasPrefix(ln, `"`):
+		default:
+			ts, err := strconv.ParseFloat(strings.Split(ln, ",")[0], 64)
+			if err != nil {
+				t.Fatalf("interval line %q: %v", ln, err)
+			}
+			got = append(got, int64(math.Round((baseSec+ts)*1000)))
+		}
+	}
+	if startSec != 1796084174.216 || baseSec != startSec {
+		t.Errorf("StartTime %.3f, BaseTime %.3f: want both 1796084174.216", startSec, baseSec)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("interval starts from the text %v ms, want %v", got, want)
+	}
+
+	var js []int64
+	for _, ln := range strings.Split(strings.TrimSpace(hdrJS(t, "hlog", path)), "\n") {
+		f := strings.Fields(ln)
+		ms, _ := strconv.ParseInt(f[0], 10, 64)
+		end, _ := strconv.ParseInt(f[1], 10, 64)
+		if end-ms != 250 {
+			t.Errorf("JS reader: interval %q is %d ms long, want 250", ln, end-ms)
+		}
+		js = append(js, ms)
+	}
+	if fmt.Sprint(js) != fmt.Sprint(want) {
+		t.Errorf("JS reader: interval starts %v ms, want %v", js, want)
 	}
 }

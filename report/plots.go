@@ -190,7 +190,7 @@ func latencyHistogram(name, kind string, h *hdrhistogram.Histogram) (Figure, err
 	hist.LineStyle.Width = vg.Points(0.3)
 	p.Add(hist)
 	for i, q := range []float64{50, 99} {
-		v := positive(float64(h.ValueAtQuantile(q)))
+		v := positive(float64(results.ValueAtPercentile(h, q)))
 		l, err := plotter.NewLine(plotter.XYs{{X: v, Y: 0}, {X: v, Y: peak}})
 		if err != nil {
 			return Figure{}, err
@@ -198,7 +198,7 @@ func latencyHistogram(name, kind string, h *hdrhistogram.Histogram) (Figure, err
 		l.Color = plotutil.Color(i + 1)
 		l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("p%g %s", q, FormatNS(float64(h.ValueAtQuantile(q)))), l)
+		p.Legend.Add(fmt.Sprintf("p%g %s", q, FormatNS(float64(results.ValueAtPercentile(h, q)))), l)
 	}
 	p.Legend.Top = true
 	p.X.Scale = plot.LogScale{}
@@ -215,14 +215,17 @@ func spectrumPoints(h *hdrhistogram.Histogram) plotter.XYs {
 	if n == 0 {
 		return nil
 	}
-	var xys plotter.XYs
+	var xs, qs []float64
 	for e := 0.0; ; e += 0.02 {
 		x := math.Pow(10, e)
 		if x > n || x > 1e6 {
 			break
 		}
-		q := 100 * (1 - 1/x)
-		xys = append(xys, plotter.XY{X: x, Y: positive(float64(h.ValueAtQuantile(q)))})
+		xs, qs = append(xs, x), append(qs, 100*(1-1/x))
+	}
+	var xys plotter.XYs
+	for i, v := range results.ValuesAtPercentiles(h, qs...) {
+		xys = append(xys, plotter.XY{X: xs[i], Y: positive(float64(v))})
 	}
 	return xys
 }

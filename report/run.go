@@ -136,6 +136,14 @@ func readTimeline(path string) ([]Interval, *hdrhistogram.Histogram, error) {
 	var out []Interval
 	sum := results.NewHistogram()
 	first := 0.0
+	// A thread that lagged far behind has its report of an interval
+	// written late, as a second line with the same start: one interval.
+	type at struct {
+		tag string
+		ms  int64
+	}
+	seen := map[at]int{}
+	var hists []*hdrhistogram.Histogram
 	for i := 0; ; i++ {
 		h, err := rd.NextIntervalHistogram()
 		if err != nil {
@@ -149,6 +157,13 @@ func readTimeline(path string) ([]Interval, *hdrhistogram.Histogram, error) {
 		if i == 0 {
 			first = start
 		}
+		key := at{h.Tag(), h.StartTimeMs()}
+		if j, ok := seen[key]; ok {
+			hists[j].Merge(h)
+			out[j].Count = hists[j].TotalCount()
+			out[j].P50, out[j].P99, out[j].Max = results.ValueAtPercentile(hists[j], 50), results.ValueAtPercentile(hists[j], 99), hists[j].Max()
+			continue
+		}
 		iv := Interval{
 			Tag:    h.Tag(),
 			Start:  start - first,
@@ -156,9 +171,11 @@ func readTimeline(path string) ([]Interval, *hdrhistogram.Histogram, error) {
 			Count:  h.TotalCount(),
 		}
 		if iv.Count > 0 {
-			iv.P50, iv.P99, iv.Max = h.ValueAtQuantile(50), h.ValueAtQuantile(99), h.Max()
+			iv.P50, iv.P99, iv.Max = results.ValueAtPercentile(h, 50), results.ValueAtPercentile(h, 99), h.Max()
 		}
+		seen[key] = len(out)
 		out = append(out, iv)
+		hists = append(hists, h)
 	}
 	// Logs may hold several tags (e.g. one per repetition), each starting
 	// again at zero; order by tag, then time, so lines never run backwards.

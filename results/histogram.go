@@ -37,17 +37,19 @@ func DecodeHistogram(s string) (*hdrhistogram.Histogram, error) {
 	return h, nil
 }
 
-// Summarize computes the latency summary of h.
+// Summarize computes the latency summary of h; its percentiles are
+// nearest-rank (see ValueAtPercentile).
 func Summarize(h *hdrhistogram.Histogram) Latency {
 	if h.TotalCount() == 0 {
 		return Latency{}
 	}
+	ps := ValuesAtPercentiles(h, 50, 90, 99, 99.9)
 	return Latency{
 		Min:    h.Min(),
-		P50:    h.ValueAtQuantile(50),
-		P90:    h.ValueAtQuantile(90),
-		P99:    h.ValueAtQuantile(99),
-		P999:   h.ValueAtQuantile(99.9),
+		P50:    ps[0],
+		P90:    ps[1],
+		P99:    ps[2],
+		P999:   ps[3],
 		Max:    h.Max(),
 		Mean:   h.Mean(),
 		Stddev: h.StdDev(),
