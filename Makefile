@@ -4,12 +4,14 @@
 
 GO      ?= go
 CC      ?= cc
-HAVE_VERBS := $(shell printf '\#include <infiniband/verbs.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo yes)
+# Whether <infiniband/verbs.h> is installed: the compiler's own search path
+# decides, through a file that only includes it (see verbs/ctest/have_verbs.c).
+HAVE_VERBS := $(shell $(CC) -E -o /dev/null verbs/ctest/have_verbs.c >/dev/null 2>&1 && echo yes)
 TAGS    := $(if $(HAVE_VERBS),rdma,)
 BIN     := bin/xrcbench
 CWARN   := -Wall -Wextra -Werror -std=gnu11
 
-.PHONY: all build run test vet cwarn csan lint bench fakeverbs clean
+.PHONY: all build run test vet cwarn csan lint bench fakeverbs clean tags
 
 all: build
 
@@ -23,12 +25,14 @@ build:
 
 # run: a real benchmark on the sim device, with a cost model that makes the
 # destruction on the last unreg visible (unreg vs unreg_last), into a fixed
-# folder overwritten each time.
+# folder overwritten each time. RUN_ARGS go last, so they override
+# (make run RUN_ARGS='--duration 1s --warmup 0s' for a quick look).
 RUN_DIR ?= runs/make-run
+RUN_ARGS ?=
 run: build
 	./$(BIN) run --provider sim --workload lifecycle --procs 2 --threads 2 \
 		--duration 10s --warmup 1s --sim-cost reg=2us,unreg=2us,destroy=200us \
-		--out $(RUN_DIR)
+		--out $(RUN_DIR) $(RUN_ARGS)
 	./$(BIN) report $(RUN_DIR)
 	@echo "make run: results in $(RUN_DIR)/: result.json, *.hlog, report.html, summary.md, bench.txt, plots/"
 
@@ -76,6 +80,10 @@ lint: vet cwarn
 
 bench:
 	$(GO) test -tags "$(TAGS)" -run '^$$' -bench . -benchmem ./...
+
+# The build tags this machine gets (rdma when the headers are installed).
+tags:
+	@echo "$(TAGS)"
 
 clean:
 	rm -rf bin build

@@ -18,6 +18,9 @@ import (
 	"unsafe"
 )
 
+// RDMABuilt says whether this binary has the rdma provider compiled in.
+const RDMABuilt = true
+
 func rdmaLibrary() string {
 	var buf [512]C.char
 	C.xb_rdma_library(&buf[0], C.size_t(len(buf)))

@@ -60,7 +60,7 @@ func (f devFacts) info(library string) DeviceInfo {
 	in.OpenQP = f.KnowsOps && f.XRC && f.OpenXRCD && f.CreateQPEx && f.OpenQP
 	in.LegacyAPI = f.LegacyAPI && f.XRC
 	if !f.KnowsOps {
-		in.Extra["open_qp"] = "unknown: built without rdma-core headers"
+		in.Extra["open_qp"] = "unknown: rdma provider " + RDMANotBuilt
 	}
 	if f.DevName != "" {
 		in.Extra["uverbs"] = "/dev/infiniband/" + f.DevName

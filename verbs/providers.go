@@ -5,6 +5,10 @@ import (
 	"strings"
 )
 
+// RDMANotBuilt is why the rdma provider is unavailable in a binary built
+// without it (without the rdma tag, which make adds when the headers exist).
+const RDMANotBuilt = "not built: install libibverbs-dev, then make build"
+
 // ProviderInfo describes a provider and whether this build and machine
 // can use it.
 type ProviderInfo struct {
