@@ -38,7 +38,7 @@ type skipError string
 
 func (s skipError) Error() string { return string(s) }
 
-// conformCheck is one row of the semantics table of DESIGN.md.
+// conformCheck is one row of the XRC semantics table of docs/design.md.
 type conformCheck struct {
 	id, name string
 	run      func(c *conformer) (detail string, err error)

@@ -1,6 +1,6 @@
 /*
  * sim.h: the sim device, an XRC device emulated in a file-backed shared
- * memory segment, with the semantics S1-S11 of DESIGN.md. It backs both
+ * memory segment, with the semantics S1-S11 of docs/design.md. It backs both
  * the Go `sim` provider (through xb_sim_ops) and the libibverbs test
  * double (verbs/fakeverbs), so it is plain C with no Go in it.
  *

@@ -56,7 +56,7 @@ func ErrnoName(e syscall.Errno) string {
 	return fmt.Sprintf("errno %d", int(e))
 }
 
-// The errnos the XRC calls can return (DESIGN.md S1-S11) and a few a
+// The errnos the XRC calls can return (docs/design.md, S1-S11) and a few a
 // provider may pass through.
 var errnoNames = map[syscall.Errno]string{
 	syscall.EPERM: "EPERM", syscall.ENOENT: "ENOENT", syscall.EIO: "EIO",
@@ -69,7 +69,7 @@ var errnoNames = map[syscall.Errno]string{
 }
 
 // simulate runs the spec's phases on a model of the XRC registration
-// state (DESIGN.md S1-S5) for 1, 2 and 3 threads, with the same role
+// state (docs/design.md, S1-S5) for 1, 2 and 3 threads, with the same role
 // assignment the engine uses, and rejects phase orders that cannot work:
 // reg of a QP that does not exist or is already registered, an unreg that
 // would destroy, an unreg_last that would not, QPs left behind at the end

@@ -21,7 +21,7 @@ func newConformCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "conform",
 		Short: "Check a provider against the XRC semantics S1–S11",
-		Long: `conform runs the XRC semantics table of DESIGN.md (S1–S11) against a provider:
+		Long: `conform runs the XRC semantics table S1–S11 (docs/design.md) against a provider:
 create registers the creator, reg adds a registrant, reg again is idempotent
 (legacy) or a counted handle (upstream), the last unreg destroys the QP, reg of
 unknown or foreign QPs fails with EINVAL, closing a domain while registered is

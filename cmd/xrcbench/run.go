@@ -214,6 +214,9 @@ what was measured (status partial). A repetition whose workers were not all
 ready yet is dropped; if that was the first, nothing was measured and the
 status is failed.
 
+What a latency figure contains (the call and one clock read, chained in C) and
+what is not timed: docs/design.md, "Measurement method".
+
 Exit status: 0 ok; 1 the run failed (result.json still written, status partial
 or failed, the error names the worker); 2 bad usage or input.`,
 			Example: `  # registration under contention: 2 processes x 2 threads on 16 shared QPs
