@@ -17,8 +17,10 @@ all: build
 
 # The revision goes in at link time too: builds with -buildvcs=false (set
 # in GOFLAGS on some machines) would otherwise not know what they measure.
-VERSION := $(shell git describe --always --dirty 2>/dev/null)
-LDFLAGS := $(if $(VERSION),-X github.com/xrcbench/xrcbench/bench.buildVersion=$(VERSION),)
+VERSION  := $(shell git describe --always --dirty 2>/dev/null)
+REVISION := $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS  := $(if $(VERSION),-X github.com/xrcbench/xrcbench/bench.buildVersion=$(VERSION),) \
+            $(if $(REVISION),-X main.buildRevision=$(REVISION),)
 
 build:
 	$(GO) build -tags "$(TAGS)" -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/xrcbench

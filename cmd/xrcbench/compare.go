@@ -36,6 +36,13 @@ missing folder, another schema, a truncated result.json, different
 workloads) or too few repetitions for the test to decide (it says how many
 are needed). Different devices, firmware or hosts are compared but named in
 the header.`,
+		Example: `  # did the new firmware make registration slower? (5 repetitions each)
+  xrcbench run --provider rdma --workload steady --repetitions 5 --out runs/base
+  xrcbench run --provider rdma --workload steady --repetitions 5 --out runs/new
+  xrcbench compare runs/base runs/new
+
+  # a CI gate: only p99, a 10% threshold, Markdown for the job summary
+  xrcbench compare runs/base runs/new --metric p99 --threshold 10% --format md`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return usagef("compare needs BASE_DIR and NEW_DIR, got %d argument(s)", len(args))

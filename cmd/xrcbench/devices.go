@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -20,13 +21,28 @@ func init() {
 			Long: `devices lists every RDMA device libibverbs reports, opening each to query it:
 its XRC capability (IBV_DEVICE_XRC), firmware, ports, NUMA node and driver, and
 whether the upstream ibv_open_qp path (--provider rdma) and the legacy OFED
-ibv_reg_xrc_rcv_qp API (--provider legacy) are usable on it.`,
+ibv_reg_xrc_rcv_qp API (--provider legacy) are usable on it.
+
+Exit status 1 when there is no device (with --json, [] is still printed on
+stdout); the message says how to go on without one: --provider sim, or the
+libibverbs test double (make fakeverbs).`,
 			Example: `  xrcbench devices
   xrcbench devices --json
   xrcbench run --provider rdma --device mlx5_0   # benchmark one of them`,
 			Args: cobra.NoArgs,
 			RunE: func(*cobra.Command, []string) error {
 				devs, err := verbs.Devices()
+				if errors.Is(err, verbs.ErrNotSupported) {
+					// No device here: still a list for a script (an
+					// empty one), and a way to go on without hardware.
+					if asJSON {
+						if _, werr := io.WriteString(stdout, "[]\n"); werr != nil {
+							return outputErr(werr)
+						}
+					}
+					return failure{err: fmt.Errorf("%w; without an adapter, benchmark the emulated device (--provider sim, the default) "+
+						"or build the libibverbs test double (make fakeverbs) and run with LD_LIBRARY_PATH=build/fakeverbs", err)}
+				}
 				if err != nil {
 					return failure{err: err}
 				}

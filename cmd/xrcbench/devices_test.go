@@ -28,7 +28,8 @@ func TestDevicesGolden(t *testing.T) {
 }
 
 // On a machine without RDMA (the system libibverbs, no kernel support):
-// one clear line on stderr and exit 1, never a panic.
+// one clear line on stderr that says how to go on without hardware, exit
+// 1, never a panic; with --json an empty list on stdout, for scripts.
 func TestDevicesNoRDMA(t *testing.T) {
 	if _, err := os.Stat("/sys/class/infiniband_verbs"); err == nil {
 		t.Skip("this machine has RDMA in its kernel")
@@ -36,13 +37,20 @@ func TestDevicesNoRDMA(t *testing.T) {
 	if strings.Contains(os.Getenv("LD_LIBRARY_PATH"), "fakeverbs") {
 		t.Skip("the libibverbs test double is loaded")
 	}
-	for _, args := range [][]string{{"devices"}, {"devices", "--json"}} {
+	for _, tt := range []struct {
+		args   []string
+		stdout string
+	}{{[]string{"devices"}, ""}, {[]string{"devices", "--json"}, "[]\n"}} {
 		var stdout, stderr bytes.Buffer
-		code := run(&stdout, &stderr, args)
+		code := run(&stdout, &stderr, tt.args)
 		msg := stderr.String()
-		if code != exitFailed || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, "no RDMA device found") ||
-			strings.Contains(msg, "goroutine") || stdout.Len() != 0 {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and one 'no RDMA device found' line", args, code, stdout.String(), msg)
+		if code != exitFailed || strings.Count(msg, "\n") != 1 || strings.Contains(msg, "goroutine") || stdout.String() != tt.stdout {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1, stdout %q and one line", tt.args, code, stdout.String(), msg, tt.stdout)
+		}
+		for _, want := range []string{"no RDMA device found", "--provider sim", "make fakeverbs"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%v: stderr %q lacks %q", tt.args, msg, want)
+			}
 		}
 	}
 }
@@ -98,6 +106,7 @@ func TestDevicesDouble(t *testing.T) {
 		{"json", "xbfake0", []string{"devices", "--json"}, 0, nil, []string{`"name": "xbfake0"`, `"xrc": true`, `"numa_node": 0`}, ""},
 		{"no kernel RDMA", "none", []string{"devices"}, 1, nil, nil, "no RDMA device found"},
 		{"no devices", "empty", []string{"devices"}, 1, nil, nil, "no RDMA device found: libibverbs lists none"},
+		{"no devices json", "empty", []string{"devices", "--json"}, 1, nil, []string{"[]"}, "--provider sim"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

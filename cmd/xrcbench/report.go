@@ -31,6 +31,14 @@ writes, into the run folder or --out:
 Several run folders make one combined report (with overlaid spectra) and
 need --out. A sweep folder (with sweep.json) adds throughput and p99 against
 processes × threads.`,
+		Example: `  # the report of one run, written into its folder
+  xrcbench report runs/lifecycle
+
+  # two runs in one report, their spectra overlaid
+  xrcbench report runs/fw-16.35 runs/fw-16.36 --out runs/fw-report
+
+  # a sweep: every point, plus throughput and p99 against the sweep's axes
+  xrcbench report runs/steady-sweep`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("report needs at least one RUN_DIR")

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/xrcbench/xrcbench/bench"
 )
 
 // Exit statuses of the CLI contract.
@@ -68,21 +70,62 @@ docs/design.md in the xrcbench source.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	root.Version = bench.Version()
+	root.SetVersionTemplate(versionText())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	for _, sub := range subcommands {
 		root.AddCommand(sub(stdout, stderr))
 	}
+	markArgsErrors(root)
 	return root
+}
+
+// markArgsErrors makes every command's argument check report bad usage:
+// cobra's own checks (NoArgs, ExactArgs) return plain errors, and a plain
+// error is a failure (exit 1), not bad usage.
+func markArgsErrors(cmd *cobra.Command) {
+	if check := cmd.Args; check != nil {
+		cmd.Args = func(c *cobra.Command, args []string) error {
+			if err := check(c, args); err != nil {
+				var u usageError
+				if errors.As(err, &u) {
+					return err
+				}
+				return usageError{err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		markArgsErrors(sub)
+	}
 }
 
 // run is main without the process: it returns the exit status.
 func run(stdout, stderr io.Writer, args []string) int {
-	root := newRoot(stdout, stderr)
+	return exitCode(newRoot(stdout, stderr), args, stderr)
+}
+
+// exitCode executes root with args and maps the outcome to an exit status.
+func exitCode(root *cobra.Command, args []string, stderr io.Writer) int {
 	root.SetArgs(args)
+	// An unknown command is bad usage; cobra finds that out before any
+	// command runs, with a plain error.
+	if _, _, err := root.Find(args); err != nil {
+		fmt.Fprintln(stderr, "xrcbench: "+oneLine(err.Error()))
+		return exitUsage
+	}
 	err := root.Execute()
 	if err == nil {
 		return exitOK
 	}
+	var u usageError
+	if errors.As(err, &u) {
+		fmt.Fprintln(stderr, "xrcbench: "+oneLine(err.Error()))
+		return exitUsage
+	}
+	// Everything else failed after the input was accepted: exit 1. Only
+	// errors marked as usage errors (bad flags, arguments, values) exit 2.
 	var f failure
 	if errors.As(err, &f) {
 		if !f.quiet {
@@ -90,9 +133,8 @@ func run(stdout, stderr io.Writer, args []string) int {
 		}
 		return exitFailed
 	}
-	// Everything else is bad usage: an unknown command or flag, a bad value.
 	fmt.Fprintln(stderr, "xrcbench: "+oneLine(err.Error()))
-	return exitUsage
+	return exitFailed
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/verbs"
+)
+
+// `version` and `--version` say what the binary is: version, revision, Go
+// version, and whether the rdma provider is built.
+func TestVersion(t *testing.T) {
+	rdma := "rdma provider: built"
+	if !verbs.RDMABuilt {
+		rdma = "rdma provider: " + verbs.RDMANotBuilt
+	}
+	var outs []string
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		var stdout, stderr bytes.Buffer
+		code := run(&stdout, &stderr, args)
+		out := stdout.String()
+		if code != exitOK || stderr.Len() != 0 {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, stderr.String())
+		}
+		for _, want := range []string{"xrcbench " + bench.Version() + "\n", "\nrevision: ", "\ngo: " + runtime.Version(), "\n" + rdma + "\n"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%v: output lacks %q:\n%s", args, want, out)
+			}
+		}
+		outs = append(outs, out)
+	}
+	if outs[0] != outs[1] {
+		t.Errorf("version and --version differ:\n%s\n---\n%s", outs[0], outs[1])
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(&stdout, &stderr, []string{"version", "extra"}); code != exitUsage {
+		t.Errorf("version extra: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// Every command a user can call shows examples in its --help, as the
+// README promises (report and compare once had none).
+func TestEveryCommandHasExamples(t *testing.T) {
+	var walk func(c *cobra.Command)
+	seen := 0
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			// cobra's own help and completion commands are not ours to
+			// document; hidden commands (worker) are not for users.
+			if sub.Hidden || sub.Name() == "help" || sub.Name() == "completion" {
+				continue
+			}
+			seen++
+			args := append(strings.Fields(strings.TrimPrefix(sub.CommandPath(), "xrcbench")), "--help")
+			var stdout, stderr bytes.Buffer
+			code := run(&stdout, &stderr, args)
+			out := stdout.String()
+			i := strings.Index(out, "\nExamples:\n")
+			if code != exitOK || i < 0 || !strings.Contains(out[i:], "  xrcbench ") {
+				t.Errorf("xrcbench %s: exit %d, no Examples section with an xrcbench command:\n%s", strings.Join(args, " "), code, out)
+			}
+			walk(sub)
+		}
+	}
+	walk(newRoot(io.Discard, io.Discard))
+	if seen < 9 {
+		t.Errorf("walked %d commands, want at least the 9 of the CLI", seen)
+	}
+}
+
+// Exit statuses: only input the CLI marks as bad is exit 2; anything else
+// that goes wrong is exit 1 (a plain error once fell through to 2).
+func TestExitStatus(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"no arguments: help", nil, exitOK},
+		{"help", []string{"--help"}, exitOK},
+		{"unknown command", []string{"bogus"}, exitUsage},
+		{"unknown flag", []string{"list", "--bogus"}, exitUsage},
+		{"unexpected argument", []string{"list", "extra"}, exitUsage},
+		{"bad flag value", []string{"run", "--procs", "x"}, exitUsage},
+		{"bad value", []string{"run", "--procs", "0"}, exitUsage},
+		{"missing argument", []string{"compare", "a"}, exitUsage},
+		{"missing folder", []string{"report", "/nonexistent/run"}, exitUsage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(&stdout, &stderr, tt.args)
+			if code != tt.code {
+				t.Errorf("%v: exit %d, want %d; stderr %q", tt.args, code, tt.code, stderr.String())
+			}
+			if tt.code != exitOK && strings.Count(stderr.String(), "\n") != 1 {
+				t.Errorf("%v: stderr %q, want one line", tt.args, stderr.String())
+			}
+		})
+	}
+	// A command that fails with an error nobody marked is a failure, not
+	// bad usage.
+	root := newRoot(io.Discard, io.Discard)
+	root.AddCommand(&cobra.Command{Use: "fail-plainly", RunE: func(*cobra.Command, []string) error {
+		return io.ErrUnexpectedEOF
+	}})
+	if code := exitCode(root, []string{"fail-plainly"}, io.Discard); code != exitFailed {
+		t.Errorf("a plain error: exit %d, want %d", code, exitFailed)
+	}
+}
