@@ -66,6 +66,8 @@ echo "step: make run"
 make run RUN_ARGS='--duration 1s --warmup 0s'
 echo "step: list"
 ./bin/xrcbench list
+echo "step: version"
+./bin/xrcbench version
 echo "step: done"
 `
 	cmd := exec.Command("unshare", "-m", "sh", "-c", script, "sh", empty, clone)
@@ -86,6 +88,12 @@ echo "step: done"
 	}
 	if !strings.Contains(stdout, verbs.RDMANotBuilt) {
 		t.Errorf("xrcbench list does not say the rdma provider is %q:\n%s", verbs.RDMANotBuilt, stdout)
+	}
+	if want := "revision: " + strings.TrimSpace(string(rev)); !strings.Contains(stdout, want) {
+		t.Errorf("xrcbench version does not name the revision built (%q):\n%s", want, stdout)
+	}
+	if !strings.Contains(stdout, "rdma provider: "+verbs.RDMANotBuilt) {
+		t.Errorf("xrcbench version does not say the rdma provider is not built:\n%s", stdout)
 	}
 	for _, f := range []string{"result.json", "report.html", "summary.md", "bench.txt"} {
 		if _, err := os.Stat(filepath.Join(clone, "runs", "make-run", f)); err != nil {
