@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -206,8 +207,11 @@ func init() {
 each, every thread its own registrant (device context and domain handle), runs
 the workload on the provider, and writes a run folder: result.json (schema
 xrcbench.result/v1) and one HdrHistogram interval log per op kind (<kind>.hlog).
-It prints a summary table and where the folder is. Warm-up is run and
-discarded; each repetition starts fresh workers on a fresh device.
+It also writes summary.md (the summary table, for CI job summaries) and
+bench.txt (Go benchmark format, for benchstat); xrcbench report adds
+report.html and plots/. It prints a summary table and where the folder is.
+Warm-up is run and discarded; each repetition starts fresh workers on a fresh
+device.
 
 ^C stops the run: threads end their current pass or round and the result keeps
 what was measured (status partial). A repetition whose workers were not all
@@ -259,11 +263,15 @@ or failed, the error names the worker); 2 bad usage or input.`,
 	})
 }
 
-// runOne runs cfg, prints the summary, and maps the outcome to an exit.
+// runOne runs cfg, prints the summary, writes the run folder's summary.md
+// and bench.txt, and maps the outcome to an exit.
 func runOne(ctx context.Context, stdout io.Writer, cfg bench.Config, opts bench.Options) error {
 	clearStaleLogs(cfg.Out)
 	res, err := bench.Run(ctx, cfg, opts)
 	if res != nil {
+		if serr := writeSummaries(cfg.Out); serr != nil && opts.Stderr != nil {
+			fmt.Fprintln(opts.Stderr, "warning: "+oneLine(serr.Error()))
+		}
 		printSummary(stdout, res, cfg.Out)
 	}
 	if err != nil {
@@ -274,6 +282,28 @@ func runOne(ctx context.Context, stdout io.Writer, cfg bench.Config, opts bench.
 		return failure{err: err}
 	}
 	return nil
+}
+
+// writeSummaries writes summary.md and bench.txt into a run folder from
+// the result.json just written, as `report` does (report adds report.html
+// and plots/, which take longer). A run that wrote nothing a report can
+// read (failed before measuring) gets none, and says why.
+func writeSummaries(dir string) error {
+	run, err := report.LoadRun(dir)
+	if err != nil {
+		return fmt.Errorf("%s and %s not written: %w", report.MarkdownFile, report.BenchFile, err)
+	}
+	var md, bench bytes.Buffer
+	if err := report.WriteMarkdown(&md, []*report.Run{run}); err != nil {
+		return err
+	}
+	if err := report.WriteBench(&bench, []*report.Run{run}); err != nil {
+		return err
+	}
+	if err := results.WriteFileAtomic(filepath.Join(dir, report.MarkdownFile), md.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return results.WriteFileAtomic(filepath.Join(dir, report.BenchFile), bench.Bytes(), 0o644)
 }
 
 // printSummary is the compact table of a run.

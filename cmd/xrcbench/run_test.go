@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -249,6 +251,19 @@ func TestRunEndToEnd(t *testing.T) {
 	if r.Environment.Version == "" || r.Environment.CPUs == 0 || r.Environment.Kernel == "" {
 		t.Errorf("config/environment incomplete: %v %+v", r.Config.CommandLine, r.Environment)
 	}
+	// The run folder has summary.md and bench.txt without a `report`
+	// (the README's Results section says so), from this run's figures.
+	md, err := os.ReadFile(filepath.Join(out, "summary.md"))
+	if err != nil || !bytes.Contains(md, []byte("unreg_last")) {
+		t.Errorf("summary.md: %v\n%s", err, md)
+	}
+	bt, err := os.ReadFile(filepath.Join(out, "bench.txt"))
+	if err != nil || !bytes.Contains(bt, []byte("unreg_last")) || !bytes.Contains(bt, []byte(fmt.Sprintf(" %d ", 25*4))) {
+		t.Errorf("bench.txt: %v\n%s", err, bt)
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.html")); err == nil {
+		t.Errorf("run wrote report.html: that is report's (plots take long)")
+	}
 }
 
 func TestSweepEndToEnd(t *testing.T) {
@@ -280,6 +295,11 @@ func TestSweepEndToEnd(t *testing.T) {
 		}
 		if p.Status != "ok" || r.Config.Procs != p.Procs || r.Config.QPs != p.QPs || r.Ops["reg"].Count != want {
 			t.Errorf("point %+v: reg count %d, want %d", p, r.Ops["reg"].Count, want)
+		}
+		for _, f := range []string{"summary.md", "bench.txt"} {
+			if _, err := os.Stat(filepath.Join(out, p.Dir, f)); err != nil {
+				t.Errorf("point %s: %v", p.Dir, err)
+			}
 		}
 	}
 }
@@ -431,14 +451,14 @@ func TestRunReusedFolder(t *testing.T) {
 	old := map[string]bool{ // path → must survive
 		"reg_foreign.hlog":   false, // a kind the new workload does not have
 		"report.html":        false,
-		"summary.md":         false,
-		"bench.txt":          false,
 		"plots/reg.svg":      false,
 		"notes.txt":          true,
 		"mine/report.html":   true,
 		"plots.keep/old.png": true,
 	}
-	for p := range old {
+	// summary.md and bench.txt: the run writes its own in their place.
+	rewritten := []string{"summary.md", "bench.txt"}
+	for _, p := range append(slices.Collect(maps.Keys(old)), rewritten...) {
 		path := filepath.Join(out, p)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -460,6 +480,11 @@ func TestRunReusedFolder(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "plots")); err == nil {
 		t.Errorf("plots/ of the earlier run is still there")
+	}
+	for _, p := range rewritten {
+		if b, err := os.ReadFile(filepath.Join(out, p)); err != nil || string(b) == "earlier run" {
+			t.Errorf("%s: %v, %q: want this run's", p, err, b)
+		}
 	}
 	if _, err := results.Load(out); err != nil {
 		t.Error(err)
