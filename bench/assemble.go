@@ -277,11 +277,8 @@ func probeLeaks(vo verbs.Options, h *holder, created *qpSet, complete bool) *res
 // workers that got much less CPU time than their threads x the wall time.
 // Latencies then include time spent preempted.
 func cpuWarnings(done []*repOutcome, cfg Config) []string {
-	var out []string
+	out := StartWarnings(cfg)
 	total := cfg.Procs * cfg.Threads
-	if cpus := runtime.NumCPU(); total > cpus {
-		out = append(out, fmt.Sprintf("%d threads on %d CPUs: threads share CPUs, so latencies include time spent preempted", total, cpus))
-	}
 	if cfg.Workload.Mode != "loop" {
 		return out
 	}

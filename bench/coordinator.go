@@ -26,6 +26,7 @@ type coordinator struct {
 	priv  string
 	logs  *hlogs
 	errMu sync.Mutex // serialises writes to opts.Stderr
+	live  *live      // the current repetition's progress
 }
 
 // repOutcome is what one repetition measured.
@@ -104,6 +105,13 @@ func (w *workerProc) exitString() string {
 func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, error) {
 	cfg := c.cfg
 	out := &repOutcome{index: idx}
+	c.live = newLive(&c.cfg, idx)
+	var tick <-chan time.Time
+	if c.opts.Progress != nil {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		tick = t.C
+	}
 	dir := filepath.Join(c.priv, fmt.Sprintf("rep%d", idx+1))
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return out, err
@@ -149,6 +157,7 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 		workers = append(workers, w)
 	}
 	out.workers = workers
+	c.report(c.live, nil, true)
 
 	fail := func(err error) (*repOutcome, error) {
 		c.stop(sh, workers, events)
@@ -167,6 +176,8 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 			if ev.msg != nil && ev.msg.Type == msgReady {
 				nready++
 			}
+		case <-tick:
+			c.report(c.live, nil, false)
 		case <-readyBy.C:
 			return fail(errors.New("workers did not get ready within a minute"))
 		case <-ctx.Done():
@@ -178,6 +189,8 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 	deadline := verbs.Now() + uint64(margin)
 	sh.setDeadline(deadline)
 	c.logs.startRep(total)
+	c.live.start = deadline
+	c.report(c.live, sh, true)
 	for _, w := range workers {
 		if err := w.fw.write(&message{Type: msgStart, Start: &startMsg{Deadline: deadline}}); err != nil {
 			return fail(fmt.Errorf("%s: sending the start: %w", w.name(), err))
@@ -201,6 +214,8 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 			if ev.exit {
 				pending--
 			}
+		case <-tick:
+			c.report(c.live, sh, false)
 		case <-watchdog:
 			if interrupted != nil {
 				return fail(errors.New("interrupted, and the workers did not stop within 10s"))
@@ -238,6 +253,7 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 	out.skew = int64(maxStart - minStart)
 	out.minStart = minStart
 	out.measured = true
+	c.reportDone(c.live, out)
 	return out, interrupted
 }
 
@@ -267,6 +283,9 @@ func (c *coordinator) handle(ev event, out *repOutcome, sh *shm) error {
 		}
 		if err := c.logs.add(m.Interval, sh.deadline()); err != nil {
 			return fmt.Errorf("%s: %w", w.name(), err)
+		}
+		if c.live != nil {
+			c.live.interval(m.Interval)
 		}
 	case msgDone:
 		if w.done != nil || m.Done == nil || len(m.Done.Threads) != w.threads {

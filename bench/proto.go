@@ -81,6 +81,11 @@ type intervalMsg struct {
 	Thread int               `json:"thread"`
 	Index  int64             `json:"index"`
 	Hists  map[string]string `json:"hists"` // op kind → encoded histogram
+	// For the live progress only (the result counts from done messages):
+	// the interval's operations with an unexpected outcome, per op kind,
+	// and the passes or rounds the thread has completed so far.
+	Errors map[string]int64 `json:"errors,omitempty"`
+	Rounds int64            `json:"rounds,omitempty"`
 }
 
 type doneMsg struct {

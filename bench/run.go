@@ -109,6 +109,12 @@ type Options struct {
 	// Stderr receives the workers' stderr, each line prefixed with the
 	// worker, and the run's warnings.
 	Stderr io.Writer
+	// Quiet keeps the warnings off Stderr (they stay in the result).
+	Quiet bool
+	// Progress, when set, is told how each repetition is going: about
+	// once a second and at each change of phase (see Progress). It is
+	// called from the engine's own goroutine and must return quickly.
+	Progress func(Progress)
 	// TempDir is the parent of the run's private directory ("" is the
 	// system's temporary directory).
 	TempDir string
@@ -153,6 +159,14 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 		return nil, err
 	}
 	c.logs = logs
+
+	// What is known before the start is said before the start, once.
+	early := StartWarnings(cfg)
+	if !opts.Quiet {
+		for _, w := range early {
+			fmt.Fprintln(opts.Stderr, "warning: "+w)
+		}
+	}
 
 	fw := snapshotFirmware(verbs.Options{Provider: cfg.Provider, Device: cfg.Device})
 	var runErr error
@@ -220,7 +234,9 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d QP(s) outlived the run: %v", len(res.Leaks.Leaked), res.Leaks.Leaked))
 	}
 	for _, w := range res.Warnings {
-		fmt.Fprintln(opts.Stderr, "warning: "+w)
+		if !opts.Quiet && !slices.Contains(early, w) {
+			fmt.Fprintln(opts.Stderr, "warning: "+w)
+		}
 	}
 	if err := results.Write(cfg.Out, res); err != nil {
 		return res, fmt.Errorf("writing %s: %w", filepath.Join(cfg.Out, results.FileName), err)

@@ -40,6 +40,7 @@ type kindRec struct {
 	batches int64 // RunBatch calls: count/batches is the batch size actually run
 	errors  int64
 	errnos  map[string]int64
+	shown   int64 // errors already sent with an interval (live progress)
 }
 
 func newKindRec(kind string) *kindRec {
@@ -48,7 +49,7 @@ func newKindRec(kind string) *kindRec {
 
 func (k *kindRec) reset() {
 	clear(k.iv)
-	k.ivN, k.count, k.batches, k.errors = 0, 0, 0, 0
+	k.ivN, k.count, k.batches, k.errors, k.shown = 0, 0, 0, 0, 0
 	clear(k.errnos)
 }
 
@@ -529,11 +530,17 @@ func (t *thread) flushInterval() error { return t.flushIntervalAt(verbs.Now()) }
 // histogram that cannot be encoded is an error of the run: the interval's
 // latencies would be lost, and the figures would not be what was measured.
 func (t *thread) flushIntervalAt(now uint64) error {
-	msg := &intervalMsg{Thread: t.g, Index: t.ivIndex, Hists: map[string]string{}}
+	msg := &intervalMsg{Thread: t.g, Index: t.ivIndex, Hists: map[string]string{}, Rounds: t.rounds}
 	var err error
 	for _, r := range t.recs {
 		if r.ivN == 0 {
 			continue
+		}
+		if d := r.errors - r.shown; d > 0 {
+			if msg.Errors == nil {
+				msg.Errors = map[string]int64{}
+			}
+			msg.Errors[r.kind], r.shown = d, r.errors
 		}
 		if t.report != nil && err == nil {
 			s, eerr := encodeHistogram(histogramInto(t.scratch, r.iv))
