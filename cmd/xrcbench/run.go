@@ -44,6 +44,8 @@ type runFlags struct {
 	seed                       int64
 	out                        string
 	simSemantics, simCost      string
+	progress                   string
+	quiet                      bool
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
@@ -69,6 +71,24 @@ func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 	fs.StringVar(&f.simSemantics, "sim-semantics", "legacy", "sim provider: legacy (ibv_reg_xrc_rcv_qp) or upstream (ibv_open_qp)")
 	fs.StringVar(&f.simCost, "sim-cost", "", "sim provider: busy-wait per op, e.g. reg=2us,unreg=2us,destroy=200us")
 	fs.DurationVar(&f.interval, "interval", time.Second, "interval of the .hlog timelines")
+	fs.StringVar(&f.progress, "progress", progressAuto, "live progress on stderr: auto (on a terminal), always or never")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors (the run folder is written as always)")
+}
+
+// checkOutput checks --progress.
+func (f *runFlags) checkOutput() error {
+	switch f.progress {
+	case progressAuto, progressAlways, progressNever:
+		return nil
+	}
+	return usagef("--progress %q: want auto, always or never", f.progress)
+}
+
+// watch connects a progress view to the engine's options.
+func (f *runFlags) watch(opts *bench.Options, stderr io.Writer, cfg bench.Config, label string) *progressView {
+	v := newProgressView(stderr, f.progress, f.quiet, cfg.Workload.Kinds(), label)
+	opts.Stderr, opts.Progress, opts.Quiet = v, v.update, f.quiet
+	return v
 }
 
 func providerList() string {
@@ -213,6 +233,11 @@ report.html and plots/. It prints a summary table and where the folder is.
 Warm-up is run and discarded; each repetition starts fresh workers on a fresh
 device.
 
+On a terminal, stderr shows the progress live (repetition, warm-up or
+measuring, time or iterations left, per op kind ops/s, p50, p99 and errors so
+far); elsewhere (CI, pipes) it shows none, and one line per repetition when
+there are several. --quiet prints nothing but errors.
+
 ^C stops the run: threads end their current pass or round and the result keeps
 what was measured (status partial). A repetition whose workers were not all
 ready yet is dropped; if that was the first, nothing was measured and the
@@ -241,6 +266,9 @@ or failed, the error names the worker); 2 bad usage or input.`,
   xrcbench run --workload ./mine.yaml`,
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
+				if err := f.checkOutput(); err != nil {
+					return err
+				}
 				cfg, err := f.config(cmd, f.procsN, f.threadsN, f.qpsN)
 				if err != nil {
 					return err
@@ -255,7 +283,7 @@ or failed, the error names the worker); 2 bad usage or input.`,
 				}
 				ctx, cancel := interruptible()
 				defer cancel()
-				return runOne(ctx, stdout, cfg, opts)
+				return runOne(ctx, stdout, cfg, opts, f.watch(&opts, stderr, cfg, ""))
 			},
 		}
 		f.register(cmd.Flags(), false)
@@ -265,14 +293,18 @@ or failed, the error names the worker); 2 bad usage or input.`,
 
 // runOne runs cfg, prints the summary, writes the run folder's summary.md
 // and bench.txt, and maps the outcome to an exit.
-func runOne(ctx context.Context, stdout io.Writer, cfg bench.Config, opts bench.Options) error {
+func runOne(ctx context.Context, stdout io.Writer, cfg bench.Config, opts bench.Options, view *progressView) error {
 	clearStaleLogs(cfg.Out)
+	view.start(cfg.Repetitions)
 	res, err := bench.Run(ctx, cfg, opts)
+	view.finish()
 	if res != nil {
-		if serr := writeSummaries(cfg.Out); serr != nil && opts.Stderr != nil {
-			fmt.Fprintln(opts.Stderr, "warning: "+oneLine(serr.Error()))
+		if serr := writeSummaries(cfg.Out); serr != nil && !opts.Quiet {
+			fmt.Fprintln(view, "warning: "+oneLine(serr.Error()))
 		}
-		printSummary(stdout, res, cfg.Out)
+		if !opts.Quiet {
+			printSummary(stdout, res, cfg.Out)
+		}
 	}
 	if err != nil {
 		var re *bench.RunError

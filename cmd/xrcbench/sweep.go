@@ -56,6 +56,9 @@ xrcbench.sweep/v1). A failed point does not stop the sweep; the exit status is
       --iterations 500 --repetitions 3 --out runs/lifecycle-sweep`,
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
+				if err := f.checkOutput(); err != nil {
+					return err
+				}
 				procs, err := parseList("procs", f.procs)
 				if err != nil {
 					return err
@@ -99,8 +102,12 @@ xrcbench.sweep/v1). A failed point does not stop the sweep; the exit status is
 				for i, cfg := range cfgs {
 					dir := fmt.Sprintf("p%d-t%d-q%d", cfg.Procs, cfg.Threads, cfg.QPs)
 					cfg.Out = filepath.Join(root, dir)
-					fmt.Fprintf(stdout, "== point %d/%d: %d procs x %d threads, %d QPs\n", i+1, len(cfgs), cfg.Procs, cfg.Threads, cfg.QPs)
-					err := runOne(ctx, stdout, cfg, opts)
+					if !f.quiet {
+						fmt.Fprintf(stdout, "== point %d/%d: %d procs x %d threads, %d QPs\n", i+1, len(cfgs), cfg.Procs, cfg.Threads, cfg.QPs)
+					}
+					popts := opts
+					view := f.watch(&popts, stderr, cfg, fmt.Sprintf("point %d/%d: ", i+1, len(cfgs)))
+					err := runOne(ctx, stdout, cfg, popts, view)
 					status := results.StatusOK
 					if err != nil {
 						status = results.StatusFailed
@@ -120,8 +127,10 @@ xrcbench.sweep/v1). A failed point does not stop the sweep; the exit status is
 						break
 					}
 				}
-				printSweep(stdout, root, idx)
-				fmt.Fprintf(stdout, "sweep folder: %s (%d points)\n", root, len(idx.Points))
+				if !f.quiet {
+					printSweep(stdout, root, idx)
+					fmt.Fprintf(stdout, "sweep folder: %s (%d points)\n", root, len(idx.Points))
+				}
 				if len(failed) > 0 {
 					return failure{err: errors.New("sweep: point(s) failed: " + strings.Join(failed, ", ")), quiet: false}
 				}
