@@ -162,7 +162,6 @@ func TestProgressText(t *testing.T) {
 	}
 }
 
-
 // The live display takes the engine's reports and, at the same time, the
 // workers' stderr from other goroutines; what they write is all kept.
 func TestProgressLiveConcurrentWrites(t *testing.T) {
