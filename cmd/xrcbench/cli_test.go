@@ -91,6 +91,10 @@ func TestExitStatus(t *testing.T) {
 		{"bad value", []string{"run", "--procs", "0"}, exitUsage},
 		{"missing argument", []string{"compare", "a"}, exitUsage},
 		{"missing folder", []string{"report", "/nonexistent/run"}, exitUsage},
+		{"help command", []string{"help", "run"}, exitOK},
+		{"completion", []string{"completion", "bash"}, exitOK},
+		{"completion, extra argument", []string{"completion", "bash", "extra"}, exitUsage},
+		{"help, unknown command", []string{"help", "bogus"}, exitOK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -76,6 +76,10 @@ docs/design.md in the xrcbench source.`,
 	for _, sub := range subcommands {
 		root.AddCommand(sub(stdout, stderr))
 	}
+	// cobra adds these when it executes; here, so that they are found
+	// like any command and their argument checks are marked too.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
 	markArgsErrors(root)
 	return root
 }
