@@ -325,17 +325,17 @@ func writeSummaries(dir string) error {
 	if err != nil {
 		return fmt.Errorf("%s and %s not written: %w", report.MarkdownFile, report.BenchFile, err)
 	}
-	var md, bench bytes.Buffer
+	var md, bt bytes.Buffer
 	if err := report.WriteMarkdown(&md, []*report.Run{run}); err != nil {
 		return err
 	}
-	if err := report.WriteBench(&bench, []*report.Run{run}); err != nil {
+	if err := report.WriteBench(&bt, []*report.Run{run}); err != nil {
 		return err
 	}
 	if err := results.WriteFileAtomic(filepath.Join(dir, report.MarkdownFile), md.Bytes(), 0o644); err != nil {
 		return err
 	}
-	return results.WriteFileAtomic(filepath.Join(dir, report.BenchFile), bench.Bytes(), 0o644)
+	return results.WriteFileAtomic(filepath.Join(dir, report.BenchFile), bt.Bytes(), 0o644)
 }
 
 // printSummary is the compact table of a run.
