@@ -196,7 +196,11 @@ func (v *progressView) headText() string {
 	s := fmt.Sprintf("%srepetition %d/%d  %-9s", v.label, p.Repetition, p.Repetitions, p.Phase)
 	switch {
 	case p.Phase == bench.PhaseStarting:
-		s += "  workers starting, " + roundDur(time.Since(v.started))
+		s += "  " + roundDur(time.Since(v.started))
+	case p.Planned > 0 && p.Elapsed > p.Planned:
+		// Threads end at the end of a pass or round, which on a busy
+		// machine can be a while after the planned end.
+		s += fmt.Sprintf("  %s of %s, ending", roundDur(p.Elapsed), roundDur(p.Planned))
 	case p.Planned > 0:
 		s += fmt.Sprintf("  %s of %s", roundDur(p.Elapsed), roundDur(p.Planned))
 	case p.Iterations > 0:
