@@ -4,103 +4,95 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // privPrefix starts the name of a run's private directory. The directory
 // holds the sim device (tens of MB); a coordinator killed outright cannot
-// remove it, so its name carries the coordinator's pid, and the next run
-// in the same temporary directory removes the ones whose coordinator is
-// gone: xrcbench-run-<pid>-<random>.
-const privPrefix = "xrcbench-run-"
+// remove it, so the next run in the same temporary directory removes the
+// ones whose coordinator is provably gone: xrcbench-run-<pid>-<random>.
+//
+// Proof of death is a lock, not a pid: the coordinator holds an flock on
+// privLock inside the directory for the run's whole life, and the kernel
+// drops it when the process dies, however it dies. A pid says nothing
+// about a run in another PID namespace (a container sharing /tmp) or one
+// whose pid was reused; a lock held there is seen from here.
+const (
+	privPrefix = "xrcbench-run-"
+	privLock   = "lock"
+)
+
+// privDir is this run's private directory, locked while it exists.
+type privDir struct {
+	path string
+	lock *os.File
+}
 
 // makePrivDir creates this run's private directory in parent ("" is the
 // system's temporary directory), after removing those left by dead runs.
-func makePrivDir(parent string) (string, error) {
+func makePrivDir(parent string) (*privDir, error) {
 	if parent == "" {
 		parent = os.TempDir()
 	}
 	removeDeadPrivDirs(parent)
+	// MkdirTemp creates it 0700: the device and domain files are nobody
+	// else's business.
 	dir, err := os.MkdirTemp(parent, fmt.Sprintf("%s%d-", privPrefix, os.Getpid()))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	// Private: the device and domain files are nobody else's business.
-	if err := os.Chmod(dir, 0o700); err != nil {
+	f, err := os.OpenFile(filepath.Join(dir, privLock), os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+	if err == nil {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
 		os.RemoveAll(dir)
-		return "", err
+		return nil, fmt.Errorf("locking %s: %w", dir, err)
 	}
-	return dir, nil
+	return &privDir{path: dir, lock: f}, nil
 }
 
-// removeDeadPrivDirs removes the private directories in parent whose
-// coordinator is no longer running. Best effort: a directory that cannot
-// be removed (another user's) stays, and the run goes on.
+// remove removes the directory, then lets go of its lock.
+func (p *privDir) remove() {
+	os.RemoveAll(p.path)
+	p.lock.Close()
+}
+
+// removeDeadPrivDirs removes the private directories in parent that this
+// user owns and whose coordinator is provably gone: their lock can be
+// taken. Anything else stays: another user's directory, a live run's
+// (wherever it runs), one without a lock file (an older version's, or one
+// being created this instant). Best effort: the run goes on regardless.
 func removeDeadPrivDirs(parent string) {
 	ents, err := os.ReadDir(parent)
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
-		pid, ok := privDirPID(e.Name())
-		if !ok || !e.IsDir() || pid == os.Getpid() || coordinatorAlive(pid) {
+		if !strings.HasPrefix(e.Name(), privPrefix) || !e.IsDir() {
 			continue
 		}
-		os.RemoveAll(filepath.Join(parent, e.Name()))
-	}
-}
-
-// privDirPID is the pid in a private directory's name. Names without one
-// (older versions) are not ours to judge.
-func privDirPID(name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, privPrefix)
-	if !ok {
-		return 0, false
-	}
-	p, suffix, ok := strings.Cut(rest, "-")
-	if !ok || suffix == "" {
-		return 0, false
-	}
-	pid, err := strconv.Atoi(p)
-	return pid, err == nil && pid > 0
-}
-
-// coordinatorAlive says whether pid may still be the run that made the
-// directory. Pids are reused, so a live pid counts only if it is an
-// xrcbench process: this very binary (the same file), or one named
-// xrcbench. When that cannot be told (another user's process), it is
-// assumed alive: a directory wrongly kept costs disk, one wrongly removed
-// breaks a running benchmark.
-func coordinatorAlive(pid int) bool {
-	proc := fmt.Sprintf("/proc/%d", pid)
-	if _, err := os.Stat(proc); err != nil {
-		return !os.IsNotExist(err)
-	}
-	exe, err := os.Readlink(proc + "/exe")
-	if err != nil {
-		// Gone in between, a zombie (no exe), or not ours to read.
-		if _, serr := os.Stat(proc); os.IsNotExist(serr) {
-			return false
+		dir := filepath.Join(parent, e.Name())
+		if st, err := os.Lstat(dir); err != nil || !st.IsDir() || !ownedByUs(st) {
+			continue
 		}
-		return !isZombie(pid)
+		f, err := os.OpenFile(filepath.Join(dir, privLock), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+		if err != nil {
+			continue
+		}
+		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || !ownedByUs(st) {
+			f.Close()
+			continue
+		}
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+			// Held while removing: a run cannot adopt it meanwhile.
+			os.RemoveAll(dir)
+		}
+		f.Close()
 	}
-	if strings.Contains(filepath.Base(strings.TrimSuffix(exe, " (deleted)")), "xrcbench") {
-		return true
-	}
-	theirs, err1 := os.Stat(proc + "/exe")
-	ours, err2 := os.Stat("/proc/self/exe")
-	return err1 == nil && err2 == nil && os.SameFile(theirs, ours)
-}
-
-// isZombie says whether pid has exited and only waits to be reaped: it
-// runs nothing any more, whatever it was.
-func isZombie(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
 }

@@ -8,87 +8,119 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// Private directories of runs whose coordinator is gone are removed; those
-// of a live xrcbench, of a pid that cannot be judged, and anything else in
-// the temporary directory stay.
+// Private directories are removed only when this user owns them and their
+// lock can be taken: a run alive in another PID namespace (whose pid means
+// nothing here: the name carries a pid that is dead in this namespace), a
+// directory without a lock, another user's, and anything else stay.
 func TestDeadPrivDirsRemoved(t *testing.T) {
 	parent := t.TempDir()
-
 	exited := exec.Command("true")
 	if err := exited.Run(); err != nil {
 		t.Skipf("no true(1): %v", err)
 	}
-	other := exec.Command("sleep", "60") // alive, but not xrcbench: a reused pid
-	if err := other.Start(); err != nil {
-		t.Skipf("no sleep(1): %v", err)
-	}
-	t.Cleanup(func() { other.Process.Kill(); other.Wait() })
-	zombie := exec.Command("true") // exited, not reaped yet
-	if err := zombie.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { zombie.Wait() })
-	for deadline := time.Now().Add(5 * time.Second); !isZombie(zombie.Process.Pid); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("child did not become a zombie")
-		}
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// This very binary, alive: a worker waiting for its configuration.
-	live := exec.Command(exe)
-	live.Env = append(os.Environ(), workerEnv+"=1")
-	stdin, err := live.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := live.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stdin.Close(); live.Process.Kill(); live.Wait() })
+	deadPID := exited.Process.Pid
 
-	dirs := []struct {
-		name string
-		keep bool
-	}{
-		{fmt.Sprintf("xrcbench-run-%d-111", exited.Process.Pid), false},
-		{fmt.Sprintf("xrcbench-run-%d-222", other.Process.Pid), false},
-		{fmt.Sprintf("xrcbench-run-%d-333", zombie.Process.Pid), false},
-		{fmt.Sprintf("xrcbench-run-%d-444", live.Process.Pid), true},
-		{fmt.Sprintf("xrcbench-run-%d-555", os.Getpid()), true},
-		{"xrcbench-run-414393524", true}, // no pid in the name: an older version's
-		{"xrcbench-run-abc-1", true},
-		{fmt.Sprintf("something-else-%d-1", exited.Process.Pid), true},
-	}
-	for _, d := range dirs {
-		if err := os.MkdirAll(filepath.Join(parent, d.name, "sim"), 0o700); err != nil {
+	mk := func(name string, lock bool) string {
+		dir := filepath.Join(parent, name)
+		if err := os.MkdirAll(filepath.Join(dir, "sim"), 0o700); err != nil {
 			t.Fatal(err)
 		}
-	}
-	removeDeadPrivDirs(parent)
-	for _, d := range dirs {
-		_, err := os.Stat(filepath.Join(parent, d.name))
-		if kept := err == nil; kept != d.keep {
-			t.Errorf("%s: kept %v, want %v", d.name, kept, d.keep)
+		if lock {
+			if err := os.WriteFile(filepath.Join(dir, privLock), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}
+		return dir
+	}
+	dead := mk(fmt.Sprintf("xrcbench-run-%d-dead", deadPID), true)
+	live := mk(fmt.Sprintf("xrcbench-run-%d-live", deadPID), true)
+	noLock := mk(fmt.Sprintf("xrcbench-run-%d-nolock", deadPID), false)
+	linked := mk(fmt.Sprintf("xrcbench-run-%d-linked", deadPID), false)
+	if err := os.Symlink(filepath.Join(dead, privLock), filepath.Join(linked, privLock)); err != nil {
+		t.Fatal(err)
+	}
+	other := mk("something-else-1-1", true)
+
+	// The live run: a process holding the lock, in a PID namespace of its
+	// own when unshare(1) can make one (as a container would), else here.
+	holder := exec.Command("unshare", "--pid", "--fork", "--kill-child", "flock", filepath.Join(live, privLock), "sleep", "60")
+	where := "in another PID namespace"
+	if out, err := exec.Command("unshare", "--pid", "--fork", "true").CombinedOutput(); err != nil {
+		t.Logf("unshare --pid does not work here (%v: %s): the holder runs in this namespace", err, strings.TrimSpace(string(out)))
+		holder = exec.Command("flock", filepath.Join(live, privLock), "sleep", "60")
+		where = "in this namespace"
+	}
+	holder.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
+	if err := holder.Start(); err != nil {
+		t.Skipf("no flock(1)/unshare(1): %v", err)
+	}
+	t.Cleanup(func() { unix.Kill(-holder.Process.Pid, unix.SIGKILL); holder.Wait() })
+	waitLocked(t, filepath.Join(live, privLock))
+
+	var foreign string
+	if os.Getuid() == 0 {
+		// Another user's directory, its coordinator dead: not ours to judge.
+		foreign = mk(fmt.Sprintf("xrcbench-run-%d-foreign", deadPID), true)
+		for _, p := range []string{foreign, filepath.Join(foreign, privLock), filepath.Join(foreign, "sim")} {
+			if err := os.Lchown(p, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	removeDeadPrivDirs(parent)
+	check := func(dir string, keep bool, why string) {
+		t.Helper()
+		_, err := os.Stat(dir)
+		if kept := err == nil; kept != keep {
+			t.Errorf("%s (%s): kept %v, want %v", filepath.Base(dir), why, kept, keep)
+		}
+	}
+	check(dead, false, "lock free: its coordinator is gone")
+	check(live, true, "lock held by a live run "+where)
+	check(noLock, true, "no lock file")
+	check(linked, true, "lock file is a symbolic link")
+	check(other, true, "not a private directory")
+	if foreign != "" {
+		check(foreign, true, "owned by another user")
 	}
 
 	priv, err := makePrivDir(parent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(priv)
-	if pid, ok := privDirPID(filepath.Base(priv)); !ok || pid != os.Getpid() {
-		t.Errorf("private directory %s does not carry this pid %d", priv, os.Getpid())
+	if !strings.HasPrefix(filepath.Base(priv.path), fmt.Sprintf("%s%d-", privPrefix, os.Getpid())) {
+		t.Errorf("private directory %s does not carry this pid %d", priv.path, os.Getpid())
 	}
-	if fi, err := os.Stat(priv); err != nil || fi.Mode().Perm() != 0o700 {
-		t.Errorf("private directory %s: %v, mode %v", priv, err, fi.Mode())
+	if fi, err := os.Stat(priv.path); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("private directory %s: %v, mode %v", priv.path, err, fi.Mode())
 	}
-	if !strings.HasPrefix(filepath.Base(priv), privPrefix) {
-		t.Errorf("private directory %s", priv)
+	// This run's own directory is locked: another run leaves it alone.
+	removeDeadPrivDirs(parent)
+	check(priv.path, true, "this live run's")
+	priv.remove()
+	check(priv.path, false, "removed at the end of its run")
+}
+
+// waitLocked waits until another process holds the flock on path.
+func waitLocked(t *testing.T, path string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+		f.Close()
+		if err == unix.EWOULDBLOCK {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no process took the lock: %v", path, err)
+		}
 	}
 }
