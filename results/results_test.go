@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -105,6 +106,46 @@ func TestDuration(t *testing.T) {
 		err := json.Unmarshal([]byte(tc.in), &d)
 		if (err != nil) != tc.bad || (!tc.bad && d != tc.want) {
 			t.Errorf("%s: %v, %v", tc.in, d, err)
+		}
+	}
+}
+
+// result.json and sweep.json that are not regular files (a FIFO would block
+// the reader forever, /dev/zero would fill its memory) are refused at once.
+func TestLoadRefusesNonRegular(t *testing.T) {
+	for _, name := range []string{FileName, SweepFileName} {
+		for _, kind := range []string{"fifo", "zero"} {
+			dir := t.TempDir()
+			path := filepath.Join(dir, name)
+			want := "not a regular file (a FIFO)"
+			if kind == "fifo" {
+				if err := syscall.Mkfifo(path, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				if err := os.Symlink("/dev/zero", path); err != nil {
+					t.Fatal(err)
+				}
+				want = "not a regular file (a character device)"
+			}
+			done := make(chan error, 1)
+			go func() {
+				var err error
+				if name == FileName {
+					_, err = Load(dir)
+				} else {
+					_, err = LoadSweep(dir)
+				}
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), path) {
+					t.Errorf("%s as %s: %v, want an error naming it: %s", name, kind, err, want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s as %s: still blocked after 10s", name, kind)
+			}
 		}
 	}
 }

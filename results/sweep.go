@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
+
+	"github.com/xrcbench/xrcbench/internal/regfile"
 )
 
 // SweepSchema is the value of Sweep.Schema this package writes and reads.
@@ -46,7 +47,7 @@ func WriteSweep(dir string, s *Sweep) error {
 // wrap ErrInvalid when the content is wrong.
 func LoadSweep(dir string) (*Sweep, error) {
 	path := filepath.Join(dir, SweepFileName)
-	data, err := os.ReadFile(path)
+	data, err := regfile.ReadFile(path, regfile.MaxSweep)
 	if err != nil {
 		return nil, err
 	}

@@ -44,6 +44,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/xrcbench/xrcbench/internal/regfile"
 )
 
 // Mode says how threads run the phases.
@@ -230,7 +232,10 @@ func Get(nameOrFile string) (*Spec, error) {
 			return s, nil
 		}
 	}
-	data, err := os.ReadFile(nameOrFile)
+	data, err := regfile.ReadFile(nameOrFile, regfile.MaxWorkload)
+	if errors.Is(err, regfile.ErrRefused) {
+		return nil, fmt.Errorf("workload file %w", err)
+	}
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && !strings.ContainsAny(nameOrFile, "/.") {
 			return nil, fmt.Errorf("%w %q: built-ins are %s, or give a YAML file", ErrUnknown, nameOrFile, strings.Join(Names(), ", "))

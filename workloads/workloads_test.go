@@ -1,11 +1,14 @@
 package workloads
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestBuiltins(t *testing.T) {
@@ -159,6 +162,39 @@ func TestRoles(t *testing.T) {
 			if created[th] != 1 || closed[th] != 1 {
 				t.Errorf("n=%d: thread %d created %d, closed %d, want 1 and 1", n, th, created[th], closed[th])
 			}
+		}
+	}
+}
+
+// A workload path that is not a small regular file is refused at once with
+// one line: a device would be read forever, a FIFO would block the open, a
+// huge file would be sent to every worker.
+func TestGetRefusesNonRegularAndHuge(t *testing.T) {
+	dir := t.TempDir()
+	huge := filepath.Join(dir, "huge.yaml")
+	if err := os.WriteFile(huge, bytes.Repeat([]byte("# padding\n"), 110_000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ path, want string }{
+		{"/dev/zero", "not a regular file (a character device)"},
+		{fifo, "not a regular file (a FIFO)"},
+		{dir, "not a regular file (a directory)"},
+		{huge, "1.0 MiB, more than the 1 MiB"},
+	}
+	for _, tt := range tests {
+		done := make(chan error, 1)
+		go func() { _, err := Get(tt.path); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("Get(%s) = %v, want one line saying %q", tt.path, err, tt.want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Get(%s) still blocked after 10s", tt.path)
 		}
 	}
 }
