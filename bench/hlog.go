@@ -40,11 +40,14 @@ type hlogs struct {
 	base     uint64 // CLOCK_MONOTONIC ns of interval 0 of this repetition
 	wallBase time.Time
 	err      error
+	// written per kind: what result.json's logs record, for a reader to
+	// check the file against.
+	logged map[string]*results.LogFile
 }
 
-func newHlogs(dir string, kinds []string, start time.Time, interval time.Duration) (*hlogs, error) {
+func newHlogs(dir, runID string, kinds []string, start time.Time, interval time.Duration) (*hlogs, error) {
 	l := &hlogs{interval: interval, files: map[string]*os.File{}, bufs: map[string]*bufio.Writer{},
-		writers: map[string]*hdrhistogram.HistogramLogWriter{}}
+		writers: map[string]*hdrhistogram.HistogramLogWriter{}, logged: map[string]*results.LogFile{}}
 	startMs := start.UnixMilli()
 	for _, k := range kinds {
 		f, err := os.Create(filepath.Join(dir, k+".hlog"))
@@ -55,11 +58,13 @@ func newHlogs(dir string, kinds []string, start time.Time, interval time.Duratio
 		b := bufio.NewWriter(f)
 		w := hdrhistogram.NewHistogramLogWriter(b)
 		w.OutputComment(fmt.Sprintf("xrcbench %s latency, ns, interval %v; repetitions follow one another", k, interval))
+		fmt.Fprintf(b, "%s%s\n", results.HlogRunIDPrefix, runID)
 		w.OutputLogFormatVersion()
 		writeLogTimes(b, start)
 		w.SetBaseTime(startMs)
 		w.OutputLegend()
 		l.files[k], l.bufs[k], l.writers[k] = f, b, w
+		l.logged[k] = &results.LogFile{File: k + ".hlog"}
 	}
 	return l, nil
 }
@@ -182,6 +187,17 @@ func (l *hlogs) write(i int64, kind string, h *hdrhistogram.Histogram) {
 	if err := l.writers[kind].OutputIntervalHistogram(h); err != nil && l.err == nil {
 		l.err = err
 	}
+	l.logged[kind].Intervals++
+	l.logged[kind].Count += h.TotalCount()
+}
+
+// logs is what was written, per kind, for result.json.
+func (l *hlogs) logs() map[string]results.LogFile {
+	out := map[string]results.LogFile{}
+	for k, lf := range l.logged {
+		out[k] = *lf
+	}
+	return out
 }
 
 func (l *hlogs) close() error {

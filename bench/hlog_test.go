@@ -39,7 +39,7 @@ func ivMsg(t *testing.T, thread int, idx int64, n int) *intervalMsg {
 // the log still holds every latency (before, it went to the totals only).
 func TestHlogsLateReport(t *testing.T) {
 	dir := t.TempDir()
-	l, err := newHlogs(dir, []string{"reg"}, time.Now(), time.Second)
+	l, err := newHlogs(dir, "test-run", []string{"reg"}, time.Now(), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

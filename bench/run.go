@@ -81,8 +81,15 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%d threads x %d QPs each: at most %d held QPs", total, c.QPs, MaxQPs)
 	}
 	if c.Provider == "sim" {
-		if total+1 > verbs.DefaultSimMaxRegs && c.Workload.QPs.Scope == workloads.Shared {
-			return fmt.Errorf("%d threads on shared QPs: the sim device allows %d registrants per QP", total, verbs.DefaultSimMaxRegs)
+		// Every thread registers with each shared QP, and so does the
+		// coordinator's holder when the workload has one.
+		regs, holder := total, ""
+		if c.Workload.QPs.Holder {
+			regs, holder = total+1, " and the coordinator's holder"
+		}
+		if regs > verbs.DefaultSimMaxRegs && c.Workload.QPs.Scope == workloads.Shared {
+			return fmt.Errorf("--procs %d x --threads %d on shared QPs: %d registrants per QP (%d threads%s), %d more than the sim device's %d: lower --procs or --threads",
+				c.Procs, c.Threads, regs, total, holder, regs-verbs.DefaultSimMaxRegs, verbs.DefaultSimMaxRegs)
 		}
 		// QPs alive at once: the workload's own, plus the foreign ones.
 		live := c.QPs
@@ -143,20 +150,29 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	if opts.WorkerExe == "" {
 		return nil, errors.New("bench: no worker executable")
 	}
-	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
-		return nil, fmt.Errorf("output folder: %w", err)
+	runID := results.NewRunID()
+	rf, err := openRunFolder(cfg.Out, runID)
+	if err != nil {
+		return nil, err
 	}
+	committed := false
+	defer func() {
+		if !committed {
+			rf.discard()
+		}
+	}()
 	priv, err := makePrivDir(opts.TempDir)
 	if err != nil {
 		return nil, fmt.Errorf("private directory: %w", err)
 	}
-	defer os.RemoveAll(priv)
+	defer priv.remove()
 
-	c := &coordinator{cfg: cfg, opts: opts, priv: priv}
+	c := &coordinator{cfg: cfg, opts: opts, priv: priv.path}
 	res := c.newResult()
-	logs, err := newHlogs(cfg.Out, cfg.Workload.Kinds(), res.Started, cfg.Interval)
+	res.RunID = runID
+	logs, err := newHlogs(rf.dir(), runID, cfg.Workload.Kinds(), res.Started, cfg.Interval)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("output folder: %w", err)
 	}
 	c.logs = logs
 
@@ -189,8 +205,24 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 			break
 		}
 	}
-	if err := c.logs.close(); err != nil && runErr == nil {
-		runErr = fmt.Errorf("writing interval logs: %w", err)
+	var files []string
+	if err := c.logs.close(); err != nil {
+		// Timelines that lost intervals would contradict the result: none
+		// is kept, and the result says why.
+		for _, k := range cfg.Workload.Kinds() {
+			os.Remove(filepath.Join(rf.dir(), k+".hlog"))
+		}
+		lerr := fmt.Errorf("writing the interval logs (.hlog), none kept: %w", err)
+		if runErr == nil {
+			runErr = lerr
+		} else {
+			runErr = fmt.Errorf("%w; %w", runErr, lerr)
+		}
+	} else {
+		res.Logs = c.logs.logs()
+		for _, k := range cfg.Workload.Kinds() {
+			files = append(files, k+".hlog")
+		}
 	}
 	if res.Environment.Provider == "" {
 		res.Environment = environment(verbs.DeviceInfo{Provider: cfg.Provider, NUMANode: -1})
@@ -238,8 +270,17 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 			fmt.Fprintln(opts.Stderr, "warning: "+w)
 		}
 	}
-	if err := results.Write(cfg.Out, res); err != nil {
-		return res, fmt.Errorf("writing %s: %w", filepath.Join(cfg.Out, results.FileName), err)
+	res.Files = append(files, results.FileName)
+	kept := fmt.Sprintf("%s was not created", cfg.Out)
+	if rf.earlier != nil {
+		kept = fmt.Sprintf("the earlier run in %s is unchanged", cfg.Out)
+	}
+	if err := results.Write(rf.dir(), res); err != nil {
+		return res, &NotWrittenError{Out: cfg.Out, Err: fmt.Errorf("writing %s: %w", results.FileName, err), Kept: kept}
+	}
+	committed = true
+	if err := rf.commit(res.Files); err != nil {
+		return res, &NotWrittenError{Out: cfg.Out, Err: err, Kept: "the folder may hold part of the run"}
 	}
 	if runErr != nil {
 		return res, &RunError{Status: res.Status, Err: runErr}

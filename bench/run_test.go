@@ -201,7 +201,12 @@ func TestConfigValidate(t *testing.T) {
 		{"repetitions", func(c *Config) { c.Repetitions = 0 }, "--repetitions 0"},
 		{"provider", func(c *Config) { c.Provider = "nosuch" }, "unknown provider"},
 		{"sim capacity", func(c *Config) { c.Threads = 64; c.QPs = 512 }, "the sim device holds"},
-		{"sim registrants", func(c *Config) { c.Workload, _ = workloads.Get("steady"); c.Procs = 16; c.Threads = 8 }, "registrants per QP"},
+		// steady: 128 threads and the holder are 129 registrants, one too many.
+		{"sim registrants", func(c *Config) { c.Workload, _ = workloads.Get("steady"); c.Procs = 16; c.Threads = 8 },
+			"129 registrants per QP (128 threads and the coordinator's holder), 1 more than the sim device's 128: lower --procs or --threads"},
+		// lifecycle has no holder: 32x4 is 128 registrants, which fit.
+		{"sim registrants, no holder", func(c *Config) { c.Workload, _ = workloads.Get("lifecycle"); c.Procs = 32; c.Threads = 4; c.QPs = 2 }, ""},
+		{"sim registrants, too many", func(c *Config) { c.Workload, _ = workloads.Get("lifecycle"); c.Procs = 33; c.Threads = 4; c.QPs = 2 }, "4 more than"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -113,6 +113,13 @@ func Compare(base, new *Run, opt CompareOptions) (*Comparison, error) {
 		if run.Result.Status == results.StatusFailed {
 			return nil, inputErrorf("%s: a failed run (%s) has nothing to compare", run.Dir, run.Result.Error)
 		}
+		var measured int64
+		for _, s := range run.Result.Ops {
+			measured += s.Count
+		}
+		if measured == 0 {
+			return nil, inputErrorf("%s: no operation measured (ops is empty or all zero): nothing to compare", run.Dir)
+		}
 	}
 	c := &Comparison{
 		Workload: b.Config.Workload,

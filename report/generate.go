@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/xrcbench/xrcbench/results"
@@ -158,7 +159,41 @@ func Generate(dirs []string, out string) (*Report, error) {
 		}
 		rep.Files = append(rep.Files, path)
 	}
+	if sweep == nil && len(runs) == 1 && sameFolder(out, runs[0].Dir) {
+		// Into the run's own folder: say what is ours, so a later run into
+		// the folder removes these and nothing the user put beside them.
+		if err := RecordFiles(out, runs[0].Result.RunID, order); err != nil {
+			return nil, err
+		}
+	}
 	return rep, nil
+}
+
+// RecordFiles adds names (relative to the run folder dir) to the files
+// written there for the run runID besides the run's own
+// (results.ReportManifest), so that a later run into the folder removes
+// them too, and nothing else. Runs without a run id (older versions) have
+// no record.
+func RecordFiles(dir, runID string, names []string) error {
+	if runID == "" {
+		return nil
+	}
+	all := slices.Clone(names)
+	if m, err := results.LoadManifest(dir); err == nil && m.RunID == runID {
+		for _, n := range m.Files {
+			if !slices.Contains(all, n) {
+				all = append(all, n)
+			}
+		}
+	}
+	return results.WriteManifest(dir, runID, all)
+}
+
+// sameFolder says whether a and b are one folder.
+func sameFolder(a, b string) bool {
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
 func collect(runs []*Run, per map[*Run][]Figure) [][]Figure {

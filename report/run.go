@@ -1,17 +1,23 @@
 package report
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
+	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/xrcbench/xrcbench/internal/regfile"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -94,11 +100,23 @@ func LoadRun(dir string) (*Run, error) {
 		run.Hists[kind] = h
 	}
 	for _, kind := range run.Kinds {
-		if r.Ops[kind].Count == 0 {
+		logged, isLogged := r.Logs[kind]
+		if r.Ops[kind].Count == 0 && !isLogged {
 			continue
 		}
 		// A kind is data from the file: never let it name a path elsewhere.
-		tl, merged, err := readTimeline(filepath.Join(dir, fileSafe(kind)+".hlog"))
+		path := filepath.Join(dir, fileSafe(kind)+".hlog")
+		tl, merged, runID, err := readTimeline(path)
+		if errors.Is(err, regfile.ErrRefused) || errors.Is(err, errNotHlog) {
+			return nil, inputError{err}
+		}
+		if err == nil || !errors.Is(err, fs.ErrNotExist) {
+			if err := checkLog(path, r, runID, tl, isLogged, logged); err != nil {
+				return nil, err
+			}
+		} else if isLogged {
+			return nil, inputErrorf("%s: missing: %s says the run wrote it", path, results.FileName)
+		}
 		if _, ok := run.Hists[kind]; !ok {
 			// The interval logs hold the same samples: their sum stands
 			// in, unless a damaged log makes it a part only.
@@ -123,15 +141,102 @@ func LoadRun(dir string) (*Run, error) {
 	return run, nil
 }
 
-// readTimeline reads an HdrHistogram interval log: its intervals and their
-// sum. On a damaged line it returns what came before it and an error naming
-// the file and the interval.
-func readTimeline(path string) ([]Interval, *hdrhistogram.Histogram, error) {
-	f, err := os.Open(path)
+// checkLog refuses a .hlog that is not the run's own: another run's id in
+// it (two runs mixed in one folder, or a killed run's logs beside an
+// earlier result), or other counts than the run wrote. Results from before
+// run ids are read as they are.
+func checkLog(path string, r *results.Result, runID string, tl []Interval, isLogged bool, logged results.LogFile) error {
+	if r.RunID == "" {
+		return nil
+	}
+	if runID != r.RunID {
+		if runID == "" {
+			runID = "none"
+		}
+		return inputErrorf("%s: not this run's interval log (run id %s, %s says %s): the folder mixes two runs", path, runID, results.FileName, r.RunID)
+	}
+	if !isLogged {
+		return nil
+	}
+	var n, count int64
+	for _, iv := range tl {
+		n++
+		count += iv.Count
+	}
+	if n != logged.Intervals || count != logged.Count {
+		return inputErrorf("%s: %d intervals, %d latencies; the run wrote %d and %d (%s): damaged or replaced", path, n, count, logged.Intervals, logged.Count, results.FileName)
+	}
+	return nil
+}
+
+// errNotHlog is a file that is no HdrHistogram interval log at all.
+var errNotHlog = errors.New("not an HdrHistogram interval log")
+
+// hlogLines passes an interval log through line by line, refusing a line
+// that is none of an interval log's (a comment, the legend, an interval),
+// and noting the run id line.
+type hlogLines struct {
+	rd    *bufio.Reader
+	path  string
+	n     int
+	runID string
+	rest  []byte
+	err   error // the first error, as the line reader says it
+}
+
+// intervalLine is an interval: [Tag=...,]start,length,max,payload.
+var intervalLine = regexp.MustCompile(`^(Tag=[^,]*,)?[0-9.]+,[0-9.]+,[0-9.]+,[A-Za-z0-9+/=]+\r?\n?$`)
+
+func (h *hlogLines) Read(p []byte) (int, error) {
+	for len(h.rest) == 0 {
+		line, err := h.rd.ReadBytes('\n')
+		if len(line) > 0 {
+			h.n++
+			switch {
+			case bytes.HasPrefix(line, []byte(results.HlogRunIDPrefix)):
+				h.runID = strings.TrimSpace(string(line[len(results.HlogRunIDPrefix):]))
+			case line[0] == '#', bytes.HasPrefix(line, []byte(`"StartTimestamp"`)), len(bytes.TrimSpace(line)) == 0:
+			case !intervalLine.Match(line):
+				h.err = fmt.Errorf("%s: %w: line %d is none of its lines (comment, legend, interval)", h.path, errNotHlog, h.n)
+				return 0, h.err
+			}
+			h.rest = line
+		}
+		if err != nil {
+			if len(h.rest) > 0 {
+				break
+			}
+			if err != io.EOF && h.err == nil {
+				h.err = err
+			}
+			return 0, err
+		}
+	}
+	n := copy(p, h.rest)
+	h.rest = h.rest[n:]
+	return n, nil
+}
+
+// readTimeline reads an HdrHistogram interval log: its intervals, their
+// sum and the run id it names. On a damaged interval it returns what came
+// before it and an error naming the file and the interval; a file that is
+// no interval log at all (errNotHlog), or not one xrcbench reads
+// (regfile.ErrRefused: a FIFO, a device, too big), is an error of its own.
+func readTimeline(path string) ([]Interval, *hdrhistogram.Histogram, string, error) {
+	f, err := regfile.OpenReader(path, regfile.MaxHlog, regfile.MaxHlogLine)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	defer f.Close()
+	lines := &hlogLines{rd: bufio.NewReader(f), path: path}
+	tl, sum, err := readIntervals(path, lines)
+	if lines.err != nil && (errors.Is(lines.err, errNotHlog) || errors.Is(lines.err, regfile.ErrRefused)) {
+		return nil, nil, "", lines.err
+	}
+	return tl, sum, lines.runID, err
+}
+
+func readIntervals(path string, f io.Reader) ([]Interval, *hdrhistogram.Histogram, error) {
 	rd := hdrhistogram.NewHistogramLogReader(f)
 	var out []Interval
 	sum := results.NewHistogram()
@@ -147,7 +252,7 @@ func readTimeline(path string) ([]Interval, *hdrhistogram.Histogram, error) {
 	for i := 0; ; i++ {
 		h, err := rd.NextIntervalHistogram()
 		if err != nil {
-			return out, sum, fmt.Errorf("%s: interval %d: %v (timeline stops there)", filepath.Base(path), i+1, err)
+			return out, sum, fmt.Errorf("%s: interval %d: %w (timeline stops there)", filepath.Base(path), i+1, err)
 		}
 		if h == nil {
 			break

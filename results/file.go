@@ -2,6 +2,8 @@ package results
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
+
+	"github.com/xrcbench/xrcbench/internal/regfile"
 )
 
 // WriteFileAtomic writes data to path through a temporary file in the same
@@ -64,7 +69,7 @@ func Load(dir string) (*Result, error) {
 	if st, err := os.Stat(dir); err == nil && st.IsDir() {
 		path = filepath.Join(dir, FileName)
 	}
-	data, err := os.ReadFile(path)
+	data, err := regfile.ReadFile(path, regfile.MaxResult)
 	if err != nil {
 		return nil, err
 	}
@@ -110,6 +115,10 @@ func (r *Result) Validate() error {
 	if r.Ops == nil {
 		return bad("no ops")
 	}
+	if r.Status == StatusOK && len(r.Ops) == 0 {
+		// A run that measured nothing did not succeed.
+		return bad("status ok but no operation in ops")
+	}
 	for _, kind := range slices.Sorted(maps.Keys(r.Ops)) {
 		if err := r.Ops[kind].validate(); err != nil {
 			return bad("ops.%s: %v", kind, err)
@@ -138,4 +147,56 @@ func (s OpStats) validate() error {
 		return fmt.Errorf("percentiles out of order")
 	}
 	return nil
+}
+
+// NewRunID returns a fresh run id: 16 random hex digits.
+func NewRunID() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		// crypto/rand does not fail on Linux; a time-based id still tells
+		// two runs apart.
+		return fmt.Sprintf("%016x", time.Now().UnixNano())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// ReportManifest is the file `report` writes into a run folder it reports
+// into, listing what it wrote there, so a later run into the folder
+// removes those and nothing else.
+const ReportManifest = ".xrcbench-report.json"
+
+// Manifest is the content of ReportManifest.
+type Manifest struct {
+	RunID string   `json:"run_id"`
+	Files []string `json:"files"` // relative to the folder
+}
+
+// WriteManifest records files (relative to dir) as written by `report`
+// for the run runID.
+func WriteManifest(dir, runID string, files []string) error {
+	data, err := json.MarshalIndent(Manifest{RunID: runID, Files: files}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(filepath.Join(dir, ReportManifest), append(data, '\n'), 0o644)
+}
+
+// LoadManifest reads dir's report manifest.
+func LoadManifest(dir string) (*Manifest, error) {
+	data, err := regfile.ReadFile(filepath.Join(dir, ReportManifest), regfile.MaxSweep)
+	if err != nil {
+		return nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ReportManifest), err)
+	}
+	return &m, nil
+}
+
+// LocalName reports whether name, from a file list, names something inside
+// the folder: relative, clean, not climbing out. Lists come from files a
+// user can edit; nothing outside the folder is ever removed on their word.
+func LocalName(name string) bool {
+	return name != "" && filepath.IsLocal(name) && filepath.Clean(name) == name
 }

@@ -39,7 +39,12 @@ var OpKinds = []string{OpCreate, OpReg, OpUnreg, OpUnregLast, OpRegInvalid, OpRe
 
 // Result is result.json.
 type Result struct {
-	Schema      string             `json:"schema"`
+	Schema string `json:"schema"`
+	// RunID names this run: the same id heads each of its .hlog files
+	// (see HlogRunIDPrefix), so a reader can tell the run's own logs from
+	// another run's left beside its result. Empty in results that predate
+	// it.
+	RunID       string             `json:"run_id,omitempty"`
 	Status      string             `json:"status"`
 	Error       string             `json:"error,omitempty"`
 	Warnings    []string           `json:"warnings,omitempty"`
@@ -56,7 +61,25 @@ type Result struct {
 	// measured repetitions (HdrHistogram V2 compressed, base64), so a
 	// report can draw distributions without the .hlog files.
 	Histograms map[string]string `json:"histograms,omitempty"`
+	// Files lists what the run wrote into its folder (names relative to
+	// it, result.json included): a later run into the same folder removes
+	// these and nothing else.
+	Files []string `json:"files,omitempty"`
+	// Logs describes each op kind's .hlog as written: a reader checks that
+	// the file it finds is this one.
+	Logs map[string]LogFile `json:"logs,omitempty"`
 }
+
+// LogFile is one <kind>.hlog as the run wrote it.
+type LogFile struct {
+	File      string `json:"file"`
+	Intervals int64  `json:"intervals"`
+	Count     int64  `json:"count"` // latencies recorded, all intervals
+}
+
+// HlogRunIDPrefix starts the comment line of a .hlog that names its run:
+// "#xrcbench-run-id: <id>". HdrHistogram readers skip it as a comment.
+const HlogRunIDPrefix = "#xrcbench-run-id: "
 
 // Config is everything needed to rerun the run.
 type Config struct {

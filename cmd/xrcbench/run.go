@@ -200,23 +200,6 @@ func interruptible() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
-// staleArtifacts are what `report` writes into a run folder: derived from
-// an earlier result.json, they would describe another run than the one
-// about to be written beside them.
-var staleArtifacts = []string{report.HTMLFile, report.MarkdownFile, report.BenchFile, report.PlotsDir}
-
-// clearStaleLogs removes, from a reused folder, the .hlog files and report
-// artifacts an earlier run left, so the folder holds one run. Only those
-// known names: anything else in the folder is the user's.
-func clearStaleLogs(dir string) {
-	for _, k := range results.OpKinds {
-		os.Remove(filepath.Join(dir, k+".hlog"))
-	}
-	for _, name := range staleArtifacts {
-		os.RemoveAll(filepath.Join(dir, name))
-	}
-}
-
 func init() {
 	subcommands = append(subcommands, func(stdout, stderr io.Writer) *cobra.Command {
 		var f runFlags
@@ -294,21 +277,31 @@ or failed, the error names the worker); 2 bad usage or input.`,
 // runOne runs cfg, prints the summary, writes the run folder's summary.md
 // and bench.txt, and maps the outcome to an exit.
 func runOne(ctx context.Context, stdout io.Writer, cfg bench.Config, opts bench.Options, view *progressView) error {
-	clearStaleLogs(cfg.Out)
 	view.start(cfg.Repetitions)
 	res, err := bench.Run(ctx, cfg, opts)
 	view.finish()
+	var nw *bench.NotWrittenError
+	errors.As(err, &nw)
 	if res != nil {
-		if serr := writeSummaries(cfg.Out); serr != nil && !opts.Quiet {
+		where := "run folder: " + cfg.Out
+		if nw != nil {
+			// The folder holds the earlier run, or nothing: no summaries.
+			where = oneLine(nw.Error())
+		} else if serr := writeSummaries(cfg.Out); serr != nil && !opts.Quiet {
 			fmt.Fprintln(view, "warning: "+oneLine(serr.Error()))
 		}
 		if !opts.Quiet {
-			printSummary(stdout, res, cfg.Out)
+			printSummary(stdout, res, where)
 		}
 	}
 	if err != nil {
 		var re *bench.RunError
-		if errors.As(err, &re) {
+		switch {
+		case errors.Is(err, bench.ErrOutFolder):
+			return usageError{err}
+		case nw != nil:
+			return failure{err: fmt.Errorf("run %s: %w", res.Status, err)}
+		case errors.As(err, &re):
 			return failure{err: fmt.Errorf("run %s: %w (result.json written to %s)", re.Status, err, cfg.Out)}
 		}
 		return failure{err: err}
@@ -335,11 +328,15 @@ func writeSummaries(dir string) error {
 	if err := results.WriteFileAtomic(filepath.Join(dir, report.MarkdownFile), md.Bytes(), 0o644); err != nil {
 		return err
 	}
-	return results.WriteFileAtomic(filepath.Join(dir, report.BenchFile), bt.Bytes(), 0o644)
+	if err := results.WriteFileAtomic(filepath.Join(dir, report.BenchFile), bt.Bytes(), 0o644); err != nil {
+		return err
+	}
+	// Ours, as report's are: a later run into the folder removes them.
+	return report.RecordFiles(dir, run.Result.RunID, []string{report.MarkdownFile, report.BenchFile})
 }
 
 // printSummary is the compact table of a run.
-func printSummary(w io.Writer, r *results.Result, dir string) {
+func printSummary(w io.Writer, r *results.Result, where string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "op\tcount\terrors\tops/s\tp50\tp99\tp99.9\tmax\t")
 	for _, kind := range results.OpKinds {
@@ -363,7 +360,7 @@ func printSummary(w io.Writer, r *results.Result, dir string) {
 			fmt.Fprintf(w, ", %d QP(s) LEAKED", len(r.Leaks.Leaked))
 		}
 	}
-	fmt.Fprintf(w, "\nrun folder: %s\n", dir)
+	fmt.Fprintf(w, "\n%s\n", where)
 }
 
 // ns formats nanoseconds for a table: 850ns, 2.13µs, 201µs, 1.50ms.

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"maps"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -437,58 +437,104 @@ func TestSummaryGolden(t *testing.T) {
 		Leaks:   &results.LeakCheck{Checked: true, Method: "sim_inspect"},
 	}
 	var b bytes.Buffer
-	printSummary(&b, r, "runs/make-run")
+	printSummary(&b, r, "run folder: runs/make-run")
 	r.Status, r.Leaks = results.StatusPartial, &results.LeakCheck{Method: "none", Detail: "the null provider keeps no state"}
-	printSummary(&b, r, "runs/other")
+	printSummary(&b, r, "run folder: runs/other")
 	golden(t, "summary.golden", b.Bytes())
 }
 
-// A run into a reused folder leaves no artifact of the earlier run beside
-// its result (hlogs of kinds it does not have, the report of the old
-// result), and nothing else is touched.
+// --out on a folder that is not empty and not a run folder is refused and
+// left as it was; replacing an earlier run removes exactly what that run
+// and `report` on it wrote, and nothing the user put beside them.
 func TestRunReusedFolder(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "run")
-	old := map[string]bool{ // path → must survive
-		"reg_foreign.hlog":   false, // a kind the new workload does not have
-		"report.html":        false,
-		"plots/reg.svg":      false,
-		"notes.txt":          true,
-		"mine/report.html":   true,
-		"plots.keep/old.png": true,
+	writeFiles := func(t *testing.T, dir string, names ...string) {
+		t.Helper()
+		for _, p := range names {
+			path := filepath.Join(dir, p)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte("the user's"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	// summary.md and bench.txt: the run writes its own in their place.
-	rewritten := []string{"summary.md", "bench.txt"}
-	for _, p := range append(slices.Collect(maps.Keys(old)), rewritten...) {
-		path := filepath.Join(out, p)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	run := func(t *testing.T, out, workload string) (int, string, string) {
+		return runEngine(t, "run", "--provider", "null", "--workload", workload, "--qps", "2",
+			"--iterations", "5", "--warmup", "0s", "--out", out)
+	}
+
+	t.Run("not a run folder", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "mine")
+		user := []string{"summary.md", "bench.txt", "plots/figures/fig1.svg", "reg.hlog"}
+		writeFiles(t, out, user...)
+		code, stdout, stderr := run(t, out, "sharded")
+		if code != exitUsage {
+			t.Fatalf("exit %d, want %d\n%s\n%s", code, exitUsage, stdout, stderr)
+		}
+		checkOneLine(t, stderr)
+		if !strings.Contains(stderr, "not an xrcbench run folder") {
+			t.Errorf("stderr %q does not say why", stderr)
+		}
+		for _, p := range user {
+			if data, err := os.ReadFile(filepath.Join(out, p)); err != nil || string(data) != "the user's" {
+				t.Errorf("%s: %v %q: the user's file was touched", p, err, data)
+			}
+		}
+		if ents, _ := os.ReadDir(filepath.Dir(out)); len(ents) != 1 {
+			t.Errorf("beside the folder: %v, want nothing left", ents)
+		}
+	})
+
+	t.Run("earlier run", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "run")
+		if code, stdout, stderr := run(t, out, "steady"); code != 0 {
+			t.Fatalf("first run: exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		if code, stdout, stderr := runCLI("report", out); code != 0 {
+			t.Fatalf("report: exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		user := []string{"notes.txt", "plots/mine.svg", "mine/report.html"}
+		writeFiles(t, out, user...)
+		if code, stdout, stderr := run(t, out, "churn"); code != 0 {
+			t.Fatalf("second run: exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		r, err := results.Load(out)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(path, []byte("earlier run"), 0o644); err != nil {
-			t.Fatal(err)
+		var left []string
+		filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				rel, _ := filepath.Rel(out, path)
+				left = append(left, rel)
+			}
+			return nil
+		})
+		// The run's files, its summary.md and bench.txt and their record,
+		// and the user's.
+		want := append(slices.Clone(r.Files), user...)
+		want = append(want, "summary.md", "bench.txt", results.ReportManifest)
+		slices.Sort(left)
+		slices.Sort(want)
+		if !slices.Equal(left, want) {
+			t.Errorf("folder holds %v, want the new run's files and the user's: %v", left, want)
 		}
-	}
-	code, stdout, stderr := runEngine(t, "run", "--provider", "null", "--workload", "sharded", "--qps", "2",
-		"--iterations", "5", "--warmup", "0s", "--out", out)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	for p, keep := range old {
-		_, err := os.Stat(filepath.Join(out, p))
-		if kept := err == nil; kept != keep {
-			t.Errorf("%s: kept %v, want %v", p, kept, keep)
+		// steady wrote reg.hlog, churn does not: it must be gone.
+		if r.Config.Workload != "churn" || !slices.Contains(r.Files, "create.hlog") || slices.Contains(r.Files, "reg.hlog") {
+			t.Errorf("result of workload %s lists %v", r.Config.Workload, r.Files)
 		}
-	}
-	if _, err := os.Stat(filepath.Join(out, "plots")); err == nil {
-		t.Errorf("plots/ of the earlier run is still there")
-	}
-	for _, p := range rewritten {
-		if b, err := os.ReadFile(filepath.Join(out, p)); err != nil || string(b) == "earlier run" {
-			t.Errorf("%s: %v, %q: want this run's", p, err, b)
+	})
+
+	t.Run("empty folder", func(t *testing.T) {
+		out := t.TempDir()
+		if code, stdout, stderr := run(t, out, "sharded"); code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 		}
-	}
-	if _, err := results.Load(out); err != nil {
-		t.Error(err)
-	}
+		if _, err := results.Load(out); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 // Unexpected outcomes fail the run: on null every reg of the errors
