@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -215,5 +216,52 @@ func TestReportRefusesMixedFolder(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A full output disk: the run says exactly what was not written, exits 1,
+// leaves no half-written folder and the earlier run in it as it was.
+func TestRunFullDisk(t *testing.T) {
+	bin := engineBinary(t)
+	mnt := t.TempDir()
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("cannot mount a small tmpfs to fill (needs root): %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	out := filepath.Join(mnt, "run")
+	earlier := quickRun(t, out, "steady")
+	// Fill what is left.
+	f, err := os.Create(filepath.Join(mnt, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, 4096)
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			break
+		}
+	}
+	f.Close()
+	cmd := exec.Command(bin, "run", "--provider", "null", "--workload", "steady", "--qps", "2",
+		"--iterations", "20", "--warmup", "0s", "--out", out)
+	code, stdout, stderr := runProcess(cmd)
+	if code != exitFailed {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitFailed, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "nothing written to "+out) || strings.Contains(stdout, "run folder: ") {
+		t.Errorf("stdout does not say that nothing was written:\n%s", stdout)
+	}
+	if !strings.Contains(stderr, "no space left on device") || !strings.Contains(stderr, "the earlier run in "+out+" is unchanged") {
+		t.Errorf("stderr does not say why and what became of the earlier run:\n%s", stderr)
+	}
+	r, err := results.Load(out)
+	if err != nil || r.RunID != earlier.RunID {
+		t.Fatalf("the earlier run: %v, run id %v, want %s", err, r, earlier.RunID)
+	}
+	if _, err := report.LoadRun(out); err != nil {
+		t.Errorf("the earlier run does not read back whole: %v", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(mnt, ".run.*")); len(left) != 0 {
+		t.Errorf("left beside the folder: %v", left)
 	}
 }
