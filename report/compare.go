@@ -446,12 +446,12 @@ func (c *Comparison) WriteText(w io.Writer) error {
 // WriteMarkdown writes c as a Markdown table, for CI job summaries.
 func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "## xrcbench compare: %s\n\n", c.Workload)
+	fmt.Fprintf(bw, "## xrcbench compare: %s\n\n", mdText(c.Workload))
 	for _, h := range c.header() {
-		fmt.Fprintf(bw, "- %s\n", strings.Replace(h, "  ", " ", 1))
+		fmt.Fprintf(bw, "- %s\n", mdText(strings.Replace(h, "  ", " ", 1)))
 	}
 	for _, n := range c.Notes {
-		fmt.Fprintf(bw, "- **differs** (base → new): %s\n", n)
+		fmt.Fprintf(bw, "- **differs** (base → new): %s\n", mdText(n))
 	}
 	fmt.Fprintln(bw, "\n| op | metric | base | new | delta | p | verdict |")
 	fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|---|")
@@ -460,7 +460,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 		if v == VerdictRegression {
 			v = "**regression**"
 		}
-		fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Kind, r.Metric, r.ci(r.Base), r.ci(r.New), r.delta(), r.pValue(), v)
+		fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %s | %s |\n", mdText(r.Kind), mdText(r.Metric), r.ci(r.Base), r.ci(r.New), r.delta(), r.pValue(), v)
 	}
 	fmt.Fprintln(bw)
 	for _, f := range c.footnotes() {

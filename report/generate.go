@@ -217,21 +217,21 @@ func fileSafe(s string) string {
 
 // writeSweepMarkdown writes the sweep table ahead of the points' sections.
 func writeSweepMarkdown(b *bytes.Buffer, sr *SweepReport) {
-	fmt.Fprintf(b, "# xrcbench sweep: %s on %s\n\nFolder `%s`, %s.\n\n", sr.Workload, sr.Provider, sr.Dir, plural(len(sr.Points), "point"))
+	fmt.Fprintf(b, "# xrcbench sweep: %s on %s\n\nFolder %s, %s.\n\n", mdText(sr.Workload), mdText(sr.Provider), mdCode(sr.Dir), plural(len(sr.Points), "point"))
 	b.WriteString("| point | procs | threads | QPs | status |")
 	for _, k := range sr.Kinds {
-		fmt.Fprintf(b, " %s ops/s | %s p99 |", k, k)
+		fmt.Fprintf(b, " %s ops/s | %s p99 |", mdText(k), mdText(k))
 	}
 	b.WriteString("\n|---|---:|---:|---:|---|" + strings.Repeat("---:|---:|", len(sr.Kinds)) + "\n")
 	for _, p := range sr.Points {
-		fmt.Fprintf(b, "| %s | %d | %d | %d | %s |", p.Dir, p.Procs, p.Threads, p.QPs, p.Status)
+		fmt.Fprintf(b, "| %s | %d | %d | %d | %s |", mdText(p.Dir), p.Procs, p.Threads, p.QPs, mdText(p.Status))
 		for _, c := range p.Cells {
 			fmt.Fprintf(b, " %s | %s |", c.Rate, c.P99)
 		}
 		b.WriteString("\n")
 	}
 	for _, n := range sr.Notes {
-		fmt.Fprintf(b, "\n- %s\n", n)
+		fmt.Fprintf(b, "\n- %s\n", mdText(n))
 	}
 	b.WriteString("\n")
 }

@@ -86,31 +86,31 @@ func WriteMarkdown(w io.Writer, runs []*Run) error {
 			fmt.Fprintln(bw)
 		}
 		r := run.Result
-		fmt.Fprintf(bw, "## xrcbench: %s — %s\n\n", Title(r), r.Status)
+		fmt.Fprintf(bw, "## xrcbench: %s — %s\n\n", mdText(Title(r)), mdText(r.Status))
 		env := r.Environment
-		fmt.Fprintf(bw, "Host `%s`, %s × %d CPUs, kernel %s", env.Host, env.CPUModel, env.CPUs, env.Kernel)
+		fmt.Fprintf(bw, "Host %s, %s × %d CPUs, kernel %s", mdCode(env.Host), mdText(env.CPUModel), env.CPUs, mdText(env.Kernel))
 		if d := deviceLine(env); d != "" {
-			fmt.Fprintf(bw, "; device %s", d)
+			fmt.Fprintf(bw, "; device %s", mdText(d))
 		}
-		fmt.Fprintf(bw, ". %s, xrcbench %s. Folder `%s`.\n\n", runLength(r), env.Version, run.Dir)
+		fmt.Fprintf(bw, ". %s, xrcbench %s. Folder %s.\n\n", runLength(r), mdText(env.Version), mdCode(run.Dir))
 		fmt.Fprintln(bw, "| op | count | errors | ops/s | p50 | p90 | p99 | p99.9 | max | p50 across reps | ops/s across reps |")
 		fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, row := range SummaryRows(run) {
 			s := row.Stats
 			fmt.Fprintf(bw, "| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				row.Kind, s.Count, s.Errors, FormatRate(s.OpsPerSec),
+				mdText(row.Kind), s.Count, s.Errors, FormatRate(s.OpsPerSec),
 				FormatNS(float64(s.NS.P50)), FormatNS(float64(s.NS.P90)), FormatNS(float64(s.NS.P99)),
 				FormatNS(float64(s.NS.P999)), FormatNS(float64(s.NS.Max)),
 				acrossReps(row.P50Rep), acrossReps(row.OpsRep))
 		}
 		fmt.Fprintln(bw, "\n“across reps”: median over repetitions ± median absolute deviation as a share of it.")
 		for _, n := range FirmwareNotes(r) {
-			fmt.Fprintf(bw, "\n%s.\n", n)
+			fmt.Fprintf(bw, "\n%s.\n", mdText(n))
 		}
 		if ws := Warnings(run); len(ws) > 0 {
 			fmt.Fprintf(bw, "\n**Warnings**\n\n")
 			for _, w := range ws {
-				fmt.Fprintf(bw, "- %s\n", w)
+				fmt.Fprintf(bw, "- %s\n", mdText(w))
 			}
 		}
 	}

@@ -1,0 +1,111 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// hostile strings a result.json can carry: raw HTML, a link, an image,
+// emphasis, a heading, a list, a table cell break, an autolink, a code
+// span that tries to close early, line breaks.
+var hostile = []string{
+	`<script>alert(1)</script>`,
+	`[click](javascript:alert(1))`,
+	`![img](http://example.com/x.png)`,
+	`**bold** _em_ ~~del~~`,
+	"# heading\n- item\n1. item",
+	`a | b | c`,
+	`http://example.com www.example.com me@example.com`,
+	"`code` ``more`` <img src=x onerror=alert(1)>",
+	`&lt;entity&gt; &amp;`,
+}
+
+func mdHTMLEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}
+
+// A run whose strings are all hostile renders as plain text in summary.md
+// (checked by rendering it with a CommonMark+GFM renderer) and in
+// report.html (escaped by html/template).
+func TestReportEscapesHostileStrings(t *testing.T) {
+	r, err := results.Load(fixtureDir(t, lifecycleFixture()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(hostile, " ")
+	r.Config.Workload = hostile[4]
+	r.Config.Provider = hostile[5]
+	r.Environment.Host = hostile[7]
+	r.Environment.CPUModel = hostile[0]
+	r.Environment.Kernel = hostile[1]
+	r.Environment.Version = hostile[3]
+	r.Environment.Device = map[string]any{"name": hostile[2], "fw_ver": hostile[6]}
+	r.Warnings = append([]string(nil), hostile...)
+	r.Ops[all] = r.Ops["reg"]
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.Write(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Generate([]string{dir}, ""); err != nil {
+		t.Fatal(err)
+	}
+
+	md, err := os.ReadFile(filepath.Join(dir, MarkdownFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var html bytes.Buffer
+	gm := goldmark.New(goldmark.WithExtensions(extension.GFM))
+	if err := gm.Convert(md, &html); err != nil {
+		t.Fatal(err)
+	}
+	out := html.String()
+	for _, bad := range []string{"<script", "<img", "<a ", "<em>", "<del>", "<strong>bold", "<h1", "<h3", "<ol", "&lt;entity"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("summary.md renders %q from a string of the result:\n%s", bad, out)
+		}
+	}
+	if n := strings.Count(out, "<h2"); n != 1 {
+		t.Errorf("%d headings, want 1:\n%s", n, out)
+	}
+	run, err := LoadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, want := strings.Count(out, "<li>"), len(Warnings(run)); n != want {
+		t.Errorf("%d list items for %d warnings: a string made a list:\n%s", n, want, out)
+	}
+	if !strings.Contains(out, "<td>"+mdHTMLEscape(strings.Join(strings.Fields(all), " "))+"</td>") {
+		t.Errorf("the hostile op kind is not one cell of plain text:\n%s", out)
+	}
+	for _, row := range regexp.MustCompile(`(?s)<tr>.*?</tr>`).FindAllString(out, -1) {
+		if cells := strings.Count(row, "<td") + strings.Count(row, "<th"); cells != 11 {
+			t.Errorf("a table row of %d cells, want 11: %s", cells, row)
+		}
+	}
+
+	page, err := os.ReadFile(filepath.Join(dir, HTMLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"<script>alert", "<img src=x", `href="javascript`, "<strong>bold"} {
+		if bytes.Contains(page, []byte(bad)) {
+			t.Errorf("report.html carries %q unescaped", bad)
+		}
+	}
+	if !bytes.Contains(page, []byte("&lt;script&gt;alert(1)&lt;/script&gt;")) {
+		t.Errorf("report.html does not show the hostile host name as text")
+	}
+}
