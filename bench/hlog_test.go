@@ -179,7 +179,7 @@ func hdrJS(t *testing.T, args ...string) string {
 func TestHlogAbsoluteTimes(t *testing.T) {
 	dir := t.TempDir()
 	start := time.Unix(1796084174, 216_700_000) // .216 s: not whole
-	l, err := newHlogs(dir, []string{"reg"}, start, 250*time.Millisecond)
+	l, err := newHlogs(dir, "test-run", []string{"reg"}, start, 250*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
