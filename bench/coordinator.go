@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -60,6 +61,9 @@ type workerProc struct {
 	exited  bool
 	state   *os.ProcessState
 	readErr error
+	// lastSeen is when the coordinator last heard from it: a worker
+	// silent for the stall timeout is stalled (stopped, wedged).
+	lastSeen time.Time
 }
 
 type event struct {
@@ -167,10 +171,13 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 	// registrant; a worker failing or dying here fails the repetition.
 	readyBy := time.NewTimer(60*time.Second + time.Duration(cfg.Procs)*time.Second)
 	defer readyBy.Stop()
+	stallTimeout := cfg.stallTimeout()
+	stallCheck := time.NewTicker(min(stallTimeout/4, time.Second))
+	defer stallCheck.Stop()
 	for nready := 0; nready < len(workers); {
 		select {
 		case ev := <-events:
-			if err := c.handle(ev, out, sh); err != nil {
+			if err := c.handle(ev, out, sh, false); err != nil {
 				return fail(err)
 			}
 			if ev.msg != nil && ev.msg.Type == msgReady {
@@ -178,6 +185,10 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 			}
 		case <-tick:
 			c.report(c.live, nil, false)
+		case <-stallCheck.C:
+			if w := stalledWorker(workers, stallTimeout); w != nil {
+				return fail(stallError(w, stallTimeout, "before the start"))
+			}
 		case <-readyBy.C:
 			return fail(errors.New("workers did not get ready within a minute"))
 		case <-ctx.Done():
@@ -204,11 +215,24 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 		watchdog = t.C
 	}
 	interrupt := ctx.Done()
-	var interrupted error
+	// stopErr says why the run was stopped early (^C, a stalled worker):
+	// the workers still running are drained, what was measured is kept.
+	var stopErr error
+	var draining bool
+	var stopAt uint64
+	var grace <-chan time.Time
+	drain := func(abortNow bool, wait time.Duration) {
+		draining, stopAt = true, verbs.Now()
+		sh.requestStop()
+		if abortNow {
+			sh.abort()
+		}
+		grace = time.After(wait)
+	}
 	for pending := len(workers); pending > 0; {
 		select {
 		case ev := <-events:
-			if err := c.handle(ev, out, sh); err != nil {
+			if err := c.handle(ev, out, sh, draining); err != nil {
 				return fail(err)
 			}
 			if ev.exit {
@@ -216,20 +240,36 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 			}
 		case <-tick:
 			c.report(c.live, sh, false)
-		case <-watchdog:
-			if interrupted != nil {
-				return fail(errors.New("interrupted, and the workers did not stop within 10s"))
+		case <-stallCheck.C:
+			w := stalledWorker(workers, stallTimeout)
+			if w == nil || draining {
+				continue
 			}
+			stopErr = stallError(w, stallTimeout, "the other workers' measurements are kept")
+			w.cmd.Process.Kill()
+			// Threads of a rounds workload would wait for the stalled
+			// worker's at their next barrier: they stop at once; loop
+			// threads end their pass and send their counts.
+			drain(cfg.Workload.Mode == workloads.Rounds, 5*time.Second)
+		case <-watchdog:
 			return fail(errors.New("the run did not finish within a minute of its planned end"))
 		case <-interrupt:
-			// Stop gracefully: threads end their pass or round and report
-			// what they measured, which the result keeps as partial.
+			// Stop now: threads end their pass or round and report what
+			// they measured, which the result keeps as partial.
 			interrupt = nil
-			interrupted = fmt.Errorf("interrupted (%v): measured until then", context.Cause(ctx))
-			sh.requestStop()
-			t := time.NewTimer(10 * time.Second)
-			defer t.Stop()
-			watchdog = t.C
+			stopErr = fmt.Errorf("interrupted (%v): measured until then", context.Cause(ctx))
+			drain(false, time.Second)
+		case <-grace:
+			// What has not ended by now is stuck in a long operation or at
+			// a barrier: abort, and kill the workers still running. What
+			// they sent is kept.
+			grace = nil
+			sh.abort()
+			for _, w := range workers {
+				if !w.exited {
+					w.cmd.Process.Kill()
+				}
+			}
 		}
 	}
 	c.logs.endRep()
@@ -237,6 +277,9 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 	if c.logs.late > 0 {
 		out.warnings = append(out.warnings, fmt.Sprintf("repetition %d: %d interval report(s) came after their interval was written to the .hlog timelines (a thread lagged by more than two intervals, e.g. stopped or starved): they are written late, as extra lines with their interval's start time",
 			idx+1, c.logs.late))
+	}
+	if draining {
+		c.keepReported(out, workers, sh.deadline(), stopAt)
 	}
 	var minStart, maxStart, maxEnd uint64
 	for i, tr := range out.threads {
@@ -254,14 +297,80 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 	out.minStart = minStart
 	out.measured = true
 	c.reportDone(c.live, out)
-	return out, interrupted
+	return out, stopErr
+}
+
+// keepReported stands in for the final counts of the threads whose workers
+// were stopped before sending them: the latencies they reported interval
+// by interval, over the time from the measurement start to the stop.
+func (c *coordinator) keepReported(out *repOutcome, workers []*workerProc, start, stop uint64) {
+	have := map[int]bool{}
+	for _, tr := range out.threads {
+		have[tr.Thread] = true
+	}
+	for _, w := range workers {
+		for i := 0; i < w.threads; i++ {
+			g := w.index*c.cfg.Threads + i
+			if have[g] {
+				continue
+			}
+			tr := threadResult{Thread: g, CPU: -1, Started: start, Ended: max(start, stop), Kinds: map[string]kindResult{}}
+			if i < len(w.cpus) {
+				tr.CPU = w.cpus[i]
+			}
+			for _, kind := range c.cfg.Workload.Kinds() {
+				tr.Kinds[kind] = kindResult{Count: c.logs.reported[g][kind]}
+			}
+			out.threads = append(out.threads, tr)
+		}
+	}
+}
+
+// stalledWorker is a worker still running that has said nothing for
+// timeout, if any.
+func stalledWorker(workers []*workerProc, timeout time.Duration) *workerProc {
+	for _, w := range workers {
+		if !w.exited && w.done == nil && time.Since(w.lastSeen) > timeout {
+			return w
+		}
+	}
+	return nil
+}
+
+func stallError(w *workerProc, timeout time.Duration, what string) error {
+	return fmt.Errorf("%s sent nothing for %v (%s): the run was stopped; %s (--stall-timeout)", w.name(), timeout, procState(w.pid), what)
+}
+
+// procState is the kernel's state of pid, as ps shows it.
+func procState(pid int) string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "state unknown: " + err.Error()
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return "state unknown"
+	}
+	names := map[byte]string{'R': "running", 'S': "sleeping", 'D': "in uninterruptible sleep", 'T': "stopped",
+		't': "stopped by a tracer", 'Z': "a zombie", 'X': "dead", 'I': "idle"}
+	st := s[i+2]
+	if n, ok := names[st]; ok {
+		return fmt.Sprintf("state %c, %s", st, n)
+	}
+	return fmt.Sprintf("state %c", st)
 }
 
 // handle processes one event; an error fails the repetition.
-func (c *coordinator) handle(ev event, out *repOutcome, sh *shm) error {
+// While the run is drained (stopped early), a worker that ends without
+// its results, or says it failed, is expected: what it sent is kept.
+func (c *coordinator) handle(ev event, out *repOutcome, sh *shm, draining bool) error {
 	w := ev.w
 	if ev.exit {
 		w.exited = true
+		if draining && (w.done == nil || !w.state.Success()) {
+			return nil
+		}
 		if w.done == nil {
 			return errors.New(w.describe())
 		}
@@ -271,7 +380,9 @@ func (c *coordinator) handle(ev event, out *repOutcome, sh *shm) error {
 		return nil
 	}
 	m := ev.msg
+	w.lastSeen = time.Now()
 	switch m.Type {
+	case msgAlive:
 	case msgReady:
 		if w.ready || m.Ready == nil || len(m.Ready.CPUs) != w.threads {
 			return fmt.Errorf("%s: %w: bad ready message", w.name(), errProto)
@@ -297,6 +408,9 @@ func (c *coordinator) handle(ev event, out *repOutcome, sh *shm) error {
 		c.logs.threadsDone(m.Done.Threads)
 	case msgError:
 		w.failMsg = m.Error
+		if draining {
+			return nil
+		}
 		return errors.New(w.describe())
 	default:
 		return fmt.Errorf("%s: %w: unexpected message %q", w.name(), errProto, m.Type)
@@ -351,7 +465,8 @@ func (c *coordinator) spawn(p int, wc *workerConfig, events chan<- event) (*work
 	stdinR.Close()
 	stdoutW.Close()
 	stderrW.Close()
-	w := &workerProc{index: p, threads: wc.Threads, cmd: cmd, stdin: stdin, fw: newFrameWriter(stdin), pid: cmd.Process.Pid}
+	w := &workerProc{index: p, threads: wc.Threads, cmd: cmd, stdin: stdin, fw: newFrameWriter(stdin), pid: cmd.Process.Pid,
+		lastSeen: time.Now()}
 	stderrDone := make(chan struct{})
 	go func() {
 		defer close(stderrDone)

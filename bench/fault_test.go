@@ -3,8 +3,10 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -143,9 +145,18 @@ func TestInterrupted(t *testing.T) {
 			cfg := testConfig(t, w, "sim", 2, 2, 4)
 			cfg.Duration = time.Minute
 			cfg.Repetitions = 3
-			opts, stderr := testOptions(t)
-			ctx, cancel := context.WithTimeout(context.Background(), 800*time.Millisecond)
+			opts, stderr := testOptions(t, "XRCBENCH_TEST_WORKER_SAY_MEASURING=1")
+			// ^C once every thread measures, and a little after: on a busy
+			// machine a fixed delay may fall before the first round.
+			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
+			go func() {
+				for deadline := time.Now().Add(60 * time.Second); strings.Count(stderr.String(), "measuring") < 4 && time.Now().Before(deadline); {
+					time.Sleep(10 * time.Millisecond)
+				}
+				time.Sleep(300 * time.Millisecond)
+				cancel()
+			}()
 			start := time.Now()
 			res, err := Run(ctx, cfg, opts)
 			var re *RunError
@@ -304,5 +315,106 @@ func TestStalledWorkerLosesNoSample(t *testing.T) {
 		if sum != o.res.Ops[kind].Count {
 			t.Errorf("%s: the JS reader sums the .hlog to %d, result.json counts %d", kind, sum, o.res.Ops[kind].Count)
 		}
+	}
+}
+
+// A stopped worker (SIGSTOP) is a stalled one: after --stall-timeout the
+// run stops, naming it with its pid and state, keeps what the other
+// workers (and it, until it stopped) measured, and ends partial. In
+// iterations and duration runs, loop and rounds workloads: a rounds
+// workload's other threads wait at a barrier for the stopped one.
+func TestStalledWorker(t *testing.T) {
+	tests := []struct {
+		workload   string
+		iterations int64
+		duration   time.Duration
+	}{
+		{"sharded", 1 << 40, 0},
+		{"sharded", 0, time.Hour},
+		{"lifecycle", 1 << 40, 0},
+		{"lifecycle", 0, time.Hour},
+	}
+	for _, tt := range tests {
+		name := fmt.Sprintf("%s/iterations", tt.workload)
+		if tt.duration > 0 {
+			name = fmt.Sprintf("%s/duration", tt.workload)
+		}
+		t.Run(name, func(t *testing.T) {
+			cfg := testConfig(t, tt.workload, "sim", 2, 2, 4)
+			cfg.Iterations, cfg.Duration = tt.iterations, tt.duration
+			cfg.Interval = 200 * time.Millisecond
+			cfg.StallTimeout = 2 * time.Second
+			opts, stderr := testOptions(t, "XRCBENCH_TEST_WORKER_SAY_MEASURING=1")
+			type outcome struct {
+				res *results.Result
+				err error
+			}
+			done := make(chan outcome, 1)
+			go func() {
+				res, err := Run(context.Background(), cfg, opts)
+				done <- outcome{res, err}
+			}()
+			// Wait until every thread measures and an interval or two went
+			// out, then stop worker 1.
+			pidOf := regexp.MustCompile(`worker 1 \(pid (\d+)\): thread \d+ measuring`)
+			var pid int
+			for deadline := time.Now().Add(60 * time.Second); pid == 0 || strings.Count(stderr.String(), "measuring") < 4; time.Sleep(20 * time.Millisecond) {
+				if m := pidOf.FindStringSubmatch(stderr.String()); m != nil {
+					pid, _ = strconv.Atoi(m[1])
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the threads never all measured:\n%s", stderr)
+				}
+			}
+			time.Sleep(600 * time.Millisecond)
+			if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			stopped := time.Now()
+			defer syscall.Kill(pid, syscall.SIGKILL)
+			var o outcome
+			select {
+			case o = <-done:
+			case <-time.After(60 * time.Second):
+				syscall.Kill(pid, syscall.SIGCONT)
+				t.Fatalf("the run did not stop within 60s of the worker's SIGSTOP")
+			}
+			if d := time.Since(stopped); d < cfg.StallTimeout {
+				t.Errorf("stopped after %v, before the stall timeout %v", d, cfg.StallTimeout)
+			}
+			var re *RunError
+			if !errors.As(o.err, &re) || re.Status != results.StatusPartial {
+				t.Fatalf("err = %v, want a partial RunError\nstderr:\n%s", o.err, stderr)
+			}
+			for _, want := range []string{fmt.Sprintf("worker 1 (pid %d)", pid), "state T, stopped", "--stall-timeout"} {
+				if !strings.Contains(o.err.Error(), want) {
+					t.Errorf("error %q does not say %q", o.err, want)
+				}
+			}
+			r, err := results.Load(cfg.Out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status != results.StatusPartial || len(r.Repetitions) != 1 {
+				t.Errorf("status %s, %d repetitions: want partial with the one measured", r.Status, len(r.Repetitions))
+			}
+			// The other worker's threads measured: its counts are kept.
+			var kept int64
+			for _, w := range r.Workers {
+				if w.Index == 0 {
+					for _, n := range w.Counts {
+						kept += n
+					}
+				}
+			}
+			if kept == 0 {
+				t.Errorf("worker 0's counts lost: %+v", r.Workers)
+			}
+			for kind, s := range r.Ops {
+				if s.Count == 0 && kind != "create" {
+					t.Errorf("%s: nothing kept", kind)
+				}
+			}
+		})
 	}
 }

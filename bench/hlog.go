@@ -43,6 +43,10 @@ type hlogs struct {
 	// written per kind: what result.json's logs record, for a reader to
 	// check the file against.
 	logged map[string]*results.LogFile
+	// reported counts, per thread and kind, the latencies each thread sent
+	// this repetition: the counts of a thread whose worker was stopped
+	// before it could send its final ones.
+	reported map[int]map[string]int64
 }
 
 func newHlogs(dir, runID string, kinds []string, start time.Time, interval time.Duration) (*hlogs, error) {
@@ -85,6 +89,7 @@ func (l *hlogs) startRep(threads int) {
 	l.pending = map[int64]map[string]*hdrhistogram.Histogram{}
 	l.totals = map[string]*hdrhistogram.Histogram{}
 	l.progress = map[int]int64{}
+	l.reported = map[int]map[string]int64{}
 	l.threads = threads
 	l.newest = 0
 	l.written, l.late = 0, 0
@@ -129,6 +134,10 @@ func (l *hlogs) add(m *intervalMsg, base uint64) error {
 			l.totals[kind] = results.NewHistogram()
 		}
 		l.totals[kind].Merge(h)
+		if l.reported[m.Thread] == nil {
+			l.reported[m.Thread] = map[string]int64{}
+		}
+		l.reported[m.Thread][kind] += h.TotalCount()
 	}
 	if m.Index+1 > l.progress[m.Thread] {
 		l.progress[m.Thread] = m.Index + 1

@@ -35,6 +35,9 @@ func TestMain(m *testing.M) {
 			}
 			testHookConfig = func(cfg *workerConfig) { cfg.Verbs.Sim.Cost = cost }
 		}
+		if os.Getenv("XRCBENCH_TEST_WORKER_SAY_MEASURING") == "1" {
+			testHookMeasuring = func(thread int) { fmt.Fprintf(os.Stderr, "thread %d measuring\n", thread) }
+		}
 		if err := WorkerMain(os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

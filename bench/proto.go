@@ -29,6 +29,7 @@ const (
 	msgInterval = "interval" // worker → coordinator: one thread's interval histograms
 	msgDone     = "done"     // worker → coordinator: final counts and histograms
 	msgError    = "error"    // worker → coordinator: why the worker fails
+	msgAlive    = "alive"    // worker → coordinator: nothing else to say for an interval
 )
 
 type message struct {

@@ -41,6 +41,23 @@ type Config struct {
 	SimCost      verbs.Cost
 	Out          string // run folder, created
 	CommandLine  []string
+	// StallTimeout: a worker that sends nothing (no interval, no
+	// heartbeat) for this long is stalled, and the run is stopped. 0 is
+	// DefaultStallTimeout.
+	StallTimeout time.Duration
+}
+
+// DefaultStallTimeout is the stall timeout for an interval: ten intervals,
+// at least 10s, so a busy machine does not pass for a stalled worker.
+func DefaultStallTimeout(interval time.Duration) time.Duration {
+	return max(10*interval, 10*time.Second)
+}
+
+func (c *Config) stallTimeout() time.Duration {
+	if c.StallTimeout > 0 {
+		return c.StallTimeout
+	}
+	return DefaultStallTimeout(c.Interval)
 }
 
 // Limits of a configuration, to refuse what cannot run before starting.
@@ -48,6 +65,13 @@ const (
 	MaxProcs   = 1024
 	MaxThreads = 1024
 	MaxQPs     = 1 << 16
+	// Times: far beyond any sensible benchmark, and far below what would
+	// overflow a deadline (CLOCK_MONOTONIC ns in 64 bits).
+	MaxDuration     = 7 * 24 * time.Hour
+	MaxWarmup       = time.Hour
+	MaxInterval     = time.Hour
+	MinInterval     = time.Millisecond
+	MaxStallTimeout = 24 * time.Hour
 )
 
 // Validate checks the configuration; its errors are bad input.
@@ -73,6 +97,16 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--repetitions %d: want 1 to 1000", c.Repetitions)
 	case c.Interval <= 0:
 		return fmt.Errorf("--interval %v: want a positive duration", c.Interval)
+	case c.Duration > MaxDuration:
+		return fmt.Errorf("--duration %v: at most %v (%d days) per repetition", c.Duration, MaxDuration, MaxDuration/(24*time.Hour))
+	case c.Warmup > MaxWarmup:
+		return fmt.Errorf("--warmup %v: at most %v", c.Warmup, MaxWarmup)
+	case c.Interval < MinInterval || c.Interval > MaxInterval:
+		return fmt.Errorf("--interval %v: want %v to %v", c.Interval, MinInterval, MaxInterval)
+	case c.StallTimeout < 0 || c.StallTimeout > MaxStallTimeout:
+		return fmt.Errorf("--stall-timeout %v: want 0 (the default) up to %v", c.StallTimeout, MaxStallTimeout)
+	case c.StallTimeout > 0 && c.StallTimeout < heartbeat(c.Interval)*2:
+		return fmt.Errorf("--stall-timeout %v: want at least %v, two heartbeats of a worker (one per --interval, at most 1s)", c.StallTimeout, heartbeat(c.Interval)*2)
 	case c.Out == "":
 		return errors.New("no output folder")
 	}

@@ -237,6 +237,12 @@ func (t *thread) run(deadline uint64) error {
 		margin := uint64(10*time.Millisecond + time.Duration(t.n)*200*time.Microsecond)
 		err := t.shm.wait(func() {
 			t.shm.setStop(false)
+			if t.shm.stopRequested() {
+				// Stopped during the warm-up (^C): do not wait for its
+				// planned end; the measurement ends as it starts.
+				t.shm.setDeadline(verbs.Now() + margin)
+				return
+			}
 			t.shm.setDeadline(max(end+gap, verbs.Now()+margin))
 		})
 		if err != nil {
@@ -252,6 +258,9 @@ func (t *thread) run(deadline uint64) error {
 		}
 	}
 	t.started = verbs.Now()
+	if testHookMeasuring != nil {
+		testHookMeasuring(t.g)
+	}
 	// Every thread was woken by the same timer; with more threads than
 	// cores the first to get a CPU would run a whole time slice before the
 	// next one is even picked. One yield lets the woken threads that have

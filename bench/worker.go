@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/xrcbench/xrcbench/workloads"
 )
@@ -13,6 +14,16 @@ import (
 // testHookConfig, set only by this package's tests, alters a worker's
 // configuration to provoke failures the coordinator would never cause.
 var testHookConfig func(*workerConfig)
+
+// testHookMeasuring, set only by this package's tests, is called by each
+// thread as its measurement starts.
+var testHookMeasuring func(thread int)
+
+// heartbeat is how often a worker with nothing else to send says it is
+// alive: every interval, at most every second.
+func heartbeat(interval time.Duration) time.Duration {
+	return max(10*time.Millisecond, min(interval, time.Second))
+}
 
 // WorkerMain is the body of a worker process: the coordinator re-executes
 // its own binary with the hidden worker subcommand, which calls this with
@@ -55,7 +66,14 @@ func WorkerMain(in io.Reader, out io.Writer) error {
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
-		for m := range outq {
+		// A worker that has said nothing for a heartbeat period says it is
+		// alive: the coordinator's watchdog takes a worker silent for
+		// --stall-timeout for a stalled one (stopped, wedged).
+		beat := time.NewTicker(heartbeat(cfg.Interval))
+		defer beat.Stop()
+		last := time.Now()
+		send := func(m *message) {
+			last = time.Now()
 			if err := fw.write(m); err != nil {
 				wmu.Lock()
 				if werr == nil {
@@ -63,6 +81,19 @@ func WorkerMain(in io.Reader, out io.Writer) error {
 				}
 				wmu.Unlock()
 				sh.abort() // the coordinator is gone: stop everyone
+			}
+		}
+		for {
+			select {
+			case m, ok := <-outq:
+				if !ok {
+					return
+				}
+				send(m)
+			case now := <-beat.C:
+				if now.Sub(last) >= heartbeat(cfg.Interval)/2 {
+					send(&message{Type: msgAlive})
+				}
 			}
 		}
 	}()

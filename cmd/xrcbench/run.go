@@ -38,6 +38,7 @@ type runFlags struct {
 	procs, threads, qps        string // sweep: lists
 	procsN, threadsN, qpsN     int    // run
 	duration, warmup, interval time.Duration
+	stallTimeout               time.Duration
 	iterations                 int64
 	repetitions                int
 	pin                        bool
@@ -73,6 +74,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 	fs.DurationVar(&f.interval, "interval", time.Second, "interval of the .hlog timelines")
 	fs.StringVar(&f.progress, "progress", progressAuto, "live progress on stderr: auto (on a terminal), always or never")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors (the run folder is written as always)")
+	fs.DurationVar(&f.stallTimeout, "stall-timeout", 0, "stop the run when a worker sends nothing (no interval, no heartbeat) this long, naming it; 0: 10 intervals, at least 10s")
 }
 
 // checkOutput checks --progress.
@@ -150,7 +152,7 @@ func (f *runFlags) config(cmd *cobra.Command, procs, threads, qps int) (bench.Co
 		Procs: procs, Threads: threads, QPs: qps,
 		Duration: dur, Iterations: f.iterations, Warmup: f.warmup, Repetitions: f.repetitions,
 		Pin: f.pin, Seed: f.seed, Interval: f.interval, SimSemantics: sem, SimCost: cost,
-		Out: f.out, CommandLine: rerunCommand(fs, procs, threads, qps),
+		Out: f.out, CommandLine: rerunCommand(fs, procs, threads, qps), StallTimeout: f.stallTimeout,
 	}
 	if cfg.Iterations > 0 {
 		cfg.Duration = 0
@@ -194,10 +196,34 @@ func engineOptions(stderr io.Writer) (bench.Options, error) {
 	return bench.Options{WorkerExe: exe, WorkerArgs: []string{workerCommand}, Stderr: stderr}, nil
 }
 
-// interruptible is a context cancelled by ^C or SIGTERM, so a stopped run
-// still stops its workers and writes a partial result.
-func interruptible() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+// interruptible is a context cancelled by the first ^C or SIGTERM, so a
+// stopped run still stops its workers and writes a partial result. A
+// second one exits at once: the workers die with their coordinator
+// (PR_SET_PDEATHSIG), and nothing more is written.
+func interruptible(stderr io.Writer) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			cancel(fmt.Errorf("%v", s))
+		case <-done:
+			return
+		}
+		select {
+		case s := <-sigs:
+			fmt.Fprintf(stderr, "xrcbench: %v again: stopped at once; the workers are killed, nothing more is written\n", s)
+			os.Exit(exitFailed)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(nil)
+	}
 }
 
 func init() {
@@ -221,10 +247,16 @@ measuring, time or iterations left, per op kind ops/s, p50, p99 and errors so
 far); elsewhere (CI, pipes) it shows none, and one line per repetition when
 there are several. --quiet prints nothing but errors.
 
-^C stops the run: threads end their current pass or round and the result keeps
-what was measured (status partial). A repetition whose workers were not all
-ready yet is dropped; if that was the first, nothing was measured and the
-status is failed.
+^C stops the run at once, warm-up included: threads end their current pass or
+round (within a second; workers still busy then are killed, and what they
+reported interval by interval is kept) and the result keeps what was measured
+(status partial). A repetition whose workers were not all ready yet is
+dropped; if that was the first, nothing was measured and the status is
+failed. A second ^C exits at once, killing the workers and writing nothing.
+
+A worker that sends nothing for --stall-timeout (no interval report, no
+heartbeat: stopped with SIGSTOP, wedged) is named with its pid and state,
+killed, and the run stopped as by ^C: status partial, exit 1.
 
 What a latency figure contains (the call and one clock read, chained in C) and
 what is not timed: docs/design.md, "Measurement method".
@@ -264,7 +296,7 @@ or failed, the error names the worker); 2 bad usage or input.`,
 				if err != nil {
 					return failure{err: err}
 				}
-				ctx, cancel := interruptible()
+				ctx, cancel := interruptible(stderr)
 				defer cancel()
 				return runOne(ctx, stdout, cfg, opts, f.watch(&opts, stderr, cfg, ""))
 			},

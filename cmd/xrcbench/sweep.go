@@ -95,7 +95,7 @@ xrcbench.sweep/v1). A failed point does not stop the sweep; the exit status is
 				if err != nil {
 					return failure{err: err}
 				}
-				ctx, cancel := interruptible()
+				ctx, cancel := interruptible(stderr)
 				defer cancel()
 				idx := &results.Sweep{Schema: results.SweepSchema}
 				var failed []string

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// startRun starts xrcbench run with args and waits until its n workers run
+// and then a little more; it returns the command, its output buffers and
+// the worker pids.
+func startRun(t *testing.T, n int, args ...string) (*exec.Cmd, *syncWriter, *syncWriter, []int) {
+	t.Helper()
+	cmd := exec.Command(engineBinary(t), append([]string{"run"}, args...)...)
+	stdout, stderr := &syncWriter{}, &syncWriter{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var workers []int
+	for deadline := time.Now().Add(30 * time.Second); len(workers) < n; time.Sleep(20 * time.Millisecond) {
+		workers = childPIDs(cmd.Process.Pid)
+		if time.Now().After(deadline) {
+			t.Fatalf("found workers %v, want %d\n%s", workers, n, stderr)
+		}
+	}
+	time.Sleep(2 * time.Second) // set up, started, into the warm-up or the operations
+	return cmd, stdout, stderr, workers
+}
+
+// waitExit waits for cmd and returns its exit status and how long it took.
+func waitExit(t *testing.T, cmd *exec.Cmd, within time.Duration) (int, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, time.Since(start)
+	case <-time.After(within):
+		cmd.Process.Kill()
+		t.Fatalf("still running %v after the signal", within)
+	}
+	return 0, 0
+}
+
+// gone says whether pid no longer runs (exited, or a zombie).
+func gone(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err != nil || strings.Contains(string(data), ") Z ")
+}
+
+// The first ^C stops the run at once, in the warm-up too, and even when
+// the workers are inside operations that take 10s each; the result keeps
+// what was measured (partial). Before, ^C in the warm-up waited for its
+// end, and an operation in progress could not be stopped at all.
+func TestFirstInterrupt(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"warm-up", []string{"--workload", "steady", "--procs", "2", "--duration", "10s", "--warmup", "1h"}},
+		{"long operations", []string{"--workload", "lifecycle", "--procs", "2", "--threads", "1", "--qps", "4", "--iterations", "100",
+			"--warmup", "0s", "--sim-cost", "create=10s"}},
+		{"measuring", []string{"--workload", "sharded", "--procs", "2", "--duration", "1h", "--warmup", "0s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			cmd, stdout, stderr, workers := startRun(t, 2, append(tt.args, "--out", out)...)
+			cmd.Process.Signal(os.Interrupt)
+			code, took := waitExit(t, cmd, 30*time.Second)
+			// At once: a second for the threads, then the leak check and
+			// the writing, on a busy machine.
+			if took > 8*time.Second {
+				t.Errorf("took %v to stop after ^C", took)
+			}
+			if code != exitFailed {
+				t.Errorf("exit %d, want %d\n%s\n%s", code, exitFailed, stdout, stderr)
+			}
+			r, err := results.Load(out)
+			if err != nil {
+				t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+			}
+			if r.Status != results.StatusPartial || !strings.Contains(r.Error, "interrupted") {
+				t.Errorf("status %s (%s), want partial, interrupted", r.Status, r.Error)
+			}
+			if tt.name == "measuring" && r.Ops["reg"].Count == 0 {
+				t.Errorf("what was measured before ^C is lost: %+v", r.Ops)
+			}
+			for _, p := range workers {
+				if !gone(p) {
+					t.Errorf("worker %d still runs", p)
+				}
+			}
+		})
+	}
+}
+
+// A second ^C exits at once, and no worker outlives the coordinator.
+func TestSecondInterrupt(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	// Operations of 10s each: the first ^C waits a second for them.
+	cmd, stdout, stderr, workers := startRun(t, 2, "--workload", "lifecycle", "--procs", "2", "--qps", "4",
+		"--iterations", "100", "--warmup", "0s", "--sim-cost", "create=10s", "--out", out)
+	cmd.Process.Signal(os.Interrupt)
+	time.Sleep(100 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	code, took := waitExit(t, cmd, 30*time.Second)
+	if took > 3*time.Second {
+		t.Errorf("took %v to exit after the second ^C", took)
+	}
+	if code != exitFailed || !strings.Contains(stderr.String(), "interrupt again: stopped at once") {
+		t.Errorf("exit %d, want %d saying so\n%s\n%s", code, exitFailed, stdout, stderr)
+	}
+	for _, p := range workers {
+		for deadline := time.Now().Add(10 * time.Second); !gone(p); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				syscall.Kill(p, syscall.SIGKILL)
+				t.Errorf("worker %d outlived its coordinator", p)
+				break
+			}
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s was written after a second ^C", out)
+	}
+}
+
+// syncWriter collects a child's output while the test reads it.
+type syncWriter struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
