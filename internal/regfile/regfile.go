@@ -153,7 +153,10 @@ func Size(n int64) string {
 		}
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	case n >= 1<<10:
-		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
+		if n%(1<<10) == 0 {
+			return fmt.Sprintf("%d KiB", n>>10)
+		}
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
