@@ -68,7 +68,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 	fs.IntVar(&f.repetitions, "repetitions", 1, "independent runs of the whole configuration, each with fresh workers")
 	fs.BoolVar(&f.pin, "pin", false, "pin threads round-robin over the allowed CPUs")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of each thread's QP order")
-	fs.StringVar(&f.out, "out", "", "output folder (default runs/<UTC time>-<workload>-<provider>)")
+	fs.StringVar(&f.out, "out", "", "output folder: new, empty, or an earlier run's, whose files alone are replaced (default runs/<UTC time>-<workload>-<provider>)")
 	fs.StringVar(&f.simSemantics, "sim-semantics", "legacy", "sim provider: legacy (ibv_reg_xrc_rcv_qp) or upstream (ibv_open_qp)")
 	fs.StringVar(&f.simCost, "sim-cost", "", "sim provider: busy-wait per op, e.g. reg=2us,unreg=2us,destroy=200us")
 	fs.DurationVar(&f.interval, "interval", time.Second, "interval of the .hlog timelines")
@@ -253,6 +253,12 @@ reported interval by interval is kept) and the result keeps what was measured
 (status partial). A repetition whose workers were not all ready yet is
 dropped; if that was the first, nothing was measured and the status is
 failed. A second ^C exits at once, killing the workers and writing nothing.
+
+--out must be a new or empty folder, or an earlier run's: then only the files
+that run (and report on it) wrote are replaced, and anything else in it
+stays. A folder that holds other files is refused, as is one another run is
+writing (the error names its pid). The folder appears, or changes, only when
+the run is complete.
 
 A worker that sends nothing for --stall-timeout (no interval report, no
 heartbeat: stopped with SIGSTOP, wedged) is named with its pid and state,
