@@ -208,6 +208,7 @@ func interruptible(stderr io.Writer) (context.Context, context.CancelFunc) {
 	go func() {
 		select {
 		case s := <-sigs:
+			fmt.Fprintf(stderr, "xrcbench: %v: stopping, keeping what was measured (again to quit at once)\n", s)
 			cancel(fmt.Errorf("%v", s))
 		case <-done:
 			return

@@ -16,11 +16,11 @@ import (
 )
 
 // startRun starts xrcbench run with args and waits until its n workers run
-// and then a little more; it returns the command, its output buffers and
-// the worker pids.
-func startRun(t *testing.T, n int, args ...string) (*exec.Cmd, *syncWriter, *syncWriter, []int) {
+// and its progress shows phase ("warm-up", "measuring"), and then a little
+// more; it returns the command, its output buffers and the worker pids.
+func startRun(t *testing.T, n int, phase string, args ...string) (*exec.Cmd, *syncWriter, *syncWriter, []int) {
 	t.Helper()
-	cmd := exec.Command(engineBinary(t), append([]string{"run"}, args...)...)
+	cmd := exec.Command(engineBinary(t), append([]string{"run", "--progress", "always"}, args...)...)
 	stdout, stderr := &syncWriter{}, &syncWriter{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Start(); err != nil {
@@ -34,7 +34,12 @@ func startRun(t *testing.T, n int, args ...string) (*exec.Cmd, *syncWriter, *syn
 			t.Fatalf("found workers %v, want %d\n%s", workers, n, stderr)
 		}
 	}
-	time.Sleep(2 * time.Second) // set up, started, into the warm-up or the operations
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(stderr.String(), "repetition 1/1  "+phase); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run never showed %q\n%s", phase, stderr)
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // into the warm-up or the operations
 	return cmd, stdout, stderr, workers
 }
 
@@ -72,18 +77,18 @@ func gone(pid int) bool {
 // end, and an operation in progress could not be stopped at all.
 func TestFirstInterrupt(t *testing.T) {
 	tests := []struct {
-		name string
-		args []string
+		name, phase string
+		args        []string
 	}{
-		{"warm-up", []string{"--workload", "steady", "--procs", "2", "--duration", "10s", "--warmup", "1h"}},
-		{"long operations", []string{"--workload", "lifecycle", "--procs", "2", "--threads", "1", "--qps", "4", "--iterations", "100",
+		{"warm-up", "warm-up", []string{"--workload", "steady", "--procs", "2", "--duration", "10s", "--warmup", "1h"}},
+		{"long operations", "measuring", []string{"--workload", "lifecycle", "--procs", "2", "--threads", "1", "--qps", "4", "--iterations", "100",
 			"--warmup", "0s", "--sim-cost", "create=10s"}},
-		{"measuring", []string{"--workload", "sharded", "--procs", "2", "--duration", "1h", "--warmup", "0s"}},
+		{"measuring", "measuring", []string{"--workload", "sharded", "--procs", "2", "--duration", "1h", "--warmup", "0s"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "run")
-			cmd, stdout, stderr, workers := startRun(t, 2, append(tt.args, "--out", out)...)
+			cmd, stdout, stderr, workers := startRun(t, 2, tt.phase, append(tt.args, "--out", out)...)
 			cmd.Process.Signal(os.Interrupt)
 			code, took := waitExit(t, cmd, 30*time.Second)
 			// At once: a second for the threads, then the leak check and
@@ -117,10 +122,16 @@ func TestFirstInterrupt(t *testing.T) {
 func TestSecondInterrupt(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	// Operations of 10s each: the first ^C waits a second for them.
-	cmd, stdout, stderr, workers := startRun(t, 2, "--workload", "lifecycle", "--procs", "2", "--qps", "4",
+	cmd, stdout, stderr, workers := startRun(t, 2, "measuring", "--workload", "lifecycle", "--procs", "2", "--qps", "4",
 		"--iterations", "100", "--warmup", "0s", "--sim-cost", "create=10s", "--out", out)
 	cmd.Process.Signal(os.Interrupt)
-	time.Sleep(100 * time.Millisecond)
+	// Two signals sent while the process waits for a CPU would be one:
+	// the second goes once the first was taken.
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(stderr.String(), "again to quit at once"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first ^C was never acknowledged\n%s", stderr)
+		}
+	}
 	cmd.Process.Signal(os.Interrupt)
 	code, took := waitExit(t, cmd, 30*time.Second)
 	if took > 3*time.Second {
