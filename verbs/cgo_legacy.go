@@ -39,8 +39,12 @@ func factsFromC(f *C.struct_xb_devfacts, knowsOps bool) devFacts {
 		OpenXRCD:     f.open_xrcd != 0,
 		CreateQPEx:   f.create_qp_ex != 0,
 		OpenQP:       f.open_qp != 0,
-		LegacyAPI:    f.legacy_api != 0,
-		KnowsOps:     knowsOps,
+		// -1 (XB_PROBE_NOT_TRIED) becomes probeNotTried.
+		OpenXRCDProbe:   syscall.Errno(uintptr(int64(f.open_xrcd_probe))),
+		CreateQPExProbe: syscall.Errno(uintptr(int64(f.create_qp_ex_probe))),
+		OpenQPProbe:     syscall.Errno(uintptr(int64(f.open_qp_probe))),
+		LegacyAPI:       f.legacy_api != 0,
+		KnowsOps:        knowsOps,
 	}
 }
 

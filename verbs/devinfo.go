@@ -25,10 +25,54 @@ type devFacts struct {
 	OpenErrno                       syscall.Errno
 	XRC                             bool
 	OpenXRCD, CreateQPEx, OpenQP    bool
-	LegacyAPI                       bool
+	// What each probe call returned (rdma.c, probe_caps): 0 success,
+	// else its errno; probeNotTried when it could not run.
+	OpenXRCDProbe, CreateQPExProbe, OpenQPProbe syscall.Errno
+	LegacyAPI                                   bool
 	// KnowsOps is false when the facts came through the legacy dlsym
-	// path, which cannot see the verbs_context ops.
+	// path, which cannot call the upstream XRC ops.
 	KnowsOps bool
+}
+
+// probeNotTried is XB_PROBE_NOT_TRIED (rdma_facts.h).
+const probeNotTried = syscall.Errno(^uintptr(0))
+
+// probeQPN is XB_PROBE_QPN (rdma_facts.h).
+const probeQPN = 0xffffff
+
+// capabilities says, per upstream XRC call, whether it works and how that
+// was established: by calling it (the op pointers cannot tell, libibverbs
+// fills missing ones with EOPNOTSUPP stubs).
+func (f devFacts) capabilities() []Capability {
+	if !f.KnowsOps || !f.Queried {
+		return nil
+	}
+	verdict := func(call string, e syscall.Errno, ok bool, success string) Capability {
+		switch {
+		case e == probeNotTried:
+			return Capability{How: "not probed: no scratch XRC domain to try it in"}
+		case e == 0:
+			return Capability{Supported: true, How: success}
+		case ok:
+			return Capability{Supported: true, How: fmt.Sprintf("%s failed %s, not EOPNOTSUPP: the provider implements it", call, errnoName(e))}
+		}
+		return Capability{How: fmt.Sprintf("%s failed %s: the provider does not implement it", call, errnoName(e))}
+	}
+	caps := []Capability{
+		verdict("ibv_open_xrcd of a scratch domain (an anonymous file)", f.OpenXRCDProbe, f.OpenXRCD,
+			"ibv_open_xrcd opened a scratch domain (an anonymous file)"),
+		verdict("ibv_create_qp_ex(IBV_QPT_XRC_RECV) in the scratch domain", f.CreateQPExProbe, f.CreateQPEx,
+			"ibv_create_qp_ex(IBV_QPT_XRC_RECV) created a QP in the scratch domain"),
+		verdict(fmt.Sprintf("ibv_open_qp of QP number %#x (no QP has it) in the scratch domain", probeQPN), f.OpenQPProbe, f.OpenQP,
+			fmt.Sprintf("ibv_open_qp of QP number %#x succeeded in the scratch domain", probeQPN)),
+	}
+	for i, name := range []string{"open_xrcd", "create_qp_ex", "open_qp"} {
+		caps[i].Name = name
+	}
+	if f.OpenXRCDProbe == probeNotTried {
+		caps[0].How = "not probed: no anonymous file (memfd_create failed) for a scratch domain"
+	}
+	return caps
 }
 
 // sysfsClass is where the kernel lists RDMA devices; a device whose
@@ -58,6 +102,7 @@ func (f devFacts) info(library string) DeviceInfo {
 		in.NodeGUID = formatGUID(f.NodeGUID)
 	}
 	in.OpenQP = f.KnowsOps && f.XRC && f.OpenXRCD && f.CreateQPEx && f.OpenQP
+	in.Capabilities = f.capabilities()
 	in.LegacyAPI = f.LegacyAPI && f.XRC
 	if !f.KnowsOps {
 		in.Extra["open_qp"] = "unknown: rdma provider " + RDMANotBuilt

@@ -120,13 +120,13 @@ func TestDevFactsInfo(t *testing.T) {
 	cls := fakeSysfs(t, "mlx5_0", "0000:3b:00.0", "mlx5_core", "0")
 	f := devFacts{Name: "mlx5_0", DevName: "uverbs0", IBDevPath: cls, FWVer: "16.35.2000", NodeGUID: 0x0002c90300a0b1c2,
 		VendorID: 0x02c9, VendorPartID: 4119, HWVer: 0, MaxQP: 262144, Ports: 1, Queried: true,
-		XRC: true, OpenXRCD: true, CreateQPEx: true, OpenQP: true, KnowsOps: true}
+		XRC: true, OpenXRCD: true, CreateQPEx: true, OpenQP: true, KnowsOps: true, OpenQPProbe: syscall.EINVAL}
 	in := f.info("/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0")
 	want := DeviceInfo{Name: "mlx5_0", XRC: true, OpenQP: true, FWVer: "16.35.2000", HWVer: "0x0",
 		VendorID: 0x02c9, VendorPartID: 4119, NodeGUID: "0002:c903:00a0:b1c2", MaxQP: 262144, Ports: 1,
 		Driver: "mlx5_core", NUMANode: 0, Library: "rdma-core 44.0"}
 	got := in
-	got.Extra = nil
+	got.Extra, got.Capabilities = nil, nil // TestCapabilities
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("info:\n got %+v\nwant %+v", got, want)
 	}
@@ -137,6 +137,52 @@ func TestDevFactsInfo(t *testing.T) {
 	f.KnowsOps = false
 	if in := f.info(""); in.OpenQP || !strings.HasPrefix(in.Extra["open_qp"], "unknown") {
 		t.Errorf("without ops: OpenQP %v, extra %q", in.OpenQP, in.Extra["open_qp"])
+	}
+}
+
+// TestCapabilities: what each probe call returned becomes a verdict and
+// the words for how it was reached.
+func TestCapabilities(t *testing.T) {
+	base := devFacts{Name: "d0", Queried: true, KnowsOps: true}
+	tests := []struct {
+		name               string
+		xrcd, create, open syscall.Errno
+		want               [3]bool
+		wantHow            [3]string
+	}{
+		{"mlx5", 0, 0, syscall.EINVAL, [3]bool{true, true, true},
+			[3]string{"opened a scratch domain", "created a QP", "failed EINVAL, not EOPNOTSUPP: the provider implements it"}},
+		{"qedr", 0, 0, syscall.EOPNOTSUPP, [3]bool{true, true, false},
+			[3]string{"opened", "created", "failed EOPNOTSUPP: the provider does not implement it"}},
+		{"rxe", syscall.EOPNOTSUPP, probeNotTried, probeNotTried, [3]bool{},
+			[3]string{"failed EOPNOTSUPP", "not probed: no scratch XRC domain", "not probed"}},
+		{"no memfd", probeNotTried, probeNotTried, probeNotTried, [3]bool{},
+			[3]string{"not probed: no anonymous file", "not probed", "not probed"}},
+		{"open_qp found a QP", 0, 0, 0, [3]bool{true, true, true},
+			[3]string{"opened", "created", "QP number 0xffffff succeeded"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := base
+			f.OpenXRCDProbe, f.CreateQPExProbe, f.OpenQPProbe = tt.xrcd, tt.create, tt.open
+			unsupp := func(e syscall.Errno) bool { return e == probeNotTried || e == syscall.EOPNOTSUPP }
+			f.OpenXRCD, f.CreateQPEx, f.OpenQP = !unsupp(tt.xrcd), !unsupp(tt.create), !unsupp(tt.open)
+			caps := f.capabilities()
+			if len(caps) != 3 {
+				t.Fatalf("got %d capabilities: %+v", len(caps), caps)
+			}
+			for i, name := range []string{"open_xrcd", "create_qp_ex", "open_qp"} {
+				c := caps[i]
+				if c.Name != name || c.Supported != tt.want[i] || !strings.Contains(c.How, tt.wantHow[i]) {
+					t.Errorf("%s: got %+v, want supported %v and how containing %q", name, c, tt.want[i], tt.wantHow[i])
+				}
+			}
+		})
+	}
+	f := base
+	f.KnowsOps = false
+	if caps := f.capabilities(); caps != nil {
+		t.Errorf("legacy path: %+v, want none (the calls cannot be made)", caps)
 	}
 }
 

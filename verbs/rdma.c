@@ -16,8 +16,10 @@
  * in C and never a Go map lookup or a cgo call of its own.
  *
  * ibv_open_xrcd, ibv_close_xrcd, ibv_create_qp_ex and ibv_open_qp are
- * static inlines that dispatch through struct verbs_context; when the
- * provider lacks the op they return NULL with errno EOPNOTSUPP. Some
+ * static inlines that dispatch through struct verbs_context. libibverbs
+ * fills every op the provider lacks with a stub that fails EOPNOTSUPP
+ * (dummy_ops.c), so whether a device has them is found out by calling
+ * them once per device (probe_caps), never from the pointers. Some
  * providers return NULL with a stale errno on bad arguments, so arguments
  * are validated here first and errno is cleared before each call.
  */
@@ -25,8 +27,11 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -189,8 +194,9 @@ static int rdma_open_domain(void *devp, int fd, void **domp)
 	d->mask = RDMA_TABLE_MIN - 1;
 	d->dev = dev;
 
-	/* Both FD and OFLAGS are required: without OFLAGS the kernel
-	 * treats the open as "must exist" on some versions. */
+	/* Both FD and OFLAGS are required: libibverbs' ibv_cmd_open_xrcd
+	 * fails EINVAL without either. O_CREAT: the first opener creates
+	 * the domain, later ones share it by the file's inode. */
 	memset(&attr, 0, sizeof(attr));
 	attr.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
 	attr.fd = fd;
@@ -418,6 +424,112 @@ static void facts_from_device(struct ibv_device *dev, struct xb_devfacts *f)
 	f->legacy_api = legacy_api_present();
 }
 
+/* unsupported: what a probe call's errno says about the op it called.
+ * libibverbs' stub for a missing op (dummy_ops.c) fails EOPNOTSUPP, and
+ * so does a provider that has the op but not for XRC; ENOSYS is older
+ * providers' word for the same. Anything else came from an implemented op. */
+static int unsupported(int e)
+{
+	return e == EOPNOTSUPP || e == ENOSYS;
+}
+
+/* run_probes establishes the upstream XRC capabilities by calling them, as
+ * cilium/ebpf's feature tests do: open a scratch XRC domain on an anonymous
+ * file, create an XRC receive QP in it, and open a QP number no QP has
+ * (XB_PROBE_QPN) in it, where an implemented ibv_open_qp says EINVAL. The
+ * op pointers cannot say this: verbs_init_context fills every op a provider
+ * lacks with a stub, so none is ever NULL. */
+static void run_probes(struct ibv_context *ctx, struct xb_devfacts *f)
+{
+	struct ibv_xrcd_init_attr xattr;
+	struct ibv_qp_init_attr_ex qattr;
+	struct ibv_qp_open_attr oattr;
+	struct ibv_xrcd *xrcd;
+	struct ibv_qp *qp;
+	int fd;
+
+	f->open_xrcd_probe = f->create_qp_ex_probe = f->open_qp_probe = XB_PROBE_NOT_TRIED;
+	fd = memfd_create("xrcbench-probe", MFD_CLOEXEC);
+	if (fd < 0)
+		return;
+	memset(&xattr, 0, sizeof(xattr));
+	xattr.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
+	xattr.fd = fd;
+	xattr.oflags = O_CREAT;
+	errno = 0;
+	xrcd = ibv_open_xrcd(ctx, &xattr);
+	close(fd); /* the XRCD keeps its inode */
+	f->open_xrcd_probe = xrcd ? 0 : failed_errno();
+	if (!xrcd)
+		return;
+
+	memset(&oattr, 0, sizeof(oattr));
+	oattr.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_TYPE;
+	oattr.qp_num = XB_PROBE_QPN;
+	oattr.xrcd = xrcd;
+	oattr.qp_type = IBV_QPT_XRC_RECV;
+	errno = 0;
+	qp = ibv_open_qp(ctx, &oattr);
+	f->open_qp_probe = qp ? 0 : failed_errno();
+	if (qp)
+		ibv_destroy_qp(qp);
+
+	memset(&qattr, 0, sizeof(qattr));
+	qattr.qp_type = IBV_QPT_XRC_RECV;
+	qattr.comp_mask = IBV_QP_INIT_ATTR_XRCD;
+	qattr.xrcd = xrcd;
+	errno = 0;
+	qp = ibv_create_qp_ex(ctx, &qattr);
+	f->create_qp_ex_probe = qp ? 0 : failed_errno();
+	if (qp)
+		ibv_destroy_qp(qp);
+	ibv_close_xrcd(xrcd);
+}
+
+/* The probes create firmware objects, so each device is probed once per
+ * process: every benchmark thread opens its own context on the same one. */
+static struct {
+	pthread_mutex_t lock;
+	int n;
+	struct probe_entry {
+		char name[XB_IBV_NAME_MAX];
+		uint64_t guid;
+		int32_t open_xrcd, create_qp_ex, open_qp;
+	} e[32];
+} probe_cache = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void probe_caps(struct ibv_context *ctx, struct xb_devfacts *f)
+{
+	struct probe_entry *hit = NULL;
+
+	pthread_mutex_lock(&probe_cache.lock);
+	for (int i = 0; i < probe_cache.n && !hit; i++)
+		if (probe_cache.e[i].guid == f->node_guid && !strcmp(probe_cache.e[i].name, f->name))
+			hit = &probe_cache.e[i];
+	if (hit) {
+		f->open_xrcd_probe = hit->open_xrcd;
+		f->create_qp_ex_probe = hit->create_qp_ex;
+		f->open_qp_probe = hit->open_qp;
+	} else {
+		run_probes(ctx, f);
+		/* A probe that could not run (no memory, no memfd) is not
+		 * an answer worth keeping. */
+		if (f->open_xrcd_probe != XB_PROBE_NOT_TRIED && (size_t)probe_cache.n < sizeof(probe_cache.e) / sizeof(probe_cache.e[0])) {
+			struct probe_entry *e = &probe_cache.e[probe_cache.n++];
+
+			copy_str(e->name, sizeof(e->name), f->name);
+			e->guid = f->node_guid;
+			e->open_xrcd = f->open_xrcd_probe;
+			e->create_qp_ex = f->create_qp_ex_probe;
+			e->open_qp = f->open_qp_probe;
+		}
+	}
+	pthread_mutex_unlock(&probe_cache.lock);
+	f->open_xrcd = f->open_xrcd_probe != XB_PROBE_NOT_TRIED && !unsupported(f->open_xrcd_probe);
+	f->create_qp_ex = f->create_qp_ex_probe != XB_PROBE_NOT_TRIED && !unsupported(f->create_qp_ex_probe);
+	f->open_qp = f->open_qp_probe != XB_PROBE_NOT_TRIED && !unsupported(f->open_qp_probe);
+}
+
 /* facts_query fills f from an open context. Returns 0 or an errno. */
 static int facts_query(struct ibv_context *ctx, struct xb_devfacts *f)
 {
@@ -438,9 +550,7 @@ static int facts_query(struct ibv_context *ctx, struct xb_devfacts *f)
 	f->device_cap_flags = (uint32_t)attr.device_cap_flags;
 	f->phys_port_cnt = attr.phys_port_cnt;
 	f->xrc = (f->device_cap_flags & IBV_DEVICE_XRC) != 0;
-	f->open_xrcd = verbs_get_ctx_op(ctx, open_xrcd) != NULL;
-	f->create_qp_ex = verbs_get_ctx_op(ctx, create_qp_ex) != NULL;
-	f->open_qp = verbs_get_ctx_op(ctx, open_qp) != NULL;
+	probe_caps(ctx, f);
 	f->queried = 1;
 	return 0;
 }

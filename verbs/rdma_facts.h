@@ -27,9 +27,23 @@ struct xb_devfacts {
 	int32_t queried;   /* the device was opened and queried */
 	int32_t open_errno; /* why it could not be, when it could not */
 	int32_t xrc;       /* IBV_DEVICE_XRC is in device_cap_flags */
-	int32_t open_xrcd, create_qp_ex, open_qp; /* verbs_context ops present */
+	/* The upstream XRC calls work on this device: established by calling
+	 * them (rdma.c, probe_caps), since libibverbs fills every missing
+	 * verbs_context op with a stub that fails EOPNOTSUPP, so the op
+	 * pointers alone never say "no". */
+	int32_t open_xrcd, create_qp_ex, open_qp;
+	/* What each probe call returned: 0 it succeeded, else its errno;
+	 * XB_PROBE_NOT_TRIED when it could not run (no scratch domain). */
+	int32_t open_xrcd_probe, create_qp_ex_probe, open_qp_probe;
 	int32_t legacy_api; /* the loaded libibverbs exports ibv_reg_xrc_rcv_qp & co */
 };
+
+#define XB_PROBE_NOT_TRIED (-1)
+
+/* The QP number the open_qp probe asks for in a fresh scratch domain:
+ * 0xffffff is the multicast QPN, never a QP's number, so a provider that
+ * implements ibv_open_qp fails it with EINVAL (kernel: no such target QP). */
+#define XB_PROBE_QPN 0xffffffu
 
 /* Where opening a device failed, so Go can write one clear line. */
 enum xb_open_stage {

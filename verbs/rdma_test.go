@@ -5,6 +5,7 @@ package verbs
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -194,7 +195,7 @@ func init() {
 			NodeGUID: "fa4e:0000:0000:0100", MaxQP: DefaultSimMaxQPs, Ports: 1, Driver: "xrcbench_fake",
 			NUMANode: 0, Library: "xrcbench fakeverbs (test double)"}
 		got := in
-		got.Extra = nil
+		got.Extra, got.Capabilities = nil, nil // checked below, from Devices
 		if !jsonEqual(got, want) {
 			t.Errorf("info:\n got %+v\nwant %+v", got, want)
 		}
@@ -218,6 +219,28 @@ func init() {
 			"xbqedr0": {true, false, true}}
 		if !jsonEqual(caps, wantCaps) {
 			t.Errorf("Devices caps (xrc, open_qp, legacy) = %v, want %v", caps, wantCaps)
+		}
+		// Each capability was found out by calling it, and says what the
+		// call returned: the double fills every op slot as libibverbs
+		// does, so a pointer test would say yes to all three.
+		how := map[string]string{}
+		for _, d := range all {
+			for _, c := range d.Capabilities {
+				how[d.Name+" "+c.Name] = fmt.Sprintf("%v: %s", c.Supported, c.How)
+			}
+		}
+		for key, want := range map[string]string{
+			"xbfake0 open_xrcd":     "true: ibv_open_xrcd opened a scratch domain",
+			"xbfake0 create_qp_ex":  "true: ibv_create_qp_ex(IBV_QPT_XRC_RECV) created a QP",
+			"xbfake0 open_qp":       "true: ibv_open_qp of QP number 0xffffff (no QP has it) in the scratch domain failed EINVAL, not EOPNOTSUPP",
+			"xbqedr0 create_qp_ex":  "true: ibv_create_qp_ex(IBV_QPT_XRC_RECV) created a QP",
+			"xbqedr0 open_qp":       "false: ibv_open_qp of QP number 0xffffff (no QP has it) in the scratch domain failed EOPNOTSUPP: the provider does not implement it",
+			"xbnoxrc0 open_xrcd":    "false: ibv_open_xrcd of a scratch domain (an anonymous file) failed EOPNOTSUPP",
+			"xbnoxrc0 create_qp_ex": "false: not probed: no scratch XRC domain",
+		} {
+			if !strings.HasPrefix(how[key], want) {
+				t.Errorf("%s: %q, want it to start %q", key, how[key], want)
+			}
 		}
 	}
 

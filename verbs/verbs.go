@@ -115,6 +115,18 @@ type DeviceInfo struct {
 	NUMANode     int               `json:"numa_node"`         // -1 when unknown
 	Library      string            `json:"library,omitempty"` // e.g. rdma-core version
 	Extra        map[string]string `json:"extra,omitempty"`
+	// Capabilities: each upstream XRC call the rdma provider needs, and
+	// how its presence was established (by calling it). Empty where the
+	// calls cannot be made (legacy dlsym path, sim, null).
+	Capabilities []Capability `json:"capabilities,omitempty"`
+}
+
+// Capability is one upstream XRC call (open_xrcd, create_qp_ex, open_qp),
+// whether the device's provider implements it, and how that was found out.
+type Capability struct {
+	Name      string `json:"name"`
+	Supported bool   `json:"supported"`
+	How       string `json:"how"`
 }
 
 // Options selects and configures a provider.

@@ -23,6 +23,13 @@ its XRC capability (IBV_DEVICE_XRC), firmware, ports, NUMA node and driver, and
 whether the upstream ibv_open_qp path (--provider rdma) and the legacy OFED
 ibv_reg_xrc_rcv_qp API (--provider legacy) are usable on it.
 
+The upstream calls are found out by calling them once per device, since
+libibverbs fills every call a provider lacks with a stub that fails
+EOPNOTSUPP: ibv_open_xrcd of a scratch domain on an anonymous file,
+ibv_create_qp_ex of an XRC receive QP in it, and ibv_open_qp of a QP number
+no QP has (EINVAL: implemented; EOPNOTSUPP: not). One "probe:" line per call
+and device says what each call returned.
+
 Exit status 1 when there is no device (with --json, [] is still printed on
 stdout); the message says how to go on without one: --provider sim, or the
 libibverbs test double (make fakeverbs).`,
@@ -95,6 +102,12 @@ func writeDevices(w io.Writer, devs []verbs.DeviceInfo) error {
 	}
 	for _, n := range notes {
 		fmt.Fprintln(w, "note: "+n)
+	}
+	// OPEN_QP is only as good as how it was found out: say it.
+	for _, d := range devs {
+		for _, c := range d.Capabilities {
+			fmt.Fprintf(w, "probe: %s %s %s: %s\n", d.Name, c.Name, yesNo(c.Supported), c.How)
+		}
 	}
 	return nil
 }

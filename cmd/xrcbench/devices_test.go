@@ -15,8 +15,10 @@ import (
 func TestDevicesGolden(t *testing.T) {
 	devs := []verbs.DeviceInfo{
 		{Name: "mlx5_0", XRC: true, OpenQP: true, FWVer: "16.35.2000", Ports: 1, NUMANode: 0, Driver: "mlx5_core",
-			Library: "rdma-core 44.0", Extra: map[string]string{"libibverbs": "/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0"}},
-		{Name: "qedr0", XRC: true, FWVer: "8.59.1.0", Ports: 2, NUMANode: 1, Driver: "qede"},
+			Library: "rdma-core 44.0", Extra: map[string]string{"libibverbs": "/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0"},
+			Capabilities: []verbs.Capability{{Name: "open_qp", Supported: true, How: "ibv_open_qp ... failed EINVAL"}}},
+		{Name: "qedr0", XRC: true, FWVer: "8.59.1.0", Ports: 2, NUMANode: 1, Driver: "qede",
+			Capabilities: []verbs.Capability{{Name: "open_qp", How: "ibv_open_qp ... failed EOPNOTSUPP"}}},
 		{Name: "rxe0", FWVer: "", Ports: 1, NUMANode: -1, Driver: "rdma_rxe"},
 		{Name: "mlx5_1", NUMANode: -1, Extra: map[string]string{"error": "cannot open /dev/infiniband/uverbs1 for device mlx5_1: permission denied"}},
 	}
@@ -107,6 +109,11 @@ func TestDevicesDouble(t *testing.T) {
 		{"no kernel RDMA", "none", []string{"devices"}, 1, nil, nil, "no RDMA device found"},
 		{"no devices", "empty", []string{"devices"}, 1, nil, nil, "no RDMA device found: libibverbs lists none"},
 		{"no devices json", "empty", []string{"devices", "--json"}, 1, nil, []string{"[]"}, "--provider sim"},
+	}
+	if openQP == "yes" {
+		// How OPEN_QP was found out is printed: by calling ibv_open_qp.
+		tests[0].stdout = append(tests[0].stdout, "probe: xbfake0 open_qp yes: ibv_open_qp of QP number 0xffffff",
+			"probe: xbqedr0 open_qp no: ibv_open_qp of QP number 0xffffff (no QP has it) in the scratch domain failed EOPNOTSUPP")
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,9 +8,13 @@
  * What is real: the SONAME, the symbol versions (libibverbs.map), and
  * struct verbs_context laid out by the installed <infiniband/verbs.h>, with
  * abi_compat and sz set as rdma-core's verbs_init_and_alloc_context sets
- * them, so the static inlines (ibv_open_xrcd, ibv_create_qp_ex,
- * ibv_open_qp, ibv_close_xrcd, ibv_query_port) dispatch into this file
- * exactly as they dispatch into mlx5. XRC domains and receive QPs live in
+ * them and every op slot filled as verbs_init_context fills it (an op a
+ * device lacks is a stub failing EOPNOTSUPP, as rdma-core's dummy ops), so
+ * the static inlines (ibv_open_xrcd, ibv_create_qp_ex, ibv_open_qp,
+ * ibv_close_xrcd, ibv_query_port) reach this file through the same slots
+ * as they reach a provider. What the ops do past that is the sim's model of
+ * the kernel's XRC semantics, not any provider's code (no mlx5 firmware
+ * commands, no udata, no doorbells). XRC domains and receive QPs live in
  * the sim device, shared by every process that uses the same directory,
  * with the kernel's semantics (upstream handles for the verbs_context ops,
  * legacy registrations for the OFED calls).
@@ -22,11 +26,12 @@
  *   XRCBENCH_FAKEVERBS_DIR      state directory (sim devices, a fake sysfs);
  *                               default /tmp/xrcbench-fakeverbs-<uid>
  *   XRCBENCH_FAKEVERBS_DEVICES  comma-separated devices, each NAME[:FLAG...]
- *                               with flags noxrc (no IBV_DEVICE_XRC and no
- *                               XRCD ops, like rxe), noopenqp (XRC but no
- *                               open_qp op, like qedr), eacces (opening the
- *                               uverbs file is denied), driver=NAME (sysfs
- *                               driver); default "xbfake0". "none": the
+ *                               with flags noxrc (no IBV_DEVICE_XRC, the XRCD
+ *                               ops are EOPNOTSUPP stubs, like rxe), noopenqp
+ *                               (XRC, but open_qp is a stub, like qedr),
+ *                               eacces (opening the uverbs file is
+ *                               denied), driver=NAME (sysfs driver);
+ *                               default "xbfake0". "none": the
  *                               kernel has no RDMA (NULL list, ENOSYS);
  *                               "empty": no devices.
  *   XRCBENCH_FAKEVERBS_NOXRC    set to 1: every device lacks XRC
@@ -333,6 +338,146 @@ static void *null_errno(int e)
 	return NULL;
 }
 
+/* ---- the ops a provider lacks -------------------------------------------- */
+
+/* As rdma-core's verbs_init_context (dummy_ops.c): every op slot of the
+ * context is filled, the ones this device lacks with a stub that fails
+ * EOPNOTSUPP, so an application can never tell a missing op from its
+ * pointer, only by calling it. */
+#define STUB_PTR(name, ret, ...)                    \
+	static ret name(__VA_ARGS__)                \
+	{                                           \
+		errno = EOPNOTSUPP;                 \
+		return NULL;                        \
+	}
+#define STUB_INT(name, ...)                         \
+	static int name(__VA_ARGS__)                \
+	{                                           \
+		return EOPNOTSUPP;                  \
+	}
+/* Unused parameters are the stubs' point: their signatures are the ABI. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+STUB_INT(stub_query_port, struct ibv_context *c, uint8_t port, struct ibv_port_attr *a, size_t len)
+STUB_INT(stub_advise_mr, struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags, struct ibv_sge *sg,
+	 uint32_t n)
+STUB_PTR(stub_alloc_null_mr, struct ibv_mr *, struct ibv_pd *pd)
+STUB_INT(stub_read_counters, struct ibv_counters *c, uint64_t *v, uint32_t n, uint32_t flags)
+STUB_INT(stub_attach_counters_point_flow, struct ibv_counters *c, struct ibv_counter_attach_attr *a, struct ibv_flow *f)
+STUB_PTR(stub_create_counters, struct ibv_counters *, struct ibv_context *c, struct ibv_counters_init_attr *a)
+STUB_INT(stub_destroy_counters, struct ibv_counters *c)
+STUB_PTR(stub_reg_dm_mr, struct ibv_mr *, struct ibv_pd *pd, struct ibv_dm *dm, uint64_t off, size_t len,
+	 unsigned int access)
+STUB_PTR(stub_alloc_dm, struct ibv_dm *, struct ibv_context *c, struct ibv_alloc_dm_attr *a)
+STUB_INT(stub_free_dm, struct ibv_dm *dm)
+STUB_INT(stub_modify_flow_action_esp, struct ibv_flow_action *a, struct ibv_flow_action_esp_attr *e)
+STUB_INT(stub_destroy_flow_action, struct ibv_flow_action *a)
+STUB_PTR(stub_create_flow_action_esp, struct ibv_flow_action *, struct ibv_context *c,
+	 struct ibv_flow_action_esp_attr *a)
+STUB_INT(stub_modify_qp_rate_limit, struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *a)
+STUB_PTR(stub_alloc_parent_domain, struct ibv_pd *, struct ibv_context *c, struct ibv_parent_domain_init_attr *a)
+STUB_INT(stub_dealloc_td, struct ibv_td *td)
+STUB_PTR(stub_alloc_td, struct ibv_td *, struct ibv_context *c, struct ibv_td_init_attr *a)
+STUB_INT(stub_modify_cq, struct ibv_cq *cq, struct ibv_modify_cq_attr *a)
+STUB_INT(stub_post_srq_ops, struct ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad)
+STUB_INT(stub_destroy_rwq_ind_table, struct ibv_rwq_ind_table *t)
+STUB_PTR(stub_create_rwq_ind_table, struct ibv_rwq_ind_table *, struct ibv_context *c,
+	 struct ibv_rwq_ind_table_init_attr *a)
+STUB_INT(stub_destroy_wq, struct ibv_wq *wq)
+STUB_INT(stub_modify_wq, struct ibv_wq *wq, struct ibv_wq_attr *a)
+STUB_PTR(stub_create_wq, struct ibv_wq *, struct ibv_context *c, struct ibv_wq_init_attr *a)
+STUB_INT(stub_query_rt_values, struct ibv_context *c, struct ibv_values_ex *v)
+STUB_PTR(stub_create_cq_ex, struct ibv_cq_ex *, struct ibv_context *c, struct ibv_cq_init_attr_ex *a)
+STUB_INT(stub_query_device_ex, struct ibv_context *c, const struct ibv_query_device_ex_input *in,
+	 struct ibv_device_attr_ex *a, size_t len)
+STUB_INT(stub_destroy_flow, struct ibv_flow *f)
+STUB_PTR(stub_create_flow, struct ibv_flow *, struct ibv_qp *qp, struct ibv_flow_attr *a)
+STUB_PTR(stub_open_qp, struct ibv_qp *, struct ibv_context *c, struct ibv_qp_open_attr *a)
+STUB_PTR(stub_create_qp_ex, struct ibv_qp *, struct ibv_context *c, struct ibv_qp_init_attr_ex *a)
+STUB_INT(stub_get_srq_num, struct ibv_srq *srq, uint32_t *n)
+STUB_PTR(stub_create_srq_ex, struct ibv_srq *, struct ibv_context *c, struct ibv_srq_init_attr_ex *a)
+STUB_PTR(stub_open_xrcd, struct ibv_xrcd *, struct ibv_context *c, struct ibv_xrcd_init_attr *a)
+STUB_INT(stub_close_xrcd, struct ibv_xrcd *x)
+/* struct ibv_context_ops: the data-path ops verbs_set_ops sets there. */
+STUB_PTR(stub_alloc_mw, struct ibv_mw *, struct ibv_pd *pd, enum ibv_mw_type type)
+STUB_INT(stub_bind_mw, struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *b)
+STUB_INT(stub_dealloc_mw, struct ibv_mw *mw)
+STUB_INT(stub_poll_cq, struct ibv_cq *cq, int n, struct ibv_wc *wc)
+STUB_INT(stub_req_notify_cq, struct ibv_cq *cq, int solicited)
+STUB_INT(stub_post_srq_recv, struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+STUB_INT(stub_post_send, struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+STUB_INT(stub_post_recv, struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+STUB_INT(stub_compat_query_device, struct ibv_context *c, struct ibv_device_attr *a)
+STUB_INT(stub_compat_query_port, struct ibv_context *c, uint8_t port, struct _compat_ibv_port_attr *a)
+#pragma GCC diagnostic pop
+
+/* The other _compat_ slots are only kept for binaries of before 2018,
+ * which never call them through a context this double made. */
+static void *stub_compat(void)
+{
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+static void fill_stub_ops(struct verbs_context *v)
+{
+	struct ibv_context_ops *o = &v->context.ops;
+
+	v->query_port = stub_query_port;
+	v->advise_mr = stub_advise_mr;
+	v->alloc_null_mr = stub_alloc_null_mr;
+	v->read_counters = stub_read_counters;
+	v->attach_counters_point_flow = stub_attach_counters_point_flow;
+	v->create_counters = stub_create_counters;
+	v->destroy_counters = stub_destroy_counters;
+	v->reg_dm_mr = stub_reg_dm_mr;
+	v->alloc_dm = stub_alloc_dm;
+	v->free_dm = stub_free_dm;
+	v->modify_flow_action_esp = stub_modify_flow_action_esp;
+	v->destroy_flow_action = stub_destroy_flow_action;
+	v->create_flow_action_esp = stub_create_flow_action_esp;
+	v->modify_qp_rate_limit = stub_modify_qp_rate_limit;
+	v->alloc_parent_domain = stub_alloc_parent_domain;
+	v->dealloc_td = stub_dealloc_td;
+	v->alloc_td = stub_alloc_td;
+	v->modify_cq = stub_modify_cq;
+	v->post_srq_ops = stub_post_srq_ops;
+	v->destroy_rwq_ind_table = stub_destroy_rwq_ind_table;
+	v->create_rwq_ind_table = stub_create_rwq_ind_table;
+	v->destroy_wq = stub_destroy_wq;
+	v->modify_wq = stub_modify_wq;
+	v->create_wq = stub_create_wq;
+	v->query_rt_values = stub_query_rt_values;
+	v->create_cq_ex = stub_create_cq_ex;
+	v->query_device_ex = stub_query_device_ex;
+	v->ibv_destroy_flow = stub_destroy_flow;
+	v->ibv_create_flow = stub_create_flow;
+	v->open_qp = stub_open_qp;
+	v->create_qp_ex = stub_create_qp_ex;
+	v->get_srq_num = stub_get_srq_num;
+	v->create_srq_ex = stub_create_srq_ex;
+	v->open_xrcd = stub_open_xrcd;
+	v->close_xrcd = stub_close_xrcd;
+
+	o->_compat_query_device = stub_compat_query_device;
+	o->_compat_query_port = stub_compat_query_port;
+	o->_compat_alloc_pd = o->_compat_dealloc_pd = o->_compat_reg_mr = o->_compat_rereg_mr = o->_compat_dereg_mr =
+		stub_compat;
+	o->_compat_create_cq = o->_compat_cq_event = o->_compat_resize_cq = o->_compat_destroy_cq = stub_compat;
+	o->_compat_create_srq = o->_compat_modify_srq = o->_compat_query_srq = o->_compat_destroy_srq = stub_compat;
+	o->_compat_create_qp = o->_compat_query_qp = o->_compat_modify_qp = o->_compat_destroy_qp = stub_compat;
+	o->_compat_create_ah = o->_compat_destroy_ah = o->_compat_attach_mcast = o->_compat_detach_mcast =
+		o->_compat_async_event = stub_compat;
+	o->alloc_mw = stub_alloc_mw;
+	o->bind_mw = stub_bind_mw;
+	o->dealloc_mw = stub_dealloc_mw;
+	o->poll_cq = stub_poll_cq;
+	o->req_notify_cq = stub_req_notify_cq;
+	o->post_srq_recv = stub_post_srq_recv;
+	o->post_send = stub_post_send;
+	o->post_recv = stub_post_recv;
+}
+
 /* ---- devices -------------------------------------------------------------- */
 
 EXPORT struct ibv_device **ibv_get_device_list(int *num)
@@ -419,12 +564,13 @@ EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
 	x->vctx.context.async_fd = -1;
 	x->vctx.context.num_comp_vectors = 1;
 	pthread_mutex_init(&x->vctx.context.mutex, NULL);
+	fill_stub_ops(&x->vctx);
 	x->vctx.query_port = fake_query_port;
 	x->vctx.create_qp_ex = fake_create_qp_ex;
-	if (!d->noxrc) { /* like rxe: no XRCD ops at all */
+	if (!d->noxrc) { /* like rxe: the XRCD ops are stubs */
 		x->vctx.open_xrcd = fake_open_xrcd;
 		x->vctx.close_xrcd = fake_close_xrcd;
-		if (!d->noopenqp) /* like qedr: XRC, but no open_qp */
+		if (!d->noopenqp) /* like qedr: XRC, but open_qp is a stub */
 			x->vctx.open_qp = fake_open_qp;
 	}
 	return &x->vctx.context;

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <infiniband/verbs.h>
+
 #include "legacy.h"
 #include "rdma.h"
 
@@ -75,13 +77,46 @@ static void exercise(const char *name, const struct xb_ops *ops, int (*open_dev)
 	printf("sancheck: %s (%s semantics): ok\n", name, upstream ? "upstream" : "legacy");
 }
 
+/* The double fills every op slot as libibverbs does, stubs failing
+ * EOPNOTSUPP for what a device lacks, so only calling tells them apart:
+ * the rdma provider's probes must see the qedr-like and rxe-like devices
+ * the Makefile configures for what they are. */
+static void check_probes(void)
+{
+	struct xb_devfacts f[8];
+	struct ibv_device **list;
+	int n = 0;
+
+	CHECK(xb_rdma_list(f, 8) == 3);
+	CHECK(!strcmp(f[0].name, "xbfake0") && f[0].open_xrcd && f[0].create_qp_ex && f[0].open_qp);
+	CHECK(f[0].open_xrcd_probe == 0 && f[0].create_qp_ex_probe == 0 && f[0].open_qp_probe == EINVAL);
+	CHECK(!strcmp(f[1].name, "xbqedr0") && f[1].xrc && f[1].create_qp_ex && !f[1].open_qp);
+	CHECK(f[1].open_qp_probe == EOPNOTSUPP);
+	CHECK(!strcmp(f[2].name, "xbnoxrc0") && !f[2].xrc && !f[2].open_xrcd && !f[2].open_qp);
+	CHECK(f[2].open_xrcd_probe == EOPNOTSUPP && f[2].open_qp_probe == XB_PROBE_NOT_TRIED);
+	list = ibv_get_device_list(&n);
+	CHECK(list && n == 3);
+	for (int i = 0; i < n; i++) {
+		struct ibv_context *ctx = ibv_open_device(list[i]);
+
+		CHECK(ctx);
+		CHECK(verbs_get_ctx_op(ctx, open_qp) && verbs_get_ctx_op(ctx, open_xrcd) &&
+		      verbs_get_ctx_op(ctx, close_xrcd) && verbs_get_ctx_op(ctx, create_qp_ex) &&
+		      verbs_get_ctx_op(ctx, query_device_ex) && verbs_get_ctx_op(ctx, create_cq_ex) &&
+		      verbs_get_ctx_op(ctx, alloc_td) && verbs_get_ctx_op(ctx, advise_mr));
+		CHECK(ctx->ops.poll_cq && ctx->ops.post_send && ctx->ops.post_recv);
+		CHECK(ibv_close_device(ctx) == 0);
+	}
+	ibv_free_device_list(list);
+	printf("sancheck: capability probes: ok\n");
+}
+
 int main(int argc, char **argv)
 {
 	char why[256], path[512];
-	struct xb_devfacts facts[8];
 
 	CHECK(argc == 2);
-	CHECK(xb_rdma_list(facts, 8) >= 1);
+	check_probes();
 	snprintf(path, sizeof(path), "%s/dom-rdma", argv[1]);
 	exercise("rdma", &xb_rdma_ops, xb_rdma_open, path, 1);
 	CHECK(xb_legacy_probe(why, sizeof(why)) == 0);
