@@ -198,3 +198,23 @@ func TestGetRefusesNonRegularAndHuge(t *testing.T) {
 		}
 	}
 }
+
+// TestErrnoNames: every errno has its C name, not only a listed few (a
+// hand-kept table printed ENODEV as "errno 19"), and names map back.
+func TestErrnoNames(t *testing.T) {
+	tests := []struct {
+		e    syscall.Errno
+		name string
+	}{
+		{syscall.EINVAL, "EINVAL"}, {syscall.ENODEV, "ENODEV"}, {syscall.EOPNOTSUPP, "EOPNOTSUPP"},
+		{syscall.ENOTCONN, "ENOTCONN"}, {syscall.EHOSTDOWN, "EHOSTDOWN"}, {syscall.Errno(4000), "errno 4000"},
+	}
+	for _, tt := range tests {
+		if got := ErrnoName(tt.e); got != tt.name {
+			t.Errorf("ErrnoName(%d) = %q, want %q", int(tt.e), got, tt.name)
+		}
+		if e, ok := ErrnoByName(tt.name); ok != (tt.e < 200) || (ok && e != tt.e) {
+			t.Errorf("ErrnoByName(%q) = %d, %v", tt.name, int(e), ok)
+		}
+	}
+}
