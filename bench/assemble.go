@@ -62,8 +62,10 @@ func aggregate(aggs map[string]*kindAgg, rep *repOutcome) {
 }
 
 // assemble fills the result's ops, repetitions, histograms and harness
-// figures from the completed repetitions.
-func assemble(res *results.Result, done []*repOutcome, cfg Config) {
+// figures from the completed repetitions. A total histogram that cannot be
+// encoded is an error of the run, as an interval's is (flushIntervalAt):
+// result.json would otherwise lack latencies it claims to summarize.
+func assemble(res *results.Result, done []*repOutcome, cfg Config) error {
 	all := map[string]*kindAgg{}
 	var wall float64
 	for _, rep := range done {
@@ -93,11 +95,16 @@ func assemble(res *results.Result, done []*repOutcome, cfg Config) {
 	}
 	res.Warnings = append(res.Warnings, cpuWarnings(done, cfg)...)
 	res.Histograms = map[string]string{}
-	for kind, a := range all {
+	var encErr error
+	for _, kind := range slices.Sorted(maps.Keys(all)) {
+		a := all[kind]
 		res.Ops[kind] = a.stats(wall)
-		if enc, err := results.EncodeHistogram(a.hist); err == nil {
-			res.Histograms[kind] = enc
+		enc, err := encodeHistogram(a.hist)
+		if err != nil {
+			encErr = errors.Join(encErr, fmt.Errorf("encoding the total %s latencies (%d operations): %w", kind, a.hist.TotalCount(), err))
+			continue
 		}
+		res.Histograms[kind] = enc
 	}
 	if res.Workers == nil {
 		res.Workers = []results.Worker{}
@@ -105,6 +112,7 @@ func assemble(res *results.Result, done []*repOutcome, cfg Config) {
 	if res.Repetitions == nil {
 		res.Repetitions = []results.Repetition{}
 	}
+	return encErr
 }
 
 // mergeWorkers appends the repetition's worker processes to the list.

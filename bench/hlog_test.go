@@ -249,3 +249,40 @@ func TestHlogAbsoluteTimes(t *testing.T) {
 		t.Errorf("JS reader: interval starts %v ms, want %v", js, want)
 	}
 }
+
+// A total histogram that cannot be encoded fails the run as an interval's
+// does: assemble says which kind and how many latencies, and result.json
+// does not carry a summary without its histogram.
+func TestTotalEncodeFailure(t *testing.T) {
+	h := results.NewHistogram()
+	for i := int64(1); i <= 5; i++ {
+		if err := h.RecordValue(i * 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ok := results.NewHistogram()
+	if err := ok.RecordValue(700); err != nil {
+		t.Fatal(err)
+	}
+	rep := &repOutcome{wall: time.Second, measured: true,
+		threads: []threadResult{{Kinds: map[string]kindResult{"reg": {Count: 5, Batches: 1}, "unreg": {Count: 1, Batches: 1}}}},
+		hists:   map[string]*hdrhistogram.Histogram{"reg": h, "unreg": ok}}
+	encodeHistogram = func(x *hdrhistogram.Histogram) (string, error) {
+		if x.TotalCount() == 5 {
+			return "", errors.New("no space in the encoder")
+		}
+		return results.EncodeHistogram(x)
+	}
+	defer func() { encodeHistogram = results.EncodeHistogram }()
+	res := &results.Result{Ops: map[string]results.OpStats{}}
+	err := assemble(res, []*repOutcome{rep}, Config{Workload: &workloads.Spec{}})
+	if err == nil || !strings.Contains(err.Error(), "encoding the total reg latencies (5 operations): no space in the encoder") {
+		t.Fatalf("assemble = %v, want the reg encoding error", err)
+	}
+	if _, in := res.Histograms["reg"]; in {
+		t.Errorf("reg histogram written despite the failure")
+	}
+	if _, in := res.Histograms["unreg"]; !in {
+		t.Errorf("unreg histogram lost: %v", res.Histograms)
+	}
+}

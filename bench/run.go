@@ -262,7 +262,9 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 		res.Environment = environment(verbs.DeviceInfo{Provider: cfg.Provider, NUMANode: -1})
 	}
 	fw.record(&res.Environment)
-	assemble(res, done, cfg)
+	if err := assemble(res, done, cfg); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
 	res.Finished = time.Now().UTC()
 	// An operation with an unexpected outcome is an error of its kind:
 	// the device did not do what the workload measures, so the run fails
