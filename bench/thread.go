@@ -24,7 +24,17 @@ const (
 	errUnexpectedDestroy = "unexpected_destroy"
 	errNotDestroyed      = "not_destroyed"
 	errUnexpectedSuccess = "unexpected_success"
+	// ... and the registration could not be dropped again: it is held
+	// until the thread's registrant closes, and may leak past the run.
+	errUnexpectedSuccessKept = "unexpected_success_kept"
 )
+
+// dropUnexpected drops a registration that should not exist; tests replace
+// it to make the drop fail.
+var dropUnexpected = func(d *verbs.Domain, qpn uint32) error {
+	_, err := d.Unreg(qpn)
+	return err
+}
 
 // kindRec is one op kind's recording in one thread. The hot path adds one
 // count per operation to iv, a bare array in the layout of the project's
@@ -499,10 +509,14 @@ func (t *thread) check(p *phaseRT, n int) {
 		case p.expect != 0:
 			if e != p.expect {
 				if e == 0 {
-					rec.fail(errUnexpectedSuccess)
 					// A registration that should not exist; drop it,
-					// unmeasured, so it leaks nothing.
-					t.dom.Unreg(b.QPNs[i])
+					// unmeasured, so it leaks nothing, and say so when
+					// that fails too.
+					if dropUnexpected(t.dom, b.QPNs[i]) != nil {
+						rec.fail(errUnexpectedSuccessKept)
+					} else {
+						rec.fail(errUnexpectedSuccess)
+					}
 				} else {
 					rec.fail(workloads.ErrnoName(e))
 				}
