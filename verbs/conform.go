@@ -155,12 +155,11 @@ func (c *conformer) domainPath(sfx string) string {
 // holds is dropped by closing the device, as process exit would.
 func (c *conformer) closeAll() {
 	for _, d := range c.open {
-		for d.Close() != nil {
-			// Registrations remain: closing the device context drops them.
-			d.closed = true
-			d.dev.domains--
+		if d.Close() != nil {
+			// Registrations remain: giving the device up drops them.
+			d.Device().Abandon()
 		}
-		d.dev.Close()
+		d.Device().Close()
 	}
 	c.open = nil
 }

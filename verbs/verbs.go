@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 )
 
@@ -144,7 +145,7 @@ type Device struct {
 	ops      cHandle // *C.struct_xb_ops
 	handle   cHandle // the provider's device context
 	info     DeviceInfo
-	domains  int
+	domains  []*Domain // open
 	closed   bool
 }
 
@@ -181,19 +182,42 @@ func (d *Device) Info() DeviceInfo { return d.info }
 // Provider names the provider the device was opened through.
 func (d *Device) Provider() string { return d.provider }
 
-// Close closes the device context. Open domains are an error (EBUSY).
+// Close closes the device context. Open domains are an error (EBUSY). A
+// close that fails leaves the device open, so Close can be tried again.
 func (d *Device) Close() error {
 	if d.closed {
 		return nil
 	}
-	if d.domains > 0 {
+	if len(d.domains) > 0 {
 		return &OpError{Op: "close_device", Provider: d.provider,
-			Err: fmt.Errorf("%w: %d domain(s) still open", syscall.EBUSY, d.domains)}
+			Err: fmt.Errorf("%w: %d domain(s) still open", syscall.EBUSY, len(d.domains))}
 	}
-	d.closed = true
 	if err := errnoErr(cCloseDevice(d.ops, d.handle)); err != nil {
 		return &OpError{Op: "close_device", Provider: d.provider, Err: err}
 	}
+	d.closed = true
+	return nil
+}
+
+// Abandon gives the device up with whatever its domains still hold, as
+// process exit would: the provider drops their registrations (a last one
+// destroys its QP) and their domain handles, then closes the context. The
+// domains are closed afterwards whatever the outcome (the provider has let
+// go of them); a failed close of the context is returned, and the device
+// stays open for Close or Abandon to try again.
+func (d *Device) Abandon() error {
+	if d.closed {
+		return nil
+	}
+	err := errnoErr(cCloseDevice(d.ops, d.handle))
+	for _, m := range d.domains {
+		m.closed = true
+	}
+	d.domains = nil
+	if err != nil {
+		return &OpError{Op: "abandon_device", Provider: d.provider, Err: err}
+	}
+	d.closed = true
 	return nil
 }
 
@@ -232,8 +256,9 @@ func (d *Device) OpenDomain(path string, create bool) (*Domain, error) {
 		}
 		return nil, &OpError{Op: "open_domain", Provider: d.provider, Domain: path, Err: err}
 	}
-	d.domains++
-	return &Domain{dev: d, handle: h, path: path}, nil
+	m := &Domain{dev: d, handle: h, path: path}
+	d.domains = append(d.domains, m)
+	return m, nil
 }
 
 // Domain is one registrant's handle on an XRC domain.
@@ -265,7 +290,7 @@ func (m *Domain) Close() error {
 		return m.opErr("close_domain", 0, false, err)
 	}
 	m.closed = true
-	m.dev.domains--
+	m.dev.domains = slices.DeleteFunc(m.dev.domains, func(x *Domain) bool { return x == m })
 	return nil
 }
 
