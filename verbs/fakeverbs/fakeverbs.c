@@ -594,17 +594,19 @@ EXPORT int ibv_close_device(struct ibv_context *c)
 	}
 	/* A domain still busy here (legacy registrations in it, which are
 	 * not handles) is released by sim_close with the registrant; its
-	 * struct sim_dom is then only memory, freed after. */
-	struct sim_dom *busy_doms[64];
-	size_t nbusy = 0;
+	 * struct sim_dom is then only memory, freed after, however many. */
+	struct fake_xrcd *busy_xrcds = NULL;
 
 	while (x->xrcds) {
 		struct fake_xrcd *xd = x->xrcds;
 
 		x->xrcds = xd->next;
-		if (sim_close_domain(xd->dom) != 0 && nbusy < sizeof(busy_doms) / sizeof(busy_doms[0]))
-			busy_doms[nbusy++] = xd->dom;
-		free(xd);
+		if (sim_close_domain(xd->dom) != 0) {
+			xd->next = busy_xrcds;
+			busy_xrcds = xd;
+		} else {
+			free(xd);
+		}
 	}
 	struct fake_ldom *busy = NULL;
 
@@ -621,8 +623,13 @@ EXPORT int ibv_close_device(struct ibv_context *c)
 		}
 	}
 	sim_close(x->sim);
-	while (nbusy)
-		free(busy_doms[--nbusy]); /* calloc'd by sim_open_domain; its slot went with sim_close */
+	while (busy_xrcds) {
+		struct fake_xrcd *xd = busy_xrcds;
+
+		busy_xrcds = xd->next;
+		free(xd->dom); /* calloc'd by sim_open_domain; its slot went with sim_close */
+		free(xd);
+	}
 	while (busy) {
 		struct fake_ldom *l = busy;
 
