@@ -331,21 +331,33 @@ static int rdma_unreg(void *domp, uint32_t qpn, uint32_t *flags)
 
 /* dom_release drops everything a domain handle still holds, as the kernel
  * does when a process closes its uverbs file: every QP handle (the last
- * one destroys its QP), then the XRCD. */
-static void dom_release(struct rdma_dom *d)
+ * one destroys its QP), then the XRCD. A call that fails stops it with the
+ * handle kept, so a retry goes on from there; 0 when d is freed. */
+static int dom_release(struct rdma_dom *d)
 {
+	int rc;
+
 	for (size_t i = 0; i <= d->mask; i++) {
 		struct rdma_slot *s = &d->slots[i];
 
-		while (s->n > 1)
-			ibv_destroy_qp(s->more[--s->n - 1]);
-		if (s->n == 1)
-			ibv_destroy_qp(s->one);
+		while (s->n > 0) {
+			errno = 0;
+			rc = ibv_destroy_qp(s->n > 1 ? s->more[s->n - 2] : s->one);
+			if (rc)
+				return rc > 0 ? rc : failed_errno();
+			s->n--;
+			d->handles--;
+		}
 		free(s->more);
+		s->more = NULL;
 	}
-	ibv_close_xrcd(d->xrcd);
+	errno = 0;
+	rc = ibv_close_xrcd(d->xrcd);
+	if (rc)
+		return rc > 0 ? rc : failed_errno();
 	free(d->slots);
 	free(d);
+	return 0;
 }
 
 static int rdma_close_device(void *devp)
@@ -356,12 +368,15 @@ static int rdma_close_device(void *devp)
 	if (!dev)
 		return EINVAL;
 	/* Domains still open here were given up by the caller (their
-	 * registrations are dropped, as on process exit). */
+	 * registrations are dropped, as on process exit). One that cannot
+	 * be released keeps the device open: the caller hears why and may
+	 * try again. */
 	while (dev->doms) {
-		struct rdma_dom *d = dev->doms;
+		struct rdma_dom *d = dev->doms, *next = d->next;
 
-		dev->doms = d->next;
-		dom_release(d);
+		if ((rc = dom_release(d)) != 0)
+			return rc;
+		dev->doms = next;
 	}
 	errno = 0;
 	rc = dev->ctx ? ibv_close_device(dev->ctx) : 0;
