@@ -8,7 +8,8 @@ import (
 	"time"
 )
 
-// DefaultBatch is the batch size these benchmarks (and the engine) use.
+// benchBatch is the batch size of these benchmarks; the engine's batch is
+// a thread's QPs (bench/thread.go).
 const benchBatch = 4096
 
 // BenchmarkNullRunBatch: the hot path on the provider that does nothing.

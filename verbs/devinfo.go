@@ -265,9 +265,9 @@ func openError(provider string, stage int, errno syscall.Errno, f devFacts, all 
 		}
 		e.notSupported = true
 	case stageNoOpenQP:
-		e.msg = fmt.Sprintf("device %s has XRC, but its rdma-core provider (driver %s) does not implement ibv_open_qp, "+
-			"so no process can register with an XRC receive QP through the upstream API (EOPNOTSUPP); "+
-			"providers with it: mlx4, mlx5 (rdma-core >= 26), hns (>= 35)", f.Name, orUnknown(readSysfs(f.sysfsDir()).driver))
+		e.msg = fmt.Sprintf("device %s has XRC, but its rdma-core provider (driver %s) does not implement %s "+
+			"(the call failed EOPNOTSUPP), so no process can register with an XRC receive QP through the upstream API; "+
+			"rdma-core's mlx4 and mlx5 providers implement it", f.Name, orUnknown(readSysfs(f.sysfsDir()).driver), missingCall(f))
 		e.notSupported = true
 	case stageNoSym:
 		e.msg = "the legacy XRC API is not available: " + f.Name
@@ -307,6 +307,14 @@ func deviceNames(all []devFacts) string {
 		parts = append(parts, p)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// missingCall names the upstream call a device with XRC lacks.
+func missingCall(f devFacts) string {
+	if f.KnowsOps && f.OpenQP && !f.CreateQPEx {
+		return "ibv_create_qp_ex(IBV_QPT_XRC_RECV)"
+	}
+	return "ibv_open_qp"
 }
 
 func orUnknown(s string) string {
