@@ -57,6 +57,14 @@ func legacyProbe() (bool, string) {
 	return true, ""
 }
 
+// legacySymbols names the legacy XRC symbols the loaded libibverbs exports,
+// each with the symbol version it is bound at; "" when it has none.
+func legacySymbols() string {
+	var buf [512]C.char
+	C.xb_legacy_symvers(&buf[0], C.size_t(len(buf)))
+	return C.GoString(&buf[0])
+}
+
 func legacyLibrary() string {
 	var buf [512]C.char
 	C.xb_legacy_library(&buf[0], C.size_t(len(buf)))

@@ -346,9 +346,13 @@ func Devices() ([]DeviceInfo, error) {
 		return nil, openError("", stageNoDev, syscall.ENODEV, devFacts{}, nil)
 	}
 	out := make([]DeviceInfo, 0, len(facts))
+	syms := legacySymbols()
 	for _, f := range facts {
 		in := f.info(lib)
 		in.Provider = listProvider
+		if f.LegacyAPI && syms != "" {
+			in.Extra["legacy_symbols"] = syms
+		}
 		out = append(out, in)
 	}
 	return out, nil

@@ -402,3 +402,37 @@ void xb_legacy_library(char *buf, size_t len)
 	if (fns.get_device_list && dladdr((void *)fns.get_device_list, &info) && info.dli_fname)
 		copy_str(buf, len, info.dli_fname);
 }
+
+void xb_legacy_symvers(char *buf, size_t len)
+{
+	/* The version nodes OFED's libibverbs.map had; the XRC calls were in
+	 * IBVERBS_1.1. A symbol bound at neither is named as found. */
+	static const char *const syms[] = {
+		"ibv_open_xrc_domain", "ibv_close_xrc_domain", "ibv_create_xrc_rcv_qp",
+		"ibv_reg_xrc_rcv_qp", "ibv_unreg_xrc_rcv_qp",
+	};
+	static const char *const vers[] = {"IBVERBS_1.1", "IBVERBS_1.0"};
+	size_t used = 0;
+
+	buf[0] = '\0';
+	pthread_once(&load_once, load);
+	if (!fns.lib)
+		return;
+	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+		void *p = dlsym(fns.lib, syms[i]);
+		const char *ver = "(another version, or none)";
+		int n;
+
+		if (!p)
+			continue;
+		for (size_t v = 0; v < sizeof(vers) / sizeof(vers[0]); v++)
+			if (dlvsym(fns.lib, syms[i], vers[v]) == p) {
+				ver = vers[v];
+				break;
+			}
+		n = snprintf(buf + used, len - used, "%s%s@%s", used ? " " : "", syms[i], ver);
+		if (n < 0 || (size_t)n >= len - used)
+			return;
+		used += (size_t)n;
+	}
+}

@@ -25,4 +25,9 @@ int xb_legacy_list(struct xb_devfacts *facts, int max);
 
 void xb_legacy_library(char *buf, size_t len);
 
+/* xb_legacy_symvers writes which symbol version each legacy XRC symbol the
+ * loaded libibverbs exports is bound at ("ibv_reg_xrc_rcv_qp@IBVERBS_1.1
+ * ..."), or "" when it exports none. */
+void xb_legacy_symvers(char *buf, size_t len);
+
 #endif

@@ -100,6 +100,14 @@ func writeDevices(w io.Writer, devs []verbs.DeviceInfo) error {
 		}
 		fmt.Fprintln(w)
 	}
+	for _, d := range devs {
+		if syms := d.Extra["legacy_symbols"]; syms != "" {
+			// The legacy layouts are an assumption (see the README): which
+			// library versions the calls come from says what was relied on.
+			fmt.Fprintf(w, "legacy XRC symbols: %s\n", syms)
+			break
+		}
+	}
 	for _, n := range notes {
 		fmt.Fprintln(w, "note: "+n)
 	}
