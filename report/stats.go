@@ -86,7 +86,8 @@ type RepStats struct {
 	MAD    float64
 	// Variation is MAD/Median (0 when the median is 0).
 	Variation float64
-	// Outliers are repetition indices outside the IQR fences (1.5 IQR).
+	// Outliers are repetition indices outside Tukey's fences: below
+	// Q1 - 1.5 IQR or above Q3 + 1.5 IQR.
 	Outliers []int
 }
 
@@ -182,7 +183,7 @@ func Warnings(run *Run) []string {
 				for _, i := range rs.Outliers {
 					vals = append(vals, fmt.Sprintf("#%d %s", i, m.Format(rs.Values[indexOf(rs.Reps, i)])))
 				}
-				w = append(w, fmt.Sprintf("%s %s: outlier repetitions (beyond 1.5 IQR of the median %s): %s",
+				w = append(w, fmt.Sprintf("%s %s: outlier repetitions (below Q1 - 1.5 IQR or above Q3 + 1.5 IQR; median %s): %s",
 					kind, name, m.Format(rs.Median), strings.Join(vals, ", ")))
 			}
 		}
