@@ -347,3 +347,32 @@ func TestCompareNoRepetitions(t *testing.T) {
 		}
 	}
 }
+
+// A repetition in which a kind stalled (count 0, or missing from the
+// repetition) did 0 ops/s: compare counts it, so stalls in the new run are
+// a throughput regression; its latencies do not exist and are not counted.
+func TestCompareStalledRepetition(t *testing.T) {
+	base := synth{reps: 8, noise: 0.01, seed: 1}.run("base")
+	new := synth{reps: 8, noise: 0.01, seed: 2}.run("new")
+	for i := range 6 {
+		if i%2 == 0 {
+			new.Result.Repetitions[i].Ops[results.OpReg] = results.OpStats{}
+		} else {
+			delete(new.Result.Repetitions[i].Ops, results.OpReg)
+		}
+	}
+	rs := RepetitionStats(new.Result, results.OpReg, metrics("ops_per_sec")[0])
+	if len(rs.Values) != 8 || rs.Values[0] != 0 || rs.Values[1] != 0 {
+		t.Errorf("ops/s values %v, want 8 with the stalled ones 0", rs.Values)
+	}
+	if rs := RepetitionStats(new.Result, results.OpReg, metrics("p50")[0]); len(rs.Values) != 2 {
+		t.Errorf("p50 values %v, want only the 2 repetitions that ran", rs.Values)
+	}
+	c, err := Compare(base, new, defaultOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := verdicts(c)["reg ops_per_sec"]; v != VerdictRegression {
+		t.Errorf("reg ops_per_sec verdict %q, want %q", v, VerdictRegression)
+	}
+}

@@ -95,9 +95,17 @@ type RepStats struct {
 // that ran the kind at all.
 func RepetitionStats(r *results.Result, kind string, m Metric) RepStats {
 	rs := RepStats{Kind: kind, Metric: m}
+	_, inRun := r.Ops[kind]
 	for _, rep := range r.Repetitions {
 		s, ok := rep.Ops[kind]
 		if !ok || s.Count == 0 {
+			// A repetition in which a kind the run has stalled did 0
+			// ops/s: dropping it would hide the stall from compare. It
+			// has no latency to count.
+			if inRun && !m.Latency {
+				rs.Values = append(rs.Values, 0)
+				rs.Reps = append(rs.Reps, rep.Index)
+			}
 			continue
 		}
 		rs.Values = append(rs.Values, m.Get(s))
