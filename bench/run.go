@@ -348,7 +348,7 @@ func (c *coordinator) newResult() *results.Result {
 		},
 		Harness: results.Harness{
 			Timer:           verbs.TimerName,
-			TimerOverheadNS: float64(verbs.TimerOverhead()),
+			TimerOverheadNS: verbs.TimerOverheadNS(),
 			Warmup:          results.Duration(cfg.Warmup),
 			Repetitions:     cfg.Repetitions,
 			// No BatchSize: batches vary by phase (a thread takes only its

@@ -20,26 +20,26 @@ void xb_spin_until(uint64_t deadline)
 		;
 }
 
-static int cmp_u64(const void *a, const void *b)
+static int cmp_double(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
 }
 
-uint64_t xb_timer_overhead_ns(void)
+double xb_timer_overhead_ns(void)
 {
 	enum { ROUNDS = 31, READS = 1000 };
-	uint64_t per[ROUNDS];
+	double per[ROUNDS];
 
 	for (int r = 0; r < ROUNDS; r++) {
 		uint64_t t0 = xb_now_ns(), t = t0;
 
 		for (int i = 0; i < READS; i++)
 			t = xb_now_ns();
-		per[r] = (t - t0) / READS;
+		per[r] = (double)(t - t0) / READS;
 	}
-	qsort(per, ROUNDS, sizeof(per[0]), cmp_u64);
+	qsort(per, ROUNDS, sizeof(per[0]), cmp_double);
 	return per[ROUNDS / 2];
 }
 

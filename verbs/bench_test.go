@@ -27,7 +27,7 @@ func BenchmarkNullRunBatch(b *testing.B) {
 	}
 	defer dom.Close()
 	batch := NewBatch(benchBatch)
-	timer := float64(TimerOverhead())
+	timer := TimerOverheadNS()
 	var sum uint64
 	calls0 := runtime.NumCgoCall()
 	b.ReportAllocs()

@@ -30,7 +30,7 @@ type Measurement struct {
 // the sim cost model reports the cost it was given. dir holds the
 // scratch sim devices.
 func Calibrate(dir string) ([]Measurement, error) {
-	timer := float64(TimerOverhead())
+	timer := TimerOverheadNS()
 	var out []Measurement
 	add := func(name string, v float64, unit, target string, ok bool, detail string) {
 		out = append(out, Measurement{Name: name, Value: v, Unit: unit, Target: target, OK: ok, Detail: detail})

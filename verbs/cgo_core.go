@@ -55,7 +55,7 @@ func cRunBatch(ops, dom unsafe.Pointer, op Op, b *Batch, n int) int {
 // nowNS reads the clock xb_run_batch uses (CLOCK_MONOTONIC).
 func nowNS() uint64 { return uint64(C.xb_now_ns()) }
 
-func timerOverheadNS() uint64 { return uint64(C.xb_timer_overhead_ns()) }
+func timerOverheadNS() float64 { return float64(C.xb_timer_overhead_ns()) }
 
 func nullOpen(Options) (*Device, error) {
 	var h unsafe.Pointer

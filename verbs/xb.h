@@ -55,8 +55,10 @@ size_t xb_run_batch(const struct xb_ops *ops, void *dom, int op, uint32_t *qpns,
 uint64_t xb_now_ns(void);
 /* xb_spin_until busy-waits until xb_now_ns() >= deadline. */
 void xb_spin_until(uint64_t deadline);
-/* xb_timer_overhead_ns measures one chained timer read (median of rounds). */
-uint64_t xb_timer_overhead_ns(void);
+/* xb_timer_overhead_ns measures one chained timer read (median of rounds),
+ * with its fraction: a read costs tens of ns, so whole ns would be off by
+ * up to a few percent. */
+double xb_timer_overhead_ns(void);
 
 extern const struct xb_ops xb_null_ops;
 int xb_null_open(void **dev);
