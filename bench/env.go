@@ -117,8 +117,9 @@ func Version() string {
 }
 
 // firmware snapshots an adapter's own command counters (mlx5 debugfs)
-// around a run, so the result can set the firmware's share of CREATE_QP
-// and DESTROY_QP beside the latency measured from user space.
+// around a run, so the result can set the firmware's own CREATE_QP and
+// DESTROY_QP times beside the latency measured from user space. The window
+// is the whole run, not the measured one: no share is derived from it.
 type firmware struct {
 	info   verbs.DeviceInfo
 	before verbs.FWSnapshot

@@ -16,9 +16,13 @@ var fwCommands = []struct{ cmd, kind string }{
 }
 
 // FirmwareNotes sets the adapter's own command time beside the latency
-// measured from user space, so a vendor sees the firmware share of a
-// create or a destroy. Nothing when the run did not look (sim, null); one
-// line saying why when the counters were not readable.
+// measured from user space. It shows no share of the latency: the counters
+// span the whole run (warm-up, the holders' creates, teardown and the leak
+// probe too), not the measured window, so their mean is not the mean of the
+// measured operations. It says how many commands that was against how many
+// operations were measured, and the error bound of the kernel's integer
+// average. Nothing when the run did not look (sim, null); one line saying
+// why when the counters were not readable.
 func FirmwareNotes(r *results.Result) []string {
 	d := r.Environment.ProviderDetail
 	if why, ok := d["fw_cmd"]; ok {
@@ -31,10 +35,14 @@ func FirmwareNotes(r *results.Result) []string {
 		if errN != nil || errM != nil {
 			continue
 		}
-		note := fmt.Sprintf("firmware %s: %d commands during the run, mean %s", c.cmd, n, FormatNS(mean))
-		if s := r.Ops[c.kind]; s.Count > 0 && s.NS.P50 > 0 && n > 0 {
-			note += fmt.Sprintf("; measured %s p50 %s, of which the firmware is about %.0f%%",
-				c.kind, FormatNS(float64(s.NS.P50)), 100*mean/float64(s.NS.P50))
+		note := fmt.Sprintf("firmware %s: %d commands during the whole run (set-up, warm-up and teardown included), mean %s",
+			c.cmd, n, FormatNS(mean))
+		if e, err := strconv.ParseFloat(d["fw_cmd."+c.cmd+".err_ns"], 64); err == nil && n > 0 {
+			note += fmt.Sprintf(" ± %s (the kernel's average is whole ns)", FormatNS(e))
+		}
+		if s := r.Ops[c.kind]; s.Count > 0 {
+			note += fmt.Sprintf("; %d %s measured, p50 %s; no firmware share is shown, as the windows differ",
+				s.Count, c.kind, FormatNS(float64(s.NS.P50)))
 		}
 		notes = append(notes, note)
 	}

@@ -6,14 +6,15 @@ package verbs
 //
 //	/sys/kernel/debug/mlx5/<pci>/commands/<COMMAND>/{n,average}
 //
-// A snapshot before and one after a run give the firmware's share of a
-// destroy (DESTROY_QP) or create (CREATE_QP) beside the latency measured
-// in user space. debugfs is root-only and mounted on most hosts; where it
+// A snapshot before and one after a run give the firmware's own time of a
+// destroy (DESTROY_QP) or create (CREATE_QP) over the run, within the error
+// the integer average leaves, beside the latency measured in user space. debugfs is root-only and mounted on most hosts; where it
 // is not readable the snapshot says why, and the result should say so too.
 
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -118,6 +119,11 @@ func pathOf(err error) string {
 type FWCommandDelta struct {
 	N      uint64  `json:"n"`
 	MeanNS float64 `json:"mean_ns"` // mean duration of the N commands in between
+	// ErrNS bounds MeanNS's error from the kernel's integer average: each
+	// snapshot's sum is only known to within its count of ns, so the
+	// true mean lies in (MeanNS - n_before/N, MeanNS + n_after/N). With a
+	// driver that has run many commands before, it can dwarf the mean.
+	ErrNS float64 `json:"err_ns"`
 }
 
 // FWDelta compares two snapshots of one device.
@@ -154,6 +160,7 @@ func FWCommandsSince(before, after FWSnapshot) FWDelta {
 		if c.N > 0 {
 			sum := float64(a.AverageNS)*float64(a.N) - float64(b.AverageNS)*float64(b.N)
 			c.MeanNS = max(sum/float64(c.N), 0)
+			c.ErrNS = float64(max(a.N, b.N)) / float64(c.N)
 		}
 		d.Commands[name] = c
 	}
@@ -161,8 +168,8 @@ func FWCommandsSince(before, after FWSnapshot) FWDelta {
 }
 
 // Environment renders the delta as flat key/value pairs for a result's
-// environment: "fw_cmd.DESTROY_QP.n", "fw_cmd.DESTROY_QP.mean_ns", or
-// "fw_cmd" = "not readable: ...".
+// environment: "fw_cmd.DESTROY_QP.n", "fw_cmd.DESTROY_QP.mean_ns",
+// "fw_cmd.DESTROY_QP.err_ns", or "fw_cmd" = "not readable: ...".
 func (d FWDelta) Environment() map[string]string {
 	if d.NotReadable != "" {
 		return map[string]string{"fw_cmd": d.NotReadable}
@@ -171,6 +178,9 @@ func (d FWDelta) Environment() map[string]string {
 	for name, c := range d.Commands {
 		m["fw_cmd."+name+".n"] = strconv.FormatUint(c.N, 10)
 		m["fw_cmd."+name+".mean_ns"] = strconv.FormatFloat(c.MeanNS, 'f', 0, 64)
+		if c.N > 0 {
+			m["fw_cmd."+name+".err_ns"] = strconv.FormatFloat(math.Ceil(c.ErrNS), 'f', 0, 64)
+		}
 	}
 	return m
 }

@@ -232,14 +232,14 @@ func TestFWCommands(t *testing.T) {
 	if d.NotReadable != "" {
 		t.Fatalf("delta not readable: %s", d.NotReadable)
 	}
-	if c := d.Commands["DESTROY_QP"]; c.N != 100 || c.MeanNS != 150000 {
-		t.Errorf("DESTROY_QP delta = %+v, want 100 commands of 150000ns", c)
+	if c := d.Commands["DESTROY_QP"]; c.N != 100 || c.MeanNS != 150000 || c.ErrNS != 2 {
+		t.Errorf("DESTROY_QP delta = %+v, want 100 commands of 150000ns, within 200/100 = 2ns", c)
 	}
 	if c := d.Commands["CREATE_QP"]; c.N != 0 || c.MeanNS != 0 {
 		t.Errorf("CREATE_QP delta = %+v, want none", c)
 	}
 	env := d.Environment()
-	if env["fw_cmd.DESTROY_QP.n"] != "100" || env["fw_cmd.DESTROY_QP.mean_ns"] != "150000" {
+	if env["fw_cmd.DESTROY_QP.n"] != "100" || env["fw_cmd.DESTROY_QP.mean_ns"] != "150000" || env["fw_cmd.DESTROY_QP.err_ns"] != "2" {
 		t.Errorf("environment = %v", env)
 	}
 
