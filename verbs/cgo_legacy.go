@@ -112,11 +112,6 @@ func legacyList() ([]devFacts, string, error) {
 	return out, legacyLibrary(), nil
 }
 
-func init() {
-	register(&provider{ProviderInfo: ProviderInfo{Name: "legacy",
-		Description: "the OFED legacy XRC API (ibv_reg_xrc_rcv_qp), resolved at run time with dlsym"},
-		open: legacyOpen, probe: legacyProbe})
-	if listDevices == nil {
-		listDevices, listProvider = legacyList, "legacy"
-	}
-}
+var legacyProvider = &provider{ProviderInfo: ProviderInfo{Name: "legacy",
+	Description: "the OFED legacy XRC API (ibv_reg_xrc_rcv_qp), resolved at run time with dlsym"},
+	open: legacyOpen, probe: legacyProbe}

@@ -73,9 +73,13 @@ func rdmaProbe() (bool, string) {
 	return true, ""
 }
 
-func init() {
-	register(&provider{ProviderInfo: ProviderInfo{Name: "rdma",
-		Description: "rdma-core's upstream XRC API (ibv_open_xrcd, ibv_create_qp_ex, ibv_open_qp, ibv_destroy_qp)"},
-		open: rdmaOpen, probe: rdmaProbe})
-	listDevices, listProvider = rdmaList, "rdma"
-}
+var rdmaProvider = &provider{ProviderInfo: ProviderInfo{Name: "rdma",
+	Description: "rdma-core's upstream XRC API (ibv_open_xrcd, ibv_create_qp_ex, ibv_open_qp, ibv_destroy_qp)"},
+	open: rdmaOpen, probe: rdmaProbe}
+
+// listDevices lists devices through rdma-core (cgo_rdma_stub.go: through
+// the legacy dlsym path, in a build without the headers).
+func listDevices() ([]devFacts, string, error) { return rdmaList() }
+
+// listProvider names the provider whose calls listDevices makes.
+const listProvider = "rdma"

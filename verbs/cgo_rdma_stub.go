@@ -8,8 +8,13 @@ package verbs
 // RDMABuilt says whether this binary has the rdma provider compiled in.
 const RDMABuilt = false
 
-func init() {
-	register(&provider{ProviderInfo: ProviderInfo{Name: "rdma",
-		Description: "rdma-core's upstream XRC API (ibv_open_xrcd, ibv_create_qp_ex, ibv_open_qp, ibv_destroy_qp)",
-		Reason:      RDMANotBuilt}})
-}
+var rdmaProvider = &provider{ProviderInfo: ProviderInfo{Name: "rdma",
+	Description: "rdma-core's upstream XRC API (ibv_open_xrcd, ibv_create_qp_ex, ibv_open_qp, ibv_destroy_qp)",
+	Reason:      RDMANotBuilt}}
+
+// listDevices lists devices through the legacy dlsym path, which needs no
+// header (cgo_rdma.go: through rdma-core, in a build with them).
+func listDevices() ([]devFacts, string, error) { return legacyList() }
+
+// listProvider names the provider whose calls listDevices makes.
+const listProvider = "legacy"

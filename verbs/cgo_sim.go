@@ -108,11 +108,9 @@ func simOpen(opts Options) (*Device, error) {
 	return &Device{ops: unsafe.Pointer(&C.xb_sim_ops), handle: unsafe.Pointer(dev), info: info}, nil
 }
 
-func init() {
-	register(&provider{ProviderInfo: ProviderInfo{Name: "sim",
-		Description: "an XRC device emulated in shared memory, with the exact legacy or upstream semantics and an optional cost model"},
-		open: simOpen})
-}
+var simProvider = &provider{ProviderInfo: ProviderInfo{Name: "sim",
+	Description: "an XRC device emulated in shared memory, with the exact legacy or upstream semantics and an optional cost model"},
+	open: simOpen}
 
 // SimQP is one live QP of a sim device.
 type SimQP struct {

@@ -324,20 +324,10 @@ func orUnknown(s string) string {
 	return s
 }
 
-// listDevices is the provider-specific lister: rdma-core's when built with
-// it, else the legacy dlsym path. Set by the cgo files.
-var listDevices func() ([]devFacts, string, error)
-
-// listProvider names the provider whose calls listDevices makes.
-var listProvider string
-
 // Devices lists every RDMA device libibverbs reports, opening each to
 // query it. A device that cannot be opened is listed with the reason in
 // Extra["error"]. With no device at all, the error says why in one line.
 func Devices() ([]DeviceInfo, error) {
-	if listDevices == nil {
-		return nil, &deviceError{msg: "no RDMA device found: libibverbs is not available in this build", errno: syscall.ENOSYS, notSupported: true}
-	}
 	facts, lib, err := listDevices()
 	if err != nil {
 		return nil, err

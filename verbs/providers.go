@@ -25,11 +25,15 @@ type provider struct {
 	probe func() (bool, string)
 }
 
-// providers is filled by init functions in the provider files, so a build
-// without the rdma tag simply lacks that entry's open function.
-var providers = map[string]*provider{}
-
-func register(p *provider) { providers[p.Name] = p }
+// providers is every provider this build knows. rdmaProvider has two
+// definitions, as the standard library has per-platform ones: cgo_rdma.go
+// with the rdma build tag, cgo_rdma_stub.go (no open function) without.
+var providers = map[string]*provider{
+	nullProvider.Name:   nullProvider,
+	simProvider.Name:    simProvider,
+	legacyProvider.Name: legacyProvider,
+	rdmaProvider.Name:   rdmaProvider,
+}
 
 // Providers lists every provider this build knows, sorted by name.
 func Providers() []ProviderInfo {
