@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devselect.h"
 #include "legacy.h"
 
 struct legacy_fns {
@@ -240,14 +241,6 @@ const struct xb_ops xb_legacy_ops = {
 	.close_device = legacy_close_device,
 };
 
-static void copy_str(char *dst, size_t len, const char *src)
-{
-	size_t n = src ? strnlen(src, len - 1) : 0;
-
-	memcpy(dst, src ? src : "", n);
-	dst[n] = '\0';
-}
-
 static int open_one(void *devp, struct xb_devfacts *f, void **ctx, int *stage)
 {
 	const struct xb_legacy_device *dev = devp;
@@ -255,9 +248,9 @@ static int open_one(void *devp, struct xb_devfacts *f, void **ctx, int *stage)
 	int rc;
 
 	memset(f, 0, sizeof(*f));
-	copy_str(f->name, sizeof(f->name), fns.get_device_name(devp));
-	copy_str(f->dev_name, sizeof(f->dev_name), dev->dev_name);
-	copy_str(f->ibdev_path, sizeof(f->ibdev_path), dev->ibdev_path);
+	xb_copy_str(f->name, sizeof(f->name), fns.get_device_name(devp));
+	xb_copy_str(f->dev_name, sizeof(f->dev_name), dev->dev_name);
+	xb_copy_str(f->ibdev_path, sizeof(f->ibdev_path), dev->ibdev_path);
 	f->node_type = dev->node_type;
 	f->transport_type = dev->transport_type;
 	f->legacy_api = load_err == 0;
@@ -277,7 +270,7 @@ static int open_one(void *devp, struct xb_devfacts *f, void **ctx, int *stage)
 		*stage = XB_STAGE_QUERY;
 		return rc;
 	}
-	copy_str(f->fw_ver, sizeof(f->fw_ver), attr.fw_ver);
+	xb_copy_str(f->fw_ver, sizeof(f->fw_ver), attr.fw_ver);
 	f->node_guid = be64toh(attr.node_guid);
 	f->vendor_id = attr.vendor_id;
 	f->vendor_part_id = attr.vendor_part_id;
@@ -290,12 +283,26 @@ static int open_one(void *devp, struct xb_devfacts *f, void **ctx, int *stage)
 	return 0;
 }
 
+/* The device-selection walk (devselect.c) over the resolved calls. */
+static void **lib_get_device_list(int *num) { return fns.get_device_list(num); }
+static void lib_free_device_list(void **list) { fns.free_device_list(list); }
+static const char *lib_get_device_name(void *dev) { return fns.get_device_name(dev); }
+static int lib_close_device(void *ctx) { return norm(fns.close_device(ctx)); }
+
+static const struct xb_devlib legacy_lib = {
+	.get_device_list = lib_get_device_list,
+	.free_device_list = lib_free_device_list,
+	.get_device_name = lib_get_device_name,
+	.close_device = lib_close_device,
+	.open_one = open_one,
+	.no_xrc_errno = ENOSYS,
+};
+
 int xb_legacy_open(const char *name, void **devp, struct xb_devfacts *facts, int *stage)
 {
-	void **list;
-	void *ctx = NULL;
 	struct legacy_dev *dev;
-	int n = 0, rc = 0, found = 0;
+	void *ctx;
+	int rc;
 
 	*stage = XB_STAGE_OK;
 	memset(facts, 0, sizeof(*facts));
@@ -304,62 +311,10 @@ int xb_legacy_open(const char *name, void **devp, struct xb_devfacts *facts, int
 		*stage = XB_STAGE_NOSYM;
 		return load_err;
 	}
-	errno = 0;
-	list = fns.get_device_list(&n);
-	if (!list) {
-		*stage = XB_STAGE_LIST;
-		return errno > 0 ? errno : EIO;
-	}
-	if (n <= 0) {
-		fns.free_device_list(list);
-		*stage = XB_STAGE_NODEV;
-		return ENODEV;
-	}
-	for (int i = 0; i < n; i++) {
-		struct xb_devfacts f;
-		int st = 0;
-
-		if (name && *name) {
-			if (strcmp(fns.get_device_name(list[i]), name) != 0)
-				continue;
-			found = 1;
-			rc = open_one(list[i], facts, &ctx, stage);
-			break;
-		}
-		if (open_one(list[i], &f, &ctx, &st) != 0) {
-			if (!found) {
-				*facts = f;
-				*stage = st;
-				rc = f.open_errno;
-			}
-			found = 1;
-			continue;
-		}
-		if (f.xrc) {
-			*facts = f;
-			*stage = XB_STAGE_OK;
-			rc = 0;
-			break;
-		}
-		fns.close_device(ctx);
-		ctx = NULL;
-		if (!found || *stage == XB_STAGE_NOXRC_ANY) {
-			*facts = f;
-			*stage = XB_STAGE_NOXRC_ANY;
-			rc = ENOSYS;
-		}
-		found = 1;
-	}
-	fns.free_device_list(list);
-	if (name && *name && !found) {
-		copy_str(facts->name, sizeof(facts->name), name);
-		*stage = XB_STAGE_NOTFOUND;
-		return ENODEV;
-	}
-	if (!ctx)
-		return rc ? rc : ENODEV;
 	/* A named device without XRC opens; its domain open fails with
 	 * ENOSYS, which is S11 in the legacy API. */
+	if ((rc = xb_select_device(&legacy_lib, name, &ctx, facts, stage)) != 0)
+		return rc;
 	dev = calloc(1, sizeof(*dev));
 	if (!dev) {
 		fns.close_device(ctx);
@@ -372,25 +327,10 @@ int xb_legacy_open(const char *name, void **devp, struct xb_devfacts *facts, int
 
 int xb_legacy_list(struct xb_devfacts *facts, int max)
 {
-	void **list;
-	int n = 0;
-
 	pthread_once(&load_once, load);
 	if (base_err)
 		return -base_err;
-	errno = 0;
-	list = fns.get_device_list(&n);
-	if (!list)
-		return -(errno > 0 ? errno : EIO);
-	for (int i = 0; i < n && i < max; i++) {
-		void *ctx = NULL;
-		int stage = 0;
-
-		if (open_one(list[i], &facts[i], &ctx, &stage) == 0)
-			fns.close_device(ctx);
-	}
-	fns.free_device_list(list);
-	return n;
+	return xb_list_devices(&legacy_lib, facts, max);
 }
 
 void xb_legacy_library(char *buf, size_t len)
@@ -400,7 +340,7 @@ void xb_legacy_library(char *buf, size_t len)
 	buf[0] = '\0';
 	pthread_once(&load_once, load);
 	if (fns.get_device_list && dladdr((void *)fns.get_device_list, &info) && info.dli_fname)
-		copy_str(buf, len, info.dli_fname);
+		xb_copy_str(buf, len, info.dli_fname);
 }
 
 void xb_legacy_symvers(char *buf, size_t len)

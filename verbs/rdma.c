@@ -35,6 +35,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "devselect.h"
 #include "rdma.h"
 
 struct rdma_dom;
@@ -403,14 +404,6 @@ size_t xb_rdma_dom_handles(void *domp)
 	return d ? d->handles : 0;
 }
 
-static void copy_str(char *dst, size_t len, const char *src)
-{
-	size_t n = src ? strnlen(src, len - 1) : 0;
-
-	memcpy(dst, src ? src : "", n);
-	dst[n] = '\0';
-}
-
 /* legacy_api_present: whether the loaded libibverbs is an old OFED one
  * that still exports the legacy XRC calls. */
 static int legacy_api_present(void)
@@ -430,9 +423,9 @@ static int legacy_api_present(void)
 static void facts_from_device(struct ibv_device *dev, struct xb_devfacts *f)
 {
 	memset(f, 0, sizeof(*f));
-	copy_str(f->name, sizeof(f->name), ibv_get_device_name(dev));
-	copy_str(f->dev_name, sizeof(f->dev_name), dev->dev_name);
-	copy_str(f->ibdev_path, sizeof(f->ibdev_path), dev->ibdev_path);
+	xb_copy_str(f->name, sizeof(f->name), ibv_get_device_name(dev));
+	xb_copy_str(f->dev_name, sizeof(f->dev_name), dev->dev_name);
+	xb_copy_str(f->ibdev_path, sizeof(f->ibdev_path), dev->ibdev_path);
 	f->node_type = dev->node_type;
 	f->transport_type = dev->transport_type;
 	f->node_guid = be64toh(ibv_get_device_guid(dev));
@@ -532,7 +525,7 @@ static void probe_caps(struct ibv_context *ctx, struct xb_devfacts *f)
 		if (f->open_xrcd_probe != XB_PROBE_NOT_TRIED && (size_t)probe_cache.n < sizeof(probe_cache.e) / sizeof(probe_cache.e[0])) {
 			struct probe_entry *e = &probe_cache.e[probe_cache.n++];
 
-			copy_str(e->name, sizeof(e->name), f->name);
+			xb_copy_str(e->name, sizeof(e->name), f->name);
 			e->guid = f->node_guid;
 			e->open_xrcd = f->open_xrcd_probe;
 			e->create_qp_ex = f->create_qp_ex_probe;
@@ -556,7 +549,7 @@ static int facts_query(struct ibv_context *ctx, struct xb_devfacts *f)
 	rc = ibv_query_device(ctx, &attr);
 	if (rc)
 		return rc > 0 ? rc : failed_errno();
-	copy_str(f->fw_ver, sizeof(f->fw_ver), attr.fw_ver);
+	xb_copy_str(f->fw_ver, sizeof(f->fw_ver), attr.fw_ver);
 	f->node_guid = be64toh(attr.node_guid);
 	f->vendor_id = attr.vendor_id;
 	f->vendor_part_id = attr.vendor_part_id;
@@ -594,77 +587,44 @@ static int open_one(struct ibv_device *dev, struct xb_devfacts *f, struct ibv_co
 	return 0;
 }
 
+/* The device-selection walk (devselect.c) over rdma-core's calls. */
+static void **lib_get_device_list(int *num) { return (void **)ibv_get_device_list(num); }
+static void lib_free_device_list(void **list) { ibv_free_device_list((struct ibv_device **)list); }
+static const char *lib_get_device_name(void *dev) { return ibv_get_device_name(dev); }
+static int lib_close_device(void *ctx) { return ibv_close_device(ctx); }
+
+static int lib_open_one(void *dev, struct xb_devfacts *f, void **ctx, int *stage)
+{
+	struct ibv_context *c = NULL;
+	int rc = open_one(dev, f, &c, stage);
+
+	*ctx = c;
+	return rc;
+}
+
+static const struct xb_devlib rdma_lib = {
+	.get_device_list = lib_get_device_list,
+	.free_device_list = lib_free_device_list,
+	.get_device_name = lib_get_device_name,
+	.close_device = lib_close_device,
+	.open_one = lib_open_one,
+	.no_xrc_errno = EOPNOTSUPP,
+};
+
 int xb_rdma_open(const char *name, void **devp, struct xb_devfacts *facts, int *stage)
 {
-	struct ibv_device **list;
-	struct ibv_context *ctx = NULL;
 	struct rdma_dev *dev;
-	int n = 0, rc = 0, found = 0;
+	void *ctx;
+	int rc = xb_select_device(&rdma_lib, name, &ctx, facts, stage);
 
-	*stage = XB_STAGE_OK;
-	memset(facts, 0, sizeof(*facts));
-	errno = 0;
-	list = ibv_get_device_list(&n);
-	if (!list) {
-		*stage = XB_STAGE_LIST;
-		return failed_errno();
-	}
-	if (n <= 0) {
-		ibv_free_device_list(list);
-		*stage = XB_STAGE_NODEV;
-		return ENODEV;
-	}
-	for (int i = 0; i < n; i++) {
-		if (name && *name) {
-			if (strcmp(ibv_get_device_name(list[i]), name) != 0)
-				continue;
-			found = 1;
-			rc = open_one(list[i], facts, &ctx, stage);
-			break;
-		}
-		/* No name: the first device with XRC. A device we cannot
-		 * open is remembered, so "permission denied" is what the
-		 * user hears when no device could be tried at all. */
-		struct xb_devfacts f;
-		int st = 0;
-
-		if (open_one(list[i], &f, &ctx, &st) != 0) {
-			if (!found) {
-				*facts = f;
-				*stage = st;
-				rc = f.open_errno;
-			}
-			found = 1;
-			continue;
-		}
-		if (f.xrc) {
-			*facts = f;
-			*stage = XB_STAGE_OK;
-			rc = 0;
-			break;
-		}
-		ibv_close_device(ctx);
-		ctx = NULL;
-		if (!found || *stage == XB_STAGE_NOXRC_ANY) {
-			*facts = f;
-			*stage = XB_STAGE_NOXRC_ANY;
-			rc = EOPNOTSUPP;
-		}
-		found = 1;
-	}
-	ibv_free_device_list(list); /* an open context keeps its device */
-	if (name && *name && !found) {
-		copy_str(facts->name, sizeof(facts->name), name);
-		*stage = XB_STAGE_NOTFOUND;
-		return ENODEV;
-	}
-	if (!ctx)
-		return rc ? rc : ENODEV;
+	if (rc)
+		return rc;
 	/* A device named on purpose that lacks XRC still opens: the domain
 	 * open is where the API says so (S11, ibv_open_xrcd -> EOPNOTSUPP),
 	 * and DeviceInfo.XRC tells callers before they try. */
 	if (facts->xrc && (!facts->open_qp || !facts->create_qp_ex)) {
-		/* qedr: XRC, but no ibv_open_qp, so nobody can register. */
+		/* qedr: XRC, but the probes found no ibv_open_qp, so nobody
+		 * can register. */
 		ibv_close_device(ctx);
 		*stage = XB_STAGE_NOOPENQP;
 		return EOPNOTSUPP;
@@ -681,22 +641,7 @@ int xb_rdma_open(const char *name, void **devp, struct xb_devfacts *facts, int *
 
 int xb_rdma_list(struct xb_devfacts *facts, int max)
 {
-	struct ibv_device **list;
-	int n = 0;
-
-	errno = 0;
-	list = ibv_get_device_list(&n);
-	if (!list)
-		return -failed_errno();
-	for (int i = 0; i < n && i < max; i++) {
-		struct ibv_context *ctx = NULL;
-		int stage = 0;
-
-		if (open_one(list[i], &facts[i], &ctx, &stage) == 0)
-			ibv_close_device(ctx);
-	}
-	ibv_free_device_list(list);
-	return n;
+	return xb_list_devices(&rdma_lib, facts, max);
 }
 
 int xb_rdma_count(void)
@@ -721,5 +666,5 @@ void xb_rdma_library(char *buf, size_t len)
 
 	buf[0] = '\0';
 	if (sym && dladdr(sym, &info) && info.dli_fname)
-		copy_str(buf, len, info.dli_fname);
+		xb_copy_str(buf, len, info.dli_fname);
 }
