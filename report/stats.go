@@ -191,7 +191,7 @@ func Warnings(run *Run) []string {
 				for _, i := range rs.Outliers {
 					vals = append(vals, fmt.Sprintf("#%d %s", i, m.Format(rs.Values[indexOf(rs.Reps, i)])))
 				}
-				w = append(w, fmt.Sprintf("%s %s: outlier repetitions (below Q1 - 1.5 IQR or above Q3 + 1.5 IQR; median %s): %s",
+				w = append(w, fmt.Sprintf("%s %s: outlier repetitions (more than 1.5 IQR below Q1 or above Q3; median %s): %s",
 					kind, name, m.Format(rs.Median), strings.Join(vals, ", ")))
 			}
 		}
