@@ -94,11 +94,24 @@ func assemble(res *results.Result, done []*repOutcome, cfg Config) error {
 		res.Harness.StartSkewNS = max(res.Harness.StartSkewNS, rep.skew)
 	}
 	res.Warnings = append(res.Warnings, cpuWarnings(done, cfg)...)
+	// A kind whose operations must fail says with what, so a report tells
+	// the intended failures from the unexpected ones (Errors).
+	expect := map[string]string{}
+	for _, ph := range cfg.Workload.Phases {
+		if _, seen := expect[ph.Op]; !seen && !ph.ExpectOK() {
+			expect[ph.Op] = ph.Expect
+		}
+	}
 	res.Histograms = map[string]string{}
 	var encErr error
 	for _, kind := range slices.Sorted(maps.Keys(all)) {
 		a := all[kind]
 		res.Ops[kind] = a.stats(wall)
+		if e, ok := expect[kind]; ok {
+			s := res.Ops[kind]
+			s.Expect = e
+			res.Ops[kind] = s
+		}
 		enc, err := encodeHistogram(a.hist)
 		if err != nil {
 			encErr = errors.Join(encErr, fmt.Errorf("encoding the total %s latencies (%d operations): %w", kind, a.hist.TotalCount(), err))

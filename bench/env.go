@@ -29,7 +29,8 @@ func environment(info verbs.DeviceInfo) results.Environment {
 		env.Kernel = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:]) +
 			" " + unix.ByteSliceToString(u.Machine[:])
 	}
-	env.Device = map[string]any{"name": info.Name, "xrc": info.XRC, "numa_node": info.NUMANode}
+	env.Device = map[string]any{"name": info.Name, "xrc": info.XRC, "numa_node": info.NUMANode,
+		"is_test_double": info.TestDouble}
 	add := func(k, v string) {
 		if v != "" {
 			env.Device[k] = v

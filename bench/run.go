@@ -295,6 +295,9 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	default:
 		res.Status, res.Error = results.StatusFailed, runErr.Error()
 	}
+	if info := res.Environment.Device; info["is_test_double"] == true {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("measured through the libibverbs test double (%s), not RDMA hardware: these figures say nothing about an adapter", res.Environment.ProviderDetail["libibverbs"]))
+	}
 	if res.Environment.Version == "unknown" {
 		res.Warnings = append(res.Warnings, "xrcbench version unknown: built without VCS information (-buildvcs=false); the result cannot name the code that measured it")
 	}

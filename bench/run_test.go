@@ -112,6 +112,11 @@ func TestUnexpectedOutcomesFail(t *testing.T) {
 				if n := res.Ops[kind].Count; n != 2*3*10 {
 					t.Errorf("%s: count %d, want %d (what was measured is kept)", kind, n, 2*3*10)
 				}
+				// The report tells intended failures from unexpected
+				// ones by this.
+				if e := loaded.Ops[kind].Expect; e != "EINVAL" {
+					t.Errorf("%s: expect %q in result.json, want EINVAL", kind, e)
+				}
 			}
 			if tt.wantErr == nil {
 				if err != nil || loaded.Status != results.StatusOK {
@@ -148,6 +153,10 @@ func simWorkload(t *testing.T, w string, sem verbs.Semantics) {
 	for kind, s := range res.Ops {
 		if s.Errors != 0 {
 			t.Errorf("%s: %d errors %v", kind, s.Errors, s.ErrnoCounts)
+		}
+		// Only the kinds that must fail name an errno.
+		if want := map[string]string{"reg_invalid": "EINVAL", "reg_foreign": "EINVAL"}[kind]; s.Expect != want {
+			t.Errorf("%s: expect %q, want %q", kind, s.Expect, want)
 		}
 	}
 	if res.Leaks == nil || !res.Leaks.Checked || res.Leaks.Method != "sim_inspect" || len(res.Leaks.Leaked) != 0 {

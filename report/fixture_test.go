@@ -48,6 +48,15 @@ type fixture struct {
 	hlogTrunc string
 	device    map[string]any
 	host      string
+	// expect names the errno a kind's operations must fail with.
+	expect map[string]string
+	// stoppedAt, when > 0, is the seconds the last repetition measured
+	// before the run was stopped (of seconds requested); requested is the
+	// repetitions asked for, when more than were run.
+	stoppedAt int
+	requested int
+	// provDetail is the result's provider_detail.
+	provDetail map[string]string
 }
 
 type kindSpec struct {
@@ -116,6 +125,29 @@ func tinyFixture() fixture {
 	}
 }
 
+// errorsFixture is an errors-workload run through the libibverbs test
+// double, interrupted in its second of three repetitions: intended
+// failures, a few unexpected ones, the test-double marking and a
+// shortened measurement.
+func errorsFixture() fixture {
+	return fixture{
+		name: "errors", workload: "errors", provider: "rdma",
+		procs: 1, threads: 2, qps: 4, reps: 2, seconds: 3, seed: 4,
+		kinds: map[string]kindSpec{
+			results.OpRegInvalid: {medianNS: 1500, sigma: 0.3, rate: 500},
+			results.OpRegForeign: {medianNS: 1800, sigma: 0.3, rate: 500},
+		},
+		expect:    map[string]string{results.OpRegInvalid: "EINVAL", results.OpRegForeign: "EINVAL"},
+		errors:    map[string]int64{results.OpRegForeign: 3},
+		stoppedAt: 1, requested: 3,
+		status: results.StatusPartial, errMsg: "repetition 2: interrupted (signal: interrupt): measured until then; operations with an unexpected outcome: reg_foreign 3 of 4200 (EBUSY x3)",
+		skewNS: 20_000, timerNS: 20,
+		device:     map[string]any{"name": "xbfake0", "fw_ver": "99.1.0", "library": "xrcbench fakeverbs (test double)", "is_test_double": true},
+		provDetail: map[string]string{"libibverbs": "/work/build/fakeverbs/libibverbs.so.1"},
+		host:       "bench-a",
+	}
+}
+
 // write creates the run folder dir from f.
 func (f fixture) write(t testing.TB, dir string) *results.Result {
 	t.Helper()
@@ -134,12 +166,13 @@ func (f fixture) write(t testing.TB, dir string) *results.Result {
 			Workload: f.workload, WorkloadSpec: "name: " + f.workload + "\n",
 			Provider: f.provider, Procs: f.procs, Threads: f.threads, QPs: f.qps,
 			Duration: results.Duration(time.Duration(f.seconds) * time.Second),
-			Warmup:   results.Duration(time.Second), Repetitions: f.reps, Seed: f.seed,
+			Warmup:   results.Duration(time.Second), Repetitions: max(f.reps, f.requested), Seed: f.seed,
 			Interval: results.Duration(time.Second),
 		},
 		Environment: results.Environment{
 			Host: f.host, Kernel: "6.1.0-test", CPUModel: "Test CPU @ 2.0GHz", CPUs: 2,
 			GoVersion: "go1.26.8", Version: "fixture", Provider: f.provider, Device: f.device,
+			ProviderDetail: f.provDetail,
 		},
 		Harness: results.Harness{Timer: "clock_monotonic", TimerOverheadNS: f.timerNS, StartSkewNS: f.skewNS,
 			Warmup: results.Duration(time.Second), Repetitions: f.reps},
@@ -175,7 +208,11 @@ func (f fixture) write(t testing.TB, dir string) *results.Result {
 		for _, k := range kinds {
 			repHist[k] = results.NewHistogram()
 		}
-		for sec := 0; sec < f.seconds; sec++ {
+		secs := f.seconds
+		if f.stoppedAt > 0 && rep == f.reps-1 {
+			secs = f.stoppedAt
+		}
+		for sec := 0; sec < secs; sec++ {
 			for _, k := range kinds {
 				spec := f.kinds[k]
 				iv := results.NewHistogram()
@@ -201,7 +238,7 @@ func (f fixture) write(t testing.TB, dir string) *results.Result {
 				repHist[k].Merge(iv)
 			}
 		}
-		dur := time.Duration(f.seconds) * time.Second
+		dur := time.Duration(secs) * time.Second
 		rr := results.Repetition{Index: rep, Duration: results.Duration(dur), Ops: map[string]results.OpStats{}}
 		for _, k := range kinds {
 			h := repHist[k]
@@ -210,6 +247,7 @@ func (f fixture) write(t testing.TB, dir string) *results.Result {
 				s.Errors = f.errors[k]
 				s.ErrnoCounts = map[string]int64{"EBUSY": f.errors[k]}
 			}
+			s.Expect = f.expect[k]
 			rr.Ops[k] = s
 			merged[k].Merge(h)
 		}
@@ -231,6 +269,11 @@ func (f fixture) write(t testing.TB, dir string) *results.Result {
 		r.Ops[k] = results.OpStats{Count: h.TotalCount(), Errors: f.errors[k], OpsPerSec: float64(h.TotalCount()) / total.Seconds(), NS: results.Summarize(h)}
 		if f.errors[k] > 0 {
 			r.Ops[k] = withErrno(r.Ops[k], "EBUSY", f.errors[k])
+		}
+		if e := f.expect[k]; e != "" {
+			s := r.Ops[k]
+			s.Expect = e
+			r.Ops[k] = s
 		}
 	}
 	r.Workers = workers
@@ -281,4 +324,9 @@ func fixtureDir(t testing.TB, f fixture) string {
 		t.Fatalf("fixture %s missing: run go test ./report -update (%v)", f.name, err)
 	}
 	return dir
+}
+
+// allFixtures are the synthetic runs every report test reads.
+func allFixtures() []fixture {
+	return []fixture{lifecycleFixture(), noisyFixture(), tinyFixture(), errorsFixture()}
 }

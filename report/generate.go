@@ -28,7 +28,19 @@ type Report struct {
 	Warnings []string
 }
 
-// Generate writes the report of dirs into out: report.html, summary.md,
+// Options tune a report.
+type Options struct {
+	// Counts is the count axis of the latency histograms (default auto).
+	Counts CountScale
+}
+
+// Generate writes the report of dirs into out with the default options;
+// see GenerateWith.
+func Generate(dirs []string, out string) (*Report, error) {
+	return GenerateWith(dirs, out, Options{})
+}
+
+// GenerateWith writes the report of dirs into out: report.html, summary.md,
 // bench.txt and plots/. One run folder reports into itself when out is
 // empty; several run folders (a combined report with overlaid spectra) need
 // out. A sweep folder (one holding sweep.json) is reported alone.
@@ -36,7 +48,13 @@ type Report struct {
 // Everything is computed in memory before the first file is written, and
 // each file is written atomically, so bad input leaves nothing behind and a
 // reader never sees half a file.
-func Generate(dirs []string, out string) (*Report, error) {
+func GenerateWith(dirs []string, out string, opts Options) (*Report, error) {
+	if opts.Counts == "" {
+		opts.Counts = CountsAuto
+	}
+	if _, err := ParseCountScale(string(opts.Counts)); err != nil {
+		return nil, err
+	}
 	if len(dirs) == 0 {
 		return nil, inputErrorf("no run folder given")
 	}
@@ -45,7 +63,9 @@ func Generate(dirs []string, out string) (*Report, error) {
 		sweep    *SweepReport
 		overlays []Figure
 		perRun   = map[*Run][]Figure{}
-		title    string
+		// Each run's op kinds on one axis, shown under its headline.
+		kindOverlays = map[*Run][]Figure{}
+		title        string
 	)
 	for _, d := range dirs {
 		if IsSweep(d) {
@@ -81,20 +101,26 @@ func Generate(dirs []string, out string) (*Report, error) {
 		overlays = figs
 		title = fmt.Sprintf("xrcbench sweep: %s on %s, %s", sweep.Workload, sweep.Provider, plural(len(sweep.Points), "point"))
 	case len(runs) == 1:
-		figs, err := RunFigures(runs[0], "")
+		figs, err := RunFigures(runs[0], "", opts.Counts)
 		if err != nil {
 			return nil, err
 		}
 		perRun[runs[0]] = figs
+		if kindOverlays[runs[0]], err = KindOverlayFigures(runs[0], "", opts.Counts); err != nil {
+			return nil, err
+		}
 		title = "xrcbench: " + Title(runs[0].Result)
 	default:
 		labelRuns(runs)
 		for _, run := range runs {
-			figs, err := RunFigures(run, fileSafe(run.Label)+"-")
+			figs, err := RunFigures(run, fileSafe(run.Label)+"-", opts.Counts)
 			if err != nil {
 				return nil, err
 			}
 			perRun[run] = figs
+			if kindOverlays[run], err = KindOverlayFigures(run, fileSafe(run.Label)+"-", opts.Counts); err != nil {
+				return nil, err
+			}
 		}
 		var err error
 		if overlays, err = OverlayFigures(runs); err != nil {
@@ -103,15 +129,27 @@ func Generate(dirs []string, out string) (*Report, error) {
 		title = "xrcbench: " + plural(len(runs), "run")
 	}
 
-	pg := htmlPage{Title: title}
+	for _, run := range runs {
+		for _, f := range kindOverlays[run] {
+			run.overlayPlots = append(run.overlayPlots, filepath.ToSlash(filepath.Join(PlotsDir, f.Name+".png")))
+		}
+	}
+	pg := htmlPage{Title: title, Single: len(runs) == 1 && sweep == nil}
 	if sweep != nil {
 		pg.Sweep = &htmlSweep{SweepReport: sweep, Figures: htmlFigures(overlays)}
+		pg.Headlines = []htmlHeadline{{Kinds: SweepHeadline(sweep)}}
 	} else {
 		pg.Overlays = htmlFigures(overlays)
+		for _, run := range runs {
+			pg.Headlines = append(pg.Headlines, newHTMLHeadline(run, len(runs) > 1, kindOverlays[run]))
+		}
+	}
+	for _, run := range runs {
+		pg.TestDouble = pg.TestDouble || IsTestDouble(run.Result)
 	}
 	rep := &Report{Out: out}
 	for _, run := range runs {
-		pg.Runs = append(pg.Runs, newHTMLRun(run, perRun[run]))
+		pg.Runs = append(pg.Runs, newHTMLRun(run, perRun[run], !pg.Single))
 		for _, w := range Warnings(run) {
 			if len(runs) > 1 {
 				w = run.Label + ": " + w
@@ -125,7 +163,7 @@ func Generate(dirs []string, out string) (*Report, error) {
 	}
 	var md, bench bytes.Buffer
 	if sweep != nil {
-		writeSweepMarkdown(&md, sweep)
+		writeSweepMarkdown(&md, sweep, pg.TestDouble)
 	}
 	if err := WriteMarkdown(&md, runs); err != nil {
 		return nil, err
@@ -140,7 +178,7 @@ func Generate(dirs []string, out string) (*Report, error) {
 		files[name] = data
 		order = append(order, name)
 	}
-	for _, figs := range append(collect(runs, perRun), overlays) {
+	for _, figs := range append(append(collect(runs, kindOverlays), collect(runs, perRun)...), overlays) {
 		for _, f := range figs {
 			put(filepath.Join(PlotsDir, f.Name+".svg"), f.SVG)
 			put(filepath.Join(PlotsDir, f.Name+".png"), f.PNG)
@@ -216,8 +254,16 @@ func fileSafe(s string) string {
 }
 
 // writeSweepMarkdown writes the sweep table ahead of the points' sections.
-func writeSweepMarkdown(b *bytes.Buffer, sr *SweepReport) {
-	fmt.Fprintf(b, "# xrcbench sweep: %s on %s\n\nFolder %s, %s.\n\n", mdText(sr.Workload), mdText(sr.Provider), mdCode(sr.Dir), plural(len(sr.Points), "point"))
+func writeSweepMarkdown(b *bytes.Buffer, sr *SweepReport, testDouble bool) {
+	fmt.Fprintf(b, "# xrcbench sweep: %s on %s\n\n", mdText(sr.Workload), mdText(sr.Provider))
+	if testDouble {
+		fmt.Fprintf(b, "> **Not hardware.** %s\n\n", TestDoubleBanner)
+	}
+	b.WriteString("**Headline**\n\n")
+	for _, s := range SweepHeadline(sr) {
+		fmt.Fprintf(b, "- %s\n", mdText(s))
+	}
+	fmt.Fprintf(b, "\nFolder %s, %s.\n\n", mdCode(sr.Dir), plural(len(sr.Points), "point"))
 	b.WriteString("| point | procs | threads | QPs | status |")
 	for _, k := range sr.Kinds {
 		fmt.Fprintf(b, " %s ops/s | %s p99 |", mdText(k), mdText(k))

@@ -41,7 +41,7 @@ func loadFixture(t *testing.T, f fixture) *Run {
 }
 
 func TestGolden(t *testing.T) {
-	for _, f := range []fixture{lifecycleFixture(), noisyFixture(), tinyFixture()} {
+	for _, f := range allFixtures() {
 		t.Run(f.name, func(t *testing.T) {
 			run := loadFixture(t, f)
 			var md, bench bytes.Buffer
@@ -60,7 +60,7 @@ func TestGolden(t *testing.T) {
 // TestBenchParses reads bench.txt back with benchfmt, as benchstat does, and
 // checks every line against the repetition it came from.
 func TestBenchParses(t *testing.T) {
-	for _, f := range []fixture{lifecycleFixture(), noisyFixture(), tinyFixture()} {
+	for _, f := range allFixtures() {
 		t.Run(f.name, func(t *testing.T) {
 			run := loadFixture(t, f)
 			var buf bytes.Buffer

@@ -38,6 +38,8 @@ type htmlRepRow struct {
 type htmlRun struct {
 	Run       *Run
 	Title     string
+	Heading   string // the section's heading: the title, or "Details" alone on the page
+	Expected  bool   // a kind must fail: show the "expected" column
 	Status    string
 	Warnings  []string
 	Firmware  []string
@@ -53,10 +55,42 @@ type htmlRun struct {
 }
 
 type htmlPage struct {
-	Title    string
-	Runs     []htmlRun
-	Overlays []htmlFigure
-	Sweep    *htmlSweep
+	Title string
+	// Single: one run, whose section needs no title of its own (the
+	// page's is the run's).
+	Single     bool
+	TestDouble bool // some run went through the libibverbs test double
+	Headlines  []htmlHeadline
+	Runs       []htmlRun
+	Overlays   []htmlFigure
+	Sweep      *htmlSweep
+}
+
+// htmlHeadline is one run's part of the headline section.
+type htmlHeadline struct {
+	Label       string // the run's title when the page has several
+	Status      string
+	Kinds       []string
+	Destruction string
+	Notes       []string
+	Figures     []htmlFigure
+}
+
+func newHTMLHeadline(run *Run, labelled bool, figs []Figure) htmlHeadline {
+	h := NewHeadline(run)
+	hh := htmlHeadline{Status: run.Result.Status, Kinds: h.Kinds, Figures: htmlFigures(figs)}
+	if labelled {
+		hh.Label = run.Label + ": " + Title(run.Result)
+	}
+	if h.Destruction != nil {
+		hh.Destruction = h.Destruction.Sentence()
+	}
+	for _, n := range h.Notes {
+		if n != TestDoubleBanner { // the page's banner says it once
+			hh.Notes = append(hh.Notes, n)
+		}
+	}
+	return hh
 }
 
 type htmlSweep struct {
@@ -89,7 +123,14 @@ func configRows(r *results.Result) []kv {
 		rows = append(rows, kv{"device", c.Device})
 	}
 	if c.Duration > 0 {
-		rows = append(rows, kv{"duration", c.Duration.D().String()})
+		rows = append(rows, kv{"duration (requested)", c.Duration.D().String()})
+	}
+	if len(r.Repetitions) > 0 {
+		v := roundDuration(measured(r)).String() + " in all"
+		if stoppedEarly(r) {
+			v += ", stopped early"
+		}
+		rows = append(rows, kv{"measured", v})
 	}
 	if c.Iterations > 0 {
 		rows = append(rows, kv{"iterations", fmt.Sprint(c.Iterations)})
@@ -151,12 +192,21 @@ func repRows(run *Run) []htmlRepRow {
 			}
 			rows = append(rows, htmlRepRow{
 				Kind: kind, Metric: name, Median: m.Format(rs.Median),
-				MAD:    fmt.Sprintf("%s (%.1f%%)", m.Format(rs.MAD), 100*rs.Variation),
+				MAD:    madCell(rs),
 				Values: strings.Join(vals, " "), Outliers: strings.Join(outs, " "),
 			})
 		}
 	}
 	return rows
+}
+
+// madCell is a MAD with its share of the median; one value has no
+// deviation to speak of.
+func madCell(rs RepStats) string {
+	if len(rs.Values) < 2 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%s (%.1f%%)", rs.Metric.Format(rs.MAD), 100*rs.Variation)
 }
 
 func htmlFigures(figs []Figure) []htmlFigure {
@@ -167,10 +217,14 @@ func htmlFigures(figs []Figure) []htmlFigure {
 	return out
 }
 
-func newHTMLRun(run *Run, figs []Figure) htmlRun {
+func newHTMLRun(run *Run, figs []Figure, titled bool) htmlRun {
 	r := run.Result
+	heading := "Details"
+	if titled {
+		heading = run.Label + ": " + Title(r)
+	}
 	return htmlRun{
-		Run: run, Title: Title(r), Status: r.Status, Warnings: Warnings(run), Firmware: FirmwareNotes(r),
+		Run: run, Title: Title(r), Heading: heading, Expected: anyExpected(run), Status: r.Status, Warnings: Warnings(run), Firmware: FirmwareNotes(r),
 		Env: envRows(r), Config: configRows(r), Harness: harnessRows(r),
 		Command: strings.Join(quoteArgs(r.Config.CommandLine), " "), Spec: r.Config.WorkloadSpec,
 		Rows: SummaryRows(run), RepRows: repRows(run), Figures: htmlFigures(figs), RepsCount: len(r.Repetitions),
@@ -191,9 +245,13 @@ func quoteArgs(args []string) []string {
 }
 
 var funcs = template.FuncMap{
-	"ns":   func(v int64) string { return FormatNS(float64(v)) },
-	"rate": FormatRate,
-	"reps": acrossReps,
+	"ns":         func(v int64) string { return FormatNS(float64(v)) },
+	"nsf":        FormatNS,
+	"rate":       FormatRate,
+	"reps":       acrossReps,
+	"plural":     plural,
+	"expected":   expectedCell,
+	"testDouble": func() string { return TestDoubleBanner },
 }
 
 // The page has no script, no external stylesheet, font or image: every
@@ -219,10 +277,22 @@ pre { background: #f6f6f6; padding: .5em; overflow-x: auto; white-space: pre-wra
 figure { margin: 1.5em 0; } figure svg { width: 100%; max-width: 56em; height: auto; display: block; overflow: visible; }
 figcaption { color: #555; font-size: .9em; }
 .cols { display: flex; flex-wrap: wrap; gap: 2em; }
+.banner { background: #fde8ea; border: 2px solid #b00020; color: #5c0010; padding: .6em 1em; font-size: 1.05em; }
+#headline { background: #f4f8fc; border-left: 4px solid #4682b4; padding: .2em 1em .5em; }
+#headline h2 { border: none; } #headline li { margin: .2em 0; } .note { color: #444; }
 </style>
 </head>
 <body>
 <h1>{{.Title}}</h1>
+{{if .TestDouble}}<p class="banner" id="test-double"><b>Not hardware.</b> {{testDouble}}</p>{{end}}
+<section id="headline">
+<h2>Headline</h2>
+{{range .Headlines}}{{with .Label}}<h3>{{.}}</h3>{{end}}
+{{if and .Status (ne .Status "ok")}}<p class="status-{{.Status}}">Status {{.Status}}: see the warnings below.</p>{{end}}
+<ul>{{range .Kinds}}<li>{{.}}</li>{{end}}{{with .Destruction}}<li><b>{{.}}</b></li>{{end}}</ul>
+{{range .Notes}}<p class="note">{{.}}</p>{{end}}
+{{range .Figures}}<figure id="{{.Name}}">{{.Inline}}<figcaption><b>{{.Title}}.</b> {{.Caption}}</figcaption></figure>
+{{end}}{{end}}</section>
 {{with .Sweep}}
 <section id="sweep">
 <h2>Sweep: {{.Workload}} on {{.Provider}}</h2>
@@ -239,16 +309,16 @@ figcaption { color: #555; font-size: .9em; }
 {{end}}</section>{{end}}
 {{range .Runs}}
 <section>
-<h2>{{.Title}} — <span class="status-{{.Status}}">{{.Status}}</span></h2>
+<h2>{{.Heading}} — <span class="status-{{.Status}}">{{.Status}}</span></h2>
 <p>Run folder <code>{{.Run.Dir}}</code>{{with .Run.Result.Error}}: {{.}}{{end}}</p>
 {{if .Warnings}}<div class="warnings"><b>Warnings</b><ul>{{range .Warnings}}<li>{{.}}</li>{{end}}</ul></div>
 {{else}}<p class="nowarn">No warnings: repetitions agree, no errors, start skew and timer overhead small.</p>{{end}}
 <h3>Summary</h3>
 <table>
-<tr><th>op</th><th>count</th><th>errors</th><th>ops/s</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>mean</th><th>p50 across reps</th><th>ops/s across reps</th></tr>
-{{range .Rows}}<tr><td>{{.Kind}}</td><td class="n">{{.Stats.Count}}</td><td class="n">{{.Stats.Errors}}</td><td class="n">{{rate .Stats.OpsPerSec}}</td><td class="n">{{ns .Stats.NS.P50}}</td><td class="n">{{ns .Stats.NS.P90}}</td><td class="n">{{ns .Stats.NS.P99}}</td><td class="n">{{ns .Stats.NS.P999}}</td><td class="n">{{ns .Stats.NS.Max}}</td><td class="n">{{printf "%.0fns" .Stats.NS.Mean}}</td><td class="n">{{reps .P50Rep}}</td><td class="n">{{reps .OpsRep}}</td></tr>
+<tr><th>op</th><th>count</th><th>errors (unexpected)</th>{{if .Expected}}<th>expected failures</th>{{end}}<th>ops/s</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>mean</th><th>p50 across reps</th><th>ops/s across reps</th></tr>
+{{$exp := .Expected}}{{range .Rows}}<tr><td>{{.Kind}}</td><td class="n">{{.Stats.Count}}</td><td class="n">{{.Stats.Errors}}</td>{{if $exp}}<td class="n">{{expected .Kind .Stats}}</td>{{end}}<td class="n">{{rate .Stats.OpsPerSec}}</td><td class="n">{{ns .Stats.NS.P50}}</td><td class="n">{{ns .Stats.NS.P90}}</td><td class="n">{{ns .Stats.NS.P99}}</td><td class="n">{{ns .Stats.NS.P999}}</td><td class="n">{{ns .Stats.NS.Max}}</td><td class="n">{{nsf .Stats.NS.Mean}}</td><td class="n">{{reps .P50Rep}}</td><td class="n">{{reps .OpsRep}}</td></tr>
 {{end}}</table>
-<p>“across reps”: median over the {{.RepsCount}} repetitions ± median absolute deviation as a share of it.</p>
+<p>“across reps”: median over the {{plural .RepsCount "repetition"}} ± median absolute deviation as a share of it.</p>
 {{with .Firmware}}<h3>Firmware</h3><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .RepRows}}<h3>Repetitions</h3>
 <table>

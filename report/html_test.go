@@ -40,7 +40,7 @@ func TestExternalRefPattern(t *testing.T) {
 func generateFixtures(t *testing.T) (string, []*Run) {
 	t.Helper()
 	var dirs []string
-	for _, f := range []fixture{lifecycleFixture(), noisyFixture(), tinyFixture()} {
+	for _, f := range allFixtures() {
 		dirs = append(dirs, fixtureDir(t, f))
 	}
 	// and one the engine wrote
@@ -175,7 +175,7 @@ func testHTMLInChromium(t *testing.T, out string) {
 	if n := bytes.Count(dom, []byte("<svg ")); n != len(svgs) {
 		t.Errorf("the browser's DOM holds %d SVG plots, want %d", n, len(svgs))
 	}
-	if !bytes.Contains(dom, []byte("<h1>xrcbench: 4 runs</h1>")) {
+	if !bytes.Contains(dom, []byte("<h1>xrcbench: 5 runs</h1>")) {
 		t.Errorf("the DOM lacks the page heading")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -47,7 +48,7 @@ func acrossReps(rs RepStats) string {
 
 // Title is the one-line name of a run.
 func Title(r *results.Result) string {
-	return fmt.Sprintf("%s on %s, %d×%d, %d QPs", r.Config.Workload, r.Config.Provider, r.Config.Procs, r.Config.Threads, r.Config.QPs)
+	return fmt.Sprintf("%s on %s, %d×%d, %s", r.Config.Workload, r.Config.Provider, r.Config.Procs, r.Config.Threads, plural(r.Config.QPs, "QP"))
 }
 
 // deviceLine names the device, its firmware and hardware version, if known.
@@ -64,9 +65,20 @@ func deviceLine(env results.Environment) string {
 	return strings.Join(parts, ", ")
 }
 
-// runLength describes how long the run ran.
+// runLength describes how long the run ran: what was measured, when that
+// is less than what was asked for.
 func runLength(r *results.Result) string {
 	c := r.Config
+	if stoppedEarly(r) {
+		asked := plural(c.Repetitions, "repetition")
+		switch {
+		case c.Duration > 0:
+			asked += " of " + time.Duration(c.Duration).String()
+		case c.Iterations > 0:
+			asked += fmt.Sprintf(" of %d iterations", c.Iterations)
+		}
+		return fmt.Sprintf("%s, %s measured in all (stopped early: %s requested)", plural(len(r.Repetitions), "repetition"), roundDuration(measured(r)), asked)
+	}
 	var per string
 	switch {
 	case c.Duration > 0:
@@ -87,20 +99,30 @@ func WriteMarkdown(w io.Writer, runs []*Run) error {
 		}
 		r := run.Result
 		fmt.Fprintf(bw, "## xrcbench: %s — %s\n\n", mdText(Title(r)), mdText(r.Status))
+		writeHeadlineMarkdown(bw, run)
 		env := r.Environment
 		fmt.Fprintf(bw, "Host %s, %s × %d CPUs, kernel %s", mdCode(env.Host), mdText(env.CPUModel), env.CPUs, mdText(env.Kernel))
 		if d := deviceLine(env); d != "" {
 			fmt.Fprintf(bw, "; device %s", mdText(d))
 		}
 		fmt.Fprintf(bw, ". %s, xrcbench %s. Folder %s.\n\n", runLength(r), mdText(env.Version), mdCode(run.Dir))
-		fmt.Fprintln(bw, "| op | count | errors | ops/s | p50 | p90 | p99 | p99.9 | max | p50 across reps | ops/s across reps |")
-		fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		exp := anyExpected(run)
+		head, rule := "| op | count | errors (unexpected) |", "|---|---:|---:|"
+		if exp {
+			head, rule = head+" expected failures |", rule+"---:|"
+		}
+		fmt.Fprintln(bw, head+" ops/s | p50 | p90 | p99 | p99.9 | max | mean | p50 across reps | ops/s across reps |")
+		fmt.Fprintln(bw, rule+"---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, row := range SummaryRows(run) {
 			s := row.Stats
-			fmt.Fprintf(bw, "| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				mdText(row.Kind), s.Count, s.Errors, FormatRate(s.OpsPerSec),
+			fmt.Fprintf(bw, "| %s | %d | %d |", mdText(row.Kind), s.Count, s.Errors)
+			if exp {
+				fmt.Fprintf(bw, " %s |", mdText(expectedCell(row.Kind, s)))
+			}
+			fmt.Fprintf(bw, " %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				FormatRate(s.OpsPerSec),
 				FormatNS(float64(s.NS.P50)), FormatNS(float64(s.NS.P90)), FormatNS(float64(s.NS.P99)),
-				FormatNS(float64(s.NS.P999)), FormatNS(float64(s.NS.Max)),
+				FormatNS(float64(s.NS.P999)), FormatNS(float64(s.NS.Max)), FormatNS(s.NS.Mean),
 				acrossReps(row.P50Rep), acrossReps(row.OpsRep))
 		}
 		fmt.Fprintln(bw, "\n“across reps”: median over repetitions ± median absolute deviation as a share of it.")
@@ -115,6 +137,38 @@ func WriteMarkdown(w io.Writer, runs []*Run) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// writeHeadlineMarkdown writes the run's headline: the test-double
+// banner, a sentence per op kind, what destruction adds, the notes, and
+// the op-kind overlay plots when the report has them.
+func writeHeadlineMarkdown(w io.Writer, run *Run) {
+	h := NewHeadline(run)
+	for _, n := range h.Notes {
+		if n == TestDoubleBanner {
+			fmt.Fprintf(w, "> **Not hardware.** %s\n\n", n)
+		}
+	}
+	fmt.Fprintln(w, "**Headline**")
+	fmt.Fprintln(w)
+	for _, k := range h.Kinds {
+		fmt.Fprintf(w, "- %s\n", mdText(k))
+	}
+	if h.Destruction != nil {
+		fmt.Fprintf(w, "- **%s**\n", mdText(h.Destruction.Sentence()))
+	}
+	fmt.Fprintln(w)
+	for _, n := range h.Notes {
+		if n != TestDoubleBanner {
+			fmt.Fprintf(w, "%s\n\n", mdText(n))
+		}
+	}
+	for _, p := range run.overlayPlots {
+		fmt.Fprintf(w, "![%s](%s)\n", strings.TrimSuffix(filepath.Base(p), ".png"), p)
+	}
+	if len(run.overlayPlots) > 0 {
+		fmt.Fprintln(w)
+	}
 }
 
 // plural writes n and noun, with an s unless n is 1.

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
-	"sort"
+	"slices"
+	"strconv"
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -36,17 +38,78 @@ const (
 	binsPer = 20 // histogram bins per decade of latency
 )
 
-// render draws p as SVG and PNG.
+// Room around the plot, so the title and the last tick label never touch
+// the edge of the image.
+var (
+	padLeft, padRight  = vg.Points(4), vg.Points(16)
+	padBottom, padTop  = vg.Points(4), vg.Points(8)
+	legendGap          = vg.Points(10)
+	legendOutsideWidth = plotW / 3 // at most; a legend is as wide as its longest entry
+)
+
+// render draws p as SVG and PNG, with its legend inside the frame.
 func render(p *plot.Plot, name, title, caption string) (Figure, error) {
+	return renderPlot(p, false, name, title, caption)
+}
+
+// renderLegendOutside draws p with its legend in a band right of the
+// frame, where it cannot cover a curve: for plots with many lines.
+func renderLegendOutside(p *plot.Plot, name, title, caption string) (Figure, error) {
+	return renderPlot(p, true, name, title, caption)
+}
+
+func renderPlot(p *plot.Plot, outside bool, name, title, caption string) (Figure, error) {
 	f := Figure{Name: name, Title: title, Caption: caption}
+	leg := p.Legend
+	if outside {
+		p.Legend = plot.NewLegend()
+		defer func() { p.Legend = leg }()
+	}
+	// The axis labels are drawn here, not by gonum/plot: it reserves
+	// room for a label centred in data coordinates, which on a log axis
+	// lies near the far end, and shrinks the frame by half the label.
+	xl, yl := p.X.Label, p.Y.Label
+	p.X.Label.Text, p.Y.Label.Text = "", ""
+	defer func() { p.X.Label.Text, p.Y.Label.Text = xl.Text, yl.Text }()
+	titleH := vg.Length(0)
+	if p.Title.Text != "" {
+		titleH = p.Title.TextStyle.Height(p.Title.Text) + p.Title.Padding
+	}
+	drawOn := func(dc draw.Canvas) {
+		c := draw.Crop(dc, padLeft, -padRight, padBottom, -padTop)
+		if outside {
+			w := min(leg.Rectangle(c).Size().X, legendOutsideWidth)
+			band := draw.Crop(c, c.Size().X-w, 0, 0, -titleH)
+			leg.Top, leg.Left, leg.XOffs, leg.YOffs = true, true, 0, 0
+			leg.Draw(band)
+			c = draw.Crop(c, 0, -w-legendGap, 0, 0)
+		}
+		xh := vg.Length(0)
+		if xl.Text != "" {
+			xh = xl.TextStyle.Height(xl.Text) + xl.Padding
+		}
+		if yl.Text != "" {
+			sty := yl.TextStyle
+			sty.Rotation += math.Pi / 2
+			h, d := yl.TextStyle.Height(yl.Text), yl.TextStyle.FontExtents().Descent
+			c.FillText(sty, vg.Point{X: c.Min.X + h - d, Y: (c.Min.Y + xh + c.Max.Y - titleH) / 2}, yl.Text)
+			c = draw.Crop(c, h+d+yl.Padding, 0, 0, 0)
+		}
+		if xl.Text != "" {
+			d := xl.TextStyle.FontExtents().Descent
+			c.FillText(xl.TextStyle, vg.Point{X: c.Center().X, Y: c.Min.Y + d}, xl.Text)
+			c = draw.Crop(c, 0, 0, xh, 0)
+		}
+		p.Draw(c)
+	}
 	sc := vgsvg.New(plotW, plotH)
-	p.Draw(draw.New(sc))
+	drawOn(draw.New(sc))
 	var sb bytes.Buffer
 	if _, err := sc.WriteTo(&sb); err != nil {
 		return f, fmt.Errorf("plot %s: svg: %w", name, err)
 	}
 	ic := vgimg.NewWith(vgimg.UseWH(plotW, plotH), vgimg.UseDPI(pngDPI))
-	p.Draw(draw.New(ic))
+	drawOn(draw.New(ic))
 	var pb bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: ic}).WriteTo(&pb); err != nil {
 		return f, fmt.Errorf("plot %s: png: %w", name, err)
@@ -114,8 +177,24 @@ func decadeLabel(d float64) string {
 	return fmt.Sprintf("%gns", d)
 }
 
-// rateTicks marks a linear axis from 0 at a 1-2-5 step with SI labels.
-var rateTicks = plot.TickerFunc(func(min, max float64) []plot.Tick {
+// siLabel writes a tick value with an SI prefix and no trailing zeros
+// (500, 2.5k, 40k, 1.2M), so every label of an axis reads alike: never
+// 25000.00 beside 5000.
+func siLabel(v float64) string {
+	num := func(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
+	switch a := math.Abs(v); {
+	case a >= 1e9:
+		return num(v/1e9) + "G"
+	case a >= 1e6:
+		return num(v/1e6) + "M"
+	case a >= 1e3:
+		return num(v/1e3) + "k"
+	}
+	return num(v)
+}
+
+// linearTicks marks a linear axis at a 1-2-5 step, labels by siLabel.
+var linearTicks = plot.TickerFunc(func(min, max float64) []plot.Tick {
 	if !(max > min) {
 		return nil
 	}
@@ -127,8 +206,33 @@ var rateTicks = plot.TickerFunc(func(min, max float64) []plot.Tick {
 		}
 	}
 	var ts []plot.Tick
-	for v := math.Ceil(min/step) * step; v <= max; v += step {
-		ts = append(ts, plot.Tick{Value: v, Label: strings.TrimSuffix(FormatRate(v), "/s")})
+	for i := math.Ceil(min / step); i*step <= max; i++ {
+		// i*step, not a running sum: no 0.30000000000000004.
+		v := i * step
+		ts = append(ts, plot.Tick{Value: v, Label: siLabel(v)})
+		if half := v + step/2; half <= max {
+			ts = append(ts, plot.Tick{Value: half})
+		}
+	}
+	return ts
+})
+
+// rateTicks marks an operations-per-second axis.
+var rateTicks = linearTicks
+
+// logCountTicks marks decades of a log count axis (1, 10, 100, 1k, ...).
+var logCountTicks = plot.TickerFunc(func(min, max float64) []plot.Tick {
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(min)); math.Pow(10, e) <= max; e++ {
+		d := math.Pow(10, e)
+		if d >= min {
+			ts = append(ts, plot.Tick{Value: d, Label: siLabel(d)})
+		}
+		for _, m := range []float64{2, 5} {
+			if v := m * d; v >= min && v <= max {
+				ts = append(ts, plot.Tick{Value: v})
+			}
+		}
 	}
 	return ts
 })
@@ -150,62 +254,208 @@ func newPlot(title, x, y string) *plot.Plot {
 	return p
 }
 
-// latencyHistogram draws h on a log time axis, re-binned into binsPer bins
-// per decade so every decade gets the same resolution on screen.
-func latencyHistogram(name, kind string, h *hdrhistogram.Histogram) (Figure, error) {
-	p := newPlot(kind+": latency histogram", "latency", "operations")
+// CountScale is the count axis of the latency histograms.
+type CountScale string
+
+const (
+	// CountsAuto: logarithmic where the tail beyond p99 would be
+	// invisible on a linear axis, linear elsewhere.
+	CountsAuto   CountScale = "auto"
+	CountsLog    CountScale = "log"
+	CountsLinear CountScale = "linear"
+)
+
+// ParseCountScale reads a --counts value.
+func ParseCountScale(s string) (CountScale, error) {
+	switch c := CountScale(s); c {
+	case CountsAuto, CountsLog, CountsLinear:
+		return c, nil
+	case "":
+		return CountsAuto, nil
+	}
+	return "", inputErrorf("count scale %q: want auto, log or linear", s)
+}
+
+// TailVisible is the height, as a share of the tallest bin, below which a
+// bin is lost on a linear count axis: at 2% of a 300-pixel frame it is
+// six pixels, a hairline beside the peak. A histogram whose tallest bin
+// beyond p99 is lower than this gets a log count axis (CountsAuto).
+const TailVisible = 0.02
+
+// latencyBins re-bins h into binsPer bins per decade of latency, so every
+// decade gets the same resolution on screen.
+type latencyBins struct {
+	bins  []plotter.HistogramBin // ascending, empty bins left out
+	peak  float64
+	zeros int64 // operations of 0 ns, counted in the lowest bin
+}
+
+func binLatencies(h *hdrhistogram.Histogram) latencyBins {
+	var lb latencyBins
 	counts := map[int]float64{}
-	zeros := int64(0)
 	for _, bar := range h.Distribution() {
 		if bar.Count == 0 {
 			continue
 		}
 		if bar.To < 1 {
-			zeros += bar.Count
+			lb.zeros += bar.Count
 		}
 		v := positive(float64(bar.To))
 		counts[int(math.Floor(math.Log10(v)*binsPer))] += float64(bar.Count)
 	}
-	caption := fmt.Sprintf("%d %s operations binned %d to a decade; the lines mark p50 and p99.", h.TotalCount(), kind, binsPer)
-	if zeros > 0 {
-		caption += fmt.Sprintf(" %d operations of 0 ns (below the timer's resolution) are counted in the lowest bin.", zeros)
-	}
-	if len(counts) == 0 {
-		return emptyFigure(p, name, kind+": latency histogram", "no operations recorded")
-	}
-	idx := make([]int, 0, len(counts))
-	for i := range counts {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	var bins []plotter.HistogramBin
-	peak := 0.0
-	for _, i := range idx {
-		bins = append(bins, plotter.HistogramBin{
+	for _, i := range slices.Sorted(maps.Keys(counts)) {
+		lb.bins = append(lb.bins, plotter.HistogramBin{
 			Min: math.Pow(10, float64(i)/binsPer), Max: math.Pow(10, float64(i+1)/binsPer), Weight: counts[i],
 		})
-		peak = math.Max(peak, counts[i])
+		lb.peak = math.Max(lb.peak, counts[i])
 	}
-	hist := &plotter.Histogram{Bins: bins, FillColor: color.RGBA{R: 70, G: 130, B: 180, A: 255}, LineStyle: plotter.DefaultLineStyle}
+	return lb
+}
+
+// tailHidden reports whether the bins beyond p99 hold operations that a
+// linear count axis would not show.
+func (lb latencyBins) tailHidden(p99 float64) bool {
+	tail := 0.0
+	for _, b := range lb.bins {
+		if b.Min >= p99 {
+			tail = math.Max(tail, b.Weight)
+		}
+	}
+	return tail > 0 && tail < TailVisible*lb.peak
+}
+
+// countAxis sets the count axis of a histogram of at most peak per bin
+// and says what it chose.
+func countAxis(p *plot.Plot, log bool, peak float64) {
+	p.Y.Label.Text = "operations per bin"
+	if log {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = logCountTicks
+		// Below 1 so a bin of one operation still shows; head room above
+		// the peak for the legend.
+		p.Y.Min, p.Y.Max = 0.5, math.Max(peak, 1)*4
+		return
+	}
+	p.Y.Tick.Marker = linearTicks
+	p.Y.Min, p.Y.Max = 0, peak*1.15
+}
+
+// useLog decides the count axis for scale and the histograms' tails.
+func useLog(scale CountScale, hidden bool) bool {
+	switch scale {
+	case CountsLog:
+		return true
+	case CountsLinear:
+		return false
+	}
+	return hidden
+}
+
+const logCountNote = " The count axis is logarithmic: on a linear one the tail beyond p99 would be under 2% of the tallest bin, invisible."
+
+// latencyHistogram draws h on a log time axis, binsPer bins per decade.
+func latencyHistogram(name, kind string, h *hdrhistogram.Histogram, scale CountScale) (Figure, error) {
+	title := kind + ": latency histogram"
+	p := newPlot(title, "latency", "operations per bin")
+	lb := binLatencies(h)
+	caption := fmt.Sprintf("%d %s operations binned %d to a decade; the lines mark p50 and p99.", h.TotalCount(), kind, binsPer)
+	if lb.zeros > 0 {
+		caption += fmt.Sprintf(" %d operations of 0 ns (below the timer's resolution) are counted in the lowest bin.", lb.zeros)
+	}
+	if len(lb.bins) == 0 {
+		return emptyFigure(p, name, title, "no operations recorded")
+	}
+	p99 := float64(results.ValueAtPercentile(h, 99))
+	log := useLog(scale, lb.tailHidden(p99))
+	if log {
+		caption += logCountNote
+	}
+	hist := &plotter.Histogram{Bins: lb.bins, FillColor: color.RGBA{R: 70, G: 130, B: 180, A: 255}, LineStyle: plotter.DefaultLineStyle, LogY: log}
 	hist.LineStyle.Width = vg.Points(0.3)
 	p.Add(hist)
+	countAxis(p, log, lb.peak)
 	for i, q := range []float64{50, 99} {
 		v := positive(float64(results.ValueAtPercentile(h, q)))
-		l, err := plotter.NewLine(plotter.XYs{{X: v, Y: 0}, {X: v, Y: peak}})
+		l, err := plotter.NewLine(plotter.XYs{{X: v, Y: p.Y.Min}, {X: v, Y: lb.peak}})
 		if err != nil {
 			return Figure{}, err
 		}
 		l.Color = plotutil.Color(i + 1)
 		l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+		l.Width = vg.Points(1.5)
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("p%g %s", q, FormatNS(float64(results.ValueAtPercentile(h, q)))), l)
 	}
 	p.Legend.Top = true
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = nsTicks
-	p.X.Min, p.X.Max = logRange(bins[0].Min, bins[len(bins)-1].Max)
-	p.Y.Min, p.Y.Max = 0, peak*1.05
-	return render(p, name, kind+": latency histogram", caption)
+	p.X.Min, p.X.Max = logRange(lb.bins[0].Min, lb.bins[len(lb.bins)-1].Max)
+	return render(p, name, title, caption)
+}
+
+// overlayHistogram draws the histograms of several op kinds (or runs) as
+// outlines on one log latency axis, so their shapes compare at a glance.
+func overlayHistogram(name, title string, labels []string, hs []*hdrhistogram.Histogram, scale CountScale) (Figure, error) {
+	p := newPlot(title, "latency", "operations per bin")
+	var all []latencyBins
+	hidden, peak := false, 0.0
+	lo, hi := math.Inf(1), 0.0
+	for _, h := range hs {
+		lb := binLatencies(h)
+		all = append(all, lb)
+		if len(lb.bins) == 0 {
+			continue
+		}
+		hidden = hidden || lb.tailHidden(float64(results.ValueAtPercentile(h, 99)))
+		peak = math.Max(peak, lb.peak)
+		lo, hi = math.Min(lo, lb.bins[0].Min), math.Max(hi, lb.bins[len(lb.bins)-1].Max)
+	}
+	if peak == 0 {
+		return emptyFigure(p, name, title, "no operations recorded")
+	}
+	log := useLog(scale, hidden)
+	countAxis(p, log, peak)
+	floor := p.Y.Min
+	for i, lb := range all {
+		if len(lb.bins) == 0 {
+			continue
+		}
+		// A step outline: along each bin's top, down to the floor across
+		// empty bins, so lines of different kinds never hide each other's
+		// bars.
+		var xys plotter.XYs
+		for j, b := range lb.bins {
+			if j > 0 && b.Min > lb.bins[j-1].Max*1.0001 {
+				xys = append(xys, plotter.XY{X: lb.bins[j-1].Max, Y: floor}, plotter.XY{X: b.Min, Y: floor})
+			}
+			xys = append(xys, plotter.XY{X: b.Min, Y: b.Weight}, plotter.XY{X: b.Max, Y: b.Weight})
+		}
+		xys = append(plotter.XYs{{X: lb.bins[0].Min, Y: floor}}, append(xys, plotter.XY{X: lb.bins[len(lb.bins)-1].Max, Y: floor})...)
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return Figure{}, err
+		}
+		styleLine(l, i)
+		p.Add(l)
+		p.Legend.Add(labels[i], l)
+	}
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = nsTicks
+	p.X.Min, p.X.Max = logRange(lo, hi)
+	caption := fmt.Sprintf("%s on one latency axis, binned %d to a decade; each outline is one kind's histogram.", strings.Join(labels, ", "), binsPer)
+	if log {
+		caption += logCountNote
+	}
+	return renderLegendOutside(p, name, title, caption)
+}
+
+// styleLine gives the i-th line of a plot its own colour and dash
+// pattern, so lines that coincide or cross stay distinguishable (and a
+// reader without colour vision can tell them apart).
+func styleLine(l *plotter.Line, i int) {
+	l.Color = plotutil.Color(i)
+	l.Dashes = plotutil.Dashes(i % 4)
+	l.Width = vg.Points(1.5)
 }
 
 // spectrumPoints samples h's percentile spectrum at x = 1/(1−p), 50 points
@@ -246,7 +496,7 @@ var percentileTicks = plot.TickerFunc(func(min, max float64) []plot.Tick {
 
 // spectrum draws the percentile spectra of one or more histograms.
 func spectrum(name, title string, labels []string, hs []*hdrhistogram.Histogram) (Figure, error) {
-	p := newPlot(title, "percentile", "latency")
+	p := newPlot(title, "percentile (%)", "latency")
 	lo, hi, xmax := math.Inf(1), 0.0, 1.0
 	for i, h := range hs {
 		xys := spectrumPoints(h)
@@ -257,9 +507,7 @@ func spectrum(name, title string, labels []string, hs []*hdrhistogram.Histogram)
 		if err != nil {
 			return Figure{}, err
 		}
-		l.Color = plotutil.Color(i)
-		l.Dashes = plotutil.Dashes(i / 7) // the palette has 7 colours
-		l.Width = vg.Points(1.5)
+		styleLine(l, i)
 		p.Add(l)
 		// A single point draws no line: mark the points as well.
 		if len(xys) < 3 {
@@ -285,13 +533,17 @@ func spectrum(name, title string, labels []string, hs []*hdrhistogram.Histogram)
 	p.X.Tick.Marker = percentileTicks
 	p.X.Min, p.X.Max = 1, math.Max(10, xmax)
 	logY(p, lo, hi)
-	return render(p, name, title, "Latency at each percentile; the x axis is 1/(1−p), so every added nine gets the same width. Each line ends at the highest percentile its operation count resolves.")
+	rend := render
+	if len(hs) > 1 {
+		rend = renderLegendOutside
+	}
+	return rend(p, name, title, "Latency at each percentile; the x axis is 1/(1−p), so every added nine gets the same width. Each line ends at the highest percentile its operation count resolves.")
 }
 
 // timeline draws p50, p99 and max per interval of a .hlog.
 func timeline(name, kind string, ivs []Interval) (Figure, error) {
 	title := kind + ": latency over time"
-	p := newPlot(title, "time (s)", "latency")
+	p := newPlot(title, "time since the first interval (s)", "latency")
 	type series struct {
 		label string
 		get   func(Interval) int64
@@ -466,8 +718,8 @@ func workerCounts(r *results.Result) (labels []string, counts []map[string]int64
 // RunFigures draws every plot of one run: per op kind a latency
 // histogram, a percentile spectrum and a timeline, then per-worker
 // throughput. prefix is prepended to the file names (several runs in one
-// report).
-func RunFigures(run *Run, prefix string) ([]Figure, error) {
+// report); scale is the histograms' count axis.
+func RunFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
 	var figs []Figure
 	add := func(f Figure, err error) error {
 		if err == nil {
@@ -478,7 +730,7 @@ func RunFigures(run *Run, prefix string) ([]Figure, error) {
 	for _, kind := range run.Kinds {
 		h, ok := run.Hists[kind]
 		if ok {
-			if err := add(latencyHistogram(prefix+fileSafe(kind)+"-histogram", kind, h)); err != nil {
+			if err := add(latencyHistogram(prefix+fileSafe(kind)+"-histogram", kind, h, scale)); err != nil {
 				return nil, err
 			}
 			if err := add(spectrum(prefix+fileSafe(kind)+"-spectrum", kind+": percentile spectrum", []string{""}, []*hdrhistogram.Histogram{h})); err != nil {
@@ -495,6 +747,32 @@ func RunFigures(run *Run, prefix string) ([]Figure, error) {
 		return nil, err
 	}
 	return figs, nil
+}
+
+// KindOverlayFigures draws every op kind of run on one shared log latency
+// axis: overlay-spectrum and overlay-histogram (after prefix), the plots
+// the headline points at. A run of one kind has nothing to overlay.
+func KindOverlayFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
+	var labels []string
+	var hs []*hdrhistogram.Histogram
+	for _, k := range run.Kinds {
+		if h, ok := run.Hists[k]; ok && h.TotalCount() > 0 {
+			labels = append(labels, k)
+			hs = append(hs, h)
+		}
+	}
+	if len(hs) < 2 {
+		return nil, nil
+	}
+	sp, err := spectrum(prefix+"overlay-spectrum", "all op kinds: percentile spectra", labels, hs)
+	if err != nil {
+		return nil, err
+	}
+	hi, err := overlayHistogram(prefix+"overlay-histogram", "all op kinds: latency histograms", labels, hs, scale)
+	if err != nil {
+		return nil, err
+	}
+	return []Figure{sp, hi}, nil
 }
 
 // OverlayFigures draws, per op kind, the spectra of several runs in one plot.

@@ -59,10 +59,10 @@ func checkFigure(t *testing.T, f Figure) {
 }
 
 func TestRunFigures(t *testing.T) {
-	for _, f := range []fixture{lifecycleFixture(), noisyFixture(), tinyFixture()} {
+	for _, f := range allFixtures() {
 		t.Run(f.name, func(t *testing.T) {
 			run := loadFixture(t, f)
-			figs, err := RunFigures(run, "")
+			figs, err := RunFigures(run, "", CountsAuto)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +107,7 @@ func TestLogAxisGuards(t *testing.T) {
 	}
 	for _, tt := range hists {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := latencyHistogram("h", "reg", tt.h)
+			f, err := latencyHistogram("h", "reg", tt.h, CountsAuto)
 			if err != nil {
 				t.Fatal(err)
 			}

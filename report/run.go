@@ -52,6 +52,9 @@ type Run struct {
 	// Notes are problems reading the folder that do not stop the report
 	// (a missing or damaged interval log).
 	Notes []string
+	// overlayPlots are the report's paths of the run's op-kind overlay
+	// PNGs, for summary.md to show under the headline (set by Generate).
+	overlayPlots []string
 }
 
 // Interval is one interval of a <kind>.hlog.

@@ -4,11 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
@@ -96,110 +101,262 @@ func LoadSweep(dir string) (*SweepReport, error) {
 	return sr, nil
 }
 
-// SweepFigures draws throughput and p99 against processes × threads, one
-// line per op kind (and per QP count when the sweep varies it).
-func SweepFigures(sr *SweepReport) ([]Figure, error) {
-	type pt struct{ procs, threads int }
-	seen := map[pt]bool{}
-	var pts []pt
-	qpsSet := map[int]bool{}
-	for _, r := range sr.Runs {
-		c := r.Result.Config
-		if p := (pt{c.Procs, c.Threads}); !seen[p] {
-			seen[p] = true
-			pts = append(pts, p)
-		}
-		qpsSet[c.QPs] = true
-	}
-	sort.Slice(pts, func(i, j int) bool {
-		a, b := pts[i], pts[j]
-		if a.procs*a.threads != b.procs*b.threads {
-			return a.procs*a.threads < b.procs*b.threads
-		}
-		return a.procs < b.procs
-	})
-	xOf := map[pt]float64{}
-	var names []string
-	for i, p := range pts {
-		xOf[p] = float64(i)
-		names = append(names, fmt.Sprintf("%d×%d", p.procs, p.threads))
-	}
-	var qpss []int
-	for q := range qpsSet {
-		qpss = append(qpss, q)
-	}
-	sort.Ints(qpss)
-	var figs []Figure
-	for _, m := range []struct {
-		name, title, unit string
-		get               func(results.OpStats) float64
-		log               bool
-	}{
-		{"sweep-ops_per_sec", "throughput against processes × threads", "operations per second", func(s results.OpStats) float64 { return s.OpsPerSec }, false},
-		{"sweep-p99", "p99 latency against processes × threads", "p99 latency", func(s results.OpStats) float64 { return float64(s.NS.P99) }, true},
-	} {
-		p := newPlot(sr.Workload+": "+m.title, "processes × threads", m.unit)
-		lo, hi := math.Inf(1), 0.0
-		line := 0
-		for _, k := range sr.Kinds {
-			for _, q := range qpss {
-				var xys plotter.XYs
-				for _, r := range sr.Runs {
-					c := r.Result.Config
-					s, ok := r.Result.Ops[k]
-					if c.QPs != q || !ok || s.Count == 0 {
-						continue
-					}
-					v := m.get(s)
-					if m.log {
-						v = positive(v)
-					}
-					xys = append(xys, plotter.XY{X: xOf[pt{c.Procs, c.Threads}], Y: v})
-					lo, hi = math.Min(lo, v), math.Max(hi, v)
-				}
-				if len(xys) == 0 {
-					continue
-				}
-				sort.Slice(xys, func(i, j int) bool { return xys[i].X < xys[j].X })
-				l, sc, err := plotter.NewLinePoints(xys)
-				if err != nil {
-					return nil, err
-				}
-				l.Color, sc.Color = plotutil.Color(line), plotutil.Color(line)
-				l.Dashes = plotutil.Dashes(line / 7)
-				sc.Radius = vg.Points(2.5)
-				p.Add(l, sc)
-				label := k
-				if len(qpss) > 1 {
-					label += fmt.Sprintf(" qps=%d", q)
-				}
-				p.Legend.Add(label, l, sc)
-				line++
+// SweepHeadline is what a sweep's report says first: per op kind where
+// throughput peaked and how far p50 moved across the points, and for a
+// lifecycle sweep what destruction added at each end.
+func SweepHeadline(sr *SweepReport) []string {
+	var out []string
+	for _, k := range sr.Kinds {
+		var best, fast, slow *Run
+		for _, r := range sr.Runs {
+			s, ok := r.Result.Ops[k]
+			if !ok || s.Count == 0 {
+				continue
+			}
+			if best == nil || s.OpsPerSec > best.Result.Ops[k].OpsPerSec {
+				best = r
+			}
+			if fast == nil || s.NS.P50 < fast.Result.Ops[k].NS.P50 {
+				fast = r
+			}
+			if slow == nil || s.NS.P50 > slow.Result.Ops[k].NS.P50 {
+				slow = r
 			}
 		}
-		if line == 0 {
-			f, err := emptyFigure(p, m.name, m.title, "no point recorded an operation")
-			if err != nil {
-				return nil, err
-			}
-			figs = append(figs, f)
+		if best == nil {
 			continue
 		}
-		p.NominalX(names...)
-		p.X.Min, p.X.Max = -0.5, float64(len(pts))-0.5
-		p.Legend.Top = true
-		if m.log {
-			logY(p, lo, hi)
-		} else {
-			p.Y.Min, p.Y.Max = 0, hi*1.1
-			p.Y.Tick.Marker = rateTicks
+		out = append(out, fmt.Sprintf("%s: highest throughput %s at %s; p50 from %s (%s) to %s (%s).", k,
+			FormatRate(best.Result.Ops[k].OpsPerSec), pointName(best),
+			FormatNS(float64(fast.Result.Ops[k].NS.P50)), pointName(fast), FormatNS(float64(slow.Result.Ops[k].NS.P50)), pointName(slow)))
+	}
+	var costs []string
+	for _, r := range sr.Runs {
+		if d := destructionCost(r.Result); d != nil {
+			costs = append(costs, fmt.Sprintf("%s at %s", FormatNS(d.AddsNS), pointName(r)))
 		}
-		f, err := render(p, m.name, sr.Workload+": "+m.title,
-			fmt.Sprintf("Each point is one run folder of the sweep (%s); one line per op kind%s.", plural(len(sr.Runs), "point"), map[bool]string{true: " and QP count", false: ""}[len(qpss) > 1]))
+	}
+	if len(costs) > 0 {
+		out = append(out, "Destruction adds (unreg_last p50 − unreg p50): "+strings.Join(costs, ", ")+"; each point's report section gives its confidence interval.")
+	}
+	if sr.Workload == "steady" && len(sweepQPs(sr)) > 1 {
+		out = append(out, "steady runs its operations in batches as long as the QP count, one C call per batch: ops/s across QP counts differ by the call's share as well as by contention.")
+	}
+	return out
+}
+
+// pointName names a sweep point: 2×2 (4 threads), 16 QPs.
+func pointName(r *Run) string {
+	c := r.Result.Config
+	return fmt.Sprintf("%d×%d (%s), %s", c.Procs, c.Threads, plural(c.Procs*c.Threads, "thread"), plural(c.QPs, "QP"))
+}
+
+func sweepQPs(sr *SweepReport) []int {
+	set := map[int]bool{}
+	for _, r := range sr.Runs {
+		set[r.Result.Config.QPs] = true
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// sweepMetric is a metric a sweep plots.
+type sweepMetric struct {
+	name, title, unit string
+	metric            Metric
+	log               bool
+}
+
+var sweepMetrics = []sweepMetric{
+	{name: "ops_per_sec", title: "throughput", unit: "operations per second", metric: mustMetric("ops_per_sec")},
+	{name: "p99", title: "p99 latency", unit: "p99 latency", metric: mustMetric("p99"), log: true},
+}
+
+func mustMetric(name string) Metric {
+	m, ok := MetricByName(name)
+	if !ok {
+		panic("no metric " + name)
+	}
+	return m
+}
+
+// sweepPoint is one point of a sweep line: the median over the point's
+// repetitions and their range.
+type sweepPoint struct{ x, y, lo, hi float64 }
+
+type sweepPoints []sweepPoint
+
+func (p sweepPoints) Len() int                    { return len(p) }
+func (p sweepPoints) XY(i int) (float64, float64) { return p[i].x, p[i].y }
+func (p sweepPoints) YError(i int) (float64, float64) {
+	return p[i].y - p[i].lo, p[i].hi - p[i].y
+}
+
+// pointValue is the median of m over r's repetitions of kind, with their
+// range; without repetitions, the run's own figure and no range.
+func pointValue(r *Run, kind string, m Metric) (y, lo, hi float64, ok bool) {
+	s, found := r.Result.Ops[kind]
+	if !found || s.Count == 0 {
+		return 0, 0, 0, false
+	}
+	rs := RepetitionStats(r.Result, kind, m)
+	if len(rs.Values) == 0 {
+		v := m.Get(s)
+		return v, v, v, true
+	}
+	return rs.Median, slices.Min(rs.Values), slices.Max(rs.Values), true
+}
+
+// sweepPlot draws m against x, one line per op kind and series (what else
+// varies), each point the median over repetitions with error bars
+// spanning them.
+func sweepPlot(sr *SweepReport, name, title, xlabel string, m sweepMetric,
+	xOf func(results.Config) float64, seriesOf func(results.Config) string, xticks plot.Ticker) (Figure, error) {
+	p := newPlot(title, xlabel, m.unit)
+	type line struct {
+		label string
+		pts   sweepPoints
+	}
+	var lines []*line
+	byLabel := map[string]*line{}
+	lo, hi := math.Inf(1), 0.0
+	xs := map[float64]bool{}
+	reps := false
+	for _, k := range sr.Kinds {
+		for _, r := range sr.Runs {
+			c := r.Result.Config
+			y, l, h, ok := pointValue(r, k, m.metric)
+			if !ok {
+				continue
+			}
+			if m.log {
+				y, l, h = positive(y), positive(l), positive(h)
+			}
+			label := k
+			if s := seriesOf(c); s != "" {
+				label += ", " + s
+			}
+			ln := byLabel[label]
+			if ln == nil {
+				ln = &line{label: label}
+				byLabel[label] = ln
+				lines = append(lines, ln)
+			}
+			x := xOf(c)
+			xs[x] = true
+			ln.pts = append(ln.pts, sweepPoint{x: x, y: y, lo: l, hi: h})
+			lo, hi = math.Min(lo, l), math.Max(hi, h)
+			reps = reps || len(r.Result.Repetitions) > 1
+		}
+	}
+	if len(lines) == 0 {
+		return emptyFigure(p, name, title, "no point recorded an operation")
+	}
+	for i, ln := range lines {
+		sort.Slice(ln.pts, func(a, b int) bool { return ln.pts[a].x < ln.pts[b].x })
+		l, sc, err := plotter.NewLinePoints(ln.pts)
+		if err != nil {
+			return Figure{}, err
+		}
+		styleLine(l, i)
+		sc.Color = l.Color
+		sc.Shape = plotutil.Shape(i)
+		sc.Radius = vg.Points(3)
+		p.Add(l, sc)
+		thumbs := []plot.Thumbnailer{l, sc}
+		if reps {
+			eb, err := plotter.NewYErrorBars(ln.pts)
+			if err != nil {
+				return Figure{}, err
+			}
+			eb.Color = l.Color
+			eb.CapWidth = vg.Points(6)
+			p.Add(eb)
+		}
+		p.Legend.Add(ln.label, thumbs...)
+	}
+	xl := slices.Sorted(maps.Keys(xs))
+	pad := math.Max(0.5, 0.05*(xl[len(xl)-1]-xl[0]))
+	p.X.Min, p.X.Max = xl[0]-pad, xl[len(xl)-1]+pad
+	p.X.Tick.Marker = xticks
+	if m.log {
+		logY(p, lo, hi)
+	} else {
+		p.Y.Min, p.Y.Max = 0, hi*1.1
+		p.Y.Tick.Marker = rateTicks
+	}
+	caption := fmt.Sprintf("Each point is one run folder of the sweep (%s): ", plural(len(sr.Runs), "point"))
+	if reps {
+		caption += "the median over its repetitions, the bars spanning the lowest to the highest repetition. "
+	} else {
+		caption += "one repetition each, so no error bars. "
+	}
+	caption += "Markers and dashes tell lines apart where they coincide."
+	return renderLegendOutside(p, name, title, caption)
+}
+
+// valueTicks marks exactly the given x values, labelled as integers.
+func valueTicks(xs []float64) plot.Ticker {
+	return plot.TickerFunc(func(min, max float64) []plot.Tick {
+		var ts []plot.Tick
+		for _, x := range xs {
+			if x >= min && x <= max {
+				ts = append(ts, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'f', -1, 64)})
+			}
+		}
+		return ts
+	})
+}
+
+// SweepFigures draws throughput and p99 against the total thread count
+// (processes × threads), one line per op kind and threads per process
+// (and QP count when the sweep varies it); against the QP count when the
+// sweep varies it; and, per op kind, the points' spectra overlaid.
+func SweepFigures(sr *SweepReport) ([]Figure, error) {
+	qpss := sweepQPs(sr)
+	totals := map[float64]bool{}
+	for _, r := range sr.Runs {
+		c := r.Result.Config
+		totals[float64(c.Procs*c.Threads)] = true
+	}
+	total := func(c results.Config) float64 { return float64(c.Procs * c.Threads) }
+	perTotal := func(c results.Config) string {
+		s := fmt.Sprintf("%s/process", plural(c.Threads, "thread"))
+		if len(qpss) > 1 {
+			s += ", " + plural(c.QPs, "QP")
+		}
+		return s
+	}
+	var figs []Figure
+	for _, m := range sweepMetrics {
+		f, err := sweepPlot(sr, "sweep-"+m.name, sr.Workload+": "+m.title+" against total threads",
+			"total threads (processes × threads per process)", m, total, perTotal, valueTicks(slices.Sorted(maps.Keys(totals))))
 		if err != nil {
 			return nil, err
 		}
 		figs = append(figs, f)
+	}
+	if len(qpss) > 1 {
+		// QP counts usually grow by factors: equal steps on the axis.
+		index := func(c results.Config) float64 { return float64(slices.Index(qpss, c.QPs)) }
+		ticks := plot.TickerFunc(func(min, max float64) []plot.Tick {
+			var ts []plot.Tick
+			for i, q := range qpss {
+				ts = append(ts, plot.Tick{Value: float64(i), Label: strconv.Itoa(q)})
+			}
+			return ts
+		})
+		byThreads := func(c results.Config) string { return fmt.Sprintf("%d×%d", c.Procs, c.Threads) }
+		for _, m := range sweepMetrics {
+			f, err := sweepPlot(sr, "sweep-qps-"+m.name, sr.Workload+": "+m.title+" against QP count",
+				"QPs (processes × threads per line)", m, index, byThreads, ticks)
+			if err != nil {
+				return nil, err
+			}
+			if sr.Workload == "steady" && m.name == "ops_per_sec" {
+				f.Caption += " steady batches one operation per QP in one C call, so part of the rise with the QP count is the call's cost spread thinner, not contention."
+			}
+			figs = append(figs, f)
+		}
 	}
 	overlays, err := OverlayFigures(sr.Runs)
 	if err != nil {

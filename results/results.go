@@ -132,8 +132,14 @@ type OpStats struct {
 	Errors    int64   `json:"errors"`
 	OpsPerSec float64 `json:"ops_per_sec"`
 	NS        Latency `json:"ns"`
-	// ErrnoCounts counts failures by errno name (e.g. "EINVAL"), when any.
+	// ErrnoCounts counts failures by errno name (e.g. "EINVAL"), when any:
+	// unexpected outcomes only, like Errors.
 	ErrnoCounts map[string]int64 `json:"errno_counts,omitempty"`
+	// Expect is the errno name every operation of the kind must fail
+	// with (the errors workload's "EINVAL"); empty when they must succeed.
+	// Count − Errors operations failed so, as intended. Empty in results
+	// that predate it.
+	Expect string `json:"expect,omitempty"`
 	// Batches is how many batches (one C call each, timed op by op) ran
 	// the Count operations: Count/Batches is the mean batch size measured,
 	// which varies by phase and workload. 0 in results that predate it.

@@ -5,6 +5,7 @@ package verbs
 // used. Plain Go: the cgo files hand over a devFacts and nothing else.
 
 import (
+	"debug/elf"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -91,9 +92,10 @@ func (f devFacts) info(library string) DeviceInfo {
 		MaxQP:        f.MaxQP,
 		Ports:        f.Ports,
 		NUMANode:     -1,
-		Library:      libraryVersion(library),
+		TestDouble:   isTestDouble(library),
 		Extra:        map[string]string{},
 	}
+	in.Library = libraryVersion(library, in.TestDouble)
 	if f.Queried {
 		in.HWVer = fmt.Sprintf("%#x", f.HWVer)
 		in.Extra["device_cap_flags"] = fmt.Sprintf("%#08x", f.CapFlags)
@@ -143,8 +145,36 @@ func formatGUID(g uint64) string {
 // libibverbs.so.1.14.44.0 for rdma-core 44.0.
 var rdmaCoreFile = regexp.MustCompile(`libibverbs\.so\.1\.\d+\.(\d+\.\d+)$`)
 
+// testDoubleMarker is the symbol only the libibverbs test double
+// (fakeverbs/) exports: no rdma-core has it, whatever its file is called.
+const testDoubleMarker = "xrcbench_fakeverbs_test_double"
+
+// isTestDouble reports whether the libibverbs loaded from path is the test
+// double: its dynamic symbol table, read at run time, holds the marker.
+// A file that cannot be read is not called a double.
+func isTestDouble(path string) bool {
+	if path == "" {
+		return false
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		return false
+	}
+	for _, s := range syms {
+		if s.Name == testDoubleMarker && s.Section != elf.SHN_UNDEF {
+			return true
+		}
+	}
+	return false
+}
+
 // libraryVersion names the libibverbs a device was opened through.
-func libraryVersion(path string) string {
+func libraryVersion(path string, testDouble bool) string {
 	if path == "" {
 		return ""
 	}
@@ -155,7 +185,7 @@ func libraryVersion(path string) string {
 	if m := rdmaCoreFile.FindStringSubmatch(real); m != nil {
 		return "rdma-core " + m[1]
 	}
-	if strings.Contains(real, "fakeverbs") {
+	if testDouble {
 		return "xrcbench fakeverbs (test double)"
 	}
 	return "libibverbs " + filepath.Base(real)

@@ -187,15 +187,21 @@ func TestCapabilities(t *testing.T) {
 }
 
 func TestLibraryVersion(t *testing.T) {
-	tests := []struct{ path, want string }{
-		{"", ""},
-		{"/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0", "rdma-core 44.0"},
-		{"/usr/lib64/libibverbs.so.1.11.32.0", "rdma-core 32.0"},
-		{"/work/build/fakeverbs/libibverbs.so.1", "xrcbench fakeverbs (test double)"},
-		{"/opt/ofed/lib/libibverbs.so.1.0.0", "libibverbs libibverbs.so.1.0.0"},
+	tests := []struct {
+		path   string
+		double bool
+		want   string
+	}{
+		{"", false, ""},
+		{"/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0", false, "rdma-core 44.0"},
+		{"/usr/lib64/libibverbs.so.1.11.32.0", false, "rdma-core 32.0"},
+		{"/work/build/fakeverbs/libibverbs.so.1", true, "xrcbench fakeverbs (test double)"},
+		// The name alone proves nothing: only the marker does.
+		{"/work/build/fakeverbs/libibverbs.so.1", false, "libibverbs libibverbs.so.1"},
+		{"/opt/ofed/lib/libibverbs.so.1.0.0", false, "libibverbs libibverbs.so.1.0.0"},
 	}
 	for _, tt := range tests {
-		if got := libraryVersion(tt.path); got != tt.want {
+		if got := libraryVersion(tt.path, tt.double); got != tt.want {
 			t.Errorf("libraryVersion(%q) = %q, want %q", tt.path, got, tt.want)
 		}
 	}
@@ -275,4 +281,48 @@ func TestFWCommands(t *testing.T) {
 			t.Errorf("unreadable file: %q", s.NotReadable)
 		}
 	}
+}
+
+// TestIsTestDouble: the double is recognised by its marker symbol, and
+// nothing else is, not even rdma-core's library in a folder named like
+// the double's.
+func TestIsTestDouble(t *testing.T) {
+	tmp := t.TempDir()
+	notELF := filepath.Join(tmp, "libibverbs.so.1")
+	if err := os.WriteFile(notELF, []byte("not a library"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if isTestDouble(notELF) || isTestDouble(filepath.Join(tmp, "missing.so")) || isTestDouble("") {
+		t.Error("a file that is no library, or none, is called the test double")
+	}
+	t.Run("double", func(t *testing.T) {
+		lib := filepath.Join(doubleLibDir(t), "libibverbs.so.1")
+		if !isTestDouble(lib) {
+			t.Errorf("%s (the double) is not recognised: no %s symbol", lib, testDoubleMarker)
+		}
+	})
+	t.Run("rdma-core", func(t *testing.T) {
+		real, _ := filepath.Glob("/usr/lib*/*/libibverbs.so.1.*")
+		more, _ := filepath.Glob("/usr/lib*/libibverbs.so.1.*")
+		real = append(real, more...)
+		if len(real) == 0 {
+			t.Skip("rdma-core's libibverbs is not installed (apt-get install libibverbs1)")
+		}
+		data, err := os.ReadFile(real[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		named := filepath.Join(tmp, "fakeverbs", "libibverbs.so.1")
+		if err := os.MkdirAll(filepath.Dir(named), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(named, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{real[0], named} {
+			if isTestDouble(p) {
+				t.Errorf("%s (rdma-core) is called the test double", p)
+			}
+		}
+	})
 }

@@ -170,7 +170,7 @@ func init() {
 		defer dev.Close()
 		in := dev.Info()
 		if in.Name != "xbfake0" || in.Semantics != "legacy" || !in.XRC || !in.LegacyAPI || in.FWVer != "99.1.0" ||
-			in.Driver != "xrcbench_fake" || in.NUMANode != 0 || in.VendorID != 0xfa4e {
+			in.Driver != "xrcbench_fake" || in.NUMANode != 0 || in.VendorID != 0xfa4e || !in.TestDouble {
 			t.Errorf("info = %+v", in)
 		}
 		// The legacy create hands the double the legacy ibv_qp_init_attr;

@@ -120,6 +120,10 @@ type DeviceInfo struct {
 	// how its presence was established (by calling it). Empty where the
 	// calls cannot be made (legacy dlsym path, sim, null).
 	Capabilities []Capability `json:"capabilities,omitempty"`
+	// TestDouble is true when the library is xrcbench's libibverbs test
+	// double (fakeverbs/), recognised by a symbol only it exports: the
+	// figures measured through it are not hardware.
+	TestDouble bool `json:"is_test_double,omitempty"`
 }
 
 // Capability is one upstream XRC call (open_xrcd, create_qp_ex, open_qp),

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -115,6 +116,12 @@ func TestRunLifecycleThroughDouble(t *testing.T) {
 			if env.Provider != tt.provider || env.Device["name"] != "xbfake0" || env.Device["semantics"] != tt.semantics ||
 				env.Device["library"] != "xrcbench fakeverbs (test double)" {
 				t.Errorf("environment: provider %q device %v", env.Provider, env.Device)
+			}
+			// Figures from the double are marked as such, for every report.
+			if env.Device["is_test_double"] != true || !slices.ContainsFunc(r.Warnings, func(w string) bool {
+				return strings.Contains(w, "libibverbs test double") && strings.Contains(w, "not RDMA hardware")
+			}) {
+				t.Errorf("not marked as a test-double run: device %v, warnings %q", env.Device, r.Warnings)
 			}
 			// The firmware counters: the double is no mlx5, and the
 			// result must say they were looked for and why they are absent.

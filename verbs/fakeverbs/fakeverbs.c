@@ -68,6 +68,12 @@ _Static_assert(offsetof(struct xb_legacy_device, ibdev_path) == offsetof(struct 
 
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_DEVICES 16
+
+/* The marker of the double: a symbol no rdma-core exports, so xrcbench
+ * (verbs/devinfo.go) can tell from the loaded library itself, not from its
+ * file name, that its numbers are not hardware. */
+EXPORT const char xrcbench_fakeverbs_test_double[] = "xrcbench fakeverbs: a test double of libibverbs, not hardware";
+
 #define CTX_MAGIC 0x78626374u /* "xbct" */
 
 struct fake_device {

@@ -1,0 +1,239 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"golang.org/x/perf/benchmath"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// Headline is what a run's report says first: per op kind its p50 and p99,
+// and for a run whose last unreg destroys the QP, what destruction adds.
+type Headline struct {
+	// Kinds has one sentence per op kind that ran.
+	Kinds []string
+	// Destruction is the cost of destruction, nil unless the run has both
+	// unreg and unreg_last.
+	Destruction *DestructionCost
+	// Notes qualify the figures: a run stopped early, the test double,
+	// steady's batches, all in a sentence each.
+	Notes []string
+}
+
+// DestructionCost is what the last unreg (the one that destroys the QP)
+// costs beyond an ordinary unreg: unreg_last p50 − unreg p50.
+type DestructionCost struct {
+	// AddsNS is unreg_last p50 − unreg p50 over all repetitions.
+	AddsNS          float64
+	LastNS, UnregNS float64
+	// Diffs are the paired differences, one per repetition that ran both.
+	Diffs []float64
+	// The confidence interval of the median paired difference, by order
+	// statistics (distribution-free, benchmath.AssumeNothing); valid when
+	// HaveCI. Confidence is the level it reaches (≥ CILevel).
+	Lo, Hi, Confidence float64
+	HaveCI             bool
+	// NeedReps is how many repetitions a CILevel interval needs.
+	NeedReps int
+}
+
+// CILevel is the confidence level of the headline's interval.
+const CILevel = 0.95
+
+// NewHeadline computes run's headline.
+func NewHeadline(run *Run) Headline {
+	r := run.Result
+	var h Headline
+	for _, kind := range run.Kinds {
+		s := r.Ops[kind]
+		if s.Count == 0 {
+			continue
+		}
+		name := kind
+		if errno, _, ok := ExpectedFailures(kind, s); ok {
+			name = fmt.Sprintf("%s (must fail with %s)", kind, errno)
+		}
+		h.Kinds = append(h.Kinds, fmt.Sprintf("%s: p50 %s, p99 %s (%s, %s).",
+			name, FormatNS(float64(s.NS.P50)), FormatNS(float64(s.NS.P99)), plural(int(s.Count), "operation"), FormatRate(s.OpsPerSec)))
+	}
+	h.Destruction = destructionCost(r)
+	if IsTestDouble(r) {
+		h.Notes = append(h.Notes, TestDoubleBanner)
+	}
+	if m := measuredNote(r); m != "" {
+		h.Notes = append(h.Notes, m)
+	}
+	if n := batchNote(r); n != "" {
+		h.Notes = append(h.Notes, n)
+	}
+	return h
+}
+
+// destructionCost is nil unless r measured both unreg and unreg_last.
+func destructionCost(r *results.Result) *DestructionCost {
+	last, lok := r.Ops[results.OpUnregLast]
+	unreg, uok := r.Ops[results.OpUnreg]
+	if !lok || !uok || last.Count == 0 || unreg.Count == 0 {
+		return nil
+	}
+	d := &DestructionCost{LastNS: float64(last.NS.P50), UnregNS: float64(unreg.NS.P50)}
+	d.AddsNS = d.LastNS - d.UnregNS
+	for _, rep := range r.Repetitions {
+		l, u := rep.Ops[results.OpUnregLast], rep.Ops[results.OpUnreg]
+		if l.Count > 0 && u.Count > 0 {
+			d.Diffs = append(d.Diffs, float64(l.NS.P50)-float64(u.NS.P50))
+		}
+	}
+	d.NeedReps = repsForCI(CILevel)
+	if len(d.Diffs) >= 2 {
+		sum := benchmath.AssumeNothing.Summary(benchmath.NewSample(d.Diffs, &benchmath.DefaultThresholds), CILevel)
+		if !math.IsInf(sum.Lo, 0) && !math.IsInf(sum.Hi, 0) {
+			d.Lo, d.Hi, d.Confidence, d.HaveCI = sum.Lo, sum.Hi, sum.Confidence, true
+		}
+	}
+	return d
+}
+
+// repsForCI is the fewest repetitions whose extremes bound the median at
+// confidence level c: the range of n samples holds it with probability
+// 1 − 2·2⁻ⁿ.
+func repsForCI(c float64) int {
+	n := 2
+	for 1-2*math.Pow(0.5, float64(n)) < c {
+		n++
+	}
+	return n
+}
+
+// Sentence is the headline's sentence about destruction.
+func (d *DestructionCost) Sentence() string {
+	s := fmt.Sprintf("Destruction adds %s (unreg_last p50 %s − unreg p50 %s)",
+		FormatNS(d.AddsNS), FormatNS(d.LastNS), FormatNS(d.UnregNS))
+	n := len(d.Diffs)
+	switch {
+	case d.HaveCI:
+		return s + fmt.Sprintf(", %.0f%% CI [%s, %s] across %d repetitions.", 100*CILevel, FormatNS(d.Lo), FormatNS(d.Hi), n)
+	case n >= 2:
+		lo, hi := slices.Min(d.Diffs), slices.Max(d.Diffs)
+		return s + fmt.Sprintf("; across the %d repetitions it ranged [%s, %s], a %.1f%% confidence interval: a %.0f%% CI needs %d repetitions or more.",
+			n, FormatNS(lo), FormatNS(hi), 100*(1-2*math.Pow(0.5, float64(n))), 100*CILevel, d.NeedReps)
+	}
+	return s + fmt.Sprintf("; a confidence interval needs repetitions (%s here): rerun with --repetitions %d or more.",
+		plural(n, "repetition"), d.NeedReps)
+}
+
+// TestDoubleBanner is what every report of a run through the libibverbs
+// test double says first.
+const TestDoubleBanner = "Measured through the libibverbs test double (fakeverbs), not RDMA hardware: these figures say how the harness and the double behave, nothing about an adapter."
+
+// IsTestDouble reports whether r ran through the libibverbs test double.
+func IsTestDouble(r *results.Result) bool {
+	v, _ := r.Environment.Device["is_test_double"].(bool)
+	return v
+}
+
+// ExpectedFailures says whether the operations of kind must fail, with
+// which errno, and how many did so (the rest, Errors, are unexpected
+// outcomes). Results that predate OpStats.Expect name no errno: their
+// reg_invalid and reg_foreign kinds expected EINVAL, the only outcome the
+// engine then allowed them.
+func ExpectedFailures(kind string, s results.OpStats) (errno string, n int64, ok bool) {
+	errno = s.Expect
+	if errno == "" && (kind == results.OpRegInvalid || kind == results.OpRegForeign) {
+		errno = "EINVAL"
+	}
+	if errno == "" {
+		return "", 0, false
+	}
+	return errno, s.Count - s.Errors, true
+}
+
+// expectedCell is the "expected" column of a summary table.
+func expectedCell(kind string, s results.OpStats) string {
+	if errno, n, ok := ExpectedFailures(kind, s); ok {
+		return fmt.Sprintf("expected %s: %d", errno, n)
+	}
+	return "–"
+}
+
+// anyExpected reports whether some kind of run must fail, so tables show
+// the "expected" column only where it says something.
+func anyExpected(run *Run) bool {
+	for _, k := range run.Kinds {
+		if _, _, ok := ExpectedFailures(k, run.Result.Ops[k]); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// measured is the wall time the repetitions measured, in all.
+func measured(r *results.Result) time.Duration {
+	var d time.Duration
+	for _, rep := range r.Repetitions {
+		d += rep.Duration.D()
+	}
+	return d
+}
+
+// stoppedEarly reports whether r measured less than it was asked to: fewer
+// repetitions, or a duration run whose repetition ended more than 5% short.
+func stoppedEarly(r *results.Result) bool {
+	c := r.Config
+	if c.Repetitions > 0 && len(r.Repetitions) < c.Repetitions {
+		return true
+	}
+	if c.Duration <= 0 {
+		return false
+	}
+	for _, rep := range r.Repetitions {
+		if rep.Duration.D() < c.Duration.D()*95/100 {
+			return true
+		}
+	}
+	return false
+}
+
+// measuredNote says what a run stopped early measured, "" otherwise.
+func measuredNote(r *results.Result) string {
+	if !stoppedEarly(r) {
+		return ""
+	}
+	c := r.Config
+	asked := plural(c.Repetitions, "repetition")
+	if c.Duration > 0 {
+		asked += " of " + c.Duration.D().String()
+	}
+	return fmt.Sprintf("Stopped early: %s measured %s in all, of %s requested; the figures cover only what was measured.",
+		plural(len(r.Repetitions), "repetition"), roundDuration(measured(r)), asked)
+}
+
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d
+}
+
+// batchNote explains why steady's throughput depends on the QP count:
+// the hot path times a batch of one operation per QP in one call, so the
+// call's own cost is spread over as many operations as there are QPs.
+func batchNote(r *results.Result) string {
+	if r.Config.Workload != "steady" {
+		return ""
+	}
+	per := ""
+	if s := r.Ops[results.OpReg]; s.Batches > 0 {
+		per = fmt.Sprintf(", measured %.1f operations per batch", float64(s.Count)/float64(s.Batches))
+	}
+	return fmt.Sprintf("steady runs its operations in batches as long as the QP count (%s here%s), one C call per batch: "+
+		"the call's fixed cost is shared by that many operations, so ops/s at different QP counts differ by more than contention; compare runs of equal QP count.",
+		plural(r.Config.QPs, "QP"), per)
+}
