@@ -251,8 +251,16 @@ func sweepPlot(sr *SweepReport, name, title, xlabel string, m sweepMetric,
 	if len(lines) == 0 {
 		return emptyFigure(p, name, title, "no point recorded an operation")
 	}
+	xl := slices.Sorted(maps.Keys(xs))
+	span := math.Max(xl[len(xl)-1]-xl[0], 1)
 	for i, ln := range lines {
 		sort.Slice(ln.pts, func(a, b int) bool { return ln.pts[a].x < ln.pts[b].x })
+		// Lines that coincide (reg and unreg of one pair, say) are
+		// shifted apart a little, so each marker and bar stays visible.
+		dodge := dodgeShare * span * (float64(i) - float64(len(lines)-1)/2)
+		for j := range ln.pts {
+			ln.pts[j].x += dodge
+		}
 		l, sc, err := plotter.NewLinePoints(ln.pts)
 		if err != nil {
 			return Figure{}, err
@@ -274,8 +282,7 @@ func sweepPlot(sr *SweepReport, name, title, xlabel string, m sweepMetric,
 		}
 		p.Legend.Add(ln.label, thumbs...)
 	}
-	xl := slices.Sorted(maps.Keys(xs))
-	pad := math.Max(0.5, 0.05*(xl[len(xl)-1]-xl[0]))
+	pad := math.Max(0.5, 0.05*(xl[len(xl)-1]-xl[0])) + dodgeShare*span*float64(len(lines))/2
 	p.X.Min, p.X.Max = xl[0]-pad, xl[len(xl)-1]+pad
 	p.X.Tick.Marker = xticks
 	if m.log {
@@ -290,9 +297,13 @@ func sweepPlot(sr *SweepReport, name, title, xlabel string, m sweepMetric,
 	} else {
 		caption += "one repetition each, so no error bars. "
 	}
-	caption += "Markers and dashes tell lines apart where they coincide."
+	caption += "Markers and dashes tell lines apart, and each line is shifted sideways a little, so lines that coincide stay visible."
 	return renderLegendOutside(p, name, title, caption)
 }
+
+// dodgeShare is how far apart, as a share of the x range, neighbouring
+// lines of a sweep plot are shifted.
+const dodgeShare = 0.006
 
 // valueTicks marks exactly the given x values, labelled as integers.
 func valueTicks(xs []float64) plot.Ticker {
