@@ -101,6 +101,134 @@ func testHTMLSelfContained(t *testing.T, out string, runs []*Run) {
 			}
 		}
 	}
+	checkHeadline(t, page, runs, true)
+	// The figures of the fixtures' own cases.
+	for _, s := range []string{
+		"expected EINVAL: 4200", "expected EINVAL: 4197", // errors: intended failures apart from errors
+		"median over the 1 repetition ±", "<td class=\"n\">n/a</td>", // tiny: one repetition
+		"<th>measured</th><td>4s in all, stopped early</td>", // errors: interrupted
+	} {
+		if !strings.Contains(page, htmlEscapeKeepQuotes(s)) {
+			t.Errorf("report.html lacks %q", s)
+		}
+	}
+	for _, s := range []string{"1 repetitions", "0ns (0.0%)", "1 QPs", "1 operations"} {
+		if strings.Contains(page, s) {
+			t.Errorf("report.html says %q", s)
+		}
+	}
+}
+
+func htmlEscapeKeepQuotes(s string) string {
+	return strings.NewReplacer("&", "&amp;").Replace(s)
+}
+
+// headlineSection is the page's headline section, "" if it has none.
+func headlineSection(page string) string {
+	i := strings.Index(page, `<section id="headline">`)
+	if i < 0 {
+		return ""
+	}
+	j := strings.Index(page[i:], "</section>")
+	if j < 0 {
+		return ""
+	}
+	return page[i : i+j]
+}
+
+// checkHeadline: the headline opens the page (before any summary table),
+// says each run's sentences, and holds each run's op-kind overlays; the
+// test-double banner shows once where a run went through the double.
+func checkHeadline(t *testing.T, page string, runs []*Run, labelled bool) {
+	t.Helper()
+	hs := headlineSection(page)
+	if hs == "" {
+		t.Fatal(`report.html has no <section id="headline">`)
+	}
+	if strings.Index(page, hs) > strings.Index(page, "<h3>Summary</h3>") {
+		t.Error("the headline comes after the summary table")
+	}
+	double := false
+	for _, run := range runs {
+		h := NewHeadline(run)
+		for _, s := range h.Kinds {
+			if !strings.Contains(hs, htmlEscape(s)) {
+				t.Errorf("%s: headline lacks %q", run.Label, s)
+			}
+		}
+		if h.Destruction != nil && !strings.Contains(hs, htmlEscape(h.Destruction.Sentence())) {
+			t.Errorf("%s: headline lacks %q", run.Label, h.Destruction.Sentence())
+		}
+		prefix := ""
+		if labelled {
+			prefix = fileSafe(run.Label) + "-"
+		}
+		for _, name := range []string{"overlay-spectrum", "overlay-histogram"} {
+			if !strings.Contains(hs, `<figure id="`+prefix+name+`"><svg `) {
+				t.Errorf("%s: no %s figure in the headline", run.Label, prefix+name)
+			}
+		}
+		double = double || IsTestDouble(run.Result)
+	}
+	if n := strings.Count(page, `id="test-double"`); double && n != 1 || !double && n != 0 {
+		t.Errorf("%d test-double banners, want one exactly where a run went through the double (%v)", n, double)
+	}
+	if double && strings.Index(page, `id="test-double"`) > strings.Index(page, hs) {
+		t.Error("the test-double banner comes after the headline")
+	}
+}
+
+// TestHTMLSingleRun: one run's page names the run once, in its title, and
+// opens with its headline and overlays.
+func TestHTMLSingleRun(t *testing.T) {
+	for _, f := range []fixture{lifecycleFixture(), errorsFixture()} {
+		t.Run(f.name, func(t *testing.T) {
+			dir := copyRun(t, fixtureDir(t, f))
+			if _, err := Generate([]string{dir}, ""); err != nil {
+				t.Fatal(err)
+			}
+			run, err := LoadRun(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(filepath.Join(dir, HTMLFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			page := string(data)
+			title := htmlEscape(Title(run.Result))
+			if n := strings.Count(page, title); n != 2 { // <title> and <h1>
+				t.Errorf("the run's title %q appears %d times, want twice (<title>, <h1>)", title, n)
+			}
+			checkHeadline(t, page, []*Run{run}, false)
+			for _, name := range []string{"overlay-spectrum.png", "overlay-histogram.png"} {
+				b, err := os.ReadFile(filepath.Join(dir, PlotsDir, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := png.Decode(bytes.NewReader(b)); err != nil {
+					t.Errorf("%s: %v", name, err)
+				}
+			}
+			md, err := os.ReadFile(filepath.Join(dir, MarkdownFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// summary.md opens with the headline and shows the overlays.
+			m := string(md)
+			if i, j := strings.Index(m, "**Headline**"), strings.Index(m, "| op |"); i < 0 || i > j {
+				t.Errorf("summary.md does not open with its headline:\n%s", m)
+			}
+			for _, s := range []string{"![overlay-spectrum](plots/overlay-spectrum.png)", "![overlay-histogram](plots/overlay-histogram.png)"} {
+				if !strings.Contains(m, s) {
+					t.Errorf("summary.md lacks %q", s)
+				}
+			}
+			if IsTestDouble(run.Result) != strings.Contains(m, "> **Not hardware.** "+TestDoubleBanner) {
+				t.Errorf("summary.md: test-double banner present %v, want %v", !IsTestDouble(run.Result), IsTestDouble(run.Result))
+			}
+		})
+	}
 }
 
 func htmlEscape(s string) string {
@@ -177,6 +305,19 @@ func testHTMLInChromium(t *testing.T, out string) {
 	}
 	if !bytes.Contains(dom, []byte("<h1>xrcbench: 5 runs</h1>")) {
 		t.Errorf("the DOM lacks the page heading")
+	}
+	// The browser sees the headline first, with the overlays rendered in it.
+	hs := headlineSection(string(dom))
+	if hs == "" || strings.Index(string(dom), hs) > strings.Index(string(dom), "<h3>Summary</h3>") {
+		t.Errorf("the DOM has no headline section ahead of the summaries")
+	}
+	for _, name := range []string{"lifecycle-overlay-spectrum", "lifecycle-overlay-histogram"} {
+		if !strings.Contains(hs, `<figure id="`+name+`"><svg `) {
+			t.Errorf("the DOM's headline lacks the rendered %s plot", name)
+		}
+	}
+	if !strings.Contains(string(dom), `id="test-double"`) {
+		t.Errorf("the DOM lacks the test-double banner")
 	}
 }
 

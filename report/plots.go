@@ -44,7 +44,8 @@ var (
 	padLeft, padRight  = vg.Points(4), vg.Points(16)
 	padBottom, padTop  = vg.Points(4), vg.Points(8)
 	legendGap          = vg.Points(10)
-	legendOutsideWidth = plotW / 3 // at most; a legend is as wide as its longest entry
+	legendOutsideWidth = plotW * 2 / 5 // at most; a legend is as wide as its longest entry
+	legendFontSize     = vg.Points(10)
 )
 
 // render draws p as SVG and PNG, with its legend inside the frame.
@@ -64,6 +65,7 @@ func renderPlot(p *plot.Plot, outside bool, name, title, caption string) (Figure
 	if outside {
 		p.Legend = plot.NewLegend()
 		defer func() { p.Legend = leg }()
+		leg.TextStyle.Font.Size = legendFontSize
 	}
 	// The axis labels are drawn here, not by gonum/plot: it reserves
 	// room for a label centred in data coordinates, which on a log axis
@@ -278,9 +280,13 @@ func ParseCountScale(s string) (CountScale, error) {
 
 // TailVisible is the height, as a share of the tallest bin, below which a
 // bin is lost on a linear count axis: at 2% of a 300-pixel frame it is
-// six pixels, a hairline beside the peak. A histogram whose tallest bin
-// beyond p99 is lower than this gets a log count axis (CountsAuto).
+// six pixels, a hairline beside the peak.
 const TailVisible = 0.02
+
+// TailReach: a tail beyond p99 that reaches past TailReach × p99 is long
+// enough to matter (slow outliers, a second mode); when every bin of it
+// is below TailVisible, CountsAuto draws the counts on a log axis.
+const TailReach = 2
 
 // latencyBins re-bins h into binsPer bins per decade of latency, so every
 // decade gets the same resolution on screen.
@@ -312,16 +318,17 @@ func binLatencies(h *hdrhistogram.Histogram) latencyBins {
 	return lb
 }
 
-// tailHidden reports whether the bins beyond p99 hold operations that a
-// linear count axis would not show.
+// tailHidden reports whether a long tail beyond p99 holds operations
+// that a linear count axis would not show.
 func (lb latencyBins) tailHidden(p99 float64) bool {
-	tail := 0.0
+	tail, far := 0.0, false
 	for _, b := range lb.bins {
 		if b.Min >= p99 {
 			tail = math.Max(tail, b.Weight)
+			far = far || b.Max > TailReach*p99
 		}
 	}
-	return tail > 0 && tail < TailVisible*lb.peak
+	return far && tail < TailVisible*lb.peak
 }
 
 // countAxis sets the count axis of a histogram of at most peak per bin
@@ -351,16 +358,16 @@ func useLog(scale CountScale, hidden bool) bool {
 	return hidden
 }
 
-const logCountNote = " The count axis is logarithmic: on a linear one the tail beyond p99 would be under 2% of the tallest bin, invisible."
+const logCountNote = " The count axis is logarithmic: on a linear one the long tail beyond p99 would be under 2% of the tallest bin, invisible."
 
 // latencyHistogram draws h on a log time axis, binsPer bins per decade.
 func latencyHistogram(name, kind string, h *hdrhistogram.Histogram, scale CountScale) (Figure, error) {
 	title := kind + ": latency histogram"
 	p := newPlot(title, "latency", "operations per bin")
 	lb := binLatencies(h)
-	caption := fmt.Sprintf("%d %s operations binned %d to a decade; the lines mark p50 and p99.", h.TotalCount(), kind, binsPer)
+	caption := fmt.Sprintf("%s of %s binned %d to a decade; the lines mark p50 and p99.", plural(int(h.TotalCount()), "operation"), kind, binsPer)
 	if lb.zeros > 0 {
-		caption += fmt.Sprintf(" %d operations of 0 ns (below the timer's resolution) are counted in the lowest bin.", lb.zeros)
+		caption += fmt.Sprintf(" %s of 0 ns (below the timer's resolution) counted in the lowest bin.", plural(int(lb.zeros), "operation"))
 	}
 	if len(lb.bins) == 0 {
 		return emptyFigure(p, name, title, "no operations recorded")

@@ -3,9 +3,15 @@ package report
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
+	"html"
 	"image"
 	"image/png"
 	"io"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -224,5 +230,244 @@ func TestWorkerCounts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// svgText is one text element of a gonum SVG: where it starts and what
+// it says.
+type svgText struct {
+	x    float64
+	text string
+}
+
+var svgTextRE = regexp.MustCompile(`(?s)<text x="([-0-9.]+)"[^>]*>([^<]*)</text>`)
+
+func svgTexts(svg []byte) []svgText {
+	var out []svgText
+	for _, m := range svgTextRE.FindAllSubmatch(svg, -1) {
+		x, _ := strconv.ParseFloat(string(m[1]), 64)
+		out = append(out, svgText{x, html.UnescapeString(string(m[2]))})
+	}
+	return out
+}
+
+// TestFigureMargins: no plot draws on its outermost pixels, so titles,
+// legends and the last tick label never touch the edge of the image.
+func TestFigureMargins(t *testing.T) {
+	run := loadFixture(t, lifecycleFixture())
+	figs, err := RunFigures(run, "", CountsAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := KindOverlayFigures(run, "", CountsAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr, err := LoadSweep(sweepDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweep, err := SweepFigures(sr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append(append(figs, more...), sweep...) {
+		img, err := png.Decode(bytes.NewReader(f.PNG))
+		if err != nil {
+			t.Fatalf("%s: %v", f.Name, err)
+		}
+		b := img.Bounds()
+		const edge = 3 // pixels
+		for _, r := range []image.Rectangle{
+			image.Rect(b.Min.X, b.Min.Y, b.Max.X, b.Min.Y+edge), // top: the title
+			image.Rect(b.Max.X-edge, b.Min.Y, b.Max.X, b.Max.Y), // right: legend, last tick label
+			image.Rect(b.Min.X, b.Min.Y, b.Min.X+edge, b.Max.Y), // left: the axis label
+		} {
+			if ink := inked(img.(interface {
+				SubImage(image.Rectangle) image.Image
+			}).SubImage(r)); ink > 0 {
+				t.Errorf("%s: %.1f%% of the edge %v is inked: something touches the edge", f.Name, 100*ink, r)
+			}
+		}
+	}
+}
+
+// TestCountScale: the histogram's count axis is logarithmic by default
+// exactly where a linear one would hide the tail beyond p99.
+func TestCountScale(t *testing.T) {
+	spike := results.NewHistogram() // a tall peak and a long, thin tail
+	for i := 0; i < 100_000; i++ {
+		spike.RecordValue(1000)
+	}
+	for i := 0; i < 2_000; i++ {
+		spike.RecordValue(int64(20_000 * math.Pow(10, 1.5*float64(i)/1000)))
+	}
+	broad := loadFixture(t, lifecycleFixture()).Hists[results.OpReg] // log-normal, σ 0.25
+	tests := []struct {
+		name  string
+		h     *hdrhistogram.Histogram
+		scale CountScale
+		log   bool
+	}{
+		{"hidden tail, auto", spike, CountsAuto, true},
+		{"hidden tail, linear asked", spike, CountsLinear, false},
+		{"visible tail, auto", broad, CountsAuto, false},
+		{"visible tail, log asked", broad, CountsLog, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := latencyHistogram("h", "reg", tt.h, tt.scale)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkFigure(t, f)
+			if got := strings.Contains(f.Caption, "logarithmic"); got != tt.log {
+				t.Errorf("log count axis %v, want %v (caption %q)", got, tt.log, f.Caption)
+			}
+			// Log decades are labelled 1, 10, 100, 1k...; a linear axis of
+			// this histogram has labels like 20k, 40k.
+			var labels []string
+			for _, tx := range svgTexts(f.SVG) {
+				labels = append(labels, tx.text)
+			}
+			all := strings.Join(labels, " ")
+			if tt.log != (strings.Contains(all, " 10 ") && strings.Contains(all, " 100 ")) {
+				t.Errorf("tick labels %q do not match a log=%v count axis", all, tt.log)
+			}
+			for _, l := range labels {
+				if tickLike.MatchString(l) && (strings.HasSuffix(l, ".0") || strings.Contains(l, ".00")) {
+					t.Errorf("tick label %q has trailing zeros", l)
+				}
+			}
+		})
+	}
+	for s, want := range map[string]CountScale{"": CountsAuto, "auto": CountsAuto, "log": CountsLog, "linear": CountsLinear} {
+		if got, err := ParseCountScale(s); err != nil || got != want {
+			t.Errorf("ParseCountScale(%q) = %q, %v", s, got, err)
+		}
+	}
+	if _, err := ParseCountScale("logarithmic"); !errors.Is(err, ErrInput) {
+		t.Errorf("ParseCountScale(logarithmic): %v, want an input error", err)
+	}
+}
+
+var tickLike = regexp.MustCompile(`^-?[0-9.]+[kMG]?$`)
+
+// TestKindOverlayFigures: every op kind of a run on one axis, with a
+// legend entry each, right of the frame where it covers no curve.
+func TestKindOverlayFigures(t *testing.T) {
+	for _, f := range allFixtures() {
+		t.Run(f.name, func(t *testing.T) {
+			run := loadFixture(t, f)
+			figs, err := KindOverlayFigures(run, "", CountsAuto)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(figs) != 2 || figs[0].Name != "overlay-spectrum" || figs[1].Name != "overlay-histogram" {
+				t.Fatalf("figures %v, want overlay-spectrum and overlay-histogram", figNames(figs))
+			}
+			for _, fig := range figs {
+				checkFigure(t, fig)
+				checkLegendOutside(t, fig, run.Kinds)
+			}
+		})
+	}
+	one := loadFixture(t, lifecycleFixture())
+	one.Kinds = one.Kinds[:1]
+	if figs, err := KindOverlayFigures(one, "", CountsAuto); err != nil || len(figs) != 0 {
+		t.Errorf("one kind: %v %v, want nothing to overlay", figNames(figs), err)
+	}
+}
+
+// checkLegendOutside: each legend entry is a text right of every other
+// text of the plot (tick labels, axis labels, the title): in the band
+// beside the frame, not over the data.
+func checkLegendOutside(t *testing.T, f Figure, entries []string) {
+	t.Helper()
+	texts := svgTexts(f.SVG)
+	isEntry := map[string]bool{}
+	for _, e := range entries {
+		isEntry[e] = true
+	}
+	left, found := math.Inf(1), 0
+	for _, tx := range texts {
+		if isEntry[tx.text] {
+			left = math.Min(left, tx.x)
+			found++
+		}
+	}
+	if found != len(entries) {
+		t.Fatalf("%s: %d of the legend entries %q found among %v", f.Name, found, entries, texts)
+	}
+	for _, tx := range texts {
+		if !isEntry[tx.text] && tx.x >= left {
+			t.Errorf("%s: %q at x=%v is not left of the legend (x=%v)", f.Name, tx.text, tx.x, left)
+		}
+	}
+}
+
+func figNames(figs []Figure) []string {
+	var out []string
+	for _, f := range figs {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+// TestSweepFigureAxes: throughput and p99 against total threads and, as
+// the sweep varies it, against the QP count; each point with error bars
+// from its repetitions; every line in the legend beside the frame.
+func TestSweepFigureAxes(t *testing.T) {
+	sr, err := LoadSweep(sweepDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs, err := SweepFigures(sr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Figure{}
+	for _, f := range figs {
+		byName[f.Name] = f
+	}
+	for name, xlabel := range map[string]string{
+		"sweep-ops_per_sec": "total threads (processes × threads per process)", "sweep-p99": "total threads (processes × threads per process)",
+		"sweep-qps-ops_per_sec": "QPs (processes × threads per line)", "sweep-qps-p99": "QPs (processes × threads per line)",
+	} {
+		f, ok := byName[name]
+		if !ok {
+			t.Errorf("no %s among %v", name, figNames(figs))
+			continue
+		}
+		checkFigure(t, f)
+		var texts []string
+		for _, tx := range svgTexts(f.SVG) {
+			texts = append(texts, tx.text)
+		}
+		if !slices.Contains(texts, xlabel) {
+			t.Errorf("%s: no x label %q in %q", name, xlabel, texts)
+		}
+		if !strings.Contains(f.Caption, "the bars spanning the lowest to the highest repetition") {
+			t.Errorf("%s: caption %q says nothing of the error bars", name, f.Caption)
+		}
+		var entries []string
+		for _, tx := range texts {
+			if strings.HasPrefix(tx, "reg, ") || strings.HasPrefix(tx, "unreg") || strings.HasPrefix(tx, "create, ") {
+				entries = append(entries, tx)
+			}
+		}
+		checkLegendOutside(t, f, entries)
+	}
+	// The total-thread axis is marked at the totals the sweep ran.
+	var ticks []string
+	for _, tx := range svgTexts(byName["sweep-ops_per_sec"].SVG) {
+		if _, err := strconv.Atoi(tx.text); err == nil {
+			ticks = append(ticks, tx.text)
+		}
+	}
+	for _, want := range []string{"1", "2", "4"} {
+		if !slices.Contains(ticks, want) {
+			t.Errorf("total-thread ticks %v lack %s", ticks, want)
+		}
 	}
 }

@@ -158,7 +158,7 @@ func Warnings(run *Run) []string {
 	for _, kind := range run.Kinds {
 		s := r.Ops[kind]
 		if s.Errors > 0 {
-			msg := fmt.Sprintf("%s: %d errors in %d operations (%.2g%%)", kind, s.Errors, s.Count, 100*float64(s.Errors)/float64(s.Count))
+			msg := fmt.Sprintf("%s: %s in %s (%.2g%%)", kind, plural(int(s.Errors), "error"), plural(int(s.Count), "operation"), 100*float64(s.Errors)/float64(s.Count))
 			if len(s.ErrnoCounts) > 0 {
 				var parts []string
 				for _, e := range slices.Sorted(maps.Keys(s.ErrnoCounts)) {
@@ -170,7 +170,7 @@ func Warnings(run *Run) []string {
 		}
 	}
 	if r.Leaks != nil && len(r.Leaks.Leaked) > 0 {
-		w = append(w, fmt.Sprintf("%d QPs outlived the run (leak check by %s): %v", len(r.Leaks.Leaked), r.Leaks.Method, r.Leaks.Leaked))
+		w = append(w, fmt.Sprintf("%s outlived the run (leak check by %s): %v", plural(len(r.Leaks.Leaked), "QP"), r.Leaks.Method, r.Leaks.Leaked))
 	}
 	for _, e := range r.Warnings {
 		w = append(w, "engine: "+e)
