@@ -178,7 +178,7 @@ func TestBatchNote(t *testing.T) {
 
 func TestHeadlineSentences(t *testing.T) {
 	run := &Run{Kinds: []string{results.OpReg, results.OpRegInvalid, results.OpUnregLast}, Result: &results.Result{
-		Config: results.Config{Workload: "x", Repetitions: 1},
+		Config:      results.Config{Workload: "x", Repetitions: 1},
 		Environment: results.Environment{Device: map[string]any{"is_test_double": true}},
 		Ops: map[string]results.OpStats{
 			results.OpReg:        {Count: 1, OpsPerSec: 10, NS: results.Latency{P50: 900, P99: 2500}},
