@@ -181,6 +181,8 @@ func TestReportCLI(t *testing.T) {
 		{"no folder", nil, 2, "", "at least one RUN_DIR", true},
 		{"missing folder", []string{filepath.Join(t.TempDir(), "gone")}, 2, "", "no such run folder", true},
 		{"unknown flag", []string{fixture("lifecycle"), "--bogus"}, 2, "", "unknown flag", true},
+		{"log counts", []string{copyOf("lifecycle"), "--counts", "log"}, 0, "$1", "", false},
+		{"bad counts", []string{fixture("lifecycle"), "--counts", "logarithmic"}, 2, "", `--counts: count scale "logarithmic": want auto, log or linear`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -213,6 +215,27 @@ func TestReportCLI(t *testing.T) {
 				if !strings.Contains(stdout, "wrote "+dir) {
 					t.Errorf("stdout %q does not say where the report went", stdout)
 				}
+			}
+		})
+	}
+}
+
+// TestReportCounts: --counts reaches the histograms: log makes every
+// count axis logarithmic (four kinds and the overlay), linear none.
+func TestReportCounts(t *testing.T) {
+	for counts, want := range map[string]int{"log": 5, "linear": 0} {
+		t.Run(counts, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			if code, _, stderr := runCLI("report", fixture("lifecycle"), "--out", out, "--counts", counts); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			html, err := os.ReadFile(filepath.Join(out, "report.html"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(string(html), "The count axis is logarithmic"); n != want {
+				t.Errorf("--counts %s: %d logarithmic count axes, want %d", counts, n, want)
 			}
 		})
 	}

@@ -377,13 +377,33 @@ func writeSummaries(dir string) error {
 // printSummary is the compact table of a run.
 func printSummary(w io.Writer, r *results.Result, where string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "op\tcount\terrors\tops/s\tp50\tp99\tp99.9\tmax\t")
+	// Intended failures (the errors workload's EINVAL) get a column of
+	// their own: "errors" counts unexpected outcomes only.
+	expected := false
+	for kind, s := range r.Ops {
+		if _, _, ok := report.ExpectedFailures(kind, s); ok {
+			expected = true
+		}
+	}
+	head := "op\tcount\terrors\t"
+	if expected {
+		head += "expected\t"
+	}
+	fmt.Fprintln(tw, head+"ops/s\tp50\tp99\tp99.9\tmax\t")
 	for _, kind := range results.OpKinds {
 		s, ok := r.Ops[kind]
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\t\n", kind, s.Count, s.Errors, s.OpsPerSec,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t", kind, s.Count, s.Errors)
+		if expected {
+			exp := "–"
+			if errno, n, ok := report.ExpectedFailures(kind, s); ok {
+				exp = fmt.Sprintf("%s: %d", errno, n)
+			}
+			fmt.Fprintf(tw, "%s\t", exp)
+		}
+		fmt.Fprintf(tw, "%.0f\t%s\t%s\t%s\t%s\t\n", s.OpsPerSec,
 			ns(s.NS.P50), ns(s.NS.P99), ns(s.NS.P999), ns(s.NS.Max))
 	}
 	tw.Flush()

@@ -587,3 +587,31 @@ func TestRunUnexpectedOutcomes(t *testing.T) {
 		})
 	}
 }
+
+// TestPrintSummaryExpected: the errors workload's intended failures have a
+// column of their own; "errors" counts the unexpected outcomes only.
+func TestPrintSummaryExpected(t *testing.T) {
+	r := &results.Result{Status: "ok", Ops: map[string]results.OpStats{
+		"reg_invalid": {Count: 60, Expect: "EINVAL"},
+		"reg_foreign": {Count: 60, Errors: 2, Expect: "EINVAL", ErrnoCounts: map[string]int64{"EBUSY": 2}},
+	}}
+	var b strings.Builder
+	printSummary(&b, r, "dir")
+	lines := strings.Split(b.String(), "\n")
+	for i, want := range [][]string{
+		{"op", "count", "errors", "expected", "ops/s"},
+		{"reg_invalid", "60", "0", "EINVAL: 60"},
+		{"reg_foreign", "60", "2", "EINVAL: 58"},
+	} {
+		if got := strings.Fields(lines[i]); len(got) < len(want) || strings.Join(got[:len(want)], "|") != strings.Join(want, "|") &&
+			strings.Join(append(got[:3:3], got[3]+" "+got[4]), "|") != strings.Join(want, "|") {
+			t.Errorf("line %d %q, want it to start with %q", i, lines[i], want)
+		}
+	}
+	// Without such kinds, no such column.
+	b.Reset()
+	printSummary(&b, &results.Result{Status: "ok", Ops: map[string]results.OpStats{"reg": {Count: 5}}}, "dir")
+	if strings.Contains(b.String(), "expected") {
+		t.Errorf("an expected column without a kind that must fail:\n%s", b.String())
+	}
+}
