@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/xrcbench/xrcbench/results"
@@ -66,18 +67,33 @@ func TestGenerateSweep(t *testing.T) {
 			t.Errorf("summary.md lacks %q:\n%s", want, md)
 		}
 	}
-	sr, err := LoadSweep(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	figs, err := SweepFigures(sr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range figs {
+	for _, f := range sweepFigures(t) {
 		checkFigure(t, f)
 	}
 }
+
+// sweepFigures are the figures of a sweepDir, drawn once for every test
+// that looks at them: plots are slow under the race detector.
+var sweepFigures = func() func(t *testing.T) []Figure {
+	var (
+		once sync.Once
+		figs []Figure
+		err  error
+	)
+	return func(t *testing.T) []Figure {
+		t.Helper()
+		once.Do(func() {
+			var sr *SweepReport
+			if sr, err = LoadSweep(sweepDir(t)); err == nil {
+				figs, err = SweepFigures(sr)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return figs
+	}
+}()
 
 func TestGenerate(t *testing.T) {
 	lc := fixtureDir(t, lifecycleFixture())

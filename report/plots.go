@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
+	"image/png"
 	"maps"
 	"math"
 	"slices"
@@ -113,7 +114,9 @@ func renderPlot(p *plot.Plot, outside bool, name, title, caption string) (Figure
 	ic := vgimg.NewWith(vgimg.UseWH(plotW, plotH), vgimg.UseDPI(pngDPI))
 	drawOn(draw.New(ic))
 	var pb bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: ic}).WriteTo(&pb); err != nil {
+	// Plots are flat colour: the fastest compression is nearly as small,
+	// and several times quicker for a report of dozens of plots.
+	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&pb, ic.Image()); err != nil {
 		return f, fmt.Errorf("plot %s: png: %w", name, err)
 	}
 	f.SVG, f.PNG = sb.Bytes(), pb.Bytes()

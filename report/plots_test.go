@@ -49,6 +49,7 @@ func checkFigure(t *testing.T, f Figure) {
 	if ink := inked(img); ink < 0.01 {
 		t.Errorf("%s: png is %.2f%% inked: blank", f.Name, 100*ink)
 	}
+	checkMargins(t, f.Name, img)
 	d := xml.NewDecoder(bytes.NewReader(f.SVG))
 	for {
 		_, err := d.Token()
@@ -251,43 +252,25 @@ func svgTexts(svg []byte) []svgText {
 	return out
 }
 
-// TestFigureMargins: no plot draws on its outermost pixels, so titles,
+// checkMargins: no plot draws on its outermost pixels, so titles,
 // legends and the last tick label never touch the edge of the image.
-func TestFigureMargins(t *testing.T) {
-	run := loadFixture(t, lifecycleFixture())
-	figs, err := RunFigures(run, "", CountsAuto)
-	if err != nil {
-		t.Fatal(err)
+func checkMargins(t *testing.T, name string, img image.Image) {
+	t.Helper()
+	sub, ok := img.(interface {
+		SubImage(image.Rectangle) image.Image
+	})
+	if !ok {
+		t.Fatalf("%s: %T has no SubImage", name, img)
 	}
-	more, err := KindOverlayFigures(run, "", CountsAuto)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sr, err := LoadSweep(sweepDir(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sweep, err := SweepFigures(sr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range append(append(figs, more...), sweep...) {
-		img, err := png.Decode(bytes.NewReader(f.PNG))
-		if err != nil {
-			t.Fatalf("%s: %v", f.Name, err)
-		}
-		b := img.Bounds()
-		const edge = 3 // pixels
-		for _, r := range []image.Rectangle{
-			image.Rect(b.Min.X, b.Min.Y, b.Max.X, b.Min.Y+edge), // top: the title
-			image.Rect(b.Max.X-edge, b.Min.Y, b.Max.X, b.Max.Y), // right: legend, last tick label
-			image.Rect(b.Min.X, b.Min.Y, b.Min.X+edge, b.Max.Y), // left: the axis label
-		} {
-			if ink := inked(img.(interface {
-				SubImage(image.Rectangle) image.Image
-			}).SubImage(r)); ink > 0 {
-				t.Errorf("%s: %.1f%% of the edge %v is inked: something touches the edge", f.Name, 100*ink, r)
-			}
+	b := img.Bounds()
+	const edge = 3 // pixels
+	for _, r := range []image.Rectangle{
+		image.Rect(b.Min.X, b.Min.Y, b.Max.X, b.Min.Y+edge), // top: the title
+		image.Rect(b.Max.X-edge, b.Min.Y, b.Max.X, b.Max.Y), // right: legend, last tick label
+		image.Rect(b.Min.X, b.Min.Y, b.Min.X+edge, b.Max.Y), // left: the axis label
+	} {
+		if ink := inked(sub.SubImage(r)); ink > 0 {
+			t.Errorf("%s: %.1f%% of the edge %v is inked: something touches the edge", name, 100*ink, r)
 		}
 	}
 }
@@ -418,14 +401,7 @@ func figNames(figs []Figure) []string {
 // the sweep varies it, against the QP count; each point with error bars
 // from its repetitions; every line in the legend beside the frame.
 func TestSweepFigureAxes(t *testing.T) {
-	sr, err := LoadSweep(sweepDir(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	figs, err := SweepFigures(sr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	figs := sweepFigures(t)
 	byName := map[string]Figure{}
 	for _, f := range figs {
 		byName[f.Name] = f
