@@ -145,7 +145,13 @@ func GenerateWith(dirs []string, out string, opts Options) (*Report, error) {
 		}
 	}
 	for _, run := range runs {
-		pg.TestDouble = pg.TestDouble || IsTestDouble(run.Result)
+		if IsTestDouble(run.Result) {
+			pg.TestDoubleRuns = append(pg.TestDoubleRuns, run.Label)
+		}
+	}
+	pg.TestDouble = len(pg.TestDoubleRuns) > 0
+	if len(runs) == 1 {
+		pg.TestDoubleRuns = nil // the page is the run
 	}
 	rep := &Report{Out: out}
 	for _, run := range runs {

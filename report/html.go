@@ -60,10 +60,12 @@ type htmlPage struct {
 	// page's is the run's).
 	Single     bool
 	TestDouble bool // some run went through the libibverbs test double
-	Headlines  []htmlHeadline
-	Runs       []htmlRun
-	Overlays   []htmlFigure
-	Sweep      *htmlSweep
+	// TestDoubleRuns names those runs when the page has several.
+	TestDoubleRuns []string
+	Headlines      []htmlHeadline
+	Runs           []htmlRun
+	Overlays       []htmlFigure
+	Sweep          *htmlSweep
 }
 
 // htmlHeadline is one run's part of the headline section.
@@ -252,6 +254,7 @@ var funcs = template.FuncMap{
 	"plural":     plural,
 	"expected":   expectedCell,
 	"testDouble": func() string { return TestDoubleBanner },
+	"join":       strings.Join,
 }
 
 // The page has no script, no external stylesheet, font or image: every
@@ -284,7 +287,7 @@ figcaption { color: #555; font-size: .9em; }
 </head>
 <body>
 <h1>{{.Title}}</h1>
-{{if .TestDouble}}<p class="banner" id="test-double"><b>Not hardware.</b> {{testDouble}}</p>{{end}}
+{{if .TestDouble}}<p class="banner" id="test-double"><b>Not hardware{{with .TestDoubleRuns}} ({{join . ", "}}){{end}}.</b> {{testDouble}}</p>{{end}}
 <section id="headline">
 <h2>Headline</h2>
 {{range .Headlines}}{{with .Label}}<h3>{{.}}</h3>{{end}}

@@ -79,6 +79,9 @@ func renderPlot(p *plot.Plot, outside bool, name, title, caption string) (Figure
 		titleH = p.Title.TextStyle.Height(p.Title.Text) + p.Title.Padding
 	}
 	drawOn := func(dc draw.Canvas) {
+		// One white ground under frame and legend band alike.
+		dc.SetColor(color.White)
+		dc.Fill(dc.Rectangle.Path())
 		c := draw.Crop(dc, padLeft, -padRight, padBottom, -padTop)
 		if outside {
 			w := min(leg.Rectangle(c).Size().X, legendOutsideWidth)
