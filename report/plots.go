@@ -603,9 +603,9 @@ func timeline(name, kind string, ivs []Interval) (Figure, error) {
 	if hi == 0 {
 		return emptyFigure(p, name, title, "no interval recorded an operation")
 	}
-	p.Legend.Top = true
 	logY(p, lo, hi)
-	return render(p, name, title, fmt.Sprintf("p50, p99 and max of %s in each interval of %s.hlog; a drift or a spike shows what a single summary hides.", kind, kind))
+	p.X.Tick.Marker = linearTicks
+	return renderLegendOutside(p, name, title, fmt.Sprintf("p50, p99 and max of %s in each interval of %s.hlog; a drift or a spike shows what a single summary hides.", kind, kind))
 }
 
 // segments splits intervals where time jumps (between repetitions, or
