@@ -221,7 +221,7 @@ func TestHTMLSingleRun(t *testing.T) {
 			if i, j := strings.Index(m, "**Headline**"), strings.Index(m, "| op |"); i < 0 || i > j {
 				t.Errorf("summary.md does not open with its headline:\n%s", m)
 			}
-			for _, s := range []string{"![overlay-spectrum](plots/overlay-spectrum.png)", "![overlay-histogram](plots/overlay-histogram.png)"} {
+			for _, s := range []string{"`plots/overlay-spectrum.png`", "`plots/overlay-histogram.png`"} {
 				if !strings.Contains(m, s) {
 					t.Errorf("summary.md lacks %q", s)
 				}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -163,11 +162,14 @@ func writeHeadlineMarkdown(w io.Writer, run *Run) {
 			fmt.Fprintf(w, "%s\n\n", mdText(n))
 		}
 	}
-	for _, p := range run.overlayPlots {
-		fmt.Fprintf(w, "![%s](%s)\n", strings.TrimSuffix(filepath.Base(p), ".png"), p)
-	}
+	// Named, not embedded: summary.md is often shown away from its folder
+	// (a CI job summary), where a relative image would be a broken one.
 	if len(run.overlayPlots) > 0 {
-		fmt.Fprintln(w)
+		var names []string
+		for _, p := range run.overlayPlots {
+			names = append(names, mdCode(p))
+		}
+		fmt.Fprintf(w, "Every op kind on one axis: %s (in %s, under the headline).\n\n", strings.Join(names, ", "), HTMLFile)
 	}
 }
 
