@@ -54,9 +54,9 @@ CSAN_OUT := build/csan
 csan:
 	@mkdir -p $(CSAN_OUT)
 	@for san in thread address,undefined; do \
-		rm -rf $(CSAN_OUT)/dev && mkdir -p $(CSAN_OUT)/dev && \
+		rm -rf $(CSAN_OUT)/dev && mkdir -m 700 -p $(CSAN_OUT)/dev && \
 		$(CC) $(CWARN) -O1 -g -fsanitize=$$san -fno-sanitize-recover=all -Iverbs \
-			-o $(CSAN_OUT)/sim_stress verbs/ctest/sim_stress.c verbs/sim.c verbs/batch.c -lpthread && \
+			-o $(CSAN_OUT)/sim_stress verbs/ctest/sim_stress.c verbs/sim.c verbs/sim_guard.c verbs/batch.c -lpthread && \
 		echo "csan: -fsanitize=$$san" && \
 		$(CSAN_OUT)/sim_stress $(CSAN_OUT)/dev $(CSAN_OUT)/dev/domain || exit 1; \
 	done

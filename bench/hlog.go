@@ -37,6 +37,7 @@ type hlogs struct {
 	// nothing is lost; late counts such reports.
 	written  int64
 	late     int64
+	wrote    bool   // any interval at all, in any log
 	base     uint64 // CLOCK_MONOTONIC ns of interval 0 of this repetition
 	wallBase time.Time
 	err      error
@@ -196,6 +197,7 @@ func (l *hlogs) write(i int64, kind string, h *hdrhistogram.Histogram) {
 	if err := l.writers[kind].OutputIntervalHistogram(h); err != nil && l.err == nil {
 		l.err = err
 	}
+	l.wrote = true
 	l.logged[kind].Intervals++
 	l.logged[kind].Count += h.TotalCount()
 }
@@ -207,6 +209,20 @@ func (l *hlogs) logs() map[string]results.LogFile {
 		out[k] = *lf
 	}
 	return out
+}
+
+// removeIfEmpty removes the logs (closed) when not one interval went in,
+// and says whether it did: a run that failed before measuring (a full
+// disk, a device that would not open) leaves no header-only logs that
+// look like data.
+func (l *hlogs) removeIfEmpty() bool {
+	if l.wrote {
+		return false
+	}
+	for _, f := range l.files {
+		os.Remove(f.Name())
+	}
+	return true
 }
 
 func (l *hlogs) close() error {

@@ -252,6 +252,8 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 		} else {
 			runErr = fmt.Errorf("%w; %w", runErr, lerr)
 		}
+	} else if len(done) == 0 && c.logs.removeIfEmpty() {
+		// Nothing measured: no logs, and the result names none.
 	} else {
 		res.Logs = c.logs.logs()
 		for _, k := range cfg.Workload.Kinds() {

@@ -12,12 +12,14 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
 // simEnsureDir creates dir 0700 when missing and refuses anything that is
-// not a real directory owned by us: the device file in it is shared memory
-// every registrant maps, so the directory must not be redirectable.
+// not a real directory owned by us and closed to group and other: the
+// device file in it is shared memory every registrant maps and trusts, so
+// the directory must not be redirectable nor writable by anyone else.
 func simEnsureDir(dir string) error {
 	if dir == "" {
 		return fmt.Errorf("%w: the sim provider needs a device directory", syscall.EINVAL)
@@ -39,7 +41,17 @@ func simEnsureDir(dir string) error {
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
 		return fmt.Errorf("sim device directory %s belongs to uid %d, not to us: %w", dir, sys.Uid, syscall.EPERM)
 	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("sim device directory %s is open to group or other (mode %04o): refusing it; remove it or chmod 700 it: %w", dir, perm, syscall.EPERM)
+	}
 	return nil
+}
+
+// simConfigString says how a device was made, for messages.
+func simConfigString(c *C.struct_sim_config) string {
+	buf := make([]byte, 256)
+	C.sim_config_string(c, (*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)))
+	return C.GoString((*C.char)(unsafe.Pointer(&buf[0])))
 }
 
 func simConfig(o SimOptions) C.struct_sim_config {
@@ -65,19 +77,44 @@ func simOpenC(dir string, cfg *C.struct_sim_config, sem Semantics) (*C.struct_si
 	if sem == Upstream {
 		csem = C.SIM_UPSTREAM
 	}
+	// A device file truncated under the mapping ends this process with
+	// one line instead of a crash dump (see sim_guard.c).
+	if rc := C.sim_guard_install(); rc != 0 {
+		return nil, fmt.Errorf("sim device: installing the SIGBUS guard: %w", syscall.Errno(rc))
+	}
 	cdir := C.CString(dir)
 	defer C.free(unsafe.Pointer(cdir))
 	var dev *C.struct_sim_dev
-	switch rc := C.sim_open(cdir, cfg, csem, &dev); rc {
+	var have C.struct_sim_config
+	file := dir + "/sim.dev"
+	switch rc := C.sim_open_explained(cdir, cfg, csem, &dev, &have); rc {
 	case 0:
 		return dev, nil
 	case C.EEXIST:
-		return nil, fmt.Errorf("sim device in %s was created with other options (cost, capacity or XRC): %w", dir, syscall.EEXIST)
+		return nil, fmt.Errorf("sim device %s is in use by a live process and was made with %s; this run asks for %s: stop that process or use another directory: %w",
+			file, simConfigString(&have), simConfigString(cfg), syscall.EEXIST)
 	case C.EPROTO:
-		return nil, fmt.Errorf("%s/sim.dev is not a sim device of this version: %w", dir, syscall.EPROTO)
+		return nil, fmt.Errorf("%s is not a sim device of this version: remove it: %w", file, syscall.EPROTO)
+	case C.EIO:
+		return nil, fmt.Errorf("%s is damaged (its header, sizes or locks do not add up): remove it: %w", file, syscall.EIO)
+	case C.EPERM:
+		return nil, fmt.Errorf("%s or its directory belongs to another user or is open to group or other: refusing it: %w", file, syscall.EPERM)
+	case C.ENOSPC:
+		return nil, fmt.Errorf("no space left for the sim device %s (it needs %d MiB): free space or point TMPDIR elsewhere: %w",
+			file, simSizeMiB(cfg), syscall.ENOSPC)
 	default:
 		return nil, fmt.Errorf("sim device in %s: %w", dir, syscall.Errno(rc))
 	}
+}
+
+// simSizeMiB is the size of a device made with cfg (the defaults for nil
+// or zero fields), rounded up.
+func simSizeMiB(cfg *C.struct_sim_config) uint64 {
+	var c C.struct_sim_config
+	if cfg != nil {
+		c = *cfg
+	}
+	return (uint64(C.sim_device_size(&c)) + 1<<20 - 1) >> 20
 }
 
 func simOpen(opts Options) (*Device, error) {
@@ -215,4 +252,11 @@ func simHoldLock(dir string, qpn uint32) error {
 		return syscall.Errno(rc)
 	}
 	return nil
+}
+
+// simLockPatience sets how long a sim lock may stay held before an
+// operation gives up with EDEADLK (0 restores the default), for tests of
+// damaged lock words that must not wait the default 30 s.
+func simLockPatience(d time.Duration) {
+	C.sim_debug_lock_patience(C.int(d.Milliseconds()))
 }

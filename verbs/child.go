@@ -17,7 +17,11 @@ const childEnv = "XRCBENCH_VERBS_CHILD"
 
 // childSpec says what a child process does before it waits to be killed.
 type childSpec struct {
-	Action  string // "reg": open, register with QPN, wait; "holdlock": take the sim device lock (QPN 0) or QPN's lock, wait
+	// "reg": open, register with QPN, wait; "holdlock": take the sim
+	// device lock (QPN 0) or QPN's lock, wait; "regtouch": as reg, then
+	// on a line from the parent unregister QPN (touching its slot again)
+	// and exit 0 if that returned at all.
+	Action  string
 	Options Options
 	Domain  string
 	QPN     uint32
@@ -44,7 +48,7 @@ func runChild(raw string) error {
 		return fmt.Errorf("bad %s: %v", childEnv, err)
 	}
 	switch spec.Action {
-	case "reg":
+	case "reg", "regtouch":
 		dev, err := Open(spec.Options)
 		if err != nil {
 			return err
@@ -55,6 +59,14 @@ func runChild(raw string) error {
 		}
 		if err := dom.Reg(spec.QPN); err != nil {
 			return err
+		}
+		if spec.Action == "regtouch" {
+			fmt.Println("ready")
+			if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+				return err
+			}
+			_, err := dom.Unreg(spec.QPN)
+			return fmt.Errorf("unreg returned (%v) instead of meeting the truncated file", err)
 		}
 	case "holdlock":
 		if err := simHoldLock(spec.Options.Sim.Dir, spec.QPN); err != nil {

@@ -33,6 +33,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sim.h"
@@ -49,6 +50,8 @@
 #define SIM_LIMIT_QPS (1u << 20)
 #define SIM_LIMIT_REGS 4096
 #define SIM_NONE 0xffffffffu
+#define SIM_LIMIT_COST_NS (60ull * 1000000000ull) /* a cost beyond is a damaged header */
+#define SIM_LOCK_PATIENCE_MS 30000 /* a lock held longer is wedged or damaged */
 
 struct sim_registrant {
 	int32_t pid;
@@ -103,6 +106,11 @@ struct sim_dev {
 	size_t size;
 	int semantics;
 	uint32_t registrant;
+	/* The geometry validated at attach. The shared copy is compared with
+	 * it on every entry (sim_intact): a file another process scribbles
+	 * on must fail an operation, not steer it outside the mapping. */
+	uint32_t max_qps, max_regs;
+	uint64_t qp_off, qp_stride;
 };
 
 struct sim_dom {
@@ -185,20 +193,79 @@ static int init_robust_mutex(pthread_mutex_t *m)
 	return rc;
 }
 
+/* mutex_kind is what glibc keeps in a process-shared robust mutex's kind
+ * field. A lock in the file with any other kind is damaged, and locking it
+ * anyway could take glibc down a path (priority inheritance, an assertion)
+ * that aborts the process; it is refused with EIO instead. */
+static int mutex_kind = -1;
+static pthread_once_t mutex_kind_once = PTHREAD_ONCE_INIT;
+
+static void learn_mutex_kind(void)
+{
+	pthread_mutex_t m;
+
+	if (init_robust_mutex(&m) == 0) {
+#ifdef __GLIBC__
+		mutex_kind = m.__data.__kind;
+#endif
+		pthread_mutex_destroy(&m);
+	}
+}
+
+/* robust_lock locks a mutex of the device file: EIO when it is not a
+ * robust shared mutex, EDEADLK when it stays held SIM_LOCK_PATIENCE_MS (a
+ * stopped holder, or a lock word scribbled over), else what
+ * pthread_mutex_lock returns, EOWNERDEAD included. The uncontended path
+ * is one trylock, as fast as a plain lock. */
+static int lock_patience_ms = SIM_LOCK_PATIENCE_MS;
+
+void sim_debug_lock_patience(int ms)
+{
+	__atomic_store_n(&lock_patience_ms, ms > 0 ? ms : SIM_LOCK_PATIENCE_MS, __ATOMIC_RELAXED);
+}
+
+static int robust_lock(pthread_mutex_t *m)
+{
+	struct timespec deadline;
+	int rc;
+
+#ifdef __GLIBC__
+	if (mutex_kind != -1 && __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) != mutex_kind)
+		return EIO;
+#endif
+	if ((rc = pthread_mutex_trylock(m)) != EBUSY)
+		return rc;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	int patience = __atomic_load_n(&lock_patience_ms, __ATOMIC_RELAXED);
+
+	deadline.tv_sec += patience / 1000;
+	deadline.tv_nsec += (long)(patience % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	rc = pthread_mutex_timedlock(m, &deadline);
+	return rc == ETIMEDOUT ? EDEADLK : rc;
+}
+
 static void qp_repair(struct sim_shared *sh, struct sim_qp *qp);
 static void sim_repair(struct sim_shared *sh);
 static int sweep_dead(struct sim_shared *sh);
 
 /* qp_lock takes a QP slot's lock, repairing the slot when its last holder
- * died holding it. */
+ * died holding it. A slot whose counts point outside it is damaged: EIO. */
 static int qp_lock(struct sim_shared *sh, struct sim_qp *qp)
 {
-	int rc = pthread_mutex_lock(&qp->lock);
+	int rc = robust_lock(&qp->lock);
 
 	if (rc == EOWNERDEAD) {
 		qp_repair(sh, qp);
 		pthread_mutex_consistent(&qp->lock);
 		rc = 0;
+	}
+	if (rc == 0 && (qp->nregs > sh->cfg.max_regs || (qp->in_use && qp->domain >= SIM_MAX_DOMAINS))) {
+		pthread_mutex_unlock(&qp->lock);
+		rc = EIO;
 	}
 	return rc;
 }
@@ -210,7 +277,7 @@ static void qp_unlock(struct sim_qp *qp)
 
 static int sim_lock(struct sim_shared *sh)
 {
-	int rc = pthread_mutex_lock(&sh->lock);
+	int rc = robust_lock(&sh->lock);
 
 	if (rc == EOWNERDEAD) {
 		sim_repair(sh);
@@ -299,7 +366,7 @@ static int drop_registrant(struct sim_shared *sh, uint32_t r)
 
 		if (dh->in_use && dh->registrant == r) {
 			dh->in_use = 0;
-			if (sh->domains[dh->domain].handles > 0)
+			if (dh->domain < SIM_MAX_DOMAINS && sh->domains[dh->domain].handles > 0)
 				sh->domains[dh->domain].handles--;
 		}
 	}
@@ -352,7 +419,7 @@ static void qp_repair(struct sim_shared *sh, struct sim_qp *qp)
 		else
 			i++;
 	}
-	if (qp->nregs == 0)
+	if (qp->nregs == 0 || qp->domain >= SIM_MAX_DOMAINS)
 		qp_destroy(sh, qp);
 }
 
@@ -481,22 +548,77 @@ static int half_made(int fd, off_t size)
 	return half;
 }
 
-/* map_device opens (creating when empty) the device file under an flock, so
- * concurrent first openers initialise it exactly once. */
-static int map_device(const char *dir, const struct sim_config *want, struct sim_shared **out, size_t *outsize)
+/* header_valid checks a mapped device before anything in it is used: what
+ * it says of itself must be a geometry this code makes and add up to
+ * exactly the file's size, so no index derived from it leaves the mapping.
+ * EPROTO: not a sim device of this version; EIO: one, damaged. */
+static int header_valid(const struct sim_shared *sh, uint64_t file_size)
+{
+	struct sim_config c = sh->cfg;
+
+	if (sh->magic != SIM_MAGIC || sh->version != SIM_VERSION)
+		return EPROTO;
+	if (!__atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE))
+		return EIO; /* half-made ones were remade under the flock already */
+	if (c.max_qps == 0 || c.max_qps > SIM_LIMIT_QPS || c.max_regs == 0 || c.max_regs > SIM_LIMIT_REGS ||
+	    (c.no_xrc != 0 && c.no_xrc != 1))
+		return EIO;
+	if (c.cost_create_ns > SIM_LIMIT_COST_NS || c.cost_reg_ns > SIM_LIMIT_COST_NS ||
+	    c.cost_unreg_ns > SIM_LIMIT_COST_NS || c.cost_destroy_ns > SIM_LIMIT_COST_NS)
+		return EIO;
+	if (sh->size != file_size || sh->size != sim_size(&c) || sh->qp_off != slots_offset() ||
+	    sh->qp_stride != slot_stride(&c))
+		return EIO;
+	if (sh->next_qpn < SIM_QPN_BASE || sh->next_qpn > XB_QPN_MAX)
+		return EIO;
+	return 0;
+}
+
+/* device_in_use says whether a live process is attached. Only with the
+ * file's flock held: every attach happens under it. */
+static int device_in_use(const struct sim_shared *sh)
+{
+	for (uint32_t r = 0; r < SIM_MAX_REGISTRANTS; r++)
+		if (sh->registrants[r].in_use && registrant_alive(&sh->registrants[r]))
+			return 1;
+	return 0;
+}
+
+/* private_enough refuses (EPERM) a device directory or file that another
+ * user owns or that group or other may use: the device is shared memory
+ * that every registrant trusts. */
+static int private_enough(const struct stat *st)
+{
+	return st->st_uid == geteuid() && (st->st_mode & 077) == 0 ? 0 : EPERM;
+}
+
+/* map_device maps the device file in dir, creating or remaking it when it
+ * is empty, half-made or (unused) made with other options. It returns with
+ * the file's flock held in *lockfd, so that attaching (sim_open) happens
+ * under it too and device_in_use can trust what it reads. */
+static int map_device(const char *dir, const struct sim_config *want, struct sim_shared **out, size_t *outsize,
+		      int *lockfd, struct sim_config *have)
 {
 	struct sim_config cfg = {0};
 	struct stat st;
 	struct sim_shared *sh = MAP_FAILED;
+	size_t mapped = 0;
+	char path[512];
 	int dfd, fd, rc = 0;
 
 	if (want)
 		cfg = *want;
 	if ((rc = config_normalize(&cfg)) != 0)
 		return rc;
+	snprintf(path, sizeof(path), "%s/%s", dir, SIM_FILE);
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return errno;
+	if (fstat(dfd, &st) != 0 || (rc = private_enough(&st)) != 0) {
+		rc = rc ? rc : errno;
+		close(dfd);
+		return rc;
+	}
 	fd = openat(dfd, SIM_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	rc = fd < 0 ? errno : 0;
 	close(dfd);
@@ -510,6 +632,8 @@ static int map_device(const char *dir, const struct sim_config *want, struct sim
 		rc = EINVAL;
 		goto out;
 	}
+	if ((rc = private_enough(&st)) != 0)
+		goto out;
 	if (st.st_size != 0 && half_made(fd, st.st_size)) {
 		/* Its creator died initialising it (we hold the flock it held):
 		 * nobody can have used it, so make it afresh. */
@@ -519,46 +643,65 @@ static int map_device(const char *dir, const struct sim_config *want, struct sim
 		}
 		st.st_size = 0;
 	}
-	if (st.st_size == 0) {
-		uint64_t size = sim_size(&cfg);
-
-		if (ftruncate(fd, (off_t)size) != 0) {
-			rc = errno;
-			goto out;
-		}
-		sh = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (sh == MAP_FAILED) {
-			rc = errno;
-			goto out;
-		}
-		if ((rc = sim_init(sh, &cfg, size)) != 0)
-			goto out;
-	} else {
+	if (st.st_size != 0) {
 		if ((size_t)st.st_size < sizeof(struct sim_shared)) {
-			rc = EINVAL;
+			rc = EIO; /* a device cut short */
 			goto out;
 		}
-		sh = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		mapped = (size_t)st.st_size;
+		sh = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (sh == MAP_FAILED) {
 			rc = errno;
 			goto out;
 		}
-		if (sh->magic != SIM_MAGIC || sh->version != SIM_VERSION ||
-		    !__atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE) || sh->size != (uint64_t)st.st_size) {
-			rc = EPROTO; /* not a sim device, or of another version */
+		sim_guard_add(sh, mapped, path); /* from the first read of it on */
+		if ((rc = header_valid(sh, (uint64_t)st.st_size)) != 0)
 			goto out;
-		}
 		if (want && !config_matches(&cfg, &sh->cfg)) {
-			rc = EEXIST;
-			goto out;
+			if (have)
+				*have = sh->cfg;
+			if (device_in_use(sh)) {
+				rc = EEXIST;
+				goto out;
+			}
+			/* Nobody uses it: the new options apply, as to a new device. */
+			sim_guard_remove(sh);
+			munmap(sh, mapped);
+			sh = MAP_FAILED;
+			if (ftruncate(fd, 0) != 0) {
+				rc = errno;
+				goto out;
+			}
+			st.st_size = 0;
 		}
 	}
+	if (st.st_size == 0) {
+		mapped = sim_size(&cfg);
+		/* Allocated, not sparse: a full file system must fail here with
+		 * ENOSPC, not later as a SIGBUS on first touch of a page. */
+		if ((rc = posix_fallocate(fd, 0, (off_t)mapped)) != 0) {
+			if (ftruncate(fd, 0) != 0) { /* give back what was allocated */
+			}
+			goto out;
+		}
+		sh = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (sh == MAP_FAILED) {
+			rc = errno;
+			goto out;
+		}
+		sim_guard_add(sh, mapped, path);
+		if ((rc = sim_init(sh, &cfg, mapped)) != 0)
+			goto out;
+	}
 	*out = sh;
-	*outsize = (size_t)sh->size;
-	sh = MAP_FAILED;
+	*outsize = mapped;
+	*lockfd = fd;
+	return 0;
 out:
-	if (sh != MAP_FAILED)
-		munmap(sh, (size_t)(st.st_size ? (uint64_t)st.st_size : sim_size(&cfg)));
+	if (sh != MAP_FAILED) {
+		sim_guard_remove(sh);
+		munmap(sh, mapped);
+	}
 	/* Unlock explicitly: the mapping holds the open file description,
 	 * and with it the flock, long after close(). */
 	flock(fd, LOCK_UN);
@@ -566,29 +709,59 @@ out:
 	return rc;
 }
 
-int sim_open(const char *dir, const struct sim_config *cfg, int semantics, struct sim_dev **out)
+static void unlock_file(int fd)
+{
+	flock(fd, LOCK_UN);
+	close(fd);
+}
+
+static void unmap_device(struct sim_shared *sh, size_t size)
+{
+	sim_guard_remove(sh);
+	munmap(sh, size);
+}
+
+/* sim_intact: the shared geometry is still what was validated at attach. */
+static int sim_intact(const struct sim_dev *d)
+{
+	const struct sim_shared *sh = d->sh;
+
+	return sh->cfg.max_qps == d->max_qps && sh->cfg.max_regs == d->max_regs && sh->qp_off == d->qp_off &&
+			       sh->qp_stride == d->qp_stride
+		       ? 0
+		       : EIO;
+}
+
+static int sim_open_config(const char *dir, const struct sim_config *cfg, int semantics, struct sim_dev **out,
+			   struct sim_config *have)
 {
 	struct sim_dev *d;
 	struct sim_shared *sh = NULL;
 	size_t size = 0;
 	uint64_t start;
-	int rc;
+	int rc, lockfd = -1;
 
 	if (!dir || !out || (semantics != SIM_LEGACY && semantics != SIM_UPSTREAM))
 		return EINVAL;
+	pthread_once(&mutex_kind_once, learn_mutex_kind);
 	start = proc_start_time(getpid());
 	if (start == 0)
 		return EIO; /* /proc is needed to tell dead registrants */
-	if ((rc = map_device(dir, cfg, &sh, &size)) != 0)
+	if ((rc = map_device(dir, cfg, &sh, &size, &lockfd, have)) != 0)
 		return rc;
 	d = calloc(1, sizeof(*d));
 	if (!d) {
-		munmap(sh, size);
+		unmap_device(sh, size);
+		unlock_file(lockfd);
 		return ENOMEM;
 	}
 	d->sh = sh;
 	d->size = size;
 	d->semantics = semantics;
+	d->max_qps = sh->cfg.max_qps;
+	d->max_regs = sh->cfg.max_regs;
+	d->qp_off = sh->qp_off;
+	d->qp_stride = sh->qp_stride;
 	if ((rc = sim_lock(sh)) != 0)
 		goto fail;
 	/* Attaching is when dead registrants are noticed lazily (S10): a
@@ -607,13 +780,41 @@ int sim_open(const char *dir, const struct sim_config *cfg, int semantics, struc
 		}
 	sim_unlock(sh);
 	if (rc == 0) {
+		unlock_file(lockfd);
 		*out = d;
 		return 0;
 	}
 fail:
-	munmap(sh, size);
+	unmap_device(sh, size);
+	unlock_file(lockfd);
 	free(d);
 	return rc;
+}
+
+int sim_open(const char *dir, const struct sim_config *cfg, int semantics, struct sim_dev **out)
+{
+	return sim_open_config(dir, cfg, semantics, out, NULL);
+}
+
+int sim_open_explained(const char *dir, const struct sim_config *cfg, int semantics, struct sim_dev **out,
+		       struct sim_config *have)
+{
+	return sim_open_config(dir, cfg, semantics, out, have);
+}
+
+uint64_t sim_device_size(const struct sim_config *cfg)
+{
+	struct sim_config c = *cfg;
+
+	return config_normalize(&c) == 0 ? sim_size(&c) : 0;
+}
+
+void sim_config_string(const struct sim_config *c, char *buf, size_t len)
+{
+	snprintf(buf, len, "max_qps=%u max_regs=%u %s cost create=%lluns,reg=%lluns,unreg=%lluns,destroy=%lluns",
+		 c->max_qps, c->max_regs, c->no_xrc ? "noxrc" : "xrc", (unsigned long long)c->cost_create_ns,
+		 (unsigned long long)c->cost_reg_ns, (unsigned long long)c->cost_unreg_ns,
+		 (unsigned long long)c->cost_destroy_ns);
 }
 
 int sim_close(struct sim_dev *d)
@@ -622,13 +823,15 @@ int sim_close(struct sim_dev *d)
 
 	if (!d)
 		return EINVAL;
-	if ((rc = sim_lock(d->sh)) != 0)
-		return rc;
-	drop_registrant(d->sh, d->registrant);
-	sim_unlock(d->sh);
-	munmap(d->sh, d->size);
+	if ((rc = sim_intact(d)) == 0 && (rc = sim_lock(d->sh)) == 0) {
+		drop_registrant(d->sh, d->registrant);
+		sim_unlock(d->sh);
+	}
+	/* A damaged device still goes from this process: its registrant is
+	 * dropped by the next attach's sweep once we are gone. */
+	unmap_device(d->sh, d->size);
 	free(d);
-	return 0;
+	return rc;
 }
 
 void sim_get_config(const struct sim_dev *d, struct sim_config *cfg)
@@ -648,6 +851,8 @@ int sim_open_domain(struct sim_dev *d, int fd, int semantics, struct sim_dom **o
 
 	if (semantics != SIM_LEGACY && semantics != SIM_UPSTREAM)
 		return EINVAL;
+	if ((rc = sim_intact(d)) != 0)
+		return rc;
 	if (sh->cfg.no_xrc) /* S11: how each API says "no XRC here" */
 		return semantics == SIM_LEGACY ? ENOSYS : EOPNOTSUPP;
 	if (fstat(fd, &st) != 0)
@@ -694,7 +899,7 @@ int sim_close_domain(struct sim_dom *m)
 	struct sim_shared *sh = m->dev->sh;
 	int rc;
 
-	if ((rc = sim_lock(sh)) != 0)
+	if ((rc = sim_intact(m->dev)) != 0 || (rc = sim_lock(sh)) != 0)
 		return rc;
 	for (uint32_t s = 0; s < sh->cfg.max_qps; s++) {
 		struct sim_qp *qp = qp_at(sh, s);
@@ -729,7 +934,7 @@ int sim_create(struct sim_dom *m, uint32_t *qpn, uint32_t *flags)
 	int rc;
 
 	(void)flags;
-	if ((rc = sim_lock(sh)) != 0)
+	if ((rc = sim_intact(m->dev)) != 0 || (rc = sim_lock(sh)) != 0)
 		return rc;
 	for (int attempt = 0; attempt < 2 && !qp; attempt++) {
 		uint32_t n = sh->next_qpn;
@@ -805,6 +1010,8 @@ int sim_reg(struct sim_dom *m, uint32_t qpn, uint32_t *flags)
 	(void)flags;
 	if (qpn > XB_QPN_MAX)
 		return EINVAL;
+	if ((rc = sim_intact(m->dev)) != 0)
+		return rc;
 	qp = qp_slot(sh, qpn);
 	if ((rc = qp_lock(sh, qp)) != 0)
 		return rc;
@@ -838,6 +1045,8 @@ int sim_unreg(struct sim_dom *m, uint32_t qpn, uint32_t *flags)
 
 	if (qpn > XB_QPN_MAX)
 		return EINVAL;
+	if ((rc = sim_intact(m->dev)) != 0)
+		return rc;
 	qp = qp_slot(sh, qpn);
 	if ((rc = qp_lock(sh, qp)) != 0)
 		return rc;
@@ -866,7 +1075,7 @@ int sim_reap(struct sim_dev *d, pid_t pid)
 	struct sim_shared *sh = d->sh;
 	int rc, dropped = 0;
 
-	if ((rc = sim_lock(sh)) != 0)
+	if ((rc = sim_intact(d)) != 0 || (rc = sim_lock(sh)) != 0)
 		return -rc;
 	for (uint32_t r = 0; r < SIM_MAX_REGISTRANTS; r++) {
 		struct sim_registrant *reg = &sh->registrants[r];
@@ -894,7 +1103,7 @@ int sim_inspect(struct sim_dev *d, struct sim_qp_info *out, int max, int *nregis
 	struct sim_shared *sh = d->sh;
 	int rc, n = 0, nr = 0, nd = 0;
 
-	if ((rc = sim_lock(sh)) != 0)
+	if ((rc = sim_intact(d)) != 0 || (rc = sim_lock(sh)) != 0)
 		return -rc;
 	sweep_dead(sh);
 	for (uint32_t s = 0; s < sh->cfg.max_qps; s++) {
@@ -937,6 +1146,8 @@ int sim_qp_registrants(struct sim_dev *d, uint32_t qpn, pid_t *pids, uint32_t *c
 
 	if (qpn > XB_QPN_MAX)
 		return -EINVAL;
+	if ((rc = sim_intact(d)) != 0)
+		return -rc;
 	qp = qp_slot(sh, qpn);
 	if ((rc = qp_lock(sh, qp)) != 0)
 		return -rc;
@@ -955,6 +1166,8 @@ int sim_qp_registrants(struct sim_dev *d, uint32_t qpn, pid_t *pids, uint32_t *c
 
 int sim_debug_hold_lock(struct sim_dev *d, uint32_t qpn)
 {
+	if (sim_intact(d) != 0)
+		return EIO;
 	if (qpn == 0)
 		return sim_lock(d->sh);
 	if (qpn > XB_QPN_MAX)

@@ -34,10 +34,24 @@ struct sim_dev;
 struct sim_dom;
 
 /* sim_open opens (creating when missing) the device in dir, which must
- * exist. A device created earlier with other options fails with EEXIST
- * unless cfg is NULL (take the device as it is, as an observer that does
- * not sweep dead registrants on attach). */
+ * exist, be ours and closed to group and other. A device created earlier
+ * with other options is made afresh with the new ones when no live process
+ * uses it, and fails with EEXIST while one does, unless cfg is NULL (take
+ * the device as it is, as an observer that does not sweep dead registrants
+ * on attach). A device file that is not a sim device of this version fails
+ * with EPROTO, one damaged (sizes, geometry or tables that do not add up)
+ * with EIO, a directory or file open to others with EPERM, a full file
+ * system with ENOSPC (the file is allocated, never sparse). */
 int sim_open(const char *dir, const struct sim_config *cfg, int semantics, struct sim_dev **out);
+/* sim_open_explained is sim_open that, on EEXIST, fills *have with the
+ * options the device in use was made with. */
+int sim_open_explained(const char *dir, const struct sim_config *cfg, int semantics, struct sim_dev **out,
+		       struct sim_config *have);
+/* sim_device_size is the size of the file of a device made with cfg. */
+uint64_t sim_device_size(const struct sim_config *cfg);
+/* sim_config_string writes cfg as "max_qps=N max_regs=N xrc|noxrc cost
+ * create=Nns,..." for messages. */
+void sim_config_string(const struct sim_config *cfg, char *buf, size_t len);
 int sim_close(struct sim_dev *dev);
 /* sim_get_config reports the device's options as its creator set them. */
 void sim_get_config(const struct sim_dev *dev, struct sim_config *cfg);
@@ -73,6 +87,19 @@ int sim_qp_registrants(struct sim_dev *dev, uint32_t qpn, pid_t *pids, uint32_t 
  * and return without releasing it, so a test can kill the holder and check
  * the lock is recovered. */
 int sim_debug_hold_lock(struct sim_dev *dev, uint32_t qpn);
+/* Test hook: how long a lock may stay held before an operation gives up
+ * with EDEADLK (default 30 s; ms <= 0 restores it). */
+void sim_debug_lock_patience(int ms);
+
+/* sim_guard (sim_guard.c): a SIGBUS inside a sim mapping (its file
+ * truncated while in use) ends the process with one line naming the file
+ * and exit status SIM_GUARD_EXIT instead of a crash dump. sim_open and
+ * sim_close register their mappings; sim_guard_install puts the handler
+ * in place (the Go provider calls it; returns 0 or an errno). */
+#define SIM_GUARD_EXIT 75
+int sim_guard_install(void);
+void sim_guard_add(const void *addr, size_t len, const char *path);
+void sim_guard_remove(const void *addr);
 
 extern const struct xb_ops xb_sim_ops;
 
