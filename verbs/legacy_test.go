@@ -63,7 +63,7 @@ func runInDouble(t *testing.T, name, devices, arg string) {
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestInDouble$", "-test.v", "-test.count=1")
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) } // a goroutine dump says where
 	cmd.WaitDelay = 10 * time.Second
-	cmd.Env = append(doubleEnv(lib, t.TempDir(), devices), doubleCaseEnv+"="+name, doubleArgEnv+"="+arg)
+	cmd.Env = append(doubleEnv(lib, filepath.Join(t.TempDir(), "state"), devices), doubleCaseEnv+"="+name, doubleArgEnv+"="+arg)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("child %s (devices %q): %v\n%s", name, devices, err, out)

@@ -92,7 +92,7 @@ func TestDoubleRdmaCoreTools(t *testing.T) {
 				t.Skipf("%s not installed (apt-get install ibverbs-utils)", tt.tool)
 			}
 			cmd := exec.Command(path, tt.args...)
-			cmd.Env = doubleEnv(lib, t.TempDir(), "xbfake0,xbnoxrc0:noxrc")
+			cmd.Env = doubleEnv(lib, filepath.Join(t.TempDir(), "state"), "xbfake0,xbnoxrc0:noxrc")
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", tt.tool, err, out)

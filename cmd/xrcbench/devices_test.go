@@ -121,7 +121,7 @@ func TestDevicesDouble(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			args, _ := json.Marshal(tt.args)
 			cmd := exec.Command(os.Args[0], "-test.run=^TestDevicesChild$")
-			cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib, "XRCBENCH_FAKEVERBS_DIR="+t.TempDir(),
+			cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib, "XRCBENCH_FAKEVERBS_DIR="+filepath.Join(t.TempDir(), "state"),
 				"XRCBENCH_FAKEVERBS_DEVICES="+tt.devices, devicesChildEnv+"="+string(args))
 			code, stdout, stderr := runProcess(cmd)
 			if code != tt.code {

@@ -72,7 +72,7 @@ func TestRunLifecycleThroughDouble(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.provider+"/"+tt.cost, func(t *testing.T) {
-			state, out := t.TempDir(), filepath.Join(t.TempDir(), "run")
+			state, out := filepath.Join(t.TempDir(), "state"), filepath.Join(t.TempDir(), "run")
 			cmd := exec.Command(bin, "run", "--provider", tt.provider, "--device", "xbfake0", "--workload", "lifecycle",
 				"--procs", "2", "--threads", "2", "--qps", "4", "--iterations", "25", "--warmup", "100ms", "--out", out)
 			cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib, "XRCBENCH_FAKEVERBS_DIR="+state,

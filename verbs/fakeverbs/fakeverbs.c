@@ -24,7 +24,9 @@
  *
  * Configuration, read once per process from the environment:
  *   XRCBENCH_FAKEVERBS_DIR      state directory (sim devices, a fake sysfs);
- *                               default /tmp/xrcbench-fakeverbs-<uid>
+ *                               default /tmp/xrcbench-fakeverbs-<uid>, made
+ *                               0700; an existing one must be ours, 0700
+ *                               and not a symbolic link (see open_state)
  *   XRCBENCH_FAKEVERBS_DEVICES  comma-separated devices, each NAME[:FLAG...]
  *                               with flags noxrc (no IBV_DEVICE_XRC, the XRCD
  *                               ops are EOPNOTSUPP stubs, like rxe), noopenqp
@@ -35,7 +37,10 @@
  *                               kernel has no RDMA (NULL list, ENOSYS);
  *                               "empty": no devices.
  *   XRCBENCH_FAKEVERBS_NOXRC    set to 1: every device lacks XRC
- *   XRCBENCH_FAKEVERBS_COST     sim cost model, e.g. reg=2us,destroy=300us
+ *   XRCBENCH_FAKEVERBS_COST     sim cost model, e.g. reg=2us,destroy=300us;
+ *                               a new one on a device no live process uses
+ *                               applies (the device is made afresh), on one
+ *                               in use fails the open with a line saying so
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -127,12 +132,25 @@ static struct {
 	int n;
 	struct fake_device devs[MAX_DEVICES];
 	char dir[512];
+	int dirfd; /* the state folder, checked (open_state) */
 	char sysfs[600];
 	struct sim_config cfg;
-} g = {.once = PTHREAD_ONCE_INIT};
+} g = {.once = PTHREAD_ONCE_INIT, .dirfd = -1};
 
 /* ---- configuration and the fake sysfs ----------------------------------- */
 
+/*
+ * The state folder is shared memory and files every process using the
+ * double trusts, under a predictable default name in /tmp. So it is made
+ * 0700, and one that exists already is used only when it is a real folder
+ * of ours closed to group and other (a line on stderr says why not); every
+ * file in it is made relative to its fd (g.dirfd) with O_NOFOLLOW, and a
+ * file is written only through a name it has just created (O_EXCL), then
+ * renamed into place: nothing planted there is ever written through.
+ */
+
+/* mkdirs makes the parents of a state folder given in the environment:
+ * those are the user's own choice, as with mkdir -p. */
 static int mkdirs(const char *path)
 {
 	char buf[1024];
@@ -147,31 +165,114 @@ static int mkdirs(const char *path)
 			return errno;
 		*p = '/';
 	}
-	if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-		return errno;
 	return 0;
 }
 
-/* put writes a sysfs-like file atomically: processes start concurrently. */
-static void put(const char *dir, const char *name, const char *value)
+static void refuse_state(const char *why)
 {
-	char path[1024], tmp[1100];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-	f = fopen(tmp, "w");
-	if (!f)
-		return;
-	fprintf(f, "%s\n", value);
-	if (fclose(f) != 0 || rename(tmp, path) != 0)
-		unlink(tmp);
+	fprintf(stderr, "fakeverbs: state folder %s %s: refusing it (remove it, or set XRCBENCH_FAKEVERBS_DIR "
+			"to a folder of yours with mode 0700)\n", g.dir, why);
 }
 
-static void link_to(const char *target, const char *path)
+/* open_state makes or opens the state folder and keeps its fd in g.dirfd;
+ * 0 or an errno, with the line already written. */
+static int open_state(int from_env)
 {
-	if (symlink(target, path) != 0 && errno != EEXIST)
-		return;
+	struct stat st;
+	char why[128];
+	int rc;
+
+	if (from_env && (rc = mkdirs(g.dir)) != 0) {
+		fprintf(stderr, "fakeverbs: cannot make the parents of state folder %s: %s\n", g.dir, strerror(rc));
+		return rc;
+	}
+	if (mkdir(g.dir, 0700) != 0 && errno != EEXIST) {
+		rc = errno;
+		fprintf(stderr, "fakeverbs: cannot make state folder %s: %s\n", g.dir, strerror(rc));
+		return rc;
+	}
+	g.dirfd = open(g.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (g.dirfd < 0) {
+		rc = errno;
+		refuse_state(rc == ELOOP || rc == ENOTDIR ? "is a symbolic link or not a folder" : strerror(rc));
+		return rc;
+	}
+	if (fstat(g.dirfd, &st) != 0)
+		return errno;
+	if (st.st_uid != geteuid()) {
+		snprintf(why, sizeof(why), "belongs to uid %u, not to this process's uid %u", (unsigned)st.st_uid,
+			 (unsigned)geteuid());
+		refuse_state(why);
+		return EPERM;
+	}
+	if (st.st_mode & 077) {
+		snprintf(why, sizeof(why), "is open to group or other (mode %04o)", (unsigned)(st.st_mode & 07777));
+		refuse_state(why);
+		return EPERM;
+	}
+	return 0;
+}
+
+/* dir_at opens (making) the folder rel under the state folder, one
+ * component at a time, never following a symbolic link. */
+static int dir_at(const char *rel)
+{
+	char buf[1024];
+	int fd = dup(g.dirfd);
+
+	if (fd < 0)
+		return -1;
+	if (snprintf(buf, sizeof(buf), "%s", rel) >= (int)sizeof(buf)) {
+		close(fd);
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (char *save = NULL, *c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		int next;
+
+		if (mkdirat(fd, c, 0700) != 0 && errno != EEXIST) {
+			close(fd);
+			return -1;
+		}
+		next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (next < 0)
+			return -1;
+		fd = next;
+	}
+	return fd;
+}
+
+/* put writes a sysfs-like file atomically (processes start concurrently):
+ * into a name it creates exclusively, then renamed over the old one. */
+static int put(int dfd, const char *name, const char *value)
+{
+	char tmp[300];
+	int fd, rc = 0;
+	size_t len = strlen(value);
+
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", name, (int)getpid());
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 && errno == EEXIST) { /* left by a dead process of our pid: ours to remove */
+		unlinkat(dfd, tmp, 0);
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	}
+	if (fd < 0)
+		return errno;
+	if (write(fd, value, len) != (ssize_t)len || write(fd, "\n", 1) != 1)
+		rc = errno ? errno : EIO;
+	if (close(fd) != 0 && rc == 0)
+		rc = errno;
+	if (rc == 0 && renameat(dfd, tmp, dfd, name) != 0)
+		rc = errno;
+	if (rc)
+		unlinkat(dfd, tmp, 0);
+	return rc;
+}
+
+static int link_to(const char *target, int dfd, const char *name)
+{
+	return symlinkat(target, dfd, name) != 0 && errno != EEXIST ? errno : 0;
 }
 
 static uint64_t node_guid(int index)
@@ -181,52 +282,64 @@ static uint64_t node_guid(int index)
 
 /* make_sysfs lays out what rdma-core and xrcbench read about a device:
  * <sysfs>/class/infiniband/<name>/{fw_ver,node_guid,board_id,hca_type}
- * with device -> a PCI-named directory holding numa_node and driver. */
-static void make_sysfs(struct fake_device *d)
+ * with device -> a PCI-named directory holding numa_node and driver.
+ * 0 or an errno. */
+static int make_sysfs(struct fake_device *d)
 {
-	char cls[1024], pci[1024], drv[1024], buf[128], rel[1100];
+	char cls[300], pci[300], drv[300], verbs[300], buf[128], target[1100];
 	uint64_t guid = node_guid(d->index);
+	int cfd = -1, pfd = -1, dfd = -1, vfd = -1, rc = 0;
 
-	snprintf(cls, sizeof(cls), "%s/class/infiniband/%s", g.sysfs, d->dev.name);
-	snprintf(pci, sizeof(pci), "%s/devices/pci0000:fa/0000:fa:00.%d", g.sysfs, d->index % 8);
-	snprintf(drv, sizeof(drv), "%s/bus/pci/drivers/%s", g.sysfs, d->driver);
-	if (mkdirs(cls) || mkdirs(pci) || mkdirs(drv))
-		return;
+	snprintf(cls, sizeof(cls), "sysfs/class/infiniband/%s", d->dev.name);
+	snprintf(pci, sizeof(pci), "sysfs/devices/pci0000:fa/0000:fa:00.%d", d->index % 8);
+	snprintf(drv, sizeof(drv), "sysfs/bus/pci/drivers/%s", d->driver);
+	snprintf(verbs, sizeof(verbs), "sysfs/class/infiniband_verbs/%s", d->dev.dev_name);
+	if ((cfd = dir_at(cls)) < 0 || (pfd = dir_at(pci)) < 0 || (dfd = dir_at(drv)) < 0 || (vfd = dir_at(verbs)) < 0) {
+		rc = errno;
+		goto out;
+	}
 	snprintf(buf, sizeof(buf), "%04x:%04x:%04x:%04x", (unsigned)(guid >> 48) & 0xffff,
 		 (unsigned)(guid >> 32) & 0xffff, (unsigned)(guid >> 16) & 0xffff, (unsigned)guid & 0xffff);
-	put(cls, "node_guid", buf);
-	put(cls, "fw_ver", "99.1.0");
-	put(cls, "board_id", "XRCBENCH_FAKE_0001");
-	put(cls, "hca_type", "xrcbench fakeverbs");
-	put(cls, "node_type", "1: CA");
-	put(pci, "numa_node", "0");
-	snprintf(rel, sizeof(rel), "%s/device", cls);
-	link_to(pci, rel);
-	snprintf(rel, sizeof(rel), "%s/driver", pci);
-	link_to(drv, rel);
-	snprintf(rel, sizeof(rel), "%s/class/infiniband_verbs/%s", g.sysfs, d->dev.dev_name);
-	mkdirs(rel);
-	put(rel, "ibdev", d->dev.name);
+	if ((rc = put(cfd, "node_guid", buf)) || (rc = put(cfd, "fw_ver", "99.1.0")) ||
+	    (rc = put(cfd, "board_id", "XRCBENCH_FAKE_0001")) || (rc = put(cfd, "hca_type", "xrcbench fakeverbs")) ||
+	    (rc = put(cfd, "node_type", "1: CA")) || (rc = put(pfd, "numa_node", "0")) ||
+	    (rc = put(vfd, "ibdev", d->dev.name)))
+		goto out;
+	snprintf(target, sizeof(target), "%s/%s", g.dir, pci);
+	if ((rc = link_to(target, cfd, "device")) != 0)
+		goto out;
+	snprintf(target, sizeof(target), "%s/%s", g.dir, drv);
+	rc = link_to(target, pfd, "driver");
+out:
+	for (int *fd = (int[]){cfd, pfd, dfd, vfd}, i = 0; i < 4; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	return rc;
 }
 
-/* parse_cost reads "op=DUR,..." with DUR in ns, us or ms. */
-static void parse_cost(const char *spec)
+/* parse_cost reads "op=DUR,..." with DUR in ns, us or ms; 0 or EINVAL,
+ * with the line written: a typo must not quietly give another cost. */
+static int parse_cost(const char *spec)
 {
 	char buf[256], *save = NULL;
 
 	snprintf(buf, sizeof(buf), "%s", spec);
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '='), *unit;
-		uint64_t v, mult = 1;
+		uint64_t v, mult = 0;
 
-		if (!eq)
-			continue;
-		*eq = '\0';
-		v = strtoull(eq + 1, &unit, 10);
-		if (!strcmp(unit, "us"))
-			mult = 1000;
-		else if (!strcmp(unit, "ms"))
-			mult = 1000000;
+		if (eq) {
+			*eq = '\0';
+			errno = 0;
+			v = strtoull(eq + 1, &unit, 10);
+			if (unit != eq + 1 && errno == 0)
+				mult = !strcmp(unit, "ns") ? 1 : !strcmp(unit, "us") ? 1000 : !strcmp(unit, "ms") ? 1000000 : 0;
+		}
+		if (!eq || mult == 0 || v > 10000000000ull / mult) {
+			fprintf(stderr, "fakeverbs: XRCBENCH_FAKEVERBS_COST=%s: bad part \"%s%s%s\" (want OP=N{ns,us,ms}, "
+					"at most 10s, e.g. reg=2us,destroy=300us)\n", spec, tok, eq ? "=" : "", eq ? eq + 1 : "");
+			return EINVAL;
+		}
 		v *= mult;
 		if (!strcmp(tok, "create"))
 			g.cfg.cost_create_ns = v;
@@ -236,7 +349,13 @@ static void parse_cost(const char *spec)
 			g.cfg.cost_unreg_ns = v;
 		else if (!strcmp(tok, "destroy"))
 			g.cfg.cost_destroy_ns = v;
+		else {
+			fprintf(stderr, "fakeverbs: XRCBENCH_FAKEVERBS_COST=%s: unknown operation \"%s\" "
+					"(have create, reg, unreg, destroy)\n", spec, tok);
+			return EINVAL;
+		}
 	}
+	return 0;
 }
 
 static void add_device(char *spec)
@@ -244,6 +363,7 @@ static void add_device(char *spec)
 	char *save = NULL, *name = strtok_r(spec, ":", &save);
 	struct fake_device *d;
 	const char *noxrc = getenv("XRCBENCH_FAKEVERBS_NOXRC");
+	int rc;
 
 	if (!name || !*name || g.n == MAX_DEVICES)
 		return;
@@ -281,11 +401,16 @@ static void add_device(char *spec)
 		    (int)sizeof(d->dev.dev_path) ||
 	    snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path), "%s/class/infiniband/%s", g.sysfs, name) >=
 		    (int)sizeof(d->dev.ibdev_path) ||
-	    snprintf(d->simdir, sizeof(d->simdir), "%s/%s", g.dir, name) >= (int)sizeof(d->simdir)) {
+	    snprintf(d->simdir, sizeof(d->simdir), "%s/%s", g.dir, name) >= (int)sizeof(d->simdir) ||
+	    strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")) {
 		g.list_errno = ENAMETOOLONG;
 		return;
 	}
-	make_sysfs(d);
+	if ((rc = make_sysfs(d)) != 0) {
+		fprintf(stderr, "fakeverbs: cannot lay out the fake sysfs of %s in %s: %s\n", name, g.sysfs, strerror(rc));
+		g.list_errno = rc;
+		return;
+	}
 	g.n++;
 }
 
@@ -301,8 +426,8 @@ static void init(void)
 	else
 		snprintf(g.dir, sizeof(g.dir), "/tmp/xrcbench-fakeverbs-%u", (unsigned)getuid());
 	snprintf(g.sysfs, sizeof(g.sysfs), "%s/sysfs", g.dir);
-	if (cost)
-		parse_cost(cost);
+	if (cost && (g.list_errno = parse_cost(cost)) != 0)
+		return;
 	if (!devs)
 		devs = "xbfake0";
 	if (!strcmp(devs, "none")) {
@@ -310,10 +435,8 @@ static void init(void)
 		g.list_errno = ENOSYS;
 		return;
 	}
-	if (mkdirs(g.dir) != 0) {
-		g.list_errno = errno ? errno : EIO;
+	if ((g.list_errno = open_state(dir && *dir)) != 0)
 		return;
-	}
 	snprintf(buf, sizeof(buf), "%s", devs);
 	for (char *s = strtok_r(buf, ",", &save); s; s = strtok_r(NULL, ",", &save))
 		if (strcmp(s, "empty") != 0)
@@ -535,26 +658,63 @@ static struct ibv_qp *fake_create_qp_ex(struct ibv_context *c, struct ibv_qp_ini
 static struct ibv_qp *fake_open_qp(struct ibv_context *c, struct ibv_qp_open_attr *attr);
 static int fake_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *attr, size_t len);
 
+/* explain_open says on stderr why the device's sim state could not be
+ * opened where an errno alone would mislead: the caller sees only
+ * ibv_open_device failing, as if /dev/infiniband/uverbsN did. */
+static void explain_open(const struct fake_device *d, int rc, const struct sim_config *want,
+			 const struct sim_config *have)
+{
+	char old[200], new[200];
+
+	switch (rc) {
+	case EEXIST:
+		sim_config_string(have, old, sizeof(old));
+		sim_config_string(want, new, sizeof(new));
+		fprintf(stderr, "fakeverbs: state folder %s: device %s is in use by a live process with settings "
+				"\"%s\"; this process asks for \"%s\" (XRCBENCH_FAKEVERBS_COST, _NOXRC): stop the "
+				"processes using it, or set XRCBENCH_FAKEVERBS_DIR to another folder\n",
+			g.dir, d->dev.name, old, new);
+		break;
+	case EIO:
+	case EPROTO:
+		fprintf(stderr, "fakeverbs: %s/sim.dev is damaged or not a sim device of this version: remove it\n",
+			d->simdir);
+		break;
+	case EPERM:
+		fprintf(stderr, "fakeverbs: %s or its sim.dev belongs to another user or is open to group or other: "
+				"refusing it\n", d->simdir);
+		break;
+	case ENOSPC:
+		fprintf(stderr, "fakeverbs: no space left in %s for the sim device of %s\n", d->simdir, d->dev.name);
+		break;
+	case ELOOP:
+	case ENOTDIR:
+		fprintf(stderr, "fakeverbs: %s is a symbolic link or not a folder: refusing it (remove it)\n", d->simdir);
+		break;
+	}
+}
+
 EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
 {
 	struct fake_device *d = fake_of(dev);
 	struct fake_ctx *x;
-	struct sim_config cfg;
+	struct sim_config cfg, have;
 	int rc;
 
 	if (!d)
 		return null_errno(EINVAL);
 	if (d->eacces) /* as opening /dev/infiniband/uverbsN without rights */
 		return null_errno(EACCES);
-	if ((rc = mkdirs(d->simdir)) != 0)
-		return null_errno(rc);
+	if (mkdirat(g.dirfd, d->dev.name, 0700) != 0 && errno != EEXIST)
+		return null_errno(errno);
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return null_errno(ENOMEM);
 	cfg = g.cfg;
 	cfg.no_xrc = d->noxrc;
-	rc = sim_open(d->simdir, &cfg, SIM_UPSTREAM, &x->sim);
+	rc = sim_open_explained(d->simdir, &cfg, SIM_UPSTREAM, &x->sim, &have);
 	if (rc) {
+		explain_open(d, rc, &cfg, &have);
 		free(x);
 		return null_errno(rc);
 	}
