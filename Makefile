@@ -11,7 +11,7 @@ TAGS    := $(if $(HAVE_VERBS),rdma,)
 BIN     := bin/xrcbench
 CWARN   := -Wall -Wextra -Werror -std=gnu11
 
-.PHONY: all build run test vet cwarn csan lint bench fakeverbs clean tags
+.PHONY: all build run test vet cwarn csan lint bench fakeverbs fuzz soak clean tags
 
 all: build
 
@@ -79,6 +79,28 @@ endif
 # default 10 minutes, which then kills a run that was only slow.
 test: cwarn vet csan fakeverbs
 	$(GO) test -race -tags "$(TAGS)" -count=1 -timeout 30m ./...
+	$(MAKE) fuzz FUZZTIME=3s
+
+# Native Go fuzz targets, each run for FUZZTIME (make test: 3s each; make
+# fuzz: 1m each). go test -fuzz takes one target of one package at a time.
+# Seeds are in each package's testdata/fuzz/; a crasher the fuzzer finds is
+# written there too, and stays as a seed once fixed.
+FUZZTIME    ?= 1m
+FUZZTARGETS := ./workloads:FuzzParse ./results:FuzzLoad ./results:FuzzDecodeHistogram \
+               ./report:FuzzReadTimeline ./bench:FuzzFrameReader ./verbs:FuzzParseCost ./verbs:FuzzSimDevice
+fuzz:
+	@for t in $(FUZZTARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "fuzz: $$pkg $$fn for $(FUZZTIME)"; \
+		$(GO) test -tags "$(TAGS)" -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	done
+
+# soak: lifecycle 8x2 on sim with a cost model for SOAK_DURATION (10m),
+# sampling every worker's RSS/PSS and the device's live QPs; see
+# cmd/xrcbench/soak_test.go for the bounds. Not part of make test.
+SOAK_DURATION ?= 10m
+soak:
+	SOAK_DURATION=$(SOAK_DURATION) $(GO) test -tags "soak $(TAGS)" -run '^TestSoak$$' -count=1 -v -timeout 6h ./cmd/xrcbench
 
 lint: vet cwarn
 	@out=$$(gofmt -l $$(git ls-files '*.go')); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }

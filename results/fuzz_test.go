@@ -1,0 +1,46 @@
+package results
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzLoad: any bytes as result.json load or fail with an error naming
+// the file; never a panic.
+func FuzzLoad(f *testing.F) {
+	for _, p := range []string{"../report/testdata/sweeps/engine-lifecycle/p1-t1-q4/result.json"} {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"schema":1,"ops":{}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, FileName), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Load(dir)
+		if err == nil && r == nil {
+			t.Fatal("Load returned neither a result nor an error")
+		}
+	})
+}
+
+// FuzzDecodeHistogram: the encoded histograms of result.json and of the
+// worker protocol decode or fail; never a panic.
+func FuzzDecodeHistogram(f *testing.F) {
+	h := NewHistogram()
+	for _, v := range []int64{1, 100, 2500, 1e6} {
+		h.RecordValue(v)
+	}
+	if enc, err := EncodeHistogram(h); err == nil {
+		f.Add(enc)
+	}
+	f.Add("")
+	f.Fuzz(func(t *testing.T, s string) {
+		if h, err := DecodeHistogram(s); err == nil && h == nil {
+			t.Fatal("no histogram and no error")
+		}
+	})
+}
