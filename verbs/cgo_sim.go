@@ -99,6 +99,8 @@ func simOpenC(dir string, cfg *C.struct_sim_config, sem Semantics) (*C.struct_si
 		return nil, fmt.Errorf("%s is damaged (its header, sizes or locks do not add up): remove it: %w", file, syscall.EIO)
 	case C.EPERM:
 		return nil, fmt.Errorf("%s or its directory belongs to another user or is open to group or other: refusing it: %w", file, syscall.EPERM)
+	case C.ELOOP:
+		return nil, fmt.Errorf("%s is a symbolic link: refusing it (remove it): %w", file, syscall.ELOOP)
 	case C.ENOSPC:
 		return nil, fmt.Errorf("no space left for the sim device %s (it needs %d MiB): free space or point TMPDIR elsewhere: %w",
 			file, simSizeMiB(cfg), syscall.ENOSPC)

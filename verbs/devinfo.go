@@ -317,6 +317,12 @@ func openFailure(f devFacts, errno syscall.Errno) string {
 			"(e.g. add the user to the group that owns it, often rdma, or a udev rule) or run as root", file, f.Name)
 	case syscall.ENOENT, syscall.ENODEV, syscall.ENXIO:
 		return fmt.Sprintf("cannot open %s for device %s: %s; is ib_uverbs loaded?", file, f.Name, errno.Error())
+	case syscall.EEXIST:
+		// No kernel returns EEXIST for a uverbs open; the libibverbs test
+		// double does, for a state folder whose device is in use with
+		// other settings, and says so in a line of its own.
+		return fmt.Sprintf("cannot open device %s: EEXIST: the libibverbs test double's state folder holds this "+
+			"device in use with other settings (its line above says which)", f.Name)
 	}
 	if f.Queried || f.OpenErrno == 0 {
 		return fmt.Sprintf("cannot open device %s (%s): %s", f.Name, file, errno.Error())

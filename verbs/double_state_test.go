@@ -168,15 +168,6 @@ func TestDoubleHostileStateFolder(t *testing.T) {
 	}
 }
 
-func mustDo(t *testing.T, errs ...error) {
-	t.Helper()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // TestDoubleSettingsChange: a new XRCBENCH_FAKEVERBS_COST on a state
 // folder applies when no process uses its device, and fails with one line
 // naming the folder, the old and the new setting and how to get out while
@@ -223,6 +214,9 @@ func TestDoubleSettingsChange(t *testing.T) {
 	r, e := openInDouble(t, state, "", "XRCBENCH_FAKEVERBS_COST=reg=5us")
 	if !strings.HasPrefix(r, "open error: EEXIST") {
 		t.Fatalf("a second setting while the device is in use: %q, want EEXIST", r)
+	}
+	if strings.Contains(r, "uverbs") || !strings.Contains(r, "test double") {
+		t.Errorf("the error %q must not blame a uverbs file, and must point at the double", r)
 	}
 	var line string
 	for _, l := range strings.Split(e, "\n") {

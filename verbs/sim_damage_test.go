@@ -220,3 +220,66 @@ func TestSimTruncatedWhileMapped(t *testing.T) {
 		t.Fatalf("child stderr %q: want one line naming %s", stderr, f.path)
 	}
 }
+
+// TestSimHostileDir: the sim provider's device directory and file are
+// shared memory every registrant trusts: one open to group or other, owned
+// by another user, or a device file planted as a symbolic link or made
+// writable by others is refused with one line, never used.
+func TestSimHostileDir(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		prepare func(t *testing.T, dir string)
+		root    bool
+		want    string
+	}{
+		{"directory mode 0777", func(t *testing.T, dir string) {
+			mustDo(t, os.Mkdir(dir, 0o700), os.Chmod(dir, 0o777))
+		}, false, "open to group or other (mode 0777)"},
+		{"directory of another uid", func(t *testing.T, dir string) {
+			mustDo(t, os.Mkdir(dir, 0o700), os.Chown(dir, 65534, 65534))
+		}, true, "belongs to uid 65534"},
+		{"device file a symbolic link", func(t *testing.T, dir string) {
+			victim := filepath.Join(filepath.Dir(dir), "victim")
+			mustDo(t, os.WriteFile(victim, []byte("root only\n"), 0o600), os.Mkdir(dir, 0o700),
+				os.Symlink(victim, filepath.Join(dir, "sim.dev")))
+		}, false, "sim.dev"},
+		{"device file writable by others", func(t *testing.T, dir string) {
+			_, f := newDamageDevice(t)
+			mustDo(t, os.Mkdir(dir, 0o700))
+			b, err := os.ReadFile(f.path)
+			mustDo(t, err, os.WriteFile(filepath.Join(dir, "sim.dev"), b, 0o600), os.Chmod(filepath.Join(dir, "sim.dev"), 0o666))
+		}, false, "open to group or other"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.root && os.Geteuid() != 0 {
+				t.Skip("needs root to give a folder to another uid")
+			}
+			dir := filepath.Join(t.TempDir(), "sim")
+			tc.prepare(t, dir)
+			o := damageOpts
+			o.Dir = dir
+			dev, err := Open(Options{Provider: "sim", Sim: o})
+			if err == nil {
+				dev.Close()
+				t.Fatal("opened")
+			}
+			if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q: want one line containing %q", err, tc.want)
+			}
+			if victim := filepath.Join(filepath.Dir(dir), "victim"); tc.name == "device file a symbolic link" {
+				if b, _ := os.ReadFile(victim); string(b) != "root only\n" {
+					t.Fatalf("written through the link: %q", b)
+				}
+			}
+		})
+	}
+}
+
+func mustDo(t *testing.T, errs ...error) {
+	t.Helper()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
