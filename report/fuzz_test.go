@@ -20,7 +20,7 @@ func FuzzReadTimeline(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		tl, sum, err := readTimeline(path)
+		tl, sum, _, err := readTimeline(path)
 		if err == nil && sum == nil {
 			t.Fatal("no sum and no error")
 		}
