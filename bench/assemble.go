@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"runtime"
 	"slices"
 	"syscall"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -94,6 +96,7 @@ func assemble(res *results.Result, done []*repOutcome, cfg Config) error {
 		res.Harness.StartSkewNS = max(res.Harness.StartSkewNS, rep.skew)
 	}
 	res.Warnings = append(res.Warnings, cpuWarnings(done, cfg)...)
+	res.Warnings = append(res.Warnings, timingWarnings(done, cfg)...)
 	// A kind whose operations must fail says with what, so a report tells
 	// the intended failures from the unexpected ones (Errors).
 	expect := map[string]string{}
@@ -316,6 +319,31 @@ func cpuWarnings(done []*repOutcome, cfg Config) []string {
 		if want > 0.5 && cpu < 0.75*want {
 			out = append(out, fmt.Sprintf("repetition %d: workers got %.1f CPU-seconds of the %.1f their %d thread(s) could use (%.0f%%): the machine is busy, throughput is understated",
 				rep.index+1, cpu, want, total, 100*cpu/want))
+		}
+	}
+	return out
+}
+
+// timingWarnings says when a repetition was not timed as asked: its
+// threads started further apart than results.StartSkewShare of its length,
+// or (duration runs) its measured length departs from --duration by more
+// than results.DurationDeparture.
+func timingWarnings(done []*repOutcome, cfg Config) []string {
+	var out []string
+	for _, rep := range done {
+		length := rep.wall
+		if cfg.Duration > 0 {
+			length = cfg.Duration
+		}
+		if length > 0 && float64(rep.skew) > results.StartSkewShare*float64(length) {
+			out = append(out, fmt.Sprintf("repetition %d: start skew %v is %.1f%% of its %v (limit %.0f%%): its threads did not start together, some ran alone",
+				rep.index+1, time.Duration(rep.skew).Round(time.Microsecond), 100*float64(rep.skew)/float64(length), length.Round(time.Millisecond), 100*results.StartSkewShare))
+		}
+		if cfg.Duration > 0 {
+			if dev := float64(rep.wall-cfg.Duration) / float64(cfg.Duration); math.Abs(dev) > results.DurationDeparture {
+				out = append(out, fmt.Sprintf("repetition %d: measured %v, %+.1f%% from the requested %v (limit ±%.0f%%): ops/s and the timelines cover another span than asked",
+					rep.index+1, rep.wall.Round(time.Millisecond), 100*dev, cfg.Duration, 100*results.DurationDeparture))
+			}
 		}
 	}
 	return out

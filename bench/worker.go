@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,10 +54,21 @@ func WorkerMain(in io.Reader, out io.Writer) error {
 	if cfg.Threads <= 0 || cfg.ThreadBase+cfg.Threads > cfg.TotalThreads || cfg.QPs <= 0 {
 		return fail(fmt.Errorf("bad worker configuration: threads %d at %d of %d, qps %d", cfg.Threads, cfg.ThreadBase, cfg.TotalThreads, cfg.QPs))
 	}
+	// A P for every measured thread, and two for the goroutines that talk
+	// to the coordinator. With fewer (GOMAXPROCS defaults to the CPUs), a
+	// thread back from the barrier's futex waits for a P, which the
+	// runtime's monitor takes every 20 µs from a thread inside a timed C
+	// call and hands over with a wake-up, on a CPU where another thread
+	// is timing an operation. With a P each, the threads' barrier waits
+	// can keep it (shm.raw).
+	if n := cfg.Threads + 2; runtime.GOMAXPROCS(0) < n {
+		runtime.GOMAXPROCS(n)
+	}
 	sh, err := openShm(cfg.Shm)
 	if err != nil {
 		return fail(err)
 	}
+	sh.raw = true
 	defer sh.close()
 
 	// One goroutine owns stdout; threads hand it interval messages.

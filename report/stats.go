@@ -70,9 +70,9 @@ const (
 	// TimerOverheadShare: the timer's own cost relative to a kind's p50.
 	// Above 10% the timer is a visible part of what is measured.
 	TimerOverheadShare = 0.10
-	// StartSkewShare: start skew relative to the shortest repetition.
-	// Above 1% some threads ran measurably alone at the start or end.
-	StartSkewShare = 0.01
+	// StartSkewShare: start skew relative to the shortest repetition
+	// (results.StartSkewShare, which the engine also warns with).
+	StartSkewShare = results.StartSkewShare
 )
 
 // RepStats summarises one metric of one op kind across repetitions.
