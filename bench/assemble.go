@@ -122,6 +122,7 @@ func assemble(res *results.Result, done []*repOutcome, cfg Config) error {
 		}
 		res.Histograms[kind] = enc
 	}
+	harnessFigures(res, done)
 	if res.Workers == nil {
 		res.Workers = []results.Worker{}
 	}
@@ -140,6 +141,9 @@ func mergeWorkers(list []results.Worker, rep *repOutcome) []results.Worker {
 	for _, w := range rep.workers {
 		rw := results.Worker{Index: w.index, PID: w.pid, Threads: w.threads, Repetition: rep.index,
 			Counts: map[string]int64{}, Exit: w.exitString()}
+		if w.done != nil {
+			rw.RSSKB, rw.PSSKB = w.done.RSSKB, w.done.PSSKB
+		}
 		if w.state != nil {
 			if ru, ok := w.state.SysUsage().(*syscall.Rusage); ok {
 				rw.MaxRSSKB = ru.Maxrss
@@ -158,6 +162,13 @@ func mergeWorkers(list []results.Worker, rep *repOutcome) []results.Worker {
 			tc := results.ThreadCounts{Thread: g, CPU: cpu, Counts: map[string]int64{}}
 			if ok {
 				tc.StartOffsetNS = int64(tr.Started - rep.minStart)
+				tc.TimerBeforeNS, tc.TimerAfterNS = tr.TimerBeforeNS, tr.TimerAfterNS
+				if work := tr.working(); work > 0 {
+					tc.Coverage = float64(tr.timed()) / float64(work)
+				}
+				if tr.GapNS > 0 {
+					tc.MaxGap = &results.Gap{NS: tr.GapNS, Kind: tr.GapKind, Thread: tr.Thread, Repetition: rep.index, AtNS: tr.GapAtNS}
+				}
 				for kind, kr := range tr.Kinds {
 					tc.Counts[kind] = kr.Count
 					rw.Counts[kind] += kr.Count
@@ -347,4 +358,142 @@ func timingWarnings(done []*repOutcome, cfg Config) []string {
 		}
 	}
 	return out
+}
+
+// working is the thread's measured wall time less its barrier waits: the
+// time the harness had to itself, which coverage divides.
+func (tr threadResult) working() int64 {
+	if tr.Ended <= tr.Started {
+		return 0
+	}
+	return int64(tr.Ended-tr.Started) - tr.WaitNS
+}
+
+// timed is the time the thread spent inside timed operations.
+func (tr threadResult) timed() int64 {
+	var sum int64
+	for _, kr := range tr.Kinds {
+		sum += kr.TimedNS
+	}
+	return sum
+}
+
+// Limits of the harness figures beyond which the engine warns.
+const (
+	// MinCoverage: below 90% of the working time timed, a stall has
+	// a fair chance of falling between operations and showing nowhere.
+	MinCoverage = 0.90
+	// TimerDrift: the timer overhead measured after the runs departing
+	// from the one before by more than this share (and 2 ns) means the
+	// machine changed under the measurement (frequency, load, migration).
+	TimerDrift = 0.25
+)
+
+// harnessFigures fills the timer overhead, coverage, gap and memory
+// figures of res.Harness from the threads' and workers' reports, and
+// warns when they say the measurement missed something.
+func harnessFigures(res *results.Result, done []*repOutcome) {
+	h := &res.Harness
+	var pre, post, all []float64
+	var work, timed int64
+	timedBy := map[string]int64{}
+	minShare := math.Inf(1)
+	for _, rep := range done {
+		var mem results.Memory
+		for _, w := range rep.workers {
+			if w.done != nil {
+				mem.RSSKB += w.done.RSSKB
+				mem.PSSKB += w.done.PSSKB
+			}
+		}
+		if mem.PSSKB > 0 && (h.Memory == nil || mem.PSSKB > h.Memory.PSSKB) {
+			h.Memory = &mem
+		}
+		for _, tr := range rep.threads {
+			if tr.TimerBeforeNS > 0 {
+				pre = append(pre, tr.TimerBeforeNS)
+			}
+			if tr.TimerAfterNS > 0 {
+				post = append(post, tr.TimerAfterNS)
+			}
+			wk := tr.working()
+			if wk <= 0 {
+				continue
+			}
+			work += wk
+			t := tr.timed()
+			timed += t
+			minShare = min(minShare, float64(t)/float64(wk))
+			for kind, kr := range tr.Kinds {
+				timedBy[kind] += kr.TimedNS
+				if kr.MaxGapNS > 0 {
+					if h.MaxGapNS == nil {
+						h.MaxGapNS = map[string]int64{}
+					}
+					h.MaxGapNS[kind] = max(h.MaxGapNS[kind], kr.MaxGapNS)
+				}
+			}
+			if tr.GapNS > 0 && (h.MaxGap == nil || tr.GapNS > h.MaxGap.NS) {
+				h.MaxGap = &results.Gap{NS: tr.GapNS, Kind: tr.GapKind, Thread: tr.Thread, Repetition: rep.index, AtNS: tr.GapAtNS}
+			}
+		}
+	}
+	all = append(append(all, pre...), post...)
+	if len(all) > 0 {
+		to := &results.TimerOverhead{MedianNS: median(all), MinNS: slices.Min(all), MaxNS: slices.Max(all), Samples: len(all)}
+		if len(pre) > 0 {
+			to.BeforeNS = median(pre)
+		}
+		if len(post) > 0 {
+			to.AfterNS = median(post)
+		}
+		h.TimerOverhead, h.TimerOverheadNS = to, to.MedianNS
+		if to.BeforeNS > 0 && to.AfterNS > 0 {
+			if d := math.Abs(to.AfterNS - to.BeforeNS); d > 2 && d > TimerDrift*to.BeforeNS {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("timer overhead moved during the run: %.1fns before, %.1fns after (median of %d thread(s) each; all %.1f-%.1fns): the machine changed under the measurement",
+					to.BeforeNS, to.AfterNS, len(pre), to.MinNS, to.MaxNS))
+			}
+		}
+	}
+	if work > 0 {
+		c := &results.Coverage{Share: float64(timed) / float64(work), MinThreadShare: minShare, ByKind: map[string]float64{}}
+		for kind, t := range timedBy {
+			c.ByKind[kind] = float64(t) / float64(work)
+		}
+		h.Coverage = c
+		if c.Share < MinCoverage {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("coverage %.0f%% (least covered thread %.0f%%, limit %.0f%%): the rest of the threads' working time was outside timed operations, where a stall is in no latency (coordinated omission)",
+				100*c.Share, 100*c.MinThreadShare, 100*MinCoverage))
+		}
+	}
+	for _, kind := range slices.Sorted(maps.Keys(h.MaxGapNS)) {
+		gap, s := h.MaxGapNS[kind], res.Ops[kind]
+		if s.Count > 0 && gap > s.NS.P999 {
+			where := ""
+			if g := h.MaxGap; g != nil && g.Kind == kind && g.NS == gap {
+				where = fmt.Sprintf(" (thread %d, repetition %d, %v after its start)", g.Thread, g.Repetition+1, sig3(g.AtNS))
+			}
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: an untimed stretch of %v before one of its batches%s exceeds its p99.9 %v: a stall there is in no latency (coordinated omission)",
+				kind, sig3(gap), where, sig3(s.NS.P999)))
+		}
+	}
+}
+
+// sig3 is ns as a duration rounded to 3 significant digits.
+func sig3(ns int64) time.Duration {
+	d := time.Duration(ns)
+	unit := time.Duration(1)
+	for v := ns; v >= 1000; v /= 10 {
+		unit *= 10
+	}
+	return d.Round(unit)
+}
+
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }

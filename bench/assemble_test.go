@@ -1,9 +1,12 @@
 package bench
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xrcbench/xrcbench/results"
 )
 
 // A repetition whose threads started far apart, or whose measured length
@@ -39,5 +42,129 @@ func TestTimingWarnings(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestSig3(t *testing.T) {
+	for _, c := range []struct {
+		ns   int64
+		want string
+	}{{902, "902ns"}, {140433321, "140ms"}, {1234567, "1.23ms"}, {3_500_000_000, "3.5s"}, {0, "0s"}} {
+		if got := sig3(c.ns).String(); got != c.want {
+			t.Errorf("sig3(%d) = %s, want %s", c.ns, got, c.want)
+		}
+	}
+}
+
+// Known answers of the harness figures from synthetic thread reports:
+// coverage is timed over working time (wall less barrier waits), the
+// gap figures are the longest per kind and overall with when, the timer
+// overhead is the median of every thread's two measurements, memory sums
+// a repetition's workers, and each limit crossed is warned about.
+func TestHarnessFigures(t *testing.T) {
+	thread := func(g int, wall, wait int64, timed map[string]int64, gaps map[string]int64, gap int64, gapKind string, pre, post float64) threadResult {
+		tr := threadResult{Thread: g, Started: 1000, Ended: 1000 + uint64(wall), WaitNS: wait, GapNS: gap, GapAtNS: 5000, GapKind: gapKind,
+			TimerBeforeNS: pre, TimerAfterNS: post, Kinds: map[string]kindResult{}}
+		for k, v := range timed {
+			tr.Kinds[k] = kindResult{Count: 1, TimedNS: v, MaxGapNS: gaps[k]}
+		}
+		return tr
+	}
+	ops := map[string]results.OpStats{
+		"reg":   {Count: 100, NS: results.Latency{P999: 50_000}},
+		"unreg": {Count: 100, NS: results.Latency{P999: 20_000}},
+	}
+	for _, c := range []struct {
+		name      string
+		threads   []threadResult
+		share     float64
+		minShare  float64
+		maxGap    int64
+		gapKind   string
+		timer     float64
+		warnings  []string
+		noWarning []string
+	}{
+		{
+			name: "well covered, steady timer",
+			threads: []threadResult{
+				thread(0, 1_000_000, 0, map[string]int64{"reg": 600_000, "unreg": 350_000}, map[string]int64{"reg": 10_000, "unreg": 5_000}, 10_000, "reg", 24.6, 25.2),
+				thread(1, 1_000_000, 0, map[string]int64{"reg": 500_000, "unreg": 450_000}, map[string]int64{"reg": 8_000, "unreg": 15_000}, 15_000, "unreg", 24.9, 25.0),
+			},
+			share: 0.95, minShare: 0.95, maxGap: 15_000, gapKind: "unreg", timer: 24.95,
+			noWarning: []string{"coverage", "untimed stretch", "timer overhead moved"},
+		},
+		{
+			name: "barrier waits count as neither",
+			threads: []threadResult{
+				thread(0, 2_000_000, 1_000_000, map[string]int64{"reg": 950_000}, map[string]int64{"reg": 1_000}, 1_000, "reg", 25, 25),
+			},
+			share: 0.95, minShare: 0.95, maxGap: 1_000, gapKind: "reg", timer: 25,
+			noWarning: []string{"coverage"},
+		},
+		{
+			name: "a stall between batches, a timer that moved",
+			threads: []threadResult{
+				thread(0, 1_000_000, 0, map[string]int64{"reg": 300_000, "unreg": 300_000}, map[string]int64{"reg": 200_000, "unreg": 3_000}, 200_000, "reg", 25, 97),
+				thread(1, 1_000_000, 0, map[string]int64{"reg": 500_000, "unreg": 400_000}, map[string]int64{"reg": 3_000, "unreg": 3_000}, 3_000, "unreg", 24, 96),
+			},
+			share: 0.75, minShare: 0.6, maxGap: 200_000, gapKind: "reg", timer: 60.5,
+			warnings: []string{"coverage 75% (least covered thread 60%, limit 90%)",
+				"reg: an untimed stretch of 200µs before one of its batches (thread 0, repetition 1, 5µs after its start) exceeds its p99.9 50µs",
+				"timer overhead moved during the run: 24.5ns before, 96.5ns after"},
+			noWarning: []string{"unreg: an untimed"},
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep := &repOutcome{threads: c.threads, workers: []*workerProc{
+				{done: &doneMsg{RSSKB: 24_000, PSSKB: 11_400}}, {done: &doneMsg{RSSKB: 23_000, PSSKB: 10_600}}}}
+			res := &results.Result{Ops: ops}
+			harnessFigures(res, []*repOutcome{rep})
+			h := res.Harness
+			if h.Coverage == nil || math.Abs(h.Coverage.Share-c.share) > 1e-9 || math.Abs(h.Coverage.MinThreadShare-c.minShare) > 1e-9 {
+				t.Errorf("coverage %+v, want share %g, least thread %g", h.Coverage, c.share, c.minShare)
+			}
+			if h.MaxGap == nil || h.MaxGap.NS != c.maxGap || h.MaxGap.Kind != c.gapKind || h.MaxGap.AtNS != 5000 {
+				t.Errorf("max gap %+v, want %d before %s at 5000", h.MaxGap, c.maxGap, c.gapKind)
+			}
+			if h.TimerOverhead == nil || math.Abs(h.TimerOverheadNS-c.timer) > 1e-9 || h.TimerOverhead.Samples != 2*len(c.threads) {
+				t.Errorf("timer overhead %g %+v, want median %g of %d", h.TimerOverheadNS, h.TimerOverhead, c.timer, 2*len(c.threads))
+			}
+			if h.Memory == nil || h.Memory.RSSKB != 47_000 || h.Memory.PSSKB != 22_000 {
+				t.Errorf("memory %+v, want RSS 47000 KiB and PSS 22000 KiB summed", h.Memory)
+			}
+			all := strings.Join(res.Warnings, "\n")
+			for _, w := range c.warnings {
+				if !strings.Contains(all, w) {
+					t.Errorf("warnings %q lack %q", res.Warnings, w)
+				}
+			}
+			for _, w := range c.noWarning {
+				if strings.Contains(all, w) {
+					t.Errorf("warnings %q say %q", res.Warnings, w)
+				}
+			}
+		})
+	}
+}
+
+// A thread's untimed stretches: from the end of one batch to the start of
+// the next (its end less the time inside its operations), less barrier
+// waits, attributed to the kind of the batch that follows.
+func TestAccountGaps(t *testing.T) {
+	th := &thread{started: 1000, lastEnd: 1000}
+	reg, unreg := newKindRec("reg"), newKindRec("unreg")
+	th.account(reg, 1150, 50) // ran 1100-1150: 100 untimed before it
+	th.waited = 300           // a barrier
+	th.account(unreg, 1570, 20)
+	th.account(reg, 1_001_580, 10) // a stall of 1 ms after the unreg batch
+	if reg.timedNS != 60 || unreg.timedNS != 20 {
+		t.Errorf("timed reg %d unreg %d, want 60 and 20", reg.timedNS, unreg.timedNS)
+	}
+	if reg.maxGap != 1_000_000 || unreg.maxGap != 100 {
+		t.Errorf("longest gaps reg %d unreg %d, want 1000000 and 100 (the barrier's 300 excluded)", reg.maxGap, unreg.maxGap)
+	}
+	if th.gapNS != 1_000_000 || th.gapAt != 570 || th.gapKind != "reg" {
+		t.Errorf("thread's longest gap %d at %d before %q, want 1000000 at 570 before reg", th.gapNS, th.gapAt, th.gapKind)
 	}
 }

@@ -298,6 +298,34 @@ func TestStalledWorkerLosesNoSample(t *testing.T) {
 	if !late {
 		t.Fatalf("no interval report came late (warnings %q): the stall did not make a thread lag, so this test checked nothing", o.res.Warnings)
 	}
+	// The stall is accounted: inside an operation it is a latency, between
+	// batches it is the longest untimed gap (issue 10 item 5).
+	stall := o.res.Harness.MaxGap
+	var worst int64
+	for _, s := range o.res.Ops {
+		worst = max(worst, s.NS.Max)
+	}
+	if stall != nil {
+		worst = max(worst, stall.NS)
+	}
+	if worst < int64(500*time.Millisecond) {
+		t.Errorf("a 700 ms stall is neither a latency nor an untimed gap: latency max and max gap %v", time.Duration(worst))
+	}
+	// Every thread measured the timer before and after, every worker its
+	// memory (items 6, 7).
+	if to := o.res.Harness.TimerOverhead; to == nil || to.Samples != 2*cfg.Procs*cfg.Threads || to.MinNS <= 0 {
+		t.Errorf("timer overhead %+v, want 2 measurements per thread", to)
+	}
+	for _, w := range o.res.Workers {
+		if w.PSSKB <= 0 || w.PSSKB > w.RSSKB {
+			t.Errorf("worker %d: RSS %d KiB, PSS %d KiB", w.Index, w.RSSKB, w.PSSKB)
+		}
+		for _, tc := range w.PerThread {
+			if tc.Coverage <= 0 || tc.Coverage > 1 {
+				t.Errorf("thread %d coverage %g", tc.Thread, tc.Coverage)
+			}
+		}
+	}
 	kinds := cfg.Workload.Kinds()
 	got := hlogCounts(t, cfg.Out, kinds)
 	for _, kind := range kinds {

@@ -94,6 +94,9 @@ type doneMsg struct {
 	// Created is every QP number the worker's threads created, for the
 	// leak probe (rdma, legacy); one set per worker keeps the message small.
 	Created *qpSet `json:"created,omitempty"`
+	// The process's resident memory as it finished, KiB (smaps_rollup).
+	RSSKB int64 `json:"rss_kb,omitempty"`
+	PSSKB int64 `json:"pss_kb,omitempty"`
 }
 
 // threadResult is one thread's measurement.
@@ -105,14 +108,25 @@ type threadResult struct {
 	Rounds  int64                       `json:"rounds"`
 	Kinds   map[string]kindResult       `json:"kinds"`
 	Errnos  map[string]map[string]int64 `json:"errnos,omitempty"`
+	// Coverage: time waited at barriers, and the longest untimed stretch
+	// (ns, start since Started, kind of the batch after it).
+	WaitNS  int64  `json:"wait_ns,omitempty"`
+	GapNS   int64  `json:"gap_ns,omitempty"`
+	GapAtNS int64  `json:"gap_at_ns,omitempty"`
+	GapKind string `json:"gap_kind,omitempty"`
+	// The timer overhead measured on the thread before and after its run.
+	TimerBeforeNS float64 `json:"timer_before_ns,omitempty"`
+	TimerAfterNS  float64 `json:"timer_after_ns,omitempty"`
 }
 
 // kindResult is one thread's counts of one op kind. Its latencies are the
 // sum of the thread's interval messages.
 type kindResult struct {
-	Count   int64 `json:"count"`
-	Batches int64 `json:"batches"`
-	Errors  int64 `json:"errors"`
+	Count    int64 `json:"count"`
+	Batches  int64 `json:"batches"`
+	Errors   int64 `json:"errors"`
+	TimedNS  int64 `json:"timed_ns,omitempty"`   // the sum of its latencies
+	MaxGapNS int64 `json:"max_gap_ns,omitempty"` // the longest untimed stretch before one of its batches
 }
 
 // frameWriter writes messages; not safe for concurrent use.

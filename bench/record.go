@@ -24,11 +24,12 @@ const (
 // histCounts is the length of the counts array of results.NewHistogram.
 var histCounts = len(results.NewHistogram().Export().Counts)
 
-// recordAll adds one count per value of ns to counts. Values past the
-// histogram's top (100 s) count in its last bucket.
-func recordAll(counts []int64, ns []uint64) {
+// recordAll adds one count per value of ns to counts, and returns their
+// sum. Values past the histogram's top (100 s) count in its last bucket.
+func recordAll(counts []int64, ns []uint64) (sum uint64) {
 	last := len(counts) - 1
 	for _, v := range ns {
+		sum += v
 		bucket := 64 - bits.LeadingZeros64(v|subBucketMask) - (subBucketHalfCountMag + 1)
 		idx := (bucket+1)<<subBucketHalfCountMag + int(v>>uint(bucket)) - subBucketHalfCount
 		if uint(idx) > uint(last) {
@@ -36,6 +37,7 @@ func recordAll(counts []int64, ns []uint64) {
 		}
 		counts[idx]++
 	}
+	return sum
 }
 
 // histogramInto makes h (a results.NewHistogram) hold exactly counts. It

@@ -352,6 +352,7 @@ func (c *coordinator) newResult() *results.Result {
 			Interval:     results.Duration(cfg.Interval),
 		},
 		Harness: results.Harness{
+			// Replaced by the threads' own measurements when they report.
 			Timer:           verbs.TimerName,
 			TimerOverheadNS: verbs.TimerOverheadNS(),
 			Warmup:          results.Duration(cfg.Warmup),

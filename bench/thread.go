@@ -51,6 +51,8 @@ type kindRec struct {
 	errors  int64
 	errnos  map[string]int64
 	shown   int64 // errors already sent with an interval (live progress)
+	timedNS int64 // the sum of its latencies: time inside timed operations
+	maxGap  int64 // the longest untimed stretch before one of its batches
 }
 
 func newKindRec(kind string) *kindRec {
@@ -59,7 +61,7 @@ func newKindRec(kind string) *kindRec {
 
 func (k *kindRec) reset() {
 	clear(k.iv)
-	k.ivN, k.count, k.batches, k.errors, k.shown = 0, 0, 0, 0, 0
+	k.ivN, k.count, k.batches, k.errors, k.shown, k.timedNS, k.maxGap = 0, 0, 0, 0, 0, 0, 0
 	clear(k.errnos)
 }
 
@@ -116,6 +118,17 @@ type thread struct {
 	started   uint64
 	ended     uint64
 	rounds    int64
+
+	// coverage: what of the thread's time was not inside a timed
+	// operation (see results.Coverage)
+	lastEnd   uint64 // end of the last timed batch, or the start
+	waited    uint64 // barrier wait since lastEnd
+	waitNS    uint64 // all barrier waits
+	gapNS     uint64 // the longest untimed stretch, its start and next kind
+	gapAt     uint64
+	gapKind   string
+	timerPre  float64 // timer overhead measured before the run, and after
+	timerPost float64
 }
 
 func newThread(cfg *workerConfig, spec *workloads.Spec, local int, sh *shm) *thread {
@@ -187,6 +200,9 @@ func (t *thread) setup() error {
 	// Timer slack decides how far apart threads sleeping to the same
 	// start deadline wake up (50µs by default).
 	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	// The timer's cost where this thread runs, once before the run and
+	// once after: one measurement in the coordinator was once 4x the usual.
+	t.timerPre = verbs.TimerOverheadNS()
 	dev, err := verbs.Open(t.cfg.Verbs)
 	if err != nil {
 		return err
@@ -277,6 +293,7 @@ func (t *thread) run(deadline uint64) error {
 	// not run yet pass the start line first.
 	unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 	t.measuring = true
+	t.lastEnd = t.started
 	t.ivStart = deadline
 	t.ivNext = deadline + uint64(t.cfg.Interval)
 	var done func(uint64, int64) bool
@@ -288,9 +305,11 @@ func (t *thread) run(deadline uint64) error {
 	}
 	err := t.loop(done)
 	t.ended = verbs.Now()
+	t.measuring = false
 	if ferr := t.flushInterval(); err == nil {
 		err = ferr
 	}
+	t.timerPost = verbs.TimerOverheadNS()
 	return err
 }
 
@@ -319,7 +338,7 @@ func (t *thread) rounds_(done func(now uint64, passes int64) bool) error {
 	for r := int64(0); ; r++ {
 		// The barrier ending the previous round starts this one; its last
 		// arrival decides for everyone whether there is a next round.
-		err := t.shm.wait(func() { t.shm.setStop(done(verbs.Now(), r)) })
+		err := t.barrier(func() { t.shm.setStop(done(verbs.Now(), r)) })
 		if err != nil {
 			return err
 		}
@@ -328,7 +347,7 @@ func (t *thread) rounds_(done func(now uint64, passes int64) bool) error {
 		}
 		for i, p := range t.phases {
 			if i > 0 {
-				if err := t.shm.wait(nil); err != nil {
+				if err := t.barrier(nil); err != nil {
 					return err
 				}
 			}
@@ -338,6 +357,20 @@ func (t *thread) rounds_(done func(now uint64, passes int64) bool) error {
 		}
 		t.rounds++
 	}
+}
+
+// barrier waits at the shared barrier; while measuring, the time waited
+// is the workload's, neither timed nor an untimed gap of the harness.
+func (t *thread) barrier(serial func()) error {
+	if !t.measuring {
+		return t.shm.wait(serial)
+	}
+	t0 := verbs.Now()
+	err := t.shm.wait(serial)
+	d := verbs.Now() - t0
+	t.waited += d
+	t.waitNS += d
+	return err
 }
 
 func (t *thread) loopPhase(p *phaseRT) error {
@@ -463,7 +496,7 @@ func (t *thread) runBatch(p *phaseRT, n int) error {
 		return fmt.Errorf("thread %d: %s batch: %w", t.g, p.Op, err)
 	}
 	rec := p.rec
-	recordAll(rec.iv, b.NS[:n])
+	timed := recordAll(rec.iv, b.NS[:n])
 	rec.ivN += int64(n)
 	rec.count += int64(n)
 	rec.batches++
@@ -492,11 +525,33 @@ func (t *thread) runBatch(p *phaseRT, n int) error {
 		t.check(p, n)
 	}
 	if t.measuring {
-		if now := verbs.Now(); now >= t.ivNext {
+		now := verbs.Now()
+		t.account(rec, now, timed)
+		if now >= t.ivNext {
 			return t.flushIntervalAt(now)
 		}
 	}
 	return nil
+}
+
+// account adds a batch of rec's kind that ended at now after timed ns
+// inside its operations: the stretch since the previous batch ended, less
+// barrier waits, was not timed. (The batch's own cgo entry and exit count
+// in that stretch: they are not timed either.)
+func (t *thread) account(rec *kindRec, now, timed uint64) {
+	rec.timedNS += int64(timed)
+	start := now - min(timed, now)
+	var gap uint64
+	if start > t.lastEnd+t.waited {
+		gap = start - t.lastEnd - t.waited
+	}
+	if int64(gap) > rec.maxGap {
+		rec.maxGap = int64(gap)
+	}
+	if gap > t.gapNS {
+		t.gapNS, t.gapAt, t.gapKind = gap, t.lastEnd-t.started, rec.kind
+	}
+	t.lastEnd, t.waited = now, 0
 }
 
 // check goes through a batch that had failures or needs its outcome
@@ -591,9 +646,10 @@ func (t *thread) flushIntervalAt(now uint64) error {
 // intervals.
 func (t *thread) result() (threadResult, error) {
 	tr := threadResult{Thread: t.g, CPU: t.cpu, Started: t.started, Ended: t.ended, Rounds: t.rounds,
-		Kinds: map[string]kindResult{}}
+		Kinds: map[string]kindResult{}, WaitNS: int64(t.waitNS), GapNS: int64(t.gapNS), GapAtNS: int64(t.gapAt),
+		GapKind: t.gapKind, TimerBeforeNS: t.timerPre, TimerAfterNS: t.timerPost}
 	for _, r := range t.recs {
-		tr.Kinds[r.kind] = kindResult{Count: r.count, Batches: r.batches, Errors: r.errors}
+		tr.Kinds[r.kind] = kindResult{Count: r.count, Batches: r.batches, Errors: r.errors, TimedNS: r.timedNS, MaxGapNS: r.maxGap}
 		if len(r.errnos) > 0 {
 			if tr.Errnos == nil {
 				tr.Errnos = map[string]map[string]int64{}

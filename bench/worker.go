@@ -205,7 +205,11 @@ func WorkerMain(in io.Reader, out io.Writer) error {
 		for _, t := range ths {
 			created = created.union(t.created)
 		}
-		outq <- &message{Type: msgDone, Done: &doneMsg{Threads: trs, Created: created}}
+		done := &doneMsg{Threads: trs, Created: created}
+		// Memory as the worker finishes, its threads' state still mapped;
+		// a kernel without smaps_rollup (before 4.14) leaves it out.
+		done.RSSKB, done.PSSKB, _ = selfMemory()
+		outq <- &message{Type: msgDone, Done: done}
 	}
 	close(outq)
 	<-writerDone

@@ -149,8 +149,12 @@ func configRows(r *results.Result) []kv {
 func harnessRows(r *results.Result) []kv {
 	h := r.Harness
 	rows := []kv{
-		{"timer", h.Timer}, {"timer overhead", FormatNS(h.TimerOverheadNS)}, {"start skew", FormatNS(float64(h.StartSkewNS))},
+		{"timer", h.Timer}, {"timer overhead", timerOverhead(h)}, {"start skew", FormatNS(float64(h.StartSkewNS))},
 		{"warm-up", h.Warmup.D().String()}, {"repetitions", fmt.Sprint(h.Repetitions)},
+	}
+	rows = append(rows, coverageRows(h)...)
+	if m := h.Memory; m != nil {
+		rows = append(rows, kv{"worker memory (a repetition's workers, summed)", fmt.Sprintf("PSS %s, RSS %s (RSS counts shared pages in every process)", formatKiB(m.PSSKB), formatKiB(m.RSSKB))})
 	}
 	if h.BatchSize > 0 { // result files written before batches were counted
 		rows = append(rows, kv{"batch size", fmt.Sprint(h.BatchSize)})
@@ -351,4 +355,49 @@ func renderHTML(p htmlPage) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// timerOverhead says what one timer read costs, with the spread of the
+// worker threads' measurements when they took them.
+func timerOverhead(h results.Harness) string {
+	t := h.TimerOverhead
+	if t == nil {
+		return fmt.Sprintf("%.1fns", h.TimerOverheadNS)
+	}
+	return fmt.Sprintf("%.1fns (median of %d measurements in the worker threads, %.1f-%.1fns; before the runs %.1fns, after %.1fns)",
+		t.MedianNS, t.Samples, t.MinNS, t.MaxNS, t.BeforeNS, t.AfterNS)
+}
+
+// coverageRows show how much of the threads' working time was timed, and
+// the longest stretches that were not (where a stall leaves no latency).
+func coverageRows(h results.Harness) []kv {
+	var rows []kv
+	if c := h.Coverage; c != nil {
+		var by []string
+		for _, kind := range results.OpKinds {
+			if v, ok := c.ByKind[kind]; ok {
+				by = append(by, fmt.Sprintf("%s %.1f%%", kind, 100*v))
+			}
+		}
+		rows = append(rows, kv{"coverage (timed share of the threads' working time)",
+			fmt.Sprintf("%.1f%% (least covered thread %.1f%%): %s", 100*c.Share, 100*c.MinThreadShare, strings.Join(by, ", "))})
+	}
+	if g := h.MaxGap; g != nil {
+		var by []string
+		for _, kind := range results.OpKinds {
+			if v, ok := h.MaxGapNS[kind]; ok {
+				by = append(by, fmt.Sprintf("before %s %s", kind, FormatNS(float64(v))))
+			}
+		}
+		rows = append(rows, kv{"longest untimed gap",
+			fmt.Sprintf("%s before a %s batch (thread %d, repetition %d, %s after its start); %s", FormatNS(float64(g.NS)), g.Kind, g.Thread, g.Repetition+1, FormatNS(float64(g.AtNS)), strings.Join(by, ", "))})
+	}
+	return rows
+}
+
+func formatKiB(kb int64) string {
+	if kb >= 1024 {
+		return fmt.Sprintf("%.1f MiB", float64(kb)/1024)
+	}
+	return fmt.Sprintf("%d KiB", kb)
 }

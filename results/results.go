@@ -116,14 +116,71 @@ type Environment struct {
 
 // Harness records how the measurements were taken.
 type Harness struct {
-	Timer           string   `json:"timer"`
-	TimerOverheadNS float64  `json:"timer_overhead_ns"`
-	StartSkewNS     int64    `json:"start_skew_ns"`
-	Warmup          Duration `json:"warmup"`
-	Repetitions     int      `json:"repetitions"`
+	Timer string `json:"timer"`
+	// TimerOverheadNS is the cost of one timer read, with the fraction:
+	// the median of the measurements every worker thread took before and
+	// after its run (TimerOverhead), or one measurement in the coordinator
+	// in results that predate them.
+	TimerOverheadNS float64        `json:"timer_overhead_ns"`
+	TimerOverhead   *TimerOverhead `json:"timer_overhead,omitempty"`
+	StartSkewNS     int64          `json:"start_skew_ns"`
+	Warmup          Duration       `json:"warmup"`
+	Repetitions     int            `json:"repetitions"`
 	// BatchSize is not written any more: batch sizes vary by phase, and
 	// OpStats.Batches records the batches actually run.
 	BatchSize int `json:"batch_size,omitempty"`
+	// Coverage is how much of the threads' working time was inside timed
+	// operations. A closed-loop harness times only the operations it
+	// runs: a stall between two batches delays the next operation but is
+	// in no latency (coordinated omission). Time a thread waits at a
+	// rounds barrier is the workload's and counts as neither.
+	Coverage *Coverage `json:"coverage,omitempty"`
+	// MaxGapNS is, per op kind, the longest untimed stretch of a thread
+	// before a batch of that kind: a stall there would have been that
+	// kind's latency had it fallen inside the operation.
+	MaxGapNS map[string]int64 `json:"max_gap_ns,omitempty"`
+	// MaxGap is the longest untimed stretch of all, and when it was.
+	MaxGap *Gap `json:"max_gap,omitempty"`
+	// Memory is the workers' memory summed over the processes of a
+	// repetition (the largest repetition), measured as they finish.
+	Memory *Memory `json:"memory,omitempty"`
+}
+
+// TimerOverhead is the timer's cost as the worker threads measured it,
+// each once before and once after its run, in ns with the fraction.
+type TimerOverhead struct {
+	MedianNS float64 `json:"median_ns"`
+	MinNS    float64 `json:"min_ns"`
+	MaxNS    float64 `json:"max_ns"`
+	BeforeNS float64 `json:"before_ns"` // median of the measurements before the runs
+	AfterNS  float64 `json:"after_ns"`  // median of those after
+	Samples  int     `json:"samples"`
+}
+
+// Coverage is the timed share of the threads' working time (wall time
+// less barrier waits), 0 to 1.
+type Coverage struct {
+	Share          float64            `json:"share"`            // all threads, all kinds
+	MinThreadShare float64            `json:"min_thread_share"` // the least covered thread
+	ByKind         map[string]float64 `json:"by_kind"`          // share of the working time timed in each kind
+}
+
+// Gap is an untimed stretch of one thread's run.
+type Gap struct {
+	NS         int64  `json:"ns"`
+	Kind       string `json:"kind"` // of the batch that followed it
+	Thread     int    `json:"thread"`
+	Repetition int    `json:"repetition"`
+	AtNS       int64  `json:"at_ns"` // when it began, since the thread's measurement start
+}
+
+// Memory is resident memory in KiB: RSS counts every page mapped, shared
+// ones (the binary, libraries, the sim device) in full in each process;
+// PSS divides each shared page among the processes that map it, so PSS
+// sums to what the workers really take.
+type Memory struct {
+	RSSKB int64 `json:"rss_kb"`
+	PSSKB int64 `json:"pss_kb"`
 }
 
 // OpStats summarises one operation kind.
@@ -177,6 +234,10 @@ type Worker struct {
 	// threads: against the wall time it shows whether the workers had the
 	// CPUs they needed.
 	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
+	// RSSKB and PSSKB are the process's resident memory as it finished
+	// (/proc/self/smaps_rollup): see Memory.
+	RSSKB int64 `json:"rss_kb,omitempty"`
+	PSSKB int64 `json:"pss_kb,omitempty"`
 }
 
 // ThreadCounts is one worker thread's operation counts.
@@ -187,6 +248,14 @@ type ThreadCounts struct {
 	// StartOffsetNS is when the thread started measuring, after the
 	// earliest thread of its repetition: what start_skew_ns is the max of.
 	StartOffsetNS int64 `json:"start_offset_ns"`
+	// Coverage is the thread's timed share of its working time, MaxGap its
+	// longest untimed stretch (see Harness.Coverage).
+	Coverage float64 `json:"coverage,omitempty"`
+	MaxGap   *Gap    `json:"max_gap,omitempty"`
+	// TimerBeforeNS and TimerAfterNS are the timer overhead this thread
+	// measured before and after its run.
+	TimerBeforeNS float64 `json:"timer_before_ns,omitempty"`
+	TimerAfterNS  float64 `json:"timer_after_ns,omitempty"`
 }
 
 // Repetition is one independent run of the whole configuration.
