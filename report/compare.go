@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -25,8 +26,91 @@ type CompareOptions struct {
 	Alpha float64
 	// Metrics are compared for every op kind.
 	Metrics []Metric
-	// Confidence of the intervals around the medians (0.95 when zero).
+	// Gates are the metrics that decide the verdict, tested together with
+	// Holm's correction; every other row is information. Nil: the
+	// workload's DefaultGates.
+	Gates []Gate
+	// Confidence of the intervals around the medians (DefaultConfidence
+	// when zero).
 	Confidence float64
+}
+
+// DefaultAlpha is compare's default significance level.
+const DefaultAlpha = 0.05
+
+// DefaultConfidence is the level of the intervals around the medians:
+// with the default gates and alpha, the repetitions the test needs also
+// bound a 90% interval (5), so one number holds for both.
+const DefaultConfidence = 0.90
+
+// Gate is one op kind's metric that gates a comparison.
+type Gate struct {
+	Kind   string `json:"kind"`
+	Metric string `json:"metric"`
+}
+
+func (g Gate) String() string { return g.Kind + "." + g.Metric }
+
+// DefaultGates are the metrics a comparison of workload gates on when
+// none are named: the p50 of the operations the workload exists to
+// measure. Testing every kind and metric at alpha would flag a false
+// change in one of them every few comparisons.
+func DefaultGates(workload string, kinds []string) []Gate {
+	var ks []string
+	switch workload {
+	case "steady", "sharded":
+		ks = []string{results.OpReg, results.OpUnreg}
+	case "lifecycle":
+		ks = []string{results.OpReg, results.OpUnregLast}
+	case "churn":
+		ks = []string{results.OpCreate, results.OpUnregLast}
+	case "errors":
+		ks = []string{results.OpRegInvalid, results.OpRegForeign}
+	default:
+		ks = kinds
+	}
+	var gs []Gate
+	for _, k := range ks {
+		gs = append(gs, Gate{Kind: k, Metric: "p50"})
+	}
+	return gs
+}
+
+// ParseGates reads "reg.p50,unreg_last.p50".
+func ParseGates(s string) ([]Gate, error) {
+	var gs []Gate
+	seen := map[Gate]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		kind, metric, ok := strings.Cut(part, ".")
+		if !ok || kind == "" {
+			return nil, inputErrorf("--gate %q: want KIND.METRIC, such as reg.p50", part)
+		}
+		if _, ok := MetricByName(metric); !ok {
+			return nil, inputErrorf("--gate %q: unknown metric %q; want one of %s", part, metric, MetricNames())
+		}
+		g := Gate{Kind: kind, Metric: metric}
+		if !seen[g] {
+			seen[g] = true
+			gs = append(gs, g)
+		}
+	}
+	if len(gs) == 0 {
+		return nil, inputErrorf("--gate %q: no metric named", s)
+	}
+	return gs, nil
+}
+
+// MinRepetitions is the one minimum number of repetitions per run that
+// the report, compare's intervals and its refusal all name: the smallest
+// with which the Mann-Whitney U test can reach alpha after Holm's
+// correction over gates tested metrics, and the median has a finite
+// interval at confidence.
+func MinRepetitions(alpha, confidence float64, gates int) int {
+	return max(RepetitionsNeeded(alpha/float64(max(gates, 1))), medianCINeeded(confidence))
 }
 
 // Verdicts of a CompareRow.
@@ -51,10 +135,14 @@ type Comparison struct {
 	Rows      []CompareRow `json:"rows"`
 	// Regressions counts rows with the regression verdict.
 	Regressions int `json:"regressions"`
-	// TooFew is set when some row could not be tested for lack of
-	// repetitions; NeedReps is then how many each run needs.
-	TooFew   bool `json:"too_few_repetitions"`
-	NeedReps int  `json:"repetitions_needed,omitempty"`
+	// TooFew is set when a gated row could not be tested for lack of
+	// repetitions; NeedReps is how many each run needs (MinRepetitions).
+	TooFew   bool   `json:"too_few_repetitions"`
+	NeedReps int    `json:"repetitions_needed,omitempty"`
+	Gates    []Gate `json:"gates"`
+	// Warnings are the runs' own warnings ("base: ..." and "new: ..."),
+	// numbered from 1 by the rows' Warned.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // RunInfo identifies one side of a comparison.
@@ -77,10 +165,17 @@ type CompareRow struct {
 	// DeltaPct is (new/base − 1)·100; nil when base is 0 or a side is empty.
 	DeltaPct *float64 `json:"delta_pct"`
 	// P is the Mann-Whitney U p-value; nil when the test was not run.
-	P           *float64 `json:"p"`
+	P *float64 `json:"p"`
+	// Gated rows decide the verdict; PAdj is their p after Holm's
+	// correction over the gated rows, what Significant is judged on.
+	// Other rows are information, judged on P alone.
+	Gated       bool     `json:"gated"`
+	PAdj        *float64 `json:"p_adjusted,omitempty"`
 	Significant bool     `json:"significant"`
 	Verdict     string   `json:"verdict"`
-	metric      Metric
+	// Warned lists the Comparison.Warnings (1-based) that concern the row.
+	Warned []int `json:"warned,omitempty"`
+	metric Metric
 }
 
 // Center is the median of one side's repetitions and its confidence
@@ -98,7 +193,7 @@ type Center struct {
 // refused with an error wrapping ErrInput.
 func Compare(base, new *Run, opt CompareOptions) (*Comparison, error) {
 	if opt.Confidence == 0 {
-		opt.Confidence = 0.95
+		opt.Confidence = DefaultConfidence
 	}
 	b, n := base.Result, new.Result
 	if b.Config.Workload != n.Config.Workload {
@@ -147,10 +242,31 @@ func Compare(base, new *Run, opt CompareOptions) (*Comparison, error) {
 			c.Notes = append(c.Notes, fmt.Sprintf("%s only in new", k))
 		}
 	}
+	c.Gates = opt.Gates
+	if c.Gates == nil {
+		c.Gates = DefaultGates(c.Workload, kinds)
+	}
+	gated := map[Gate]bool{}
+	for _, g := range c.Gates {
+		if !slices.Contains(kinds, g.Kind) {
+			return nil, inputErrorf("--gate %s: op kind %q is not in both runs (they have %s)", g, g.Kind, strings.Join(kinds, ", "))
+		}
+		gated[g] = true
+	}
+	c.NeedReps = MinRepetitions(opt.Alpha, opt.Confidence, len(c.Gates))
+	var warnedKinds func(string) []int
+	c.Warnings, warnedKinds = runWarnings(base, new)
 	thr := &benchmath.Thresholds{CompareAlpha: opt.Alpha}
 	for _, kind := range kinds {
-		for _, m := range opt.Metrics {
-			row := CompareRow{Kind: kind, Metric: m.Name, metric: m}
+		ms := slices.Clone(opt.Metrics)
+		for _, g := range c.Gates { // a gated metric is shown even if not asked for
+			if m, _ := MetricByName(g.Metric); g.Kind == kind && !slices.ContainsFunc(ms, func(x Metric) bool { return x.Name == m.Name }) {
+				ms = append(ms, m)
+			}
+		}
+		for _, m := range ms {
+			row := CompareRow{Kind: kind, Metric: m.Name, metric: m, Gated: gated[Gate{kind, m.Name}]}
+			row.Warned = warnedKinds(kind)
 			bv := RepetitionStats(b, kind, m).Values
 			nv := RepetitionStats(n, kind, m).Values
 			// NewSample sorts in place: give it copies.
@@ -164,7 +280,7 @@ func Compare(base, new *Run, opt CompareOptions) (*Comparison, error) {
 				// regression".
 				if b.Ops[kind].Count > 0 || n.Ops[kind].Count > 0 {
 					row.Verdict = VerdictTooFew
-					c.TooFew = true
+					c.TooFew = c.TooFew || row.Gated
 				}
 				c.Rows = append(c.Rows, row)
 				continue
@@ -173,38 +289,114 @@ func Compare(base, new *Run, opt CompareOptions) (*Comparison, error) {
 				d := (row.New.Median/row.Base.Median - 1) * 100
 				row.DeltaPct = &d
 			}
-			if minP := minUTestP(len(bv), len(nv)); minP > opt.Alpha {
+			if row.Gated && min(len(bv), len(nv)) < c.NeedReps {
+				// Fewer repetitions than the one minimum: the gate does not
+				// decide, whatever this pair's p-value.
+				row.Verdict = VerdictTooFew
+				c.TooFew = true
+			}
+			if minUTestP(len(bv), len(nv)) > opt.Alpha {
 				// Even completely separated samples could not reach
 				// alpha: any verdict would be a guess.
 				row.Verdict = VerdictTooFew
-				c.TooFew = true
+				c.TooFew = c.TooFew || row.Gated
 				c.Rows = append(c.Rows, row)
 				continue
 			}
-			cmp := benchmath.AssumeNothing.Compare(bs, ns)
-			p := cmp.P
+			p := benchmath.AssumeNothing.Compare(bs, ns).P
 			row.P = &p
-			row.Significant = !(cmp.P > cmp.Alpha) // as benchmath.Comparison.FormatDelta
-			switch {
-			case !row.Significant:
-				row.Verdict = VerdictSame
-			case row.DeltaPct == nil:
-				row.Verdict = VerdictSmall
-			case worse(m, *row.DeltaPct, opt.Threshold):
-				row.Verdict = VerdictRegression
-				c.Regressions++
-			case worse(m, -*row.DeltaPct, opt.Threshold):
-				row.Verdict = VerdictImprovement
-			default:
-				row.Verdict = VerdictSmall
-			}
 			c.Rows = append(c.Rows, row)
 		}
 	}
-	if c.TooFew {
-		c.NeedReps = RepetitionsNeeded(opt.Alpha)
+	holm(c.Rows)
+	for i := range c.Rows {
+		row := &c.Rows[i]
+		if row.P == nil || row.Verdict == VerdictTooFew {
+			continue
+		}
+		p := *row.P
+		if row.Gated {
+			p = *row.PAdj
+		}
+		row.Significant = !(p > opt.Alpha) // as benchmath.Comparison.FormatDelta
+		switch {
+		case !row.Significant:
+			row.Verdict = VerdictSame
+		case row.DeltaPct == nil:
+			row.Verdict = VerdictSmall
+		case worse(row.metric, *row.DeltaPct, opt.Threshold):
+			row.Verdict = VerdictRegression
+			if row.Gated {
+				c.Regressions++
+			}
+		case worse(row.metric, -*row.DeltaPct, opt.Threshold):
+			row.Verdict = VerdictImprovement
+		default:
+			row.Verdict = VerdictSmall
+		}
 	}
 	return c, nil
+}
+
+// holm sets PAdj of the gated rows that were tested: Holm's step-down
+// adjustment, p(i)·(m−i) for the i-th smallest of m, made monotone, so
+// that the chance of any false regression among them stays at alpha.
+func holm(rows []CompareRow) {
+	var idx []int
+	for i, r := range rows {
+		if r.Gated && r.P != nil {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(*rows[a].P, *rows[b].P) })
+	m, prev := len(idx), 0.0
+	for i, j := range idx {
+		adj := math.Min(1, math.Max(prev, float64(m-i)**rows[j].P))
+		rows[j].PAdj, prev = &adj, adj
+	}
+}
+
+// runWarnings gathers both runs' warnings and says which rows each
+// concerns: a warning that names an op kind first ("reg: ...", or
+// "repetition 2: reg: ...") concerns that kind's rows, any other (a busy
+// machine, more threads than CPUs, low coverage) every row.
+func runWarnings(base, new *Run) ([]string, func(kind string) []int) {
+	var all []string
+	byKind := map[string][]int{}
+	var every []int
+	for _, side := range []struct {
+		name string
+		run  *Run
+	}{{"base", base}, {"new", new}} {
+		for _, w := range side.run.Result.Warnings {
+			all = append(all, side.name+": "+w)
+			i := len(all)
+			if kind := warningKind(w); kind != "" {
+				byKind[kind] = append(byKind[kind], i)
+			} else {
+				every = append(every, i)
+			}
+		}
+	}
+	return all, func(kind string) []int {
+		out := append(slices.Clone(every), byKind[kind]...)
+		slices.Sort(out)
+		return out
+	}
+}
+
+// warningKind is the op kind a warning starts with, or "".
+func warningKind(w string) string {
+	if rest, ok := strings.CutPrefix(w, "repetition "); ok {
+		if _, after, ok := strings.Cut(rest, ": "); ok {
+			w = after
+		}
+	}
+	head, _, ok := strings.Cut(w, ":")
+	if ok && slices.Contains(results.OpKinds, head) {
+		return head
+	}
+	return ""
 }
 
 // worse reports whether a change of deltaPct in m is worse than threshold.
@@ -330,20 +522,41 @@ func orNone(v any, ok bool) any {
 // Verdict is the one-line conclusion of c.
 func (c *Comparison) Verdict() string {
 	var regs []string
+	warned := false
 	for _, r := range c.Rows {
-		if r.Verdict == VerdictRegression {
-			regs = append(regs, fmt.Sprintf("%s %s %+.1f%% (p=%.3g)", r.Kind, r.Metric, *r.DeltaPct, *r.P))
+		if r.Gated && r.Verdict == VerdictRegression {
+			regs = append(regs, fmt.Sprintf("%s %s %+.1f%% (p=%.3g, Holm %.3g)", r.Kind, r.Metric, *r.DeltaPct, *r.P, *r.PAdj))
+			warned = warned || len(r.Warned) > 0
 		}
 	}
+	var v string
 	switch {
 	case len(regs) > 0:
-		return fmt.Sprintf("%d significant regression(s) beyond %g%%: %s", len(regs), c.Threshold, strings.Join(regs, "; "))
+		v = fmt.Sprintf("%d significant regression(s) beyond %g%%: %s", len(regs), c.Threshold, strings.Join(regs, "; "))
+		if warned {
+			v += "; the runs warned about what they measured (marked !): check before trusting it"
+		}
 	case c.TooFew:
-		return fmt.Sprintf("undecided: too few repetitions (base %d, new %d): the Mann-Whitney U test at alpha %g needs at least %d per run; rerun both with --repetitions %d or more",
-			c.Base.Repetitions, c.New.Repetitions, c.Alpha, c.NeedReps, c.NeedReps)
+		v = fmt.Sprintf("undecided: too few repetitions (base %d, new %d): %s; rerun both with --repetitions %d or more",
+			c.Base.Repetitions, c.New.Repetitions, c.needWhy(), c.NeedReps)
 	default:
-		return fmt.Sprintf("no significant regression beyond %g%%", c.Threshold)
+		v = fmt.Sprintf("no significant regression beyond %g%% in %s", c.Threshold, c.gateList())
 	}
+	return v
+}
+
+// needWhy says where NeedReps comes from.
+func (c *Comparison) needWhy() string {
+	return fmt.Sprintf("the Mann-Whitney U test at alpha %g over %s (Holm) and a %.0f%% interval of the median need at least %d per run",
+		c.Alpha, plural(len(c.Gates), "gated metric"), 100*c.CI, c.NeedReps)
+}
+
+func (c *Comparison) gateList() string {
+	var gs []string
+	for _, g := range c.Gates {
+		gs = append(gs, g.String())
+	}
+	return strings.Join(gs, ", ")
 }
 
 func (r CompareRow) ci(c Center) string {
@@ -358,12 +571,11 @@ func (r CompareRow) ci(c Center) string {
 	return s + " ±" + sum.PctRangeString()
 }
 
+// delta is the change, shown whatever the verdict: "~" says the test
+// found no difference, not that there was no change.
 func (r CompareRow) delta() string {
 	if r.DeltaPct == nil {
 		return "–"
-	}
-	if r.Verdict == VerdictSame {
-		return "~"
 	}
 	return fmt.Sprintf("%+.1f%%", *r.DeltaPct)
 }
@@ -372,7 +584,28 @@ func (r CompareRow) pValue() string {
 	if r.P == nil {
 		return "–"
 	}
+	if r.PAdj != nil {
+		return fmt.Sprintf("%.3f (Holm %.3f)", *r.P, *r.PAdj)
+	}
 	return fmt.Sprintf("%.3f", *r.P)
+}
+
+func (r CompareRow) role() string {
+	if r.Gated {
+		return "gate"
+	}
+	return "info"
+}
+
+func (r CompareRow) marks() string {
+	if len(r.Warned) == 0 {
+		return ""
+	}
+	var s []string
+	for _, i := range r.Warned {
+		s = append(s, fmt.Sprint(i))
+	}
+	return "!" + strings.Join(s, ",")
 }
 
 func (c *Comparison) header() []string {
@@ -388,6 +621,7 @@ func (c *Comparison) header() []string {
 	}
 	h = append(h, fmt.Sprintf("workload %s; medians over repetitions ± %.0f%% confidence interval; p: Mann-Whitney U; alpha %g, threshold %g%%",
 		c.Workload, 100*c.CI, c.Alpha, c.Threshold))
+	h = append(h, fmt.Sprintf("gated (decide the verdict, Holm-corrected): %s; the other rows are information", c.gateList()))
 	return h
 }
 
@@ -403,14 +637,26 @@ func (c *Comparison) footnotes() []string {
 	var f []string
 	for _, r := range c.Rows {
 		if (r.Base.N > 0 && r.Base.Lo == nil) || (r.New.N > 0 && r.New.Lo == nil) {
-			f = append(f, fmt.Sprintf("±∞: a %.0f%% confidence interval of a median needs at least %d repetitions", 100*c.CI, medianCINeeded(c.CI)))
+			f = append(f, fmt.Sprintf("±∞: too few repetitions to bound the median: %s", c.needWhy()))
 			break
 		}
 	}
 	for _, r := range c.Rows {
 		if r.Verdict == VerdictSame {
-			f = append(f, fmt.Sprintf("~: no significant difference (p > %g)", c.Alpha))
+			f = append(f, fmt.Sprintf("~: no significant difference (p > %g; for gated rows, Holm's p): the delta is shown but not established", c.Alpha))
 			break
+		}
+	}
+	for _, r := range c.Rows {
+		if !r.Gated {
+			f = append(f, fmt.Sprintf("info: not gated; its p is tested alone at %g, and a verdict there does not decide", c.Alpha))
+			break
+		}
+	}
+	if len(c.Warnings) > 0 {
+		f = append(f, "!N: the row is affected by warning N of the runs:")
+		for i, w := range c.Warnings {
+			f = append(f, fmt.Sprintf("  %d. %s", i+1, w))
 		}
 	}
 	return f
@@ -430,9 +676,9 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(bw)
 	tw := tabwriter.NewWriter(bw, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "op\tmetric\tbase\tnew\tdelta\tp\tverdict")
+	fmt.Fprintln(tw, "op\tmetric\t\tbase\tnew\tdelta\tp\tverdict\t")
 	for _, r := range c.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Kind, r.Metric, r.ci(r.Base), r.ci(r.New), r.delta(), r.pValue(), r.Verdict)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Kind, r.Metric, r.role(), r.ci(r.Base), r.ci(r.New), r.delta(), r.pValue(), r.Verdict, r.marks())
 	}
 	tw.Flush()
 	fmt.Fprintln(bw)
@@ -453,18 +699,18 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	for _, n := range c.Notes {
 		fmt.Fprintf(bw, "- **differs** (base → new): %s\n", mdText(n))
 	}
-	fmt.Fprintln(bw, "\n| op | metric | base | new | delta | p | verdict |")
-	fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|---|")
+	fmt.Fprintln(bw, "\n| op | metric | role | base | new | delta | p | verdict | warnings |")
+	fmt.Fprintln(bw, "|---|---|---|---:|---:|---:|---:|---|---|")
 	for _, r := range c.Rows {
 		v := r.Verdict
-		if v == VerdictRegression {
+		if v == VerdictRegression && r.Gated {
 			v = "**regression**"
 		}
-		fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %s | %s |\n", mdText(r.Kind), mdText(r.Metric), r.ci(r.Base), r.ci(r.New), r.delta(), r.pValue(), v)
+		fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(r.Kind), mdText(r.Metric), r.role(), r.ci(r.Base), r.ci(r.New), r.delta(), r.pValue(), v, r.marks())
 	}
 	fmt.Fprintln(bw)
 	for _, f := range c.footnotes() {
-		fmt.Fprintf(bw, "%s  \n", f)
+		fmt.Fprintf(bw, "%s  \n", mdText(f)) // they quote the runs' warnings
 	}
 	fmt.Fprintf(bw, "**Verdict:** %s\n", c.Verdict())
 	return bw.Flush()

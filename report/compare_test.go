@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"math"
 	"math/rand"
@@ -112,8 +113,10 @@ func TestCompare(t *testing.T) {
 		},
 		{
 			name: "reg +25%", base: synth{reps: 5, noise: 0.02, seed: 1}, new: synth{reps: 5, noise: 0.02, seed: 2, scale: map[string]float64{"reg": 1.25}},
+			// Only reg p50 is gated (lifecycle: reg.p50, unreg_last.p50); the
+			// other two rows say regression as information.
 			want: map[string]string{"reg p50": VerdictRegression, "reg p99": VerdictRegression, "reg ops_per_sec": VerdictRegression},
-			regs: 3,
+			regs: 1,
 		},
 		{
 			name: "reg −25%", base: synth{reps: 5, noise: 0.02, seed: 1}, new: synth{reps: 5, noise: 0.02, seed: 2, scale: map[string]float64{"reg": 0.75}},
@@ -275,7 +278,7 @@ func TestCompareFormats(t *testing.T) {
 	}
 	delta := strings.TrimSuffix(row.delta(), "%")
 	for name, out := range map[string]string{"text": text.String(), "md": md.String()} {
-		for _, want := range []string{"verdict", "regression", delta, row.pValue(), "±∞"} {
+		for _, want := range []string{"verdict", "regression", delta, row.pValue(), "gate", "info"} {
 			if !strings.Contains(strings.ToLower(out), strings.ToLower(want)) {
 				t.Errorf("%s output lacks %q:\n%s", name, want, out)
 			}
@@ -338,8 +341,8 @@ func TestCompareNoRepetitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.TooFew || c.NeedReps != 4 {
-		t.Errorf("TooFew %v, NeedReps %d; want true, 4", c.TooFew, c.NeedReps)
+	if !c.TooFew || c.NeedReps != 5 {
+		t.Errorf("TooFew %v, NeedReps %d; want true, 5", c.TooFew, c.NeedReps)
 	}
 	for _, r := range c.Rows {
 		if r.Verdict != VerdictTooFew {
@@ -374,5 +377,217 @@ func TestCompareStalledRepetition(t *testing.T) {
 	}
 	if v := verdicts(c)["reg ops_per_sec"]; v != VerdictRegression {
 		t.Errorf("reg ops_per_sec verdict %q, want %q", v, VerdictRegression)
+	}
+}
+
+// runOf is a lifecycle run whose repetition i has p50 vals[kind][i] (p99
+// 3x, ops/s inversely proportional).
+func runOf(dir string, vals map[string][]float64) *Run {
+	r := &results.Result{
+		Schema: results.Schema, Status: results.StatusOK,
+		Config: results.Config{Workload: "lifecycle", Provider: "sim", WorkloadSpec: "name: lifecycle\n"},
+		Ops:    map[string]results.OpStats{},
+	}
+	n := 0
+	for _, v := range vals {
+		n = max(n, len(v))
+	}
+	for i := 0; i < n; i++ {
+		rep := results.Repetition{Index: i, Ops: map[string]results.OpStats{}}
+		for kind, v := range vals {
+			p50 := v[i]
+			rep.Ops[kind] = results.OpStats{Count: 1000, OpsPerSec: 4e9 / p50, NS: results.Latency{P50: int64(p50), P99: int64(3 * p50)}}
+			r.Ops[kind] = rep.Ops[kind]
+		}
+		r.Repetitions = append(r.Repetitions, rep)
+	}
+	return &Run{Dir: dir, Label: dir, Result: r, Kinds: kindsOf(r)}
+}
+
+func rowOf(c *Comparison, kind, metric string) CompareRow {
+	for _, r := range c.Rows {
+		if r.Kind == kind && r.Metric == metric {
+			return r
+		}
+	}
+	return CompareRow{}
+}
+
+// Holm's step-down adjustment, known answer: of m gated p-values the i-th
+// smallest is multiplied by m−i, then made monotone; information rows are
+// left alone.
+func TestHolm(t *testing.T) {
+	p := func(v float64) *float64 { return &v }
+	rows := []CompareRow{{Gated: true, P: p(0.04)}, {Gated: true, P: p(0.01)}, {Gated: false, P: p(0.001)}, {Gated: true, P: p(0.03)}, {Gated: true}}
+	holm(rows)
+	want := []float64{0.06, 0.03, -1, 0.06, -1}
+	for i, w := range want {
+		switch {
+		case w < 0 && rows[i].PAdj != nil:
+			t.Errorf("row %d: adjusted %g, want none", i, *rows[i].PAdj)
+		case w >= 0 && (rows[i].PAdj == nil || math.Abs(*rows[i].PAdj-w) > 1e-12):
+			t.Errorf("row %d: adjusted %v, want %g", i, rows[i].PAdj, w)
+		}
+	}
+}
+
+// Only gated metrics decide, corrected together: a change in a metric
+// nobody gated on (the issue: reg p50 −28% p=0.048 in a change that
+// touched destruction) is shown as information and fails nothing; two
+// gated metrics each at p≈0.03 are not significant after Holm.
+func TestCompareGates(t *testing.T) {
+	five := func(x ...float64) []float64 { return x }
+	base := runOf("base", map[string][]float64{
+		"reg":        five(1000, 1010, 990, 1005, 995),
+		"unreg":      five(800, 810, 790, 805, 795),
+		"unreg_last": five(5000, 5050, 4950, 5025, 4975),
+	})
+	// unreg +25%, clearly; reg and unreg_last overlap the base in one
+	// repetition each: U test p about 0.016-0.03.
+	new := runOf("new", map[string][]float64{
+		"reg":        five(1080, 1090, 1000, 1085, 1075),
+		"unreg":      five(1000, 1010, 990, 1005, 995),
+		"unreg_last": five(5400, 5450, 5000, 5425, 5375),
+	})
+	c, err := Compare(base, new, defaultOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := c.gateList(); g != "reg.p50, unreg_last.p50" {
+		t.Errorf("default gates of lifecycle %q", g)
+	}
+	u := rowOf(c, "unreg", "p50")
+	if u.Gated || u.Verdict != VerdictRegression || u.PAdj != nil {
+		t.Errorf("unreg p50 %+v: want an information row saying regression", u)
+	}
+	for _, kind := range []string{"reg", "unreg_last"} {
+		r := rowOf(c, kind, "p50")
+		if !r.Gated || r.P == nil || *r.P > 0.05 || r.PAdj == nil || *r.PAdj <= 0.05 || r.Verdict != VerdictSame {
+			t.Errorf("%s p50: p %v, Holm %v, verdict %q: want p ≤ 0.05 raw, > 0.05 after Holm, ~", kind, deref(r.P), deref(r.PAdj), r.Verdict)
+		}
+	}
+	if c.Regressions != 0 {
+		t.Errorf("%d regressions: %s", c.Regressions, c.Verdict())
+	}
+	// Gate on unreg: now it decides.
+	opt := defaultOpts()
+	opt.Gates = []Gate{{"unreg", "p50"}}
+	c, err = Compare(base, new, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Regressions != 1 || !strings.Contains(c.Verdict(), "unreg p50 +25.0%") {
+		t.Errorf("gated on unreg.p50: %s", c.Verdict())
+	}
+	// A gate on a kind the runs do not have is bad input.
+	opt.Gates = []Gate{{"create", "p50"}}
+	if _, err := Compare(runOf("a", map[string][]float64{"reg": five(1, 2, 3, 4, 5)}), runOf("b", map[string][]float64{"reg": five(1, 2, 3, 4, 5)}), opt); !errors.Is(err, ErrInput) {
+		t.Errorf("gate on a missing kind: err %v, want ErrInput", err)
+	}
+	for _, bad := range []string{"reg", "reg.p42", ".p50", ","} {
+		if _, err := ParseGates(bad); !errors.Is(err, ErrInput) {
+			t.Errorf("ParseGates(%q): err %v, want ErrInput", bad, err)
+		}
+	}
+	if gs, err := ParseGates("reg.p50, unreg_last.p99"); err != nil || len(gs) != 2 || gs[1] != (Gate{"unreg_last", "p99"}) {
+		t.Errorf("ParseGates: %v %v", gs, err)
+	}
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// A change that is not significant still shows its size and p beside the
+// "~" (the issue: reg ops/s 135k → 85.2k showed only "~").
+func TestCompareDeltaAlwaysShown(t *testing.T) {
+	base := runOf("base", map[string][]float64{"reg": {29630, 20000, 45000, 25000, 35000}, "unreg_last": {5000, 5000, 5000, 5000, 5000}})
+	new := runOf("new", map[string][]float64{"reg": {46950, 20500, 60000, 30000, 70000}, "unreg_last": {5000, 5000, 5000, 5000, 5000}})
+	c, err := Compare(base, new, defaultOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rowOf(c, "reg", "ops_per_sec")
+	if r.Verdict != VerdictSame || r.DeltaPct == nil || r.P == nil {
+		t.Fatalf("reg ops/s: %+v, want ~ with a delta and p", r)
+	}
+	var text bytes.Buffer
+	c.WriteText(&text)
+	want := fmt.Sprintf("%+.1f%%  %.3f", *r.DeltaPct, *r.P)
+	if !strings.Contains(text.String(), want) {
+		t.Errorf("text lacks %q next to the ~:\n%s", want, text.String())
+	}
+}
+
+// One minimum number of repetitions: compare's refusal, its ±∞ note and
+// the report's warning name the same number, derived from the test over
+// the gated metrics and the interval's confidence (5 by default), and
+// with that many the gate decides.
+func TestOneMinimumRepetitions(t *testing.T) {
+	if n := MinRepetitions(DefaultAlpha, DefaultConfidence, 2); n != 5 {
+		t.Fatalf("MinRepetitions(0.05, 0.90, 2 gates) = %d, want 5", n)
+	}
+	if n := MinRepetitions(0.05, 0.95, 2); n != 6 {
+		t.Errorf("MinRepetitions(0.05, 0.95, 2) = %d, want 6 (a 95%% interval of a median needs 6)", n)
+	}
+	if n := MinRepetitions(0.05, 0.90, 8); n != 6 {
+		t.Errorf("MinRepetitions(0.05, 0.90, 8 gates) = %d, want 6 (2/C(10,5) = 0.0079 > 0.05/8)", n)
+	}
+	four := synth{reps: 4, noise: 0.02, seed: 1}
+	c, err := Compare(four.run("base"), four.run("new"), defaultOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	c.WriteText(&text)
+	warn := strings.Join(Warnings(four.run("base")), "\n")
+	for where, s := range map[string]string{"verdict": c.Verdict(), "table": text.String(), "report warning": warn} {
+		if !strings.Contains(s, "at least 5 per run") || strings.Contains(s, "at least 4") || strings.Contains(s, "at least 6") {
+			t.Errorf("%s does not name 5 alone:\n%s", where, s)
+		}
+	}
+	if !c.TooFew || c.NeedReps != 5 || !strings.Contains(text.String(), "±∞") {
+		t.Errorf("4 repetitions: TooFew %v NeedReps %d", c.TooFew, c.NeedReps)
+	}
+	five := synth{reps: 5, noise: 0.02, seed: 1}
+	if c, _ := Compare(five.run("base"), five.run("new"), defaultOpts()); c.TooFew || strings.Contains(strings.Join(Warnings(five.run("base")), "\n"), "per run") {
+		t.Errorf("5 repetitions: TooFew %v; %s", c.TooFew, c.Verdict())
+	}
+}
+
+// The runs' own warnings travel into the comparison, and the rows they
+// concern are marked: a busy machine marks every row, a warning about reg
+// only reg's (the issue: a "machine busy" pair compared as if nothing
+// happened).
+func TestCompareCarriesWarnings(t *testing.T) {
+	base := synth{reps: 5, noise: 0.02, seed: 1}.run("base")
+	new := synth{reps: 5, noise: 0.02, seed: 2}.run("new")
+	base.Result.Warnings = []string{"repetition 2: workers got 1.1 CPU-seconds of the 4.0 their 4 thread(s) could use (28%): the machine is busy, throughput is understated"}
+	new.Result.Warnings = []string{"reg: an untimed stretch of 200ms before one of its batches exceeds its p99.9 4µs"}
+	c, err := Compare(base, new, defaultOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings) != 2 || !strings.HasPrefix(c.Warnings[0], "base: repetition 2: workers got") || !strings.HasPrefix(c.Warnings[1], "new: reg: ") {
+		t.Fatalf("warnings %q", c.Warnings)
+	}
+	for _, r := range c.Rows {
+		want := []int{1}
+		if r.Kind == "reg" {
+			want = []int{1, 2}
+		}
+		if !slices.Equal(r.Warned, want) {
+			t.Errorf("%s %s: marked %v, want %v", r.Kind, r.Metric, r.Warned, want)
+		}
+	}
+	var text bytes.Buffer
+	c.WriteText(&text)
+	for _, s := range []string{"!1,2", "!N: the row is affected by warning N of the runs:", "1. base: repetition 2: workers got", "2. new: reg: an untimed"} {
+		if !strings.Contains(text.String(), s) {
+			t.Errorf("text lacks %q:\n%s", s, text.String())
+		}
 	}
 }

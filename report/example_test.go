@@ -30,7 +30,8 @@ func ExampleWriteBench() {
 }
 
 // Compare a run folder with itself: nothing differs, so nothing is
-// significant and the gate passes.
+// significant and the gate passes. The lifecycle workload gates on
+// reg.p50 and unreg_last.p50; the other rows are information.
 func ExampleCompare() {
 	base, err := report.LoadRun("testdata/runs/lifecycle")
 	if err != nil {
@@ -44,15 +45,19 @@ func ExampleCompare() {
 		return
 	}
 	for _, r := range c.Rows {
-		fmt.Printf("%s %s: base n=%d, new n=%d, %s\n", r.Kind, r.Metric, r.Base.N, r.New.N, r.Verdict)
+		role := "info"
+		if r.Gated {
+			role = "gate"
+		}
+		fmt.Printf("%s %s (%s): base n=%d, new n=%d, %s\n", r.Kind, r.Metric, role, r.Base.N, r.New.N, r.Verdict)
 	}
 	fmt.Println(c.Verdict())
 	// Output:
-	// create p50: base n=5, new n=5, ~
-	// reg p50: base n=5, new n=5, ~
-	// unreg p50: base n=5, new n=5, ~
-	// unreg_last p50: base n=5, new n=5, ~
-	// no significant regression beyond 5%
+	// create p50 (info): base n=5, new n=5, ~
+	// reg p50 (gate): base n=5, new n=5, ~
+	// unreg p50 (info): base n=5, new n=5, ~
+	// unreg_last p50 (gate): base n=5, new n=5, ~
+	// no significant regression beyond 5% in reg.p50, unreg_last.p50
 }
 
 func ExampleFormatNS() {

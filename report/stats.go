@@ -175,8 +175,14 @@ func Warnings(run *Run) []string {
 	for _, e := range r.Warnings {
 		w = append(w, "engine: "+e)
 	}
-	if n := len(r.Repetitions); n < 2 {
-		w = append(w, fmt.Sprintf("%s: no estimate of run-to-run variation; rerun with --repetitions 5 or more", plural(n, "repetition")))
+	gates := len(DefaultGates(r.Config.Workload, run.Kinds))
+	if n, need := len(r.Repetitions), MinRepetitions(DefaultAlpha, DefaultConfidence, gates); n < need {
+		why := ""
+		if n < 2 {
+			why = "no estimate of run-to-run variation; "
+		}
+		w = append(w, fmt.Sprintf("%s: %scompare needs at least %d per run (the Mann-Whitney U test at alpha %g over the workload's %s, Holm, and a %.0f%% interval of the median); rerun with --repetitions %d or more",
+			plural(n, "repetition"), why, need, DefaultAlpha, plural(gates, "gated metric"), 100*DefaultConfidence, need))
 	}
 	for _, kind := range run.Kinds {
 		for _, name := range summaryMetrics {

@@ -20,6 +20,7 @@ func newCompareCmd(stdout, stderr io.Writer) *cobra.Command {
 		threshold string
 		alpha     float64
 		metrics   string
+		gates     string
 		format    string
 	)
 	cmd := &cobra.Command{
@@ -27,22 +28,33 @@ func newCompareCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Compare two run folders: medians, confidence intervals, Mann-Whitney U; exit 1 on a regression",
 		Long: `compare compares the repetitions of two run folders of one workload. For every
 op kind and metric it prints the base and new medians over repetitions with
-confidence intervals, the change, and the p-value of a Mann-Whitney U test
-("~" when not significant).
+90% confidence intervals, the change, and the p-value of a Mann-Whitney U
+test; the verdict column says "~" when the change is not significant, but
+the change and p are always shown.
 
-Exit status: 0 no significant regression beyond the threshold; 1 a metric is
-worse by more than --threshold and significant at --alpha; 2 bad input (a
-missing folder, another schema, a truncated result.json, different
-workloads) or too few repetitions for the test to decide (it says how many
-are needed). Different devices, firmware or hosts are compared but named in
-the header.`,
+Only the gated metrics decide (--gate; by default the p50 of the operations
+the workload measures: steady and sharded reg.p50,unreg.p50; lifecycle
+reg.p50,unreg_last.p50; churn create.p50,unreg_last.p50; errors
+reg_invalid.p50,reg_foreign.p50). Their p-values are corrected together
+with Holm's method, so testing several does not raise the chance of a false
+regression; every other row is information. The runs' own warnings (a busy
+machine, low coverage, ...) are listed and the rows they concern marked !N.
+
+Exit status: 0 no significant regression beyond the threshold in a gated
+metric; 1 a gated metric is worse by more than --threshold and significant
+at --alpha after the correction; 2 bad input (a missing folder, another
+schema, a truncated result.json, different workloads, an unknown --gate) or
+too few repetitions for the gate to decide: it says how many are needed,
+the same number the report warns with (the test at --alpha over the gated
+metrics and a 90% interval of the median). Different devices, firmware or
+hosts are compared but named in the header.`,
 		Example: `  # did the new firmware make registration slower? (5 repetitions each)
   xrcbench run --provider rdma --workload steady --repetitions 5 --out runs/base
   xrcbench run --provider rdma --workload steady --repetitions 5 --out runs/new
   xrcbench compare runs/base runs/new
 
-  # a CI gate: only p99, a 10% threshold, Markdown for the job summary
-  xrcbench compare runs/base runs/new --metric p99 --threshold 10% --format md`,
+  # a CI gate on reg p99 only, a 10% threshold, Markdown for the job summary
+  xrcbench compare runs/base runs/new --gate reg.p99 --threshold 10% --format md`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return usagef("compare needs BASE_DIR and NEW_DIR, got %d argument(s)", len(args))
@@ -61,6 +73,12 @@ the header.`,
 			if err != nil {
 				return err
 			}
+			var gs []report.Gate
+			if gates != "" {
+				if gs, err = report.ParseGates(gates); err != nil {
+					return inputErr(err)
+				}
+			}
 			write, ok := map[string]func(*report.Comparison, io.Writer) error{
 				"text": (*report.Comparison).WriteText,
 				"md":   (*report.Comparison).WriteMarkdown,
@@ -77,7 +95,7 @@ the header.`,
 			if err != nil {
 				return inputErr(err)
 			}
-			c, err := report.Compare(base, new, report.CompareOptions{Threshold: thr, Alpha: alpha, Metrics: ms})
+			c, err := report.Compare(base, new, report.CompareOptions{Threshold: thr, Alpha: alpha, Metrics: ms, Gates: gs})
 			if err != nil {
 				return inputErr(err)
 			}
@@ -97,8 +115,9 @@ the header.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&threshold, "threshold", "5%", "smallest change that counts as a regression, in percent (\"5%\" or \"5\")")
-	f.Float64Var(&alpha, "alpha", 0.05, "significance level of the Mann-Whitney U test")
-	f.StringVar(&metrics, "metric", "p50,p99,ops_per_sec", "metrics to compare, comma-separated: "+report.MetricNames())
+	f.Float64Var(&alpha, "alpha", report.DefaultAlpha, "significance level of the Mann-Whitney U test, over the gated metrics together (Holm)")
+	f.StringVar(&metrics, "metric", "p50,p99,ops_per_sec", "metrics to show for every op kind, comma-separated: "+report.MetricNames())
+	f.StringVar(&gates, "gate", "", "metrics that decide the verdict, KIND.METRIC comma-separated (e.g. reg.p50,unreg_last.p50); default: the workload's")
 	f.StringVar(&format, "format", "text", "output format: text, md or json")
 	return cmd
 }

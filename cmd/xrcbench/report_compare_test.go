@@ -84,7 +84,7 @@ func TestCompareCLI(t *testing.T) {
 		oneLine bool
 	}{
 		{"A/A", []string{lc, lc}, 0, []string{"verdict: no significant regression beyond 5%"}, "", false},
-		{"reg +25%", []string{lc, slow}, 1, []string{"regression", "+25.", "verdict: 3 significant regression(s)"}, "", false},
+		{"reg +25%", []string{lc, slow}, 1, []string{"regression", "+25.", "verdict: 1 significant regression(s) beyond 5%: reg p50"}, "", false},
 		{"reg +25% md", []string{lc, slow, "--format", "md"}, 1, []string{"| reg | p50 |", "**regression**"}, "significant regression", true},
 		{"reg +25% under a 30% threshold", []string{lc, slow, "--threshold", "30"}, 0, []string{"below threshold", "beyond 30%"}, "", false},
 		{"threshold with %", []string{lc, slow, "--threshold", "30%"}, 0, []string{"beyond 30%"}, "", false},
@@ -96,8 +96,12 @@ func TestCompareCLI(t *testing.T) {
 			return bytes.Replace(b, []byte(results.Schema), []byte("xrcbench.result/v2"), 1)
 		})}, 2, nil, `schema "xrcbench.result/v2"`, true},
 		{"different workloads", []string{lc, fixture("noisy")}, 2, nil, "different workloads", true},
-		{"too few repetitions", []string{fixture("tiny"), fixture("tiny")}, 2, []string{"too few repetitions"}, "needs at least 4 per run", true},
+		{"too few repetitions", []string{fixture("tiny"), fixture("tiny")}, 2, []string{"too few repetitions"}, "need at least 5 per run; rerun both with --repetitions 5 or more", true},
 		{"one folder", []string{lc}, 2, nil, "needs BASE_DIR and NEW_DIR", true},
+		{"gate on reg p99", []string{lc, slow, "--gate", "reg.p99"}, 1, []string{"verdict: 1 significant regression(s) beyond 5%: reg p99 +25."}, "", false},
+		{"unreg_last gated: reg +25% is information", []string{lc, slow, "--gate", "unreg_last.p50"}, 0, []string{"info", "no significant regression beyond 5% in unreg_last.p50"}, "", false},
+		{"bad gate", []string{lc, lc, "--gate", "reg.p42"}, 2, nil, `unknown metric "p42"`, true},
+		{"gate on a kind not run", []string{lc, lc, "--gate", "reg_invalid.p50"}, 2, nil, "not in both runs", true},
 		{"bad threshold", []string{lc, lc, "--threshold", "five"}, 2, nil, "--threshold", true},
 		{"negative threshold", []string{lc, lc, "--threshold", "-5%"}, 2, nil, "0 or more", true},
 		{"bad alpha", []string{lc, lc, "--alpha", "1.5"}, 2, nil, "--alpha", true},
@@ -143,8 +147,8 @@ func TestCompareCLIJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &c); err != nil {
 		t.Fatalf("%v\n%s", err, stdout)
 	}
-	if c.Regressions != 3 {
-		t.Errorf("%d regressions, want 3 (unreg_last p50, p99, ops/s)", c.Regressions)
+	if c.Regressions != 1 {
+		t.Errorf("%d regressions, want 1 (unreg_last p50, gated; p99 and ops/s are information)", c.Regressions)
 	}
 	for _, r := range c.Rows {
 		if (r.Verdict == "regression") != (r.Kind == "unreg_last") {
