@@ -676,9 +676,18 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(bw)
 	tw := tabwriter.NewWriter(bw, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "op\tmetric\t\tbase\tnew\tdelta\tp\tverdict\t")
+	marks := len(c.Warnings) > 0 // a column for the warning marks only when there are some
+	head := "op\tmetric\t\tbase\tnew\tdelta\tp\tverdict"
+	if marks {
+		head += "\twarnings"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range c.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Kind, r.Metric, r.role(), r.ci(r.Base), r.ci(r.New), r.delta(), r.pValue(), r.Verdict, r.marks())
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", r.Kind, r.Metric, r.role(), r.ci(r.Base), r.ci(r.New), r.delta(), r.pValue(), r.Verdict)
+		if marks {
+			line += "\t" + r.marks()
+		}
+		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
 	fmt.Fprintln(bw)
