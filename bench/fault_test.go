@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -250,9 +251,21 @@ func hlogCounts(t *testing.T, dir string, kinds []string) map[string]int64 {
 // more than two intervals dropped out of the .hlog: 7% short.)
 func TestStalledWorkerLosesNoSample(t *testing.T) {
 	cfg := testConfig(t, "steady", "null", 2, 1, 4)
-	cfg.Duration = 2 * time.Second
+	cfg.Duration = 4 * time.Second
 	cfg.Interval = 100 * time.Millisecond
 	opts, stderr := testOptions(t)
+	// Stop the worker only once the measurement runs (the first interval
+	// reports arrive): on a loaded machine start-up takes a while, and a
+	// stop before the start is rightly in no figure.
+	measuring := make(chan struct{})
+	var once sync.Once
+	opts.Progress = func(p Progress) {
+		for _, k := range p.Kinds {
+			if k.Count > 0 {
+				once.Do(func() { close(measuring) })
+			}
+		}
+	}
 	before := map[int]bool{}
 	for _, p := range children(t) {
 		before[p] = true
@@ -279,7 +292,12 @@ func TestStalledWorkerLosesNoSample(t *testing.T) {
 	if len(workers) < 2 {
 		t.Fatalf("found %d worker processes, want 2", len(workers))
 	}
-	time.Sleep(600 * time.Millisecond) // setup, the start margin, some intervals
+	select {
+	case <-measuring:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("no interval reported within a minute\nstderr:\n%s", stderr)
+	}
+	time.Sleep(200 * time.Millisecond) // some intervals
 	if err := syscall.Kill(workers[0], syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func TestReadTimelineMergesLateLines(t *testing.T) {
 	line(0, 5000, 6000, 7000) // the late part of interval 0
 	b.Flush()
 	f.Close()
-	ivs, sum, err := readTimeline(path)
+	ivs, sum, _, err := readTimeline(path)
 	if err != nil {
 		t.Fatal(err)
 	}
