@@ -42,6 +42,41 @@ func children(t *testing.T) []int {
 	return pids
 }
 
+// runOutcome is what a Run started by startRun returned.
+type runOutcome struct {
+	res *results.Result
+	err error
+}
+
+// startRun starts Run in the background and waits (up to 30 s) for its n
+// worker processes to appear, so a test can signal them.
+func startRun(t *testing.T, cfg Config, opts Options, n int) (<-chan runOutcome, []int) {
+	t.Helper()
+	before := map[int]bool{}
+	for _, p := range children(t) {
+		before[p] = true
+	}
+	done := make(chan runOutcome, 1)
+	go func() {
+		res, err := Run(context.Background(), cfg, opts)
+		done <- runOutcome{res, err}
+	}()
+	var workers []int
+	for deadline := time.Now().Add(30 * time.Second); len(workers) < n && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		workers = workers[:0]
+		for _, p := range children(t) {
+			if !before[p] {
+				workers = append(workers, p)
+			}
+		}
+	}
+	if len(workers) < n {
+		t.Fatalf("found %d worker processes, want %d", len(workers), n)
+	}
+	return done, workers
+}
+
 // A worker killed in the middle of a run fails it: exit status 1 from the
 // CLI's point of view (a *RunError), result.json written with status
 // failed and an error naming the worker, its pid and the signal, the other
@@ -52,39 +87,14 @@ func TestWorkerKilled(t *testing.T) {
 			cfg := testConfig(t, w, "sim", 3, 2, 4)
 			cfg.Duration = time.Minute
 			opts, stderr := testOptions(t)
-			before := map[int]bool{}
-			for _, p := range children(t) {
-				before[p] = true
-			}
-			type outcome struct {
-				res *results.Result
-				err error
-			}
-			done := make(chan outcome, 1)
-			go func() {
-				res, err := Run(context.Background(), cfg, opts)
-				done <- outcome{res, err}
-			}()
 			// Wait for the three workers, let them run, kill the second.
-			var workers []int
-			for deadline := time.Now().Add(30 * time.Second); len(workers) < 3 && time.Now().Before(deadline); {
-				time.Sleep(20 * time.Millisecond)
-				workers = workers[:0]
-				for _, p := range children(t) {
-					if !before[p] {
-						workers = append(workers, p)
-					}
-				}
-			}
-			if len(workers) < 3 {
-				t.Fatalf("found %d worker processes, want 3", len(workers))
-			}
+			done, workers := startRun(t, cfg, opts, 3)
 			time.Sleep(700 * time.Millisecond)
 			victim := workers[1]
 			if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
-			var o outcome
+			var o runOutcome
 			select {
 			case o = <-done:
 			case <-time.After(30 * time.Second):
@@ -266,32 +276,7 @@ func TestStalledWorkerLosesNoSample(t *testing.T) {
 			}
 		}
 	}
-	before := map[int]bool{}
-	for _, p := range children(t) {
-		before[p] = true
-	}
-	type outcome struct {
-		res *results.Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := Run(context.Background(), cfg, opts)
-		done <- outcome{res, err}
-	}()
-	var workers []int
-	for deadline := time.Now().Add(30 * time.Second); len(workers) < 2 && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-		workers = workers[:0]
-		for _, p := range children(t) {
-			if !before[p] {
-				workers = append(workers, p)
-			}
-		}
-	}
-	if len(workers) < 2 {
-		t.Fatalf("found %d worker processes, want 2", len(workers))
-	}
+	done, workers := startRun(t, cfg, opts, 2)
 	select {
 	case <-measuring:
 	case <-time.After(60 * time.Second):
@@ -391,14 +376,10 @@ func TestStalledWorker(t *testing.T) {
 			cfg.Interval = 200 * time.Millisecond
 			cfg.StallTimeout = 2 * time.Second
 			opts, stderr := testOptions(t, "XRCBENCH_TEST_WORKER_SAY_MEASURING=1")
-			type outcome struct {
-				res *results.Result
-				err error
-			}
-			done := make(chan outcome, 1)
+			done := make(chan runOutcome, 1)
 			go func() {
 				res, err := Run(context.Background(), cfg, opts)
-				done <- outcome{res, err}
+				done <- runOutcome{res, err}
 			}()
 			// Wait until every thread measures and an interval or two went
 			// out, then stop worker 1.
@@ -418,7 +399,7 @@ func TestStalledWorker(t *testing.T) {
 			}
 			stopped := time.Now()
 			defer syscall.Kill(pid, syscall.SIGKILL)
-			var o outcome
+			var o runOutcome
 			select {
 			case o = <-done:
 			case <-time.After(60 * time.Second):
