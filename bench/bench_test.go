@@ -91,31 +91,9 @@ func BenchmarkEngineLoop(b *testing.B) {
 func TestHotPathAllocatesNothing(t *testing.T) {
 	for _, w := range []string{"steady", "churn", "errors"} {
 		t.Run(w, func(t *testing.T) {
-			spec, err := workloads.Get(w)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dir := t.TempDir()
-			path := filepath.Join(dir, "domain")
-			if err := os.WriteFile(path, nil, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			sh, err := createShm(filepath.Join(dir, "barrier"), 1, 16)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sh.close()
-			qpns := make([]uint32, 16)
-			for i := range qpns {
-				qpns[i] = uint32(0x100 + i)
-			}
-			cfg := &workerConfig{Threads: 1, TotalThreads: 1, QPs: 16, Verbs: verbs.Options{Provider: "null"},
-				Domain: path, Held: qpns, Invalid: qpns, Foreign: qpns, Interval: 1 << 62}
-			th := newThread(cfg, spec, 0, sh)
-			if err := th.setup(); err != nil {
-				t.Fatal(err)
-			}
-			defer th.teardown()
+			th := nullThread(t, w, 16, func(c *workerConfig) {
+				c.Invalid, c.Foreign, c.Interval = c.Held, c.Held, 1<<62
+			})
 			th.measuring, th.ivNext = true, 1<<63
 			allocs := testing.AllocsPerRun(1000, func() {
 				for _, p := range th.phases {

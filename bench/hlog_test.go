@@ -115,35 +115,14 @@ func TestHlogsLateReport(t *testing.T) {
 // (so of the run), naming the kind and how many latencies it held; never
 // dropped in silence.
 func TestIntervalEncodeFailure(t *testing.T) {
-	spec, err := workloads.Get("steady")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	path := filepath.Join(dir, "domain")
-	if err := os.WriteFile(path, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	sh, err := createShm(filepath.Join(dir, "barrier"), 1, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.close()
-	qpns := []uint32{0x100, 0x101, 0x102, 0x103}
-	cfg := &workerConfig{Threads: 1, TotalThreads: 1, QPs: 4, Verbs: verbs.Options{Provider: "null"},
-		Domain: path, Held: qpns, Interval: time.Second}
-	th := newThread(cfg, spec, 0, sh)
-	if err := th.setup(); err != nil {
-		t.Fatal(err)
-	}
-	defer th.teardown()
+	th := nullThread(t, "steady", 4, nil)
 	var reported []*intervalMsg
 	th.report = func(m *intervalMsg) { reported = append(reported, m) }
 	encodeHistogram = func(*hdrhistogram.Histogram) (string, error) { return "", errors.New("no space in the encoder") }
 	defer func() { encodeHistogram = results.EncodeHistogram }()
 
 	th.measuring, th.ivNext = true, 0 // the first batch ends the interval
-	err = th.loopPhase(th.phases[0])
+	err := th.loopPhase(th.phases[0])
 	if err == nil || !strings.Contains(err.Error(), "encoding the reg latencies of interval 0 (4 operations)") ||
 		!strings.Contains(err.Error(), "no space in the encoder") {
 		t.Errorf("err = %v, want the encoding failure named", err)

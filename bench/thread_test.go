@@ -15,28 +15,8 @@ import (
 // when that drop fails too, the outcome says the registration was kept,
 // instead of a silent leak.
 func TestUnexpectedSuccessDrop(t *testing.T) {
-	spec, err := workloads.Get("errors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	path := filepath.Join(dir, "domain")
-	if err := os.WriteFile(path, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	sh, err := createShm(filepath.Join(dir, "barrier"), 1, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.close()
 	// null: every reg succeeds, so each is unexpected where EINVAL is due.
-	cfg := &workerConfig{Threads: 1, TotalThreads: 1, QPs: 4, Verbs: verbs.Options{Provider: "null"},
-		Domain: path, Held: []uint32{0x100, 0x101, 0x102, 0x103}, Interval: time.Second}
-	th := newThread(cfg, spec, 0, sh)
-	if err := th.setup(); err != nil {
-		t.Fatal(err)
-	}
-	defer th.teardown()
+	th := nullThread(t, "errors", 4, nil)
 	defer func(f func(*verbs.Domain, uint32) error) { dropUnexpected = f }(dropUnexpected)
 	for _, tt := range []struct {
 		name string
@@ -60,4 +40,41 @@ func TestUnexpectedSuccessDrop(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nullThread sets up one benchmark thread of workload w on the null
+// provider, alone in its run, holding qps QP numbers from 0x100; edit, if
+// not nil, adjusts the worker configuration first. The thread and its
+// barrier are released when the test ends.
+func nullThread(t *testing.T, w string, qps int, edit func(*workerConfig)) *thread {
+	t.Helper()
+	spec, err := workloads.Get(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "domain")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sh, err := createShm(filepath.Join(dir, "barrier"), 1, qps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sh.close() })
+	qpns := make([]uint32, qps)
+	for i := range qpns {
+		qpns[i] = uint32(0x100 + i)
+	}
+	cfg := &workerConfig{Threads: 1, TotalThreads: 1, QPs: qps, Verbs: verbs.Options{Provider: "null"},
+		Domain: path, Held: qpns, Interval: time.Second}
+	if edit != nil {
+		edit(cfg)
+	}
+	th := newThread(cfg, spec, 0, sh)
+	if err := th.setup(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { th.teardown() })
+	return th
 }
