@@ -45,6 +45,8 @@ type Config struct {
 	// heartbeat) for this long is stalled, and the run is stopped. 0 is
 	// DefaultStallTimeout.
 	StallTimeout time.Duration
+	// Labels are the user's key=value labels, written to result.json.
+	Labels map[string]string
 }
 
 // DefaultStallTimeout is the stall timeout for an interval: ten intervals,
@@ -109,6 +111,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--stall-timeout %v: want at least %v, two heartbeats of a worker (one per --interval, at most 1s)", c.StallTimeout, heartbeat(c.Interval)*2)
 	case c.Out == "":
 		return errors.New("no output folder")
+	}
+	if err := results.ValidateLabels(c.Labels); err != nil {
+		return fmt.Errorf("--label: %w", err)
 	}
 	total := c.Procs * c.Threads
 	if c.Workload.QPs.Holder && c.Workload.QPs.Scope == workloads.PerThread && total*c.QPs > MaxQPs {
@@ -360,7 +365,8 @@ func (c *coordinator) newResult() *results.Result {
 			// No BatchSize: batches vary by phase (a thread takes only its
 			// share of the QPs); OpStats.Batches records what was run.
 		},
-		Ops: map[string]results.OpStats{},
+		Ops:    map[string]results.OpStats{},
+		Labels: cfg.Labels,
 	}
 	if r.Config.Workload == "" {
 		r.Config.Workload = cfg.Workload.Name

@@ -154,6 +154,8 @@ type RunInfo struct {
 	Status      string `json:"status"`
 	Repetitions int    `json:"repetitions"`
 	Version     string `json:"xrcbench_version"`
+	// Labels are the run's --label pairs.
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // CompareRow is one op kind and metric.
@@ -461,6 +463,7 @@ func runInfo(run *Run) RunInfo {
 		Dir: run.Dir, Host: r.Environment.Host, Provider: r.Config.Provider,
 		Device: deviceLine(r.Environment), Status: r.Status,
 		Repetitions: len(r.Repetitions), Version: r.Environment.Version,
+		Labels: r.Labels,
 	}
 }
 
@@ -618,6 +621,13 @@ func (c *Comparison) header() []string {
 		h = append(h, "device (both): "+c.Base.Device)
 	case c.Base.Device != c.New.Device:
 		h = append(h, fmt.Sprintf("device: base %s; new %s", orDash(c.Base.Device), orDash(c.New.Device)))
+	}
+	if bl, nl := results.LabelString(c.Base.Labels), results.LabelString(c.New.Labels); bl != "" || nl != "" {
+		if bl == nl {
+			h = append(h, "labels (both): "+bl)
+		} else {
+			h = append(h, fmt.Sprintf("labels: base %s; new %s", orDash(bl), orDash(nl)))
+		}
 	}
 	h = append(h, fmt.Sprintf("workload %s; medians over repetitions ± %.0f%% confidence interval; p: Mann-Whitney U; alpha %g, threshold %g%%",
 		c.Workload, 100*c.CI, c.Alpha, c.Threshold))

@@ -29,6 +29,7 @@ type synth struct {
 	host     string
 	fw       string
 	status   string
+	labels   map[string]string
 }
 
 var synthMedians = map[string]float64{results.OpReg: 1000, results.OpUnreg: 800, results.OpUnregLast: 5000}
@@ -51,6 +52,7 @@ func (s synth) run(dir string) *Run {
 	if s.fw != "" {
 		r.Environment.Device["fw_ver"] = s.fw
 	}
+	r.Labels = s.labels
 	if s.status != "" {
 		r.Status, r.Error = s.status, "worker 1 exited: signal: killed"
 	}
@@ -588,6 +590,38 @@ func TestCompareCarriesWarnings(t *testing.T) {
 	for _, s := range []string{"!1,2", "!N: the row is affected by warning N of the runs:", "1. base: repetition 2: workers got", "2. new: reg: an untimed"} {
 		if !strings.Contains(text.String(), s) {
 			t.Errorf("text lacks %q:\n%s", s, text.String())
+		}
+	}
+}
+
+// Labels are in every compare header: once when both runs share them,
+// else side by side; a run without any shows a dash.
+func TestCompareShowsLabels(t *testing.T) {
+	tests := []struct {
+		base, new map[string]string
+		want      string
+	}{
+		{map[string]string{"fw": "1"}, map[string]string{"fw": "1"}, "labels (both): fw=1\n"},
+		{map[string]string{"fw": "1", "board": "a"}, map[string]string{"fw": "2"}, "labels: base board=a fw=1; new fw=2\n"},
+		{nil, map[string]string{"fw": "2"}, "labels: base –; new fw=2\n"},
+		{nil, nil, ""},
+	}
+	for _, tt := range tests {
+		c, err := Compare(synth{reps: 5, seed: 1, labels: tt.base}.run("base"), synth{reps: 5, seed: 2, labels: tt.new}.run("new"), defaultOpts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var text, md bytes.Buffer
+		c.WriteText(&text)
+		c.WriteMarkdown(&md)
+		if tt.want == "" {
+			if strings.Contains(text.String(), "labels") || strings.Contains(md.String(), "labels") {
+				t.Errorf("no labels, but the header names some:\n%s", text.String())
+			}
+			continue
+		}
+		if !strings.Contains(text.String(), tt.want) || !strings.Contains(md.String(), "- "+tt.want) {
+			t.Errorf("want %q in both:\n%s\n%s", tt.want, text.String(), md.String())
 		}
 	}
 }

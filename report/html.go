@@ -124,6 +124,9 @@ func configRows(r *results.Result) []kv {
 	if c.Device != "" {
 		rows = append(rows, kv{"device", c.Device})
 	}
+	for _, k := range slices.Sorted(maps.Keys(r.Labels)) {
+		rows = append(rows, kv{"label " + k, r.Labels[k]})
+	}
 	if c.Duration > 0 {
 		rows = append(rows, kv{"duration (requested)", c.Duration.D().String()})
 	}

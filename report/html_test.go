@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -334,5 +335,19 @@ func TestConsoleLinePattern(t *testing.T) {
 		if got := consoleLine.MatchString(s); got != want {
 			t.Errorf("consoleLine.MatchString(%q) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// The run's labels are rows of the configuration table of report.html.
+func TestHTMLConfigLabels(t *testing.T) {
+	r := synth{reps: 1, labels: map[string]string{"fw": "22.31", "board": "<b7>"}}.run("x").Result
+	var got []string
+	for _, row := range configRows(r) {
+		if strings.HasPrefix(row.K, "label ") {
+			got = append(got, row.K+"="+row.V)
+		}
+	}
+	if want := []string{"label board=<b7>", "label fw=22.31"}; !slices.Equal(got, want) {
+		t.Errorf("label rows %q, want %q", got, want)
 	}
 }

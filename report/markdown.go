@@ -105,6 +105,9 @@ func WriteMarkdown(w io.Writer, runs []*Run) error {
 			fmt.Fprintf(bw, "; device %s", mdText(d))
 		}
 		fmt.Fprintf(bw, ". %s, xrcbench %s. Folder %s.\n\n", runLength(r), mdText(env.Version), mdCode(run.Dir))
+		if len(r.Labels) > 0 {
+			fmt.Fprintf(bw, "Labels: %s.\n\n", mdText(results.LabelString(r.Labels)))
+		}
 		exp := anyExpected(run)
 		head, rule := "| op | count | errors (unexpected) |", "|---|---:|---:|"
 		if exp {

@@ -112,6 +112,9 @@ func (r *Result) Validate() error {
 	if r.Config.Procs <= 0 || r.Config.Threads <= 0 {
 		return bad("config has procs=%d threads=%d", r.Config.Procs, r.Config.Threads)
 	}
+	if err := ValidateLabels(r.Labels); err != nil {
+		return bad("%v", err)
+	}
 	if r.Ops == nil {
 		return bad("no ops")
 	}

@@ -44,10 +44,14 @@ type Result struct {
 	// (see HlogRunIDPrefix), so a reader can tell the run's own logs from
 	// another run's left beside its result. Empty in results that predate
 	// it.
-	RunID       string             `json:"run_id,omitempty"`
-	Status      string             `json:"status"`
-	Error       string             `json:"error,omitempty"`
-	Warnings    []string           `json:"warnings,omitempty"`
+	RunID    string   `json:"run_id,omitempty"`
+	Status   string   `json:"status"`
+	Error    string   `json:"error,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+	// Labels are the user's --label key=value pairs (firmware build,
+	// board, ticket): shown in every report, and what compare --by groups
+	// runs by.
+	Labels      map[string]string  `json:"labels,omitempty"`
 	Started     time.Time          `json:"started"`
 	Finished    time.Time          `json:"finished"`
 	Config      Config             `json:"config"`

@@ -47,6 +47,7 @@ type runFlags struct {
 	simSemantics, simCost      string
 	progress                   string
 	quiet                      bool
+	labels                     []string
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
@@ -74,6 +75,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 	fs.DurationVar(&f.interval, "interval", time.Second, "interval of the .hlog timelines")
 	fs.StringVar(&f.progress, "progress", progressAuto, "live progress on stderr: auto (on a terminal), always or never")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors (the run folder is written as always)")
+	fs.StringArrayVar(&f.labels, "label", nil, "key=value stored in result.json and shown in every report, e.g. fw=22.31.1014 (repeatable); compare --by KEY groups runs by it")
 	fs.DurationVar(&f.stallTimeout, "stall-timeout", 0, "stop the run when a worker sends nothing (no interval, no heartbeat) this long, naming it; 0: 10 intervals, at least 10s")
 }
 
@@ -147,7 +149,12 @@ func (f *runFlags) config(cmd *cobra.Command, procs, threads, qps int) (bench.Co
 	if f.provider != "sim" && (fs.Changed("sim-cost") || fs.Changed("sim-semantics")) {
 		return bench.Config{}, usagef("--sim-cost and --sim-semantics apply to --provider sim only")
 	}
+	labels, err := results.ParseLabels(f.labels)
+	if err != nil {
+		return bench.Config{}, usagef("--label: %v", err)
+	}
 	cfg := bench.Config{
+		Labels:   labels,
 		Provider: f.provider, Device: f.device, Workload: spec, WorkloadArg: f.workload,
 		Procs: procs, Threads: threads, QPs: qps,
 		Duration: dur, Iterations: f.iterations, Warmup: f.warmup, Repetitions: f.repetitions,
@@ -175,6 +182,11 @@ func rerunCommand(fs *pflag.FlagSet, procs, threads, qps int) []string {
 	fs.Visit(func(f *pflag.Flag) {
 		switch f.Name {
 		case "procs", "threads", "qps", "out", "help":
+			return
+		case "label": // repeatable: one flag per label, as given
+			for _, l := range f.Value.(pflag.SliceValue).GetSlice() {
+				args = append(args, "--label="+l)
+			}
 			return
 		}
 		args = append(args, "--"+f.Name+"="+f.Value.String())
@@ -279,6 +291,9 @@ or failed, the error names the worker); 2 bad usage or input.`,
 
   # exactly 1000 rounds, 5 independent repetitions, threads pinned
   xrcbench run --workload lifecycle --iterations 1000 --repetitions 5 --pin
+
+  # labelled with the firmware under test, for compare --by fw later
+  xrcbench run --provider rdma --workload steady --repetitions 5 --label fw=22.31.1014 --label board=b7
 
   # the harness's own overhead
   xrcbench run --provider null --workload steady --qps 256 --duration 5s

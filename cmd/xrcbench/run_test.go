@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,6 +62,12 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"run", "--sim-semantics", "modern"}, "--sim-semantics"},
 		{[]string{"run", "--provider", "null", "--sim-cost", "reg=1us"}, "--provider sim only"},
 		{[]string{"run", "extra"}, "unknown command \"extra\""},
+		{[]string{"run", "--label", "fw"}, `label "fw": want key=value`},
+		{[]string{"run", "--label", "=22.31"}, "empty key"},
+		{[]string{"run", "--label", "1fw=x"}, `label key "1fw": want a letter`},
+		{[]string{"run", "--label", "fw=a\x1b[2Jb"}, "control character"},
+		{[]string{"run", "--label", "fw=1", "--label", "fw=2"}, "label fw given twice"},
+		{[]string{"sweep", "--label", "a b=c"}, `label key "a b"`},
 		{[]string{"sweep", "--procs", "1,x"}, `--procs "1,x"`},
 		{[]string{"sweep", "--threads", "0"}, `--threads "0"`},
 		{[]string{"sweep", "--qps", "2,2"}, "given twice"},
@@ -235,7 +242,8 @@ func runEngine(t *testing.T, args ...string) (int, string, string) {
 func TestRunEndToEnd(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	code, stdout, stderr := runEngine(t, "run", "--workload", "lifecycle", "--procs", "2", "--threads", "2",
-		"--qps", "4", "--iterations", "25", "--warmup", "100ms", "--sim-cost", "destroy=50us", "--out", out)
+		"--qps", "4", "--iterations", "25", "--warmup", "100ms", "--sim-cost", "destroy=50us", "--out", out,
+		"--label", "fw=22.31.1014", "--label", "board=b 7 = <x>")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -251,7 +259,10 @@ func TestRunEndToEnd(t *testing.T) {
 	if r.Ops["unreg_last"].Count != 25*4 || r.Config.ProviderOpts["sim_cost"] != "destroy=50µs" {
 		t.Errorf("unreg_last count %d, provider options %v", r.Ops["unreg_last"].Count, r.Config.ProviderOpts)
 	}
-	wantCmd := "xrcbench run --iterations=25 --sim-cost=destroy=50us --warmup=100ms --workload=lifecycle --procs=2 --threads=2 --qps=4"
+	if want := map[string]string{"fw": "22.31.1014", "board": "b 7 = <x>"}; !maps.Equal(r.Labels, want) {
+		t.Errorf("labels %v, want %v", r.Labels, want)
+	}
+	wantCmd := "xrcbench run --iterations=25 --label=fw=22.31.1014 --label=board=b 7 = <x> --sim-cost=destroy=50us --warmup=100ms --workload=lifecycle --procs=2 --threads=2 --qps=4"
 	if strings.Join(r.Config.CommandLine, " ") != wantCmd {
 		t.Errorf("command line %q, want %q", r.Config.CommandLine, wantCmd)
 	}
@@ -261,7 +272,7 @@ func TestRunEndToEnd(t *testing.T) {
 	// The run folder has summary.md and bench.txt without a `report`
 	// (the README's Results section says so), from this run's figures.
 	md, err := os.ReadFile(filepath.Join(out, "summary.md"))
-	if err != nil || !bytes.Contains(md, []byte("unreg_last")) {
+	if err != nil || !bytes.Contains(md, []byte("unreg_last")) || !bytes.Contains(md, []byte("Labels: board=b 7 = \\<x\\> fw=22.31.1014.")) {
 		t.Errorf("summary.md: %v\n%s", err, md)
 	}
 	bt, err := os.ReadFile(filepath.Join(out, "bench.txt"))
