@@ -708,30 +708,50 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	return bw.Flush()
 }
 
-// WriteMarkdown writes c as a Markdown table, for CI job summaries.
+// Outcome is the one word a CI reader needs first: PASS, FAIL (a
+// significant regression beyond the threshold in a gated metric) or
+// UNDECIDED (too few repetitions for a gate to decide).
+func (c *Comparison) Outcome() string {
+	switch {
+	case c.Regressions > 0:
+		return "FAIL"
+	case c.TooFew:
+		return "UNDECIDED"
+	}
+	return "PASS"
+}
+
+// WriteMarkdown writes c for a CI job summary ($GITHUB_STEP_SUMMARY, a
+// GitLab MR note): the verdict on the first line, then the table, then the
+// runs, gates, differences and footnotes collapsed in a <details> block,
+// so a page of several jobs' summaries stays readable.
 func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "## xrcbench compare: %s\n\n", mdText(c.Workload))
+	fmt.Fprintf(bw, "**xrcbench compare %s: %s** — %s\n\n", mdText(c.Workload), c.Outcome(), mdText(c.Verdict()))
+	fmt.Fprintln(bw, "| op | metric | role | base | new | delta | p | verdict | warnings |")
+	fmt.Fprintln(bw, "|---|---|---|---:|---:|---:|---:|---|---|")
+	for _, r := range c.Rows {
+		v := mdText(r.Verdict)
+		if r.Verdict == VerdictRegression && r.Gated {
+			v = "**regression**"
+		}
+		fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(r.Kind), mdText(r.Metric), r.role(), r.ci(r.Base), r.ci(r.New), r.delta(), r.pValue(), v, r.marks())
+	}
+	// GitHub renders Markdown inside <details> only after a blank line.
+	fmt.Fprint(bw, "\n<details><summary>runs, gates and notes</summary>\n\n")
 	for _, h := range c.header() {
 		fmt.Fprintf(bw, "- %s\n", mdText(strings.Replace(h, "  ", " ", 1)))
 	}
 	for _, n := range c.Notes {
 		fmt.Fprintf(bw, "- **differs** (base → new): %s\n", mdText(n))
 	}
-	fmt.Fprintln(bw, "\n| op | metric | role | base | new | delta | p | verdict | warnings |")
-	fmt.Fprintln(bw, "|---|---|---|---:|---:|---:|---:|---|---|")
-	for _, r := range c.Rows {
-		v := r.Verdict
-		if v == VerdictRegression && r.Gated {
-			v = "**regression**"
+	if f := c.footnotes(); len(f) > 0 {
+		fmt.Fprintln(bw)
+		for _, line := range f {
+			fmt.Fprintf(bw, "%s  \n", mdText(line)) // they quote the runs' warnings
 		}
-		fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(r.Kind), mdText(r.Metric), r.role(), r.ci(r.Base), r.ci(r.New), r.delta(), r.pValue(), v, r.marks())
 	}
-	fmt.Fprintln(bw)
-	for _, f := range c.footnotes() {
-		fmt.Fprintf(bw, "%s  \n", mdText(f)) // they quote the runs' warnings
-	}
-	fmt.Fprintf(bw, "**Verdict:** %s\n", c.Verdict())
+	fmt.Fprint(bw, "\n</details>\n")
 	return bw.Flush()
 }
 

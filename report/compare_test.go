@@ -625,3 +625,43 @@ func TestCompareShowsLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareMarkdownGolden: compare --format md as a CI step summary
+// shows it, for the engine's frozen A/A and +25% pairs: the verdict is the
+// first line, the table follows, everything else is collapsed.
+func TestCompareMarkdownGolden(t *testing.T) {
+	for _, tc := range []struct{ name, new, outcome string }{
+		{"aa", "engine-lifecycle-again", "PASS"},
+		{"reg25", "engine-lifecycle-reg25", "FAIL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base, err := LoadRun("testdata/runs/engine-lifecycle")
+			if err != nil {
+				t.Fatal(err)
+			}
+			new, err := LoadRun("testdata/runs/" + tc.new)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := Compare(base, new, defaultOpts())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var md bytes.Buffer
+			if err := c.WriteMarkdown(&md); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(md.String(), "\n")
+			if want := "**xrcbench compare lifecycle: " + tc.outcome + "**"; !strings.HasPrefix(lines[0], want) {
+				t.Errorf("first line %q, want it to start with %q", lines[0], want)
+			}
+			if !strings.HasPrefix(lines[2], "| op |") {
+				t.Errorf("line 3 %q is not the table's header", lines[2])
+			}
+			if !strings.Contains(md.String(), "<details>") || !strings.HasSuffix(md.String(), "</details>\n") {
+				t.Errorf("no collapsed details at the end:\n%s", md.String())
+			}
+			golden(t, "compare-"+tc.name+".md", md.Bytes())
+		})
+	}
+}

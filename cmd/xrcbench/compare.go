@@ -118,7 +118,7 @@ hosts are compared but named in the header.`,
 	f.Float64Var(&alpha, "alpha", report.DefaultAlpha, "significance level of the Mann-Whitney U test, over the gated metrics together (Holm)")
 	f.StringVar(&metrics, "metric", "p50,p99,ops_per_sec", "metrics to show for every op kind, comma-separated: "+report.MetricNames())
 	f.StringVar(&gates, "gate", "", "metrics that decide the verdict, KIND.METRIC comma-separated (e.g. reg.p50,unreg_last.p50); default: the workload's")
-	f.StringVar(&format, "format", "text", "output format: text, md or json")
+	f.StringVar(&format, "format", "text", "output format: text, md (for a CI step summary: the verdict on its first line, the table, the rest collapsed) or json")
 	return cmd
 }
 
