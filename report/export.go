@@ -1,0 +1,351 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"golang.org/x/perf/benchmath"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// Export formats: what CI dashboards and analysis tools read.
+const (
+	// ExportFormatGAB is github-action-benchmark's custom tool input: a JSON
+	// array of {name, unit, value, range, extra}, latencies as
+	// customSmallerIsBetter, ops/s as customBiggerIsBetter in a second file.
+	ExportFormatGAB = "github-action-benchmark"
+	// ExportFormatBencher is the Bencher Metric Format: benchmark → measure →
+	// {value, lower_value, upper_value}.
+	ExportFormatBencher = "bencher"
+	// ExportFormatCSV is tidy data: one row per run, repetition, op kind and
+	// statistic, with the run's labels, configuration and environment.
+	ExportFormatCSV = "csv"
+)
+
+// ExportOptions tune Export*.
+type ExportOptions struct {
+	// Metrics are the latency metrics exported per op kind (gab and
+	// bencher); nil: p50 and p99. ops/s is always exported.
+	Metrics []Metric
+	// Confidence of the bounds around the medians (DefaultConfidence
+	// when zero).
+	Confidence float64
+}
+
+func (o ExportOptions) metrics() []Metric {
+	if o.Metrics != nil {
+		return o.Metrics
+	}
+	p50, _ := MetricByName("p50")
+	p99, _ := MetricByName("p99")
+	return []Metric{p50, p99}
+}
+
+func (o ExportOptions) confidence() float64 {
+	if o.Confidence == 0 {
+		return DefaultConfidence
+	}
+	return o.Confidence
+}
+
+// exported is one op kind's metric of one run as the exports give it: the
+// median over repetitions and its confidence interval.
+type exported struct {
+	run    *Run
+	bench  string // workload/kind
+	metric Metric
+	center Center
+}
+
+// exportable checks that runs can be exported together: none failed, and
+// no two give the same benchmark names (two runs of one workload would
+// overwrite each other's points in a dashboard).
+func exportable(runs []*Run) error {
+	if len(runs) == 0 {
+		return inputErrorf("no run folder given")
+	}
+	seen := map[string]string{}
+	for _, run := range runs {
+		if run.Result.Status == results.StatusFailed {
+			return inputErrorf("%s: a failed run (%s) has nothing to export", run.Dir, run.Result.Error)
+		}
+		w := run.Result.Config.Workload
+		if other, ok := seen[w]; ok {
+			return inputErrorf("%s and %s both ran workload %q: their benchmark names would collide; export them into separate files", other, run.Dir, w)
+		}
+		seen[w] = run.Dir
+	}
+	return nil
+}
+
+// collectExported lists, per run and op kind that measured anything, the
+// given metrics' medians over repetitions.
+func collectExported(runs []*Run, ms []Metric, conf float64) []exported {
+	var out []exported
+	thr := &benchmath.Thresholds{CompareAlpha: DefaultAlpha}
+	for _, run := range runs {
+		for _, kind := range run.Kinds {
+			if run.Result.Ops[kind].Count == 0 {
+				continue
+			}
+			for _, m := range ms {
+				v := RepetitionStats(run.Result, kind, m).Values
+				if len(v) == 0 {
+					continue
+				}
+				out = append(out, exported{
+					run: run, bench: run.Result.Config.Workload + "/" + kind, metric: m,
+					center: center(benchmath.NewSample(slices.Clone(v), thr), conf),
+				})
+			}
+		}
+	}
+	return out
+}
+
+// GABEntry is one entry of github-action-benchmark's custom JSON.
+type GABEntry struct {
+	Name  string  `json:"name"`
+	Unit  string  `json:"unit"`
+	Value float64 `json:"value"`
+	Range string  `json:"range,omitempty"`
+	Extra string  `json:"extra,omitempty"`
+}
+
+// ExportGitHubActionBenchmark returns the two files github-action-benchmark
+// reads with tool customSmallerIsBetter (latencies, ns) and
+// customBiggerIsBetter (ops/s): one entry per op kind and metric, named
+// "workload/kind metric", its value the median over repetitions, its range
+// the half-width of the median's confidence interval (none when the
+// repetitions are too few to bound it).
+func ExportGitHubActionBenchmark(runs []*Run, opt ExportOptions) (smaller, bigger []byte, err error) {
+	if err := exportable(runs); err != nil {
+		return nil, nil, err
+	}
+	ops, _ := MetricByName("ops_per_sec")
+	entries := func(ms []Metric) ([]byte, error) {
+		list := []GABEntry{}
+		for _, e := range collectExported(runs, ms, opt.confidence()) {
+			unit := "ns"
+			if !e.metric.Latency {
+				unit = "ops/s"
+			}
+			g := GABEntry{Name: e.bench + " " + e.metric.Name, Unit: unit, Value: round3(e.center.Median), Extra: exportExtra(e, opt.confidence())}
+			if e.center.Lo != nil {
+				g.Range = "± " + strconv.FormatFloat(round3(math.Max(e.center.Median-*e.center.Lo, *e.center.Hi-e.center.Median)), 'f', -1, 64)
+			}
+			list = append(list, g)
+		}
+		return marshalIndent(list)
+	}
+	var lat []Metric
+	for _, m := range opt.metrics() {
+		if m.Latency {
+			lat = append(lat, m)
+		}
+	}
+	if smaller, err = entries(lat); err != nil {
+		return nil, nil, err
+	}
+	if bigger, err = entries([]Metric{ops}); err != nil {
+		return nil, nil, err
+	}
+	return smaller, bigger, nil
+}
+
+// exportExtra is the entry's context, shown in the dashboard's tooltip.
+func exportExtra(e exported, conf float64) string {
+	r := e.run.Result
+	s := fmt.Sprintf("median of %s", plural(e.center.N, "repetition"))
+	if e.center.Lo != nil {
+		s += fmt.Sprintf(", %.0f%% CI %s–%s", 100*conf, e.metric.Format(*e.center.Lo), e.metric.Format(*e.center.Hi))
+	}
+	s += fmt.Sprintf("; %s on %s, %d×%d, %s", r.Config.Provider, r.Environment.Host, r.Config.Procs, r.Config.Threads, plural(r.Config.QPs, "QP"))
+	if r.Environment.Version != "" {
+		s += "; xrcbench " + r.Environment.Version
+	}
+	if r.Status != results.StatusOK {
+		s += "; " + r.Status + " run"
+	}
+	return s
+}
+
+// bmfMetric is one measure of a Bencher Metric Format benchmark.
+type bmfMetric struct {
+	Value float64  `json:"value"`
+	Lower *float64 `json:"lower_value,omitempty"`
+	Upper *float64 `json:"upper_value,omitempty"`
+}
+
+// ExportBencher returns Bencher Metric Format JSON: one benchmark per
+// workload and op kind ("lifecycle/reg"), with a measure per latency
+// metric ("latency-p50", "latency-p99", in ns; Bencher creates a measure it
+// does not know yet) and "throughput" (Bencher's built-in measure, ops/s).
+// The value is the median over repetitions; lower_value and upper_value
+// bound its confidence interval and are left out when the repetitions are
+// too few to bound it.
+func ExportBencher(runs []*Run, opt ExportOptions) ([]byte, error) {
+	if err := exportable(runs); err != nil {
+		return nil, err
+	}
+	ops, _ := MetricByName("ops_per_sec")
+	var ms []Metric
+	for _, m := range opt.metrics() {
+		if m.Latency {
+			ms = append(ms, m)
+		}
+	}
+	out := map[string]map[string]bmfMetric{}
+	for _, e := range collectExported(runs, append(ms, ops), opt.confidence()) {
+		measure := "throughput"
+		if e.metric.Latency {
+			measure = "latency-" + e.metric.Name
+		}
+		m := bmfMetric{Value: round3(e.center.Median)}
+		if e.center.Lo != nil {
+			lo, hi := round3(*e.center.Lo), round3(*e.center.Hi)
+			m.Lower, m.Upper = &lo, &hi
+		}
+		if out[e.bench] == nil {
+			out[e.bench] = map[string]bmfMetric{}
+		}
+		out[e.bench][measure] = m
+	}
+	return marshalIndent(out) // encoding/json sorts map keys: stable output
+}
+
+// csvStats are the statistics of a repetition's OpStats in the CSV, with
+// their units.
+var csvStats = []struct {
+	name, unit string
+	get        func(results.OpStats) float64
+}{
+	{"count", "ops", func(s results.OpStats) float64 { return float64(s.Count) }},
+	{"errors", "ops", func(s results.OpStats) float64 { return float64(s.Errors) }},
+	{"ops_per_sec", "ops/s", func(s results.OpStats) float64 { return s.OpsPerSec }},
+	{"min", "ns", func(s results.OpStats) float64 { return float64(s.NS.Min) }},
+	{"p50", "ns", func(s results.OpStats) float64 { return float64(s.NS.P50) }},
+	{"p90", "ns", func(s results.OpStats) float64 { return float64(s.NS.P90) }},
+	{"p99", "ns", func(s results.OpStats) float64 { return float64(s.NS.P99) }},
+	{"p999", "ns", func(s results.OpStats) float64 { return float64(s.NS.P999) }},
+	{"max", "ns", func(s results.OpStats) float64 { return float64(s.NS.Max) }},
+	{"mean", "ns", func(s results.OpStats) float64 { return s.NS.Mean }},
+	{"stddev", "ns", func(s results.OpStats) float64 { return s.NS.Stddev }},
+}
+
+// CSVStatistics names the statistic column's values, in row order.
+func CSVStatistics() []string {
+	var s []string
+	for _, st := range csvStats {
+		s = append(s, st.name)
+	}
+	return s
+}
+
+// ExportCSV returns tidy CSV: one row per run, repetition, op kind and
+// statistic (count, errors, ops_per_sec, latencies in ns), each row with
+// the run's labels (label:KEY), configuration and environment as columns
+// (provider options as option:KEY, device facts as device:KEY), as pandas'
+// read_csv or R's read.csv load it. Every run's columns are present in
+// every row, empty where a run has no such value.
+func ExportCSV(runs []*Run) ([]byte, error) {
+	if len(runs) == 0 {
+		return nil, inputErrorf("no run folder given")
+	}
+	labelKeys, optKeys, devKeys := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, run := range runs {
+		r := run.Result
+		for k := range runLabels(r) {
+			labelKeys[k] = true
+		}
+		for k := range r.Config.ProviderOpts {
+			optKeys[k] = true
+		}
+		for k := range r.Environment.Device {
+			devKeys[k] = true
+		}
+	}
+	head := []string{"run", "run_id", "started", "status", "repetition", "kind", "statistic", "value", "unit"}
+	for _, k := range slices.Sorted(maps.Keys(labelKeys)) {
+		head = append(head, "label:"+k)
+	}
+	head = append(head, "workload", "provider", "device", "procs", "threads", "qps", "duration_s", "iterations",
+		"warmup_s", "repetitions", "pin", "seed", "interval_s")
+	for _, k := range slices.Sorted(maps.Keys(optKeys)) {
+		head = append(head, "option:"+k)
+	}
+	head = append(head, "host", "kernel", "cpu_model", "cpus", "go_version", "xrcbench_version")
+	for _, k := range slices.Sorted(maps.Keys(devKeys)) {
+		head = append(head, "device:"+k)
+	}
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	if err := w.Write(head); err != nil {
+		return nil, err
+	}
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	secs := func(d results.Duration) string { return num(d.D().Seconds()) }
+	for _, run := range runs {
+		r := run.Result
+		c, env := r.Config, r.Environment
+		var fixed []string
+		labels := runLabels(r)
+		for _, k := range slices.Sorted(maps.Keys(labelKeys)) {
+			fixed = append(fixed, labels[k])
+		}
+		fixed = append(fixed, c.Workload, c.Provider, c.Device, strconv.Itoa(c.Procs), strconv.Itoa(c.Threads),
+			strconv.Itoa(c.QPs), secs(c.Duration), strconv.Itoa(c.Iterations), secs(c.Warmup), strconv.Itoa(c.Repetitions),
+			strconv.FormatBool(c.Pin), strconv.FormatInt(c.Seed, 10), secs(c.Interval))
+		for _, k := range slices.Sorted(maps.Keys(optKeys)) {
+			fixed = append(fixed, c.ProviderOpts[k])
+		}
+		fixed = append(fixed, env.Host, env.Kernel, env.CPUModel, strconv.Itoa(env.CPUs), env.GoVersion, env.Version)
+		for _, k := range slices.Sorted(maps.Keys(devKeys)) {
+			if v, ok := env.Device[k]; ok {
+				fixed = append(fixed, fmt.Sprint(v))
+			} else {
+				fixed = append(fixed, "")
+			}
+		}
+		for _, rep := range r.Repetitions {
+			for _, kind := range run.Kinds {
+				s, ok := rep.Ops[kind]
+				if !ok {
+					continue
+				}
+				for _, st := range csvStats {
+					row := []string{run.Dir, r.RunID, r.Started.UTC().Format(time.RFC3339Nano), r.Status,
+						strconv.Itoa(rep.Index), kind, st.name, num(st.get(s)), st.unit}
+					if err := w.Write(append(row, fixed...)); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+	}
+	w.Flush()
+	return buf.Bytes(), w.Error()
+}
+
+func marshalIndent(v any) ([]byte, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// round3 keeps 3 decimals: sub-nanosecond digits of a median of integers
+// are noise in a dashboard.
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// runLabels are the run's --label pairs.
+func runLabels(r *results.Result) map[string]string { return nil }

@@ -1,0 +1,233 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+func engineRun(t *testing.T, name string) *Run {
+	t.Helper()
+	run, err := LoadRun("testdata/runs/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// TestExportGitHubActionBenchmark checks the two files against what
+// github-action-benchmark's custom tools read: an array of objects with a
+// string name, a string unit, a number value, optional string range and
+// extra, and nothing else; names unique; values the medians over
+// repetitions.
+func TestExportGitHubActionBenchmark(t *testing.T) {
+	run := engineRun(t, "engine-lifecycle")
+	smaller, bigger, err := ExportGitHubActionBenchmark([]*Run{run}, ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "export-gab.json", smaller)
+	golden(t, "export-gab-throughput.json", bigger)
+	for _, tc := range []struct {
+		name    string
+		data    []byte
+		metrics []string
+		unit    string
+	}{
+		{"smaller", smaller, []string{"p50", "p99"}, "ns"},
+		{"bigger", bigger, []string{"ops_per_sec"}, "ops/s"},
+	} {
+		var entries []map[string]any
+		if err := json.Unmarshal(tc.data, &entries); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if want := len(run.Kinds) * len(tc.metrics); len(entries) != want {
+			t.Errorf("%s: %d entries, want %d (op kinds × metrics)", tc.name, len(entries), want)
+		}
+		names := map[string]bool{}
+		for _, e := range entries {
+			for k, v := range e {
+				switch k {
+				case "name", "unit", "range", "extra":
+					if _, ok := v.(string); !ok {
+						t.Errorf("%s: %s is %T, want a string", tc.name, k, v)
+					}
+				case "value":
+					if _, ok := v.(float64); !ok {
+						t.Errorf("%s: value is %T, want a number", tc.name, v)
+					}
+				default:
+					t.Errorf("%s: unknown key %q", tc.name, k)
+				}
+			}
+			name, _ := e["name"].(string)
+			if names[name] {
+				t.Errorf("%s: name %q twice", tc.name, name)
+			}
+			names[name] = true
+			if e["unit"] != tc.unit {
+				t.Errorf("%s: %s unit %v, want %s", tc.name, name, e["unit"], tc.unit)
+			}
+			bench, metric, _ := strings.Cut(name, " ")
+			kind := strings.TrimPrefix(bench, "lifecycle/")
+			m, ok := MetricByName(metric)
+			if !ok || kind == bench {
+				t.Fatalf("%s: name %q is not lifecycle/KIND METRIC", tc.name, name)
+			}
+			want := round3(RepetitionStats(run.Result, kind, m).Median)
+			if got := e["value"].(float64); got != want {
+				t.Errorf("%s: %s value %g, want the median over repetitions %g", tc.name, name, got, want)
+			}
+			if r, ok := e["range"].(string); !ok || !strings.HasPrefix(r, "± ") {
+				t.Errorf("%s: %s range %v: 5 repetitions bound a 90%% interval", tc.name, name, e["range"])
+			}
+		}
+		if tc.name == "smaller" && !names["lifecycle/unreg_last p99"] {
+			t.Errorf("no lifecycle/unreg_last p99 among %v", names)
+		}
+	}
+}
+
+// TestExportBencher checks the output against the Bencher Metric Format's
+// JSON schema (benchmark → measure → {value, lower_value, upper_value},
+// value required, all numbers) and the bounds against the value.
+func TestExportBencher(t *testing.T) {
+	run := engineRun(t, "engine-lifecycle")
+	data, err := ExportBencher([]*Run{run}, ExportOptions{Metrics: metrics("p50", "p999")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "export-bencher.json", data)
+	var bmf map[string]map[string]map[string]any
+	if err := json.Unmarshal(data, &bmf); err != nil {
+		t.Fatal(err)
+	}
+	if len(bmf) != len(run.Kinds) {
+		t.Errorf("%d benchmarks, want one per op kind (%d)", len(bmf), len(run.Kinds))
+	}
+	for bench, measures := range bmf {
+		if len(measures) != 3 {
+			t.Errorf("%s: measures %v, want latency-p50, latency-p999, throughput", bench, measures)
+		}
+		for name, m := range measures {
+			v, ok := m["value"].(float64)
+			if !ok {
+				t.Errorf("%s %s: value %v is required and a number", bench, name, m["value"])
+			}
+			lo, lok := m["lower_value"].(float64)
+			hi, hok := m["upper_value"].(float64)
+			if !lok || !hok || !(lo <= v && v <= hi) {
+				t.Errorf("%s %s: lower %v, value %v, upper %v", bench, name, m["lower_value"], v, m["upper_value"])
+			}
+			for k := range m {
+				if k != "value" && k != "lower_value" && k != "upper_value" {
+					t.Errorf("%s %s: unknown key %q", bench, name, k)
+				}
+			}
+		}
+	}
+	if _, ok := bmf["lifecycle/unreg_last"]["throughput"]; !ok {
+		t.Errorf("no throughput for lifecycle/unreg_last")
+	}
+}
+
+// Too few repetitions to bound the median: no bounds rather than
+// made-up ones.
+func TestExportBoundsNeedRepetitions(t *testing.T) {
+	run := runOf("few", map[string][]float64{"reg": {100, 110}})
+	data, err := ExportBencher([]*Run{run}, ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte("lower_value")) {
+		t.Errorf("bounds from 2 repetitions:\n%s", data)
+	}
+	smaller, _, err := ExportGitHubActionBenchmark([]*Run{run}, ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(smaller, []byte(`"range"`)) || !bytes.Contains(smaller, []byte(`"value": 105`)) {
+		t.Errorf("2 repetitions: want the median 105 and no range:\n%s", smaller)
+	}
+}
+
+func TestExportRefuses(t *testing.T) {
+	failed := runOf("failed", map[string][]float64{"reg": {100}})
+	failed.Result.Status = results.StatusFailed
+	a, b := runOf("a", map[string][]float64{"reg": {100}}), runOf("b", map[string][]float64{"reg": {100}})
+	for name, runs := range map[string][]*Run{"none": nil, "failed": {failed}, "same workload": {a, b}} {
+		if _, err := ExportBencher(runs, ExportOptions{}); !errors.Is(err, ErrInput) {
+			t.Errorf("%s: bencher: %v, want an input error", name, err)
+		}
+		if _, _, err := ExportGitHubActionBenchmark(runs, ExportOptions{}); !errors.Is(err, ErrInput) {
+			t.Errorf("%s: github-action-benchmark: %v, want an input error", name, err)
+		}
+	}
+}
+
+// TestExportCSV reads the CSV back: one row per run, repetition, op kind
+// and statistic, every row as wide as the header, the values those of the
+// repetitions, the configuration and environment in every row.
+func TestExportCSV(t *testing.T) {
+	runs := []*Run{engineRun(t, "engine-lifecycle"), loadFixture(t, lifecycleFixture())}
+	data, err := ExportCSV(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := recs[0]
+	col := map[string]int{}
+	for i, h := range head {
+		col[h] = i
+	}
+	want := 0
+	for _, run := range runs {
+		for _, rep := range run.Result.Repetitions {
+			want += len(rep.Ops) * len(CSVStatistics())
+		}
+	}
+	if len(recs)-1 != want {
+		t.Errorf("%d rows, want %d (runs × repetitions × kinds × statistics)", len(recs)-1, want)
+	}
+	for _, c := range []string{"run", "repetition", "kind", "statistic", "value", "unit", "workload", "procs", "host", "xrcbench_version", "option:sim_cost"} {
+		if _, ok := col[c]; !ok {
+			t.Errorf("no column %q in %v", c, head)
+		}
+	}
+	checked := 0
+	for _, rec := range recs[1:] {
+		if len(rec) != len(head) {
+			t.Fatalf("row of %d fields, header of %d", len(rec), len(head))
+		}
+		if rec[col["statistic"]] != "p99" {
+			continue
+		}
+		for _, run := range runs {
+			if rec[col["run"]] != run.Dir {
+				continue
+			}
+			i, _ := strconv.Atoi(rec[col["repetition"]])
+			v, _ := strconv.ParseFloat(rec[col["value"]], 64)
+			if want := run.Result.Repetitions[i].Ops[rec[col["kind"]]].NS.P99; math.Abs(v-float64(want)) > 0 {
+				t.Errorf("%s rep %d %s p99 %g, want %d", run.Dir, i, rec[col["kind"]], v, want)
+			}
+			if rec[col["procs"]] != strconv.Itoa(run.Result.Config.Procs) || rec[col["unit"]] != "ns" {
+				t.Errorf("row %v: procs or unit wrong", rec)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Error("no p99 row checked")
+	}
+}
