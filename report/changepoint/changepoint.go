@@ -1,0 +1,295 @@
+// Package changepoint finds where a series of benchmark results changed:
+// E-divisive (Matteson and James, "A Nonparametric Approach for Multiple
+// Change Point Analysis of Multivariate Data", JASA 2014), the method
+// MongoDB's performance CI uses (Daly et al., "The Use of Change Point
+// Detection to Identify Software Performance Regressions in a Continuous
+// Integration System", ICPE 2020), with a permutation test for each change
+// point's significance and a minimum effect size below which a change is
+// not reported.
+//
+// A slow drift also changes the series' distribution, and E-divisive splits
+// it somewhere in the middle. Each split is therefore checked against a
+// straight line (Theil-Sen) over the same stretch: when the line fits at
+// least as well as two levels, the stretch is reported as a drift with its
+// slope and the Mann-Kendall trend test's p, not as a step.
+package changepoint
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+)
+
+// Options tune Detect. Zero values take the defaults.
+type Options struct {
+	// Alpha is the permutation test's significance level (default 0.01).
+	Alpha float64
+	// Permutations of the permutation test (default 999).
+	Permutations int
+	// MinSize is the fewest points a segment may have (default 3, at
+	// least 2: the statistic needs pairs on each side).
+	MinSize int
+	// MinEffect is the smallest relative change of the median, as a
+	// fraction (0.05: 5%), that counts as a change point or a drift.
+	MinEffect float64
+	// Seed makes the permutations, and so the p-values, reproducible.
+	Seed uint64
+}
+
+func (o Options) withDefaults() Options {
+	if o.Alpha == 0 {
+		o.Alpha = 0.01
+	}
+	if o.Permutations == 0 {
+		o.Permutations = 999
+	}
+	if o.MinSize < 2 {
+		o.MinSize = 3
+	}
+	return o
+}
+
+// ChangePoint is a step in the series.
+type ChangePoint struct {
+	// Index is the first point after the step.
+	Index int `json:"index"`
+	// Before and After are the medians of the segments on either side,
+	// up to the neighbouring change points.
+	Before float64 `json:"before"`
+	After  float64 `json:"after"`
+	// Change is After/Before − 1.
+	Change float64 `json:"change"`
+	// P is the permutation test's p-value when the split was found.
+	P float64 `json:"p"`
+}
+
+// Drift is a stretch the series moves along steadily rather than in a
+// step.
+type Drift struct {
+	Start int `json:"start"` // first point of the stretch
+	End   int `json:"end"`   // one past its last
+	// PerStep is the Theil-Sen slope relative to the line's value at
+	// Start; Change the relative change of the line over the stretch.
+	PerStep float64 `json:"per_step"`
+	Change  float64 `json:"change"`
+	// P is the Mann-Kendall trend test's two-sided p-value.
+	P float64 `json:"p"`
+	// SplitP is the permutation test's p of the split that found it.
+	SplitP float64 `json:"split_p"`
+}
+
+// Result is what Detect found, change points and drifts in series order.
+type Result struct {
+	ChangePoints []ChangePoint `json:"change_points"`
+	Drifts       []Drift       `json:"drifts"`
+}
+
+// Detect finds the change points and drifts of x.
+func Detect(x []float64, opt Options) Result {
+	opt = opt.withDefaults()
+	d := &detector{x: x, opt: opt, rng: rand.New(rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15))}
+	d.split(0, len(x))
+	var res Result
+	slices.SortFunc(d.cps, func(a, b ChangePoint) int { return a.Index - b.Index })
+	for i, cp := range d.cps {
+		lo, hi := 0, len(x)
+		if i > 0 {
+			lo = d.cps[i-1].Index
+		}
+		if i+1 < len(d.cps) {
+			hi = d.cps[i+1].Index
+		}
+		cp.Before, cp.After = median(x[lo:cp.Index]), median(x[cp.Index:hi])
+		cp.Change = relChange(cp.Before, cp.After)
+		res.ChangePoints = append(res.ChangePoints, cp)
+	}
+	slices.SortFunc(d.drifts, func(a, b Drift) int { return a.Start - b.Start })
+	res.Drifts = d.drifts
+	return res
+}
+
+type detector struct {
+	x      []float64
+	opt    Options
+	rng    *rand.Rand
+	cps    []ChangePoint
+	drifts []Drift
+}
+
+// split looks for the most likely change in x[a:b], keeps it if it is
+// significant and large enough, and goes on either side of it (binary
+// segmentation, as E-divisive's hierarchical search).
+func (d *detector) split(a, b int) {
+	seg := d.x[a:b]
+	n := len(seg)
+	if n < 2*d.opt.MinSize {
+		return
+	}
+	dist := distances(seg)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	tau, q := bestSplit(dist, order, d.opt.MinSize)
+	if tau < 0 {
+		return
+	}
+	exceed := 0
+	perm := slices.Clone(order)
+	for range d.opt.Permutations {
+		d.rng.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+		if _, qp := bestSplit(dist, perm, d.opt.MinSize); qp >= q {
+			exceed++
+		}
+	}
+	p := float64(exceed+1) / float64(d.opt.Permutations+1)
+	if p > d.opt.Alpha {
+		return
+	}
+	before, after := median(seg[:tau]), median(seg[tau:])
+	if math.Abs(relChange(before, after)) < d.opt.MinEffect {
+		return
+	}
+	// Two levels, or one line? The line has a parameter fewer; it is
+	// taken when it fits at least as well (sum of absolute residuals).
+	slope, icept := theilSen(seg)
+	var stepRes, lineRes float64
+	for i, v := range seg {
+		lvl := before
+		if i >= tau {
+			lvl = after
+		}
+		stepRes += math.Abs(v - lvl)
+		lineRes += math.Abs(v - (icept + slope*float64(i)))
+	}
+	if lineRes <= stepRes {
+		start, end := icept, icept+slope*float64(n-1)
+		dr := Drift{Start: a, End: b, PerStep: relChange(start, start+slope), Change: relChange(start, end), P: mannKendall(seg), SplitP: p}
+		if math.Abs(dr.Change) >= d.opt.MinEffect {
+			d.drifts = append(d.drifts, dr)
+		}
+		return
+	}
+	d.cps = append(d.cps, ChangePoint{Index: a + tau, P: p})
+	d.split(a, a+tau)
+	d.split(a+tau, b)
+}
+
+// distances is the matrix of |x_i − x_j|.
+func distances(x []float64) [][]float64 {
+	d := make([][]float64, len(x))
+	for i := range x {
+		d[i] = make([]float64, len(x))
+		for j := range x {
+			d[i][j] = math.Abs(x[i] - x[j])
+		}
+	}
+	return d
+}
+
+// bestSplit returns the split τ (left size) of the points in order that
+// maximises the energy statistic
+//
+//	Q(τ) = m·r/n · (2/(m·r)·Σ|x−y| − Σ|x−x'|/C(m,2) − Σ|y−y'|/C(r,2))
+//
+// over both sides having at least minSize points, in O(n²): each step
+// moves one point from the right side to the left and updates the three
+// sums. It returns −1 when no split is possible.
+func bestSplit(dist [][]float64, order []int, minSize int) (int, float64) {
+	n := len(order)
+	var total float64
+	rows := make([]float64, n)
+	for i := range n {
+		for j := range n {
+			rows[i] += dist[i][j]
+		}
+		total += rows[i]
+	}
+	total /= 2
+	wl, cross, wr := 0.0, 0.0, total
+	best, bestQ := -1, math.Inf(-1)
+	for k := 0; k < n-1; k++ {
+		var toLeft float64
+		for i := 0; i < k; i++ {
+			toLeft += dist[order[i]][order[k]]
+		}
+		toRight := rows[order[k]] - toLeft
+		wl += toLeft
+		cross += toRight - toLeft
+		wr -= toRight
+		m, r := float64(k+1), float64(n-k-1)
+		if k+1 < minSize || n-k-1 < minSize {
+			continue
+		}
+		e := 2*cross/(m*r) - wl/(m*(m-1)/2) - wr/(r*(r-1)/2)
+		if q := m * r / float64(n) * e; q > bestQ {
+			best, bestQ = k+1, q
+		}
+	}
+	return best, bestQ
+}
+
+// theilSen fits y = icept + slope·i robustly: the slope is the median of
+// the pairwise slopes, the intercept the median of y_i − slope·i.
+func theilSen(y []float64) (slope, icept float64) {
+	var slopes []float64
+	for i := range y {
+		for j := i + 1; j < len(y); j++ {
+			slopes = append(slopes, (y[j]-y[i])/float64(j-i))
+		}
+	}
+	if len(slopes) == 0 {
+		return 0, median(y)
+	}
+	slope = median(slopes)
+	res := make([]float64, len(y))
+	for i, v := range y {
+		res[i] = v - slope*float64(i)
+	}
+	return slope, median(res)
+}
+
+// mannKendall is the two-sided p-value of the Mann-Kendall trend test, by
+// the normal approximation with the continuity correction (ties are rare
+// in medians of latencies and are not corrected for).
+func mannKendall(y []float64) float64 {
+	n := len(y)
+	var s float64
+	for i := range y {
+		for j := i + 1; j < n; j++ {
+			switch {
+			case y[j] > y[i]:
+				s++
+			case y[j] < y[i]:
+				s--
+			}
+		}
+	}
+	v := float64(n*(n-1)*(2*n+5)) / 18
+	if v == 0 || s == 0 {
+		return 1
+	}
+	z := (math.Abs(s) - 1) / math.Sqrt(v)
+	return math.Erfc(z / math.Sqrt2)
+}
+
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(x)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// relChange is to/from − 1, 0 when from is 0.
+func relChange(from, to float64) float64 {
+	if from == 0 {
+		return 0
+	}
+	return to/from - 1
+}
