@@ -1,0 +1,129 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/xrcbench/xrcbench/report"
+	"github.com/xrcbench/xrcbench/results"
+)
+
+func init() { subcommands = append(subcommands, newHistoryCmd) }
+
+func newHistoryCmd(stdout, stderr io.Writer) *cobra.Command {
+	var (
+		out, orderBy, gates, minEffect string
+		alpha                          float64
+	)
+	cmd := &cobra.Command{
+		Use:   "history DIR... [--out DIR]",
+		Short: "A gated metric's history across runs, with change points; exit 1 when the latest run is after a regression",
+		Long: `history reads run folders (or folders of them), orders the runs by their start
+time or by a label (--order-by label:commit), and follows each gated metric
+(--gate, by default the workload's, as compare) across them: per run the
+median over its repetitions and their range.
+
+Over each series it looks for change points with E-divisive (Matteson and
+James 2014, as MongoDB's performance CI uses it): the split where the runs
+before and after differ most, kept when a permutation test finds it
+significant (p ≤ --alpha) and the median moved by at least --min-effect,
+then the same on either side. A stretch that a straight line (Theil-Sen)
+fits at least as well as a step is reported as a drift, with its slope per
+run and the Mann-Kendall test's p, not as a change point. Each change point
+is named with the first run after it, the change, and p.
+
+It writes history.json and history.html (a plot per metric with the change
+points marked; each point links to its run's report.html) into --out, by
+default the folder of runs when one is given, and prints a summary.
+
+Exit status: 0; 1 when the most recent run of a gated metric sits after a
+regression change point (a scheduled CI job alerts on it); 2 bad input
+(no run folder, runs of different workloads, a run without the label to
+order by).`,
+		Example: `  # every nightly run kept under runs/nightly/
+  xrcbench history runs/nightly
+
+  # ordered by the commit timestamp each run was labelled with
+  xrcbench history runs/nightly --order-by label:commit_time --out public/history
+
+  # reg p99 instead of the default gates, 3% minimum change
+  xrcbench history runs/nightly --gate reg.p99 --min-effect 3%`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("history needs at least one run folder or folder of runs")
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			eff, err := parsePercent(minEffect)
+			if err != nil {
+				return usagef("--min-effect %q: %v", minEffect, err)
+			}
+			if !(alpha > 0 && alpha < 1) {
+				return usagef("--alpha %g: want a level between 0 and 1, such as 0.01", alpha)
+			}
+			var gs []report.Gate
+			if gates != "" {
+				if gs, err = report.ParseGates(gates); err != nil {
+					return inputErr(err)
+				}
+			}
+			if out == "" {
+				if len(args) == 1 && !isRunFolder(args[0]) {
+					out = args[0]
+				} else {
+					return usagef("history of run folders needs --out DIR for history.html and history.json (it defaults only to a single folder of runs)")
+				}
+			}
+			h, err := report.BuildHistory(args, report.HistoryOptions{OrderBy: orderBy, Gates: gs, MinEffect: eff, Alpha: alpha, Seed: 1})
+			if err != nil {
+				return inputErr(err)
+			}
+			js, err := h.JSON()
+			if err != nil {
+				return failure{err: err}
+			}
+			page, err := h.HTML(out, func(run string) bool {
+				_, err := os.Stat(filepath.Join(run, report.HTMLFile))
+				return err == nil
+			})
+			if err != nil {
+				return failure{err: err}
+			}
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return outputErr(err)
+			}
+			for name, data := range map[string][]byte{report.HistoryJSONFile: js, report.HistoryHTMLFile: page} {
+				if err := results.WriteFileAtomic(filepath.Join(out, name), data, 0o644); err != nil {
+					return outputErr(err)
+				}
+			}
+			if err := h.WriteText(stdout); err != nil {
+				return outputErr(err)
+			}
+			fmt.Fprintf(stdout, "wrote %s and %s\n", filepath.Join(out, report.HistoryHTMLFile), filepath.Join(out, report.HistoryJSONFile))
+			if h.Regressed() {
+				return failure{err: errors.New("the latest run sits after a regression change point"), quiet: false}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&out, "out", "", "folder for history.html and history.json (default: the folder of runs, when one is given)")
+	f.StringVar(&orderBy, "order-by", "start", "order of the runs: start (their start time) or label:KEY (their --label KEY, numerically when all are numbers)")
+	f.StringVar(&gates, "gate", "", "metrics to follow, KIND.METRIC comma-separated (default: the workload's, as compare)")
+	f.StringVar(&minEffect, "min-effect", "5%", "smallest change of the median that is a change point or a drift")
+	f.Float64Var(&alpha, "alpha", 0.01, "significance level of each change point's permutation test")
+	return cmd
+}
+
+// isRunFolder reports whether dir holds a result.json.
+func isRunFolder(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, results.FileName))
+	return err == nil
+}

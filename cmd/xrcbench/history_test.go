@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// historyRuns writes n copies of the lifecycle fixture, started an hour
+// apart, whose latencies in run i are multiplied by level(i) (ops/s
+// divided by it).
+func historyRuns(t *testing.T, n int, level func(i int) float64) string {
+	t.Helper()
+	root := t.TempDir()
+	for i := range n {
+		r, err := results.Load(fixture("lifecycle"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := level(i) * (1 + 0.004*float64(i%3)) // run-to-run noise
+		for _, rep := range append(r.Repetitions, results.Repetition{Ops: r.Ops}) {
+			for kind, s := range rep.Ops {
+				l := &s.NS
+				for _, v := range []*int64{&l.Min, &l.P50, &l.P90, &l.P99, &l.P999, &l.Max} {
+					*v = int64(float64(*v) * f)
+				}
+				l.Mean *= f
+				l.Stddev *= f
+				s.OpsPerSec /= f
+				rep.Ops[kind] = s
+			}
+		}
+		r.Started = r.Started.Add(time.Duration(i) * time.Hour)
+		dir := filepath.Join(root, fmt.Sprintf("nightly-%02d", i))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := results.Write(dir, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func TestHistoryCLI(t *testing.T) {
+	slower := historyRuns(t, 12, func(i int) float64 {
+		if i >= 6 {
+			return 1.2
+		}
+		return 1
+	})
+	code, stdout, stderr := runCLI("history", slower)
+	if code != 1 || !strings.Contains(stdout, "REGRESSION") || !strings.Contains(stdout, "change point at run 7") ||
+		!strings.Contains(stderr, "latest run sits after a regression") {
+		t.Errorf("+20%% from run 7: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, f := range []string{"history.html", "history.json"} {
+		if _, err := os.Stat(filepath.Join(slower, f)); err != nil {
+			t.Errorf("%s not written into the folder of runs: %v", f, err)
+		}
+	}
+	flat := historyRuns(t, 12, func(int) float64 { return 1 })
+	out := t.TempDir()
+	if code, stdout, stderr := runCLI("history", flat, "--out", out); code != 0 || !strings.Contains(stdout, "no change point") {
+		t.Errorf("flat: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "history.html")); err != nil {
+		t.Error(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"history"}, "at least one run folder"},
+		{[]string{"history", filepath.Join(flat, "nightly-00"), filepath.Join(flat, "nightly-01")}, "needs --out"},
+		{[]string{"history", flat, "--order-by", "name"}, "want start or label:KEY"},
+		{[]string{"history", flat, "--min-effect", "x"}, "--min-effect"},
+		{[]string{"history", flat, "--alpha", "2"}, "--alpha"},
+		{[]string{"history", flat, "--gate", "reg"}, "KIND.METRIC"},
+		{[]string{"history", t.TempDir()}, "not a run folder nor a folder of them"},
+	} {
+		code, _, stderr := runCLI(tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}

@@ -1,0 +1,223 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"math"
+	"path/filepath"
+	"strings"
+)
+
+// The plot of one series: each run's median with its repetitions' range,
+// change points as vertical lines, drifts as a band under the runs they
+// span; every point links to its run's report.
+const (
+	histW, histH               = 860, 300
+	histLeft, histRight        = 80, 20
+	histTop, histBottom        = 20, 40
+	histPlotW, histPlotH       = histW - histLeft - histRight, histH - histTop - histBottom
+	historyReportMissingSuffix = " (no report.html yet: xrcbench report RUN_DIR writes it)"
+)
+
+type histPoint struct {
+	X, Y, YLo, YHi float64
+	Href, Title    string
+	Partial        bool
+}
+
+type histMark struct {
+	X          float64
+	Label      string
+	Regression bool
+}
+
+type histBand struct {
+	X1, X2     float64
+	Label      string
+	Regression bool
+}
+
+type histTick struct {
+	Y     float64
+	Label string
+}
+
+type histPlot struct {
+	Title     string
+	W, H      int
+	Left, Top float64
+	PlotW     float64
+	PlotH     float64
+	Bottom    float64
+	Points    []histPoint
+	Path      string
+	Marks     []histMark
+	Bands     []histBand
+	Ticks     []histTick
+	Lines     []string
+	Alert     bool
+}
+
+var historyTmpl = template.Must(template.New("history").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>xrcbench history: {{.Workload}}</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:2em;max-width:920px;color:#222}
+h1{font-size:1.4em}h2{font-size:1.1em;margin-top:2em}
+.alert{color:#b00;font-weight:bold}
+svg text{font-size:11px;font-family:system-ui,sans-serif}
+ul{padding-left:1.2em}
+</style></head><body>
+<h1>xrcbench history: {{.Workload}}</h1>
+<p>{{.Runs}} runs ordered by {{.OrderBy}}. Each point is a run's median over its repetitions, the bar their range; a point links to its run's report.
+Change points (vertical lines; red: regression, green: improvement): {{.Method}}; p ≤ {{.Alpha}} over {{.Permutations}} permutations, at least {{.MinEffectPct}}%. Drifts are shaded.</p>
+{{if .Regressed}}<p class="alert">The latest run sits after a regression change point.</p>{{end}}
+{{range .Notes}}<p>Note: {{.}}</p>{{end}}
+{{range $p := .Plots}}
+<h2>{{.Title}}</h2>
+{{if .Alert}}<p class="alert">latest run after a regression</p>{{end}}
+<svg xmlns="http://www.w3.org/2000/svg" width="{{.W}}" height="{{.H}}" viewBox="0 0 {{.W}} {{.H}}">
+<rect x="{{.Left}}" y="{{.Top}}" width="{{.PlotW}}" height="{{.PlotH}}" fill="none" stroke="#999"/>
+{{range .Bands}}<rect x="{{.X1}}" y="{{$p.Top}}" width="{{.Width}}" height="{{$p.PlotH}}" fill="{{if .Regression}}#fdd{{else}}#dfd{{end}}" opacity="0.6"><title>{{.Label}}</title></rect>
+{{end}}{{range .Ticks}}<line x1="{{$p.Left}}" x2="{{$p.Right}}" y1="{{.Y}}" y2="{{.Y}}" stroke="#eee"/><text x="{{$p.TickX}}" y="{{.Y}}" text-anchor="end" dominant-baseline="middle">{{.Label}}</text>
+{{end}}<path d="{{.Path}}" fill="none" stroke="#68a"/>
+{{range .Marks}}<line x1="{{.X}}" x2="{{.X}}" y1="{{$p.Top}}" y2="{{$p.Bottom}}" stroke="{{if .Regression}}#c00{{else}}#080{{end}}" stroke-dasharray="4 3" stroke-width="2"><title>{{.Label}}</title></line>
+{{end}}{{range .Points}}<a href="{{.Href}}"><title>{{.Title}}</title><line x1="{{.X}}" x2="{{.X}}" y1="{{.YLo}}" y2="{{.YHi}}" stroke="#68a"/><circle cx="{{.X}}" cy="{{.Y}}" r="4" fill="{{if .Partial}}#fff{{else}}#246{{end}}" stroke="#246"/></a>
+{{end}}<text x="{{.MidX}}" y="{{.AxisY}}" text-anchor="middle">run (in order)</text>
+</svg>
+<ul>{{range .Lines}}<li>{{.}}</li>{{end}}</ul>
+{{end}}
+</body></html>
+`))
+
+// Width is the band's width.
+func (b histBand) Width() float64 { return b.X2 - b.X1 }
+
+// Right, TickX, MidX and AxisY place the plot's furniture.
+func (p histPlot) Right() float64 { return p.Left + p.PlotW }
+func (p histPlot) TickX() float64 { return p.Left - 6 }
+func (p histPlot) MidX() float64  { return p.Left + p.PlotW/2 }
+func (p histPlot) AxisY() float64 { return p.Bottom + 28 }
+
+// HTML is history.html for a page written into out: every point links to
+// its run folder's report.html, relative to out.
+func (h *History) HTML(out string, hasReport func(run string) bool) ([]byte, error) {
+	var plots []histPlot
+	for _, s := range h.Series {
+		plots = append(plots, h.plot(s, out, hasReport))
+	}
+	var b bytes.Buffer
+	err := historyTmpl.Execute(&b, struct {
+		*History
+		Regressed bool
+		Plots     []histPlot
+	}{h, h.Regressed(), plots})
+	return b.Bytes(), err
+}
+
+func (h *History) plot(s Series, out string, hasReport func(string) bool) histPlot {
+	p := histPlot{
+		Title: s.Kind + " " + s.Metric, W: histW, H: histH, Left: histLeft, Top: histTop,
+		PlotW: histPlotW, PlotH: histPlotH, Bottom: histTop + histPlotH, Alert: s.LatestAfterRegression,
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, pt := range s.Points {
+		lo, hi = math.Min(lo, pt.Min), math.Max(hi, pt.Max)
+	}
+	if hi <= lo {
+		lo, hi = lo*0.9, hi*1.1+1
+	}
+	pad := (hi - lo) * 0.05
+	lo, hi = lo-pad, hi+pad
+	n := len(s.Points)
+	x := func(i float64) float64 {
+		if n == 1 {
+			return histLeft + histPlotW/2
+		}
+		return histLeft + 10 + i*(histPlotW-20)/float64(n-1)
+	}
+	y := func(v float64) float64 { return histTop + histPlotH*(1-(v-lo)/(hi-lo)) }
+	for i, v := range niceTicks(lo, hi, 5) {
+		_ = i
+		p.Ticks = append(p.Ticks, histTick{Y: y(v), Label: s.metric.Format(v)})
+	}
+	var path strings.Builder
+	for i, pt := range s.Points {
+		href := filepath.Join(pt.Run, HTMLFile)
+		if rel, err := filepath.Rel(absOr(out), absOr(pt.Run)); err == nil {
+			href = filepath.Join(rel, HTMLFile)
+		}
+		title := fmt.Sprintf("run %d: %s, %s median of %d (range %s–%s)", i+1, pt.Run, s.metric.Format(pt.Median), pt.N, s.metric.Format(pt.Min), s.metric.Format(pt.Max))
+		if pt.Key != "" {
+			title += ", " + strings.TrimPrefix(h.OrderBy, "label:") + " " + pt.Key
+		}
+		if pt.Status != "ok" {
+			title += ", " + pt.Status + " run"
+		}
+		if hasReport != nil && !hasReport(pt.Run) {
+			title += historyReportMissingSuffix
+		}
+		hp := histPoint{X: x(float64(i)), Y: y(pt.Median), YLo: y(pt.Min), YHi: y(pt.Max), Href: filepath.ToSlash(href), Title: title, Partial: pt.Status != "ok"}
+		p.Points = append(p.Points, hp)
+		if i == 0 {
+			fmt.Fprintf(&path, "M%.1f %.1f", hp.X, hp.Y)
+		} else {
+			fmt.Fprintf(&path, " L%.1f %.1f", hp.X, hp.Y)
+		}
+	}
+	p.Path = path.String()
+	for _, c := range s.ChangePoints {
+		p.Marks = append(p.Marks, histMark{X: x(float64(c.Index) - 0.5), Regression: c.Regression,
+			Label: fmt.Sprintf("change point before run %d: %s → %s (%+.1f%%, p=%.3g)", c.Index+1, s.metric.Format(c.Before), s.metric.Format(c.After), c.ChangePct, c.P)})
+	}
+	for _, d := range s.Drifts {
+		p.Bands = append(p.Bands, histBand{X1: x(float64(d.Start) - 0.4), X2: x(float64(d.End) + 0.4), Regression: d.Regression,
+			Label: fmt.Sprintf("drift over runs %d–%d: %+.2f%% per run (%+.1f%%), Mann-Kendall p=%.3g", d.Start+1, d.End+1, d.PerRunPct, d.ChangePct, d.P)})
+	}
+	all := h.Lines()
+	prefix := s.Kind + " " + s.Metric + ":"
+	for i, l := range all {
+		if strings.HasPrefix(l, prefix) {
+			p.Lines = append(p.Lines, l)
+			for _, more := range all[i+1:] {
+				if !strings.HasPrefix(more, "  ") {
+					break
+				}
+				p.Lines = append(p.Lines, strings.TrimSpace(more))
+			}
+			break
+		}
+	}
+	return p
+}
+
+func absOr(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// niceTicks are about n round values (1, 2 or 5 × a power of ten apart)
+// within [lo, hi].
+func niceTicks(lo, hi float64, n int) []float64 {
+	span := hi - lo
+	if !(span > 0) {
+		return []float64{lo}
+	}
+	raw := span / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, f := range []float64{1, 2, 5, 10} {
+		if f*mag >= raw {
+			step = f * mag
+			break
+		}
+	}
+	var ts []float64
+	for v := math.Ceil(lo/step) * step; v <= hi; v += step {
+		ts = append(ts, v)
+	}
+	return ts
+}

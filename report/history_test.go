@@ -1,0 +1,207 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// writeHistory writes n lifecycle run folders under a new folder, started
+// a day apart, whose reg and unreg_last p50 in run i are level(i) × 2µs
+// with Gaussian noise of sd (a fraction), over 5 repetitions.
+func writeHistory(t *testing.T, n int, sd float64, seed uint64, level func(i int) float64) string {
+	t.Helper()
+	root := t.TempDir()
+	rng := rand.New(rand.NewPCG(seed, 3))
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		runLevel := 2000 * level(i) * (1 + sd*rng.NormFloat64())
+		vals := map[string][]float64{}
+		for _, k := range []string{results.OpReg, results.OpUnregLast} {
+			for range 5 {
+				// Repetitions scatter a little around the run's level.
+				vals[k] = append(vals[k], runLevel*(1+0.005*rng.NormFloat64()))
+			}
+		}
+		r := runOf("", vals).Result
+		ordered := func(s results.OpStats) results.OpStats {
+			p50 := s.NS.P50
+			s.NS = results.Latency{Min: p50 / 2, P50: p50, P90: 2 * p50, P99: 3 * p50, P999: 4 * p50, Max: 5 * p50, Mean: float64(p50)}
+			return s
+		}
+		for k, s := range r.Ops {
+			r.Ops[k] = ordered(s)
+		}
+		for _, rep := range r.Repetitions {
+			for k, s := range rep.Ops {
+				rep.Ops[k] = ordered(s)
+			}
+		}
+		r.Config.Procs, r.Config.Threads = 1, 1
+		r.Started = t0.Add(time.Duration(i) * 24 * time.Hour)
+		r.Finished = r.Started.Add(time.Minute)
+		// Folder names that do not sort in start order: the history must
+		// order by time, not by name.
+		dir := filepath.Join(root, fmt.Sprintf("run-%02d", (i*7)%n))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := results.Write(dir, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func step(at int, f float64) func(int) float64 {
+	return func(i int) float64 {
+		if i >= at {
+			return f
+		}
+		return 1
+	}
+}
+
+func TestHistoryStep(t *testing.T) {
+	root := writeHistory(t, 30, 0.03, 1, step(18, 1.08))
+	h, err := BuildHistory([]string{root}, HistoryOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Runs != 30 || len(h.Series) != 2 {
+		t.Fatalf("%d runs, %d series; want 30 and the lifecycle gates reg.p50, unreg_last.p50", h.Runs, len(h.Series))
+	}
+	for _, s := range h.Series {
+		for i := 1; i < len(s.Points); i++ {
+			if !s.Points[i].Started.After(s.Points[i-1].Started) {
+				t.Fatalf("%s: points not in start order at %d", s.Kind, i)
+			}
+		}
+		if len(s.ChangePoints) != 1 {
+			t.Errorf("%s %s: change points %+v, want one", s.Kind, s.Metric, s.ChangePoints)
+			continue
+		}
+		c := s.ChangePoints[0]
+		if c.Index < 17 || c.Index > 19 || !c.Regression || c.ChangePct < 5 || c.Run != s.Points[c.Index].Run {
+			t.Errorf("%s: %+v, want a regression of about +8%% at run 18±1", s.Kind, c)
+		}
+		if !s.LatestAfterRegression {
+			t.Errorf("%s: the latest run is not after the regression", s.Kind)
+		}
+	}
+	if !h.Regressed() {
+		t.Error("Regressed() false after a +8% step")
+	}
+	js, err := h.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Regressed bool `json:"latest_after_regression"`
+		Series    []struct {
+			ChangePoints []struct {
+				Index int     `json:"index"`
+				P     float64 `json:"p"`
+			} `json:"change_points"`
+		} `json:"series"`
+	}
+	if err := json.Unmarshal(js, &back); err != nil || !back.Regressed || len(back.Series) != 2 || len(back.Series[0].ChangePoints) != 1 || back.Series[0].ChangePoints[0].P <= 0 {
+		t.Errorf("history.json: %v %+v", err, back)
+	}
+	page, err := h.HTML(root, func(string) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<svg", `href="run-`, "/report.html", "change point before run", "latest run after a regression"} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("history.html lacks %q", want)
+		}
+	}
+	if n := bytes.Count(page, []byte("<circle")); n != 60 {
+		t.Errorf("%d points plotted, want 60 (30 runs × 2 series)", n)
+	}
+}
+
+// A step down in latency is an improvement: found, but no alert.
+func TestHistoryImprovement(t *testing.T) {
+	h, err := BuildHistory([]string{writeHistory(t, 30, 0.03, 1, step(18, 0.9))}, HistoryOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range h.Series {
+		if len(s.ChangePoints) != 1 || s.ChangePoints[0].Regression {
+			t.Errorf("%s: %+v, want one improvement", s.Kind, s.ChangePoints)
+		}
+	}
+	if h.Regressed() {
+		t.Error("an improvement raised the alert")
+	}
+}
+
+func TestHistoryFlatAndDrift(t *testing.T) {
+	flat, err := BuildHistory([]string{writeHistory(t, 30, 0.03, 5, func(int) float64 { return 1 })}, HistoryOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range flat.Series {
+		if len(s.ChangePoints)+len(s.Drifts) != 0 {
+			t.Errorf("flat %s: %+v %+v", s.Kind, s.ChangePoints, s.Drifts)
+		}
+	}
+	drift, err := BuildHistory([]string{writeHistory(t, 30, 0.01, 5, func(i int) float64 { return 1 + 0.005*float64(i) })}, HistoryOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range drift.Series {
+		if len(s.ChangePoints) != 0 || len(s.Drifts) != 1 || !s.Drifts[0].Regression {
+			t.Errorf("drift %s: %+v %+v, want one worsening drift and no change point", s.Kind, s.ChangePoints, s.Drifts)
+		}
+	}
+	if drift.Regressed() {
+		t.Error("a drift raised the step alert")
+	}
+	if lines := strings.Join(drift.Lines(), "\n"); !strings.Contains(lines, "drift over runs 1–30") {
+		t.Errorf("summary does not name the drift:\n%s", lines)
+	}
+}
+
+func TestHistoryRefuses(t *testing.T) {
+	root := writeHistory(t, 3, 0.01, 1, step(99, 1))
+	other := t.TempDir()
+	r, err := results.Load(filepath.Join(root, "run-00"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Config.Workload = "steady"
+	if err := results.Write(other, r); err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	notDir := filepath.Join(empty, "file")
+	os.WriteFile(notDir, nil, 0o644)
+	for name, tc := range map[string]struct {
+		dirs []string
+		opt  HistoryOptions
+	}{
+		"missing":          {[]string{filepath.Join(empty, "nope")}, HistoryOptions{}},
+		"empty folder":     {[]string{empty}, HistoryOptions{}},
+		"a file":           {[]string{notDir}, HistoryOptions{}},
+		"two workloads":    {[]string{root, other}, HistoryOptions{}},
+		"bad order":        {[]string{root}, HistoryOptions{OrderBy: "name"}},
+		"no such label":    {[]string{root}, HistoryOptions{OrderBy: "label:commit"}},
+		"gate not in runs": {[]string{root}, HistoryOptions{Gates: []Gate{{Kind: "create", Metric: "p50"}}}},
+	} {
+		if _, err := BuildHistory(tc.dirs, tc.opt); !errors.Is(err, ErrInput) {
+			t.Errorf("%s: %v, want an input error", name, err)
+		}
+	}
+}
