@@ -38,6 +38,12 @@ type histBand struct {
 	Regression bool
 }
 
+// histXTick numbers a run under the x axis.
+type histXTick struct {
+	X     float64
+	Label string
+}
+
 type histTick struct {
 	Y     float64
 	Label string
@@ -55,6 +61,7 @@ type histPlot struct {
 	Marks     []histMark
 	Bands     []histBand
 	Ticks     []histTick
+	XTicks    []histXTick
 	Lines     []string
 	Alert     bool
 }
@@ -84,6 +91,7 @@ Change points (vertical lines; red: regression, green: improvement): {{.Method}}
 {{end}}<path d="{{.Path}}" fill="none" stroke="#68a"/>
 {{range .Marks}}<line x1="{{.X}}" x2="{{.X}}" y1="{{$p.Top}}" y2="{{$p.Bottom}}" stroke="{{if .Regression}}#c00{{else}}#080{{end}}" stroke-dasharray="4 3" stroke-width="2"><title>{{.Label}}</title></line>
 {{end}}{{range .Points}}<a href="{{.Href}}"><title>{{.Title}}</title><line x1="{{.X}}" x2="{{.X}}" y1="{{.YLo}}" y2="{{.YHi}}" stroke="#68a"/><circle cx="{{.X}}" cy="{{.Y}}" r="4" fill="{{if .Partial}}#fff{{else}}#246{{end}}" stroke="#246"/></a>
+{{end}}{{range .XTicks}}<text x="{{.X}}" y="{{$p.TickY}}" text-anchor="middle">{{.Label}}</text>
 {{end}}<text x="{{.MidX}}" y="{{.AxisY}}" text-anchor="middle">run (in order)</text>
 </svg>
 <ul>{{range .Lines}}<li>{{.}}</li>{{end}}</ul>
@@ -98,7 +106,8 @@ func (b histBand) Width() float64 { return b.X2 - b.X1 }
 func (p histPlot) Right() float64 { return p.Left + p.PlotW }
 func (p histPlot) TickX() float64 { return p.Left - 6 }
 func (p histPlot) MidX() float64  { return p.Left + p.PlotW/2 }
-func (p histPlot) AxisY() float64 { return p.Bottom + 28 }
+func (p histPlot) AxisY() float64 { return p.Bottom + 30 }
+func (p histPlot) TickY() float64 { return p.Bottom + 14 }
 
 // HTML is history.html for a page written into out: every point links to
 // its run folder's report.html, relative to out.
@@ -138,8 +147,13 @@ func (h *History) plot(s Series, out string, hasReport func(string) bool) histPl
 		return histLeft + 10 + i*(histPlotW-20)/float64(n-1)
 	}
 	y := func(v float64) float64 { return histTop + histPlotH*(1-(v-lo)/(hi-lo)) }
-	for i, v := range niceTicks(lo, hi, 5) {
-		_ = i
+	every := max(1, int(niceStep(float64(n)/10)))
+	for i := 0; i < n; i++ {
+		if (i+1)%every == 0 || i == 0 {
+			p.XTicks = append(p.XTicks, histXTick{X: x(float64(i)), Label: fmt.Sprint(i + 1)})
+		}
+	}
+	for _, v := range niceTicks(lo, hi, 5) {
 		p.Ticks = append(p.Ticks, histTick{Y: y(v), Label: s.metric.Format(v)})
 	}
 	var path strings.Builder
@@ -206,18 +220,24 @@ func niceTicks(lo, hi float64, n int) []float64 {
 	if !(span > 0) {
 		return []float64{lo}
 	}
-	raw := span / float64(n)
-	mag := math.Pow(10, math.Floor(math.Log10(raw)))
-	step := mag
-	for _, f := range []float64{1, 2, 5, 10} {
-		if f*mag >= raw {
-			step = f * mag
-			break
-		}
-	}
+	step := niceStep(span / float64(n))
 	var ts []float64
 	for v := math.Ceil(lo/step) * step; v <= hi; v += step {
 		ts = append(ts, v)
 	}
 	return ts
+}
+
+// niceStep is the smallest of 1, 2 or 5 × a power of ten at least raw.
+func niceStep(raw float64) float64 {
+	if !(raw > 0) {
+		return 1
+	}
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, f := range []float64{1, 2, 5} {
+		if f*mag >= raw {
+			return f * mag
+		}
+	}
+	return 10 * mag
 }

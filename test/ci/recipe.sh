@@ -1,0 +1,59 @@
+#!/bin/sh
+# The perf-CI recipe of docs/ci.md, run on the sim provider with the same
+# xrcbench command lines (cmd/xrcbench/recipe_test.go checks that they are
+# the same, and runs this script):
+#   a job on main measures the baseline and starts the history;
+#   a pull request that changes nothing passes (exit 0, PASS);
+#   a pull request whose registration is 25% slower (the sim cost model's
+#   reg cost from 2us to 2.5us) fails: compare exits 1, the summary's first
+#   line says FAIL and names reg p50 as a regression.
+# Usage: XRCBENCH=path/to/xrcbench test/ci/recipe.sh WORKDIR
+set -eu
+: "${XRCBENCH:?set XRCBENCH to the xrcbench binary}"
+work=${1:?usage: XRCBENCH=bin/xrcbench recipe.sh WORKDIR}
+mkdir -p "$work"
+cd "$work"
+xrcbench() { "$XRCBENCH" "$@"; }
+fail() {
+	echo "recipe: $*" >&2
+	exit 1
+}
+GITHUB_STEP_SUMMARY=$PWD/step-summary.md
+: >"$GITHUB_STEP_SUMMARY"
+
+# A pull request's job: measure, compare and publish, export. $1 is the
+# exit status compare must give, $2 what the summary's first line must say.
+pull_request() {
+	rm -rf runs/candidate
+	xrcbench run --workload steady --repetitions 5 $BENCH_ARGS --out runs/candidate
+	set +e
+	xrcbench compare runs/baseline runs/candidate --threshold 10% --format md > compare.md
+	status=$?
+	set -e
+	cat compare.md >> "$GITHUB_STEP_SUMMARY"
+	[ "$status" = "$1" ] || fail "compare exited $status, want $1: $(head -n 1 compare.md)"
+	head -n 1 compare.md | grep -q -- "$2" || fail "summary's first line lacks '$2': $(head -n 1 compare.md)"
+	xrcbench export runs/candidate --format github-action-benchmark --out bench.json
+	[ -s bench.json ] && [ -s bench-throughput.json ] || fail "export wrote no bench.json and bench-throughput.json"
+	grep -q '"name": "steady/reg p50"' bench.json || fail "bench.json has no steady/reg p50"
+	mkdir -p history && cp -r runs/candidate "history/$(date -u +%Y%m%dT%H%M%S)-$3"
+}
+
+# The job on main: its candidate becomes the baseline and starts the history.
+BENCH_ARGS="--provider sim --procs 1 --threads 1 --qps 1 --duration 300ms --warmup 100ms --sim-cost reg=2us,unreg=2us --seed 1"
+xrcbench run --workload steady --repetitions 5 $BENCH_ARGS --out runs/candidate
+rm -rf runs/baseline && cp -r runs/candidate runs/baseline
+mkdir -p history && cp -r runs/candidate "history/$(date -u +%Y%m%dT%H%M%S)-main"
+
+# An unchanged candidate passes.
+pull_request 0 "PASS" same
+
+# Registration 25% slower fails, with the regression named.
+BENCH_ARGS="--provider sim --procs 1 --threads 1 --qps 1 --duration 300ms --warmup 100ms --sim-cost reg=2500ns,unreg=2us --seed 1"
+pull_request 1 "FAIL.*reg p50" slower
+
+# The history of the three runs: too few for a change point, so exit 0,
+# with the page and its data written.
+xrcbench history history --out history-report
+[ -s history-report/history.html ] && [ -s history-report/history.json ] || fail "history wrote no history.html and history.json"
+echo "recipe: baseline, unchanged candidate passed, 25% slower candidate failed with exit 1; summary in $GITHUB_STEP_SUMMARY"
