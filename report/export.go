@@ -348,4 +348,47 @@ func marshalIndent(v any) ([]byte, error) {
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // runLabels are the run's --label pairs.
-func runLabels(r *results.Result) map[string]string { return nil }
+func runLabels(r *results.Result) map[string]string { return r.Labels }
+
+// ExportFormatJUnit is the gate result of a compare of two runs as JUnit
+// XML: one test case per gated metric.
+const ExportFormatJUnit = "junit"
+
+// JUnit is c's gate result for a CI server's test report: a suite named
+// after the workload, a test case per gated metric (a failure for a
+// regression, skipped when the repetitions are too few to decide, passed
+// otherwise), each with the medians, the change and p as its output, and
+// both runs as the suite's properties.
+func (c *Comparison) JUnit(started time.Time) JUnitReport {
+	suite := JUnitSuite{
+		Name:      "xrcbench compare " + c.Workload,
+		Timestamp: started,
+		Hostname:  c.New.Host,
+		Properties: []JUnitProperty{
+			{Name: "base", Value: c.Base.Dir}, {Name: "new", Value: c.New.Dir},
+			{Name: "threshold_pct", Value: strconv.FormatFloat(c.Threshold, 'g', -1, 64)},
+			{Name: "alpha", Value: strconv.FormatFloat(c.Alpha, 'g', -1, 64)},
+			{Name: "verdict", Value: c.Verdict()},
+		},
+	}
+	for _, r := range c.Rows {
+		if !r.Gated {
+			continue
+		}
+		jc := JUnitCase{
+			Name:      r.Kind + " " + r.Metric,
+			Classname: "xrcbench.compare." + c.Workload,
+			SystemOut: fmt.Sprintf("base %s, new %s, delta %s, p %s: %s", r.ci(r.Base), r.ci(r.New), r.delta(), r.pValue(), r.Verdict),
+		}
+		switch r.Verdict {
+		case VerdictRegression:
+			jc.Failure = &JUnitOutcome{Type: "regression",
+				Message: fmt.Sprintf("%s %s changed %s: a significant regression beyond %g%% (p %s)", r.Kind, r.Metric, r.delta(), c.Threshold, r.pValue()),
+				Text:    jc.SystemOut}
+		case VerdictTooFew, VerdictNoData:
+			jc.Skipped = &JUnitOutcome{Type: "undecided", Message: fmt.Sprintf("%s: %s", r.Verdict, c.needWhy())}
+		}
+		suite.Cases = append(suite.Cases, jc)
+	}
+	return JUnitReport{Name: "xrcbench", Suites: []JUnitSuite{suite}}
+}

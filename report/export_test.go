@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"math"
 	"strconv"
@@ -229,5 +230,91 @@ func TestExportCSV(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Error("no p99 row checked")
+	}
+}
+
+// TestCompareJUnit reads the JUnit back: one case per gated metric, the
+// +25% pair's reg p50 failed and nothing else; the A/A pair passes; too
+// few repetitions skip rather than pass.
+func TestCompareJUnit(t *testing.T) {
+	type xcase struct {
+		Name    string    `xml:"name,attr"`
+		Failure *struct{} `xml:"failure"`
+		Skipped *struct{} `xml:"skipped"`
+	}
+	var doc struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Skipped  int `xml:"skipped,attr"`
+		Suites   []struct {
+			Cases []xcase `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	read := func(base, new *Run) {
+		t.Helper()
+		c, err := Compare(base, new, defaultOpts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := WriteJUnit(&b, c.JUnit(new.Result.Started)); err != nil {
+			t.Fatal(err)
+		}
+		doc.Suites = nil
+		if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
+			t.Fatalf("%v\n%s", err, b.String())
+		}
+		if len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != len(c.Gates) {
+			t.Fatalf("want one suite with a case per gate (%d):\n%s", len(c.Gates), b.String())
+		}
+	}
+	base := engineRun(t, "engine-lifecycle")
+	read(base, engineRun(t, "engine-lifecycle-reg25"))
+	for _, c := range doc.Suites[0].Cases {
+		if (c.Failure != nil) != (c.Name == "reg p50") {
+			t.Errorf("+25%% reg: case %s failed %v", c.Name, c.Failure != nil)
+		}
+	}
+	if doc.Failures != 1 || doc.Tests != 2 {
+		t.Errorf("+25%% reg: %d tests, %d failures; want 2, 1", doc.Tests, doc.Failures)
+	}
+	read(base, engineRun(t, "engine-lifecycle-again"))
+	if doc.Failures != 0 || doc.Skipped != 0 {
+		t.Errorf("A/A: %d failures, %d skipped", doc.Failures, doc.Skipped)
+	}
+	read(runOf("a", map[string][]float64{"reg": {1, 2}, "unreg_last": {1, 2}}), runOf("b", map[string][]float64{"reg": {3, 4}, "unreg_last": {3, 4}}))
+	if doc.Skipped != 2 || doc.Failures != 0 {
+		t.Errorf("2 repetitions: %d skipped, %d failures; want both gates skipped", doc.Skipped, doc.Failures)
+	}
+}
+
+// Labels are columns, empty for a run without them.
+func TestExportCSVLabels(t *testing.T) {
+	a, b := engineRun(t, "engine-lifecycle"), engineRun(t, "engine-lifecycle-again")
+	a.Result.Labels = map[string]string{"fw": "22.31", "commit": "abc"}
+	data, err := ExportCSV([]*Run{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	fw, ok := col["label:fw"]
+	if _, ok2 := col["label:commit"]; !ok || !ok2 {
+		t.Fatalf("no label columns in %v", recs[0])
+	}
+	for _, rec := range recs[1:] {
+		want := ""
+		if rec[col["run"]] == a.Dir {
+			want = "22.31"
+		}
+		if rec[fw] != want {
+			t.Fatalf("run %s: label:fw %q, want %q", rec[col["run"]], rec[fw], want)
+		}
 	}
 }

@@ -205,3 +205,33 @@ func TestHistoryRefuses(t *testing.T) {
 		}
 	}
 }
+
+// --order-by label:KEY orders by the label, numerically when every value
+// is a number (9 before 10), whatever the start times.
+func TestHistoryOrderByLabel(t *testing.T) {
+	root := writeHistory(t, 12, 0.01, 1, step(99, 1))
+	paths, err := FindRuns([]string{root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range paths {
+		r, err := results.Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Labels = map[string]string{"build": fmt.Sprint(100 - i)} // the reverse of the folder order
+		if err := results.Write(p, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := BuildHistory([]string{root}, HistoryOptions{OrderBy: "label:build"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := h.Series[0].Points
+	for i := range pts {
+		if want := fmt.Sprint(89 + i); pts[i].Key != want {
+			t.Fatalf("point %d: build %s, want %s (numeric order)", i, pts[i].Key, want)
+		}
+	}
+}

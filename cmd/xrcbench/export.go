@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
@@ -14,10 +16,10 @@ import (
 func init() { subcommands = append(subcommands, newExportCmd) }
 
 func newExportCmd(stdout, stderr io.Writer) *cobra.Command {
-	var format, out, metrics string
+	var format, out, metrics, threshold, gates string
 	cmd := &cobra.Command{
 		Use:   "export RUN_DIR... --format F [--out FILE]",
-		Short: "Write run folders' figures for CI tools: github-action-benchmark, Bencher, CSV",
+		Short: "Write run folders' figures for CI tools: github-action-benchmark, Bencher, CSV, JUnit",
 		Long: `export writes the figures of run folders in a format another tool reads:
 
   github-action-benchmark  the custom-tool JSON of github-action-benchmark:
@@ -33,7 +35,14 @@ func newExportCmd(stdout, stderr io.Writer) *cobra.Command {
   csv           tidy CSV, one row per run, repetition, op kind and
                 statistic (count, errors, ops_per_sec, min, p50, p90, p99,
                 p999, max, mean, stddev), with the run's configuration
-                and environment as columns, for pandas or R.
+                and environment as columns (labels as label:KEY), for
+                pandas or R.
+  junit         the gate result of compare BASE_DIR NEW_DIR as JUnit XML,
+                for a CI server's test report: a test case per gated
+                metric (--gate, --threshold as compare), failed on a
+                significant regression, skipped when the repetitions are
+                too few to decide. Takes exactly two run folders; exits 0
+                whatever the verdict (compare's exit status gates).
 
 The value of every JSON entry is the median over the run's repetitions; the
 range (github-action-benchmark) and lower/upper values (Bencher) bound its
@@ -50,7 +59,10 @@ partial one is exported and marked so.`,
   bencher run --adapter json --file bmf.json
 
   # every run of a campaign as one table for pandas
-  xrcbench export runs/fw-* --format csv --out campaign.csv`,
+  xrcbench export runs/fw-* --format csv --out campaign.csv
+
+  # compare's gates as a JUnit test report
+  xrcbench export runs/baseline runs/candidate --format junit --out compare-junit.xml`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("export needs at least one RUN_DIR")
@@ -58,12 +70,27 @@ partial one is exported and marked so.`,
 			return nil
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
+			formats := fmt.Sprintf("%s, %s, %s or %s", report.ExportFormatGAB, report.ExportFormatBencher, report.ExportFormatCSV, report.ExportFormatJUnit)
 			switch format {
 			case report.ExportFormatGAB, report.ExportFormatBencher, report.ExportFormatCSV:
+			case report.ExportFormatJUnit:
+				if len(args) != 2 {
+					return usagef("--format junit is the gate result of a compare: give BASE_DIR and NEW_DIR, got %d run folder(s)", len(args))
+				}
 			case "":
-				return usagef("export needs --format: %s, %s or %s", report.ExportFormatGAB, report.ExportFormatBencher, report.ExportFormatCSV)
+				return usagef("export needs --format: %s", formats)
 			default:
-				return usagef("--format %q: want %s, %s or %s", format, report.ExportFormatGAB, report.ExportFormatBencher, report.ExportFormatCSV)
+				return usagef("--format %q: want %s", format, formats)
+			}
+			thr, err := parsePercent(threshold)
+			if err != nil {
+				return usagef("--threshold %q: %v", threshold, err)
+			}
+			var gs []report.Gate
+			if gates != "" {
+				if gs, err = report.ParseGates(gates); err != nil {
+					return inputErr(err)
+				}
 			}
 			if format == report.ExportFormatGAB && out == "" {
 				return usagef("--format %s writes two files (latencies and ops/s): give --out FILE", report.ExportFormatGAB)
@@ -112,14 +139,26 @@ partial one is exported and marked so.`,
 					return inputErr(err)
 				}
 				add(out, data)
+			case report.ExportFormatJUnit:
+				c, err := report.Compare(runs[0], runs[1], report.CompareOptions{Threshold: thr, Alpha: report.DefaultAlpha, Gates: gs})
+				if err != nil {
+					return inputErr(err)
+				}
+				var b bytes.Buffer
+				if err := report.WriteJUnit(&b, c.JUnit(runs[1].Result.Started)); err != nil {
+					return failure{err: err}
+				}
+				add(out, b.Bytes())
 			}
 			return writeOutputs(stdout, names, files)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&format, "format", "", "github-action-benchmark, bencher or csv")
+	f.StringVar(&format, "format", "", "github-action-benchmark, bencher, csv or junit")
 	f.StringVar(&out, "out", "", "file to write (default: standard output; github-action-benchmark needs it)")
 	f.StringVar(&metrics, "metric", "p50,p99", "latency metrics exported per op kind (github-action-benchmark, bencher): some of p50, p90, p99, p999, max, mean")
+	f.StringVar(&threshold, "threshold", "5%", "junit: smallest change that counts as a regression, as compare's")
+	f.StringVar(&gates, "gate", "", "junit: the metrics that decide, KIND.METRIC comma-separated, as compare's (default: the workload's)")
 	return cmd
 }
 

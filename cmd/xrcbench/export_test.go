@@ -23,6 +23,8 @@ func TestExportCLI(t *testing.T) {
 		{"no run", []string{"export", "--format", "csv"}, 2, "at least one RUN_DIR"},
 		{"missing folder", []string{"export", filepath.Join(tmp, "nope"), "--format", "csv"}, 2, "no such run folder"},
 		{"ops as metric", []string{"export", lc, "--format", "bencher", "--metric", "ops_per_sec"}, 2, "not a latency"},
+		{"junit of one run", []string{"export", lc, "--format", "junit"}, 2, "give BASE_DIR and NEW_DIR"},
+		{"junit bad threshold", []string{"export", lc, lc, "--format", "junit", "--threshold", "x"}, 2, "--threshold"},
 		{"same workload twice", []string{"export", lc, scaled(t, "reg", 2), "--format", "bencher"}, 2, "would collide"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -52,5 +54,9 @@ func TestExportCLI(t *testing.T) {
 	code, stdout, stderr := runCLI("export", lc, "--format", "csv")
 	if code != 0 || !strings.HasPrefix(stdout, "run,run_id,started,") {
 		t.Errorf("csv to stdout: exit %d, %q, %s", code, stdout[:min(len(stdout), 80)], stderr)
+	}
+	code, stdout, stderr = runCLI("export", lc, scaled(t, "reg", 1.5), "--format", "junit")
+	if code != 0 || !strings.Contains(stdout, "<testsuites") || !strings.Contains(stdout, `failures="1"`) || !strings.Contains(stdout, `<testcase name="reg p50"`) {
+		t.Errorf("junit of a +50%% reg: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }

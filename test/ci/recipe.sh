@@ -33,6 +33,8 @@ pull_request() {
 	cat compare.md >> "$GITHUB_STEP_SUMMARY"
 	[ "$status" = "$1" ] || fail "compare exited $status, want $1: $(head -n 1 compare.md)"
 	head -n 1 compare.md | grep -q -- "$2" || fail "summary's first line lacks '$2': $(head -n 1 compare.md)"
+	xrcbench export runs/baseline runs/candidate --format junit --threshold 10% --out compare-junit.xml
+	grep -q "failures=\"$1\"" compare-junit.xml || fail "compare-junit.xml does not have $1 failure(s)"
 	xrcbench export runs/candidate --format github-action-benchmark --out bench.json
 	[ -s bench.json ] && [ -s bench-throughput.json ] || fail "export wrote no bench.json and bench-throughput.json"
 	grep -q '"name": "steady/reg p50"' bench.json || fail "bench.json has no steady/reg p50"
