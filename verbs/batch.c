@@ -64,6 +64,9 @@ size_t xb_run_batch(const struct xb_ops *ops, void *dom, int op, uint32_t *qpns,
 		case XB_OP_UNREG:
 			rc = qpns[i] > XB_QPN_MAX ? EINVAL : ops->unreg(dom, qpns[i], &flags);
 			break;
+		case XB_OP_MODIFY:
+			rc = qpns[i] > XB_QPN_MAX ? EINVAL : ops->modify(dom, qpns[i], XB_QPS_TARGET);
+			break;
 		default:
 			rc = EINVAL;
 		}

@@ -15,6 +15,9 @@ static int call_close_domain(void *ops, void *dom) {
 static int call_close_device(void *ops, void *dev) {
 	return ((const struct xb_ops *)ops)->close_device(dev);
 }
+static int call_modify(void *ops, void *dom, uint32_t qpn, int state) {
+	return ((const struct xb_ops *)ops)->modify(dom, qpn, state);
+}
 static size_t call_run_batch(void *ops, void *dom, int op, uint32_t *qpns, size_t n, uint64_t *ns, uint32_t *status) {
 	return xb_run_batch((const struct xb_ops *)ops, dom, op, qpns, n, ns, status);
 }
@@ -40,6 +43,10 @@ func cOpenDomain(ops, dev unsafe.Pointer, fd int) (unsafe.Pointer, int) {
 }
 
 func cCloseDomain(ops, dom unsafe.Pointer) int { return int(C.call_close_domain(ops, dom)) }
+
+func cModify(ops, dom unsafe.Pointer, qpn uint32, state int) int {
+	return int(C.call_modify(ops, dom, C.uint32_t(qpn), C.int(state)))
+}
 
 func cCloseDevice(ops, dev unsafe.Pointer) int { return int(C.call_close_device(ops, dev)) }
 

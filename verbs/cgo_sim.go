@@ -65,6 +65,8 @@ func simConfig(o SimOptions) C.struct_sim_config {
 	cfg.cost_reg_ns = C.uint64_t(o.Cost.Reg)
 	cfg.cost_unreg_ns = C.uint64_t(o.Cost.Unreg)
 	cfg.cost_destroy_ns = C.uint64_t(o.Cost.Destroy)
+	cfg.cost_modify_ns = C.uint64_t(o.Cost.Modify)
+	cfg.cost_reset_ns = C.uint64_t(o.Cost.Reset)
 	return cfg
 }
 
@@ -136,6 +138,7 @@ func simOpen(opts Options) (*Device, error) {
 		return nil, err
 	}
 	C.sim_get_config(dev, &cfg)
+	C.sim_set_target(dev, C.int(opts.QPState))
 	info := DeviceInfo{
 		Name: "sim0", XRC: cfg.no_xrc == 0, OpenQP: true, LegacyAPI: true,
 		Semantics: string(o.Semantics), MaxQP: int(cfg.max_qps), Ports: 1, NUMANode: -1,

@@ -60,13 +60,15 @@ func (s skipError) Error() string { return string(s) }
 
 func (s selfTest) Error() string { return string(s) }
 
-// conformCheck is one row of the XRC semantics table of docs/design.md.
+// conformCheck is one row of the XRC semantics table of docs/design.md:
+// S1–S11 registration, S12–S15 the QP state transitions of the kernel's
+// qp_state_table for an XRC_TGT QP that the benchmark makes (--qp-state).
 type conformCheck struct {
 	id, name string
 	run      func(c *conformer) (detail string, err error)
 }
 
-// conformChecks is the table S1–S11. Each check uses fresh registrants and
+// conformChecks is the table S1–S15. Each check uses fresh registrants and
 // a fresh domain file, so checks do not depend on each other.
 var conformChecks = []conformCheck{
 	{"S1", "create registers the creator implicitly", checkCreateRegisters},
@@ -80,9 +82,13 @@ var conformChecks = []conformCheck{
 	{"S9", "close the domain while registered", checkCloseBusy},
 	{"S10", "a process exits without unregistering", checkProcessExit},
 	{"S11", "a device without XRC", checkNoXRC},
+	{"S12", "modify RESET to RTR, skipping INIT", checkRTRWithoutInit},
+	{"S13", "modify INIT to RTR, then back to INIT", checkRTRBackToInit},
+	{"S14", "a registrant's modify moves the shared QP", checkModifyShared},
+	{"S15", "last unreg destroys a QP in RTR", checkDestroyFromRTR},
 }
 
-// Conform runs the checks S1–S11 against the provider opts names, keeping
+// Conform runs the checks S1–S15 against the provider opts names, keeping
 // its domain files (and, for sim without a Dir, its device) in workDir.
 // Checks that need other processes re-execute this program: main (and
 // TestMain) must call MaybeRunChild first.
@@ -521,4 +527,74 @@ func (c *conformer) killedChild(qpn uint32) error {
 		return fmt.Errorf("child registrant: %w", err)
 	}
 	return nil
+}
+
+// modify makes one transition; a port that is down or has no address
+// (what RTR needs) skips the check instead of failing it.
+func modify(step string, d *Domain, qpn uint32, to QPState, wantErr syscall.Errno) error {
+	err := d.ModifyQP(qpn, to)
+	if errors.Is(err, syscall.ENETDOWN) || errors.Is(err, syscall.EADDRNOTAVAIL) {
+		return skipError(fmt.Sprintf("%s: the device's port is down or has no address (%v), so no QP can reach RTR here", step, err))
+	}
+	return want(step, err, wantErr)
+}
+
+func checkRTRWithoutInit(c *conformer) (string, error) {
+	r, q, err := c.created(1)
+	if err != nil {
+		return "", err
+	}
+	a := r[0]
+	return "RESET to RTR is EINVAL (not in the kernel's state table); RESET to INIT to RTR succeeds", steps(
+		func() error { return modify("RESET to RTR", a, q, QPRTR, syscall.EINVAL) },
+		func() error { return modify("RESET to INIT", a, q, QPInit, 0) },
+		func() error { return modify("INIT to RTR", a, q, QPRTR, 0) },
+	)
+}
+
+func checkRTRBackToInit(c *conformer) (string, error) {
+	r, q, err := c.created(1)
+	if err != nil {
+		return "", err
+	}
+	a := r[0]
+	return "INIT to INIT succeeds; RTR to INIT and RTR to RTR are EINVAL; any state to RESET succeeds", steps(
+		func() error { return modify("RESET to INIT", a, q, QPInit, 0) },
+		func() error { return modify("INIT to INIT", a, q, QPInit, 0) },
+		func() error { return modify("INIT to RTR", a, q, QPRTR, 0) },
+		func() error { return modify("RTR to INIT", a, q, QPInit, syscall.EINVAL) },
+		func() error { return modify("RTR to RTR", a, q, QPRTR, syscall.EINVAL) },
+		func() error { return modify("RTR to RESET", a, q, QPReset, 0) },
+		func() error { return modify("RESET to INIT again", a, q, QPInit, 0) },
+	)
+}
+
+func checkModifyShared(c *conformer) (string, error) {
+	r, q, err := c.created(2)
+	if err != nil {
+		return "", err
+	}
+	a, b := r[0], r[1]
+	return "B's modify to RTR moves the QP the creator put in INIT; the creator's own INIT to RTR is then EINVAL", steps(
+		func() error { return modify("creator RESET to INIT", a, q, QPInit, 0) },
+		func() error { return want("B reg", b.Reg(q), 0) },
+		func() error { return modify("B INIT to RTR", b, q, QPRTR, 0) },
+		func() error { return modify("creator INIT to RTR", a, q, QPRTR, syscall.EINVAL) },
+	)
+}
+
+func checkDestroyFromRTR(c *conformer) (string, error) {
+	r, q, err := c.created(1)
+	if err != nil {
+		return "", err
+	}
+	a := r[0]
+	var d Destroyed
+	return "the creator's unreg of its QP in RTR succeeds and destroys it", steps(
+		func() error { return modify("RESET to INIT", a, q, QPInit, 0) },
+		func() error { return modify("INIT to RTR", a, q, QPRTR, 0) },
+		func() error { d, err = a.Unreg(q); return want("creator unreg", err, 0) },
+		func() error { return wantDestroyed("creator unreg", d, WasDestroyed) },
+		func() error { return c.wantAlive("after creator unreg", q, false) },
+	)
 }

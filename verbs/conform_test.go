@@ -21,8 +21,8 @@ func TestConformSim(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(rep.Checks) != 11 {
-				t.Fatalf("got %d checks, want 11 (S1–S11)", len(rep.Checks))
+			if len(rep.Checks) != 15 {
+				t.Fatalf("got %d checks, want 15 (S1–S15)", len(rep.Checks))
 			}
 			for _, c := range rep.Checks {
 				want := CheckPass

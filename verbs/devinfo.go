@@ -260,6 +260,9 @@ const (
 	stageNoOpenQP
 	stageNoXRCAny
 	stageNoSym
+	stagePort
+	stageNoAddr
+	stageINI
 )
 
 // openError explains why a provider could not open a device: provider is
@@ -302,6 +305,12 @@ func openError(provider string, stage int, errno syscall.Errno, f devFacts, all 
 	case stageNoSym:
 		e.msg = "the legacy XRC API is not available: " + f.Name
 		e.notSupported = true
+	case stagePort:
+		e.msg = fmt.Sprintf("device %s has no ACTIVE port (%s): --qp-state rtr needs a port with a link to give each QP a loopback address; use --qp-state init", f.Name, errnoName(errno))
+	case stageNoAddr:
+		e.msg = fmt.Sprintf("device %s: its port has no address (no LID on InfiniBand, no GID on RoCE; %s): --qp-state rtr needs one for each QP's loopback path; use --qp-state init", f.Name, errnoName(errno))
+	case stageINI:
+		e.msg = fmt.Sprintf("device %s: cannot make the local XRC send QP (and its PD and CQ) whose number --qp-state rtr gives each receive QP as destination: %s (%s); use --qp-state init", f.Name, errno.Error(), errnoName(errno))
 	default:
 		e.msg = fmt.Sprintf("%s: cannot open a device: %s", provider, errno.Error())
 	}

@@ -6,7 +6,7 @@
 // # Providers
 //
 //   - sim: an XRC device emulated in file-backed shared memory, with the
-//     exact semantics S1–S11 of docs/design.md in two modes (Legacy, Upstream)
+//     exact semantics S1–S15 of docs/design.md in two modes (Legacy, Upstream)
 //     and an optional cost model (Cost). Separate processes that open the
 //     same directory share one device, and domain files are shared by
 //     inode, as the kernel shares XRC domains.

@@ -1,7 +1,18 @@
 /*
  * legacy.c: the legacy provider, the OFED XRC API
  * (ibv_open_xrc_domain, ibv_create_xrc_rcv_qp, ibv_reg_xrc_rcv_qp,
- * ibv_unreg_xrc_rcv_qp, ibv_close_xrc_domain).
+ * ibv_unreg_xrc_rcv_qp, ibv_close_xrc_domain), and ibv_modify_xrc_rcv_qp to
+ * move a receive QP to INIT and RTR (--qp-state).
+ *
+ * Why ibv_modify_xrc_rcv_qp and not ibv_modify_qp: the legacy API hands
+ * out a receive QP's number only, never a struct ibv_qp, so there is
+ * nothing to pass to ibv_modify_qp; OFED's own header documents
+ * ibv_modify_xrc_rcv_qp(domain, qp number, attr, mask) with the masks the
+ * kernel's state table requires (RESET->INIT: state, pkey index, port,
+ * access flags; INIT->RTR: state, AV, path MTU, destination QP, RQ PSN,
+ * responder resources, RNR timer), the same as for an upstream XRC_TGT QP.
+ * RTR's destination is a local XRC send QP (legacy type IBV_QPT_XRC, made
+ * with ibv_create_qp in the same domain, as Open MPI's XOOB made them).
  *
  * rdma-core removed these calls, so nothing here is linked: every symbol is
  * resolved with dlsym on the libibverbs.so.1 the process has loaded (or
@@ -38,6 +49,16 @@ struct legacy_fns {
 	int (*create_xrc_rcv_qp)(struct xb_legacy_qp_init_attr *attr, uint32_t *qpn);
 	int (*reg_xrc_rcv_qp)(struct xb_legacy_xrc_domain *d, uint32_t qpn);
 	int (*unreg_xrc_rcv_qp)(struct xb_legacy_xrc_domain *d, uint32_t qpn);
+	int (*modify_xrc_rcv_qp)(struct xb_legacy_xrc_domain *d, uint32_t qpn, struct xb_legacy_qp_attr *a, int mask);
+	/* what INIT and RTR need; every libibverbs exports them */
+	int (*query_port)(void *ctx, uint8_t port, struct xb_legacy_port_attr *a);
+	int (*query_gid)(void *ctx, uint8_t port, int index, union xb_legacy_gid *gid);
+	void *(*alloc_pd)(void *ctx);
+	int (*dealloc_pd)(void *pd);
+	void *(*create_cq)(void *ctx, int cqe, void *cq_context, void *channel, int vector);
+	int (*destroy_cq)(void *cq);
+	struct xb_legacy_qp *(*create_qp)(void *pd, struct xb_legacy_qp_init_attr *attr);
+	int (*destroy_qp)(struct xb_legacy_qp *qp);
 };
 
 static struct legacy_fns fns;
@@ -57,7 +78,10 @@ static void load(void)
 		SYM(get_device_list, 0),  SYM(free_device_list, 0), SYM(get_device_name, 0),
 		SYM(open_device, 0),      SYM(close_device, 0),     SYM(query_device, 0),
 		SYM(open_xrc_domain, 1),  SYM(close_xrc_domain, 1), SYM(create_xrc_rcv_qp, 1),
-		SYM(reg_xrc_rcv_qp, 1),   SYM(unreg_xrc_rcv_qp, 1),
+		SYM(reg_xrc_rcv_qp, 1),   SYM(unreg_xrc_rcv_qp, 1), SYM(modify_xrc_rcv_qp, 1),
+		SYM(query_port, 0),       SYM(query_gid, 0),        SYM(alloc_pd, 0),
+		SYM(dealloc_pd, 0),       SYM(create_cq, 0),        SYM(destroy_cq, 0),
+		SYM(create_qp, 0),        SYM(destroy_qp, 0),
 #undef SYM
 	};
 
@@ -106,12 +130,22 @@ struct legacy_dom;
 struct legacy_dev {
 	void *ctx; /* struct ibv_context * */
 	struct legacy_dom *doms; /* open domains, to release on close */
+	int target;              /* the QP state XB_QPS_TARGET means */
+	int nports;
+	/* what INIT and RTR need (see rdma.c's struct rdma_path) */
+	int port_found;
+	uint8_t port;
+	int active, mtu, is_global, gid_index;
+	uint16_t lid;
+	union xb_legacy_gid gid;
+	void *pd, *cq; /* for the send QPs, made with the first one */
 };
 
 struct legacy_dom {
 	struct legacy_dev *dev;
 	struct legacy_dom *next;
 	struct xb_legacy_xrc_domain *xd;
+	struct xb_legacy_qp *ini; /* the send QP RTR points at, one per domain */
 };
 
 static void dom_unlink(struct legacy_dom *d)
@@ -123,6 +157,9 @@ static void dom_unlink(struct legacy_dom *d)
 	if (*p)
 		*p = d->next;
 }
+
+static int make_ini(struct legacy_dom *d);
+static int ini_release(struct legacy_dom *d);
 
 /* The legacy calls return 0 or an errno; some OFED releases documented a
  * negative errno. Either way the caller gets a positive one. */
@@ -152,6 +189,16 @@ static int legacy_open_domain(void *devp, int fd, void **domp)
 		return rc;
 	}
 	d->dev = dev;
+	/* RTR's destination is made now, not in the first timed modify. */
+	if (dev->target == XB_QPS_RTR) {
+		int rc = make_ini(d);
+
+		if (rc) {
+			fns.close_xrc_domain(d->xd);
+			free(d);
+			return rc;
+		}
+	}
 	d->next = dev->doms;
 	dev->doms = d;
 	*domp = d;
@@ -165,6 +212,8 @@ static int legacy_close_domain(void *domp)
 
 	if (!d || !d->xd)
 		return EINVAL;
+	if ((rc = ini_release(d)) != 0)
+		return rc;
 	rc = norm(fns.close_xrc_domain(d->xd)); /* EBUSY while registered (S9) */
 	if (rc)
 		return rc;
@@ -207,6 +256,156 @@ static int legacy_unreg(void *domp, uint32_t qpn, uint32_t *flags)
 	return norm(fns.unreg_xrc_rcv_qp(d->xd, qpn));
 }
 
+/* find_port: the first ACTIVE port, else port 1, with its address. */
+static int find_port(struct legacy_dev *dev)
+{
+	struct xb_legacy_port_attr pa;
+	int rc;
+
+	for (int p = 1; p <= (dev->nports > 0 ? dev->nports : 1); p++) {
+		memset(&pa, 0, sizeof(pa));
+		if ((rc = norm(fns.query_port(dev->ctx, (uint8_t)p, &pa))) != 0)
+			return rc;
+		if (pa.state == XB_LEGACY_PORT_ACTIVE || p == 1) {
+			dev->port = (uint8_t)p;
+			dev->active = pa.state == XB_LEGACY_PORT_ACTIVE;
+			dev->mtu = pa.active_mtu;
+			dev->lid = pa.lid;
+			dev->is_global = pa.link_layer == XB_LEGACY_LINK_LAYER_ETHERNET;
+			dev->gid_index = -1;
+			for (int i = 0; dev->is_global && i < pa.gid_tbl_len && dev->gid_index < 0; i++) {
+				static const union xb_legacy_gid zero;
+
+				if (norm(fns.query_gid(dev->ctx, (uint8_t)p, i, &dev->gid)) == 0 &&
+				    memcmp(&dev->gid, &zero, sizeof(zero)))
+					dev->gid_index = i;
+			}
+			if (dev->active)
+				break;
+		}
+	}
+	dev->port_found = 1;
+	return 0;
+}
+
+/* check_rtr: what RTR needs of the port, with the stage that says so. */
+static int check_rtr(struct legacy_dev *dev, int *stage)
+{
+	int rc;
+
+	*stage = XB_STAGE_PORT;
+	if (!dev->port_found && (rc = find_port(dev)) != 0)
+		return rc;
+	if (!dev->active)
+		return ENETDOWN;
+	*stage = XB_STAGE_NOADDR;
+	if (dev->is_global ? dev->gid_index < 0 : dev->lid == 0)
+		return EADDRNOTAVAIL;
+	*stage = XB_STAGE_OK;
+	return 0;
+}
+
+/* make_ini makes the domain's send QP, and the device's PD and CQ with the
+ * first one. */
+static int make_ini(struct legacy_dom *d)
+{
+	struct legacy_dev *dev = d->dev;
+	struct xb_legacy_qp_init_attr qa;
+
+	if (d->ini)
+		return 0;
+	errno = 0;
+	if (!dev->pd && !(dev->pd = fns.alloc_pd(dev->ctx)))
+		return errno > 0 ? errno : ENOMEM;
+	errno = 0;
+	if (!dev->cq && !(dev->cq = fns.create_cq(dev->ctx, 1, NULL, NULL, 0)))
+		return errno > 0 ? errno : ENOMEM;
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = qa.recv_cq = dev->cq;
+	qa.cap.max_send_wr = 1;
+	qa.cap.max_send_sge = 1;
+	qa.qp_type = XB_LEGACY_QPT_XRC;
+	qa.xrc_domain = d->xd;
+	errno = 0;
+	if (!(d->ini = fns.create_qp(dev->pd, &qa)))
+		return errno > 0 ? errno : EINVAL;
+	return 0;
+}
+
+/* modify_one makes one transition with the attributes of rdma.c's
+ * modify_one, through ibv_modify_xrc_rcv_qp. */
+static int modify_one(struct legacy_dom *d, uint32_t qpn, int state)
+{
+	struct legacy_dev *dev = d->dev;
+	struct xb_legacy_qp_attr a;
+	int mask = XB_LEGACY_QP_STATE, rc, stage;
+
+	memset(&a, 0, sizeof(a));
+	switch (state) {
+	case XB_QPS_RESET:
+		a.qp_state = XB_QPS_RESET;
+		break;
+	case XB_QPS_INIT:
+		if (!dev->port_found && (rc = find_port(dev)) != 0)
+			return rc;
+		a.qp_state = XB_QPS_INIT;
+		a.pkey_index = 0;
+		a.port_num = dev->port;
+		a.qp_access_flags = XB_LEGACY_ACCESS_REMOTE_WRITE | XB_LEGACY_ACCESS_REMOTE_READ;
+		mask |= XB_LEGACY_QP_PKEY_INDEX | XB_LEGACY_QP_PORT | XB_LEGACY_QP_ACCESS_FLAGS;
+		break;
+	case XB_QPS_RTR:
+		if ((rc = check_rtr(dev, &stage)) != 0 || (rc = make_ini(d)) != 0)
+			return rc;
+		a.qp_state = XB_QPS_RTR;
+		a.path_mtu = dev->mtu;
+		a.dest_qp_num = d->ini->qp_num;
+		a.rq_psn = 0;
+		a.max_dest_rd_atomic = 4;
+		a.min_rnr_timer = 25;
+		a.ah_attr.port_num = dev->port;
+		if (dev->is_global) {
+			a.ah_attr.is_global = 1;
+			a.ah_attr.grh.dgid = dev->gid;
+			a.ah_attr.grh.sgid_index = (uint8_t)dev->gid_index;
+			a.ah_attr.grh.hop_limit = 1;
+		} else {
+			a.ah_attr.dlid = dev->lid;
+		}
+		mask |= XB_LEGACY_QP_AV | XB_LEGACY_QP_PATH_MTU | XB_LEGACY_QP_DEST_QPN | XB_LEGACY_QP_RQ_PSN |
+			XB_LEGACY_QP_MAX_DEST_RD_ATOMIC | XB_LEGACY_QP_MIN_RNR_TIMER;
+		break;
+	default:
+		return EINVAL;
+	}
+	return norm(fns.modify_xrc_rcv_qp(d->xd, qpn, &a, mask));
+}
+
+static int legacy_modify(void *domp, uint32_t qpn, int state)
+{
+	struct legacy_dom *d = domp;
+	int rc = 0;
+
+	if (!d || !d->xd || qpn > XB_QPN_MAX)
+		return EINVAL;
+	if (state != XB_QPS_TARGET)
+		return modify_one(d, qpn, state);
+	for (int st = XB_QPS_INIT; st <= d->dev->target && rc == 0; st++)
+		rc = modify_one(d, qpn, st);
+	return rc;
+}
+
+/* ini_release destroys a domain's send QP; 0 or an errno. */
+static int ini_release(struct legacy_dom *d)
+{
+	int rc;
+
+	if (d->ini && (rc = norm(fns.destroy_qp(d->ini))) != 0)
+		return rc;
+	d->ini = NULL;
+	return 0;
+}
+
 static int legacy_close_device(void *devp)
 {
 	struct legacy_dev *dev = devp;
@@ -221,9 +420,16 @@ static int legacy_close_device(void *devp)
 		struct legacy_dom *d = dev->doms;
 
 		dev->doms = d->next;
+		ini_release(d);
 		fns.close_xrc_domain(d->xd);
 		free(d);
 	}
+	if (dev->cq && (rc = norm(fns.destroy_cq(dev->cq))) != 0)
+		return rc;
+	dev->cq = NULL;
+	if (dev->pd && (rc = norm(fns.dealloc_pd(dev->pd))) != 0)
+		return rc;
+	dev->pd = NULL;
 	rc = dev->ctx ? norm(fns.close_device(dev->ctx)) : 0;
 	if (rc)
 		return rc;
@@ -238,6 +444,7 @@ const struct xb_ops xb_legacy_ops = {
 	.create = legacy_create,
 	.reg = legacy_reg,
 	.unreg = legacy_unreg,
+	.modify = legacy_modify,
 	.close_device = legacy_close_device,
 };
 
@@ -298,7 +505,7 @@ static const struct xb_devlib legacy_lib = {
 	.no_xrc_errno = ENOSYS,
 };
 
-int xb_legacy_open(const char *name, void **devp, struct xb_devfacts *facts, int *stage)
+int xb_legacy_open(const char *name, int qp_state, void **devp, struct xb_devfacts *facts, int *stage)
 {
 	struct legacy_dev *dev;
 	void *ctx;
@@ -321,6 +528,13 @@ int xb_legacy_open(const char *name, void **devp, struct xb_devfacts *facts, int
 		return ENOMEM;
 	}
 	dev->ctx = ctx;
+	dev->target = qp_state;
+	dev->nports = facts->phys_port_cnt;
+	if (qp_state == XB_QPS_RTR && facts->xrc && (rc = check_rtr(dev, stage)) != 0) {
+		fns.close_device(ctx);
+		free(dev);
+		return rc;
+	}
 	*devp = dev;
 	return 0;
 }

@@ -13,7 +13,17 @@
  * sq_sig_all is comp_mask: passing an upstream struct to the legacy call
  * would hand it garbage as the domain, hence the explicit declaration.
  *
- * The legacy IBV_QPT_XRC is 5 (upstream has no 5; its XRC_RECV is 10).
+ * The legacy IBV_QPT_XRC is 5 (upstream has no 5; its XRC_RECV is 10):
+ * the send side's type, created with ibv_create_qp and an xrc_domain.
+ *
+ * What moving a receive QP out of RESET needs (ibv_modify_xrc_rcv_qp,
+ * ibv_query_port, ibv_query_gid, a PD, a CQ and a send QP) uses structs
+ * and constants that OFED and rdma-core share: struct ibv_qp_attr (to
+ * which rdma-core appended rate_limit: the field is declared, so the
+ * struct is never shorter than either reads), struct ibv_ah_attr, the
+ * port attributes before rdma-core's additions (its _compat_ibv_port_attr,
+ * padded here against a longer write), the head of struct ibv_qp, and the
+ * IBV_QP_* mask bits, which the double's static asserts check.
  * struct ibv_device and struct ibv_device_attr are the same in both APIs
  * and are declared here only to read the fields the facts need.
  */
@@ -95,6 +105,76 @@ struct xb_legacy_device_attr {
 	uint16_t max_pkeys;
 	uint8_t local_ca_ack_delay;
 	uint8_t phys_port_cnt;
+};
+
+/* enum ibv_qp_attr_mask, enum ibv_access_flags, enum ibv_port_state,
+ * enum ibv_link_layer: the values both APIs use. */
+#define XB_LEGACY_QP_STATE (1 << 0)
+#define XB_LEGACY_QP_ACCESS_FLAGS (1 << 3)
+#define XB_LEGACY_QP_PKEY_INDEX (1 << 4)
+#define XB_LEGACY_QP_PORT (1 << 5)
+#define XB_LEGACY_QP_AV (1 << 7)
+#define XB_LEGACY_QP_PATH_MTU (1 << 8)
+#define XB_LEGACY_QP_RQ_PSN (1 << 12)
+#define XB_LEGACY_QP_MIN_RNR_TIMER (1 << 15)
+#define XB_LEGACY_QP_MAX_DEST_RD_ATOMIC (1 << 17)
+#define XB_LEGACY_QP_DEST_QPN (1 << 20)
+#define XB_LEGACY_ACCESS_REMOTE_WRITE (1 << 1)
+#define XB_LEGACY_ACCESS_REMOTE_READ (1 << 2)
+#define XB_LEGACY_PORT_ACTIVE 4
+#define XB_LEGACY_LINK_LAYER_ETHERNET 2
+
+union xb_legacy_gid {
+	uint8_t raw[16];
+	struct {
+		uint64_t subnet_prefix, interface_id; /* big endian */
+	} global;
+};
+
+struct xb_legacy_global_route {
+	union xb_legacy_gid dgid;
+	uint32_t flow_label;
+	uint8_t sgid_index;
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+};
+
+struct xb_legacy_ah_attr {
+	struct xb_legacy_global_route grh;
+	uint16_t dlid;
+	uint8_t sl;
+	uint8_t src_path_bits;
+	uint8_t static_rate;
+	uint8_t is_global;
+	uint8_t port_num;
+};
+
+struct xb_legacy_qp_attr {
+	int qp_state, cur_qp_state, path_mtu, path_mig_state; /* enums */
+	uint32_t qkey, rq_psn, sq_psn, dest_qp_num;
+	int qp_access_flags;
+	struct xb_legacy_qp_cap cap;
+	struct xb_legacy_ah_attr ah_attr, alt_ah_attr;
+	uint16_t pkey_index, alt_pkey_index;
+	uint8_t en_sqd_async_notify, sq_draining, max_rd_atomic, max_dest_rd_atomic, min_rnr_timer, port_num, timeout,
+		retry_cnt, rnr_retry, alt_port_num, alt_timeout;
+	uint32_t rate_limit; /* rdma-core's; OFED's struct ends before it */
+};
+
+struct xb_legacy_port_attr {
+	int state, max_mtu, active_mtu; /* enums */
+	int gid_tbl_len;
+	uint32_t port_cap_flags, max_msg_sz, bad_pkey_cntr, qkey_viol_cntr;
+	uint16_t pkey_tbl_len, lid, sm_lid;
+	uint8_t lmc, max_vl_num, sm_sl, subnet_timeout, init_type_reply, active_width, active_speed, phys_state,
+		link_layer; /* OFED 1.5.2 on; 0 (unset, InfiniBand) before */
+	uint8_t room[64]; /* a library that writes more than this prefix writes here */
+};
+
+/* The head of struct ibv_qp, the same in both APIs. */
+struct xb_legacy_qp {
+	void *context, *qp_context, *pd, *send_cq, *recv_cq, *srq;
+	uint32_t handle, qp_num;
 };
 
 #endif

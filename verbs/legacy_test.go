@@ -109,13 +109,13 @@ type conformCase struct {
 }
 
 var conformCases = []conformCase{
-	{"legacy", "xbfake0", "legacy", statuses("S1 S2 S3 S4 S5 S6 S7 S8 S9 S10", "S11")},
-	{"legacy", "xbnoxrc0", "legacy", statuses("S11", "S1 S2 S3 S4 S5 S6 S7 S8 S9 S10")},
-	{"rdma", "xbfake0", "upstream", statuses("S1 S2 S3 S4 S5 S6 S7 S9 S10", "S8 S11")},
-	{"rdma", "xbnoxrc0", "upstream", statuses("S11", "S1 S2 S3 S4 S5 S6 S7 S8 S9 S10")},
+	{"legacy", "xbfake0", "legacy", statuses("S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15", "S11")},
+	{"legacy", "xbnoxrc0", "legacy", statuses("S11", "S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15")},
+	{"rdma", "xbfake0", "upstream", statuses("S1 S2 S3 S4 S5 S6 S7 S9 S10 S12 S13 S14 S15", "S8 S11")},
+	{"rdma", "xbnoxrc0", "upstream", statuses("S11", "S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15")},
 }
 
-// TestDoubleConform runs the conformance table S1–S11 through the legacy
+// TestDoubleConform runs the conformance table S1–S15 through the legacy
 // and rdma providers against the double; S10 re-executes the test binary
 // as real child processes that are SIGKILLed while registered.
 func TestDoubleConform(t *testing.T) {

@@ -48,6 +48,12 @@ static int null_reg(void *dom, uint32_t qpn, uint32_t *flags)
 	return 0;
 }
 
+static int null_modify(void *dom, uint32_t qpn, int state)
+{
+	(void)dom, (void)qpn, (void)state;
+	return 0;
+}
+
 static int null_close_device(void *dev)
 {
 	free(dev);
@@ -61,5 +67,6 @@ const struct xb_ops xb_null_ops = {
 	.create = null_create,
 	.reg = null_reg,
 	.unreg = null_reg,
+	.modify = null_modify,
 	.close_device = null_close_device,
 };

@@ -20,8 +20,12 @@ extern const struct xb_ops xb_rdma_ops;
  * name, or when name is NULL or "" the first device with IBV_DEVICE_XRC.
  * On failure it returns a positive errno and sets *stage, and fills facts
  * as far as it got (facts->name names the device that failed).
+ * qp_state (enum xb_qp_state) is what XB_QPS_TARGET moves a QP to; for
+ * RTR the port, its address and a local XRC send QP are prepared here,
+ * and a port that is not ACTIVE fails with XB_STAGE_PORT (ENETDOWN), one
+ * without a LID or GID with XB_STAGE_NOADDR (EADDRNOTAVAIL).
  */
-int xb_rdma_open(const char *name, void **dev, struct xb_devfacts *facts, int *stage);
+int xb_rdma_open(const char *name, int qp_state, void **dev, struct xb_devfacts *facts, int *stage);
 
 /*
  * xb_rdma_list fills up to max entries of facts, one per device, opening

@@ -57,6 +57,9 @@ enum xb_open_stage {
 	XB_STAGE_NOOPENQP = 7, /* XRC, but the provider has no open_qp */
 	XB_STAGE_NOXRC_ANY = 8, /* no device given, and none has XRC */
 	XB_STAGE_NOSYM = 9,    /* legacy: a symbol is missing */
+	XB_STAGE_PORT = 10,    /* --qp-state rtr: the port is not ACTIVE (or cannot be queried) */
+	XB_STAGE_NOADDR = 11,  /* --qp-state rtr: the port has no LID (InfiniBand) or GID (RoCE) */
+	XB_STAGE_INI = 12,     /* --qp-state rtr: the local XRC send QP (or its PD, CQ) failed */
 };
 
 #endif

@@ -3,6 +3,7 @@
 package verbs
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,25 +25,32 @@ type openErrorCase struct {
 	Errno    syscall.Errno
 	NotSupp  bool
 	Want     []string
+	QPState  QPState
 }
 
 var openErrorCases = []openErrorCase{
 	{"no kernel RDMA", "none", "rdma", "", syscall.ENOSYS, true,
-		[]string{"no RDMA device found", "ENOSYS", "ib_uverbs"}},
+		[]string{"no RDMA device found", "ENOSYS", "ib_uverbs"}, 0},
 	{"no devices", "empty", "rdma", "", syscall.ENODEV, true,
-		[]string{"no RDMA device found", "lists none"}},
+		[]string{"no RDMA device found", "lists none"}, 0},
 	{"uverbs permission denied", "xblocked0:eacces", "rdma", "", syscall.EACCES, false,
-		[]string{"/dev/infiniband/uverbs0", "xblocked0", "permission denied", "run as root"}},
+		[]string{"/dev/infiniband/uverbs0", "xblocked0", "permission denied", "run as root"}, 0},
 	{"XRC without open_qp", "xbqedr0:noopenqp:driver=qedr", "rdma", "", syscall.EOPNOTSUPP, true,
-		[]string{"xbqedr0 has XRC", "driver qedr", "ibv_open_qp", "EOPNOTSUPP"}},
+		[]string{"xbqedr0 has XRC", "driver qedr", "ibv_open_qp", "EOPNOTSUPP"}, 0},
 	{"no device with XRC", "xbnoxrc0:noxrc", "rdma", "", syscall.EOPNOTSUPP, true,
-		[]string{"no RDMA device with XRC", "xbnoxrc0 (no XRC)"}},
+		[]string{"no RDMA device with XRC", "xbnoxrc0 (no XRC)"}, 0},
 	{"unknown device name", "xbfake0,xbnoxrc0:noxrc", "rdma", "mlx5_7", syscall.ENODEV, false,
-		[]string{`no RDMA device named "mlx5_7"`, "xbfake0", "xbnoxrc0 (no XRC)"}},
+		[]string{`no RDMA device named "mlx5_7"`, "xbfake0", "xbnoxrc0 (no XRC)"}, 0},
 	{"legacy: no kernel RDMA", "none", "legacy", "", syscall.ENOSYS, true,
-		[]string{"no RDMA device found", "ENOSYS"}},
+		[]string{"no RDMA device found", "ENOSYS"}, 0},
 	{"legacy: permission denied", "xblocked0:eacces", "legacy", "", syscall.EACCES, false,
-		[]string{"/dev/infiniband/uverbs0", "permission denied"}},
+		[]string{"/dev/infiniband/uverbs0", "permission denied"}, 0},
+	{"rtr on a port that is down", "xbdown0:portdown", "rdma", "", syscall.ENETDOWN, false,
+		[]string{"xbdown0 has no ACTIVE port", "ENETDOWN", "--qp-state init"}, QPRTR},
+	{"rtr on a port without a LID", "xbnolid0:noaddr", "rdma", "", syscall.EADDRNOTAVAIL, false,
+		[]string{"xbnolid0", "no address", "no LID", "--qp-state init"}, QPRTR},
+	{"legacy: rtr on a port that is down", "xbdown0:portdown", "legacy", "", syscall.ENETDOWN, false,
+		[]string{"xbdown0 has no ACTIVE port", "--qp-state init"}, QPRTR},
 }
 
 func TestDoubleOpenErrors(t *testing.T) {
@@ -63,6 +71,18 @@ func TestDoubleNoXRCDomain(t *testing.T) {
 
 func TestDoubleRDMADevice(t *testing.T) {
 	runInDouble(t, "rdma-device", "xbfake0,xbnoxrc0:noxrc,xbqedr0:noopenqp", "")
+}
+
+// TestDoubleQPStates: through the double, both providers move a created
+// QP to INIT and RTR with attributes the double checks as the kernel does
+// (InfiniBand by LID, RoCE by GID), refuse RTR straight from RESET, and on
+// a port that is down can still reach INIT but not RTR.
+func TestDoubleQPStates(t *testing.T) {
+	for _, p := range []string{"rdma", "legacy"} {
+		t.Run(p, func(t *testing.T) {
+			runInDouble(t, "qp-states", "xbfake0,xbroce0:roce,xbdown0:portdown", p)
+		})
+	}
 }
 
 func TestDoubleRDMAHandles(t *testing.T) {
@@ -132,12 +152,69 @@ func TestRDMAWithoutDevices(t *testing.T) {
 }
 
 func init() {
+	doubleCases["qp-states"] = func(t *testing.T, provider string) {
+		dir := t.TempDir()
+		for _, tc := range []struct {
+			device   string
+			state    QPState
+			rtrErrno syscall.Errno // of a single RESET-INIT-RTR walk
+		}{
+			{"xbfake0", QPRTR, 0},
+			{"xbroce0", QPRTR, 0},
+			{"xbfake0", QPInit, 0},
+			{"xbdown0", QPInit, syscall.ENETDOWN},
+		} {
+			name := fmt.Sprintf("%s at %v", tc.device, tc.state)
+			dev, err := Open(Options{Provider: provider, Device: tc.device, QPState: tc.state})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			dom, err := dev.OpenDomain(filepath.Join(dir, tc.device+tc.state.String()), true)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			q, err := dom.CreateRcvQP()
+			if err != nil {
+				t.Fatalf("%s: create: %v", name, err)
+			}
+			if err := dom.MoveQP(q); err != nil {
+				t.Errorf("%s: MoveQP: %v", name, err)
+			}
+			q2, err := dom.CreateRcvQP()
+			if err != nil {
+				t.Fatalf("%s: create: %v", name, err)
+			}
+			// Refused by the kernel's table, or before it where the port
+			// cannot give RTR an address.
+			if want := cmp.Or(tc.rtrErrno, syscall.EINVAL); !errors.Is(dom.ModifyQP(q2, QPRTR), want) {
+				t.Errorf("%s: RESET to RTR: %v, want %v", name, dom.ModifyQP(q2, QPRTR), want)
+			}
+			if err := dom.ModifyQP(q2, QPInit); err != nil {
+				t.Errorf("%s: RESET to INIT: %v", name, err)
+			}
+			err = dom.ModifyQP(q2, QPRTR)
+			if tc.rtrErrno == 0 && err != nil || tc.rtrErrno != 0 && !errors.Is(err, tc.rtrErrno) {
+				t.Errorf("%s: INIT to RTR: %v, want %v", name, err, tc.rtrErrno)
+			}
+			for _, x := range []uint32{q, q2} {
+				if d, err := dom.Unreg(x); err != nil || d == NotDestroyed {
+					t.Errorf("%s: last unreg of %#x: %v, %v", name, x, d, err)
+				}
+			}
+			if err := dom.Close(); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			if err := dev.Close(); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	}
 	doubleCases["open-error"] = func(t *testing.T, arg string) {
 		var c openErrorCase
 		if err := json.Unmarshal([]byte(arg), &c); err != nil {
 			t.Fatal(err)
 		}
-		dev, err := Open(Options{Provider: c.Provider, Device: c.Device})
+		dev, err := Open(Options{Provider: c.Provider, Device: c.Device, QPState: c.QPState})
 		if err == nil {
 			dev.Close()
 			t.Fatalf("Open(%s, %q) succeeded, want %v", c.Provider, c.Device, c.Errno)

@@ -39,7 +39,7 @@
 #include "sim.h"
 
 #define SIM_MAGIC 0x31304d4953435258ull /* "XRCSIM01" */
-#define SIM_VERSION 2
+#define SIM_VERSION 3 /* 3: QP states and their costs */
 #define SIM_FILE "sim.dev"
 #define SIM_QPN_BASE 0x100u /* QP numbers below are reserved (QP0/QP1 on IB) */
 #define SIM_MAX_REGISTRANTS 4096
@@ -82,6 +82,8 @@ struct sim_qp {
 	uint32_t domain;
 	uint32_t nregs;
 	uint32_t in_use;
+	uint32_t state; /* enum xb_qp_state */
+	uint32_t pad;
 	struct sim_reg regs[];
 };
 
@@ -105,6 +107,7 @@ struct sim_dev {
 	struct sim_shared *sh;
 	size_t size;
 	int semantics;
+	int target; /* the QP state XB_QPS_TARGET means, for this registrant */
 	uint32_t registrant;
 	/* The geometry validated at attach. The shared copy is compared with
 	 * it on every entry (sim_intact): a file another process scribbles
@@ -528,7 +531,8 @@ static int config_matches(const struct sim_config *want, const struct sim_config
 	return want->max_qps == have->max_qps && want->max_regs == have->max_regs &&
 	       want->no_xrc == have->no_xrc && want->cost_create_ns == have->cost_create_ns &&
 	       want->cost_reg_ns == have->cost_reg_ns && want->cost_unreg_ns == have->cost_unreg_ns &&
-	       want->cost_destroy_ns == have->cost_destroy_ns;
+	       want->cost_destroy_ns == have->cost_destroy_ns && want->cost_modify_ns == have->cost_modify_ns &&
+	       want->cost_reset_ns == have->cost_reset_ns;
 }
 
 /* half_made reports whether the device file was left by a creator that
@@ -564,7 +568,8 @@ static int header_valid(const struct sim_shared *sh, uint64_t file_size)
 	    (c.no_xrc != 0 && c.no_xrc != 1))
 		return EIO;
 	if (c.cost_create_ns > SIM_LIMIT_COST_NS || c.cost_reg_ns > SIM_LIMIT_COST_NS ||
-	    c.cost_unreg_ns > SIM_LIMIT_COST_NS || c.cost_destroy_ns > SIM_LIMIT_COST_NS)
+	    c.cost_unreg_ns > SIM_LIMIT_COST_NS || c.cost_destroy_ns > SIM_LIMIT_COST_NS ||
+	    c.cost_modify_ns > SIM_LIMIT_COST_NS || c.cost_reset_ns > SIM_LIMIT_COST_NS)
 		return EIO;
 	if (sh->size != file_size || sh->size != sim_size(&c) || sh->qp_off != slots_offset() ||
 	    sh->qp_stride != slot_stride(&c))
@@ -811,10 +816,12 @@ uint64_t sim_device_size(const struct sim_config *cfg)
 
 void sim_config_string(const struct sim_config *c, char *buf, size_t len)
 {
-	snprintf(buf, len, "max_qps=%u max_regs=%u %s cost create=%lluns,reg=%lluns,unreg=%lluns,destroy=%lluns",
+	snprintf(buf, len,
+		 "max_qps=%u max_regs=%u %s cost create=%lluns,reg=%lluns,unreg=%lluns,destroy=%lluns,modify=%lluns,reset=%lluns",
 		 c->max_qps, c->max_regs, c->no_xrc ? "noxrc" : "xrc", (unsigned long long)c->cost_create_ns,
 		 (unsigned long long)c->cost_reg_ns, (unsigned long long)c->cost_unreg_ns,
-		 (unsigned long long)c->cost_destroy_ns);
+		 (unsigned long long)c->cost_destroy_ns, (unsigned long long)c->cost_modify_ns,
+		 (unsigned long long)c->cost_reset_ns);
 }
 
 int sim_close(struct sim_dev *d)
@@ -967,6 +974,7 @@ int sim_create(struct sim_dom *m, uint32_t *qpn, uint32_t *flags)
 	qp->domain = m->domain;
 	qp->regs[0] = (struct sim_reg){.registrant = m->dev->registrant, .count = 1};
 	qp->nregs = 1;
+	qp->state = XB_QPS_RESET;
 	__atomic_add_fetch(&sh->domains[m->domain].qps, 1, __ATOMIC_RELEASE);
 	qp->in_use = 1;
 	*qpn = qp->qpn;
@@ -1041,7 +1049,7 @@ int sim_unreg(struct sim_dom *m, uint32_t qpn, uint32_t *flags)
 {
 	struct sim_shared *sh = m->dev->sh;
 	struct sim_qp *qp;
-	int rc, i, destroyed = 0;
+	int rc, i, destroyed = 0, out_of_reset = 0;
 
 	if (qpn > XB_QPN_MAX)
 		return EINVAL;
@@ -1059,13 +1067,90 @@ int sim_unreg(struct sim_dom *m, uint32_t qpn, uint32_t *flags)
 	else
 		reg_remove(qp, (uint32_t)i);
 	if (qp->nregs == 0) { /* S5 */
+		out_of_reset = qp->state != XB_QPS_RESET;
 		qp_destroy(sh, qp);
 		destroyed = 1;
 	}
 	qp_unlock(qp);
 	*flags |= XB_DESTROY_KNOWN | (destroyed ? XB_DESTROYED : 0);
-	pay(sh->cfg.cost_unreg_ns + (destroyed ? sh->cfg.cost_destroy_ns : 0));
+	/* A QP destroyed out of INIT or RTR is reset first, as mlx5 does. */
+	pay(sh->cfg.cost_unreg_ns + (destroyed ? sh->cfg.cost_destroy_ns : 0) +
+	    (out_of_reset ? sh->cfg.cost_reset_ns : 0));
 	return 0;
+}
+
+/* transition_ok: the kernel's qp_state_table for XRC_TGT, up to RTR. */
+static int transition_ok(uint32_t cur, int next)
+{
+	switch (next) {
+	case XB_QPS_RESET:
+		return 1;
+	case XB_QPS_INIT:
+		return cur == XB_QPS_RESET || cur == XB_QPS_INIT;
+	case XB_QPS_RTR:
+		return cur == XB_QPS_INIT;
+	}
+	return 0;
+}
+
+/* held_qp locks QP qpn's slot when this registrant holds the QP in its
+ * domain: 0 with the lock held, else an errno with it released. */
+static int held_qp(struct sim_dom *m, uint32_t qpn, struct sim_qp **out)
+{
+	struct sim_shared *sh = m->dev->sh;
+	struct sim_qp *qp;
+	int rc;
+
+	if (qpn > XB_QPN_MAX)
+		return EINVAL;
+	if ((rc = sim_intact(m->dev)) != 0)
+		return rc;
+	qp = qp_slot(sh, qpn);
+	if ((rc = qp_lock(sh, qp)) != 0)
+		return rc;
+	if (!qp_is(qp, qpn) || qp->domain != m->domain || reg_find(qp, m->dev->registrant) < 0) {
+		qp_unlock(qp);
+		return EINVAL;
+	}
+	*out = qp;
+	return 0;
+}
+
+int sim_modify(struct sim_dom *m, uint32_t qpn, int state)
+{
+	struct sim_qp *qp;
+	uint64_t cost;
+	int rc;
+
+	if ((rc = held_qp(m, qpn, &qp)) != 0)
+		return rc;
+	if (!transition_ok(qp->state, state)) {
+		qp_unlock(qp);
+		return EINVAL;
+	}
+	cost = state == XB_QPS_RESET ? (qp->state != XB_QPS_RESET ? m->dev->sh->cfg.cost_reset_ns : 0)
+				     : m->dev->sh->cfg.cost_modify_ns;
+	qp->state = (uint32_t)state;
+	qp_unlock(qp);
+	pay(cost);
+	return 0;
+}
+
+int sim_qp_state(struct sim_dom *m, uint32_t qpn, int *state)
+{
+	struct sim_qp *qp;
+	int rc;
+
+	if ((rc = held_qp(m, qpn, &qp)) != 0)
+		return rc;
+	*state = (int)qp->state;
+	qp_unlock(qp);
+	return 0;
+}
+
+void sim_set_target(struct sim_dev *d, int state)
+{
+	d->target = state;
 }
 
 /* ---- inspection and recovery -------------------------------------------- */
@@ -1190,6 +1275,18 @@ static int ops_reg(void *dom, uint32_t qpn, uint32_t *flags) { return sim_reg(do
 static int ops_unreg(void *dom, uint32_t qpn, uint32_t *flags) { return sim_unreg(dom, qpn, flags); }
 static int ops_close_device(void *dev) { return sim_close(dev); }
 
+static int ops_modify(void *dom, uint32_t qpn, int state)
+{
+	struct sim_dom *m = dom;
+	int rc = 0;
+
+	if (state != XB_QPS_TARGET)
+		return sim_modify(m, qpn, state);
+	for (int s = XB_QPS_INIT; s <= m->dev->target && rc == 0; s++)
+		rc = sim_modify(m, qpn, s);
+	return rc;
+}
+
 const struct xb_ops xb_sim_ops = {
 	.name = "sim",
 	.open_domain = ops_open_domain,
@@ -1197,5 +1294,6 @@ const struct xb_ops xb_sim_ops = {
 	.create = ops_create,
 	.reg = ops_reg,
 	.unreg = ops_unreg,
+	.modify = ops_modify,
 	.close_device = ops_close_device,
 };

@@ -28,6 +28,11 @@ struct sim_config {
 	int no_xrc;        /* a device without XRC (S11) */
 	/* cost model, busy-waited outside the device lock */
 	uint64_t cost_create_ns, cost_reg_ns, cost_unreg_ns, cost_destroy_ns;
+	/* per QP state transition: modify is each move up (RESET to INIT,
+	 * INIT to RTR); reset is the move back to RESET, paid on top of
+	 * destroy when the last unreg destroys a QP out of RESET (on mlx5
+	 * the driver issues 2RST_QP before DESTROY_QP) */
+	uint64_t cost_modify_ns, cost_reset_ns;
 };
 
 struct sim_dev;
@@ -64,6 +69,20 @@ int sim_close_domain(struct sim_dom *dom); /* EBUSY while registered (S9) */
 int sim_create(struct sim_dom *dom, uint32_t *qpn, uint32_t *flags);
 int sim_reg(struct sim_dom *dom, uint32_t qpn, uint32_t *flags);
 int sim_unreg(struct sim_dom *dom, uint32_t qpn, uint32_t *flags);
+
+/* QP states (enum xb_qp_state). The QP is shared: a modify through any
+ * registrant's handle moves it for all, as the kernel moves the real QP
+ * behind every ib_open_qp handle. sim_modify moves QP qpn, which this
+ * registrant must hold, one transition to state; the transitions of the
+ * kernel's qp_state_table for XRC_TGT up to RTR are allowed (RESET->INIT,
+ * INIT->INIT, INIT->RTR, any->RESET), any other is EINVAL. */
+int sim_modify(struct sim_dom *dom, uint32_t qpn, int state);
+/* sim_qp_state reads QP qpn's state; EINVAL when this registrant does not
+ * hold it. */
+int sim_qp_state(struct sim_dom *dom, uint32_t qpn, int *state);
+/* sim_set_target sets the state the xb_sim_ops modify of XB_QPS_TARGET
+ * moves a QP to (XB_QPS_RESET by default). Per registrant. */
+void sim_set_target(struct sim_dev *dev, int state);
 
 /* sim_reap drops every registration and domain handle of process pid
  * (which must be dead), destroying QPs whose last registration it held

@@ -32,12 +32,15 @@ func ParseSemantics(s string) (Semantics, error) {
 }
 
 // Cost is the sim device's cost model: a busy-wait per operation kind.
-// Destroy is paid on top of Unreg when the last registration goes. Costs
+// Destroy is paid on top of Unreg when the last registration goes, and
+// Reset on top of both when the QP was out of RESET then (INIT or RTR):
+// the driver resets it before destroying it. Modify is paid per
+// transition up (RESET to INIT, INIT to RTR), Reset for a move back. Costs
 // are paid outside the device lock, as the kernel does its expensive work
 // outside the XRCD lock, so an injected cost does not serialize unrelated
 // operations.
 type Cost struct {
-	Create, Reg, Unreg, Destroy time.Duration
+	Create, Reg, Unreg, Destroy, Modify, Reset time.Duration
 }
 
 // IsZero reports whether the cost model adds nothing.
@@ -49,7 +52,7 @@ func (c Cost) String() string {
 	for _, kv := range []struct {
 		k string
 		v time.Duration
-	}{{"create", c.Create}, {"reg", c.Reg}, {"unreg", c.Unreg}, {"destroy", c.Destroy}} {
+	}{{"create", c.Create}, {"reg", c.Reg}, {"unreg", c.Unreg}, {"destroy", c.Destroy}, {"modify", c.Modify}, {"reset", c.Reset}} {
 		if kv.v != 0 {
 			parts = append(parts, kv.k+"="+kv.v.String())
 		}
@@ -64,7 +67,8 @@ func ParseCost(spec string) (Cost, error) {
 	if strings.TrimSpace(spec) == "" {
 		return c, nil
 	}
-	fields := map[string]*time.Duration{"create": &c.Create, "reg": &c.Reg, "unreg": &c.Unreg, "destroy": &c.Destroy}
+	fields := map[string]*time.Duration{"create": &c.Create, "reg": &c.Reg, "unreg": &c.Unreg, "destroy": &c.Destroy,
+		"modify": &c.Modify, "reset": &c.Reset}
 	seen := map[string]bool{}
 	for _, part := range strings.Split(spec, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")

@@ -16,6 +16,7 @@ const (
 	OpCreate Op = iota // create an XRC receive QP (the creator is registered, S1)
 	OpReg              // register with an existing QP (S2)
 	OpUnreg            // unregister; the last unreg destroys the QP (S4, S5)
+	OpModify           // move a held QP from RESET to the device's QP state (Options.QPState)
 )
 
 func (o Op) String() string {
@@ -26,8 +27,46 @@ func (o Op) String() string {
 		return "reg"
 	case OpUnreg:
 		return "unreg"
+	case OpModify:
+		return "modify"
 	}
 	return fmt.Sprintf("Op(%d)", int(o))
+}
+
+// QPState is a state of an XRC receive QP (enum ibv_qp_state), as far as
+// the benchmark moves one: production (Open MPI's XOOB, MVAPICH2) moves
+// the receive QP to INIT and then RTR before anyone registers with it.
+type QPState int
+
+const (
+	QPReset QPState = iota // as created
+	QPInit                 // port, pkey index and access flags set
+	QPRTR                  // ready to receive: an address, path MTU and a destination QP
+)
+
+// QPStates lists the states in order, as --qp-state names them.
+var QPStates = []QPState{QPReset, QPInit, QPRTR}
+
+func (s QPState) String() string {
+	switch s {
+	case QPReset:
+		return "reset"
+	case QPInit:
+		return "init"
+	case QPRTR:
+		return "rtr"
+	}
+	return fmt.Sprintf("QPState(%d)", int(s))
+}
+
+// ParseQPState reads a --qp-state value: reset, init or rtr.
+func ParseQPState(s string) (QPState, error) {
+	for _, q := range QPStates {
+		if q.String() == s {
+			return q, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown QP state %q: want reset, init or rtr", s)
 }
 
 // MaxQPN is the largest QP number: QP numbers are 24 bits.
@@ -138,7 +177,13 @@ type Capability struct {
 type Options struct {
 	Provider string // "sim" (default), "null", "rdma", "legacy"
 	Device   string // rdma/legacy: device name, "" for the first with XRC
-	Sim      SimOptions
+	// QPState is the state OpModify (and MoveQP) moves a created QP to.
+	// The zero value, QPReset, moves nothing. rdma and legacy prepare
+	// what RTR needs (the port's address, a local XRC send QP whose
+	// number is the destination) when the device opens, and fail there
+	// when the port is down or has no address.
+	QPState QPState
+	Sim     SimOptions
 }
 
 // Device is one opened device context: one registrant. Each benchmark
@@ -347,6 +392,42 @@ func (m *Domain) Unreg(qpn uint32) (Destroyed, error) {
 	return b.Destroyed(0), nil
 }
 
+// MoveQP moves QP qpn, which this registrant holds, from RESET to the
+// device's QP state (Options.QPState), each transition in order: what a
+// creator does before anyone registers.
+func (m *Domain) MoveQP(qpn uint32) error {
+	if qpn > MaxQPN {
+		return m.opErr("modify", qpn, true, fmt.Errorf("%w: QP number exceeds 24 bits", syscall.EINVAL))
+	}
+	b, err := m.single(OpModify, qpn)
+	if err == nil {
+		if e := b.Errno(0); e != 0 {
+			err = e
+		}
+	}
+	if err != nil {
+		return m.opErr("modify", qpn, true, err)
+	}
+	return nil
+}
+
+// ModifyQP makes one transition of QP qpn, which this registrant holds, to
+// state, with the attributes the transition needs: the kernel refuses
+// (EINVAL) a transition its qp_state_table lacks, such as RESET to RTR.
+// Untimed; conform uses it.
+func (m *Domain) ModifyQP(qpn uint32, state QPState) error {
+	if m.closed {
+		return m.opErr("modify", qpn, true, ErrClosed)
+	}
+	if qpn > MaxQPN || state < QPReset || state > QPRTR {
+		return m.opErr("modify", qpn, true, fmt.Errorf("%w: QP %#x to state %v", syscall.EINVAL, qpn, state))
+	}
+	if err := errnoErr(cModify(m.dev.ops, m.handle, qpn, int(state))); err != nil {
+		return m.opErr("modify to "+state.String(), qpn, true, err)
+	}
+	return nil
+}
+
 func (m *Domain) single(op Op, qpn uint32) (*Batch, error) {
 	if m.one == nil {
 		m.one = NewBatch(1)
@@ -401,7 +482,7 @@ func (m *Domain) RunBatch(op Op, b *Batch, n int) (failed int, err error) {
 	if n < 0 || n > len(b.QPNs) || n > len(b.NS) || n > len(b.Status) {
 		return 0, fmt.Errorf("%w: batch of %d operations in buffers of %d", syscall.EINVAL, n, len(b.QPNs))
 	}
-	if op < OpCreate || op > OpUnreg {
+	if op < OpCreate || op > OpModify {
 		return 0, fmt.Errorf("%w: unknown operation %d", syscall.EINVAL, int(op))
 	}
 	if n == 0 {

@@ -21,6 +21,17 @@ enum xb_op {
 	XB_OP_CREATE = 0,
 	XB_OP_REG = 1,
 	XB_OP_UNREG = 2,
+	XB_OP_MODIFY = 3, /* bring a QP from RESET to the device's QP state */
+};
+
+/* QP states, numbered as enum ibv_qp_state. XB_QPS_TARGET asks modify for
+ * every transition from RESET up to the state the device was opened with
+ * (--qp-state), in order. */
+enum xb_qp_state {
+	XB_QPS_RESET = 0,
+	XB_QPS_INIT = 1,
+	XB_QPS_RTR = 2,
+	XB_QPS_TARGET = -1,
 };
 
 /* Bits of a batch status word above the errno (low 16 bits). */
@@ -38,6 +49,11 @@ struct xb_ops {
 	int (*create)(void *dom, uint32_t *qpn, uint32_t *flags);
 	int (*reg)(void *dom, uint32_t qpn, uint32_t *flags);
 	int (*unreg)(void *dom, uint32_t qpn, uint32_t *flags);
+	/* Moves QP qpn, which this registrant holds, to state (enum
+	 * xb_qp_state): one ibv_modify_qp with the attributes that transition
+	 * needs, or for XB_QPS_TARGET every transition up to the device's QP
+	 * state. A transition the kernel refuses (RESET to RTR) is EINVAL. */
+	int (*modify)(void *dom, uint32_t qpn, int state);
 	int (*close_device)(void *dev);
 };
 

@@ -19,8 +19,14 @@
  * with the kernel's semantics (upstream handles for the verbs_context ops,
  * legacy registrations for the OFED calls).
  *
- * What is not: no PDs, CQs, MRs or data path. Calls outside XRC receive
- * QPs fail with EOPNOTSUPP rather than pretend.
+ * QP states: ibv_modify_qp moves an XRC receive QP through RESET, INIT
+ * and RTR with the kernel's checks (qp_state_table's required and allowed
+ * attribute masks for XRC_TGT, the port, pkey index, address and MTU),
+ * the state kept in the sim QP and so shared by every handle.
+ *
+ * What is not: no MRs or data path. PDs and CQs are bare handles, and an
+ * XRC send (XRC_INI) QP is only a number, enough for a receive QP's RTR
+ * destination. Other calls fail with EOPNOTSUPP rather than pretend.
  *
  * Configuration, read once per process from the environment:
  *   XRCBENCH_FAKEVERBS_DIR      state directory (sim devices, a fake sysfs);
@@ -32,7 +38,10 @@
  *                               ops are EOPNOTSUPP stubs, like rxe), noopenqp
  *                               (XRC, but open_qp is a stub, like qedr),
  *                               eacces (opening the uverbs file is
- *                               denied), driver=NAME (sysfs driver);
+ *                               denied), portdown (the port is DOWN,
+ *                               no LID), noaddr (ACTIVE, but LID 0),
+ *                               roce (an Ethernet port addressed by a
+ *                               RoCE v2 GID, no LID), driver=NAME;
  *                               default "xbfake0". "none": the
  *                               kernel has no RDMA (NULL list, ENOSYS);
  *                               "empty": no devices.
@@ -70,6 +79,30 @@ _Static_assert(offsetof(struct xb_legacy_device_attr, phys_port_cnt) == offsetof
 	       "ibv_device_attr layout");
 _Static_assert(offsetof(struct xb_legacy_device, ibdev_path) == offsetof(struct ibv_device, ibdev_path),
 	       "ibv_device layout");
+_Static_assert(sizeof(struct xb_legacy_qp_attr) == sizeof(struct ibv_qp_attr), "ibv_qp_attr layout");
+_Static_assert(offsetof(struct xb_legacy_qp_attr, ah_attr) == offsetof(struct ibv_qp_attr, ah_attr), "ibv_qp_attr layout");
+_Static_assert(offsetof(struct xb_legacy_qp_attr, alt_timeout) == offsetof(struct ibv_qp_attr, alt_timeout),
+	       "ibv_qp_attr layout");
+_Static_assert(sizeof(struct xb_legacy_ah_attr) == sizeof(struct ibv_ah_attr), "ibv_ah_attr layout");
+_Static_assert(offsetof(struct xb_legacy_ah_attr, port_num) == offsetof(struct ibv_ah_attr, port_num), "ibv_ah_attr layout");
+_Static_assert(offsetof(struct xb_legacy_port_attr, link_layer) == offsetof(struct ibv_port_attr, link_layer),
+	       "ibv_port_attr layout");
+_Static_assert(offsetof(struct xb_legacy_port_attr, room) >= offsetof(struct ibv_port_attr, flags), "ibv_port_attr layout");
+_Static_assert(offsetof(struct xb_legacy_qp, qp_num) == offsetof(struct ibv_qp, qp_num), "ibv_qp layout");
+_Static_assert(XB_LEGACY_QP_STATE == IBV_QP_STATE && XB_LEGACY_QP_ACCESS_FLAGS == IBV_QP_ACCESS_FLAGS &&
+		       XB_LEGACY_QP_PKEY_INDEX == IBV_QP_PKEY_INDEX && XB_LEGACY_QP_PORT == IBV_QP_PORT &&
+		       XB_LEGACY_QP_AV == IBV_QP_AV && XB_LEGACY_QP_RQ_PSN == IBV_QP_RQ_PSN &&
+		       XB_LEGACY_QP_MIN_RNR_TIMER == IBV_QP_MIN_RNR_TIMER &&
+		       XB_LEGACY_QP_MAX_DEST_RD_ATOMIC == IBV_QP_MAX_DEST_RD_ATOMIC &&
+		       XB_LEGACY_QP_PATH_MTU == IBV_QP_PATH_MTU && XB_LEGACY_QP_DEST_QPN == IBV_QP_DEST_QPN,
+	       "ibv_qp_attr_mask values");
+_Static_assert(XB_LEGACY_ACCESS_REMOTE_WRITE == IBV_ACCESS_REMOTE_WRITE &&
+		       XB_LEGACY_ACCESS_REMOTE_READ == IBV_ACCESS_REMOTE_READ && XB_LEGACY_PORT_ACTIVE == IBV_PORT_ACTIVE &&
+		       XB_LEGACY_LINK_LAYER_ETHERNET == IBV_LINK_LAYER_ETHERNET,
+	       "access, port state and link layer values");
+_Static_assert((int)XB_QPS_RESET == (int)IBV_QPS_RESET && (int)XB_QPS_INIT == (int)IBV_QPS_INIT &&
+		       (int)XB_QPS_RTR == (int)IBV_QPS_RTR,
+	       "enum xb_qp_state follows enum ibv_qp_state");
 
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_DEVICES 16
@@ -84,7 +117,7 @@ EXPORT const char xrcbench_fakeverbs_test_double[] = "xrcbench fakeverbs: a test
 struct fake_device {
 	struct ibv_device dev; /* what applications see */
 	int index;
-	int noxrc, noopenqp, eacces;
+	int noxrc, noopenqp, eacces, portdown, noaddr, roce;
 	char driver[64];
 	char simdir[512];
 };
@@ -114,7 +147,7 @@ struct fake_xrcd {
 
 struct fake_qp {
 	struct ibv_qp qp;
-	struct fake_xrcd *xrcd;
+	struct fake_xrcd *xrcd; /* NULL for an XRC send QP */
 	struct fake_qp *next;
 };
 
@@ -349,9 +382,13 @@ static int parse_cost(const char *spec)
 			g.cfg.cost_unreg_ns = v;
 		else if (!strcmp(tok, "destroy"))
 			g.cfg.cost_destroy_ns = v;
+		else if (!strcmp(tok, "modify"))
+			g.cfg.cost_modify_ns = v;
+		else if (!strcmp(tok, "reset"))
+			g.cfg.cost_reset_ns = v;
 		else {
 			fprintf(stderr, "fakeverbs: XRCBENCH_FAKEVERBS_COST=%s: unknown operation \"%s\" "
-					"(have create, reg, unreg, destroy)\n", spec, tok);
+					"(have create, reg, unreg, destroy, modify, reset)\n", spec, tok);
 			return EINVAL;
 		}
 	}
@@ -378,13 +415,19 @@ static void add_device(char *spec)
 			d->noopenqp = 1;
 		else if (!strcmp(f, "eacces"))
 			d->eacces = 1;
+		else if (!strcmp(f, "portdown"))
+			d->portdown = 1;
+		else if (!strcmp(f, "noaddr"))
+			d->noaddr = 1;
+		else if (!strcmp(f, "roce"))
+			d->roce = 1;
 		else if (!strncmp(f, "driver=", 7))
 			snprintf(d->driver, sizeof(d->driver), "%s", f + 7);
 		else {
 			/* A typo must not quietly give a device other than the
 			 * test asked for. */
 			fprintf(stderr, "fakeverbs: XRCBENCH_FAKEVERBS_DEVICES: unknown flag \"%s\" of device %s "
-					"(have noxrc, noopenqp, eacces, driver=NAME)\n", f, name);
+					"(have noxrc, noopenqp, eacces, portdown, noaddr, roce, driver=NAME)\n", f, name);
 			g.list_errno = EINVAL;
 			return;
 		}
@@ -755,7 +798,8 @@ EXPORT int ibv_close_device(struct ibv_context *c)
 		struct fake_qp *q = x->qps;
 
 		x->qps = q->next;
-		sim_unreg(q->xrcd->dom, q->qp.qp_num, &flags);
+		if (q->xrcd)
+			sim_unreg(q->xrcd->dom, q->qp.qp_num, &flags);
 		free(q);
 	}
 	/* A domain still busy here (legacy registrations in it, which are
@@ -852,7 +896,7 @@ EXPORT int ibv_query_device(struct ibv_context *c, struct ibv_device_attr *a)
 	return 0;
 }
 
-static void fill_port(struct ibv_port_attr *p)
+static void fill_port(const struct fake_device *d, struct ibv_port_attr *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->state = IBV_PORT_ACTIVE;
@@ -870,17 +914,30 @@ static void fill_port(struct ibv_port_attr *p)
 	p->active_speed = 32; /* 25 Gbps per lane */
 	p->phys_state = 5;    /* LINK_UP */
 	p->link_layer = IBV_LINK_LAYER_INFINIBAND;
+	if (d->roce) { /* RoCE ports have no LID; the GID table addresses them */
+		p->link_layer = IBV_LINK_LAYER_ETHERNET;
+		p->lid = p->sm_lid = 0;
+		p->active_mtu = IBV_MTU_1024;
+	}
+	if (d->noaddr)
+		p->lid = 0;
+	if (d->portdown) {
+		p->state = IBV_PORT_DOWN;
+		p->phys_state = 3; /* DISABLED */
+		p->lid = 0;
+	}
 }
 
 static int fake_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *attr, size_t len)
 {
+	struct fake_ctx *x = ctx_of(c);
 	struct ibv_port_attr p;
 
-	if (!ctx_of(c) || !attr)
+	if (!x || !attr)
 		return EINVAL;
 	if (port != 1)
 		return EINVAL;
-	fill_port(&p);
+	fill_port(x->fdev, &p);
 	memcpy(attr, &p, len < sizeof(p) ? len : sizeof(p));
 	return 0;
 }
@@ -918,7 +975,7 @@ EXPORT int _ibv_query_gid_ex(struct ibv_context *c, uint32_t port, uint32_t inde
 		return rc;
 	e.gid_index = index;
 	e.port_num = port;
-	e.gid_type = IBV_GID_TYPE_IB;
+	e.gid_type = ctx_of(c)->fdev->roce ? IBV_GID_TYPE_ROCE_V2 : IBV_GID_TYPE_IB;
 	memcpy(entry, &e, sizeof(e));
 	return 0;
 }
@@ -929,7 +986,7 @@ EXPORT int ibv_query_gid_type(struct ibv_context *c, uint8_t port, unsigned int 
 {
 	if (!ctx_of(c) || port != 1 || index != 0 || !type)
 		return EINVAL;
-	*type = 0;
+	*type = ctx_of(c)->fdev->roce ? 1 : 0; /* 1: RoCE v2 */
 	return 0;
 }
 
@@ -1039,6 +1096,237 @@ static struct ibv_qp *new_handle(struct fake_ctx *x, struct fake_xrcd *xd, uint3
 	return &q->qp;
 }
 
+/* ---- PDs, CQs and XRC send QPs: handles and numbers, nothing behind ------ */
+
+#define PD_MAGIC 0x78627064u /* "xbpd" */
+#define CQ_MAGIC 0x78626371u /* "xbcq" */
+
+struct fake_pd {
+	struct ibv_pd pd;
+	uint32_t magic;
+};
+
+struct fake_cq {
+	struct ibv_cq cq;
+	uint32_t magic;
+};
+
+EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *c)
+{
+	struct fake_pd *p;
+
+	if (!ctx_of(c))
+		return null_errno(EINVAL);
+	if (!(p = calloc(1, sizeof(*p))))
+		return null_errno(ENOMEM);
+	p->pd.context = c;
+	p->magic = PD_MAGIC;
+	return &p->pd;
+}
+
+EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
+{
+	struct fake_pd *p = (struct fake_pd *)pd;
+
+	if (!p || p->magic != PD_MAGIC)
+		return EINVAL;
+	p->magic = 0;
+	free(p);
+	return 0;
+}
+
+EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *c, int cqe, void *cq_context, struct ibv_comp_channel *ch,
+				    int vector)
+{
+	struct fake_cq *q;
+
+	(void)vector;
+	if (!ctx_of(c) || cqe < 1 || ch)
+		return null_errno(EINVAL);
+	if (!(q = calloc(1, sizeof(*q))))
+		return null_errno(ENOMEM);
+	q->cq.context = c;
+	q->cq.cq_context = cq_context;
+	q->cq.cqe = cqe;
+	pthread_mutex_init(&q->cq.mutex, NULL);
+	pthread_cond_init(&q->cq.cond, NULL);
+	q->magic = CQ_MAGIC;
+	return &q->cq;
+}
+
+EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
+{
+	struct fake_cq *q = (struct fake_cq *)cq;
+
+	if (!q || q->magic != CQ_MAGIC)
+		return EINVAL;
+	q->magic = 0;
+	pthread_mutex_destroy(&q->cq.mutex);
+	pthread_cond_destroy(&q->cq.cond);
+	free(q);
+	return 0;
+}
+
+/* send_qpn numbers XRC send QPs from the top of the 24-bit space, far
+ * from the sim's receive QPs (numbered upward from 0x100): only a
+ * receive QP's RTR destination ever names one. */
+static uint32_t send_qpn(void)
+{
+	static uint32_t next;
+
+	return 0xf00000u + (__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % 0xfffffu);
+}
+
+/* create_send_qp makes an XRC send (XRC_INI) QP: as the kernel, it needs
+ * a PD and a send CQ, and no XRCD. */
+static struct ibv_qp *send_qp(struct fake_ctx *x, struct ibv_pd *pdp, struct ibv_cq *cqp, struct ibv_cq *recv_cq,
+			      void *qp_context, enum ibv_qp_type type)
+{
+	struct fake_pd *pd = (struct fake_pd *)pdp;
+	struct fake_cq *cq = (struct fake_cq *)cqp;
+	struct fake_qp *q;
+
+	if (!pd || pd->magic != PD_MAGIC || !cq || cq->magic != CQ_MAGIC || pd->pd.context != &x->vctx.context)
+		return null_errno(EINVAL);
+	if (!(q = calloc(1, sizeof(*q))))
+		return null_errno(ENOMEM);
+	q->qp.context = &x->vctx.context;
+	q->qp.pd = &pd->pd;
+	q->qp.send_cq = &cq->cq;
+	q->qp.recv_cq = recv_cq;
+	q->qp.qp_num = send_qpn();
+	q->qp.qp_type = type;
+	q->qp.state = IBV_QPS_RESET;
+	q->qp.qp_context = qp_context;
+	pthread_mutex_init(&q->qp.mutex, NULL);
+	pthread_cond_init(&q->qp.cond, NULL);
+	pthread_mutex_lock(&x->lock);
+	q->next = x->qps;
+	x->qps = q;
+	pthread_mutex_unlock(&x->lock);
+	return &q->qp;
+}
+
+static struct ibv_qp *create_send_qp(struct fake_ctx *x, struct ibv_qp_init_attr_ex *attr)
+{
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD))
+		return null_errno(EINVAL);
+	return send_qp(x, attr->pd, attr->send_cq, attr->recv_cq, attr->qp_context, IBV_QPT_XRC_SEND);
+}
+
+/* The masks of the kernel's qp_state_table (drivers/infiniband/core/
+ * verbs.c) for an XRC_TGT QP, for the transitions the double models. */
+#define XRC_TGT_INIT_REQ (IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)
+#define XRC_TGT_INIT_OPT (IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)
+#define XRC_TGT_RTR_REQ                                                                                  \
+	(IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | \
+	 IBV_QP_MIN_RNR_TIMER)
+#define XRC_TGT_RTR_OPT (IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX)
+
+/* modify_ok is ib_modify_qp_is_ok for XRC_TGT: the transition must be in
+ * the table, every required attribute given and nothing else but the
+ * allowed ones. */
+static int modify_ok(int cur, int next, int mask)
+{
+	int req, opt;
+
+	mask &= ~(IBV_QP_STATE | IBV_QP_CUR_STATE);
+	if (next == IBV_QPS_RESET) {
+		req = opt = 0;
+	} else if (cur == IBV_QPS_RESET && next == IBV_QPS_INIT) {
+		req = XRC_TGT_INIT_REQ, opt = 0;
+	} else if (cur == IBV_QPS_INIT && next == IBV_QPS_INIT) {
+		req = 0, opt = XRC_TGT_INIT_OPT;
+	} else if (cur == IBV_QPS_INIT && next == IBV_QPS_RTR) {
+		req = XRC_TGT_RTR_REQ, opt = XRC_TGT_RTR_OPT;
+	} else {
+		return 0;
+	}
+	return (mask & req) == req && (mask & ~(req | opt)) == 0;
+}
+
+/* attrs_ok checks the values the kernel and the driver would: the port
+ * exists, the pkey index is in its table, and the address vector names
+ * this port's own address (a LID on InfiniBand, a GID of its table on
+ * RoCE) with an MTU the port runs. */
+static int attrs_ok(const struct fake_device *d, const struct ibv_qp_attr *a, int mask)
+{
+	struct ibv_port_attr p;
+
+	fill_port(d, &p);
+	if ((mask & IBV_QP_PORT) && a->port_num != 1)
+		return 0;
+	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index >= p.pkey_tbl_len)
+		return 0;
+	if ((mask & IBV_QP_PATH_MTU) && (a->path_mtu < IBV_MTU_256 || a->path_mtu > p.active_mtu))
+		return 0;
+	if ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > 0xffffff)
+		return 0;
+	if (mask & IBV_QP_AV) {
+		if (a->ah_attr.port_num != 1)
+			return 0;
+		if (p.link_layer == IBV_LINK_LAYER_ETHERNET) {
+			/* RoCE: the GRH is mandatory, its source GID from the table */
+			if (!a->ah_attr.is_global || a->ah_attr.grh.sgid_index >= p.gid_tbl_len)
+				return 0;
+		} else if (a->ah_attr.dlid == 0 || (!a->ah_attr.is_global && a->ah_attr.dlid != p.lid)) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* modify_rcv moves XRC receive QP qpn of dom as the kernel would. */
+static int modify_rcv(struct fake_ctx *x, struct sim_dom *dom, uint32_t qpn, struct ibv_qp_attr *attr, int mask)
+{
+	int cur, rc;
+
+	if (!(mask & IBV_QP_STATE)) /* the double models state changes only */
+		return EOPNOTSUPP;
+	if (attr->qp_state > IBV_QPS_RTR)
+		return EOPNOTSUPP;
+	if ((rc = sim_qp_state(dom, qpn, &cur)) != 0)
+		return rc;
+	if ((mask & IBV_QP_CUR_STATE) && (int)attr->cur_qp_state != cur)
+		return EINVAL;
+	if (!modify_ok(cur, attr->qp_state, mask) || !attrs_ok(x->fdev, attr, mask))
+		return EINVAL;
+	return sim_modify(dom, qpn, attr->qp_state);
+}
+
+EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	struct fake_ctx *x;
+	struct fake_qp *q = NULL;
+	struct sim_dom *dom = NULL;
+	int rc;
+
+	if (!qp || !attr || !(x = ctx_of(qp->context)))
+		return EINVAL;
+	pthread_mutex_lock(&x->lock);
+	for (struct fake_qp *p = x->qps; p; p = p->next)
+		if (&p->qp == qp) {
+			q = p;
+			dom = p->xrcd ? p->xrcd->dom : NULL;
+			break;
+		}
+	pthread_mutex_unlock(&x->lock);
+	if (!q)
+		return EINVAL;
+	if (!(mask & IBV_QP_STATE)) /* the double models state changes only */
+		return EOPNOTSUPP;
+	if (attr->qp_state > IBV_QPS_RTR)
+		return EOPNOTSUPP;
+	if (!dom) { /* a send QP: its state only */
+		qp->state = attr->qp_state;
+		return 0;
+	}
+	if ((rc = modify_rcv(x, dom, qp->qp_num, attr, mask)) != 0)
+		return rc;
+	qp->state = attr->qp_state;
+	return 0;
+}
+
 static struct ibv_qp *fake_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *attr)
 {
 	struct fake_ctx *x = ctx_of(c);
@@ -1049,6 +1337,8 @@ static struct ibv_qp *fake_create_qp_ex(struct ibv_context *c, struct ibv_qp_ini
 
 	if (!x || !attr)
 		return null_errno(EINVAL);
+	if (attr->qp_type == IBV_QPT_XRC_SEND)
+		return create_send_qp(x, attr);
 	if (attr->qp_type != IBV_QPT_XRC_RECV) /* the double has no data path */
 		return null_errno(EOPNOTSUPP);
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd)
@@ -1128,11 +1418,13 @@ EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 		pthread_mutex_unlock(&x->lock);
 		return EINVAL;
 	}
-	/* Dropping this handle is the unreg; the last one destroys the QP. */
-	rc = sim_unreg(q->xrcd->dom, qp->qp_num, &flags);
+	/* Dropping this handle is the unreg; the last one destroys the QP.
+	 * A send QP is only a number. */
+	rc = q->xrcd ? sim_unreg(q->xrcd->dom, qp->qp_num, &flags) : 0;
 	if (rc == 0) {
 		*p = q->next;
-		q->xrcd->qps--;
+		if (q->xrcd)
+			q->xrcd->qps--;
 	}
 	pthread_mutex_unlock(&x->lock);
 	if (rc)
@@ -1143,12 +1435,32 @@ EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	return 0;
 }
 
-/* Reached by ibv_create_qp_ex with only IBV_QP_INIT_ATTR_PD: the double
- * has no PDs, so no ordinary QPs. */
+/* Reached by ibv_create_qp_ex with only IBV_QP_INIT_ATTR_PD. The double
+ * has no data path, so no ordinary QPs. */
+static struct fake_ldom *ldom_of(struct xb_legacy_xrc_domain *d);
+
 EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
-	(void)pd, (void)attr;
-	return null_errno(EOPNOTSUPP);
+	struct xb_legacy_qp_init_attr *la = (struct xb_legacy_qp_init_attr *)attr;
+	struct fake_ldom *l;
+
+	if (!pd || !attr)
+		return null_errno(EINVAL);
+	/* An XRC send QP, which ibv_create_qp_ex with only a PD reaches
+	 * through here as in rdma-core: only a number, for a receive QP's RTR
+	 * destination. */
+	if (attr->qp_type == IBV_QPT_XRC_SEND) {
+		struct fake_ctx *x = ctx_of(pd->context);
+
+		return x ? send_qp(x, pd, attr->send_cq, attr->recv_cq, attr->qp_context, IBV_QPT_XRC_SEND)
+			 : null_errno(EINVAL);
+	}
+	/* The legacy API's XRC send QP: type 5, in an XRC domain. */
+	if ((int)attr->qp_type != XB_LEGACY_QPT_XRC)
+		return null_errno(EOPNOTSUPP);
+	if (!(l = ldom_of(la->xrc_domain)) || &l->ctx->vctx.context != pd->context)
+		return null_errno(EINVAL);
+	return send_qp(l->ctx, pd, attr->send_cq, attr->recv_cq, attr->qp_context, (enum ibv_qp_type)XB_LEGACY_QPT_XRC);
 }
 
 EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
@@ -1239,6 +1551,15 @@ EXPORT int ibv_reg_xrc_rcv_qp(struct xb_legacy_xrc_domain *d, uint32_t qpn)
 	uint32_t flags = 0;
 
 	return l ? sim_reg(l->dom, qpn, &flags) : EINVAL;
+}
+
+EXPORT int ibv_modify_xrc_rcv_qp(struct xb_legacy_xrc_domain *d, uint32_t qpn, struct ibv_qp_attr *attr, int mask)
+{
+	struct fake_ldom *l = ldom_of(d);
+
+	if (!l || !attr)
+		return EINVAL;
+	return modify_rcv(l->ctx, l->dom, qpn, attr, mask);
 }
 
 EXPORT int ibv_unreg_xrc_rcv_qp(struct xb_legacy_xrc_domain *d, uint32_t qpn)

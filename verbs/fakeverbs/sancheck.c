@@ -29,7 +29,7 @@
 
 enum { NQP = 600 };
 
-static void exercise(const char *name, const struct xb_ops *ops, int (*open_dev)(const char *, void **, struct xb_devfacts *, int *),
+static void exercise(const char *name, const struct xb_ops *ops, int (*open_dev)(const char *, int, void **, struct xb_devfacts *, int *),
 		     const char *domfile, int upstream)
 {
 	struct xb_devfacts f;
@@ -39,8 +39,8 @@ static void exercise(const char *name, const struct xb_ops *ops, int (*open_dev)
 	static uint64_t ns[NQP];
 	uint32_t flags = 0;
 
-	CHECK(open_dev("", &dev, &f, &stage) == 0);
-	CHECK(open_dev("xbfake0", &dev2, &f, &stage) == 0);
+	CHECK(open_dev("", XB_QPS_RTR, &dev, &f, &stage) == 0);
+	CHECK(open_dev("xbfake0", XB_QPS_RTR, &dev2, &f, &stage) == 0);
 	fd = open(domfile, O_RDWR | O_CREAT, 0600);
 	CHECK(fd >= 0);
 	CHECK(ops->open_domain(dev, fd, &dom) == 0);
@@ -48,6 +48,12 @@ static void exercise(const char *name, const struct xb_ops *ops, int (*open_dev)
 	close(fd);
 
 	CHECK(xb_run_batch(ops, dom, XB_OP_CREATE, qpns, NQP, ns, status) == 0);
+	CHECK(xb_run_batch(ops, dom, XB_OP_MODIFY, qpns, NQP, ns, status) == 0);
+	/* back to RESET, then RTR without INIT: refused, as by the kernel */
+	CHECK(ops->modify(dom, qpns[1], XB_QPS_RESET) == 0);
+	CHECK(ops->modify(dom, qpns[1], XB_QPS_RTR) == EINVAL);
+	CHECK(ops->modify(dom, qpns[1], XB_QPS_INIT) == 0);
+	CHECK(ops->modify(dom, qpns[1], XB_QPS_RTR) == 0);
 	CHECK(xb_run_batch(ops, dom2, XB_OP_REG, qpns, NQP, ns, status) == 0);
 	for (int k = 0; k < 9; k++) /* spill stacks (upstream) or idempotent regs (legacy) */
 		CHECK(ops->reg(dom2, qpns[k * 7], &flags) == 0);
@@ -63,7 +69,7 @@ static void exercise(const char *name, const struct xb_ops *ops, int (*open_dev)
 	CHECK(ops->close_device(dev2) == 0);
 
 	/* Both registrants are gone: every QP must be gone too. */
-	CHECK(open_dev("xbfake0", &dev, &f, &stage) == 0);
+	CHECK(open_dev("xbfake0", XB_QPS_RESET, &dev, &f, &stage) == 0);
 	fd = open(domfile, O_RDWR);
 	CHECK(fd >= 0);
 	CHECK(ops->open_domain(dev, fd, &dom) == 0);
@@ -73,7 +79,7 @@ static void exercise(const char *name, const struct xb_ops *ops, int (*open_dev)
 		CHECK((status[i] & XB_ERRNO_MASK) == EINVAL);
 	CHECK(ops->close_domain(dom) == 0);
 	CHECK(ops->close_device(dev) == 0);
-	CHECK(open_dev("nosuch0", &dev, &f, &stage) == ENODEV && stage == XB_STAGE_NOTFOUND);
+	CHECK(open_dev("nosuch0", XB_QPS_RTR, &dev, &f, &stage) == ENODEV && stage == XB_STAGE_NOTFOUND);
 	printf("sancheck: %s (%s semantics): ok\n", name, upstream ? "upstream" : "legacy");
 }
 
