@@ -120,7 +120,7 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return out, err
 	}
-	vo := verbs.Options{Provider: cfg.Provider, Device: cfg.Device,
+	vo := verbs.Options{Provider: cfg.Provider, Device: cfg.Device, QPState: cfg.QPState,
 		Sim: verbs.SimOptions{Dir: filepath.Join(dir, "sim"), Semantics: cfg.semantics(), Cost: cfg.SimCost}}
 	total := cfg.Procs * cfg.Threads
 	h, err := openHolder(vo, filepath.Join(dir, "domain"), filepath.Join(dir, "foreign"), cfg.Workload, cfg.QPs, total)
@@ -318,7 +318,7 @@ func (c *coordinator) keepReported(out *repOutcome, workers []*workerProc, start
 			if i < len(w.cpus) {
 				tr.CPU = w.cpus[i]
 			}
-			for _, kind := range c.cfg.Workload.Kinds() {
+			for _, kind := range c.cfg.Kinds() {
 				tr.Kinds[kind] = kindResult{Count: c.logs.reported[g][kind]}
 			}
 			out.threads = append(out.threads, tr)
@@ -571,6 +571,12 @@ func openHolder(vo verbs.Options, domain, foreign string, spec *workloads.Spec, 
 				return out, fmt.Errorf("preparing QPs: %w", err)
 			}
 			out = append(out, qpn)
+			// In the state the threads' own creates leave theirs
+			// (--qp-state), so reg and destroy meet what they would
+			// in production.
+			if err := dom.MoveQP(qpn); err != nil {
+				return out, fmt.Errorf("preparing QPs: %w", err)
+			}
 		}
 		return out, nil
 	}

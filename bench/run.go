@@ -39,8 +39,12 @@ type Config struct {
 	Interval     time.Duration // of the .hlog timelines
 	SimSemantics verbs.Semantics
 	SimCost      verbs.Cost
-	Out          string // run folder, created
-	CommandLine  []string
+	// QPState is the state the creator moves each QP it creates to
+	// before anyone registers (production: RTR), timed as op kind
+	// modify. The zero value, reset, moves nothing.
+	QPState     verbs.QPState
+	Out         string // run folder, created
+	CommandLine []string
 	// StallTimeout: a worker that sends nothing (no interval, no
 	// heartbeat) for this long is stalled, and the run is stopped. 0 is
 	// DefaultStallTimeout.
@@ -209,7 +213,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	c := &coordinator{cfg: cfg, opts: opts, priv: priv.path}
 	res := c.newResult()
 	res.RunID = runID
-	logs, err := newHlogs(rf.dir(), runID, cfg.Workload.Kinds(), res.Started, cfg.Interval)
+	logs, err := newHlogs(rf.dir(), runID, cfg.Kinds(), res.Started, cfg.Interval)
 	if err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
@@ -248,7 +252,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	if err := c.logs.close(); err != nil {
 		// Timelines that lost intervals would contradict the result: none
 		// is kept, and the result says why.
-		for _, k := range cfg.Workload.Kinds() {
+		for _, k := range cfg.Kinds() {
 			os.Remove(filepath.Join(rf.dir(), k+".hlog"))
 		}
 		lerr := fmt.Errorf("writing the interval logs (.hlog), none kept: %w", err)
@@ -261,7 +265,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 		// Nothing measured: no logs, and the result names none.
 	} else {
 		res.Logs = c.logs.logs()
-		for _, k := range cfg.Workload.Kinds() {
+		for _, k := range cfg.Kinds() {
 			files = append(files, k+".hlog")
 		}
 	}
@@ -355,6 +359,7 @@ func (c *coordinator) newResult() *results.Result {
 			Pin:          cfg.Pin,
 			Seed:         cfg.Seed,
 			Interval:     results.Duration(cfg.Interval),
+			QPState:      cfg.QPState.String(),
 		},
 		Harness: results.Harness{
 			// Replaced by the threads' own measurements when they report.
@@ -378,6 +383,30 @@ func (c *coordinator) newResult() *results.Result {
 		}
 	}
 	return r
+}
+
+// Kinds lists the op kinds the run measures, in results order: the
+// workload's, with modify after create when the creator moves its QPs out
+// of RESET.
+func (c *Config) Kinds() []string {
+	kinds := c.Workload.Kinds()
+	if !modifies(c.Workload, c.QPState) {
+		return kinds
+	}
+	out := make([]string, 0, len(kinds)+1)
+	for _, k := range kinds {
+		out = append(out, k)
+		if k == workloads.OpCreate {
+			out = append(out, results.OpModify)
+		}
+	}
+	return out
+}
+
+// modifies reports whether the measured threads time a modify: they
+// create QPs, and --qp-state is not reset.
+func modifies(spec *workloads.Spec, s verbs.QPState) bool {
+	return s != verbs.QPReset && spec.Creates()
 }
 
 func (c *Config) semantics() verbs.Semantics {

@@ -101,6 +101,7 @@ type thread struct {
 	batch   *verbs.Batch
 	where   []int // batch entry → slot
 	phases  []*phaseRT
+	modify  *phaseRT // the creator's move of its new QPs out of RESET; nil at --qp-state reset
 	recs    []*kindRec
 	scratch *hdrhistogram.Histogram // for encoding, reused
 	cpu     int
@@ -135,9 +136,16 @@ func newThread(cfg *workerConfig, spec *workloads.Spec, local int, sh *shm) *thr
 	t := &thread{cfg: cfg, spec: spec, g: cfg.ThreadBase + local, n: cfg.TotalThreads, q: cfg.QPs, shm: sh, cpu: -1,
 		scratch: results.NewHistogram()}
 	byKind := map[string]*kindRec{}
-	for _, kind := range spec.Kinds() {
+	kinds := spec.Kinds()
+	if modifies(spec, cfg.Verbs.QPState) {
+		kinds = append(kinds, results.OpModify)
+	}
+	for _, kind := range kinds {
 		byKind[kind] = newKindRec(kind)
 		t.recs = append(t.recs, byKind[kind])
+	}
+	if rec := byKind[results.OpModify]; rec != nil {
+		t.modify = &phaseRT{Phase: workloads.Phase{Op: results.OpModify}, op: verbs.OpModify, rec: rec}
 	}
 	for _, p := range spec.Phases {
 		rt := &phaseRT{Phase: p, rec: byKind[p.Op]}
@@ -407,7 +415,9 @@ func (t *thread) loopPhase(p *phaseRT) error {
 				t.slots[i] = b.QPNs[i]
 				t.noteCreated(b.QPNs[i])
 			}
+			t.where[i] = i
 		}
+		return t.modifyCreated(n)
 	} else if p.Op == workloads.OpUnregLast {
 		for i := 0; i < n; i++ {
 			if b.Errno(i) == 0 {
@@ -455,8 +465,26 @@ func (t *thread) roundPhase(p *phaseRT, r int64) error {
 				t.shm.setQPN(s, 0) // the others skip a QP that does not exist
 			}
 		}
+		return t.modifyCreated(n)
 	}
 	return nil
+}
+
+// modifyCreated moves the QPs the create batch just made (its first n
+// entries, the failed ones skipped) out of RESET, as one timed batch of
+// kind modify, before anyone else may register: what production does.
+func (t *thread) modifyCreated(n int) error {
+	if t.modify == nil {
+		return nil
+	}
+	b, m := t.batch, 0
+	for i := 0; i < n; i++ {
+		if b.Errno(i) == 0 {
+			b.QPNs[m], t.where[m] = b.QPNs[i], t.where[i]
+			m++
+		}
+	}
+	return t.runBatch(t.modify, m)
 }
 
 // include says whether slot s (QP qpn) belongs in phase p's batch: reg

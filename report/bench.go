@@ -67,6 +67,7 @@ func WriteBench(w io.Writer, runs []*Run) error {
 		fmt.Fprintf(bw, "# %s: %s, status %s\n", run.Dir, r.Environment.Host, r.Status)
 		fmt.Fprintf(bw, "provider: %s\n", benchPart(r.Config.Provider))
 		fmt.Fprintf(bw, "qps: %d\n", r.Config.QPs)
+		fmt.Fprintf(bw, "qp-state: %s\n", r.Config.QPStateOf())
 		reps := r.Repetitions
 		if len(reps) == 0 {
 			reps = []results.Repetition{{Ops: r.Ops}}

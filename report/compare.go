@@ -491,6 +491,7 @@ func differences(base, new *Run) []string {
 	diff("procs", b.Config.Procs, n.Config.Procs)
 	diff("threads", b.Config.Threads, n.Config.Threads)
 	diff("qps", b.Config.QPs, n.Config.QPs)
+	diff("QP state", b.Config.QPStateOf(), n.Config.QPStateOf())
 	diff("duration", b.Config.Duration.D(), n.Config.Duration.D())
 	diff("iterations", b.Config.Iterations, n.Config.Iterations)
 	diff("provider options", optString(b.Config.ProviderOpts), optString(n.Config.ProviderOpts))

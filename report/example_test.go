@@ -25,6 +25,7 @@ func ExampleWriteBench() {
 	// # testdata/runs/tiny: bench-a, status ok
 	// provider: sim
 	// qps: 1
+	// qp-state: reset
 	// BenchmarkXRC/churn/create/procs=1/threads=1 1 0 p50-ns 0 p99-ns 1.0 ops/s
 	// BenchmarkXRC/churn/unreg_last/procs=1/threads=1 1 0 p50-ns 0 p99-ns 1.0 ops/s
 }

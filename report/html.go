@@ -120,6 +120,7 @@ func configRows(r *results.Result) []kv {
 	rows := []kv{
 		{"workload", c.Workload}, {"provider", c.Provider},
 		{"processes × threads", fmt.Sprintf("%d × %d", c.Procs, c.Threads)}, {"QPs", fmt.Sprint(c.QPs)},
+		{"QP state", c.QPStateOf()},
 	}
 	if c.Device != "" {
 		rows = append(rows, kv{"device", c.Device})

@@ -45,9 +45,12 @@ func acrossReps(rs RepStats) string {
 	return fmt.Sprintf("%s ±%.1f%%", rs.Metric.Format(rs.Median), 100*rs.Variation)
 }
 
-// Title is the one-line name of a run.
+// Title is the one-line name of a run, with the state its QPs were in
+// when registered and destroyed (--qp-state): it changes what destroy
+// costs, so no figure is shown without it.
 func Title(r *results.Result) string {
-	return fmt.Sprintf("%s on %s, %d×%d, %s", r.Config.Workload, r.Config.Provider, r.Config.Procs, r.Config.Threads, plural(r.Config.QPs, "QP"))
+	return fmt.Sprintf("%s on %s, %d×%d, %s in %s", r.Config.Workload, r.Config.Provider, r.Config.Procs, r.Config.Threads,
+		plural(r.Config.QPs, "QP"), strings.ToUpper(r.Config.QPStateOf()))
 }
 
 // deviceLine names the device, its firmware and hardware version, if known.

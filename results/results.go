@@ -27,6 +27,7 @@ const (
 // Operation kinds that appear in Result.Ops.
 const (
 	OpCreate     = "create"
+	OpModify     = "modify" // the creator moving its QP out of RESET (--qp-state)
 	OpReg        = "reg"
 	OpUnreg      = "unreg"
 	OpUnregLast  = "unreg_last"
@@ -35,7 +36,7 @@ const (
 )
 
 // OpKinds lists the operation kinds in the order reports show them.
-var OpKinds = []string{OpCreate, OpReg, OpUnreg, OpUnregLast, OpRegInvalid, OpRegForeign}
+var OpKinds = []string{OpCreate, OpModify, OpReg, OpUnreg, OpUnregLast, OpRegInvalid, OpRegForeign}
 
 // Result is result.json.
 type Result struct {
@@ -103,6 +104,19 @@ type Config struct {
 	Seed         int64             `json:"seed"`
 	Interval     Duration          `json:"interval"`
 	ProviderOpts map[string]string `json:"provider_options,omitempty"` // e.g. sim_semantics, sim_cost
+	// QPState is the state the creator moved each QP to before anyone
+	// registered: reset, init or rtr. Empty in results that predate it,
+	// whose QPs stayed in RESET.
+	QPState string `json:"qp_state,omitempty"`
+}
+
+// QPStateOf is the QP state a result's run used: its Config.QPState, or
+// reset for results that predate the field.
+func (c Config) QPStateOf() string {
+	if c.QPState == "" {
+		return "reset"
+	}
+	return c.QPState
 }
 
 // Environment describes where the run happened.

@@ -20,13 +20,17 @@ func newConformCmd(stdout, stderr io.Writer) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "conform",
-		Short: "Check a provider against the XRC semantics S1–S11",
-		Long: `conform runs the XRC semantics table S1–S11 (docs/design.md) against a provider:
+		Short: "Check a provider against the XRC semantics S1–S15",
+		Long: `conform runs the XRC semantics table S1–S15 (docs/design.md) against a provider:
 create registers the creator, reg adds a registrant, reg again is idempotent
 (legacy) or a counted handle (upstream), the last unreg destroys the QP, reg of
 unknown or foreign QPs fails with EINVAL, closing a domain while registered is
 EBUSY, a killed process's registrations are dropped (with real child processes),
-and a device without XRC refuses domains.
+and a device without XRC refuses domains. S12–S15 are the QP state transitions
+run --qp-state makes, as the kernel's state table allows them: RESET to RTR
+without INIT is EINVAL, as are RTR to INIT and RTR to RTR; a registrant's
+modify moves the QP for all; the last unreg destroys a QP in RTR. They skip
+on a port that is down or has no address.
 
 One line per check: id, PASS/FAIL/SKIP/SELF-TEST, and what was seen against
 what was expected. Checks a provider cannot do are SKIP with the reason. On

@@ -12,12 +12,12 @@ func TestConformCLI(t *testing.T) {
 		name     string
 		args     []string
 		code     int
-		statuses string // the status of S1..S11 in order, one letter each: P, F, S, T (self-test)
+		statuses string // the status of S1..S15 in order, one letter each: P, F, S, T (self-test)
 		stderr   string
 	}{
-		{"sim legacy", []string{"conform"}, 0, "PPPPPPPPPPT", ""},
-		{"sim upstream", []string{"conform", "--sim-semantics", "upstream"}, 0, "PPPPPPPSPPT", ""},
-		{"null keeps no state: nothing checked", []string{"conform", "--provider", "null"}, 1, "SSSSSSSSSSS", ""},
+		{"sim legacy", []string{"conform"}, 0, "PPPPPPPPPPTPPPP", ""},
+		{"sim upstream", []string{"conform", "--sim-semantics", "upstream"}, 0, "PPPPPPPSPPTPPPP", ""},
+		{"null keeps no state: nothing checked", []string{"conform", "--provider", "null"}, 1, "SSSSSSSSSSSSSSS", ""},
 		{"unknown provider", []string{"conform", "--provider", "bogus"}, 2, "", `unknown provider "bogus"`},
 		{"unknown semantics", []string{"conform", "--sim-semantics", "new"}, 2, "", `unknown semantics "new"`},
 		{"semantics on another provider", []string{"conform", "--provider", "null", "--sim-semantics", "upstream"}, 2, "", "--provider sim only"},

@@ -63,7 +63,7 @@ receive QPs; latency histograms are merged, reported and compared.
 Providers: sim (an XRC device emulated in shared memory, the default), null (the
 harness's own overhead), rdma (rdma-core on real adapters), legacy (old OFED).
 
-How it measures, the XRC semantics S1–S11, and the result.json contract:
+How it measures, the XRC semantics S1–S15, and the result.json contract:
 docs/design.md in the xrcbench source.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,

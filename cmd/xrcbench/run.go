@@ -45,6 +45,7 @@ type runFlags struct {
 	seed                       int64
 	out                        string
 	simSemantics, simCost      string
+	qpState                    string
 	progress                   string
 	quiet                      bool
 	labels                     []string
@@ -72,6 +73,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 	fs.StringVar(&f.out, "out", "", "output folder: new, empty, or an earlier run's, whose files alone are replaced (default runs/<UTC time>-<workload>-<provider>)")
 	fs.StringVar(&f.simSemantics, "sim-semantics", "legacy", "sim provider: legacy (ibv_reg_xrc_rcv_qp) or upstream (ibv_open_qp)")
 	fs.StringVar(&f.simCost, "sim-cost", "", "sim provider: busy-wait per op, e.g. reg=2us,unreg=2us,destroy=200us")
+	fs.StringVar(&f.qpState, "qp-state", "rtr", "state the creator moves each QP to before anyone registers, timed as op kind modify: reset (none), init, or rtr (as MPI does)")
 	fs.DurationVar(&f.interval, "interval", time.Second, "interval of the .hlog timelines")
 	fs.StringVar(&f.progress, "progress", progressAuto, "live progress on stderr: auto (on a terminal), always or never")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors (the run folder is written as always)")
@@ -90,7 +92,7 @@ func (f *runFlags) checkOutput() error {
 
 // watch connects a progress view to the engine's options.
 func (f *runFlags) watch(opts *bench.Options, stderr io.Writer, cfg bench.Config, label string) *progressView {
-	v := newProgressView(stderr, f.progress, f.quiet, cfg.Workload.Kinds(), label)
+	v := newProgressView(stderr, f.progress, f.quiet, cfg.Kinds(), label)
 	opts.Stderr, opts.Progress, opts.Quiet = v, v.update, f.quiet
 	return v
 }
@@ -146,6 +148,10 @@ func (f *runFlags) config(cmd *cobra.Command, procs, threads, qps int) (bench.Co
 	if err != nil {
 		return bench.Config{}, usagef("--sim-cost: %v", err)
 	}
+	qpState, err := verbs.ParseQPState(f.qpState)
+	if err != nil {
+		return bench.Config{}, usagef("--qp-state: %v", err)
+	}
 	if f.provider != "sim" && (fs.Changed("sim-cost") || fs.Changed("sim-semantics")) {
 		return bench.Config{}, usagef("--sim-cost and --sim-semantics apply to --provider sim only")
 	}
@@ -158,7 +164,7 @@ func (f *runFlags) config(cmd *cobra.Command, procs, threads, qps int) (bench.Co
 		Provider: f.provider, Device: f.device, Workload: spec, WorkloadArg: f.workload,
 		Procs: procs, Threads: threads, QPs: qps,
 		Duration: dur, Iterations: f.iterations, Warmup: f.warmup, Repetitions: f.repetitions,
-		Pin: f.pin, Seed: f.seed, Interval: f.interval, SimSemantics: sem, SimCost: cost,
+		Pin: f.pin, Seed: f.seed, Interval: f.interval, SimSemantics: sem, SimCost: cost, QPState: qpState,
 		Out: f.out, CommandLine: rerunCommand(fs, procs, threads, qps), StallTimeout: f.stallTimeout,
 	}
 	if cfg.Iterations > 0 {
@@ -255,6 +261,16 @@ report.html and plots/. It prints a summary table and where the folder is.
 Warm-up is run and discarded; each repetition starts fresh workers on a fresh
 device.
 
+--qp-state (default rtr, as Open MPI and MVAPICH2 do) is the state each QP is
+moved to by its creator before anyone registers with it: init sets the port,
+pkey index and access flags; rtr also a loopback path on the same port (its
+LID, or a GID on RoCE), the path MTU and a destination QP number (a local XRC
+send QP made for it). The move is timed as its own op kind, modify, and a QP
+destroyed out of INIT or RTR is reset first by the driver, which its last
+unreg pays. reset moves nothing. rtr needs an ACTIVE port with an address: on
+a port without one, use --qp-state init. On the sim, --sim-cost modify=...
+(per transition) and reset=... model those costs.
+
 On a terminal, stderr shows the progress live (repetition, warm-up or
 measuring, time or iterations left, per op kind ops/s, p50, p99 and errors so
 far); elsewhere (CI, pipes) it shows none, and one line per repetition when
@@ -288,6 +304,9 @@ or failed, the error names the worker); 2 bad usage or input.`,
   # destruction made visible: the last unreg pays a 200us destroy
   xrcbench run --workload lifecycle --procs 2 --threads 2 \
       --sim-cost reg=2us,unreg=2us,destroy=200us --duration 10s --out runs/lifecycle
+
+  # destruction of QPs left in RESET, as older versions measured it
+  xrcbench run --workload lifecycle --qp-state reset --sim-cost destroy=200us,reset=50us
 
   # exactly 1000 rounds, 5 independent repetitions, threads pinned
   xrcbench run --workload lifecycle --iterations 1000 --repetitions 5 --pin
