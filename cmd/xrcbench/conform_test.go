@@ -57,7 +57,7 @@ func TestConformJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	if rep.Provider != "sim" || rep.Semantics != "upstream" || len(rep.Checks) != 11 {
+	if rep.Provider != "sim" || rep.Semantics != "upstream" || len(rep.Checks) != 15 {
 		t.Fatalf("got provider %q semantics %q with %d checks", rep.Provider, rep.Semantics, len(rep.Checks))
 	}
 	for i, c := range rep.Checks {
