@@ -55,93 +55,142 @@ func GenerateWith(dirs []string, out string, opts Options) (*Report, error) {
 	if _, err := ParseCountScale(string(opts.Counts)); err != nil {
 		return nil, err
 	}
-	if len(dirs) == 0 {
-		return nil, inputErrorf("no run folder given")
+	in, err := loadInputs(dirs)
+	if err != nil {
+		return nil, err
 	}
-	var (
-		runs     []*Run
-		sweep    *SweepReport
-		overlays []Figure
-		perRun   = map[*Run][]Figure{}
-		// Each run's op kinds on one axis, shown under its headline.
-		kindOverlays = map[*Run][]Figure{}
-		title        string
-	)
+	if out, err = reportFolder(dirs, out); err != nil {
+		return nil, err
+	}
+	figs, err := makeFigures(in, opts.Counts)
+	if err != nil {
+		return nil, err
+	}
+	pg, warnings := makePage(in, figs)
+	files, err := renderFiles(in, figs, pg)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Out: out, Warnings: warnings}
+	if err := writeFiles(rep, in, files); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// The parts of GenerateWith, in the way benchstat keeps reading, computing
+// and formatting apart: loadInputs reads the folders, makeFigures draws,
+// makePage lays out report.html, renderFiles formats every file, and
+// writeFiles alone touches the output folder.
+
+// inputs is what a report is made of: the runs, and the sweep they belong
+// to when the folder given was one.
+type inputs struct {
+	runs  []*Run
+	sweep *SweepReport
+}
+
+// loadInputs reads dirs: run folders, or one sweep folder alone.
+func loadInputs(dirs []string) (inputs, error) {
+	var in inputs
+	if len(dirs) == 0 {
+		return in, inputErrorf("no run folder given")
+	}
 	for _, d := range dirs {
 		if IsSweep(d) {
 			if len(dirs) > 1 {
-				return nil, inputErrorf("%s is a sweep folder: report it alone", d)
+				return in, inputErrorf("%s is a sweep folder: report it alone", d)
 			}
 			sr, err := LoadSweep(d)
 			if err != nil {
-				return nil, err
+				return in, err
 			}
-			sweep, runs = sr, sr.Runs
+			in.sweep, in.runs = sr, sr.Runs
 			continue
 		}
 		run, err := LoadRun(d)
 		if err != nil {
-			return nil, err
+			return in, err
 		}
-		runs = append(runs, run)
+		in.runs = append(in.runs, run)
 	}
+	return in, nil
+}
+
+// reportFolder is where the report goes: out, or the one folder given.
+func reportFolder(dirs []string, out string) (string, error) {
 	switch {
 	case out != "":
+		return out, nil
 	case len(dirs) == 1:
-		out = dirs[0]
-	default:
-		return nil, inputErrorf("%d run folders: say where the combined report goes with --out DIR", len(dirs))
+		return dirs[0], nil
 	}
-	switch {
-	case sweep != nil:
-		figs, err := SweepFigures(sweep)
-		if err != nil {
-			return nil, err
+	return "", inputErrorf("%d run folders: say where the combined report goes with --out DIR", len(dirs))
+}
+
+// figureSet is every plot of a report, and the page's title.
+type figureSet struct {
+	overlays []Figure // the sweep's, or the runs' side by side
+	perRun   map[*Run][]Figure
+	// Each run's op kinds on one axis, shown under its headline.
+	kindOverlays map[*Run][]Figure
+	title        string
+}
+
+// makeFigures draws the plots. Several runs get labels first, which name
+// their plot files.
+func makeFigures(in inputs, counts CountScale) (figureSet, error) {
+	fs := figureSet{perRun: map[*Run][]Figure{}, kindOverlays: map[*Run][]Figure{}}
+	var err error
+	switch runs := in.runs; {
+	case in.sweep != nil:
+		if fs.overlays, err = SweepFigures(in.sweep); err != nil {
+			return fs, err
 		}
-		overlays = figs
-		title = fmt.Sprintf("xrcbench sweep: %s on %s, %s", sweep.Workload, sweep.Provider, plural(len(sweep.Points), "point"))
+		fs.title = fmt.Sprintf("xrcbench sweep: %s on %s, %s", in.sweep.Workload, in.sweep.Provider, plural(len(in.sweep.Points), "point"))
 	case len(runs) == 1:
-		figs, err := RunFigures(runs[0], "", opts.Counts)
-		if err != nil {
-			return nil, err
+		if fs.perRun[runs[0]], err = RunFigures(runs[0], "", counts); err != nil {
+			return fs, err
 		}
-		perRun[runs[0]] = figs
-		if kindOverlays[runs[0]], err = KindOverlayFigures(runs[0], "", opts.Counts); err != nil {
-			return nil, err
+		if fs.kindOverlays[runs[0]], err = KindOverlayFigures(runs[0], "", counts); err != nil {
+			return fs, err
 		}
-		title = "xrcbench: " + Title(runs[0].Result)
+		fs.title = "xrcbench: " + Title(runs[0].Result)
 	default:
 		labelRuns(runs)
 		for _, run := range runs {
-			figs, err := RunFigures(run, fileSafe(run.Label)+"-", opts.Counts)
-			if err != nil {
-				return nil, err
+			if fs.perRun[run], err = RunFigures(run, fileSafe(run.Label)+"-", counts); err != nil {
+				return fs, err
 			}
-			perRun[run] = figs
-			if kindOverlays[run], err = KindOverlayFigures(run, fileSafe(run.Label)+"-", opts.Counts); err != nil {
-				return nil, err
+			if fs.kindOverlays[run], err = KindOverlayFigures(run, fileSafe(run.Label)+"-", counts); err != nil {
+				return fs, err
 			}
 		}
-		var err error
-		if overlays, err = OverlayFigures(runs); err != nil {
-			return nil, err
+		if fs.overlays, err = OverlayFigures(runs); err != nil {
+			return fs, err
 		}
-		title = "xrcbench: " + plural(len(runs), "run")
+		fs.title = "xrcbench: " + plural(len(runs), "run")
 	}
-
-	for _, run := range runs {
-		for _, f := range kindOverlays[run] {
+	for _, run := range in.runs {
+		for _, f := range fs.kindOverlays[run] {
 			run.overlayPlots = append(run.overlayPlots, filepath.ToSlash(filepath.Join(PlotsDir, f.Name+".png")))
 		}
 	}
-	pg := htmlPage{Title: title, Single: len(runs) == 1 && sweep == nil}
+	return fs, nil
+}
+
+// makePage lays out report.html, and gathers the runs' warnings for the
+// CLI (each prefixed with its run's label when there are several).
+func makePage(in inputs, fs figureSet) (htmlPage, []string) {
+	runs, sweep := in.runs, in.sweep
+	pg := htmlPage{Title: fs.title, Single: len(runs) == 1 && sweep == nil}
 	if sweep != nil {
-		pg.Sweep = &htmlSweep{SweepReport: sweep, Figures: htmlFigures(overlays)}
+		pg.Sweep = &htmlSweep{SweepReport: sweep, Figures: htmlFigures(fs.overlays)}
 		pg.Headlines = []htmlHeadline{{Kinds: SweepHeadline(sweep)}}
 	} else {
-		pg.Overlays = htmlFigures(overlays)
+		pg.Overlays = htmlFigures(fs.overlays)
 		for _, run := range runs {
-			pg.Headlines = append(pg.Headlines, newHTMLHeadline(run, len(runs) > 1, kindOverlays[run]))
+			pg.Headlines = append(pg.Headlines, newHTMLHeadline(run, len(runs) > 1, fs.kindOverlays[run]))
 		}
 	}
 	for _, run := range runs {
@@ -153,64 +202,75 @@ func GenerateWith(dirs []string, out string, opts Options) (*Report, error) {
 	if len(runs) == 1 {
 		pg.TestDoubleRuns = nil // the page is the run
 	}
-	rep := &Report{Out: out}
+	var warnings []string
 	for _, run := range runs {
-		pg.Runs = append(pg.Runs, newHTMLRun(run, perRun[run], !pg.Single))
+		pg.Runs = append(pg.Runs, newHTMLRun(run, fs.perRun[run], !pg.Single))
 		for _, w := range Warnings(run) {
 			if len(runs) > 1 {
 				w = run.Label + ": " + w
 			}
-			rep.Warnings = append(rep.Warnings, w)
+			warnings = append(warnings, w)
 		}
 	}
+	return pg, warnings
+}
+
+// reportFile is one file of a report, by its name in the report folder.
+type reportFile struct {
+	name string
+	data []byte
+}
+
+// renderFiles formats every file of the report, in the order they are
+// written: the plots, summary.md, bench.txt, and report.html last, whose
+// presence means the report is complete.
+func renderFiles(in inputs, fs figureSet, pg htmlPage) ([]reportFile, error) {
 	html, err := renderHTML(pg)
 	if err != nil {
 		return nil, err
 	}
 	var md, bench bytes.Buffer
-	if sweep != nil {
-		writeSweepMarkdown(&md, sweep, pg.TestDouble)
+	if in.sweep != nil {
+		writeSweepMarkdown(&md, in.sweep, pg.TestDouble)
 	}
-	if err := WriteMarkdown(&md, runs); err != nil {
+	if err := WriteMarkdown(&md, in.runs); err != nil {
 		return nil, err
 	}
-	if err := WriteBench(&bench, runs); err != nil {
+	if err := WriteBench(&bench, in.runs); err != nil {
 		return nil, err
 	}
-
-	files := map[string][]byte{}
-	var order []string
-	put := func(name string, data []byte) {
-		files[name] = data
-		order = append(order, name)
-	}
-	for _, figs := range append(append(collect(runs, kindOverlays), collect(runs, perRun)...), overlays) {
+	var files []reportFile
+	for _, figs := range append(append(collect(in.runs, fs.kindOverlays), collect(in.runs, fs.perRun)...), fs.overlays) {
 		for _, f := range figs {
-			put(filepath.Join(PlotsDir, f.Name+".svg"), f.SVG)
-			put(filepath.Join(PlotsDir, f.Name+".png"), f.PNG)
+			files = append(files, reportFile{filepath.Join(PlotsDir, f.Name+".svg"), f.SVG},
+				reportFile{filepath.Join(PlotsDir, f.Name+".png"), f.PNG})
 		}
 	}
-	put(MarkdownFile, md.Bytes())
-	put(BenchFile, bench.Bytes())
-	put(HTMLFile, html) // last: its presence means the report is complete
-	if err := os.MkdirAll(filepath.Join(out, PlotsDir), 0o755); err != nil {
-		return nil, err
+	return append(files, reportFile{MarkdownFile, md.Bytes()}, reportFile{BenchFile, bench.Bytes()},
+		reportFile{HTMLFile, html}), nil
+}
+
+// writeFiles writes the files into rep.Out, each atomically, and records
+// them in rep.Files; into a run's own folder it also records them in the
+// run's result, so a later run into the folder removes these and nothing
+// the user put beside them.
+func writeFiles(rep *Report, in inputs, files []reportFile) error {
+	if err := os.MkdirAll(filepath.Join(rep.Out, PlotsDir), 0o755); err != nil {
+		return err
 	}
-	for _, name := range order {
-		path := filepath.Join(out, name)
-		if err := results.WriteFileAtomic(path, files[name], 0o644); err != nil {
-			return nil, err
+	var names []string
+	for _, f := range files {
+		path := filepath.Join(rep.Out, f.name)
+		if err := results.WriteFileAtomic(path, f.data, 0o644); err != nil {
+			return err
 		}
 		rep.Files = append(rep.Files, path)
+		names = append(names, f.name)
 	}
-	if sweep == nil && len(runs) == 1 && sameFolder(out, runs[0].Dir) {
-		// Into the run's own folder: say what is ours, so a later run into
-		// the folder removes these and nothing the user put beside them.
-		if err := RecordFiles(out, runs[0].Result.RunID, order); err != nil {
-			return nil, err
-		}
+	if in.sweep == nil && len(in.runs) == 1 && sameFolder(rep.Out, in.runs[0].Dir) {
+		return RecordFiles(rep.Out, in.runs[0].Result.RunID, names)
 	}
-	return rep, nil
+	return nil
 }
 
 // RecordFiles adds names (relative to the run folder dir) to the files
