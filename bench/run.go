@@ -229,8 +229,15 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 
 	fw := snapshotFirmware(verbs.Options{Provider: cfg.Provider, Device: cfg.Device})
 	var runErr error
+	if fw.taken && !fw.info.XRC {
+		// A device named on purpose opens without XRC (conform's S11
+		// needs that), but a run on it measures nothing: say so before
+		// any worker starts, and once (soft-RoCE under make vmtest).
+		runErr = fmt.Errorf("device %s lacks XRC (IBV_DEVICE_XRC is not in its device_cap_flags), so there is nothing to measure on it; "+
+			"xrcbench devices lists which devices have it", fw.info.Name)
+	}
 	var done []*repOutcome
-	for i := 0; i < cfg.Repetitions; i++ {
+	for i := 0; runErr == nil && i < cfg.Repetitions; i++ {
 		rep, err := c.repetition(ctx, i)
 		if rep != nil && rep.info.Name != "" && res.Environment.Provider == "" {
 			res.Environment = environment(rep.info)
@@ -270,7 +277,13 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 		}
 	}
 	if res.Environment.Provider == "" {
-		res.Environment = environment(verbs.DeviceInfo{Provider: cfg.Provider, NUMANode: -1})
+		// No worker described the device. The coordinator's own look at
+		// it, where it had one, still says what the run was on.
+		info := verbs.DeviceInfo{Provider: cfg.Provider, NUMANode: -1}
+		if fw.taken {
+			info = fw.info
+		}
+		res.Environment = environment(info)
 	}
 	fw.record(&res.Environment)
 	if err := assemble(res, done, cfg); err != nil {

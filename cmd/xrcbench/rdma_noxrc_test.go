@@ -1,0 +1,67 @@
+//go:build rdma
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// TestRunDeviceWithoutXRC: a run named at a device without XRC (what
+// soft-RoCE is under make vmtest, here the double's xbnoxrc0) fails before
+// any worker starts, in one line naming the device and the capability,
+// exit 1, and its failed result still describes the device. Before, the
+// worker failed at its domain open with a private path in the message,
+// and the result's device had no name.
+func TestRunDeviceWithoutXRC(t *testing.T) {
+	lib, err := filepath.Abs(filepath.Join("..", "..", "build", "fakeverbs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(lib, "libibverbs.so.1")); err != nil {
+		t.Skipf("the libibverbs test double is not built (%s): run make fakeverbs (needs libibverbs-dev)", lib)
+	}
+	bin := rdmaBinary(t)
+	out := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command(bin, "run", "--provider", "rdma", "--device", "xbnoxrc0", "--duration", "1s", "--warmup", "0s", "--out", out)
+	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib, "XRCBENCH_FAKEVERBS_DIR="+filepath.Join(t.TempDir(), "state"),
+		"XRCBENCH_FAKEVERBS_DEVICES=xbfake0,xbnoxrc0:noxrc")
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exit %v, want 1\nstdout:\n%s\nstderr:\n%s", err, o.String(), e.String())
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(e.String()), "\n") {
+		if !strings.HasPrefix(l, "warning: ") { // the build's own warnings, not the failure
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], "device xbnoxrc0 lacks XRC") ||
+		!strings.Contains(lines[0], "IBV_DEVICE_XRC") || strings.Contains(lines[0], "domain") {
+		t.Errorf("stderr %q, want one line naming xbnoxrc0 and IBV_DEVICE_XRC, and no domain file", lines)
+	}
+	r, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != results.StatusFailed || !strings.Contains(r.Error, "lacks XRC") {
+		t.Errorf("status %q error %q, want failed: lacks XRC", r.Status, r.Error)
+	}
+	d := r.Environment.Device
+	if d["name"] != "xbnoxrc0" || d["xrc"] != false || d["semantics"] != "upstream" || r.Environment.Provider != "rdma" {
+		t.Errorf("environment: provider %q device %v, want xbnoxrc0 described", r.Environment.Provider, d)
+	}
+	if len(r.Workers) != 0 {
+		t.Errorf("%d workers started for a device that can measure nothing", len(r.Workers))
+	}
+}
