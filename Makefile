@@ -11,7 +11,7 @@ TAGS    := $(if $(HAVE_VERBS),rdma,)
 BIN     := bin/xrcbench
 CWARN   := -Wall -Wextra -Werror -std=gnu11
 
-.PHONY: all build run test vet cwarn csan lint bench fakeverbs fuzz soak clean tags
+.PHONY: all build run test vet cwarn csan lint bench fakeverbs fuzz soak vmtest clean tags
 
 all: build
 
@@ -108,6 +108,17 @@ fuzz:
 SOAK_DURATION ?= 10m
 soak:
 	SOAK_DURATION=$(SOAK_DURATION) $(GO) test -tags "soak $(TAGS)" -run '^TestSoak$$' -count=1 -v -timeout 6h ./cmd/xrcbench
+
+# vmtest: the rdma provider against a real kernel and rdma-core. Boots a
+# Debian guest (kernel, rdma-core, soft-RoCE) under QEMU with the rdma
+# build of xrcbench made here, and checks devices, conform, run and the
+# legacy provider against it (test/vm/run.sh). The guest image is built
+# once with mmdebstrap (root) and cached under
+# $${XDG_CACHE_HOME:-~/.cache}/xrcbench/vm. Where QEMU, the headers or the
+# image cannot be had it prints "vmtest: SKIP: <why>". Not part of make
+# test (minutes under TCG); .ci/run runs it after.
+vmtest:
+	GO=$(GO) test/vm/run.sh
 
 lint: vet cwarn
 	@out=$$(gofmt -l $$(git ls-files '*.go')); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }

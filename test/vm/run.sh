@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# make vmtest: the rdma provider against a real kernel and a real rdma-core.
+# Boots the cached Debian guest (image.sh) under QEMU with soft-RoCE (rxe),
+# runs guest-check.sh in it with the bin/xrcbench built here, and has the Go
+# test in test/vm judge the transcript the guest sends back.
+#
+# Where it cannot run (no QEMU, no way to build the image, no rdma-core
+# headers to build the rdma provider), it says so on one line starting
+# "vmtest: SKIP:" and exits 0; VMTEST_REQUIRE=1 (CI) makes that exit 1.
+# Every step is bounded: VM_BUILD_TIMEOUT for the image, VM_BOOT_TIMEOUT for
+# the guest's whole life.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=build/vm
+GO=${GO:-go}
+
+skip() {
+	echo "vmtest: SKIP: $*"
+	[ "${VMTEST_REQUIRE:-}" = 1 ] && { echo "vmtest: VMTEST_REQUIRE=1: a skip is a failure here" >&2; exit 1; }
+	exit 0
+}
+
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed (apt-get install qemu-system-x86)"
+cc -E -o /dev/null verbs/ctest/have_verbs.c >/dev/null 2>&1 ||
+	skip "<infiniband/verbs.h> not installed, so the rdma provider cannot be built (apt-get install libibverbs-dev)"
+
+start=$(date +%s)
+set +e
+image=$(test/vm/image.sh | tail -n 1)
+rc=$?
+set -e
+case $rc in
+0) ;;
+2) skip "the guest image cannot be built here (see the line above)" ;;
+*) echo "vmtest: building the guest image failed" >&2; exit 1 ;;
+esac
+
+rm -rf "$out"
+mkdir -p "$out/payload"
+# The binary the guest runs is the one built here, against this machine's
+# rdma-core: the guest's newer libibverbs must load it as it is.
+# make build's flags (the version goes in at link time), with the rdma tag.
+make -s build TAGS=rdma BIN="$out/payload/xrcbench" GO="$GO" >/dev/null
+cp test/vm/guest-check.sh "$out/payload/"
+{
+	echo "host rdma-core $(dpkg-query -W -f='${Version}' libibverbs-dev 2>/dev/null || echo unknown) (libibverbs-dev the binary was built with)"
+	echo "host kernel $(uname -r)"
+	echo "guest suite $(cat "$image/suite"), kernel $(cat "$image/kernel-version")"
+} > "$out/payload/host.txt"
+size=$(( $(du -sm "$out/payload" | cut -f1) + 16 ))
+mkfs.ext4 -q -L xrcpayload -d "$out/payload" "$out/payload.img" "${size}M" >/dev/null
+
+# KVM when it works, else TCG (slower, the same kernel). /dev/kvm can
+# open and still fail (nested virtualisation refusing an MSR aborts QEMU),
+# so a short boot of the guest's kernel decides: KVM works if the kernel
+# prints its banner.
+accel=tcg cpu=max why="no usable /dev/kvm"
+if ( exec 3<>/dev/kvm ) 2>/dev/null; then
+	# In a shell of its own, which reports a QEMU that aborts, not ours.
+	IMAGE=$image OUT=$out bash -c 'timeout -k 5 30 qemu-system-x86_64 -machine q35,accel=kvm -cpu host -m 256 \
+		-nodefaults -display none -no-reboot -nic none -kernel "$IMAGE/vmlinuz" \
+		-append "console=ttyS0 earlyprintk=ttyS0 panic=-1" -serial "file:$OUT/kvm-probe.log" \
+		>"$OUT/kvm-probe.qemu.log" 2>&1; exit 0' 2>/dev/null
+	if grep -q "Linux version" "$out/kvm-probe.log" 2>/dev/null; then
+		accel=kvm cpu=host why="/dev/kvm works"
+	else
+		why="/dev/kvm is there but a KVM guest did not boot: $(grep -m1 -i error "$out/kvm-probe.qemu.log" || echo no banner within 30 s)"
+	fi
+fi
+echo "vmtest: booting the guest under $accel ($why); image $image"
+boot=$(date +%s)
+set +e
+# snapshot=on: the cached image is never written; the guest's changes go
+# to a temporary file QEMU drops at exit.
+timeout -k 10 "${VM_BOOT_TIMEOUT:-600}" qemu-system-x86_64 \
+	-machine "q35,accel=$accel" -cpu "$cpu" -smp 2 -m 1024 \
+	-nodefaults -display none -no-reboot -nic none \
+	-kernel "$image/vmlinuz" -initrd "$image/initrd.img" \
+	-append "root=/dev/vda rw console=ttyS0 init=/sbin/xrcbench-init panic=-1 quiet" \
+	-drive "file=$image/rootfs.img,if=virtio,format=raw,snapshot=on" \
+	-drive "file=$out/payload.img,if=virtio,format=raw,readonly=on" \
+	-serial "file:$out/console.log" -serial "file:$out/transcript.txt" \
+	>"$out/qemu.log" 2>&1
+rc=$?
+set -e
+end=$(date +%s)
+echo "vmtest: guest exited with status $rc after $((end - boot)) s (the whole vmtest so far $((end - start)) s); console in $out/console.log"
+if [ $rc -ne 0 ]; then
+	[ $rc -eq 124 ] && echo "vmtest: the guest did not power off within ${VM_BOOT_TIMEOUT:-600} s" >&2
+	grep -v '^$' "$out/qemu.log" >&2 || true
+	tail -n 30 "$out/console.log" >&2 || true
+	exit 1
+fi
+$GO test -count=1 -v -run '^TestGuest$' ./test/vm -args -transcript "$PWD/$out/transcript.txt" | tee "$out/test.log"
+exit "${PIPESTATUS[0]}"
