@@ -6,13 +6,14 @@
 #
 # Where it cannot run (no QEMU, no way to build the image, no rdma-core
 # headers to build the rdma provider), it says so on one line starting
-# "vmtest: SKIP:" and exits 0; VMTEST_REQUIRE=1 (CI) makes that exit 1.
+# "vmtest: SKIP:" and exits 0; VMTEST_REQUIRE=1 makes that exit 1.
 # Every step is bounded: VM_BUILD_TIMEOUT for the image, VM_BOOT_TIMEOUT for
 # the guest's whole life.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=build/vm
 GO=${GO:-go}
+QEMU=${QEMU:-qemu-system-x86_64}
 
 skip() {
 	echo "vmtest: SKIP: $*"
@@ -20,7 +21,8 @@ skip() {
 	exit 0
 }
 
-command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed (apt-get install qemu-system-x86)"
+command -v "$QEMU" >/dev/null || skip "$QEMU not installed (apt-get install qemu-system-x86)"
+command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 not installed (apt-get install e2fsprogs)"
 cc -E -o /dev/null verbs/ctest/have_verbs.c >/dev/null 2>&1 ||
 	skip "<infiniband/verbs.h> not installed, so the rdma provider cannot be built (apt-get install libibverbs-dev)"
 
@@ -40,7 +42,7 @@ mkdir -p "$out/payload"
 # The binary the guest runs is the one built here, against this machine's
 # rdma-core: the guest's newer libibverbs must load it as it is.
 # make build's flags (the version goes in at link time), with the rdma tag.
-make -s build TAGS=rdma BIN="$out/payload/xrcbench" GO="$GO" >/dev/null
+timeout 1800 make -s build TAGS=rdma BIN="$out/payload/xrcbench" GO="$GO" >/dev/null
 cp test/vm/guest-check.sh "$out/payload/"
 {
 	echo "host rdma-core $(dpkg-query -W -f='${Version}' libibverbs-dev 2>/dev/null || echo unknown) (libibverbs-dev the binary was built with)"
@@ -57,7 +59,7 @@ mkfs.ext4 -q -L xrcpayload -d "$out/payload" "$out/payload.img" "${size}M" >/dev
 accel=tcg cpu=max why="no usable /dev/kvm"
 if ( exec 3<>/dev/kvm ) 2>/dev/null; then
 	# In a shell of its own, which reports a QEMU that aborts, not ours.
-	IMAGE=$image OUT=$out bash -c 'timeout -k 5 30 qemu-system-x86_64 -machine q35,accel=kvm -cpu host -m 256 \
+	QEMU=$QEMU IMAGE=$image OUT=$out bash -c 'timeout -k 5 30 "$QEMU" -machine q35,accel=kvm -cpu host -m 256 \
 		-nodefaults -display none -no-reboot -nic none -kernel "$IMAGE/vmlinuz" \
 		-append "console=ttyS0 earlyprintk=ttyS0 panic=-1" -serial "file:$OUT/kvm-probe.log" \
 		>"$OUT/kvm-probe.qemu.log" 2>&1; exit 0' 2>/dev/null
@@ -72,7 +74,7 @@ boot=$(date +%s)
 set +e
 # snapshot=on: the cached image is never written; the guest's changes go
 # to a temporary file QEMU drops at exit.
-timeout -k 10 "${VM_BOOT_TIMEOUT:-600}" qemu-system-x86_64 \
+timeout -k 10 "${VM_BOOT_TIMEOUT:-900}" "$QEMU" \
 	-machine "q35,accel=$accel" -cpu "$cpu" -smp 2 -m 1024 \
 	-nodefaults -display none -no-reboot -nic none \
 	-kernel "$image/vmlinuz" -initrd "$image/initrd.img" \
@@ -86,7 +88,7 @@ set -e
 end=$(date +%s)
 echo "vmtest: guest exited with status $rc after $((end - boot)) s (the whole vmtest so far $((end - start)) s); console in $out/console.log"
 if [ $rc -ne 0 ]; then
-	[ $rc -eq 124 ] && echo "vmtest: the guest did not power off within ${VM_BOOT_TIMEOUT:-600} s" >&2
+	[ $rc -eq 124 ] && echo "vmtest: the guest did not power off within ${VM_BOOT_TIMEOUT:-900} s" >&2
 	grep -v '^$' "$out/qemu.log" >&2 || true
 	tail -n 30 "$out/console.log" >&2 || true
 	exit 1
