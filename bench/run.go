@@ -45,6 +45,9 @@ type Config struct {
 	QPState     verbs.QPState
 	Out         string // run folder, created
 	CommandLine []string
+	// Fleet, when set, is this node's place in a fleet run: recorded in
+	// the result as it is.
+	Fleet *results.Fleet
 	// StallTimeout: a worker that sends nothing (no interval, no
 	// heartbeat) for this long is stalled, and the run is stopped. 0 is
 	// DefaultStallTimeout.
@@ -168,6 +171,10 @@ type Options struct {
 	// TempDir is the parent of the run's private directory ("" is the
 	// system's temporary directory).
 	TempDir string
+	// BeforeStart, when set, runs once the output folder is locked and
+	// before the first worker starts (a fleet's barrier). It may fill in
+	// the result; an error fails the run, which still writes its result.
+	BeforeStart func(ctx context.Context, res *results.Result) error
 }
 
 // RunError is a run that failed after it started; the result was still
@@ -237,6 +244,9 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 			"xrcbench devices lists which devices have it", fw.info.Name)
 	}
 	var done []*repOutcome
+	if opts.BeforeStart != nil && runErr == nil {
+		runErr = opts.BeforeStart(ctx, res)
+	}
 	for i := 0; runErr == nil && i < cfg.Repetitions; i++ {
 		rep, err := c.repetition(ctx, i)
 		if rep != nil && rep.info.Name != "" && res.Environment.Provider == "" {
@@ -385,6 +395,10 @@ func (c *coordinator) newResult() *results.Result {
 		},
 		Ops:    map[string]results.OpStats{},
 		Labels: cfg.Labels,
+	}
+	if cfg.Fleet != nil {
+		f := *cfg.Fleet // the barrier fills in the result's copy
+		r.Fleet = &f
 	}
 	if r.Config.Workload == "" {
 		r.Config.Workload = cfg.Workload.Name

@@ -62,6 +62,9 @@ type Result struct {
 	Workers     []Worker           `json:"workers"`
 	Repetitions []Repetition       `json:"repetitions"`
 	Leaks       *LeakCheck         `json:"leaks,omitempty"`
+	// Fleet is the run's place in a fleet (run --fleet): one run per node,
+	// started by the cluster's launcher. Absent for a plain run.
+	Fleet *Fleet `json:"fleet,omitempty"`
 	// Histograms holds, per op kind, the merged latency histogram of all
 	// measured repetitions (HdrHistogram V2 compressed, base64), so a
 	// report can draw distributions without the .hlog files.
@@ -293,4 +296,40 @@ type LeakCheck struct {
 	Method  string   `json:"method"` // "sim_inspect" or "reg_probe"
 	Leaked  []uint32 `json:"leaked,omitempty"`
 	Detail  string   `json:"detail,omitempty"`
+}
+
+// Fleet is one node's run of a fleet run, as its launcher (Slurm, Open MPI,
+// PMIx) described it in the environment.
+type Fleet struct {
+	Launcher string `json:"launcher"` // "slurm", "openmpi" or "pmix"
+	JobID    string `json:"job_id,omitempty"`
+	Node     string `json:"node"`            // the node's name, and its folder under --out
+	Rank     int    `json:"rank"`            // the task's rank in the job
+	Nodes    int    `json:"nodes,omitempty"` // nodes in the job; 0 when the launcher does not say
+	// Sync is the common start (run --fleet-sync); absent when the node
+	// started when it was launched.
+	Sync *FleetSync `json:"sync,omitempty"`
+}
+
+// FleetSync is how a node met the others at the barrier on the shared
+// output folder and when it started.
+type FleetSync struct {
+	// Deadline is how long the node would wait for the others.
+	Deadline Duration `json:"deadline"`
+	// WaitedNS is how long it waited at the barrier.
+	WaitedNS int64 `json:"waited_ns"`
+	// StartAt is the common start on the shared folder's clock (the
+	// latest arrival's mtime plus a margin).
+	StartAt time.Time `json:"start_at"`
+	// LateNS is how far past the common start, on its own clock corrected
+	// by its offset, this node began; 0 when it was in time.
+	LateNS int64 `json:"late_ns"`
+	// ClockOffsetNS is this node's clock minus the shared folder's, as
+	// estimated at the barrier: the midpoint of the local clock around
+	// writing its arrival file, minus the file's mtime. It includes the
+	// file system's timestamp granularity.
+	ClockOffsetNS int64 `json:"clock_offset_ns"`
+	// Offsets is every node's own estimate, as read from the arrival
+	// files at the barrier.
+	Offsets map[string]int64 `json:"clock_offsets_ns,omitempty"`
 }

@@ -248,6 +248,7 @@ func interruptible(stderr io.Writer) (context.Context, context.CancelFunc) {
 func init() {
 	subcommands = append(subcommands, func(stdout, stderr io.Writer) *cobra.Command {
 		var f runFlags
+		var fleet fleetFlags
 		cmd := &cobra.Command{
 			Use:   "run",
 			Short: "Run one benchmark configuration and write a run folder",
@@ -293,6 +294,18 @@ A worker that sends nothing for --stall-timeout (no interval report, no
 heartbeat: stopped with SIGSTOP, wedged) is named with its pid and state,
 killed, and the run stopped as by ^C: status partial, exit 1.
 
+--fleet makes the run one node's of a fleet: started on every node by the
+cluster's launcher (srun --ntasks-per-node=1, mpirun -npernode 1), it reads
+the launcher's environment (Slurm's SLURM_JOB_ID, SLURM_PROCID, SLURM_NNODES,
+SLURMD_NODENAME; Open MPI's OMPI_COMM_WORLD_*; PMIx's PMIX_RANK), writes its
+run folder under --out/<node>/ and records job id, node, rank and node count
+in result.json (fleet). A second task on a node is refused (exit 2), as is
+--fleet outside a launcher. --fleet-sync[=DEADLINE] makes the nodes meet at a
+barrier in --out (default deadline 5m; the error names the nodes that never
+arrived) and start at one wall-clock time, 2s after the last arrival; each
+node records its clock's offset to the shared folder's. xrcbench report
+--fleet DIR then compares the nodes.
+
 What a latency figure contains (the call and one clock read, chained in C) and
 what is not timed: docs/design.md, "Measurement method".
 
@@ -317,6 +330,10 @@ or failed, the error names the worker); 2 bad usage or input.`,
   # the harness's own overhead
   xrcbench run --provider null --workload steady --qps 256 --duration 5s
 
+  # one run per node of a Slurm job, all starting together, into a shared folder
+  srun -N 64 --ntasks-per-node=1 xrcbench run --fleet --fleet-sync \
+      --provider rdma --workload lifecycle --out /shared/runs/fw-22.41
+
   # a workload of your own, starting from a built-in's spec
   xrcbench list --show steady > mine.yaml
   xrcbench run --workload ./mine.yaml`,
@@ -330,12 +347,15 @@ or failed, the error names the worker); 2 bad usage or input.`,
 					return err
 				}
 				cfg.Out = f.out
-				if cfg.Out == "" {
-					cfg.Out = defaultOut("", cfg.Workload, cfg.Provider)
-				}
 				opts, err := engineOptions(stderr)
 				if err != nil {
 					return failure{err: err}
+				}
+				if err := fleet.apply(cmd, &cfg, &opts, os.Getenv); err != nil {
+					return err
+				}
+				if cfg.Out == "" {
+					cfg.Out = defaultOut("", cfg.Workload, cfg.Provider)
 				}
 				ctx, cancel := interruptible(stderr)
 				defer cancel()
@@ -343,6 +363,7 @@ or failed, the error names the worker); 2 bad usage or input.`,
 			},
 		}
 		f.register(cmd.Flags(), false)
+		fleet.register(cmd.Flags())
 		return cmd
 	})
 }

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// Fleet runs: one `run --fleet` per node, started by srun or mpirun.
+const (
+	defaultFleetSyncDeadline = 5 * time.Minute
+	maxFleetSyncDeadline     = 24 * time.Hour
+	// fleetStartMargin is how long after the last node's arrival the
+	// fleet starts: every node polls the barrier folder ten times a
+	// second, and a shared file system shows a new file a little late.
+	fleetStartMargin = 2 * time.Second
+)
+
+type fleetFlags struct {
+	fleet bool
+	sync  string // "" without --fleet-sync; a duration with it
+}
+
+func (f *fleetFlags) register(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.fleet, "fleet", false, "one run per node of a fleet, started by srun or mpirun -npernode 1: the run folder is <out>/<node>/, the result records job id, node, rank and node count")
+	fs.StringVar(&f.sync, "fleet-sync", "", "with --fleet: meet the other nodes at a barrier in --out and start together; =DEADLINE is how long to wait for them (default 5m)")
+	fs.Lookup("fleet-sync").NoOptDefVal = defaultFleetSyncDeadline.String()
+}
+
+// apply makes cfg and opts a fleet node's: its identity from the
+// launcher's environment, its folder under --out, and with --fleet-sync
+// the barrier before the start.
+func (f *fleetFlags) apply(cmd *cobra.Command, cfg *bench.Config, opts *bench.Options, getenv func(string) string) error {
+	fs := cmd.Flags()
+	if !f.fleet {
+		if fs.Changed("fleet-sync") {
+			return usagef("--fleet-sync needs --fleet")
+		}
+		return nil
+	}
+	if cfg.Out == "" {
+		return usagef("--fleet needs --out: a folder every node shares, which gets one run folder per node")
+	}
+	var deadline time.Duration
+	if fs.Changed("fleet-sync") {
+		d, err := time.ParseDuration(f.sync)
+		if err != nil || d <= 0 || d > maxFleetSyncDeadline {
+			return usagef("--fleet-sync=%s: want a deadline such as 5m, up to %v", f.sync, maxFleetSyncDeadline)
+		}
+		deadline = d
+	}
+	host, _ := os.Hostname()
+	id, err := bench.FleetIdentity(getenv, host)
+	if err != nil {
+		return usageError{err}
+	}
+	if deadline > 0 && id.Nodes <= 0 {
+		return usagef("--fleet-sync: the launcher (%s) does not say how many nodes to wait for", id.Launcher)
+	}
+	if deadline > 0 && id.JobID == "" {
+		return usagef("--fleet-sync: the launcher (%s) gives no job id, which the barrier needs", id.Launcher)
+	}
+	shared := cfg.Out
+	cfg.Out = filepath.Join(shared, id.Node)
+	cfg.Fleet = id
+	if deadline > 0 {
+		b := &bench.FleetBarrier{
+			Dir: shared, Fleet: id, Deadline: deadline, Margin: fleetStartMargin,
+			Expected: bench.ExpandHostlist(getenv("SLURM_JOB_NODELIST")),
+		}
+		opts.BeforeStart = func(ctx context.Context, res *results.Result) error {
+			sync, err := b.Meet(ctx)
+			if err != nil {
+				return err
+			}
+			res.Fleet.Sync = sync
+			if sync.LateNS > 0 {
+				res.Warnings = append(res.Warnings, "fleet: this node saw the last arrival after the common start and started "+time.Duration(sync.LateNS).Round(time.Millisecond).String()+" late")
+			}
+			return nil
+		}
+	}
+	return nil
+}

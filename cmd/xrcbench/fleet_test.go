@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// launcherFree clears the launcher's variables, so a test run inside a
+// Slurm job or under mpirun sees the environment it means to.
+func launcherFree(t *testing.T) {
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "SLURM") || strings.HasPrefix(k, "OMPI_") || strings.HasPrefix(k, "PMIX_") {
+			t.Setenv(k, "")
+		}
+	}
+}
+
+// nodeEnv is a fleet task's environment, as srun would set it.
+func nodeEnv(job string, rank, nodes int, node, nodelist string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, "SLURM") && !strings.HasPrefix(k, "OMPI_") && !strings.HasPrefix(k, "PMIX_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "SLURM_JOB_ID="+job, fmt.Sprintf("SLURM_PROCID=%d", rank), fmt.Sprintf("SLURM_NNODES=%d", nodes),
+		"SLURMD_NODENAME="+node, "SLURM_LOCALID=0", "SLURM_JOB_NODELIST="+nodelist)
+}
+
+// --fleet outside a launcher, a second task on a node and bad --fleet-sync
+// values are bad usage: one line, exit 2, nothing written.
+func TestFleetBadInput(t *testing.T) {
+	launcherFree(t)
+	slurm := map[string]string{"SLURM_JOB_ID": "9", "SLURM_PROCID": "0", "SLURM_NNODES": "2", "SLURMD_NODENAME": "n1"}
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"no launcher", []string{"--fleet"}, nil, "--fleet: no launcher found in the environment"},
+		{"sync without fleet", []string{"--fleet-sync"}, slurm, "--fleet-sync needs --fleet"},
+		{"bad deadline", []string{"--fleet", "--fleet-sync=soon"}, slurm, "--fleet-sync=soon: want a deadline"},
+		{"negative deadline", []string{"--fleet", "--fleet-sync=-1s"}, slurm, "--fleet-sync=-1s"},
+		{"second task", []string{"--fleet"}, map[string]string{"SLURM_JOB_ID": "9", "SLURM_PROCID": "1", "SLURMD_NODENAME": "n1", "SLURM_LOCALID": "1"},
+			"task 1 is the second task on node n1"},
+		{"node count unknown", []string{"--fleet", "--fleet-sync"}, map[string]string{"PMIX_RANK": "0", "PMIX_NAMESPACE": "j"},
+			"does not say how many nodes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			dir := t.TempDir()
+			var stdout, stderr bytes.Buffer
+			code := run(&stdout, &stderr, append([]string{"run", "--out", filepath.Join(dir, "fleet")}, tt.args...))
+			msg := stderr.String()
+			if code != exitUsage || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, tt.want) {
+				t.Errorf("exit %d, stderr %q: want exit 2 and one line containing %q", code, msg, tt.want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "fleet")); err == nil {
+				t.Error("the output folder was created")
+			}
+		})
+	}
+	t.Run("no --out", func(t *testing.T) {
+		t.Setenv("SLURM_JOB_ID", "9")
+		t.Setenv("SLURM_PROCID", "0")
+		var stdout, stderr bytes.Buffer
+		code := run(&stdout, &stderr, []string{"run", "--fleet"})
+		if code != exitUsage || !strings.Contains(stderr.String(), "--fleet needs --out") {
+			t.Errorf("exit %d, stderr %q", code, stderr.String())
+		}
+	})
+}
+
+// Three nodes of one job, each its own process as srun starts them, meet
+// at the barrier and start at one time; each writes <out>/<node>/ with its
+// place in the fleet and the clock offsets all of them saw.
+func TestFleetSyncRun(t *testing.T) {
+	bin := engineBinary(t)
+	out := filepath.Join(t.TempDir(), "fleet")
+	nodes := []string{"n1", "n2", "n3"}
+	var wg sync.WaitGroup
+	errs := make([]string, len(nodes))
+	for i, node := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(bin, "run", "--provider", "null", "--workload", "steady", "--qps", "2",
+				"--iterations", "20", "--warmup", "0s", "--quiet", "--fleet", "--fleet-sync=60s", "--out", out)
+			cmd.Env = nodeEnv("1001", i, len(nodes), node, "n[1-3]")
+			if code, stdout, stderr := runProcess(cmd); code != 0 {
+				errs[i] = fmt.Sprintf("%s: exit %d\n%s\n%s", node, code, stdout, stderr)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, e := range errs {
+		if e != "" {
+			t.Fatal(e)
+		}
+	}
+	var start string
+	for i, node := range nodes {
+		r, err := results.Load(filepath.Join(out, node))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := r.Fleet
+		if f == nil || f.Launcher != "slurm" || f.JobID != "1001" || f.Node != node || f.Rank != i || f.Nodes != 3 || f.Sync == nil {
+			t.Fatalf("%s: fleet %+v", node, f)
+		}
+		if len(f.Sync.Offsets) != 3 || f.Sync.Offsets[node] != f.Sync.ClockOffsetNS {
+			t.Errorf("%s: offsets %v, own %d", node, f.Sync.Offsets, f.Sync.ClockOffsetNS)
+		}
+		if s := f.Sync.StartAt.String(); start == "" {
+			start = s
+		} else if s != start {
+			t.Errorf("%s starts at %s, another node at %s: no common start", node, s, start)
+		}
+	}
+}
+
+// A node whose peers never come gives up at the deadline, naming them,
+// and still writes its result, failed: the fleet report lists it.
+func TestFleetSyncMissingNode(t *testing.T) {
+	bin := engineBinary(t)
+	out := filepath.Join(t.TempDir(), "fleet")
+	cmd := exec.Command(bin, "run", "--provider", "null", "--workload", "steady", "--qps", "2",
+		"--iterations", "20", "--warmup", "0s", "--quiet", "--fleet", "--fleet-sync=1s", "--out", out)
+	cmd.Env = nodeEnv("1002", 0, 3, "n1", "n[1-3]")
+	code, _, stderr := runProcess(cmd)
+	if code != exitFailed || !strings.Contains(stderr, "never arrived: n2, n3") {
+		t.Fatalf("exit %d, stderr %q: want 1 naming n2 and n3", code, stderr)
+	}
+	r, err := results.Load(filepath.Join(out, "n1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != results.StatusFailed || !strings.Contains(r.Error, "never arrived: n2, n3") || r.Fleet == nil || r.Fleet.Node != "n1" {
+		t.Errorf("status %s, error %q, fleet %+v", r.Status, r.Error, r.Fleet)
+	}
+}
