@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -63,7 +64,7 @@ func TestFleetIdentity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if *got != *tt.want {
+			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %+v, want %+v", *got, *tt.want)
 			}
 		})

@@ -306,6 +306,9 @@ type Fleet struct {
 	Node     string `json:"node"`            // the node's name, and its folder under --out
 	Rank     int    `json:"rank"`            // the task's rank in the job
 	Nodes    int    `json:"nodes,omitempty"` // nodes in the job; 0 when the launcher does not say
+	// NodeList names the job's nodes when the launcher lists them
+	// (SLURM_JOB_NODELIST): the fleet report names those that wrote nothing.
+	NodeList []string `json:"node_list,omitempty"`
 	// Sync is the common start (run --fleet-sync); absent when the node
 	// started when it was launched.
 	Sync *FleetSync `json:"sync,omitempty"`

@@ -69,11 +69,14 @@ func (f *fleetFlags) apply(cmd *cobra.Command, cfg *bench.Config, opts *bench.Op
 	}
 	shared := cfg.Out
 	cfg.Out = filepath.Join(shared, id.Node)
+	if id.Launcher == "slurm" {
+		id.NodeList = bench.ExpandHostlist(getenv("SLURM_JOB_NODELIST"))
+	}
 	cfg.Fleet = id
 	if deadline > 0 {
 		b := &bench.FleetBarrier{
 			Dir: shared, Fleet: id, Deadline: deadline, Margin: fleetStartMargin,
-			Expected: bench.ExpandHostlist(getenv("SLURM_JOB_NODELIST")),
+			Expected: id.NodeList,
 		}
 		opts.BeforeStart = func(ctx context.Context, res *results.Result) error {
 			sync, err := b.Meet(ctx)

@@ -119,7 +119,7 @@ func TestFleetSyncRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		f := r.Fleet
-		if f == nil || f.Launcher != "slurm" || f.JobID != "1001" || f.Node != node || f.Rank != i || f.Nodes != 3 || f.Sync == nil {
+		if f == nil || f.Launcher != "slurm" || f.JobID != "1001" || f.Node != node || f.Rank != i || f.Nodes != 3 || len(f.NodeList) != 3 || f.Sync == nil {
 			t.Fatalf("%s: fleet %+v", node, f)
 		}
 		if len(f.Sync.Offsets) != 3 || f.Sync.Offsets[node] != f.Sync.ClockOffsetNS {
