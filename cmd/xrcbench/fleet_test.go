@@ -153,3 +153,68 @@ func TestFleetSyncMissingNode(t *testing.T) {
 		t.Errorf("status %s, error %q, fleet %+v", r.Status, r.Error, r.Fleet)
 	}
 }
+
+// writeNode writes a node's run folder whose reg ops take about p50 ns.
+func writeNode(t *testing.T, dir, node string, p50 int64) {
+	t.Helper()
+	h := results.NewHistogram()
+	for i := int64(0); i < 500; i++ {
+		h.RecordValue(p50 + i%5)
+	}
+	enc, err := results.EncodeHistogram(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &results.Result{
+		Schema: results.Schema, RunID: "r-" + node, Status: results.StatusOK,
+		Config:     results.Config{Workload: "steady", Provider: "sim", Procs: 1, Threads: 1, QPs: 1},
+		Ops:        map[string]results.OpStats{"reg": {Count: 500, OpsPerSec: 1e9 / float64(p50), NS: results.Summarize(h)}},
+		Histograms: map[string]string{"reg": enc},
+		Fleet:      &results.Fleet{Launcher: "slurm", JobID: "5", Node: node},
+	}
+	if err := os.MkdirAll(filepath.Join(dir, node), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.Write(filepath.Join(dir, node), r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// report --fleet: exit 1 with --fail-on-outlier when a node is flagged,
+// 0 without it; bad usage is one line and exit 2.
+func TestReportFleetExit(t *testing.T) {
+	dir := t.TempDir()
+	for i, p := range []int64{1000, 1020, 990, 25000} {
+		writeNode(t, dir, fmt.Sprintf("n%d", i+1), p)
+	}
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"report", "--fleet", dir}, exitOK, "flagged n4: reg p50"},
+		{[]string{"report", "--fleet", dir, "--fail-on-outlier"}, exitFailed, "fleet: flagged: n4"},
+		{[]string{"report", "--fleet", dir, "--fail-on-outlier", "--outlier-threshold", "1000"}, exitOK, "no node departs"},
+		{[]string{"report", dir, "--fail-on-outlier"}, exitUsage, "need --fleet"},
+		{[]string{"report", "--fleet", dir, dir}, exitUsage, "one fleet folder"},
+		{[]string{"report", "--fleet", dir, "--outlier-threshold", "-1"}, exitUsage, "--outlier-threshold -1"},
+		{[]string{"report", "--fleet", filepath.Join(dir, "nope")}, exitUsage, "no such fleet folder"},
+		{[]string{"report", "--fleet", filepath.Join(dir, "n1")}, exitUsage, "not a fleet folder"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args[1:], " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(&stdout, &stderr, tt.args)
+			all := stdout.String() + stderr.String()
+			if code != tt.code || !strings.Contains(all, tt.want) {
+				t.Errorf("exit %d, want %d; output %q lacks %q", code, tt.code, all, tt.want)
+			}
+			if code == exitUsage && strings.Count(stderr.String(), "\n") != 1 {
+				t.Errorf("stderr %q: want one line", stderr.String())
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fleet.html")); err != nil {
+		t.Error(err)
+	}
+}

@@ -3,7 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +17,8 @@ func init() { subcommands = append(subcommands, newReportCmd) }
 
 func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out, counts string
+	var fleet, failOnOutlier bool
+	var threshold float64
 	cmd := &cobra.Command{
 		Use:   "report RUN_DIR... [--out DIR]",
 		Short: "Write report.html, summary.md, bench.txt and plots/ for run or sweep folders",
@@ -36,7 +41,19 @@ writes, into the run folder or --out:
 Several run folders make one combined report (with overlaid spectra) and
 need --out. A sweep folder (with sweep.json) adds throughput and p99 against
 total threads (processes × threads) and, when the sweep varies it, the QP
-count.`,
+count.
+
+--fleet DIR reads a fleet folder (run --fleet --out DIR: one run folder per
+node) and writes fleet.json and fleet.html into it (or --out): a row per node
+(device, fw_ver, driver, kernel, status, p50/p99/max and ops/s per op kind),
+grouped by firmware when the nodes have several, a heatmap of nodes x metrics,
+the fleet-wide merged histogram per op kind, and the nodes that failed or
+wrote nothing. A node departs from the fleet when its robust score in p50,
+p99 or ops/s of an op kind passes --outlier-threshold (default 3.5):
+0.6745 x (ln value - median of ln values) / MAD of ln values across the
+nodes, the MAD at least ln 1.1 (so a node must differ from the median by
+1.64x or more); max is shown, not scored. With --fail-on-outlier the exit
+status is 1 when a node is flagged (for scheduled health checks).`,
 		Example: `  # the report of one run, written into its folder
   xrcbench report runs/lifecycle
 
@@ -47,17 +64,26 @@ count.`,
   xrcbench report runs/steady-sweep
 
   # every histogram with a log count axis
-  xrcbench report runs/lifecycle --counts log`,
+  xrcbench report runs/lifecycle --counts log
+
+  # a fleet run's nodes side by side; exit 1 if one departs from the rest
+  xrcbench report --fleet /shared/runs/fw-22.41 --fail-on-outlier`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("report needs at least one RUN_DIR")
 			}
 			return nil
 		},
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			scale, err := report.ParseCountScale(counts)
 			if err != nil {
 				return usagef("--counts: %v", err)
+			}
+			if fleet {
+				return fleetReport(stdout, args, out, report.FleetOptions{Threshold: threshold, Counts: scale}, failOnOutlier)
+			}
+			if failOnOutlier || cmd.Flags().Changed("outlier-threshold") {
+				return usagef("--fail-on-outlier and --outlier-threshold need --fleet")
 			}
 			rep, err := report.GenerateWith(args, out, report.Options{Counts: scale})
 			if err != nil {
@@ -71,6 +97,39 @@ count.`,
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "folder for the report (default: the run folder; required with several)")
+	cmd.Flags().BoolVar(&fleet, "fleet", false, "DIR is a fleet folder (run --fleet): write fleet.html and fleet.json comparing its nodes")
+	cmd.Flags().BoolVar(&failOnOutlier, "fail-on-outlier", false, "with --fleet: exit 1 when a node is flagged")
+	cmd.Flags().Float64Var(&threshold, "outlier-threshold", report.DefaultOutlierThreshold, "with --fleet: |robust score| beyond which a node is flagged")
 	cmd.Flags().StringVar(&counts, "counts", "auto", "count axis of the latency histograms: auto (log where a long tail beyond p99 would be invisible), log or linear")
 	return cmd
+}
+
+// fleetReport writes a fleet folder's report and says who is flagged.
+func fleetReport(stdout io.Writer, args []string, out string, opts report.FleetOptions, failOnOutlier bool) error {
+	if len(args) != 1 {
+		return usagef("report --fleet takes one fleet folder, got %d", len(args))
+	}
+	if !(opts.Threshold > 0) || math.IsInf(opts.Threshold, 0) {
+		return usagef("--outlier-threshold %v: want a positive number such as 3.5", opts.Threshold)
+	}
+	fr, files, err := report.GenerateFleet(args[0], out, opts)
+	if err != nil {
+		return inputErr(err)
+	}
+	for _, l := range fr.Headline() {
+		fmt.Fprintln(stdout, l)
+	}
+	for _, n := range fr.Missing {
+		fmt.Fprintf(stdout, "missing %s: in the job, no run folder\n", n)
+	}
+	for _, n := range fr.Nodes {
+		if slices.Contains(fr.Failed, n.Node) {
+			fmt.Fprintf(stdout, "failed %s: %s\n", n.Node, oneLine(n.Error))
+		}
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", strings.Join(files, ", "))
+	if failOnOutlier && len(fr.Flagged) > 0 {
+		return failure{err: fmt.Errorf("fleet: flagged: %s", strings.Join(fr.Flagged, ", "))}
+	}
+	return nil
 }

@@ -1,0 +1,166 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// fleetNode is a synthetic node of a fleet: its reg latencies are
+// n samples spread around p50ns (every tenth at 3x: a tail).
+type fleetNode struct {
+	name, status, fw string
+	rank             int
+	p50ns            int64
+	garbage          bool // result.json that is no result at all
+}
+
+func writeFleetNode(t *testing.T, dir string, n fleetNode, nodeList []string) {
+	t.Helper()
+	folder := filepath.Join(dir, n.name)
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if n.garbage {
+		if err := os.WriteFile(filepath.Join(folder, results.FileName), []byte("{\"schema\": 7"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	r := &results.Result{
+		Schema: results.Schema, RunID: "run-" + n.name, Status: n.status,
+		Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Finished: time.Date(2026, 1, 2, 3, 4, 15, 0, time.UTC),
+		Config:      results.Config{Workload: "steady", Provider: "sim", Procs: 1, Threads: 1, QPs: 4},
+		Environment: results.Environment{Kernel: "Linux 6.1.0 x86_64", Device: map[string]any{"name": "mlx5_0", "fw_ver": n.fw, "driver": "mlx5_core"}},
+		Ops:         map[string]results.OpStats{},
+		Histograms:  map[string]string{},
+		Fleet:       &results.Fleet{Launcher: "slurm", JobID: "4711", Node: n.name, Rank: n.rank, Nodes: len(nodeList), NodeList: nodeList},
+	}
+	if n.status != results.StatusOK {
+		r.Error = "worker 1 died"
+	}
+	if n.status != results.StatusFailed {
+		for _, kind := range []string{results.OpReg, results.OpUnreg} {
+			h := results.NewHistogram()
+			base := n.p50ns
+			if kind == results.OpUnreg {
+				base = 800 // every node alike
+			}
+			for i := int64(0); i < 1000; i++ {
+				v := base + (i%7)*base/50
+				if i%10 == 9 {
+					v = 3 * base
+				}
+				h.RecordValue(v)
+			}
+			enc, err := results.EncodeHistogram(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Histograms[kind] = enc
+			s := results.OpStats{Count: h.TotalCount(), NS: results.Summarize(h)}
+			s.OpsPerSec = 1e9 / h.Mean()
+			r.Ops[kind] = s
+		}
+	}
+	if err := results.Write(folder, r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A fleet of two firmware versions with one slow node, a partial node
+// (scored: what it measured is real), a failed one, one whose result is
+// damaged and one that never wrote a folder.
+func TestFleetReport(t *testing.T) {
+	dir := t.TempDir()
+	list := []string{"c01", "c02", "c03", "c04", "c05", "c06", "c07", "c08"}
+	nodes := []fleetNode{
+		{name: "c01", status: "ok", fw: "22.41.1000", rank: 0, p50ns: 2000},
+		{name: "c02", status: "ok", fw: "22.41.1000", rank: 1, p50ns: 2100},
+		{name: "c03", status: "ok", fw: "22.39.2048", rank: 2, p50ns: 9000}, // the odd one out
+		{name: "c04", status: "ok", fw: "22.41.1000", rank: 3, p50ns: 1950},
+		{name: "c05", status: "partial", fw: "22.41.1000", rank: 4, p50ns: 2050},
+		{name: "c06", status: "failed", fw: "22.41.1000", rank: 5},
+		{name: "c07", garbage: true},
+	}
+	for _, n := range nodes {
+		writeFleetNode(t, dir, n, list)
+	}
+	// Not nodes: the barrier's folder and a run's temporary sibling.
+	os.MkdirAll(filepath.Join(dir, ".fleet-sync-4711"), 0o755)
+	os.MkdirAll(filepath.Join(dir, ".c08.tmp-x"), 0o755)
+
+	fr, files, err := GenerateFleet(dir, "", FleetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := os.ReadFile(filepath.Join(dir, FleetJSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "fleet.json", js)
+	if !slices.Equal(fr.Flagged, []string{"c03"}) {
+		t.Errorf("flagged %v, want exactly c03", fr.Flagged)
+	}
+	if !slices.Equal(fr.Missing, []string{"c08"}) || !slices.Equal(fr.Failed, []string{"c06", "c07"}) {
+		t.Errorf("missing %v, failed %v", fr.Missing, fr.Failed)
+	}
+	if len(fr.Firmware) != 2 {
+		t.Errorf("firmware groups %+v, want 2", fr.Firmware)
+	}
+	html, err := os.ReadFile(files[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Firmware 22.39.2048", "Firmware 22.41.1000", `id="fleet-heatmap"`, `id="fleet-reg-histogram"`,
+		"c08: in the job, no run folder", "c06: failed: worker 1 died", "c07: unreadable", `<tr class="flagged"><td>c03</td>`} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("fleet.html lacks %q", want)
+		}
+	}
+	if strings.Count(string(html), `class="flagged"`) != 1 {
+		t.Error("fleet.html flags more than one row")
+	}
+}
+
+// Nodes that agree are not flagged, however small their spread: the MAD
+// floor keeps noise of a few percent from counting.
+func TestFleetNoOutlier(t *testing.T) {
+	dir := t.TempDir()
+	for i, p := range []int64{2000, 2010, 1990, 2200, 1900} {
+		writeFleetNode(t, dir, fleetNode{name: string(rune('a' + i)), status: "ok", fw: "1", rank: i, p50ns: p}, nil)
+	}
+	fl, err := LoadFleet(dir, FleetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fl.Report.Flagged) != 0 {
+		t.Errorf("flagged %v in a fleet within 10%%", fl.Report.Flagged)
+	}
+	if len(fl.Report.Firmware) != 0 {
+		t.Errorf("one firmware, yet groups %+v", fl.Report.Firmware)
+	}
+	// A threshold below the scores flags them: the threshold is what decides.
+	fl, err = LoadFleet(dir, FleetOptions{Threshold: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fl.Report.Flagged) == 0 {
+		t.Error("threshold 0.5 flags nobody")
+	}
+}
+
+func TestFleetBadInput(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := LoadFleet(filepath.Join(dir, "nope"), FleetOptions{}); err == nil || !strings.Contains(err.Error(), "no such fleet folder") {
+		t.Errorf("missing folder: %v", err)
+	}
+	if _, err := LoadFleet(dir, FleetOptions{}); err == nil || !strings.Contains(err.Error(), "not a fleet folder") {
+		t.Errorf("empty folder: %v", err)
+	}
+}
