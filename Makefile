@@ -11,7 +11,7 @@ TAGS    := $(if $(HAVE_VERBS),rdma,)
 BIN     := bin/xrcbench
 CWARN   := -Wall -Wextra -Werror -std=gnu11
 
-.PHONY: all build run test vet cwarn csan lint bench fakeverbs fuzz soak vmtest clean tags
+.PHONY: all build run test vet cwarn csan lint bench fakeverbs fuzz soak vmtest slurmtest clean tags
 
 all: build
 
@@ -119,6 +119,14 @@ soak:
 # test (minutes under TCG); .ci/run runs it after.
 vmtest:
 	GO=$(GO) test/vm/run.sh
+
+# slurmtest: a fleet run through a real Slurm on this machine: three slurmd
+# in network+UTS namespaces, srun -N 3 xrcbench run --fleet on sim with one
+# node slower, report --fleet must flag exactly it (test/slurm/run.sh).
+# Needs root and slurmctld, slurmd, slurm-client, munge; skips saying why
+# without them. Not part of make test (.ci/run runs it after).
+slurmtest: build
+	test/slurm/run.sh $(BIN)
 
 lint: vet cwarn
 	@out=$$(gofmt -l $$(git ls-files '*.go')); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }
