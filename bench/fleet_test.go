@@ -1,11 +1,14 @@
 package bench
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/xrcbench/xrcbench/results"
 )
@@ -68,5 +71,72 @@ func TestFleetIdentity(t *testing.T) {
 				t.Errorf("got %+v, want %+v", *got, *tt.want)
 			}
 		})
+	}
+}
+
+// Nodes meeting at the barrier agree on one start, on the shared folder's
+// clock, and each knows every node's clock offset.
+func TestFleetBarrierMeet(t *testing.T) {
+	dir := t.TempDir()
+	names := []string{"a1", "a2", "a3"}
+	syncs := make([]*results.FleetSync, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(time.Duration(i) * 150 * time.Millisecond) // arrivals spread out
+			b := &FleetBarrier{Dir: dir, Fleet: &results.Fleet{Launcher: "slurm", JobID: "7", Node: n, Rank: i, Nodes: 3},
+				Deadline: 30 * time.Second, Margin: 300 * time.Millisecond, Poll: 20 * time.Millisecond}
+			syncs[i], errs[i] = b.Meet(context.Background())
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("%s: %v", names[i], err)
+		}
+	}
+	for i, s := range syncs {
+		if !s.StartAt.Equal(syncs[0].StartAt) {
+			t.Errorf("%s starts at %v, %s at %v", names[i], s.StartAt, names[0], syncs[0].StartAt)
+		}
+		if len(s.Offsets) != 3 {
+			t.Errorf("%s: offsets %v", names[i], s.Offsets)
+		}
+	}
+	// The first arrival waited for the last, which came about 300ms later.
+	if syncs[0].WaitedNS < (250 * time.Millisecond).Nanoseconds() {
+		t.Errorf("the first node waited %v, less than the others took to come", time.Duration(syncs[0].WaitedNS))
+	}
+}
+
+// One node giving up at its deadline makes the others give up too,
+// naming who never came, instead of measuring without it.
+func TestFleetBarrierGiveUp(t *testing.T) {
+	dir := t.TempDir()
+	meet := func(node string, rank int, deadline time.Duration) error {
+		b := &FleetBarrier{Dir: dir, Fleet: &results.Fleet{Launcher: "slurm", JobID: "8", Node: node, Rank: rank, Nodes: 3},
+			Expected: []string{"b1", "b2", "b3"}, Deadline: deadline, Margin: time.Second, Poll: 20 * time.Millisecond}
+		_, err := b.Meet(context.Background())
+		return err
+	}
+	done := make(chan error, 1)
+	began := time.Now()
+	go func() { done <- meet("b2", 1, time.Minute) }()
+	if err := meet("b1", 0, 300*time.Millisecond); err == nil || !strings.Contains(err.Error(), "never arrived: b3") {
+		t.Fatalf("b1: %v, want an error naming b3", err)
+	}
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "b1 gave up") {
+			t.Errorf("b2: %v, want it to follow b1", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("b2 still waits for a fleet b1 has left")
+	}
+	if time.Since(began) > 15*time.Second {
+		t.Errorf("b2 took %v to give up, its deadline was 1m", time.Since(began))
 	}
 }
