@@ -24,6 +24,10 @@ const (
 	privLock   = "lock"
 )
 
+// privLockCreated, when set (by tests), runs between creating a private
+// directory's lock file and locking it.
+var privLockCreated func(parent string)
+
 // privDir is this run's private directory, locked while it exists.
 type privDir struct {
 	path string
@@ -43,9 +47,19 @@ func makePrivDir(parent string) (*privDir, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, privLock), os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+	// The lock file is locked under another name and renamed into place:
+	// a run cleaning up at this instant (several coordinators starting at
+	// once, as a fleet's nodes sharing /tmp do) finds no lock file, or a
+	// held one, never one it could take before this run does.
+	f, err := os.OpenFile(filepath.Join(dir, privLock+".new"), os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
 	if err == nil {
+		if privLockCreated != nil {
+			privLockCreated(parent)
+		}
 		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			err = os.Rename(filepath.Join(dir, privLock+".new"), filepath.Join(dir, privLock))
+		}
 		if err != nil {
 			f.Close()
 		}

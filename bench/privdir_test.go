@@ -124,3 +124,27 @@ func waitLocked(t *testing.T, path string) {
 		}
 	}
 }
+
+// A run cleaning up while another is creating its directory (coordinators
+// starting at once, as a fleet's nodes sharing /tmp do) never removes it:
+// the cleanup runs in the instant between the lock file's creation and
+// its locking. It once found the lock file there unlocked, took it and
+// removed the new run's directory, which then failed making its device.
+func TestPrivDirCreatedAmidCleanup(t *testing.T) {
+	parent := t.TempDir()
+	privLockCreated = removeDeadPrivDirs
+	defer func() { privLockCreated = nil }()
+	p, err := makePrivDir(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.remove()
+	if _, err := os.Stat(filepath.Join(p.path, privLock)); err != nil {
+		t.Fatalf("the new run's directory lost its lock: %v", err)
+	}
+	// And it is locked: a cleanup now leaves it alone.
+	removeDeadPrivDirs(parent)
+	if _, err := os.Stat(p.path); err != nil {
+		t.Fatalf("a live run's directory was removed: %v", err)
+	}
+}
