@@ -370,7 +370,6 @@ func (fl *Fleet) score() {
 	}
 }
 
-
 // groupFirmware sorts the nodes by firmware, then name, and lists the
 // groups when there are several versions.
 func (fl *Fleet) groupFirmware() {
