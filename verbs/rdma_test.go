@@ -132,6 +132,50 @@ func TestDoubleRdmaCoreTools(t *testing.T) {
 	}
 }
 
+// TestDoubleFirmwareVersion: the double reports the firmware version it is
+// configured with (XRCBENCH_FAKEVERBS_FW_VER), through ibv_query_device and
+// its sysfs alike, so a test can play two firmware builds; a value that
+// would not fit either fails the device list with one line.
+func TestDoubleFirmwareVersion(t *testing.T) {
+	lib := doubleLibDir(t)
+	path, err := exec.LookPath("ibv_devinfo")
+	if err != nil {
+		t.Skip("ibv_devinfo not installed (apt-get install ibverbs-utils)")
+	}
+	tests := []struct {
+		fw      string
+		ok      bool
+		want    string
+		sysfsFW string
+	}{
+		{"22.31.1014", true, "fw_ver:\t\t\t\t22.31.1014", "22.31.1014\n"},
+		{"candidate-23.0.0", true, "fw_ver:\t\t\t\tcandidate-23.0.0", "candidate-23.0.0\n"},
+		{"", false, "XRCBENCH_FAKEVERBS_FW_VER=\"\": want 1 to 63 printable characters", ""},
+		{"1.0 beta", false, "without spaces", ""},
+		{"../x", false, "or '/'", ""},
+		{strings.Repeat("9", 64), false, "want 1 to 63", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fw, func(t *testing.T) {
+			state := filepath.Join(t.TempDir(), "state")
+			cmd := exec.Command(path, "-d", "xbfake0")
+			cmd.Env = append(doubleEnv(lib, state, "xbfake0"), "XRCBENCH_FAKEVERBS_FW_VER="+tt.fw)
+			out, err := cmd.CombinedOutput()
+			if tt.ok != (err == nil) || !strings.Contains(string(out), tt.want) {
+				t.Fatalf("err %v, want ok=%v and %q in:\n%s", err, tt.ok, tt.want, out)
+			}
+			if tt.ok {
+				got, err := os.ReadFile(filepath.Join(state, "sysfs", "class", "infiniband", "xbfake0", "fw_ver"))
+				if err != nil || string(got) != tt.sysfsFW {
+					t.Errorf("sysfs fw_ver %q, %v; want %q", got, err, tt.sysfsFW)
+				}
+			} else if strings.Count(string(out), "fakeverbs:") != 1 {
+				t.Errorf("want one line from the double:\n%s", out)
+			}
+		})
+	}
+}
+
 // TestRDMAWithoutDevices runs in the parent, against the system
 // libibverbs: on a machine without RDMA it must give the clear error.
 func TestRDMAWithoutDevices(t *testing.T) {

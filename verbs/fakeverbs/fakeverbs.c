@@ -50,6 +50,9 @@
  *                               a new one on a device no live process uses
  *                               applies (the device is made afresh), on one
  *                               in use fails the open with a line saying so
+ *   XRCBENCH_FAKEVERBS_FW_VER   the firmware version every device reports
+ *                               (ibv_query_device, sysfs fw_ver), default
+ *                               99.1.0: a test plays firmware builds with it
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -168,7 +171,8 @@ static struct {
 	int dirfd; /* the state folder, checked (open_state) */
 	char sysfs[600];
 	struct sim_config cfg;
-} g = {.once = PTHREAD_ONCE_INIT, .dirfd = -1};
+	char fw_ver[64]; /* XRCBENCH_FAKEVERBS_FW_VER, as ibv_device_attr.fw_ver */
+} g = {.once = PTHREAD_ONCE_INIT, .dirfd = -1, .fw_ver = "99.1.0"};
 
 /* ---- configuration and the fake sysfs ----------------------------------- */
 
@@ -333,7 +337,7 @@ static int make_sysfs(struct fake_device *d)
 	}
 	snprintf(buf, sizeof(buf), "%04x:%04x:%04x:%04x", (unsigned)(guid >> 48) & 0xffff,
 		 (unsigned)(guid >> 32) & 0xffff, (unsigned)(guid >> 16) & 0xffff, (unsigned)guid & 0xffff);
-	if ((rc = put(cfd, "node_guid", buf)) || (rc = put(cfd, "fw_ver", "99.1.0")) ||
+	if ((rc = put(cfd, "node_guid", buf)) || (rc = put(cfd, "fw_ver", g.fw_ver)) ||
 	    (rc = put(cfd, "board_id", "XRCBENCH_FAKE_0001")) || (rc = put(cfd, "hca_type", "xrcbench fakeverbs")) ||
 	    (rc = put(cfd, "node_type", "1: CA")) || (rc = put(pfd, "numa_node", "0")) ||
 	    (rc = put(vfd, "ibdev", d->dev.name)))
@@ -392,6 +396,26 @@ static int parse_cost(const char *spec)
 			return EINVAL;
 		}
 	}
+	return 0;
+}
+
+/* parse_fw_ver takes the firmware version the double reports, so a test
+ * can play a baseline firmware and a candidate: what fits
+ * ibv_device_attr.fw_ver and a sysfs line (printable, no '/', at most 63
+ * bytes). 0 or EINVAL, with the line written. */
+static int parse_fw_ver(const char *v)
+{
+	size_t n = strlen(v);
+	int ok = n > 0 && n < sizeof(g.fw_ver);
+
+	for (size_t i = 0; ok && i < n; i++)
+		ok = v[i] > ' ' && v[i] < 0x7f && v[i] != '/';
+	if (!ok) {
+		fprintf(stderr, "fakeverbs: XRCBENCH_FAKEVERBS_FW_VER=\"%.80s\": want 1 to %zu printable characters "
+				"without spaces or '/', e.g. 22.31.1014\n", v, sizeof(g.fw_ver) - 1);
+		return EINVAL;
+	}
+	snprintf(g.fw_ver, sizeof(g.fw_ver), "%s", v);
 	return 0;
 }
 
@@ -462,6 +486,7 @@ static void init(void)
 	const char *dir = getenv("XRCBENCH_FAKEVERBS_DIR");
 	const char *devs = getenv("XRCBENCH_FAKEVERBS_DEVICES");
 	const char *cost = getenv("XRCBENCH_FAKEVERBS_COST");
+	const char *fw = getenv("XRCBENCH_FAKEVERBS_FW_VER");
 	char buf[1024], *save = NULL;
 
 	if (dir && *dir)
@@ -470,6 +495,8 @@ static void init(void)
 		snprintf(g.dir, sizeof(g.dir), "/tmp/xrcbench-fakeverbs-%u", (unsigned)getuid());
 	snprintf(g.sysfs, sizeof(g.sysfs), "%s/sysfs", g.dir);
 	if (cost && (g.list_errno = parse_cost(cost)) != 0)
+		return;
+	if (fw && (g.list_errno = parse_fw_ver(fw)) != 0)
 		return;
 	if (!devs)
 		devs = "xbfake0";
@@ -864,7 +891,7 @@ EXPORT int ibv_query_device(struct ibv_context *c, struct ibv_device_attr *a)
 		return EINVAL;
 	sim_get_config(x->sim, &cfg);
 	memset(a, 0, sizeof(*a));
-	snprintf(a->fw_ver, sizeof(a->fw_ver), "99.1.0");
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "%s", g.fw_ver);
 	a->node_guid = htobe64(node_guid(x->fdev->index));
 	a->sys_image_guid = a->node_guid;
 	a->max_mr_size = ~0ull;
