@@ -157,7 +157,7 @@ func makeFigures(in inputs, counts CountScale) (figureSet, error) {
 		}
 		fs.title = "xrcbench: " + Title(runs[0].Result)
 	default:
-		labelRuns(runs)
+		LabelRuns(runs)
 		for _, run := range runs {
 			if fs.perRun[run], err = RunFigures(run, fileSafe(run.Label)+"-", counts); err != nil {
 				return fs, err

@@ -317,7 +317,7 @@ func kindsOf(r *results.Result) []string {
 
 // labelRuns gives runs distinct labels: the folder name, with a suffix
 // when two folders share a name.
-func labelRuns(runs []*Run) {
+func LabelRuns(runs []*Run) {
 	seen := map[string]int{}
 	for _, r := range runs {
 		seen[r.Label]++

@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/xrcbench/xrcbench/report"
+	"github.com/xrcbench/xrcbench/results"
 )
 
 func init() { subcommands = append(subcommands, newCompareCmd) }
@@ -22,9 +25,11 @@ func newCompareCmd(stdout, stderr io.Writer) *cobra.Command {
 		metrics   string
 		gates     string
 		format    string
+		by        string
+		plots     string
 	)
 	cmd := &cobra.Command{
-		Use:   "compare BASE_DIR NEW_DIR",
+		Use:   "compare BASE_DIR NEW_DIR [DIR...]",
 		Short: "Compare two run folders: medians, confidence intervals, Mann-Whitney U; exit 1 on a regression",
 		Long: `compare compares the repetitions of two run folders of one workload. For every
 op kind and metric it prints the base and new medians over repetitions with
@@ -47,17 +52,31 @@ schema, a truncated result.json, different workloads, an unknown --gate) or
 too few repetitions for the gate to decide: it says how many are needed,
 the same number the report warns with (the test at --alpha over the gated
 metrics and a 90% interval of the median). Different devices, firmware or
-hosts are compared but named in the header.`,
+hosts are compared but named in the header.
+
+With more than two folders, or --by KEY, compare prints one table with a
+column per run set, each tested against the first set exactly as a two-folder
+compare would (Holm's correction over the gated metrics within each set's
+test), the device's firmware version in each column's header. --by KEY groups
+the folders by their --label KEY value (every folder must have it), pooling
+each group's repetitions; the group of the first folder is the baseline. Two
+sets that report one firmware version but differ significantly in a gated
+metric are warned about: the version does not identify what was measured.
+--plots DIR writes a plot of each gated metric across the sets (SVG and PNG).
+Exit status as above: 1 when any set regresses against the first.`,
 		Example: `  # did the new firmware make registration slower? (5 repetitions each)
   xrcbench run --provider rdma --workload steady --repetitions 5 --out runs/base
   xrcbench run --provider rdma --workload steady --repetitions 5 --out runs/new
   xrcbench compare runs/base runs/new
 
   # a CI gate on reg p99 only, a 10% threshold, Markdown for the job summary
-  xrcbench compare runs/base runs/new --gate reg.p99 --threshold 10% --format md`,
+  xrcbench compare runs/base runs/new --gate reg.p99 --threshold 10% --format md
+
+  # unreg_last across firmware builds, runs labelled --label fw=..., a plot per gate
+  xrcbench compare --by fw runs/fw-* --gate unreg_last.p99 --plots runs/fw-plots`,
 		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 2 {
-				return usagef("compare needs BASE_DIR and NEW_DIR, got %d argument(s)", len(args))
+			if len(args) < 2 {
+				return usagef("compare needs BASE_DIR and NEW_DIR (or more folders), got %d argument(s)", len(args))
 			}
 			return nil
 		},
@@ -86,6 +105,10 @@ hosts are compared but named in the header.`,
 			}[format]
 			if !ok {
 				return usagef("--format %q: want text, md or json", format)
+			}
+			opts := report.CompareOptions{Threshold: thr, Alpha: alpha, Metrics: ms, Gates: gs}
+			if len(args) > 2 || by != "" || plots != "" {
+				return compareMany(stdout, args, by, plots, format, opts)
 			}
 			base, err := report.LoadRun(args[0])
 			if err != nil {
@@ -119,6 +142,8 @@ hosts are compared but named in the header.`,
 	f.StringVar(&metrics, "metric", "p50,p99,ops_per_sec", "metrics to show for every op kind, comma-separated: "+report.MetricNames())
 	f.StringVar(&gates, "gate", "", "metrics that decide the verdict, KIND.METRIC comma-separated (e.g. reg.p50,unreg_last.p50); default: the workload's")
 	f.StringVar(&format, "format", "text", "output format: text, md (for a CI step summary: the verdict on its first line, the table, the rest collapsed) or json")
+	f.StringVar(&by, "by", "", "group the folders into sets by this --label key (N-way: a column per value)")
+	f.StringVar(&plots, "plots", "", "N-way: write a plot of each gated metric across the sets into this folder")
 	return cmd
 }
 
@@ -162,4 +187,96 @@ func parseMetrics(s string) ([]report.Metric, error) {
 		return nil, usagef("--metric: no metric given; want some of %s", report.MetricNames())
 	}
 	return ms, nil
+}
+
+// compareMany is the N-way compare: a set per folder, or per value of
+// the label by; each set against the first.
+func compareMany(stdout io.Writer, dirs []string, by, plots, format string, opts report.CompareOptions) error {
+	write, ok := map[string]func(*report.MultiComparison, io.Writer) error{
+		"text": (*report.MultiComparison).WriteText,
+		"md":   (*report.MultiComparison).WriteMarkdown,
+		"json": (*report.MultiComparison).WriteJSON,
+	}[format]
+	if !ok {
+		return usagef("--format %q: want text, md or json", format)
+	}
+	var runs []*report.Run
+	for _, d := range dirs {
+		run, err := report.LoadRun(d)
+		if err != nil {
+			return inputErr(err)
+		}
+		runs = append(runs, run)
+	}
+	var sets []report.RunSet
+	if by == "" {
+		report.LabelRuns(runs)
+		for _, run := range runs {
+			sets = append(sets, report.RunSet{Name: run.Label, Runs: []*report.Run{run}})
+		}
+	} else {
+		group := map[string]int{}
+		for _, run := range runs {
+			v, ok := run.Result.Labels[by]
+			if !ok {
+				return usagef("--by %s: %s has no label %s (it has: %s)", by, run.Dir, by, labelsOrNone(run.Result.Labels))
+			}
+			i, seen := group[v]
+			if !seen {
+				i = len(sets)
+				group[v] = i
+				sets = append(sets, report.RunSet{Name: by + "=" + v})
+			}
+			sets[i].Runs = append(sets[i].Runs, run)
+		}
+		if len(sets) < 2 {
+			return usagef("--by %s: every folder has %s, one set: nothing to compare", by, sets[0].Name)
+		}
+	}
+	mc, err := report.CompareMany(sets, by, opts)
+	if err != nil {
+		return inputErr(err)
+	}
+	if plots != "" {
+		if err := writeFigures(plots, mc); err != nil {
+			return failure{err: err}
+		}
+	}
+	if err := write(mc, stdout); err != nil {
+		return outputErr(err)
+	}
+	switch {
+	case mc.Regressions > 0:
+		return failure{err: errors.New(mc.Verdict()), quiet: format == "text"}
+	case mc.TooFew:
+		return usagef("%s", mc.Verdict())
+	}
+	return nil
+}
+
+// writeFigures writes the N-way plots, SVG and PNG, into dir.
+func writeFigures(dir string, mc *report.MultiComparison) error {
+	figs, err := mc.Figures()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, f := range figs {
+		if err := results.WriteFileAtomic(filepath.Join(dir, f.Name+".svg"), f.SVG, 0o644); err != nil {
+			return err
+		}
+		if err := results.WriteFileAtomic(filepath.Join(dir, f.Name+".png"), f.PNG, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func labelsOrNone(m map[string]string) string {
+	if len(m) == 0 {
+		return "no labels"
+	}
+	return results.LabelString(m)
 }

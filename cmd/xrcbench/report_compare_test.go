@@ -244,3 +244,70 @@ func TestReportCounts(t *testing.T) {
 		})
 	}
 }
+
+// labelled writes a copy of run folder dir's result.json with labels.
+func labelled(t *testing.T, dir string, labels map[string]string) string {
+	t.Helper()
+	r, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Labels = labels
+	out := t.TempDir()
+	if err := results.Write(out, r); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestCompareManyCLI(t *testing.T) {
+	lc := fixture("lifecycle")
+	slow := scaled(t, "reg", 1.25)
+	a1 := labelled(t, lc, map[string]string{"fw": "1.0"})
+	a2 := labelled(t, lc, map[string]string{"fw": "1.0", "board": "b7"})
+	b := labelled(t, slow, map[string]string{"fw": "2.0"})
+	plots := filepath.Join(t.TempDir(), "plots")
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		stdout  []string
+		stderr  string
+		oneLine bool
+	}{
+		{"three folders", []string{lc, lc, slow}, 1, []string{"the baseline", "+25.", "regression", "verdict: 1 significant regression(s) beyond 5% against lifecycle#1: "}, "", false},
+		{"A/A/A", []string{lc, lc, lc}, 0, []string{"verdict: no significant regression beyond 5% against lifecycle#1"}, "", false},
+		{"by fw", []string{"--by", "fw", a1, b, a2}, 1, []string{"fw=1.0: " + a1 + " " + a2 + " (10 repetitions", "sets grouped by label fw", "fw=2.0"}, "", false},
+		{"by fw md", []string{"--by", "fw", a1, b, "--format", "md"}, 1, []string{"| op | metric | role | fw=1.0", "**"}, "significant regression", true},
+		{"by a label one folder lacks", []string{"--by", "board", a1, a2}, 2, nil, "has no label board (it has: fw=1.0)", true},
+		{"by a label all share", []string{"--by", "fw", a1, a2}, 2, nil, "one set: nothing to compare", true},
+		{"plots", []string{lc, slow, "--plots", plots}, 1, []string{"regression"}, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(append([]string{"compare"}, tt.args...)...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
+			}
+			for _, s := range tt.stdout {
+				if !strings.Contains(stdout, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, stdout)
+				}
+			}
+			if tt.stderr == "" && stderr != "" {
+				t.Errorf("stderr not empty: %q", stderr)
+			}
+			if !strings.Contains(stderr, tt.stderr) {
+				t.Errorf("stderr lacks %q: %q", tt.stderr, stderr)
+			}
+			if tt.oneLine {
+				checkOneLine(t, stderr)
+			}
+		})
+	}
+	for _, f := range []string{"compare-reg-p50.svg", "compare-reg-p50.png", "compare-unreg_last-p50.png"} {
+		if st, err := os.Stat(filepath.Join(plots, f)); err != nil || st.Size() == 0 {
+			t.Errorf("plot %s: %v", f, err)
+		}
+	}
+}

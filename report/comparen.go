@@ -1,0 +1,530 @@
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// RunSet is one column of an N-way comparison: one run folder, or every
+// folder that carries one value of a label (compare --by), whose
+// repetitions are pooled.
+type RunSet struct {
+	Name string
+	Runs []*Run
+}
+
+// MultiComparison compares several run sets of one workload, each against
+// the first: per set, exactly what Compare(first, set) finds (the same
+// test, Holm's correction over the gated metrics within that pair, the
+// same verdicts), laid out as one table with a column per set.
+type MultiComparison struct {
+	Workload  string     `json:"workload"`
+	By        string     `json:"by,omitempty"` // the label the sets were grouped by
+	Sets      []SetInfo  `json:"sets"`
+	Alpha     float64    `json:"alpha"`
+	Threshold float64    `json:"threshold_pct"`
+	CI        float64    `json:"confidence"`
+	Gates     []Gate     `json:"gates"`
+	Rows      []MultiRow `json:"rows"`
+	// Regressions counts gated cells with the regression verdict, all sets.
+	Regressions int  `json:"regressions"`
+	TooFew      bool `json:"too_few_repetitions"`
+	NeedReps    int  `json:"repetitions_needed,omitempty"`
+	// Notes say what differs between the first set and another; Warnings
+	// are the firmware warnings (two sets, one firmware version, different
+	// figures) and the runs' own warnings.
+	Notes    []string `json:"notes,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+
+	pairs []*Comparison // pairs[i-1]: first vs Sets[i]
+	sets  []*Run        // each set's pooled run
+}
+
+// SetInfo identifies one column.
+type SetInfo struct {
+	Name        string            `json:"name"`
+	Dirs        []string          `json:"dirs"`
+	Repetitions int               `json:"repetitions"`
+	Device      string            `json:"device,omitempty"`
+	FWVer       string            `json:"fw_ver,omitempty"` // "" unknown; "mixed" when its runs disagree
+	Labels      map[string]string `json:"labels,omitempty"` // those all its runs share
+}
+
+// MultiRow is one op kind and metric across the sets.
+type MultiRow struct {
+	Kind   string      `json:"kind"`
+	Metric string      `json:"metric"`
+	Gated  bool        `json:"gated"`
+	Cells  []MultiCell `json:"cells"` // one per set; the first has no delta
+	metric Metric
+}
+
+// MultiCell is one set's figure for a row and its test against the first.
+type MultiCell struct {
+	Center      Center   `json:"center"`
+	DeltaPct    *float64 `json:"delta_pct,omitempty"`
+	P           *float64 `json:"p,omitempty"`
+	PAdj        *float64 `json:"p_adjusted,omitempty"`
+	Significant bool     `json:"significant"`
+	Verdict     string   `json:"verdict,omitempty"`
+}
+
+// mixedFW marks a set whose runs report different firmware versions.
+const mixedFW = "mixed"
+
+// pooled merges a set's runs into one run whose repetitions are all of
+// theirs, so Compare tests the set as one sample. Its runs must be of one
+// workload.
+func pooled(set RunSet) (*Run, SetInfo, error) {
+	if len(set.Runs) == 0 {
+		return nil, SetInfo{}, inputErrorf("set %s has no run", set.Name)
+	}
+	first := set.Runs[0].Result
+	r := *first
+	r.Repetitions, r.Warnings, r.Ops = nil, nil, map[string]results.OpStats{}
+	info := SetInfo{Name: set.Name, Device: deviceName(first.Environment), FWVer: fwVer(first.Environment)}
+	info.Labels = maps.Clone(first.Labels)
+	kinds := map[string]bool{}
+	for _, run := range set.Runs {
+		x := run.Result
+		if x.Config.Workload != first.Config.Workload || (x.Config.WorkloadSpec != "" && first.Config.WorkloadSpec != "" && x.Config.WorkloadSpec != first.Config.WorkloadSpec) {
+			return nil, info, inputErrorf("set %s: %s ran %q, %s ran %q; a set is of one workload",
+				set.Name, set.Runs[0].Dir, first.Config.Workload, run.Dir, x.Config.Workload)
+		}
+		info.Dirs = append(info.Dirs, run.Dir)
+		if fw := fwVer(x.Environment); fw != info.FWVer {
+			info.FWVer = mixedFW
+		}
+		for k, v := range info.Labels {
+			if x.Labels[k] != v {
+				delete(info.Labels, k)
+			}
+		}
+		for _, rep := range x.Repetitions {
+			rep.Index = len(r.Repetitions)
+			r.Repetitions = append(r.Repetitions, rep)
+		}
+		for k, s := range x.Ops {
+			t := r.Ops[k]
+			t.Count += s.Count
+			r.Ops[k] = t
+			kinds[k] = true
+		}
+		for _, w := range x.Warnings {
+			if len(set.Runs) > 1 {
+				w = run.Dir + ": " + w
+			}
+			r.Warnings = append(r.Warnings, w)
+		}
+		if x.Status != results.StatusOK && r.Status == results.StatusOK {
+			r.Status, r.Error = x.Status, x.Error
+		}
+	}
+	info.Repetitions = len(r.Repetitions)
+	run := &Run{Dir: strings.Join(info.Dirs, ","), Label: set.Name, Result: &r}
+	for _, k := range results.OpKinds {
+		if kinds[k] {
+			run.Kinds = append(run.Kinds, k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
+		if !slices.Contains(run.Kinds, k) {
+			run.Kinds = append(run.Kinds, k)
+		}
+	}
+	return run, info, nil
+}
+
+func fwVer(env results.Environment) string {
+	if v, ok := env.Device["fw_ver"]; ok {
+		return fmt.Sprint(v)
+	}
+	return ""
+}
+
+func deviceName(env results.Environment) string {
+	if v, ok := env.Device["name"]; ok {
+		return fmt.Sprint(v)
+	}
+	return ""
+}
+
+// CompareMany compares sets[1:] each against sets[0]. by names the label
+// the sets were grouped by, for the header ("" when each is a folder).
+func CompareMany(sets []RunSet, by string, opt CompareOptions) (*MultiComparison, error) {
+	if len(sets) < 2 {
+		return nil, inputErrorf("an N-way comparison needs at least 2 sets, got %d", len(sets))
+	}
+	if opt.Confidence == 0 {
+		opt.Confidence = DefaultConfidence
+	}
+	mc := &MultiComparison{By: by, Alpha: opt.Alpha, Threshold: opt.Threshold, CI: opt.Confidence}
+	for _, s := range sets {
+		run, info, err := pooled(s)
+		if err != nil {
+			return nil, err
+		}
+		mc.sets = append(mc.sets, run)
+		mc.Sets = append(mc.Sets, info)
+	}
+	index := map[string]int{} // kind.metric → row
+	for i := 1; i < len(mc.sets); i++ {
+		c, err := Compare(mc.sets[0], mc.sets[i], opt)
+		if err != nil {
+			return nil, err
+		}
+		mc.pairs = append(mc.pairs, c)
+		mc.Workload, mc.Gates, mc.NeedReps = c.Workload, c.Gates, c.NeedReps
+		mc.TooFew = mc.TooFew || c.TooFew
+		mc.Regressions += c.Regressions
+		for _, n := range c.Notes {
+			mc.Notes = append(mc.Notes, fmt.Sprintf("%s → %s: %s", mc.Sets[0].Name, mc.Sets[i].Name, n))
+		}
+		for _, r := range c.Rows {
+			key := r.Kind + "." + r.Metric
+			j, ok := index[key]
+			if !ok {
+				j = len(mc.Rows)
+				index[key] = j
+				mc.Rows = append(mc.Rows, MultiRow{Kind: r.Kind, Metric: r.Metric, Gated: r.Gated, metric: r.metric,
+					Cells: make([]MultiCell, len(sets))})
+				for k := range mc.Rows[j].Cells {
+					mc.Rows[j].Cells[k].Verdict = VerdictNoData
+				}
+			}
+			row := &mc.Rows[j]
+			row.Cells[0] = MultiCell{Center: r.Base}
+			row.Cells[i] = MultiCell{Center: r.New, DeltaPct: r.DeltaPct, P: r.P, PAdj: r.PAdj, Significant: r.Significant, Verdict: r.Verdict}
+		}
+	}
+	// Rows in op kind order, as the two-way table.
+	slices.SortStableFunc(mc.Rows, func(a, b MultiRow) int {
+		return slices.Index(results.OpKinds, a.Kind) - slices.Index(results.OpKinds, b.Kind)
+	})
+	if err := mc.firmwareWarnings(opt); err != nil {
+		return nil, err
+	}
+	for i, run := range mc.sets {
+		for _, w := range run.Result.Warnings {
+			mc.Warnings = append(mc.Warnings, mc.Sets[i].Name+": "+w)
+		}
+	}
+	return mc, nil
+}
+
+// firmwareWarnings compares every two sets that report one firmware
+// version: if they differ significantly in a gated metric, the version
+// does not identify what was measured (another build under one version
+// string, or the machine changed), and the reader must know.
+func (mc *MultiComparison) firmwareWarnings(opt CompareOptions) error {
+	for i := range mc.sets {
+		for j := i + 1; j < len(mc.sets); j++ {
+			fw := mc.Sets[i].FWVer
+			if fw == "" || fw == mixedFW || fw != mc.Sets[j].FWVer {
+				continue
+			}
+			o := opt
+			o.Gates = mc.Gates
+			c, err := Compare(mc.sets[i], mc.sets[j], o)
+			if err != nil {
+				return err
+			}
+			var diffs []string
+			for _, r := range c.Rows {
+				if r.Gated && (r.Verdict == VerdictRegression || r.Verdict == VerdictImprovement) {
+					diffs = append(diffs, fmt.Sprintf("%s %s %+.1f%% (Holm p %.3g)", r.Kind, r.Metric, *r.DeltaPct, *r.PAdj))
+				}
+			}
+			if len(diffs) > 0 {
+				mc.Warnings = append(mc.Warnings, fmt.Sprintf("%s and %s both report firmware %s but differ significantly: %s; the version does not identify what was measured",
+					mc.Sets[i].Name, mc.Sets[j].Name, fw, strings.Join(diffs, "; ")))
+			}
+		}
+	}
+	return nil
+}
+
+// column is a set's header: its name, and its firmware where known.
+func (mc *MultiComparison) column(i int) string {
+	s := mc.Sets[i]
+	if s.FWVer != "" {
+		return fmt.Sprintf("%s [fw %s]", s.Name, s.FWVer)
+	}
+	return s.Name
+}
+
+// cell writes one set's figure: the median ± its interval, and for the
+// sets after the first the change, the verdict and p (Holm's for gated
+// rows).
+func (r MultiRow) cell(i int) string {
+	c := r.Cells[i]
+	if c.Center.N == 0 {
+		return "–"
+	}
+	cr := CompareRow{metric: r.metric}
+	s := cr.ci(c.Center)
+	if i == 0 {
+		return s
+	}
+	s += " " + CompareRow{DeltaPct: c.DeltaPct}.delta() + " " + c.Verdict
+	p := c.P
+	if r.Gated && c.PAdj != nil {
+		p = c.PAdj
+	}
+	if p != nil {
+		s += fmt.Sprintf(" (p %.3f)", *p)
+	}
+	return s
+}
+
+func (mc *MultiComparison) header() []string {
+	var h []string
+	for i, s := range mc.Sets {
+		line := fmt.Sprintf("%s: %s (%s", s.Name, strings.Join(s.Dirs, " "), plural(s.Repetitions, "repetition"))
+		if s.Device != "" {
+			line += ", device " + s.Device
+		}
+		if s.FWVer != "" {
+			line += ", fw " + s.FWVer
+		}
+		if l := results.LabelString(s.Labels); l != "" {
+			line += ", labels " + l
+		}
+		line += ")"
+		if i == 0 {
+			line += ": the baseline"
+		}
+		h = append(h, line)
+	}
+	by := ""
+	if mc.By != "" {
+		by = fmt.Sprintf("; sets grouped by label %s, their repetitions pooled", mc.By)
+	}
+	h = append(h, fmt.Sprintf("workload %s%s; medians over repetitions ± %.0f%% confidence interval; each set against %s: change, verdict, p (Mann-Whitney U); alpha %g, threshold %g%%",
+		mc.Workload, by, 100*mc.CI, mc.Sets[0].Name, mc.Alpha, mc.Threshold))
+	h = append(h, fmt.Sprintf("gated (decide the verdict, Holm-corrected within each set's comparison): %s; the other rows are information", gateList(mc.Gates)))
+	return h
+}
+
+func gateList(gs []Gate) string {
+	var s []string
+	for _, g := range gs {
+		s = append(s, g.String())
+	}
+	return strings.Join(s, ", ")
+}
+
+// Verdict is the one-line conclusion: the sets with a regression against
+// the first, or why none could be decided.
+func (mc *MultiComparison) Verdict() string {
+	var regs []string
+	for _, r := range mc.Rows {
+		if !r.Gated {
+			continue
+		}
+		for i, c := range r.Cells[1:] {
+			if c.Verdict == VerdictRegression {
+				regs = append(regs, fmt.Sprintf("%s %s %s %+.1f%% (Holm p %.3g)", mc.Sets[i+1].Name, r.Kind, r.Metric, *c.DeltaPct, *c.PAdj))
+			}
+		}
+	}
+	switch {
+	case len(regs) > 0:
+		return fmt.Sprintf("%d significant regression(s) beyond %g%% against %s: %s", len(regs), mc.Threshold, mc.Sets[0].Name, strings.Join(regs, "; "))
+	case mc.TooFew:
+		var have []string
+		for _, s := range mc.Sets {
+			have = append(have, fmt.Sprintf("%s %d", s.Name, s.Repetitions))
+		}
+		return fmt.Sprintf("undecided: too few repetitions (%s): %s; rerun with --repetitions %d or more",
+			strings.Join(have, ", "), mc.pairs[0].needWhy(), mc.NeedReps)
+	}
+	return fmt.Sprintf("no significant regression beyond %g%% against %s in %s", mc.Threshold, mc.Sets[0].Name, gateList(mc.Gates))
+}
+
+// WriteText writes mc as an aligned table, a column per set.
+func (mc *MultiComparison) WriteText(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	for _, h := range mc.header() {
+		fmt.Fprintln(bw, h)
+	}
+	if len(mc.Notes) > 0 {
+		fmt.Fprintln(bw, "differences:")
+		for _, n := range mc.Notes {
+			fmt.Fprintln(bw, "  "+n)
+		}
+	}
+	fmt.Fprintln(bw)
+	tw := tabwriter.NewWriter(bw, 0, 8, 2, ' ', 0)
+	head := "op\tmetric\t"
+	for i := range mc.Sets {
+		head += "\t" + mc.column(i)
+	}
+	fmt.Fprintln(tw, head)
+	for _, r := range mc.Rows {
+		line := r.Kind + "\t" + r.Metric + "\t" + CompareRow{Gated: r.Gated}.role()
+		for i := range r.Cells {
+			line += "\t" + r.cell(i)
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+	fmt.Fprintln(bw)
+	for _, f := range mc.footnotes() {
+		fmt.Fprintln(bw, f)
+	}
+	for _, x := range mc.Warnings {
+		fmt.Fprintln(bw, "warning: "+x)
+	}
+	fmt.Fprintln(bw, "verdict: "+mc.Verdict())
+	return bw.Flush()
+}
+
+func (mc *MultiComparison) footnotes() []string {
+	var f []string
+	seen := map[string]bool{}
+	for _, c := range mc.pairs {
+		for _, n := range c.footnotes() {
+			if strings.HasPrefix(n, "!N") || strings.HasPrefix(n, "  ") || seen[n] {
+				continue // the runs' warnings are listed once, by set
+			}
+			seen[n] = true
+			f = append(f, n)
+		}
+	}
+	return f
+}
+
+// WriteMarkdown writes mc as a Markdown table, for CI job summaries.
+func (mc *MultiComparison) WriteMarkdown(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "## xrcbench compare: %s, %d sets\n\n", mdText(mc.Workload), len(mc.Sets))
+	for _, h := range mc.header() {
+		fmt.Fprintf(bw, "- %s\n", mdText(h))
+	}
+	for _, n := range mc.Notes {
+		fmt.Fprintf(bw, "- **differs**: %s\n", mdText(n))
+	}
+	fmt.Fprint(bw, "\n| op | metric | role |")
+	rule := "|---|---|---|"
+	for i := range mc.Sets {
+		fmt.Fprintf(bw, " %s |", mdText(mc.column(i)))
+		rule += "---:|"
+	}
+	fmt.Fprintln(bw, "\n"+rule)
+	for _, r := range mc.Rows {
+		fmt.Fprintf(bw, "| %s | %s | %s |", mdText(r.Kind), mdText(r.Metric), CompareRow{Gated: r.Gated}.role())
+		for i := range r.Cells {
+			c := mdText(r.cell(i))
+			if r.Gated && r.Cells[i].Verdict == VerdictRegression {
+				c = "**" + c + "**"
+			}
+			fmt.Fprintf(bw, " %s |", c)
+		}
+		fmt.Fprintln(bw)
+	}
+	fmt.Fprintln(bw)
+	for _, f := range mc.footnotes() {
+		fmt.Fprintf(bw, "%s  \n", mdText(f))
+	}
+	for _, x := range mc.Warnings {
+		fmt.Fprintf(bw, "**Warning:** %s  \n", mdText(x))
+	}
+	fmt.Fprintf(bw, "**Verdict:** %s\n", mdText(mc.Verdict()))
+	return bw.Flush()
+}
+
+// WriteJSON writes mc as JSON, with the verdict.
+func (mc *MultiComparison) WriteJSON(w io.Writer) error {
+	out := struct {
+		*MultiComparison
+		Verdict string `json:"verdict"`
+	}{mc, mc.Verdict()}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// Figures draws each gated metric across the sets: per set the median
+// over its repetitions, the bars spanning the lowest to the highest.
+func (mc *MultiComparison) Figures() ([]Figure, error) {
+	var figs []Figure
+	for _, g := range mc.Gates {
+		m, _ := MetricByName(g.Metric)
+		f, err := mc.gateFigure(g, m)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, f)
+	}
+	return figs, nil
+}
+
+func (mc *MultiComparison) gateFigure(g Gate, m Metric) (Figure, error) {
+	name := fmt.Sprintf("compare-%s-%s", g.Kind, g.Metric)
+	title := fmt.Sprintf("%s %s across %d sets", g.Kind, g.Metric, len(mc.Sets))
+	ylabel := g.Metric
+	if m.Latency {
+		ylabel += " latency"
+	}
+	p := newPlot(title, "set", ylabel)
+	var pts sweepPoints
+	var ticks []plot.Tick
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i, run := range mc.sets {
+		ticks = append(ticks, plot.Tick{Value: float64(i), Label: mc.column(i)})
+		y, l, h, ok := pointValue(run, g.Kind, m)
+		if !ok {
+			continue
+		}
+		pts = append(pts, sweepPoint{x: float64(i), y: y, lo: l, hi: h})
+		lo, hi = math.Min(lo, l), math.Max(hi, h)
+	}
+	if len(pts) == 0 {
+		return emptyFigure(p, name, title, "no set recorded "+g.Kind)
+	}
+	l, sc, err := plotter.NewLinePoints(pts)
+	if err != nil {
+		return Figure{}, err
+	}
+	styleLine(l, 0)
+	sc.Color, sc.Radius = l.Color, vg.Points(3)
+	eb, err := plotter.NewYErrorBars(pts)
+	if err != nil {
+		return Figure{}, err
+	}
+	eb.Color, eb.CapWidth = l.Color, vg.Points(6)
+	p.Add(l, sc, eb)
+	p.X.Min, p.X.Max = -0.5, float64(len(mc.sets))-0.5
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	if m.Latency {
+		logY(p, lo, hi)
+	} else {
+		p.Y.Min, p.Y.Max = 0, hi*1.1
+		p.Y.Tick.Marker = rateTicks
+	}
+	caption := fmt.Sprintf("Each point is one set (%s): the median of %s %s over its repetitions, the bars spanning the lowest to the highest; each set is tested against %s in the table.",
+		strings.Join(setNames(mc.Sets), ", "), g.Kind, g.Metric, mc.Sets[0].Name)
+	return render(p, name, title, caption)
+}
+
+func setNames(sets []SetInfo) []string {
+	var n []string
+	for _, s := range sets {
+		n = append(n, s.Name)
+	}
+	return n
+}

@@ -1,0 +1,131 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// firmwareSets: A (fw 1.0) the baseline; B (fw 1.1) with unreg_last 30%
+// slower; C claims fw 1.1 too, but measures as A: B and C share a version
+// and differ, which the comparison must warn about.
+func firmwareSets() []RunSet {
+	a := synth{reps: 5, noise: 0.01, seed: 1, fw: "1.0", labels: map[string]string{"fw": "1.0"}}.run("runs/a")
+	b := synth{reps: 5, noise: 0.01, seed: 2, fw: "1.1", labels: map[string]string{"fw": "1.1"}, scale: map[string]float64{"unreg_last": 1.3}}.run("runs/b")
+	c := synth{reps: 5, noise: 0.01, seed: 3, fw: "1.1", labels: map[string]string{"fw": "1.1-rebuilt"}}.run("runs/c")
+	return []RunSet{{Name: "a", Runs: []*Run{a}}, {Name: "b", Runs: []*Run{b}}, {Name: "c", Runs: []*Run{c}}}
+}
+
+func TestCompareManyGolden(t *testing.T) {
+	mc, err := CompareMany(firmwareSets(), "", defaultOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text, md bytes.Buffer
+	if err := mc.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "compare-3way.txt", text.Bytes())
+	golden(t, "compare-3way.md", md.Bytes())
+	if mc.Regressions != 1 || !strings.Contains(mc.Verdict(), "b unreg_last p50 +29.4%") {
+		t.Errorf("regressions %d, verdict %q: want b's unreg_last only", mc.Regressions, mc.Verdict())
+	}
+	if len(mc.Warnings) != 1 || !strings.Contains(mc.Warnings[0], "b and c both report firmware 1.1 but differ significantly: unreg_last p50") {
+		t.Errorf("firmware warnings %q", mc.Warnings)
+	}
+	for _, h := range []string{"a [fw 1.0]", "b [fw 1.1]", "c [fw 1.1]"} {
+		if !strings.Contains(text.String(), h) {
+			t.Errorf("no column header %q", h)
+		}
+	}
+}
+
+// Each column is exactly what a two-folder compare of the first set and
+// that set finds: the same medians, delta, p and verdict.
+func TestCompareManyMatchesPairs(t *testing.T) {
+	sets := firmwareSets()
+	mc, err := CompareMany(sets, "", defaultOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(sets); i++ {
+		c, err := Compare(sets[0].Runs[0], sets[i].Runs[0], defaultOpts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Rows) != len(mc.Rows) {
+			t.Fatalf("set %d: %d rows, pair has %d", i, len(mc.Rows), len(c.Rows))
+		}
+		for j, r := range c.Rows {
+			got := mc.Rows[j].Cells[i]
+			if mc.Rows[j].Kind != r.Kind || mc.Rows[j].Metric != r.Metric || got.Verdict != r.Verdict ||
+				got.Center.Median != r.New.Median || mc.Rows[j].Cells[0].Center.Median != r.Base.Median ||
+				deref(got.P) != deref(r.P) || deref(got.PAdj) != deref(r.PAdj) || deref(got.DeltaPct) != deref(r.DeltaPct) {
+				t.Errorf("set %d row %s %s: %+v, pair %+v", i, r.Kind, r.Metric, got, r)
+			}
+		}
+	}
+}
+
+// Grouped sets pool their runs' repetitions; labels they share are kept;
+// a set whose runs disagree on the firmware says so and is left out of
+// the firmware warning.
+func TestCompareManyPooled(t *testing.T) {
+	a1 := synth{reps: 3, seed: 1, fw: "1.0", labels: map[string]string{"fw": "1.0", "board": "x"}}.run("a1")
+	a2 := synth{reps: 3, seed: 2, fw: "1.0", labels: map[string]string{"fw": "1.0", "board": "y"}}.run("a2")
+	b1 := synth{reps: 3, seed: 3, fw: "1.0", labels: map[string]string{"fw": "2.0"}}.run("b1")
+	b2 := synth{reps: 3, seed: 4, fw: "2.0", labels: map[string]string{"fw": "2.0"}}.run("b2")
+	mc, err := CompareMany([]RunSet{{Name: "fw=1.0", Runs: []*Run{a1, a2}}, {Name: "fw=2.0", Runs: []*Run{b1, b2}}}, "fw", defaultOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := mc.Sets[0], mc.Sets[1]
+	if a.Repetitions != 6 || b.Repetitions != 6 || a.FWVer != "1.0" || b.FWVer != mixedFW ||
+		a.Labels["fw"] != "1.0" || a.Labels["board"] != "" || strings.Join(a.Dirs, " ") != "a1 a2" {
+		t.Errorf("sets %+v %+v", a, b)
+	}
+	if c := mc.Rows[0].Cells[1]; c.Center.N != 6 {
+		t.Errorf("pooled sample has %d values, want 6", c.Center.N)
+	}
+	var js bytes.Buffer
+	if err := mc.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		By   string
+		Sets []SetInfo
+	}
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil || back.By != "fw" || len(back.Sets) != 2 {
+		t.Errorf("json: %v %+v", err, back)
+	}
+	// Another workload in one set is refused, naming both folders.
+	other := synth{reps: 3, seed: 5, workload: "steady"}.run("s1")
+	if _, err := CompareMany([]RunSet{{Name: "x", Runs: []*Run{a1, other}}, {Name: "y", Runs: []*Run{b1}}}, "", defaultOpts()); err == nil ||
+		!strings.Contains(err.Error(), "a1 ran \"lifecycle\", s1 ran \"steady\"") {
+		t.Errorf("mixed workloads: %v", err)
+	}
+}
+
+// One plot per gated metric, with every set on it.
+func TestCompareManyFigures(t *testing.T) {
+	mc, err := CompareMany(firmwareSets(), "", defaultOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs, err := mc.Figures()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(figs) != len(mc.Gates) || len(figs) == 0 {
+		t.Fatalf("%d figures for %d gates", len(figs), len(mc.Gates))
+	}
+	for _, f := range figs {
+		if len(f.PNG) == 0 || !bytes.Contains(f.SVG, []byte("c [fw 1.1]")) || !strings.HasPrefix(f.Name, "compare-") {
+			t.Errorf("figure %s: png %d bytes, svg lacks the set names", f.Name, len(f.PNG))
+		}
+	}
+}
