@@ -1,0 +1,152 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/xrcbench/xrcbench/qualify"
+	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/verbs"
+)
+
+func init() { subcommands = append(subcommands, newQualifyCmd) }
+
+func newQualifyCmd(stdout, stderr io.Writer) *cobra.Command {
+	var (
+		provider, device, baseline, planFile, out string
+		simSemantics, simCost                     string
+		resume, showPlan, quiet                   bool
+		labels                                    []string
+	)
+	cmd := &cobra.Command{
+		Use:   "qualify",
+		Short: "Qualify a device's firmware: conformance, a battery of runs, criteria; JSON, JUnit and HTML",
+		Long: `qualify runs a qualification plan against one device: the conformance checks
+S1–S11, then the plan's battery of benchmark runs (one run folder each under
+--out/runs/), then judges the plan's criteria:
+
+  absolute limits        unreg_last.p99 <= 2ms, reg.ops_per_sec >= 100k
+                         (on the run's figure over all its repetitions)
+  relative to --baseline reg.p50 regression <= 5%
+                         (compare's Mann-Whitney U test against the baseline
+                         qualification's run of the same name, Holm-corrected
+                         over the run's relative criteria: a criterion fails
+                         when the change is significant and beyond its limit)
+
+The plan is YAML, strictly read (an unknown key or a bad value is an error
+naming its line); --show-plan prints the default plan, which is sized for a
+real adapter: write your own from it for anything smaller. --baseline is an
+earlier qualification's --out folder; without one, relative criteria are not
+judged (skipped).
+
+--out gets qualification.json (every criterion: value, limit, verdict,
+evidence paths), junit.xml (a testcase per conformance check, run and
+criterion, the numbers in each failure's message), qualification.html (the
+verdict first, then each criterion with its plot, the device and firmware,
+the baseline's identity) and plots/. --resume continues an interrupted
+qualification in its folder with the same plan: conformance and every run
+that finished (status ok) are reused, the rest run again.
+
+Exit status: 0 every check passed; 1 a check failed or could not be judged,
+or a run failed; 2 bad usage or a bad plan (the line is named).`,
+		Example: `  # the default plan on a real adapter, judged against an earlier qualification
+  xrcbench qualify --provider rdma --device mlx5_0 --label fw=22.31.1014 \
+      --baseline quals/fw-22.30 --out quals/fw-22.31
+
+  # a plan of your own, started from the default
+  xrcbench qualify --show-plan > plan.yaml
+  xrcbench qualify --provider rdma --plan plan.yaml --out quals/try
+
+  # continue after an interruption
+  xrcbench qualify --provider rdma --plan plan.yaml --out quals/try --resume`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			plan, err := qualify.LoadPlan(planFile)
+			if err != nil {
+				return usageError{err}
+			}
+			if showPlan {
+				_, err := stdout.Write([]byte(plan.Source))
+				return outputErr(err)
+			}
+			if !verbs.IsProvider(provider) {
+				return usagef("unknown provider %q: want one of %s", provider, providerList())
+			}
+			for _, p := range verbs.Providers() {
+				if p.Name == provider && !p.Available {
+					return failure{err: fmt.Errorf("provider %s is not available here: %s", p.Name, p.Reason)}
+				}
+			}
+			ls, err := results.ParseLabels(labels)
+			if err != nil {
+				return usagef("--label: %v", err)
+			}
+			sem, err := verbs.ParseSemantics(simSemantics)
+			if err != nil {
+				return usagef("--sim-semantics: %v", err)
+			}
+			cost, err := verbs.ParseCost(simCost)
+			if err != nil {
+				return usagef("--sim-cost: %v", err)
+			}
+			if provider != "sim" && (cmd.Flags().Changed("sim-cost") || cmd.Flags().Changed("sim-semantics")) {
+				return usagef("--sim-cost and --sim-semantics apply to --provider sim only")
+			}
+			if out == "" {
+				if resume {
+					return usagef("--resume needs the --out folder to continue")
+				}
+				out = filepath.Join("runs", time.Now().UTC().Format("20060102T150405Z")+"-qualify-"+provider)
+			}
+			engine, err := engineOptions(stderr)
+			if err != nil {
+				return failure{err: err}
+			}
+			engine.Quiet = true
+			var log io.Writer = stderr
+			if quiet {
+				log = nil
+			}
+			o := qualify.Options{Provider: provider, Device: device, Plan: plan, Baseline: baseline, Out: out,
+				Resume: resume, Labels: ls, SimSemantics: sem, SimCost: cost, Engine: engine, Log: log}
+			if err := qualify.CheckRuns(o); err != nil {
+				return usageError{err}
+			}
+			ctx, cancel := interruptible(stderr)
+			defer cancel()
+			q, err := qualify.Run(ctx, o)
+			if err != nil {
+				if errors.Is(err, qualify.ErrUsage) {
+					return usageError{err}
+				}
+				return failure{err: err}
+			}
+			if !quiet {
+				fmt.Fprintf(stdout, "%s\nqualification folder: %s (%s, %s, %s)\n", q.Summary, out,
+					qualify.JSONFile, qualify.JUnitFile, qualify.HTMLFile)
+			}
+			if q.Verdict != qualify.Pass {
+				return failure{err: errors.New(q.Summary), quiet: !quiet}
+			}
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&provider, "provider", "sim", "provider: "+providerList())
+	fs.StringVar(&device, "device", "", "device name (rdma, legacy); default the first with XRC")
+	fs.StringVar(&baseline, "baseline", "", "an earlier qualification's folder: relative criteria are judged against its runs")
+	fs.StringVar(&planFile, "plan", "", "plan file (YAML); default the embedded plan (--show-plan prints it)")
+	fs.StringVar(&out, "out", "", "qualification folder: new or empty, or with --resume an interrupted one (default runs/<UTC time>-qualify-<provider>)")
+	fs.BoolVar(&resume, "resume", false, "continue the qualification in --out, reusing its conformance and finished runs")
+	fs.BoolVar(&showPlan, "show-plan", false, "print the plan (the default, or --plan's) and exit")
+	fs.StringArrayVar(&labels, "label", nil, "key=value stored with every run and the qualification (repeatable), e.g. fw=22.31.1014")
+	fs.StringVar(&simSemantics, "sim-semantics", "legacy", "sim provider: legacy or upstream")
+	fs.StringVar(&simCost, "sim-cost", "", "sim provider: busy-wait per op, e.g. destroy=200us")
+	fs.BoolVarP(&quiet, "quiet", "q", false, "print nothing but errors (the folder is written as always)")
+	return cmd
+}

@@ -1,0 +1,77 @@
+//go:build rdma
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xrcbench/xrcbench/qualify"
+)
+
+// TestQualifyThroughDouble is the whole flow on the libibverbs test double
+// playing two firmware builds (XRCBENCH_FAKEVERBS_FW_VER): a baseline
+// "1.0" with destroy 100us; "1.0" again, which passes against it; and
+// candidate "1.1" with destroy 30% slower, whose qualification fails and
+// whose junit.xml names unreg_last. The firmware versions are the device's
+// own, as a real adapter reports them, and compare sees them.
+func TestQualifyThroughDouble(t *testing.T) {
+	lib, err := filepath.Abs(filepath.Join("..", "..", "build", "fakeverbs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(lib, "libibverbs.so.1")); err != nil {
+		t.Skipf("the libibverbs test double is not built (%s): run make fakeverbs (needs libibverbs-dev)", lib)
+	}
+	bin := rdmaBinary(t)
+	plan := writePlan(t, tinyPlan)
+	dir := t.TempDir()
+	qual := func(out, fw, cost string, extra ...string) (int, string, string) {
+		cmd := exec.Command(bin, append([]string{"qualify", "--provider", "rdma", "--device", "xbfake0", "--plan", plan, "--out", out, "--label", "fw=" + fw}, extra...)...)
+		// A state folder per firmware: the double's cost is the device's.
+		cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib, "XRCBENCH_FAKEVERBS_DIR="+filepath.Join(dir, "state-"+filepath.Base(out)),
+			"XRCBENCH_FAKEVERBS_DEVICES=xbfake0", "XRCBENCH_FAKEVERBS_COST=destroy="+cost, "XRCBENCH_FAKEVERBS_FW_VER="+fw)
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, o.String(), e.String()
+	}
+	base, again, cand := filepath.Join(dir, "fw-1.0"), filepath.Join(dir, "fw-1.0b"), filepath.Join(dir, "fw-1.1")
+	if code, stdout, stderr := qual(base, "1.0", "100us"); code != 0 {
+		t.Fatalf("baseline: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := qual(again, "1.0", "100us", "--baseline", base); code != 0 {
+		t.Errorf("the same firmware again: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr := qual(cand, "1.1", "130us", "--baseline", base)
+	if code != 1 {
+		t.Fatalf("candidate with destroy 30%% slower: exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+	f := readJUnit(t, cand).failed()
+	if len(f) != 1 || !strings.Contains(f[0], "unreg_last") {
+		t.Errorf("junit failures %q: want one, naming unreg_last", f)
+	}
+	q, err := qualify.Load(cand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Device["fw_ver"] != "1.1" || q.Baseline == nil || q.Baseline.Device["fw_ver"] != "1.0" || q.Device["is_test_double"] != true {
+		t.Errorf("identity: device %v, baseline %+v", q.Device, q.Baseline)
+	}
+	// The N-way compare of the three, by their runs: firmware in the
+	// headers, 1.1 regressing on unreg_last.
+	code, out, errOut := runCLI("compare", filepath.Join(base, "runs", "lc"), filepath.Join(again, "runs", "lc"), filepath.Join(cand, "runs", "lc"), "--by", "fw")
+	if code != 1 || !strings.Contains(out, "fw=1.1 [fw 1.1]") || !strings.Contains(out, "fw=1.0 [fw 1.0]") || !strings.Contains(out, "fw=1.1 unreg_last p50") {
+		t.Errorf("compare --by fw: exit %d\n%s\n%s", code, out, errOut)
+	}
+}

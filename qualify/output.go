@@ -1,0 +1,190 @@
+package qualify
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/xrcbench/xrcbench/report"
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// write writes the plots, qualification.json, junit.xml and
+// qualification.html, each atomically, the JSON last but one and the
+// page last: a folder with a qualification.json is a finished one.
+func write(out string, q *Qualification, runs map[string]*report.Run, base *Qualification, o Options) error {
+	if err := os.MkdirAll(filepath.Join(out, PlotsDir), 0o755); err != nil {
+		return err
+	}
+	for i, c := range o.Plan.Criteria {
+		run := runs[c.Run]
+		if run == nil {
+			continue
+		}
+		var b *report.Run
+		var limit *float64
+		if c.Relative {
+			if base != nil {
+				b, _ = report.LoadRun(filepath.Join(o.Baseline, RunsDir, c.Run))
+			}
+		} else {
+			l := c.Limit
+			limit = &l
+		}
+		name := fmt.Sprintf("criterion-%d", i+1)
+		f, err := report.CriterionFigure(name, c.Check+" ("+c.Run+")", c.Kind, c.Metric, run, b, limit)
+		if err != nil {
+			return err
+		}
+		rel := filepath.Join(PlotsDir, name+".svg")
+		if err := results.WriteFileAtomic(filepath.Join(out, rel), f.SVG, 0o644); err != nil {
+			return err
+		}
+		q.Criteria[i].Evidence = append(q.Criteria[i].Evidence, rel)
+	}
+	var junit bytes.Buffer
+	if err := report.WriteJUnit(&junit, JUnit(q)); err != nil {
+		return err
+	}
+	if err := results.WriteFileAtomic(filepath.Join(out, JUnitFile), junit.Bytes(), 0o644); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(q, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := results.WriteFileAtomic(filepath.Join(out, JSONFile), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	var page bytes.Buffer
+	if err := pageTmpl.Execute(&page, q); err != nil {
+		return err
+	}
+	return results.WriteFileAtomic(filepath.Join(out, HTMLFile), page.Bytes(), 0o644)
+}
+
+// JUnit is the qualification as JUnit XML: a suite per part (conformance,
+// runs, criteria), a testcase per row, the numbers in each failure's
+// message.
+func JUnit(q *Qualification) report.JUnitReport {
+	props := []report.JUnitProperty{{Name: "plan", Value: q.Plan}, {Name: "provider", Value: q.Provider}, {Name: "verdict", Value: q.Verdict}}
+	for _, k := range slices.Sorted(maps.Keys(q.Device)) {
+		props = append(props, report.JUnitProperty{Name: "device." + k, Value: fmt.Sprint(q.Device[k])})
+	}
+	for _, k := range slices.Sorted(maps.Keys(q.Labels)) {
+		props = append(props, report.JUnitProperty{Name: "label." + k, Value: q.Labels[k]})
+	}
+	if q.Baseline != nil {
+		props = append(props, report.JUnitProperty{Name: "baseline", Value: q.Baseline.Dir})
+		if fw, ok := q.Baseline.Device["fw_ver"]; ok {
+			props = append(props, report.JUnitProperty{Name: "baseline.fw_ver", Value: fmt.Sprint(fw)})
+		}
+	}
+	host, _ := os.Hostname()
+	suite := func(name string) report.JUnitSuite {
+		return report.JUnitSuite{Name: "qualify." + name, Timestamp: q.Started, Hostname: host, Properties: props}
+	}
+	conf, runs, crit := suite("conformance"), suite("runs"), suite("criteria")
+	for _, r := range q.Conformance {
+		conf.Cases = append(conf.Cases, rowCase(r, "qualify.conformance"))
+	}
+	for _, r := range q.Runs {
+		c := report.JUnitCase{Name: r.Name, Classname: "qualify.runs", SystemOut: r.Command + "\n" + r.Dir}
+		if r.Status != results.StatusOK {
+			c.Failure = &report.JUnitOutcome{Message: fmt.Sprintf("run %s %s: %s", r.Name, r.Status, r.Error), Type: r.Status}
+		}
+		runs.Cases = append(runs.Cases, c)
+	}
+	for _, r := range q.Criteria {
+		crit.Cases = append(crit.Cases, rowCase(r, "qualify.criteria."+r.Run))
+	}
+	return report.JUnitReport{Name: "xrcbench qualify " + q.Plan, Suites: []report.JUnitSuite{conf, runs, crit}}
+}
+
+func rowCase(r Row, class string) report.JUnitCase {
+	c := report.JUnitCase{Name: r.Name, Classname: class}
+	ev := ""
+	for _, e := range r.Evidence {
+		ev += "evidence: " + e + "\n"
+	}
+	c.SystemOut = r.Message + "\n" + ev
+	o := &report.JUnitOutcome{Message: r.Message, Type: r.Verdict, Text: ev}
+	switch r.Verdict {
+	case Fail:
+		c.Failure = o
+	case Error:
+		c.Error = o
+	case Skipped:
+		c.Skipped = o
+	}
+	return c
+}
+
+var pageTmpl = template.Must(template.New("q").Funcs(template.FuncMap{
+	"kv": func(m any) [][2]string {
+		var out [][2]string
+		switch m := m.(type) {
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(m)) {
+				out = append(out, [2]string{k, fmt.Sprint(m[k])})
+			}
+		case map[string]string:
+			for _, k := range slices.Sorted(maps.Keys(m)) {
+				out = append(out, [2]string{k, m[k]})
+			}
+		}
+		return out
+	},
+	"svg": func(ev []string) string {
+		for _, e := range ev {
+			if filepath.Ext(e) == ".svg" {
+				return e
+			}
+		}
+		return ""
+	},
+}).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>xrcbench qualification: {{.Verdict}}</title>
+<style>
+body{font-family:sans-serif;margin:2em;max-width:70em}
+#verdict{font-size:1.6em;padding:.6em;border-radius:.3em}
+.pass{background:#dfd}.fail{background:#fdd}.error{background:#fed}.skipped{background:#eee}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:.3em .6em;text-align:left;vertical-align:top}
+img{max-width:40em}
+</style></head><body>
+<h1>xrcbench qualification</h1>
+<p id="verdict" class="{{.Verdict}}">{{.Summary}}</p>
+<h2>Device and firmware</h2>
+<table>
+<tr><th>provider</th><td>{{.Provider}}</td></tr>
+{{range kv .Device}}<tr><th>device {{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}
+{{range kv .Labels}}<tr><th>label {{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}
+<tr><th>plan</th><td>{{.Plan}} {{.PlanFile}}</td></tr>
+<tr><th>time</th><td>{{.Started.Format "2006-01-02 15:04:05Z"}} to {{.Finished.Format "15:04:05Z"}}</td></tr>
+</table>
+<h2>Baseline</h2>
+{{with .Baseline}}<table>
+<tr><th>folder</th><td>{{.Dir}}</td></tr>
+{{range kv .Device}}<tr><th>device {{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}
+{{range kv .Labels}}<tr><th>label {{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}
+</table>{{else}}<p>None: criteria relative to a baseline were not judged.</p>{{end}}
+<h2>Criteria</h2>
+<table><tr><th>criterion</th><th>verdict</th><th>what was measured</th><th>evidence</th></tr>
+{{range .Criteria}}<tr class="{{.Verdict}}"><td>{{.Name}}</td><td>{{.Verdict}}</td><td>{{.Message}}</td>
+<td>{{with svg .Evidence}}<img src="{{.}}" alt="plot"><br>{{end}}{{range .Evidence}}{{.}}<br>{{end}}</td></tr>
+{{end}}</table>
+<h2>Conformance</h2>
+{{if .Conformance}}<table><tr><th>check</th><th>verdict</th><th>detail</th></tr>
+{{range .Conformance}}<tr class="{{.Verdict}}"><td>{{.Name}}</td><td>{{.Verdict}}</td><td>{{.Message}}</td></tr>
+{{end}}</table>{{else}}<p>Not part of this plan.</p>{{end}}
+<h2>Runs</h2>
+<table><tr><th>run</th><th>status</th><th>command</th><th>folder</th></tr>
+{{range .Runs}}<tr><td>{{.Name}}</td><td>{{.Status}}{{if .Reused}} (reused){{end}}{{with .Error}}: {{.}}{{end}}</td><td><code>{{.Command}}</code></td><td>{{.Dir}}</td></tr>
+{{end}}</table>
+</body></html>
+`))

@@ -1,0 +1,66 @@
+package qualify
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDefaultPlan(t *testing.T) {
+	p, err := LoadPlan("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Runs) != 7 || p.Repetitions != 5 || !p.Conformance.All || len(p.Criteria) == 0 {
+		t.Errorf("default plan: %d runs, %d reps, criteria %d", len(p.Runs), p.Repetitions, len(p.Criteria))
+	}
+	c := p.Criteria[0]
+	if c.Kind != "unreg_last" || c.Metric.Name != "p99" || c.Relative || c.Limit != 2e6 || c.Op != "<=" {
+		t.Errorf("first criterion %+v", c)
+	}
+	if lc := p.Runs[4]; lc.Threads.Resolve(3) != 3 || lc.Procs.Resolve(3) != 2 {
+		t.Errorf("lifecycle: %v x %v", lc.Procs, lc.Threads)
+	}
+}
+
+func TestPlanErrors(t *testing.T) {
+	const head = "name: t\nrepetitions: 5\niterations: 10\nwarmup: 0s\nconformance: none\n"
+	const run = "runs:\n  - {name: lc, workload: lifecycle, procs: 1, threads: 2, qps: 4}\n"
+	tests := []struct {
+		name, plan, want string
+	}{
+		{"syntax", head + "runs:\n  - name: lc\n    workload: lifecycle: x\n", "t.yaml:8: mapping values are not allowed in this context"},
+		{"unknown key", head + run + "colour: red\n", "t.yaml:8: field colour not found"},
+		{"unknown key in a run", head + "runs:\n  - {name: lc, workload: lifecycle, procs: 1, threads: 2, qps: 4, pin: yes}\n", "t.yaml:7: field pin not found"},
+		{"bad count", head + "runs:\n  - {name: lc, workload: lifecycle, procs: many, threads: 2, qps: 4}\n", `t.yaml:7: count "many": want a positive number, cpus or Nxcpus`},
+		{"bad duration", "name: t\nrepetitions: 5\nduration: soon\n" + run, `t.yaml:3: duration "soon"`},
+		{"no runs", head, "no runs"},
+		{"unknown workload", head + "runs:\n  - {name: lc, workload: nosuch, procs: 1, threads: 2, qps: 4}\n", `t.yaml:7: run lc: unknown workload "nosuch"`},
+		{"run twice", head + run + "  - {name: lc, workload: steady, procs: 1, threads: 1, qps: 4}\n", "t.yaml:8: run lc named twice"},
+		{"criterion of no run", head + run + "criteria:\n  - {run: x, check: reg.p50 <= 1ms}\n", `t.yaml:9: criterion "reg.p50 <= 1ms": no run named "x"`},
+		{"bad check", head + run + "criteria:\n  - {run: lc, check: reg.p50 < 1ms}\n", "t.yaml:9: criterion \"reg.p50 < 1ms\": want KIND.METRIC"},
+		{"bad metric", head + run + "criteria:\n  - {run: lc, check: reg.p42 <= 1ms}\n", `unknown metric "p42"`},
+		{"latency limit not a duration", head + run + "criteria:\n  - {run: lc, check: reg.p50 <= 5}\n", "want a duration such as 2ms"},
+		{"regression without %", head + run + "criteria:\n  - {run: lc, check: reg.p50 regression <= 5}\n", "regression <= N%"},
+		{"bad conformance", head[:len(head)-len("conformance: none\n")] + "conformance: some\n" + run, `t.yaml:5: conformance "some"`},
+		{"bad run name", head + "runs:\n  - {name: ../x, workload: lifecycle, procs: 1, threads: 2, qps: 4}\n", `t.yaml:7: run name "../x"`},
+		{"two documents", head + run + "---\nname: u\n", "more than one YAML document"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParsePlan([]byte(tt.plan), "t.yaml")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err %v, want %q", err, tt.want)
+			}
+		})
+	}
+	p, err := ParsePlan([]byte(head+run+"criteria:\n  - {run: lc, check: reg.ops_per_sec >= 1.5k}\n  - {run: lc, check: unreg_last.p50 regression <= 30%}\n"), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := p.Criteria[0]; c.Limit != 1500 || c.Op != ">=" || c.Line != 9 {
+		t.Errorf("rate criterion %+v", c)
+	}
+	if c := p.Criteria[1]; !c.Relative || c.Limit != 30 || c.Kind != "unreg_last" {
+		t.Errorf("relative criterion %+v", c)
+	}
+}
