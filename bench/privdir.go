@@ -110,3 +110,11 @@ func removeDeadPrivDirs(parent string) {
 		f.Close()
 	}
 }
+
+// LiveSimDevices lists the sim device folders of the runs this process is
+// coordinating now (one per running repetition), for a soak that samples
+// the device's live QPs while the run goes on.
+func LiveSimDevices() []string {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("%s%d-*", privPrefix, os.Getpid()), "rep*", "sim"))
+	return dirs
+}

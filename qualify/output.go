@@ -47,6 +47,9 @@ func write(out string, q *Qualification, runs map[string]*report.Run, base *Qual
 		}
 		q.Criteria[i].Evidence = append(q.Criteria[i].Evidence, rel)
 	}
+	if err := soakPlots(out, q); err != nil {
+		return err
+	}
 	var junit bytes.Buffer
 	if err := report.WriteJUnit(&junit, JUnit(q)); err != nil {
 		return err
@@ -89,7 +92,7 @@ func JUnit(q *Qualification) report.JUnitReport {
 	suite := func(name string) report.JUnitSuite {
 		return report.JUnitSuite{Name: "qualify." + name, Timestamp: q.Started, Hostname: host, Properties: props}
 	}
-	conf, runs, crit := suite("conformance"), suite("runs"), suite("criteria")
+	conf, runs, crit, soak := suite("conformance"), suite("runs"), suite("criteria"), suite("soak")
 	for _, r := range q.Conformance {
 		conf.Cases = append(conf.Cases, rowCase(r, "qualify.conformance"))
 	}
@@ -103,7 +106,14 @@ func JUnit(q *Qualification) report.JUnitReport {
 	for _, r := range q.Criteria {
 		crit.Cases = append(crit.Cases, rowCase(r, "qualify.criteria."+r.Run))
 	}
-	return report.JUnitReport{Name: "xrcbench qualify " + q.Plan, Suites: []report.JUnitSuite{conf, runs, crit}}
+	suites := []report.JUnitSuite{conf, runs, crit}
+	for _, r := range q.Soak {
+		soak.Cases = append(soak.Cases, rowCase(r, "qualify.soak."+r.Run))
+	}
+	if len(soak.Cases) > 0 {
+		suites = append(suites, soak)
+	}
+	return report.JUnitReport{Name: "xrcbench qualify " + q.Plan, Suites: suites}
 }
 
 func rowCase(r Row, class string) report.JUnitCase {
@@ -178,6 +188,13 @@ img{max-width:40em}
 {{range .Criteria}}<tr class="{{.Verdict}}"><td>{{.Name}}</td><td>{{.Verdict}}</td><td>{{.Message}}</td>
 <td>{{with svg .Evidence}}<img src="{{.}}" alt="plot"><br>{{end}}{{range .Evidence}}{{.}}<br>{{end}}</td></tr>
 {{end}}</table>
+{{if .Soak}}<h2>Soak</h2>
+<table><tr><th>check</th><th>verdict</th><th>what was measured</th></tr>
+{{range .Soak}}<tr class="{{.Verdict}}"><td>{{.Name}}</td><td>{{.Verdict}}</td><td>{{.Message}}</td></tr>
+{{end}}</table>
+{{range .SoakRuns}}<p>{{.Name}}: live QPs read by {{.QPMethod}}</p>
+<img src="plots/{{.Name}}-qps.svg" alt="live QPs"> <img src="plots/{{.Name}}-memory.svg" alt="memory"> <img src="plots/{{.Name}}-p99.svg" alt="p99">
+{{end}}{{end}}
 <h2>Conformance</h2>
 {{if .Conformance}}<table><tr><th>check</th><th>verdict</th><th>detail</th></tr>
 {{range .Conformance}}<tr class="{{.Verdict}}"><td>{{.Name}}</td><td>{{.Verdict}}</td><td>{{.Message}}</td></tr>
@@ -188,3 +205,38 @@ img{max-width:40em}
 {{end}}</table>
 </body></html>
 `))
+
+// soakPlots draws each soak run's live QPs, memory and p99 over time.
+func soakPlots(out string, q *Qualification) error {
+	for _, sr := range q.SoakRuns {
+		var at, qps, rss, pss, iv []float64
+		for _, s := range sr.Samples {
+			at = append(at, s.AtSec)
+			qps = append(qps, float64(s.LiveQPs))
+			rss = append(rss, float64(s.RSSKB)/1024)
+			pss = append(pss, float64(s.PSSKB)/1024)
+		}
+		for i := range sr.P99 {
+			iv = append(iv, float64(i+1))
+		}
+		figs := []struct {
+			name, title, x, y string
+			latency           bool
+			series            []report.Series
+		}{
+			{sr.Name + "-qps", sr.Name + ": the device's live QPs (" + sr.QPMethod + ")", "seconds", "live QPs", false, []report.Series{{Label: "live QPs", X: at, Y: qps}}},
+			{sr.Name + "-memory", sr.Name + ": the workers' memory", "seconds", "MiB", false, []report.Series{{Label: "RSS", X: at, Y: rss}, {Label: "PSS", X: at, Y: pss}}},
+			{sr.Name + "-p99", sr.Name + ": " + sr.P99Kind + " p99 per interval", "interval", "p99 latency", true, []report.Series{{Label: sr.P99Kind + " p99", X: iv, Y: sr.P99}}},
+		}
+		for _, f := range figs {
+			fig, err := report.SeriesFigure(f.name, f.title, f.x, f.y, f.latency, f.series)
+			if err != nil {
+				return err
+			}
+			if err := results.WriteFileAtomic(filepath.Join(out, PlotsDir, f.name+".svg"), fig.SVG, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -44,6 +44,7 @@ type Plan struct {
 	Conformance Conformance `yaml:"conformance"`
 	Runs        []RunStep   `yaml:"runs"`
 	Criteria    []Criterion `yaml:"criteria"`
+	Soak        SoakSpec    `yaml:"soak"`
 	// Source is the plan's text, File where it came from ("" embedded).
 	Source string `yaml:"-"`
 	File   string `yaml:"-"`
@@ -110,6 +111,15 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 		return fmt.Errorf("line %d: duration %q: want a duration such as 10s", n.Line, n.Value)
 	}
 	*d = Duration(v)
+	return nil
+}
+
+func (p *Percent) UnmarshalYAML(n *yaml.Node) error {
+	f, err := strconv.ParseFloat(strings.TrimSuffix(n.Value, "%"), 64)
+	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) || !strings.HasSuffix(n.Value, "%") {
+		return fmt.Errorf("line %d: %q: want a percentage such as 10%%", n.Line, n.Value)
+	}
+	*p = Percent(f)
 	return nil
 }
 

@@ -43,6 +43,8 @@ func TestPlanErrors(t *testing.T) {
 		{"regression without %", head + run + "criteria:\n  - {run: lc, check: reg.p50 regression <= 5}\n", "regression <= N%"},
 		{"bad conformance", head[:len(head)-len("conformance: none\n")] + "conformance: some\n" + run, `t.yaml:5: conformance "some"`},
 		{"bad run name", head + "runs:\n  - {name: ../x, workload: lifecycle, procs: 1, threads: 2, qps: 4}\n", `t.yaml:7: run name "../x"`},
+		{"bad soak percent", head + run + "soak: {memory_growth: 10}\n", `t.yaml:8: "10": want a percentage such as 10%`},
+		{"unknown soak key", head + run + "soak: {length: 1h}\n", "t.yaml:8: field length not found"},
 		{"two documents", head + run + "---\nname: u\n", "more than one YAML document"},
 	}
 	for _, tt := range tests {

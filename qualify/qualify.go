@@ -52,6 +52,7 @@ type Options struct {
 	Engine           bench.Options // how workers are started
 	Log              io.Writer     // one line per step
 	Alpha            float64       // compare's; 0: report.DefaultAlpha
+	Soak             time.Duration // the soak's length; 0: the plan's (none when it has none)
 }
 
 // Qualification is qualification.json.
@@ -70,6 +71,8 @@ type Qualification struct {
 	Conformance []Row             `json:"conformance"`
 	Runs        []RunInfo         `json:"runs"`
 	Criteria    []Row             `json:"criteria"`
+	SoakRuns    []SoakRun         `json:"soak_runs,omitempty"`
+	Soak        []Row             `json:"soak,omitempty"`
 }
 
 // BaselineInfo identifies the baseline qualification.
@@ -165,6 +168,11 @@ func Run(ctx context.Context, o Options) (*Qualification, error) {
 
 	// The criteria.
 	q.Criteria = judge(o, base, runs)
+
+	// The soak.
+	if d := o.soakDuration(); d > 0 {
+		q.SoakRuns, q.Soak = soak(ctx, o, d, logf)
+	}
 	q.Finished = time.Now().UTC()
 	q.Verdict, q.Summary = verdict(q)
 	if err := write(o.Out, q, runs, base, o); err != nil {
@@ -397,7 +405,7 @@ func Load(dir string) (*Qualification, error) {
 // verdict is the whole qualification's verdict and its one-line summary.
 func verdict(q *Qualification) (string, string) {
 	var failed, errored, skipped []string
-	for _, set := range [][]Row{q.Conformance, q.Criteria} {
+	for _, set := range [][]Row{q.Conformance, q.Criteria, q.Soak} {
 		for _, r := range set {
 			switch r.Verdict {
 			case Fail:
@@ -415,7 +423,7 @@ func verdict(q *Qualification) (string, string) {
 			bad = append(bad, r.Name+" "+r.Status)
 		}
 	}
-	n := len(q.Conformance) + len(q.Criteria)
+	n := len(q.Conformance) + len(q.Criteria) + len(q.Soak)
 	switch {
 	case len(failed)+len(errored)+len(bad) == 0:
 		s := fmt.Sprintf("PASS: %d of %d checks passed", n-len(skipped), n)
@@ -435,4 +443,12 @@ func verdict(q *Qualification) (string, string) {
 		parts = append(parts, fmt.Sprintf("runs not ok: %s", strings.Join(bad, ", ")))
 	}
 	return Fail, "FAIL: " + strings.Join(parts, "; ")
+}
+
+// soakDuration is --soak, or the plan's.
+func (o Options) soakDuration() time.Duration {
+	if o.Soak > 0 {
+		return o.Soak
+	}
+	return time.Duration(o.Plan.Soak.Duration)
 }

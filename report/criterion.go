@@ -86,3 +86,50 @@ func CriterionFigure(name, title string, kind string, m Metric, cand, base *Run,
 	}
 	return renderLegendOutside(p, name, title, caption+".")
 }
+
+// Series is one line of a SeriesFigure.
+type Series struct {
+	Label string
+	X, Y  []float64
+}
+
+// SeriesFigure draws lines over time (a soak's samples): latency on a log
+// axis when latency is set, else a linear axis from 0.
+func SeriesFigure(name, title, xlabel, ylabel string, latency bool, series []Series) (Figure, error) {
+	p := newPlot(title, xlabel, ylabel)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	n := 0
+	for i, s := range series {
+		var pts plotter.XYs
+		for j := range s.X {
+			if j < len(s.Y) {
+				y := s.Y[j]
+				if latency {
+					y = positive(y)
+				}
+				pts = append(pts, plotter.XY{X: s.X[j], Y: y})
+				lo, hi = math.Min(lo, y), math.Max(hi, y)
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return Figure{}, err
+		}
+		styleLine(l, i)
+		p.Add(l)
+		p.Legend.Add(s.Label, l)
+		n++
+	}
+	if n == 0 {
+		return emptyFigure(p, name, title, "nothing was sampled")
+	}
+	if latency {
+		logY(p, lo, hi)
+	} else {
+		p.Y.Min, p.Y.Max = 0, math.Max(hi*1.1, 1)
+	}
+	return renderLegendOutside(p, name, title, title+".")
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/xrcbench/xrcbench/bench"
 	"github.com/xrcbench/xrcbench/qualify"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
@@ -21,6 +22,7 @@ func newQualifyCmd(stdout, stderr io.Writer) *cobra.Command {
 		provider, device, baseline, planFile, out string
 		simSemantics, simCost                     string
 		resume, showPlan, quiet                   bool
+		soak                                      time.Duration
 		labels                                    []string
 	)
 	cmd := &cobra.Command{
@@ -48,7 +50,17 @@ judged (skipped).
 evidence paths), junit.xml (a testcase per conformance check, run and
 criterion, the numbers in each failure's message), qualification.html (the
 verdict first, then each criterion with its plot, the device and firmware,
-the baseline's identity) and plots/. --resume continues an interrupted
+the baseline's identity) and plots/.
+
+--soak DURATION (or the plan's soak:) then runs lifecycle and churn, half the
+time each, sampling every soak interval (default 10s) the device's live QPs
+(sim and the test double: the device inspected; rdma: the kernel's count
+through iproute2's "rdma resource show" where it works, else not sampled,
+and the folder says which), the workers' RSS and PSS, and each interval's
+p99. Verdicts: the live QPs come back to their start (the lowest count of
+each tenth of the soak; a leak names the tenth it grew in); memory flat
+within the plan's memory_growth (default 10%) plus 4 MiB; the last tenth's
+p99 within p99_drift (default 50%) of the first tenth's. --resume continues an interrupted
 qualification in its folder with the same plan: conformance and every run
 that finished (status ok) are reused, the rest run again.
 
@@ -113,7 +125,10 @@ or a run failed; 2 bad usage or a bad plan (the line is named).`,
 				log = nil
 			}
 			o := qualify.Options{Provider: provider, Device: device, Plan: plan, Baseline: baseline, Out: out,
-				Resume: resume, Labels: ls, SimSemantics: sem, SimCost: cost, Engine: engine, Log: log}
+				Resume: resume, Labels: ls, SimSemantics: sem, SimCost: cost, Engine: engine, Log: log, Soak: soak}
+			if soak < 0 || soak > bench.MaxDuration {
+				return usagef("--soak %v: want 0 (the plan's) up to %v", soak, bench.MaxDuration)
+			}
 			if err := qualify.CheckRuns(o); err != nil {
 				return usageError{err}
 			}
@@ -147,6 +162,7 @@ or a run failed; 2 bad usage or a bad plan (the line is named).`,
 	fs.StringArrayVar(&labels, "label", nil, "key=value stored with every run and the qualification (repeatable), e.g. fw=22.31.1014")
 	fs.StringVar(&simSemantics, "sim-semantics", "legacy", "sim provider: legacy or upstream")
 	fs.StringVar(&simCost, "sim-cost", "", "sim provider: busy-wait per op, e.g. destroy=200us")
+	fs.DurationVar(&soak, "soak", 0, "after the runs, soak for this long: lifecycle then churn, half each, sampling live QPs, memory and p99 (default: the plan's soak, if any)")
 	fs.BoolVarP(&quiet, "quiet", "q", false, "print nothing but errors (the folder is written as always)")
 	return cmd
 }

@@ -228,3 +228,53 @@ func TestQualifyResume(t *testing.T) {
 		t.Errorf("another plan: exit %d %q", code, stderr)
 	}
 }
+
+// TestQualifySoak: --soak runs lifecycle and churn on the sim, sampling
+// the device's live QPs, which come back to their start; the bounds are
+// wide (this machine is shared) since the verdict functions have their
+// own known-answer tests in qualify.
+func TestQualifySoak(t *testing.T) {
+	engineBinary(t)
+	plan := writePlan(t, "name: soak\nrepetitions: 1\niterations: 5\nwarmup: 0s\nconformance: none\n"+
+		"runs:\n  - {name: lc, workload: lifecycle, procs: 1, threads: 1, qps: 2}\n"+
+		"soak: {interval: 250ms, memory_growth: 400%, p99_drift: 100000%}\n")
+	out := filepath.Join(t.TempDir(), "q")
+	code, stdout, stderr := runEngine(t, "qualify", "--plan", plan, "--out", out, "--soak", "8s", "--sim-cost", "destroy=50us")
+	q, err := qualify.Load(out)
+	if err != nil {
+		t.Fatalf("exit %d: %v\n%s\n%s", code, err, stdout, stderr)
+	}
+	if len(q.SoakRuns) != 2 || len(q.Soak) != 6 {
+		t.Fatalf("soak: %d runs, %d rows\n%s", len(q.SoakRuns), len(q.Soak), stderr)
+	}
+	for _, sr := range q.SoakRuns {
+		sampled := 0
+		for _, s := range sr.Samples {
+			if s.LiveQPs >= 0 && s.PSSKB > 0 {
+				sampled++
+			}
+		}
+		if sr.QPMethod != "sim_inspect" || sampled < 6 || len(sr.P99) == 0 {
+			t.Errorf("%s: method %q, %d full samples, %d p99 intervals", sr.Name, sr.QPMethod, sampled, len(sr.P99))
+		}
+		for _, p := range []string{"-qps.svg", "-memory.svg", "-p99.svg"} {
+			if _, err := os.Stat(filepath.Join(out, qualify.PlotsDir, sr.Name+p)); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	for _, r := range q.Soak {
+		if strings.Contains(r.Name, "live QPs") && r.Verdict != qualify.Pass {
+			t.Errorf("%s: %s: %s", r.Name, r.Verdict, r.Message)
+		}
+	}
+	var soakCases int
+	for _, s := range readJUnit(t, out).Suites {
+		if s.Name == "qualify.soak" {
+			soakCases = len(s.Cases)
+		}
+	}
+	if soakCases != 6 {
+		t.Errorf("junit: %d soak testcases, want 6", soakCases)
+	}
+}

@@ -1,0 +1,374 @@
+package qualify
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/report"
+	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/verbs"
+	"github.com/xrcbench/xrcbench/workloads"
+)
+
+// SoakSpec is a plan's soak: lifecycle, then churn, each for half the
+// duration, sampled every interval; the bounds its verdicts use.
+type SoakSpec struct {
+	Duration     Duration `yaml:"duration"` // 0: none, unless --soak
+	Interval     Duration `yaml:"interval"` // 0: 10s
+	MemoryGrowth Percent  `yaml:"memory_growth"`
+	P99Drift     Percent  `yaml:"p99_drift"`
+}
+
+// Percent is a YAML percentage such as 10%.
+type Percent float64
+
+// Soak defaults: memory may grow by 10% plus 4 MiB (allocator noise, the
+// runtime's own growth) from the first samples to the last; p99 may drift
+// by 50% from the first tenth of the soak to the last.
+const (
+	defaultSoakInterval = 10 * time.Second
+	defaultMemoryGrowth = 10
+	memorySlackKiB      = 4096
+	defaultP99Drift     = 50
+)
+
+// SoakSample is one sample of a soak run.
+type SoakSample struct {
+	AtSec   float64 `json:"at_s"`
+	LiveQPs int     `json:"live_qps"` // -1: not read
+	RSSKB   int64   `json:"rss_kb"`   // the workers', summed
+	PSSKB   int64   `json:"pss_kb"`
+}
+
+// SoakRun is one workload of the soak.
+type SoakRun struct {
+	Name     string       `json:"name"`
+	Dir      string       `json:"dir"`
+	QPMethod string       `json:"qp_method"` // how LiveQPs was read
+	Samples  []SoakSample `json:"samples"`
+	P99      []float64    `json:"p99_ns"` // per .hlog interval, the kind the verdict uses
+	P99Kind  string       `json:"p99_kind"`
+}
+
+// soakSteps are the soak's runs.
+var soakSteps = []RunStep{
+	{Name: "soak-lifecycle", Workload: "lifecycle", Procs: Count{N: 2}, Threads: Count{N: 2}, QPs: 4},
+	{Name: "soak-churn", Workload: "churn", Procs: Count{N: 2}, Threads: Count{N: 1}, QPs: 4},
+}
+
+// soak runs the soak and judges it: rows for the junit and the page.
+func soak(ctx context.Context, o Options, d time.Duration, logf func(string, ...any)) ([]SoakRun, []Row) {
+	spec := o.Plan.Soak
+	every := time.Duration(spec.Interval)
+	if every <= 0 {
+		every = defaultSoakInterval
+	}
+	var runs []SoakRun
+	var rows []Row
+	for _, step := range soakSteps {
+		sr, res, err := soakRun(ctx, o, step, d/time.Duration(len(soakSteps)), every, logf)
+		runs = append(runs, sr)
+		rows = append(rows, judgeSoak(o, sr, res, err)...)
+	}
+	return runs, rows
+}
+
+func soakRun(ctx context.Context, o Options, step RunStep, d, every time.Duration, logf func(string, ...any)) (SoakRun, *report.Run, error) {
+	sr := SoakRun{Name: step.Name, Dir: filepath.Join(RunsDir, step.Name)}
+	spec, err := workloads.Get(step.Workload)
+	if err != nil {
+		return sr, nil, err
+	}
+	cfg := bench.Config{Provider: o.Provider, Device: o.Device, Workload: spec, WorkloadArg: step.Workload,
+		Procs: step.Procs.N, Threads: step.Threads.N, QPs: step.QPs, Duration: d, Warmup: 0, Repetitions: 1,
+		Seed: 1, Interval: every, SimSemantics: o.SimSemantics, SimCost: o.SimCost, Labels: o.Labels,
+		Out:         filepath.Join(o.Out, sr.Dir),
+		CommandLine: []string{"xrcbench", "qualify", "--soak=" + (2 * d).String(), "--provider=" + o.Provider}}
+	if err := cfg.Validate(); err != nil {
+		return sr, nil, err
+	}
+	logf("soak %s: %s for %v, sampled every %v", step.Name, step.Workload, d, every)
+	done := make(chan error, 1)
+	go func() {
+		_, err := bench.Run(ctx, cfg, o.Engine)
+		done <- err
+	}()
+	start := time.Now()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	var runErr error
+loop:
+	for {
+		select {
+		case runErr = <-done:
+			break loop
+		case <-tick.C:
+			s := SoakSample{AtSec: math.Round(time.Since(start).Seconds()*10) / 10, LiveQPs: -1}
+			for _, pid := range children(os.Getpid()) {
+				if rss, pss, ok := smapsRollup(pid); ok {
+					s.RSSKB += rss
+					s.PSSKB += pss
+				}
+			}
+			s.LiveQPs, sr.QPMethod = liveQPs(o)
+			if s.RSSKB > 0 {
+				sr.Samples = append(sr.Samples, s)
+			}
+		}
+	}
+	run, lerr := report.LoadRun(cfg.Out)
+	if lerr != nil && runErr == nil {
+		runErr = lerr
+	}
+	if run != nil {
+		sr.P99Kind = results.OpUnregLast
+		for _, iv := range run.Timelines[sr.P99Kind] {
+			sr.P99 = append(sr.P99, float64(iv.P99))
+		}
+	}
+	return sr, run, runErr
+}
+
+// liveQPs reads the device's live QP count, and says how: the sim's and
+// the double's device inspected; a real device through the kernel's
+// per-device resource count (iproute2's `rdma resource show`, netlink).
+func liveQPs(o Options) (int, string) {
+	switch {
+	case o.Provider == "sim":
+		if devs := bench.LiveSimDevices(); len(devs) == 1 {
+			if snap, err := verbs.InspectSim(devs[0]); err == nil {
+				return len(snap.QPs), "sim_inspect"
+			}
+		}
+		return -1, "sim_inspect"
+	case os.Getenv("XRCBENCH_FAKEVERBS_DIR") != "" && o.Device != "":
+		if snap, err := verbs.InspectSim(filepath.Join(os.Getenv("XRCBENCH_FAKEVERBS_DIR"), o.Device)); err == nil {
+			return len(snap.QPs), "double_inspect"
+		}
+	}
+	if n, ok := rdmaResourceQPs(o.Device); ok {
+		return n, "netlink (rdma resource show)"
+	}
+	return -1, "none: no way to read the device's live QPs here; only the teardown's leak check"
+}
+
+var qpCountRE = regexp.MustCompile(`\bqp (\d+)\b`)
+
+func rdmaResourceQPs(dev string) (int, bool) {
+	if dev == "" {
+		return 0, false
+	}
+	out, err := exec.Command("rdma", "resource", "show", dev).Output()
+	if err != nil {
+		return 0, false
+	}
+	m := qpCountRE.FindSubmatch(out)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(m[1]))
+	return n, err == nil
+}
+
+// judgeSoak gives a soak run's verdicts: QPs, memory, p99 drift.
+func judgeSoak(o Options, sr SoakRun, run *report.Run, err error) []Row {
+	ev := []string{sr.Dir, filepath.Join(PlotsDir, sr.Name+"-qps.svg"), filepath.Join(PlotsDir, sr.Name+"-memory.svg"), filepath.Join(PlotsDir, sr.Name+"-p99.svg")}
+	row := func(what string) Row { return Row{Name: sr.Name + ": " + what, Run: sr.Name, Evidence: ev} }
+	if err != nil || run == nil || run.Result.Status != results.StatusOK {
+		r := row("ran")
+		r.Verdict, r.Message = Error, fmt.Sprintf("the soak run failed: %v", err)
+		return []Row{r}
+	}
+	growth := float64(o.Plan.Soak.MemoryGrowth)
+	if growth == 0 {
+		growth = defaultMemoryGrowth
+	}
+	drift := float64(o.Plan.Soak.P99Drift)
+	if drift == 0 {
+		drift = defaultP99Drift
+	}
+	qp := QPVerdict(sr.Samples, sr.QPMethod, run.Result.Leaks)
+	qp.Name, qp.Run, qp.Evidence = sr.Name+": live QPs return to their start", sr.Name, ev
+	mem := MemoryVerdict(sr.Samples, growth)
+	mem.Name, mem.Run, mem.Evidence = sr.Name+fmt.Sprintf(": memory flat within %g%% + %d KiB", growth, memorySlackKiB), sr.Name, ev
+	p99 := DriftVerdict(sr.P99, sr.P99Kind, drift)
+	p99.Name, p99.Run, p99.Evidence = sr.Name+fmt.Sprintf(": %s p99 drift within %g%%", sr.P99Kind, drift), sr.Name, ev
+	return []Row{qp, mem, p99}
+}
+
+// QPVerdict: the device's live QP count must come back to its start. A
+// sample falls anywhere in a round, so the count at round boundaries is
+// taken as the lowest count of each part of the soak (tenths, or fewer
+// parts of at least 3 samples): a window whose samples all fell inside
+// rounds may read high, but a leak raises the floor for good. It fails
+// when the last part's floor is above the first's, naming the part from
+// which every floor stayed above it. QPs left after the teardown (the
+// result's leak check) fail too.
+func QPVerdict(samples []SoakSample, method string, leaks *results.LeakCheck) Row {
+	var r Row
+	var counts []int
+	var at []float64
+	for _, s := range samples {
+		if s.LiveQPs >= 0 {
+			counts = append(counts, s.LiveQPs)
+			at = append(at, s.AtSec)
+		}
+	}
+	if leaks != nil && len(leaks.Leaked) > 0 {
+		r.Verdict, r.Message = Fail, fmt.Sprintf("%d QP(s) outlived the run (%s)", len(leaks.Leaked), leaks.Method)
+		return r
+	}
+	if len(counts) < 2 {
+		r.Verdict = Skipped
+		r.Message = fmt.Sprintf("live QPs not sampled (%s; %d sample(s)); the teardown's leak check found none", method, len(counts))
+		return r
+	}
+	floors := tenths(counts)
+	v := float64(floors[len(floors)-1] - floors[0])
+	r.Value = &v
+	r.Unit = "QPs"
+	if last := floors[len(floors)-1]; last > floors[0] {
+		k := len(floors) - 1
+		for k > 0 && floors[k-1] > floors[0] {
+			k--
+		}
+		r.Verdict = Fail
+		i := k * len(counts) / len(floors)
+		r.Message = fmt.Sprintf("live QPs (%s) grew: the lowest count was %d in the first of %d parts of the soak, above it from part %d on (interval %d, %gs in), %d in the last",
+			method, floors[0], len(floors), k+1, i+1, at[i], last)
+		return r
+	}
+	r.Verdict = Pass
+	r.Message = fmt.Sprintf("live QPs (%s) came back to %d by the end (lowest of each of %d parts of the soak; %d samples, at most %d at once)",
+		method, floors[0], len(floors), len(counts), slices.Max(counts))
+	return r
+}
+
+// tenths is the lowest count of each tenth of counts (fewer parts when
+// there are fewer than ten counts).
+func tenths(counts []int) []int {
+	n := min(10, len(counts)/3)
+	var out []int
+	for k := 0; k < n; k++ {
+		out = append(out, slices.Min(counts[k*len(counts)/n:(k+1)*len(counts)/n]))
+	}
+	return out
+}
+
+// MemoryVerdict: the workers' PSS (and RSS), median of the last three
+// samples against the first three after the first tenth of the soak (the
+// workers start, map the device and grow their heaps then), within
+// growth% + memorySlackKiB.
+func MemoryVerdict(samples []SoakSample, growth float64) Row {
+	var r Row
+	samples = samples[len(samples)/10:]
+	if len(samples) < 6 {
+		r.Verdict, r.Message = Skipped, fmt.Sprintf("%d memory sample(s): a soak needs 6 intervals or more to judge", len(samples))
+		return r
+	}
+	med := func(get func(SoakSample) int64, s []SoakSample) int64 {
+		var v []int64
+		for _, x := range s {
+			v = append(v, get(x))
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	var msgs []string
+	r.Verdict = Pass
+	for _, m := range []struct {
+		name string
+		get  func(SoakSample) int64
+	}{{"PSS", func(s SoakSample) int64 { return s.PSSKB }}, {"RSS", func(s SoakSample) int64 { return s.RSSKB }}} {
+		first, last := med(m.get, samples[:3]), med(m.get, samples[len(samples)-3:])
+		bound := int64(float64(first)*(1+growth/100)) + memorySlackKiB
+		msgs = append(msgs, fmt.Sprintf("%s %d → %d KiB (bound %d)", m.name, first, last, bound))
+		if last > bound {
+			r.Verdict = Fail
+		}
+		if m.name == "PSS" {
+			g := 100 * (float64(last)/float64(max(first, 1)) - 1)
+			r.Value, r.Unit = &g, "%"
+		}
+	}
+	r.Message = "workers' memory, first samples → last: " + strings.Join(msgs, "; ")
+	return r
+}
+
+// DriftVerdict: the median per-interval p99 of the last tenth of the soak
+// against the first tenth, within drift%.
+func DriftVerdict(p99 []float64, kind string, drift float64) Row {
+	var r Row
+	if len(p99) < 10 {
+		r.Verdict, r.Message = Skipped, fmt.Sprintf("%d interval(s) of %s: the drift needs 10 or more", len(p99), kind)
+		return r
+	}
+	tenth := len(p99) / 10
+	median := func(v []float64) float64 {
+		s := slices.Clone(v)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	first, last := median(p99[:tenth]), median(p99[len(p99)-tenth:])
+	d := 100 * (last/math.Max(first, 1) - 1)
+	r.Value, r.Unit = &d, "%"
+	lim := drift
+	r.Limit = &lim
+	r.Verdict = Pass
+	if d > drift {
+		r.Verdict = Fail
+	}
+	r.Message = fmt.Sprintf("%s p99 per interval: %s in the first tenth, %s in the last (%+.1f%%, limit %g%%)",
+		kind, report.FormatNS(first), report.FormatNS(last), d, drift)
+	return r
+}
+
+// children lists pid's child processes.
+func children(pid int) []int {
+	var out []int
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, w := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(w); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// smapsRollup reads a process's Rss and Pss in KiB.
+func smapsRollup(pid int) (rss, pss int64, ok bool) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0, 0, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 2 {
+			continue
+		}
+		v, _ := strconv.ParseInt(fields[1], 10, 64)
+		switch fields[0] {
+		case "Rss:":
+			rss = v
+		case "Pss:":
+			pss = v
+		}
+	}
+	return rss, pss, rss > 0
+}
