@@ -66,7 +66,7 @@ func absolute(c Criterion, run *report.Run, row Row) Row {
 	if !held {
 		row.Verdict = Fail
 	}
-	row.Message = fmt.Sprintf("%s %s %s over %d repetition(s): %s %s %s", c.Kind, c.Metric.Name, c.Metric.Format(v),
+	row.Message = fmt.Sprintf("%s %s %s over %d repetition(s): %s the limit %s %s", c.Kind, c.Metric.Name, c.Metric.Format(v),
 		len(run.Result.Repetitions), map[bool]string{true: "within", false: "beyond"}[held], c.Op, c.Metric.Format(c.Limit))
 	return row
 }

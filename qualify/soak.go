@@ -210,7 +210,7 @@ func judgeSoak(o Options, sr SoakRun, run *report.Run, err error) []Row {
 // QPVerdict: the device's live QP count must come back to its start. A
 // sample falls anywhere in a round, so the count at round boundaries is
 // taken as the lowest count of each part of the soak (tenths, or fewer
-// parts of at least 3 samples): a window whose samples all fell inside
+// parts of at least minPartSamples): a window whose samples all fell inside
 // rounds may read high, but a leak raises the floor for good. It fails
 // when the last part's floor is above the first's, naming the part from
 // which every floor stayed above it. QPs left after the teardown (the
@@ -229,7 +229,7 @@ func QPVerdict(samples []SoakSample, method string, leaks *results.LeakCheck) Ro
 		r.Verdict, r.Message = Fail, fmt.Sprintf("%d QP(s) outlived the run (%s)", len(leaks.Leaked), leaks.Method)
 		return r
 	}
-	if len(counts) < 2 {
+	if len(counts) < 2*minPartSamples {
 		r.Verdict = Skipped
 		r.Message = fmt.Sprintf("live QPs not sampled (%s; %d sample(s)); the teardown's leak check found none", method, len(counts))
 		return r
@@ -244,9 +244,9 @@ func QPVerdict(samples []SoakSample, method string, leaks *results.LeakCheck) Ro
 			k--
 		}
 		r.Verdict = Fail
-		i := k * len(counts) / len(floors)
-		r.Message = fmt.Sprintf("live QPs (%s) grew: the lowest count was %d in the first of %d parts of the soak, above it from part %d on (interval %d, %gs in), %d in the last",
-			method, floors[0], len(floors), k+1, i+1, at[i], last)
+		i, j := k*len(counts)/len(floors), (k+1)*len(counts)/len(floors)
+		r.Message = fmt.Sprintf("live QPs (%s) grew: the lowest count was %d in the first of %d parts of the soak, above it from part %d on (intervals %d-%d, from %gs), %d in the last",
+			method, floors[0], len(floors), k+1, i+1, j, at[i], last)
 		return r
 	}
 	r.Verdict = Pass
@@ -255,10 +255,15 @@ func QPVerdict(samples []SoakSample, method string, leaks *results.LeakCheck) Ro
 	return r
 }
 
+// minPartSamples is the fewest samples of a part of the soak whose lowest
+// count stands for a round boundary: fewer may all fall inside rounds (a
+// churning device nearly always holds a QP or two).
+const minPartSamples = 5
+
 // tenths is the lowest count of each tenth of counts (fewer parts when
 // there are fewer than ten counts).
 func tenths(counts []int) []int {
-	n := min(10, len(counts)/3)
+	n := min(10, len(counts)/minPartSamples)
 	var out []int
 	for k := 0; k < n; k++ {
 		out = append(out, slices.Min(counts[k*len(counts)/n:(k+1)*len(counts)/n]))
