@@ -62,7 +62,7 @@ each tenth of the soak; a leak names the tenth it grew in); memory flat
 within the plan's memory_growth (default 10%) plus 4 MiB; the last tenth's
 p99 within p99_drift (default 50%) of the first tenth's. --resume continues an interrupted
 qualification in its folder with the same plan: conformance and every run
-that finished (status ok) are reused, the rest run again.
+that finished (status ok) are reused, the rest (and the soak) run again.
 
 Exit status: 0 every check passed; 1 a check failed or could not be judged,
 or a run failed; 2 bad usage or a bad plan (the line is named).`,
