@@ -258,7 +258,7 @@ func QPVerdict(samples []SoakSample, method string, leaks *results.LeakCheck) Ro
 // minPartSamples is the fewest samples of a part of the soak whose lowest
 // count stands for a round boundary: fewer may all fall inside rounds (a
 // churning device nearly always holds a QP or two).
-const minPartSamples = 5
+const minPartSamples = 10
 
 // tenths is the lowest count of each tenth of counts (fewer parts when
 // there are fewer than ten counts).

@@ -39,7 +39,7 @@ func TestQPVerdict(t *testing.T) {
 		want    string
 	}{
 		{"rounds come back to 0", rounds, nil, Pass, "came back to 0 by the end"},
-		{"a leak from interval 13", leak, nil, Fail, "above it from part 3 on (intervals 11-15, from 11s), 2 in the last"},
+		{"a leak from interval 13", leak, nil, Fail, "above it from part 2 on (intervals 11-20, from 11s), 2 in the last"},
 		{"a window inside rounds only is no leak", append([]int{0, 0, 0, 3, 3, 3}, rounds...), nil, Pass, "came back to 0"},
 		{"teardown found leaked QPs", rounds, &results.LeakCheck{Checked: true, Method: "sim_inspect", Leaked: []uint32{7}}, Fail, "1 QP(s) outlived the run"},
 		{"not sampled", []int{-1, -1, -1, 0, 0, 0, 0, 0}, nil, Skipped, "live QPs not sampled"},

@@ -237,7 +237,7 @@ func TestQualifySoak(t *testing.T) {
 	engineBinary(t)
 	plan := writePlan(t, "name: soak\nrepetitions: 1\niterations: 5\nwarmup: 0s\nconformance: none\n"+
 		"runs:\n  - {name: lc, workload: lifecycle, procs: 1, threads: 1, qps: 2}\n"+
-		"soak: {interval: 250ms, memory_growth: 400%, p99_drift: 100000%}\n")
+		"soak: {interval: 100ms, memory_growth: 400%, p99_drift: 100000%}\n")
 	out := filepath.Join(t.TempDir(), "q")
 	code, stdout, stderr := runEngine(t, "qualify", "--plan", plan, "--out", out, "--soak", "8s", "--sim-cost", "destroy=50us")
 	q, err := qualify.Load(out)
@@ -245,7 +245,7 @@ func TestQualifySoak(t *testing.T) {
 		t.Fatalf("exit %d: %v\n%s\n%s", code, err, stdout, stderr)
 	}
 	if len(q.SoakRuns) != 2 || len(q.Soak) != 6 {
-		t.Fatalf("soak: %d runs, %d rows\n%s", len(q.SoakRuns), len(q.Soak), stderr)
+		t.Fatalf("soak: %d runs, %d rows %+v\n%s", len(q.SoakRuns), len(q.Soak), q.Soak, stderr)
 	}
 	for _, sr := range q.SoakRuns {
 		sampled := 0
