@@ -222,11 +222,11 @@ func soakPlots(out string, q *Qualification) error {
 		figs := []struct {
 			name, title, x, y string
 			latency           bool
-			series            []report.Series
+			series            []report.TimeLine
 		}{
-			{sr.Name + "-qps", sr.Name + ": the device's live QPs (" + sr.QPMethod + ")", "seconds", "live QPs", false, []report.Series{{Label: "live QPs", X: at, Y: qps}}},
-			{sr.Name + "-memory", sr.Name + ": the workers' memory", "seconds", "MiB", false, []report.Series{{Label: "RSS", X: at, Y: rss}, {Label: "PSS", X: at, Y: pss}}},
-			{sr.Name + "-p99", sr.Name + ": " + sr.P99Kind + " p99 per interval", "interval", "p99 latency", true, []report.Series{{Label: sr.P99Kind + " p99", X: iv, Y: sr.P99}}},
+			{sr.Name + "-qps", sr.Name + ": the device's live QPs (" + sr.QPMethod + ")", "seconds", "live QPs", false, []report.TimeLine{{Label: "live QPs", X: at, Y: qps}}},
+			{sr.Name + "-memory", sr.Name + ": the workers' memory", "seconds", "MiB", false, []report.TimeLine{{Label: "RSS", X: at, Y: rss}, {Label: "PSS", X: at, Y: pss}}},
+			{sr.Name + "-p99", sr.Name + ": " + sr.P99Kind + " p99 per interval", "interval", "p99 latency", true, []report.TimeLine{{Label: sr.P99Kind + " p99", X: iv, Y: sr.P99}}},
 		}
 		for _, f := range figs {
 			fig, err := report.SeriesFigure(f.name, f.title, f.x, f.y, f.latency, f.series)

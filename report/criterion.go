@@ -87,15 +87,15 @@ func CriterionFigure(name, title string, kind string, m Metric, cand, base *Run,
 	return renderLegendOutside(p, name, title, caption+".")
 }
 
-// Series is one line of a SeriesFigure.
-type Series struct {
+// TimeLine is one line of a SeriesFigure.
+type TimeLine struct {
 	Label string
 	X, Y  []float64
 }
 
 // SeriesFigure draws lines over time (a soak's samples): latency on a log
 // axis when latency is set, else a linear axis from 0.
-func SeriesFigure(name, title, xlabel, ylabel string, latency bool, series []Series) (Figure, error) {
+func SeriesFigure(name, title, xlabel, ylabel string, latency bool, series []TimeLine) (Figure, error) {
 	p := newPlot(title, xlabel, ylabel)
 	lo, hi := math.Inf(1), math.Inf(-1)
 	n := 0

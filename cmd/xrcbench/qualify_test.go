@@ -146,7 +146,7 @@ func TestQualifySim(t *testing.T) {
 	if f := d.failed(); len(f) != 1 || !strings.Contains(f[0], "unreg_last p50") || !strings.Contains(f[0], "beyond the 10% limit") {
 		t.Errorf("junit failures %q: want the one naming unreg_last", f)
 	}
-	if d.Tests != 11+1+2 || d.Failures != 1 {
+	if d.Tests != 15+1+2 || d.Failures != 1 {
 		t.Errorf("junit: %d tests %d failures", d.Tests, d.Failures)
 	}
 	q, err := qualify.Load(slow)
