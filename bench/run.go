@@ -122,6 +122,9 @@ func (c *Config) Validate() error {
 	if err := results.ValidateLabels(c.Labels); err != nil {
 		return fmt.Errorf("--label: %w", err)
 	}
+	if c.Workload.Mode == workloads.StormMode {
+		return errors.New("workload " + c.Workload.Name + ": mode storm has no runner in this build yet")
+	}
 	total := c.Procs * c.Threads
 	if c.Workload.QPs.Holder && c.Workload.QPs.Scope == workloads.PerThread && total*c.QPs > MaxQPs {
 		return fmt.Errorf("%d threads x %d QPs each: at most %d held QPs", total, c.QPs, MaxQPs)

@@ -7,13 +7,15 @@
 // In mode "loop" every thread runs the phases on its own, as fast as it
 // can; in mode "rounds" all threads of all processes run each phase
 // together and a barrier separates the phases, so that who does what to
-// which QP (creator, closer) is fixed by construction.
+// which QP (creator, closer) is fixed by construction. Mode "storm"
+// replays an MPI job's XRC wiring instead, from a storm block (see
+// storm.go): no qps, no phases.
 //
 // The format, strictly decoded (an unknown key is an error with its line):
 //
 //	name: lifecycle            # no spaces or slashes
 //	description: one line      # what `xrcbench list` shows
-//	mode: rounds               # loop | rounds
+//	mode: rounds               # loop | rounds | storm (storm.go)
 //	qps:
 //	  scope: shared            # shared | per_thread (--qps each)
 //	  holder: false            # a registrant outside the measured threads
@@ -101,6 +103,7 @@ type Spec struct {
 	Mode        Mode    `yaml:"mode"`
 	QPs         QPSpec  `yaml:"qps"`
 	Phases      []Phase `yaml:"phases"`
+	Storm       *Storm  `yaml:"storm"`
 
 	// Source is the spec's text as read, for the result's config.
 	Source string `yaml:"-"`
@@ -135,6 +138,9 @@ func (p Phase) ExpectOK() bool { return p.Expect == "ok" }
 
 // Kinds lists the op kinds the spec produces, in results order.
 func (s *Spec) Kinds() []string {
+	if s.Mode == StormMode {
+		return s.stormKinds()
+	}
 	var out []string
 	for _, op := range ops {
 		for _, p := range s.Phases {
@@ -149,6 +155,9 @@ func (s *Spec) Kinds() []string {
 
 // Creates reports whether the measured threads create QPs.
 func (s *Spec) Creates() bool {
+	if s.Mode == StormMode {
+		return true
+	}
 	for _, p := range s.Phases {
 		if p.Op == OpCreate {
 			return true
@@ -298,10 +307,18 @@ func Parse(data []byte, file string) (*Spec, error) {
 	}
 	switch s.Mode {
 	case Loop, Rounds:
+	case StormMode:
+		if err := parseStorm(&s, doc, fail, line); err != nil {
+			return nil, err
+		}
+		return &s, nil
 	case "":
-		return nil, fail(doc.Line, "missing mode (loop or rounds)")
+		return nil, fail(doc.Line, "missing mode (loop, rounds or storm)")
 	default:
-		return nil, fail(line("mode"), "mode %q: want loop or rounds", s.Mode)
+		return nil, fail(line("mode"), "mode %q: want loop, rounds or storm", s.Mode)
+	}
+	if n := find(doc, "storm"); n != nil {
+		return nil, fail(n.Line, "a storm block needs mode storm")
 	}
 	switch s.QPs.Scope {
 	case Shared, PerThread:

@@ -18,6 +18,7 @@ func TestBuiltins(t *testing.T) {
 		"lifecycle": {OpCreate, OpReg, OpUnreg, OpUnregLast},
 		"sharded":   {OpReg, OpUnreg},
 		"steady":    {OpReg, OpUnreg},
+		"storm":     {OpCreate, OpReg, OpUnreg, OpUnregLast},
 	}
 	got := Builtins()
 	if len(got) != len(want) {
@@ -34,6 +35,9 @@ func TestBuiltins(t *testing.T) {
 		}
 		if s.Source == "" || s.File != "" || s.Description == "" {
 			t.Errorf("%s: source/file/description not set as for a built-in", s.Name)
+		}
+		if (s.Mode == StormMode) != (s.Storm != nil) {
+			t.Errorf("%s: mode %s with storm block %v", s.Name, s.Mode, s.Storm)
 		}
 		for _, p := range s.Phases {
 			if p.Line == 0 {
