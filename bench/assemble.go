@@ -14,6 +14,7 @@ import (
 
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
+	"github.com/xrcbench/xrcbench/workloads"
 )
 
 // kindAgg accumulates one op kind over threads.
@@ -104,6 +105,10 @@ func assemble(res *results.Result, done []*repOutcome, cfg Config) error {
 		if _, seen := expect[ph.Op]; !seen && !ph.ExpectOK() {
 			expect[ph.Op] = ph.Expect
 		}
+	}
+	if cfg.Workload.Mode == workloads.StormMode {
+		expect[workloads.OpRegRetry] = "EINVAL"
+		res.Storm = stormResult(done, cfg)
 	}
 	res.Histograms = map[string]string{}
 	var encErr error

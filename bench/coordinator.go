@@ -43,7 +43,11 @@ type repOutcome struct {
 	hists    map[string]*hdrhistogram.Histogram // latency per op kind, from the intervals
 	created  *qpSet                             // QP numbers the threads created, when probed
 	leaks    *results.LeakCheck
-	warnings []string
+	// A storm with teardown exit: from the last rank's exit until the
+	// device showed none of the job's QPs (-1: not measured, and why).
+	stormExitNS   int64
+	stormExitNote string
+	warnings      []string
 }
 
 // workerProc is one worker process as the coordinator sees it.
@@ -108,7 +112,7 @@ func (w *workerProc) exitString() string {
 // processes and a fresh device directory, so repetitions are independent.
 func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, error) {
 	cfg := c.cfg
-	out := &repOutcome{index: idx}
+	out := &repOutcome{index: idx, stormExitNS: -1}
 	c.live = newLive(&c.cfg, idx)
 	var tick <-chan time.Time
 	if c.opts.Progress != nil {
@@ -121,7 +125,7 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 		return out, err
 	}
 	vo := verbs.Options{Provider: cfg.Provider, Device: cfg.Device, QPState: cfg.QPState,
-		Sim: verbs.SimOptions{Dir: filepath.Join(dir, "sim"), Semantics: cfg.semantics(), Cost: cfg.SimCost}}
+		Sim: verbs.SimOptions{Dir: filepath.Join(dir, "sim"), Semantics: cfg.semantics(), Cost: cfg.SimCost, MaxQPs: cfg.SimMaxQPs}}
 	total := cfg.Procs * cfg.Threads
 	h, err := openHolder(vo, filepath.Join(dir, "domain"), filepath.Join(dir, "foreign"), cfg.Workload, cfg.QPs, total)
 	if err != nil {
@@ -152,6 +156,9 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 			QPs: cfg.QPs, Duration: cfg.Duration, Iterations: cfg.Iterations, Warmup: cfg.Warmup,
 			Interval: cfg.Interval, Pin: cfg.Pin, Seed: cfg.Seed,
 			Held: h.held, Invalid: h.invalid, Foreign: h.foreign,
+		}
+		if cfg.Workload.Mode == workloads.StormMode {
+			wc.StormNodes = cfg.StormNodes()
 		}
 		w, err := c.spawn(p, wc, events)
 		if err != nil {
@@ -229,6 +236,7 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 		}
 		grace = time.After(wait)
 	}
+	var lastExit uint64 // when the last worker's exit was seen
 	for pending := len(workers); pending > 0; {
 		select {
 		case ev := <-events:
@@ -237,6 +245,7 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 			}
 			if ev.exit {
 				pending--
+				lastExit = verbs.Now()
 			}
 		case <-tick:
 			c.report(c.live, sh, false)
@@ -296,6 +305,14 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 	out.skew = int64(maxStart - minStart)
 	out.minStart = minStart
 	out.measured = true
+	out.stormExitNS, out.stormExitNote = -1, ""
+	if cfg.Workload.Mode == workloads.StormMode && cfg.Workload.Storm.Teardown == workloads.TeardownExit {
+		if draining {
+			out.stormExitNote = "the run was stopped"
+		} else {
+			out.stormExitNS, out.stormExitNote = stormExitTeardown(vo, lastExit)
+		}
+	}
 	c.reportDone(c.live, out)
 	return out, stopErr
 }

@@ -62,6 +62,7 @@ type workerConfig struct {
 	Interval     time.Duration `json:"interval"`
 	Pin          bool          `json:"pin"`
 	Seed         int64         `json:"seed"`
+	StormNodes   int           `json:"storm_nodes,omitempty"` // mode storm: the job's nodes
 	// QP numbers prepared by the coordinator's holder registrant.
 	Held    []uint32 `json:"held,omitempty"`    // shared: qps; per_thread: qps per global thread
 	Invalid []uint32 `json:"invalid,omitempty"` // destroyed QPs, for reg_invalid
@@ -117,6 +118,11 @@ type threadResult struct {
 	// The timer overhead measured on the thread before and after its run.
 	TimerBeforeNS float64 `json:"timer_before_ns,omitempty"`
 	TimerAfterNS  float64 `json:"timer_after_ns,omitempty"`
+	// A storm's rank: its completion and teardown times since their
+	// starts, -1 when not reached.
+	StormDoneNS     *int64 `json:"storm_done_ns,omitempty"`
+	StormTeardownNS *int64 `json:"storm_teardown_ns,omitempty"`
+	StormRunQueueNS *int64 `json:"storm_runq_ns,omitempty"`
 }
 
 // kindResult is one thread's counts of one op kind. Its latencies are the

@@ -42,7 +42,12 @@ type Config struct {
 	// QPState is the state the creator moves each QP it creates to
 	// before anyone registers (production: RTR), timed as op kind
 	// modify. The zero value, reset, moves nothing.
-	QPState     verbs.QPState
+	QPState verbs.QPState
+	// SimMaxQPs is the sim device's capacity in live QPs; 0 is
+	// verbs.DefaultSimMaxQPs.
+	SimMaxQPs int
+	// Nodes is a storm's node count (mode storm); 0 takes the workload's.
+	Nodes       int
 	Out         string // run folder, created
 	CommandLine []string
 	// Fleet, when set, is this node's place in a fleet run: recorded in
@@ -81,10 +86,18 @@ const (
 	MaxInterval     = time.Hour
 	MinInterval     = time.Millisecond
 	MaxStallTimeout = 24 * time.Hour
+	// MaxSimQPs is the largest sim device --sim-max-qp makes (its file
+	// grows with it).
+	MaxSimQPs = 1 << 20
 )
 
 // Validate checks the configuration; its errors are bad input.
 func (c *Config) Validate() error {
+	if c.Workload != nil && c.Workload.Mode == workloads.StormMode {
+		if err := c.stormSize(); err != nil {
+			return err
+		}
+	}
 	switch {
 	case c.Workload == nil:
 		return errors.New("no workload")
@@ -122,8 +135,14 @@ func (c *Config) Validate() error {
 	if err := results.ValidateLabels(c.Labels); err != nil {
 		return fmt.Errorf("--label: %w", err)
 	}
+	if c.SimMaxQPs < 0 || c.SimMaxQPs > MaxSimQPs {
+		return fmt.Errorf("--sim-max-qp %d: want 1 to %d", c.SimMaxQPs, MaxSimQPs)
+	}
 	if c.Workload.Mode == workloads.StormMode {
-		return errors.New("workload " + c.Workload.Name + ": mode storm has no runner in this build yet")
+		return c.validateStorm()
+	}
+	if c.Nodes != 0 {
+		return fmt.Errorf("--nodes applies to storm workloads only, not to %s", c.Workload.Name)
 	}
 	total := c.Procs * c.Threads
 	if c.Workload.QPs.Holder && c.Workload.QPs.Scope == workloads.PerThread && total*c.QPs > MaxQPs {
@@ -148,8 +167,8 @@ func (c *Config) Validate() error {
 		if c.Workload.Uses(workloads.OpRegForeign) {
 			live += c.QPs
 		}
-		if live > verbs.DefaultSimMaxQPs {
-			return fmt.Errorf("%d QPs alive at once (--qps %d, %d threads): the sim device holds %d", live, c.QPs, total, verbs.DefaultSimMaxQPs)
+		if live > c.simMaxQPs() {
+			return fmt.Errorf("%d QPs alive at once (--qps %d, %d threads): the sim device holds %d (--sim-max-qp)", live, c.QPs, total, c.simMaxQPs())
 		}
 	}
 	return nil
@@ -194,6 +213,7 @@ func (e *RunError) Unwrap() error { return e.Err }
 // one .hlog per op kind. A failed run still writes its result and returns
 // it with a *RunError.
 func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error) {
+	cfg.StormDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -410,6 +430,9 @@ func (c *coordinator) newResult() *results.Result {
 		r.Config.ProviderOpts = map[string]string{"sim_semantics": string(cfg.semantics())}
 		if s := cfg.SimCost.String(); s != "" {
 			r.Config.ProviderOpts["sim_cost"] = s
+		}
+		if cfg.SimMaxQPs != 0 {
+			r.Config.ProviderOpts["sim_max_qp"] = fmt.Sprint(cfg.SimMaxQPs)
 		}
 	}
 	return r

@@ -105,10 +105,11 @@ type thread struct {
 	recs    []*kindRec
 	scratch *hdrhistogram.Histogram // for encoding, reused
 	cpu     int
-	order   []int    // slot order, a per-thread permutation from the seed
-	slots   []uint32 // QP number per slot (loop mode)
-	held    []bool   // this registrant is registered with the slot's QP
-	created *qpSet   // every QP number it created, for the leak probe; nil when not probed
+	order   []int      // slot order, a per-thread permutation from the seed
+	slots   []uint32   // QP number per slot (loop mode)
+	held    []bool     // this registrant is registered with the slot's QP
+	created *qpSet     // every QP number it created, for the leak probe; nil when not probed
+	storm   *stormRank // a storm's rank (mode storm), else nil
 
 	// measurement
 	measuring bool
@@ -163,6 +164,10 @@ func newThread(cfg *workerConfig, spec *workloads.Spec, local int, sh *shm) *thr
 			rt.expect, _ = workloads.ErrnoByName(p.Expect)
 		}
 		t.phases = append(t.phases, rt)
+	}
+	if spec.Mode == workloads.StormMode {
+		t.storm = &stormRank{recs: byKind, mine: make([]uint32, t.q), doneNS: -1, downNS: -1,
+			exit: spec.Storm.Teardown == workloads.TeardownExit}
 	}
 	if spec.Creates() && probesCreated(cfg.Verbs.Provider) {
 		t.created = newQPSet()
@@ -230,6 +235,14 @@ func (t *thread) teardown() error {
 	if t.dom == nil {
 		return nil
 	}
+	if t.storm != nil {
+		if t.storm.exit {
+			// The rank exits holding its handles, as an MPI rank that
+			// skips finalize: the process's end releases them.
+			return nil
+		}
+		t.stormRelease()
+	}
 	for s, h := range t.held {
 		if h {
 			if _, err := t.dom.Unreg(t.qpnOf(s)); err == nil {
@@ -254,6 +267,9 @@ func (t *thread) qpnOf(s int) uint32 {
 
 // run runs warm-up, then measurement, starting at the shared deadline.
 func (t *thread) run(deadline uint64) error {
+	if t.storm != nil {
+		return t.runStorm(deadline)
+	}
 	if err := waitUntil(verbs.Now, deadline, t.shm.aborted); err != nil {
 		return err
 	}
@@ -676,6 +692,9 @@ func (t *thread) result() (threadResult, error) {
 	tr := threadResult{Thread: t.g, CPU: t.cpu, Started: t.started, Ended: t.ended, Rounds: t.rounds,
 		Kinds: map[string]kindResult{}, WaitNS: int64(t.waitNS), GapNS: int64(t.gapNS), GapAtNS: int64(t.gapAt),
 		GapKind: t.gapKind, TimerBeforeNS: t.timerPre, TimerAfterNS: t.timerPost}
+	if t.storm != nil {
+		tr.StormDoneNS, tr.StormTeardownNS, tr.StormRunQueueNS = &t.storm.doneNS, &t.storm.downNS, &t.storm.runqNS
+	}
 	for _, r := range t.recs {
 		tr.Kinds[r.kind] = kindResult{Count: r.count, Batches: r.batches, Errors: r.errors, TimedNS: r.timedNS, MaxGapNS: r.maxGap}
 		if len(r.errnos) > 0 {

@@ -54,6 +54,14 @@ func WorkerMain(in io.Reader, out io.Writer) error {
 	if cfg.Threads <= 0 || cfg.ThreadBase+cfg.Threads > cfg.TotalThreads || cfg.QPs <= 0 {
 		return fail(fmt.Errorf("bad worker configuration: threads %d at %d of %d, qps %d", cfg.Threads, cfg.ThreadBase, cfg.TotalThreads, cfg.QPs))
 	}
+	var plan *workloads.StormPlan
+	if spec.Mode == workloads.StormMode {
+		// Every worker draws the same plan from the same seed.
+		if cfg.StormNodes < 2 || spec.Storm.QPs(cfg.StormNodes, cfg.TotalThreads) != cfg.QPs {
+			return fail(fmt.Errorf("bad worker configuration: storm of %d nodes x %d ranks with %d QP slots", cfg.StormNodes, cfg.TotalThreads, cfg.QPs))
+		}
+		plan = spec.Storm.Plan(cfg.StormNodes, cfg.TotalThreads, cfg.Seed)
+	}
 	// A P for every measured thread, and two for the goroutines that talk
 	// to the coordinator. With fewer (GOMAXPROCS defaults to the CPUs), a
 	// thread back from the barrier's futex waits for a P, which the
@@ -123,6 +131,9 @@ func WorkerMain(in io.Reader, out io.Writer) error {
 	errs := make([]error, cfg.Threads)
 	for i := 0; i < cfg.Threads; i++ {
 		t := newThread(cfg, spec, i, sh)
+		if plan != nil {
+			t.storm.steps = plan.Ranks[t.g]
+		}
 		ths[i] = t
 		t.report = func(m *intervalMsg) { outq <- &message{Type: msgInterval, Interval: m} }
 		wg.Add(1)

@@ -134,6 +134,46 @@ func (r *Result) Validate() error {
 			}
 		}
 	}
+	if r.Storm != nil {
+		if err := r.Storm.validate(); err != nil {
+			return bad("storm: %v", err)
+		}
+	}
+	return nil
+}
+
+// validate checks that a storm's figures agree with each other: a report
+// draws its CDF from rank_done_ns and its makespan from makespan_ns.
+func (s *Storm) validate() error {
+	if s.Ranks <= 0 || s.Nodes < 2 || s.QPs < 0 {
+		return fmt.Errorf("nodes %d, ranks %d, qps %d", s.Nodes, s.Ranks, s.QPs)
+	}
+	if len(s.RankDoneNS) != len(s.MakespanNS) {
+		return fmt.Errorf("%d makespans for %d repetitions of rank times", len(s.MakespanNS), len(s.RankDoneNS))
+	}
+	for i, ranks := range s.RankDoneNS {
+		if len(ranks) != s.Ranks {
+			return fmt.Errorf("repetition %d: %d rank times for %d ranks", i, len(ranks), s.Ranks)
+		}
+		want := int64(0)
+		for _, d := range ranks {
+			if d < -1 {
+				return fmt.Errorf("repetition %d: rank time %d ns", i, d)
+			}
+			want = max(want, d)
+		}
+		if slices.Contains(ranks, -1) {
+			want = -1 // a rank that did not finish: no makespan
+		}
+		if s.MakespanNS[i] != want {
+			return fmt.Errorf("repetition %d: makespan %d ns is not the largest rank time (%d ns)", i, s.MakespanNS[i], want)
+		}
+	}
+	for i, d := range s.TeardownNS {
+		if d < 0 {
+			return fmt.Errorf("teardown_ns[%d] = %d", i, d)
+		}
+	}
 	return nil
 }
 

@@ -33,10 +33,14 @@ const (
 	OpUnregLast  = "unreg_last"
 	OpRegInvalid = "reg_invalid"
 	OpRegForeign = "reg_foreign"
+	// A storm's registration that found its QP destroyed (EINVAL, as it
+	// must), and the creation the restarted handshake made instead.
+	OpRegRetry = "reg_retry"
+	OpRestart  = "restart"
 )
 
 // OpKinds lists the operation kinds in the order reports show them.
-var OpKinds = []string{OpCreate, OpModify, OpReg, OpUnreg, OpUnregLast, OpRegInvalid, OpRegForeign}
+var OpKinds = []string{OpCreate, OpModify, OpReg, OpUnreg, OpUnregLast, OpRegInvalid, OpRegForeign, OpRegRetry, OpRestart}
 
 // Result is result.json.
 type Result struct {
@@ -65,6 +69,8 @@ type Result struct {
 	// Fleet is the run's place in a fleet (run --fleet): one run per node,
 	// started by the cluster's launcher. Absent for a plain run.
 	Fleet *Fleet `json:"fleet,omitempty"`
+	// Storm is what a storm workload measured: makespan and teardown.
+	Storm *Storm `json:"storm,omitempty"`
 	// Histograms holds, per op kind, the merged latency histogram of all
 	// measured repetitions (HdrHistogram V2 compressed, base64), so a
 	// report can draw distributions without the .hlog files.
@@ -335,4 +341,41 @@ type FleetSync struct {
 	// Offsets is every node's own estimate, as read from the arrival
 	// files at the barrier.
 	Offsets map[string]int64 `json:"clock_offsets_ns,omitempty"`
+}
+
+// Storm is a storm workload's headline (mode storm): how long the job's
+// XRC wiring took on the node, per repetition. A rank's completion time
+// runs from the storm's start, a deadline every rank sleeps to once it is
+// ready, until it holds every QP of its plan; the makespan is the largest.
+type Storm struct {
+	Nodes         int     `json:"nodes"`
+	Ranks         int     `json:"ranks"`
+	Rails         int     `json:"rails"`
+	QPs           int     `json:"qps"`           // receive QPs planned: (nodes-1) x ranks x rails
+	Registrations int     `json:"registrations"` // planned: qps x (ranks-1)
+	Arrival       string  `json:"arrival"`
+	WindowNS      int64   `json:"window_ns,omitempty"`
+	Teardown      string  `json:"teardown"`
+	Reconnect     float64 `json:"reconnect"`
+	Creators      string  `json:"creators"`
+	// MakespanNS is, per repetition, the largest rank completion time;
+	// -1 when a rank did not finish (the run was stopped).
+	MakespanNS []int64 `json:"makespan_ns"`
+	// RankDoneNS is, per repetition, each rank's completion time (-1: not
+	// finished).
+	RankDoneNS [][]int64 `json:"rank_done_ns"`
+	// RankRunQueueNS is, per repetition, how long each rank's thread
+	// waited on a run queue (runnable, not running) until it was done,
+	// from the kernel's schedstat; -1 where unknown. On a machine busy
+	// with other work it is part of the rank's completion time that is
+	// not the storm's.
+	RankRunQueueNS [][]int64 `json:"rank_runq_ns,omitempty"`
+	// TeardownNS is, per repetition, the teardown's duration: for
+	// teardown unreg the largest of the ranks' (RankTeardownNS), from a
+	// common start; for exit, from the ranks' exit until the device shows
+	// none of the job's QPs. Absent when not measurable (TeardownNote).
+	TeardownNS     []int64   `json:"teardown_ns,omitempty"`
+	RankTeardownNS [][]int64 `json:"rank_teardown_ns,omitempty"`
+	TeardownMethod string    `json:"teardown_method,omitempty"` // "ranks_unreg" or "sim_inspect"
+	TeardownNote   string    `json:"teardown_note,omitempty"`
 }

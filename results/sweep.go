@@ -28,7 +28,8 @@ type SweepPoint struct {
 	Procs   int    `json:"procs"`
 	Threads int    `json:"threads"`
 	QPs     int    `json:"qps"`
-	Status  string `json:"status"` // the point's Result.Status
+	Nodes   int    `json:"nodes,omitempty"` // a storm's nodes
+	Status  string `json:"status"`          // the point's Result.Status
 }
 
 // WriteSweep writes s as dir/sweep.json, atomically.

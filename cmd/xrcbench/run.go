@@ -37,6 +37,9 @@ type runFlags struct {
 	provider, device, workload string
 	procs, threads, qps        string // sweep: lists
 	procsN, threadsN, qpsN     int    // run
+	nodes                      string // sweep: a list
+	nodesN                     int    // run
+	simMaxQP                   int
 	duration, warmup, interval time.Duration
 	stallTimeout               time.Duration
 	iterations                 int64
@@ -59,10 +62,12 @@ func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 		fs.StringVar(&f.procs, "procs", "1", "worker processes, a list: 1,2,4")
 		fs.StringVar(&f.threads, "threads", "1", "threads per process, a list: 1,2")
 		fs.StringVar(&f.qps, "qps", fmt.Sprint(defaultQPs), "QPs (per round, shared, or per thread for per_thread workloads), a list: 1,16")
+		fs.StringVar(&f.nodes, "nodes", "", "storm workloads: the job's nodes, this one included, a list: 9,17,33 (default the workload's storm.nodes)")
 	} else {
 		fs.IntVar(&f.procsN, "procs", 1, "worker processes")
 		fs.IntVar(&f.threadsN, "threads", 1, "threads per process, each its own registrant")
 		fs.IntVar(&f.qpsN, "qps", defaultQPs, "QPs: per round (rounds workloads), shared by all, or per thread (per_thread workloads)")
+		fs.IntVar(&f.nodesN, "nodes", 0, "storm workloads: the job's nodes, this one included (default the workload's storm.nodes)")
 	}
 	fs.DurationVar(&f.duration, "duration", defaultDuration, "measured time of each repetition (excludes --warmup)")
 	fs.Int64Var(&f.iterations, "iterations", 0, "instead of --duration: passes per thread (loop workloads) or rounds (rounds workloads)")
@@ -74,6 +79,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 	fs.StringVar(&f.simSemantics, "sim-semantics", "legacy", "sim provider: legacy (ibv_reg_xrc_rcv_qp) or upstream (ibv_open_qp)")
 	fs.StringVar(&f.simCost, "sim-cost", "", "sim provider: busy-wait per op, e.g. reg=2us,unreg=2us,destroy=200us")
 	fs.StringVar(&f.qpState, "qp-state", "rtr", "state the creator moves each QP to before anyone registers, timed as op kind modify: reset (none), init, or rtr (as MPI does)")
+	fs.IntVar(&f.simMaxQP, "sim-max-qp", 0, fmt.Sprintf("sim provider: the device's capacity in live QPs (default %d)", verbs.DefaultSimMaxQPs))
 	fs.DurationVar(&f.interval, "interval", time.Second, "interval of the .hlog timelines")
 	fs.StringVar(&f.progress, "progress", progressAuto, "live progress on stderr: auto (on a terminal), always or never")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors (the run folder is written as always)")
@@ -108,7 +114,7 @@ func providerList() string {
 // config builds the engine configuration, checking everything that is
 // bad input: errors are usage errors, except a provider that is not
 // available here (a failure).
-func (f *runFlags) config(cmd *cobra.Command, procs, threads, qps int) (bench.Config, error) {
+func (f *runFlags) config(cmd *cobra.Command, procs, threads, qps, nodes int) (bench.Config, error) {
 	fs := cmd.Flags()
 	if fs.Changed("duration") && fs.Changed("iterations") {
 		return bench.Config{}, usagef("give --duration or --iterations, not both")
@@ -152,8 +158,21 @@ func (f *runFlags) config(cmd *cobra.Command, procs, threads, qps int) (bench.Co
 	if err != nil {
 		return bench.Config{}, usagef("--qp-state: %v", err)
 	}
-	if f.provider != "sim" && (fs.Changed("sim-cost") || fs.Changed("sim-semantics")) {
-		return bench.Config{}, usagef("--sim-cost and --sim-semantics apply to --provider sim only")
+	if f.provider != "sim" && (fs.Changed("sim-cost") || fs.Changed("sim-semantics") || fs.Changed("sim-max-qp")) {
+		return bench.Config{}, usagef("--sim-cost, --sim-semantics and --sim-max-qp apply to --provider sim only")
+	}
+	if fs.Changed("sim-max-qp") && f.simMaxQP <= 0 {
+		return bench.Config{}, usagef("--sim-max-qp %d: want a positive number of QPs", f.simMaxQP)
+	}
+	if spec.Mode == workloads.StormMode {
+		// A storm runs once per repetition, on the QPs its plan makes.
+		for _, name := range []string{"duration", "iterations", "warmup", "qps"} {
+			if fs.Changed(name) {
+				return bench.Config{}, usagef("--%s does not apply to the storm workload %s: it runs one storm per repetition, on (nodes-1) x ranks x rails QPs", name, spec.Name)
+			}
+		}
+	} else if fs.Changed("nodes") {
+		return bench.Config{}, usagef("--nodes applies to storm workloads only, not to %s", spec.Name)
 	}
 	labels, err := results.ParseLabels(f.labels)
 	if err != nil {
@@ -164,11 +183,15 @@ func (f *runFlags) config(cmd *cobra.Command, procs, threads, qps int) (bench.Co
 		Provider: f.provider, Device: f.device, Workload: spec, WorkloadArg: f.workload,
 		Procs: procs, Threads: threads, QPs: qps,
 		Duration: dur, Iterations: f.iterations, Warmup: f.warmup, Repetitions: f.repetitions,
-		Pin: f.pin, Seed: f.seed, Interval: f.interval, SimSemantics: sem, SimCost: cost, QPState: qpState,
-		Out: f.out, CommandLine: rerunCommand(fs, procs, threads, qps), StallTimeout: f.stallTimeout,
+		Pin: f.pin, Seed: f.seed, Interval: f.interval, SimSemantics: sem, SimCost: cost, QPState: qpState, SimMaxQPs: f.simMaxQP,
+		Nodes: nodes, Out: f.out, CommandLine: rerunCommand(fs, procs, threads, qps, nodes), StallTimeout: f.stallTimeout,
 	}
 	if cfg.Iterations > 0 {
 		cfg.Duration = 0
+	}
+	if spec.Mode == workloads.StormMode {
+		cfg.Iterations, cfg.Duration, cfg.Warmup, cfg.QPs = 1, 0, 0, 0
+		cfg.StormDefaults()
 	}
 	if cfg.Out == "" {
 		cfg.Out = "." // placeholder for Validate; the caller sets the folder
@@ -183,11 +206,11 @@ func (f *runFlags) config(cmd *cobra.Command, procs, threads, qps int) (bench.Co
 // the flags the user set, with this point's procs, threads and QPs (a sweep
 // point reruns as a plain run). --out is left out: a rerun writes a new
 // folder.
-func rerunCommand(fs *pflag.FlagSet, procs, threads, qps int) []string {
+func rerunCommand(fs *pflag.FlagSet, procs, threads, qps, nodes int) []string {
 	args := []string{"xrcbench", "run"}
 	fs.Visit(func(f *pflag.Flag) {
 		switch f.Name {
-		case "procs", "threads", "qps", "out", "help":
+		case "procs", "threads", "qps", "nodes", "out", "help":
 			return
 		case "label": // repeatable: one flag per label, as given
 			for _, l := range f.Value.(pflag.SliceValue).GetSlice() {
@@ -197,7 +220,11 @@ func rerunCommand(fs *pflag.FlagSet, procs, threads, qps int) []string {
 		}
 		args = append(args, "--"+f.Name+"="+f.Value.String())
 	})
-	return append(args, fmt.Sprintf("--procs=%d", procs), fmt.Sprintf("--threads=%d", threads), fmt.Sprintf("--qps=%d", qps))
+	args = append(args, fmt.Sprintf("--procs=%d", procs), fmt.Sprintf("--threads=%d", threads))
+	if nodes > 0 {
+		return append(args, fmt.Sprintf("--nodes=%d", nodes)) // a storm: --qps follows from it
+	}
+	return append(args, fmt.Sprintf("--qps=%d", qps))
 }
 
 func defaultOut(kind string, spec *workloads.Spec, provider string) string {
@@ -327,6 +354,12 @@ or failed, the error names the worker); 2 bad usage or input.`,
   # labelled with the firmware under test, for compare --by fw later
   xrcbench run --provider rdma --workload steady --repetitions 5 --label fw=22.31.1014 --label board=b7
 
+  # an MPI job's wiring storm: 128 nodes, 16 ranks on this node, 2 rails
+  # (4064 receive QPs, each created once and registered 15 times)
+  xrcbench list --show storm | sed 's/rails: 1/rails: 2/' > storm2.yaml
+  xrcbench run --workload ./storm2.yaml --nodes 128 --procs 16 \
+      --sim-cost create=100us,reg=10us --repetitions 5
+
   # the harness's own overhead
   xrcbench run --provider null --workload steady --qps 256 --duration 5s
 
@@ -342,7 +375,7 @@ or failed, the error names the worker); 2 bad usage or input.`,
 				if err := f.checkOutput(); err != nil {
 					return err
 				}
-				cfg, err := f.config(cmd, f.procsN, f.threadsN, f.qpsN)
+				cfg, err := f.config(cmd, f.procsN, f.threadsN, f.qpsN, f.nodesN)
 				if err != nil {
 					return err
 				}
@@ -462,6 +495,9 @@ func printSummary(w io.Writer, r *results.Result, where string) {
 			ns(s.NS.P50), ns(s.NS.P99), ns(s.NS.P999), ns(s.NS.Max))
 	}
 	tw.Flush()
+	if st := r.Storm; st != nil {
+		fmt.Fprintln(w, report.StormLine(st))
+	}
 	fmt.Fprintf(w, "status %s, start skew %s, timer %s (%.0fns per read)", r.Status,
 		ns(r.Harness.StartSkewNS), r.Harness.Timer, r.Harness.TimerOverheadNS)
 	if r.Leaks != nil {

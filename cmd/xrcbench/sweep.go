@@ -15,6 +15,7 @@ import (
 
 	"github.com/xrcbench/xrcbench/bench"
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/workloads"
 )
 
 // parseList reads a list flag such as "1,2,4": positive integers, no
@@ -71,16 +72,24 @@ xrcbench.sweep/v1). A failed point does not stop the sweep; the exit status is
 				if err != nil {
 					return err
 				}
+				nodes := []int{0} // the workload's
+				if cmd.Flags().Changed("nodes") {
+					if nodes, err = parseList("nodes", f.nodes); err != nil {
+						return err
+					}
+				}
 				// Check every point before running any.
 				var cfgs []bench.Config
 				for _, p := range procs {
 					for _, t := range threads {
 						for _, q := range qps {
-							cfg, err := f.config(cmd, p, t, q)
-							if err != nil {
-								return err
+							for _, n := range nodes {
+								cfg, err := f.config(cmd, p, t, q, n)
+								if err != nil {
+									return err
+								}
+								cfgs = append(cfgs, cfg)
 							}
-							cfgs = append(cfgs, cfg)
 						}
 					}
 				}
@@ -101,9 +110,14 @@ xrcbench.sweep/v1). A failed point does not stop the sweep; the exit status is
 				var failed []string
 				for i, cfg := range cfgs {
 					dir := fmt.Sprintf("p%d-t%d-q%d", cfg.Procs, cfg.Threads, cfg.QPs)
+					point := fmt.Sprintf("%d procs x %d threads, %d QPs", cfg.Procs, cfg.Threads, cfg.QPs)
+					if cfg.Workload.Mode == workloads.StormMode {
+						dir = fmt.Sprintf("p%d-t%d-n%d", cfg.Procs, cfg.Threads, cfg.StormNodes())
+						point = fmt.Sprintf("%d procs x %d threads, %d nodes (%d QPs)", cfg.Procs, cfg.Threads, cfg.StormNodes(), cfg.QPs)
+					}
 					cfg.Out = filepath.Join(root, dir)
 					if !f.quiet {
-						fmt.Fprintf(stdout, "== point %d/%d: %d procs x %d threads, %d QPs\n", i+1, len(cfgs), cfg.Procs, cfg.Threads, cfg.QPs)
+						fmt.Fprintf(stdout, "== point %d/%d: %s\n", i+1, len(cfgs), point)
 					}
 					popts := opts
 					view := f.watch(&popts, stderr, cfg, fmt.Sprintf("point %d/%d: ", i+1, len(cfgs)))
@@ -117,7 +131,11 @@ xrcbench.sweep/v1). A failed point does not stop the sweep; the exit status is
 						failed = append(failed, dir)
 						fmt.Fprintln(stderr, "xrcbench: "+oneLine(err.Error()))
 					}
-					idx.Points = append(idx.Points, results.SweepPoint{Dir: dir, Procs: cfg.Procs, Threads: cfg.Threads, QPs: cfg.QPs, Status: status})
+					pt := results.SweepPoint{Dir: dir, Procs: cfg.Procs, Threads: cfg.Threads, QPs: cfg.QPs, Status: status}
+					if cfg.Workload.Mode == workloads.StormMode {
+						pt.Nodes = cfg.StormNodes()
+					}
+					idx.Points = append(idx.Points, pt)
 					// Index after every point: an interrupted sweep keeps
 					// what it measured.
 					if werr := results.WriteSweep(root, idx); werr != nil {
