@@ -192,6 +192,17 @@ func (t *thread) stormCreate(kind string) (uint32, error) {
 	qpn := t.batch.QPNs[0]
 	t.storm.held = append(t.storm.held, qpn)
 	t.noteCreated(qpn)
+	if t.modify != nil {
+		// Out of RESET (--qp-state) before the number goes back, as the
+		// MPI libraries do: timed as kind modify.
+		t.where[0] = 0
+		if err := t.runBatch(t.modify, 1); err != nil {
+			return 0, err
+		}
+		if e := t.batch.Errno(0); e != 0 {
+			return 0, fmt.Errorf("thread %d: modify of QP %#x: %w", t.g, qpn, e)
+		}
+	}
 	return qpn, nil
 }
 

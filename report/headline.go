@@ -60,6 +60,10 @@ func NewHeadline(run *Run) Headline {
 		h.Kinds = append(h.Kinds, fmt.Sprintf("%s: p50 %s, p99 %s (%s, %s).",
 			name, FormatNS(float64(s.NS.P50)), FormatNS(float64(s.NS.P99)), plural(int(s.Count), "operation"), FormatRate(s.OpsPerSec)))
 	}
+	if r.Storm != nil {
+		h.Kinds = append([]string{StormSentence(r.Storm)}, h.Kinds...)
+		h.Notes = append(h.Notes, stormNotes(r.Storm)...)
+	}
 	h.Destruction = destructionCost(r)
 	if IsTestDouble(r) {
 		h.Notes = append(h.Notes, TestDoubleBanner)

@@ -102,6 +102,9 @@ func WriteMarkdown(w io.Writer, runs []*Run) error {
 		r := run.Result
 		fmt.Fprintf(bw, "## xrcbench: %s — %s\n\n", mdText(Title(r)), mdText(r.Status))
 		writeHeadlineMarkdown(bw, run)
+		if r.Storm != nil {
+			writeStormMarkdown(bw, r.Storm)
+		}
 		env := r.Environment
 		fmt.Fprintf(bw, "Host %s, %s × %d CPUs, kernel %s", mdCode(env.Host), mdText(env.CPUModel), env.CPUs, mdText(env.Kernel))
 		if d := deviceLine(env); d != "" {

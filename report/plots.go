@@ -759,6 +759,13 @@ func RunFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
 	if err := add(workerThroughput(prefix+"workers", run)); err != nil {
 		return nil, err
 	}
+	if st := run.Result.Storm; st != nil {
+		sf, err := stormFigures(st, prefix)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, sf...)
+	}
 	return figs, nil
 }
 

@@ -369,6 +369,11 @@ func SweepFigures(sr *SweepReport) ([]Figure, error) {
 			figs = append(figs, f)
 		}
 	}
+	if f, ok, err := stormSweepFigure(sr); err != nil {
+		return nil, err
+	} else if ok {
+		figs = append([]Figure{f}, figs...)
+	}
 	overlays, err := OverlayFigures(sr.Runs)
 	if err != nil {
 		return nil, err

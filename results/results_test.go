@@ -74,6 +74,10 @@ func TestLoadRejects(t *testing.T) {
 		{"no procs", edit(func(r *Result) { r.Config.Procs = 0 }), "procs=0"},
 		{"more errors than ops", edit(func(r *Result) { s := r.Ops[OpReg]; s.Errors = s.Count + 1; r.Ops[OpReg] = s }), "errors in"},
 		{"percentiles out of order", edit(func(r *Result) { s := r.Ops[OpReg]; s.NS.P99 = s.NS.Max + 1; r.Ops[OpReg] = s }), "out of order"},
+		{"storm makespan not the slowest rank", edit(func(r *Result) { r.Storm = sampleStorm(); r.Storm.MakespanNS[1] = 5 }), "makespan 5 ns is not the largest rank time (900 ns)"},
+		{"storm makespan of an unfinished storm", edit(func(r *Result) { r.Storm = sampleStorm(); r.Storm.RankDoneNS[0][1] = -1 }), "not the largest rank time (-1 ns)"},
+		{"storm ranks missing", edit(func(r *Result) { r.Storm = sampleStorm(); r.Storm.RankDoneNS[0] = []int64{1} }), "1 rank times for 2 ranks"},
+		{"storm negative teardown", edit(func(r *Result) { r.Storm = sampleStorm(); r.Storm.TeardownNS = []int64{-3} }), "teardown_ns[0] = -3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), FileName)
@@ -147,5 +151,27 @@ func TestLoadRefusesNonRegular(t *testing.T) {
 				t.Fatalf("%s as %s: still blocked after 10s", name, kind)
 			}
 		}
+	}
+}
+
+func sampleStorm() *Storm {
+	return &Storm{Nodes: 9, Ranks: 2, Rails: 1, QPs: 16, Registrations: 16, Arrival: "burst", Teardown: "unreg",
+		MakespanNS: []int64{1000, 900}, RankDoneNS: [][]int64{{1000, 700}, {900, 850}}}
+}
+
+// A storm whose figures agree loads.
+func TestStormRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	r := sample()
+	r.Storm = sampleStorm()
+	if err := Write(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Storm == nil || got.Storm.MakespanNS[0] != 1000 || got.Storm.RankDoneNS[1][1] != 850 {
+		t.Errorf("storm %+v", got.Storm)
 	}
 }

@@ -45,12 +45,17 @@ func init() {
 			Use:   "sweep",
 			Short: "Run the cartesian product of --procs, --threads and --qps lists",
 			Long: `sweep runs one configuration per point of the product of the list-valued
---procs, --threads and --qps flags (every other flag as in run), one run folder
+--procs, --threads and --qps flags (and --nodes for a storm workload, whose
+QPs follow from it; every other flag as in run), one run folder
 per point under one sweep folder, indexed by sweep.json (schema
 xrcbench.sweep/v1). A failed point does not stop the sweep; the exit status is
 1 when any point failed.`,
 			Example: `  # how registration scales with processes and threads
   xrcbench sweep --workload steady --procs 1,2,4 --threads 1,2 --qps 1,16 --duration 5s
+
+  # a storm's makespan against the job's size, with a linear-scaling line
+  xrcbench sweep --workload storm --procs 4 --nodes 9,17,33,65 \
+      --sim-cost create=100us,reg=10us --repetitions 3 --out runs/storm-sweep
 
   # lifecycle over thread counts, 3 repetitions per point
   xrcbench sweep --workload lifecycle --threads 1,2,4 --sim-cost destroy=200us \
