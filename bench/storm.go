@@ -456,7 +456,7 @@ func stormResult(done []*repOutcome, cfg Config) *results.Storm {
 		out.TeardownNS, out.RankTeardownNS = nil, nil
 		out.TeardownNote = strings.Join(notes, "; ")
 		if allSame(notes) {
-			out.TeardownNote = notes[0]
+			out.TeardownNote = strings.SplitN(notes[0], ": ", 2)[1] // the same in every repetition
 		}
 	}
 	return out

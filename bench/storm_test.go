@@ -180,6 +180,14 @@ func TestStormExit(t *testing.T) {
 		t.Errorf("teardown %v by %q (%s), want 2 by sim_inspect", st.TeardownNS, st.TeardownMethod, st.TeardownNote)
 	}
 	noLeaks(t, res)
+
+	// Where the device cannot be inspected, the result says so, once.
+	cfg = stormConfig(t, "  nodes: 3\n  arrival: burst\n  teardown: exit\n", 2, "")
+	cfg.Provider, cfg.Repetitions = "null", 2
+	res = runOK(t, cfg)
+	if st := res.Storm; len(st.TeardownNS) != 0 || st.TeardownNote != "not measurable here: the null provider cannot count the device's live QPs" {
+		t.Errorf("teardown on null: %v, note %q", st.TeardownNS, st.TeardownNote)
+	}
 }
 
 // Poisson arrival: no rank can be done before its last contact arrives.
