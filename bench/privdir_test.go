@@ -148,3 +148,43 @@ func TestPrivDirCreatedAmidCleanup(t *testing.T) {
 		t.Fatalf("a live run's directory was removed: %v", err)
 	}
 }
+
+// The private directory, which holds the files every process maps shared,
+// goes on a memory file system when there is one with room: TMPDIR when it
+// is one, else /dev/shm, else TMPDIR on disk (and the run warns).
+func TestPrivParentOnMemory(t *testing.T) {
+	if !memoryFS("/dev/shm", 0) {
+		t.Skip("/dev/shm is not a memory file system here")
+	}
+	disk := t.TempDir()
+	if memoryFS(disk, 0) {
+		t.Skipf("the temporary directory %s is itself a memory file system: no disk directory to test with", disk)
+	}
+	mem, err := os.MkdirTemp("/dev/shm", "xrcbench-test-")
+	if err != nil {
+		t.Skipf("cannot write to /dev/shm: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(mem) })
+	saved := shmDir
+	t.Cleanup(func() { shmDir = saved })
+	for _, c := range []struct {
+		name, tmpdir, shm string
+		need              uint64
+		want              string
+		onMemory          bool
+	}{
+		{"TMPDIR on memory", mem, disk, 0, mem, true},
+		{"TMPDIR on disk, /dev/shm with room", disk, mem, 1 << 20, mem, true},
+		{"TMPDIR on disk, /dev/shm full", disk, mem, 1 << 62, disk, false},
+		{"TMPDIR on disk, no memory file system", disk, disk, 0, disk, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("TMPDIR", c.tmpdir)
+			shmDir = c.shm
+			got, onMemory := privParent(c.need)
+			if got != c.want || onMemory != c.onMemory {
+				t.Errorf("privParent = %s, %v; want %s, %v", got, onMemory, c.want, c.onMemory)
+			}
+		})
+	}
+}

@@ -190,8 +190,8 @@ type Options struct {
 	// once a second and at each change of phase (see Progress). It is
 	// called from the engine's own goroutine and must return quickly.
 	Progress func(Progress)
-	// TempDir is the parent of the run's private directory ("" is the
-	// system's temporary directory).
+	// TempDir is the parent of the run's private directory, used as is;
+	// "" lets the engine choose a memory file system (see privParent).
 	TempDir string
 	// BeforeStart, when set, runs once the output folder is locked and
 	// before the first worker starts (a fleet's barrier). It may fill in
@@ -234,7 +234,16 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 			rf.discard()
 		}
 	}()
-	priv, err := makePrivDir(opts.TempDir)
+	parent, onMemory := opts.TempDir, true
+	if parent == "" {
+		// Room for a default sim device (18 MiB) per repetition, twice.
+		parent, onMemory = privParent(uint64(cfg.Repetitions+1) * 40 << 20)
+	}
+	priv, err := makePrivDir(parent)
+	if err != nil && parent != opts.TempDir && parent != os.TempDir() {
+		parent, onMemory = os.TempDir(), false
+		priv, err = makePrivDir(parent)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("private directory: %w", err)
 	}
@@ -354,6 +363,9 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	}
 	if info := res.Environment.Device; info["is_test_double"] == true {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("measured through the libibverbs test double (%s), not RDMA hardware: these figures say nothing about an adapter", res.Environment.ProviderDetail["libibverbs"]))
+	}
+	if !onMemory && cfg.Provider == "sim" {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the sim device lives on a disk file system (%s; no memory file system with room was found): writes to its pages fault into the file system, adding microseconds to some operations; set TMPDIR to a tmpfs", parent))
 	}
 	if res.Environment.Version == "unknown" {
 		res.Warnings = append(res.Warnings, "xrcbench version unknown: built without VCS information (-buildvcs=false); the result cannot name the code that measured it")

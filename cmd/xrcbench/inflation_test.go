@@ -11,44 +11,67 @@ import (
 	"github.com/xrcbench/xrcbench/results"
 )
 
-// Known answer with twice as many threads as CPUs (issue 10 item 1): the
-// sim device busy-waits 20 µs per create, so create p50 is 20 µs plus the
-// timer, within 10%. One QP per round: a single creator runs while every
-// other thread waits at the barrier, so whatever is added to its create
-// is the harness's doing (with several creators, their contention on the
-// device lock is the workload's). Waiters must not take the creator's
-// CPU: spinning and yielding, and the worker's Go runtime handing its few
-// Ps from thread to thread, put creates at 33-44 µs. One run in three
-// meeting the bound passes: a harness that inflates creates does so in
-// every run, a busy machine disturbs some.
+// createP50 runs the lifecycle workload with the sim device's injected
+// costs and returns create p50, after checking the count.
+func createP50(t *testing.T, bin string, threads, qps, rounds int) time.Duration {
+	t.Helper()
+	out := t.TempDir()
+	code, stdout, stderr := runBin(bin, "run", "--provider", "sim", "--workload", "lifecycle", "--procs", "1",
+		"--threads", strconv.Itoa(threads), "--qps", strconv.Itoa(qps), "--iterations", strconv.Itoa(rounds),
+		"--warmup", "0", "--sim-cost", "create=20us,reg=7us,unreg=3us,destroy=310us", "--out", out)
+	if code != 0 {
+		t.Fatalf("run exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	res, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	create := res.Ops[results.OpCreate]
+	if create.Count != int64(rounds*qps) {
+		t.Fatalf("create count %d, want rounds x qps = %d", create.Count, rounds*qps)
+	}
+	return time.Duration(create.NS.P50)
+}
+
+// Known answer with twice as many threads as CPUs (issue 10 item 1), the
+// issue's own case: every thread but one creates a QP each round, so more
+// creators than CPUs busy-wait the sim device's 20 µs at once. Create p50
+// must be within 10% of the injected cost, and within 5% of the same
+// operation timed alone (one thread, one QP) just before: whatever more
+// the crowded run adds is the harness's. Before, the sim device lived in
+// a file on the disk file system of /tmp, and half of these creates took
+// a write fault on a page of it inside the timed call: p50 22.5-24 µs
+// against 20.3 µs alone (the alone run's creator writes its own pages,
+// which stay writable, so it did not see it).
+//
+// Up to three tries: a harness that inflates creates does so in every
+// try, a busy machine disturbs some. When even the operation alone misses
+// the known answer in every try, the machine cannot time 20 µs to 10% now,
+// and the test says so and skips.
 func TestCreateNotInflatedOversubscribed(t *testing.T) {
 	bin := buildXrcbench(t)
 	cpus := runtime.NumCPU()
-	const cost, rounds, qps = 20 * time.Microsecond, 400, 1
+	const cost, rounds = 20 * time.Microsecond, 300
 	threads := 2 * cpus
+	qps := threads - 1
+	limit := cost + cost/10
 	var got []string
+	noisy := 0
 	for try := 1; try <= 3; try++ {
-		out := t.TempDir()
-		code, stdout, stderr := runBin(bin, "run", "--provider", "sim", "--workload", "lifecycle", "--procs", "1",
-			"--threads", strconv.Itoa(threads), "--qps", strconv.Itoa(qps), "--iterations", strconv.Itoa(rounds),
-			"--warmup", "0", "--sim-cost", "create=20us,reg=7us,unreg=3us,destroy=310us", "--out", out)
-		if code != 0 {
-			t.Fatalf("run exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-		}
-		res, err := results.Load(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		create := res.Ops[results.OpCreate]
-		if create.Count != rounds*qps {
-			t.Fatalf("create count %d, want rounds x qps = %d", create.Count, rounds*qps)
-		}
-		p50 := time.Duration(create.NS.P50)
-		if p50 >= cost && p50 <= cost+cost/10 {
-			t.Logf("try %d: create p50 %v p99 %v at %d threads on %d CPUs", try, p50, time.Duration(create.NS.P99), threads, cpus)
+		alone := createP50(t, bin, 1, 1, rounds)
+		crowded := createP50(t, bin, threads, qps, rounds)
+		if crowded >= cost && crowded <= limit && crowded <= alone+alone/20 {
+			t.Logf("try %d: create p50 %v at %d threads x %d QPs on %d CPUs; %v alone", try, crowded, threads, qps, cpus, alone)
 			return
 		}
-		got = append(got, fmt.Sprintf("p50 %v (p99 %v)", p50, time.Duration(create.NS.P99)))
+		if alone > limit {
+			noisy++
+		}
+		got = append(got, fmt.Sprintf("%v (alone %v)", crowded, alone))
 	}
-	t.Errorf("create at %d threads on %d CPUs: %s in 3 runs, want p50 within %v to %v", threads, cpus, strings.Join(got, ", "), cost, cost+cost/10)
+	if noisy == 3 {
+		t.Skipf("the machine is too busy to time a 20 µs operation to 10%%: create p50 alone %s", strings.Join(got, ", "))
+	}
+	t.Errorf("create p50 at %d threads x %d QPs on %d CPUs: %s in 3 tries, want within %v to %v and at most 5%% over the same operation alone",
+		threads, qps, cpus, strings.Join(got, ", "), cost, limit)
 }
