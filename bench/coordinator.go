@@ -154,7 +154,7 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 			Verbs: vo, Domain: h.domain, Shm: filepath.Join(dir, "barrier"),
 			WorkloadSpec: cfg.Workload.Source, WorkloadFile: cfg.Workload.File,
 			QPs: cfg.QPs, Duration: cfg.Duration, Iterations: cfg.Iterations, Warmup: cfg.Warmup,
-			Interval: cfg.Interval, Pin: cfg.Pin, Seed: cfg.Seed,
+			Interval: cfg.Interval, Pin: cfg.Pin, Seed: cfg.Seed, RealTime: startRealTime(),
 			Held: h.held, Invalid: h.invalid, Foreign: h.foreign,
 		}
 		if cfg.Workload.Mode == workloads.StormMode {

@@ -67,6 +67,10 @@ type workerConfig struct {
 	Held    []uint32 `json:"held,omitempty"`    // shared: qps; per_thread: qps per global thread
 	Invalid []uint32 `json:"invalid,omitempty"` // destroyed QPs, for reg_invalid
 	Foreign []uint32 `json:"foreign,omitempty"` // QPs of another domain, for reg_foreign
+
+	// The real-time policy the run was started with, for the measured
+	// threads only (realtime.go); nil: none.
+	RealTime *rtSched `json:"real_time,omitempty"`
 }
 
 type startMsg struct {

@@ -223,6 +223,9 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	if opts.WorkerExe == "" {
 		return nil, errors.New("bench: no worker executable")
 	}
+	// Before anything else runs: the runtime's threads must not spin at a
+	// real-time priority (realtime.go).
+	rt := startRealTime()
 	runID := results.NewRunID()
 	rf, err := openRunFolder(cfg.Out, runID)
 	if err != nil {
@@ -252,6 +255,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	c := &coordinator{cfg: cfg, opts: opts, priv: priv.path}
 	res := c.newResult()
 	res.RunID = runID
+	res.Harness.Scheduling = rt.String()
 	logs, err := newHlogs(rf.dir(), runID, cfg.Kinds(), res.Started, cfg.Interval)
 	if err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)

@@ -210,6 +210,9 @@ func (t *thread) setup() error {
 			return fmt.Errorf("pin thread %d to CPU %d: %w", t.g, t.cpu, err)
 		}
 	}
+	if err := takeRealTime(t.cfg.RealTime); err != nil {
+		return err
+	}
 	// Timer slack decides how far apart threads sleeping to the same
 	// start deadline wake up (50µs by default).
 	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)

@@ -40,6 +40,7 @@ func WorkerMain(in io.Reader, out io.Writer) error {
 		return fmt.Errorf("%w: expected %s, got %q", errProto, msgConfig, m.Type)
 	}
 	cfg := m.Config
+	startRealTime() // the measured threads take cfg.RealTime back, alone
 	if testHookConfig != nil {
 		testHookConfig(cfg)
 	}

@@ -156,6 +156,10 @@ type Harness struct {
 	// BatchSize is not written any more: batch sizes vary by phase, and
 	// OpStats.Batches records the batches actually run.
 	BatchSize int `json:"batch_size,omitempty"`
+	// Scheduling is the real-time policy the run was started under
+	// ("SCHED_FIFO priority 1"), which its measured threads ran at, the
+	// harness's other threads running SCHED_OTHER; empty: none.
+	Scheduling string `json:"scheduling,omitempty"`
 	// Coverage is how much of the threads' working time was inside timed
 	// operations. A closed-loop harness times only the operations it
 	// runs: a stall between two batches delays the next operation but is
