@@ -41,18 +41,21 @@ type privDir struct {
 // it, in each process's mapping, faults into the file system
 // (page_mkwrite), again after every writeback. Measured: half of the
 // lifecycle creates at 4 threads on 2 CPUs took such a fault inside the
-// timed call, 3-13 µs each (create p50 23.7 µs for an injected 20 µs; 20.6
-// µs on a tmpfs). A memory file system has no writeback, so its pages stay
-// writable once mapped (and the sim device prefaults its mapping).
+// timed call, 3-13 µs each (create p50 22.5-24 µs for an injected 20 µs,
+// 20.3 µs alone). The sim device prefaults its mapping writable when it
+// is opened, which holds until writeback cleans the pages (dirty pages
+// expire after 30 s by default); on a memory file system, which has no
+// writeback, it holds for good.
 //
 // privParent chooses the parent of the private directory when the caller
-// names none: TMPDIR (or /tmp) when it is a memory file system, else
-// /dev/shm when it is one with room for need bytes, else TMPDIR anyway;
-// onMemory says which.
+// names none: TMPDIR when set (the user's choice), else /tmp when it is a
+// memory file system, else /dev/shm when it is one with room for need
+// bytes, else /tmp. onMemory says whether the choice is a memory file
+// system.
 func privParent(need uint64) (parent string, onMemory bool) {
 	tmp := os.TempDir()
-	if memoryFS(tmp, 0) {
-		return tmp, true
+	if os.Getenv("TMPDIR") != "" || memoryFS(tmp, 0) {
+		return tmp, memoryFS(tmp, 0)
 	}
 	if memoryFS(shmDir, need) && unix.Access(shmDir, unix.W_OK|unix.X_OK) == nil {
 		return shmDir, true

@@ -174,11 +174,15 @@ func TestPrivParentOnMemory(t *testing.T) {
 		onMemory          bool
 	}{
 		{"TMPDIR on memory", mem, disk, 0, mem, true},
-		{"TMPDIR on disk, /dev/shm with room", disk, mem, 1 << 20, mem, true},
-		{"TMPDIR on disk, /dev/shm full", disk, mem, 1 << 62, disk, false},
-		{"TMPDIR on disk, no memory file system", disk, disk, 0, disk, false},
+		{"TMPDIR on disk: the user's choice", disk, mem, 0, disk, false},
+		{"no TMPDIR, /dev/shm with room", "", mem, 1 << 20, mem, true},
+		{"no TMPDIR, /dev/shm full", "", mem, 1 << 62, "/tmp", false},
+		{"no TMPDIR, no memory file system", "", disk, 0, "/tmp", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if c.tmpdir == "" && memoryFS("/tmp", 0) {
+				t.Skip("/tmp is a memory file system here: it is chosen first")
+			}
 			t.Setenv("TMPDIR", c.tmpdir)
 			shmDir = c.shm
 			got, onMemory := privParent(c.need)

@@ -38,11 +38,11 @@ func createP50(t *testing.T, bin string, threads, qps, rounds int) time.Duration
 // creators than CPUs busy-wait the sim device's 20 µs at once. Create p50
 // must be within 10% of the injected cost, and within 5% of the same
 // operation timed alone (one thread, one QP) just before: whatever more
-// the crowded run adds is the harness's. Before, the sim device lived in
-// a file on the disk file system of /tmp, and half of these creates took
-// a write fault on a page of it inside the timed call: p50 22.5-24 µs
-// against 20.3 µs alone (the alone run's creator writes its own pages,
-// which stay writable, so it did not see it).
+// the crowded run adds is the harness's. Before, half of these creates
+// took a page fault inside the timed call: the first write of each
+// registrant to each page of its mapping of the sim device's file (on a
+// disk file system, 3-13 µs): p50 22.5-24 µs against 20.3 µs alone (one
+// registrant writes each page once per four QP slots).
 //
 // Up to three tries: a harness that inflates creates does so in every
 // try, a busy machine disturbs some. When even the operation alone misses
