@@ -3,6 +3,7 @@ package verbs
 /*
 #cgo CFLAGS: -O2 -Wall -Wextra -Werror=implicit-function-declaration
 #cgo LDFLAGS: -ldl
+#include <stddef.h>
 #include <stdlib.h>
 #include "xb.h"
 
@@ -20,6 +21,21 @@ static int call_modify(void *ops, void *dom, uint32_t qpn, int state) {
 }
 static size_t call_run_batch(void *ops, void *dom, int op, uint32_t *qpns, size_t n, uint64_t *ns, uint32_t *status) {
 	return xb_run_batch((const struct xb_ops *)ops, dom, op, qpns, n, ns, status);
+}
+static void call_run_program(void *ops, void *dom, struct xb_step *steps, size_t off, size_t n, uint64_t *start, uint64_t *ns, uint64_t *resp, uint32_t *status, struct xb_prog_stats *st) {
+	xb_run_program((const struct xb_ops *)ops, dom, steps, off, n, start, ns, resp, status, st);
+}
+static size_t step_size(void) { return sizeof(struct xb_step); }
+static size_t step_offset(int f) {
+	switch (f) {
+	case 0: return offsetof(struct xb_step, qpn);
+	case 1: return offsetof(struct xb_step, expect);
+	case 2: return offsetof(struct xb_step, op);
+	case 3: return offsetof(struct xb_step, check);
+	case 4: return offsetof(struct xb_step, back);
+	case 5: return offsetof(struct xb_step, tag);
+	}
+	return (size_t)-1;
 }
 */
 import "C"
@@ -59,6 +75,31 @@ func cRunBatch(ops, dom unsafe.Pointer, op Op, b *Batch, n int) int {
 		(*C.uint32_t)(unsafe.Pointer(&b.Status[0]))))
 }
 
+// cRunProgram runs steps [off, off+n) of p; the caller checked the range.
+// The Go memory is passed for the duration of the call only. ProgramStats
+// has struct xb_prog_stats' layout (six uint64).
+func cRunProgram(ops, dom unsafe.Pointer, p *Program, off, n int, st *ProgramStats) {
+	var start, resp *C.uint64_t
+	if p.Start != nil {
+		start = (*C.uint64_t)(unsafe.Pointer(&p.Start[0]))
+		resp = (*C.uint64_t)(unsafe.Pointer(&p.Resp[0]))
+	}
+	C.call_run_program(ops, dom, (*C.struct_xb_step)(unsafe.Pointer(&p.Steps[0])), C.size_t(off), C.size_t(n),
+		start, (*C.uint64_t)(unsafe.Pointer(&p.NS[0])), resp,
+		(*C.uint32_t)(unsafe.Pointer(&p.Status[0])), (*C.struct_xb_prog_stats)(unsafe.Pointer(st)))
+}
+
+// stepLayout reports C's size of struct xb_step and the offsets of its
+// fields in Step's order, against Go's (TestStepLayout).
+func stepLayout() (size uintptr, offsets []uintptr) {
+	for f := range 6 {
+		offsets = append(offsets, uintptr(C.step_offset(C.int(f))))
+	}
+	return uintptr(C.step_size()), offsets
+}
+
+func statsSize() uintptr { return unsafe.Sizeof(C.struct_xb_prog_stats{}) }
+
 // nowNS reads the clock xb_run_batch uses (CLOCK_MONOTONIC).
 func nowNS() uint64 { return uint64(C.xb_now_ns()) }
 
@@ -76,3 +117,10 @@ func nullOpen(Options) (*Device, error) {
 var nullProvider = &provider{ProviderInfo: ProviderInfo{Name: "null",
 	Description: "every operation succeeds at once and keeps no state: the harness's own overhead"},
 	open: nullOpen}
+
+// goStepLayout is Go's size of Step and the offsets of its fields.
+func goStepLayout() (size uintptr, offsets []uintptr) {
+	var s Step
+	return unsafe.Sizeof(s), []uintptr{unsafe.Offsetof(s.QPN), unsafe.Offsetof(s.Expect),
+		unsafe.Offsetof(s.Op), unsafe.Offsetof(s.Check), unsafe.Offsetof(s.Back), unsafe.Offsetof(s.Tag)}
+}

@@ -26,10 +26,14 @@
 //
 // # The hot path
 //
-// Go never calls C once per operation. Domain.RunBatch hands C a batch and
-// C runs the loop with chained timestamps (the end of one operation is the
-// start of the next), writing durations and errnos into the Batch: one cgo
-// call per batch, no allocation. Every provider is a table of C functions
+// Go never calls C once per operation. Domain.RunProgram hands C a Program,
+// an array of steps (op, QP, expected outcome, intended start in an open
+// loop) built ahead of time, and C runs it with chained timestamps (the end
+// of one operation is the start of the next), writing durations and errnos
+// into the program: one cgo call per program, whatever its length and
+// whatever the QP count, no allocation. Domain.RunBatch is the older form,
+// one op kind over a list of QPs, kept for the single operations and the
+// conformance checks. Every provider is a table of C functions
 // (struct xb_ops in xb.h) behind that one loop.
 //
 // # Errors

@@ -459,8 +459,9 @@ func (b *Batch) Len() int { return len(b.QPNs) }
 func (b *Batch) Errno(i int) syscall.Errno { return syscall.Errno(b.Status[i] & statusErrnoMask) }
 
 // Destroyed says whether unreg i destroyed its QP.
-func (b *Batch) Destroyed(i int) Destroyed {
-	s := b.Status[i]
+func (b *Batch) Destroyed(i int) Destroyed { return destroyedOf(b.Status[i]) }
+
+func destroyedOf(s uint32) Destroyed {
 	switch {
 	case s&statusDestroyKnown == 0:
 		return DestroyUnknown

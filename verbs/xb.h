@@ -67,6 +67,57 @@ struct xb_ops {
 size_t xb_run_batch(const struct xb_ops *ops, void *dom, int op, uint32_t *qpns,
 		    size_t n, uint64_t *ns, uint32_t *status);
 
+/*
+ * Op programs. A program is an array of steps built ahead of time (in Go)
+ * and run by xb_run_program in one call: operations of any kind on any QP,
+ * each with the outcome it must have, and, in an open loop, the time it is
+ * meant to start. Its length does not depend on the QP count, so one QP
+ * runs "reg q, unreg q, reg q, ..." as cheaply per operation as many.
+ */
+enum xb_check {
+	XB_CHECK_NONE = 0,
+	XB_CHECK_DESTROYED = 1, /* an unreg that must destroy the QP (when known) */
+	XB_CHECK_KEPT = 2,      /* an unreg that must not destroy it (when known) */
+};
+
+struct xb_step {
+	/* the QP, unless back != 0; a create writes the new QP number here */
+	uint32_t qpn;
+	/* the errno the operation must return, 0 for success */
+	uint16_t expect;
+	uint8_t op;    /* enum xb_op */
+	uint8_t check; /* enum xb_check */
+	/* != 0: the QP is the one step i - back created (in this program) */
+	uint32_t back;
+	/* the caller's own tag (the engine's op kind); the loop ignores it */
+	uint32_t tag;
+};
+
+struct xb_prog_stats {
+	uint64_t unexpected; /* steps whose outcome differs from their expectation */
+	uint64_t waits;      /* steps that waited for their intended start */
+	uint64_t wait_ns;    /* time spent waiting (not inside any operation) */
+	uint64_t late_ns;    /* sum of wake-up lateness after a wait */
+	uint64_t late_max_ns;
+	uint64_t behind_ns;  /* start - intended start of the last step (backlog) */
+};
+
+/* Waits shorter than this are spun; longer ones sleep until this much
+ * before the intended start and spin the rest. */
+#define XB_SPIN_NS 50000u
+
+/*
+ * xb_run_program runs steps[off, off+n) with chained timestamps: ns[i] is
+ * the service time of step i (from its actual start to its end), status[i]
+ * its errno and flags. With start != NULL (an open loop) step i does not
+ * begin before start[i] (CLOCK_MONOTONIC ns; the loop spins or sleeps) and
+ * resp[i] is its response time, end - start[i], which includes any backlog
+ * (corrected for coordinated omission). st accumulates; the caller zeroes it.
+ */
+void xb_run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps,
+		    size_t off, size_t n, const uint64_t *start, uint64_t *ns,
+		    uint64_t *resp, uint32_t *status, struct xb_prog_stats *st);
+
 /* xb_now_ns reads the clock every timing in xrcbench uses. */
 uint64_t xb_now_ns(void);
 /* xb_spin_until busy-waits until xb_now_ns() >= deadline. */
