@@ -1,18 +1,20 @@
 package bench
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
 )
 
-// The harness-overhead pair: the same reg/unreg batches on the null
-// provider, by RunBatch alone and by the engine's thread loop (batch
-// building, the registration bookkeeping and histogram recording). The
+// The harness-overhead pair: the same reg/unreg operations on the null
+// provider, by RunBatch alone and by the engine's thread loop (op programs,
+// their bookkeeping and histogram recording). The
 // engine's target is at least 0.8x the rate of RunBatch alone.
 const benchQPs = 256
 
@@ -73,11 +75,9 @@ func BenchmarkEngineLoop(b *testing.B) {
 	th.measuring = true
 	th.ivNext = 1 << 63
 	b.ResetTimer()
-	for done := 0; done < b.N; done += 2 * benchQPs {
-		for _, p := range th.phases {
-			if err := th.loopPhase(p); err != nil {
-				b.Fatal(err)
-			}
+	for th.recs[0].count+th.recs[1].count < int64(b.N) {
+		if _, err := th.loopChunk(0); err != nil {
+			b.Fatal(err)
 		}
 	}
 	b.StopTimer()
@@ -96,14 +96,12 @@ func TestHotPathAllocatesNothing(t *testing.T) {
 			})
 			th.measuring, th.ivNext = true, 1<<63
 			allocs := testing.AllocsPerRun(1000, func() {
-				for _, p := range th.phases {
-					if err := th.loopPhase(p); err != nil {
-						t.Fatal(err)
-					}
+				if _, err := th.loopChunk(0); err != nil {
+					t.Fatal(err)
 				}
 			})
 			if allocs != 0 {
-				t.Errorf("%v allocations per pass, want 0", allocs)
+				t.Errorf("%v allocations per program run, want 0", allocs)
 			}
 		})
 	}
@@ -134,23 +132,30 @@ func TestDestroyCrossCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sh.close()
-	cfg := &workerConfig{Threads: 1, TotalThreads: 1, QPs: 4, Verbs: vo, Domain: filepath.Join(dir, "domain"), Interval: 1 << 62}
+	cfg := &workerConfig{Threads: 1, TotalThreads: 1, QPs: 4, Verbs: vo, Domain: filepath.Join(dir, "domain"), Interval: 1 << 62, BatchOps: 8}
 	th := newThread(cfg, spec, 0, sh)
 	if err := th.setup(); err != nil {
 		t.Fatal(err)
 	}
 	defer th.teardown()
-	create, last := th.phases[0], th.phases[1]
-	if err := th.loopPhase(create); err != nil {
+	last := th.phases[1]
+	// One program creates the four and unregs them; the outsider steps in
+	// between the two halves.
+	th.buildLoop()
+	if th.prog.n != 8 {
+		t.Fatalf("program of %d steps, want 8", th.prog.n)
+	}
+	if _, _, err := th.runSteps(0, 4); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range th.slots[:2] { // the outsider holds on to two of the four
-		if err := odom.Reg(q); err != nil {
+	var kept []uint32
+	for _, st := range th.prog.p.Steps[:2] { // the outsider holds on to two of the four
+		if err := odom.Reg(st.QPN); err != nil {
 			t.Fatal(err)
 		}
+		kept = append(kept, st.QPN)
 	}
-	kept := append([]uint32(nil), th.slots[:2]...)
-	if err := th.loopPhase(last); err != nil {
+	if _, _, err := th.runSteps(4, 8); err != nil {
 		t.Fatal(err)
 	}
 	if r := last.rec; r.count != 4 || r.errors != 2 || r.errnos[errNotDestroyed] != 2 {
@@ -160,5 +165,26 @@ func TestDestroyCrossCheck(t *testing.T) {
 		if _, err := odom.Unreg(q); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// One cgo call runs a whole program: at most one per 1000 operations, at
+// one QP as at 256 (the program's length does not follow the QP count).
+func TestHotPathCgoCalls(t *testing.T) {
+	for _, qps := range []int{1, 256} {
+		t.Run(fmt.Sprint(qps), func(t *testing.T) {
+			th := nullThread(t, "steady", qps, func(c *workerConfig) { c.BatchTime, c.Interval = time.Second, 1<<62 })
+			th.measuring, th.ivNext = true, 1<<63
+			calls0 := runtime.NumCgoCall()
+			for th.recs[0].count < 500_000 {
+				if _, err := th.loopChunk(0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ops := th.recs[0].count + th.recs[1].count
+			if per := float64(runtime.NumCgoCall()-calls0) / float64(ops); per > 1.0/1000 {
+				t.Errorf("%.5f cgo calls per operation, want <= 0.001", per)
+			}
+		})
 	}
 }

@@ -155,6 +155,7 @@ func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, err
 			WorkloadSpec: cfg.Workload.Source, WorkloadFile: cfg.Workload.File,
 			QPs: cfg.QPs, Duration: cfg.Duration, Iterations: cfg.Iterations, Warmup: cfg.Warmup,
 			Interval: cfg.Interval, Pin: cfg.Pin, Seed: cfg.Seed, RealTime: startRealTime(),
+			BatchOps: cfg.BatchOps, BatchTime: cfg.BatchTime, Rate: cfg.threadRate(), Arrival: cfg.arrival(),
 			Held: h.held, Invalid: h.invalid, Foreign: h.foreign,
 		}
 		if cfg.Workload.Mode == workloads.StormMode {

@@ -115,14 +115,15 @@ func TestHlogsLateReport(t *testing.T) {
 // (so of the run), naming the kind and how many latencies it held; never
 // dropped in silence.
 func TestIntervalEncodeFailure(t *testing.T) {
-	th := nullThread(t, "steady", 4, nil)
+	// Programs of 4 steps: the first is the 4 regs.
+	th := nullThread(t, "steady", 4, func(c *workerConfig) { c.BatchOps = 4 })
 	var reported []*intervalMsg
 	th.report = func(m *intervalMsg) { reported = append(reported, m) }
 	encodeHistogram = func(*hdrhistogram.Histogram) (string, error) { return "", errors.New("no space in the encoder") }
 	defer func() { encodeHistogram = results.EncodeHistogram }()
 
 	th.measuring, th.ivNext = true, 0 // the first batch ends the interval
-	err := th.loopPhase(th.phases[0])
+	_, err := th.loopChunk(0)
 	if err == nil || !strings.Contains(err.Error(), "encoding the reg latencies of interval 0 (4 operations)") ||
 		!strings.Contains(err.Error(), "no space in the encoder") {
 		t.Errorf("err = %v, want the encoding failure named", err)

@@ -63,6 +63,13 @@ type workerConfig struct {
 	Pin          bool          `json:"pin"`
 	Seed         int64         `json:"seed"`
 	StormNodes   int           `json:"storm_nodes,omitempty"` // mode storm: the job's nodes
+	// Op programs: steps per C call at most, and about how long one runs.
+	BatchOps  int           `json:"batch_ops,omitempty"`
+	BatchTime time.Duration `json:"batch_time,omitempty"`
+	// Open loop: intended starts at Rate operations per second per
+	// thread, Arrival "fixed" or "poisson"; 0: a closed loop.
+	Rate    float64 `json:"rate,omitempty"`
+	Arrival string  `json:"arrival,omitempty"`
 	// QP numbers prepared by the coordinator's holder registrant.
 	Held    []uint32 `json:"held,omitempty"`    // shared: qps; per_thread: qps per global thread
 	Invalid []uint32 `json:"invalid,omitempty"` // destroyed QPs, for reg_invalid

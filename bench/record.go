@@ -6,6 +6,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/verbs"
 )
 
 // The hot path records a latency by incrementing one count in an array
@@ -27,17 +28,22 @@ var histCounts = len(results.NewHistogram().Export().Counts)
 // recordAll adds one count per value of ns to counts, and returns their
 // sum. Values past the histogram's top (100 s) count in its last bucket.
 func recordAll(counts []int64, ns []uint64) (sum uint64) {
-	last := len(counts) - 1
 	for _, v := range ns {
 		sum += v
-		bucket := 64 - bits.LeadingZeros64(v|subBucketMask) - (subBucketHalfCountMag + 1)
-		idx := (bucket+1)<<subBucketHalfCountMag + int(v>>uint(bucket)) - subBucketHalfCount
-		if uint(idx) > uint(last) {
-			idx = last
-		}
-		counts[idx]++
+		counts[bucketIndex(v, len(counts))]++
 	}
 	return sum
+}
+
+// bucketIndex is v's index in a counts array of length n; values past the
+// top count in the last bucket. Small enough for the compiler to inline.
+func bucketIndex(v uint64, n int) int {
+	bucket := 64 - bits.LeadingZeros64(v|subBucketMask) - (subBucketHalfCountMag + 1)
+	idx := (bucket+1)<<subBucketHalfCountMag + int(v>>uint(bucket)) - subBucketHalfCount
+	if uint(idx) >= uint(n) {
+		idx = n - 1
+	}
+	return idx
 }
 
 // histogramInto makes h (a results.NewHistogram) hold exactly counts. It
@@ -62,4 +68,24 @@ func valueAt(idx int) int64 {
 		bucket, sub = 0, idx
 	}
 	return int64(sub) << bucket
+}
+
+// foldSteps adds each step's latency (ns, indexed like steps) to the
+// counts of its kind (the step's tag indexes ivs), and, when counts is not
+// nil, counts the steps and sums the latencies per kind. It returns the
+// sum of all latencies.
+func foldSteps(steps []verbs.Step, ns []uint64, ivs [][]int64, counts []int64, sums []uint64) (total uint64) {
+	ns = ns[:len(steps)]
+	for i := range steps {
+		v := ns[i]
+		k := steps[i].Tag
+		total += v
+		c := ivs[k]
+		c[bucketIndex(v, len(c))]++
+		if counts != nil {
+			counts[k]++
+			sums[k] += v
+		}
+	}
+	return total
 }

@@ -2,9 +2,11 @@ package bench
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/verbs"
 )
 
 // recordAll and histogramOf must give the very histogram RecordValue
@@ -42,5 +44,35 @@ func TestRecordMatchesHDR(t *testing.T) {
 	recordAll(counts, []uint64{results.HistMaxNS * 10, 1 << 63})
 	if h := histogramInto(results.NewHistogram(), counts); h.TotalCount() != 2 {
 		t.Errorf("values past the top: total %d, want 2", h.TotalCount())
+	}
+}
+
+// foldSteps records each step's latency in its own kind's counts, exactly
+// as recordAll would kind by kind, and sums them per kind.
+func TestFoldStepsByKind(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	steps := make([]verbs.Step, 10000)
+	ns := make([]uint64, len(steps))
+	byKind := [3][]uint64{}
+	var wantSums [3]uint64
+	for i := range steps {
+		k := r.IntN(3)
+		steps[i].Tag = uint32(k)
+		ns[i] = r.Uint64N(1 << uint(r.IntN(40)))
+		byKind[k] = append(byKind[k], ns[i])
+		wantSums[k] += ns[i]
+	}
+	ivs := [][]int64{make([]int64, histCounts), make([]int64, histCounts), make([]int64, histCounts)}
+	counts, sums := make([]int64, 3), make([]uint64, 3)
+	total := foldSteps(steps, ns, ivs, counts, sums)
+	for k := range 3 {
+		want := make([]int64, histCounts)
+		recordAll(want, byKind[k])
+		if !slices.Equal(ivs[k], want) || counts[k] != int64(len(byKind[k])) || sums[k] != wantSums[k] {
+			t.Errorf("kind %d: %d steps summing %d; want %d summing %d, and the same counts", k, counts[k], sums[k], len(byKind[k]), wantSums[k])
+		}
+	}
+	if total != wantSums[0]+wantSums[1]+wantSums[2] {
+		t.Errorf("total %d", total)
 	}
 }

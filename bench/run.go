@@ -47,7 +47,17 @@ type Config struct {
 	// verbs.DefaultSimMaxQPs.
 	SimMaxQPs int
 	// Nodes is a storm's node count (mode storm); 0 takes the workload's.
-	Nodes       int
+	Nodes int
+	// Op programs: at most BatchOps steps per C call, about BatchTime of
+	// work; 0: DefaultBatchOps, DefaultBatchTime.
+	BatchOps  int
+	BatchTime time.Duration
+	// Open loop: Rate operations per second per thread, or RateTotal
+	// spread over all threads, arriving per Arrival (ArrivalFixed or
+	// ArrivalPoisson, seeded by Seed); both 0: a closed loop.
+	Rate        float64
+	RateTotal   float64
+	Arrival     string
 	Out         string // run folder, created
 	CommandLine []string
 	// Fleet, when set, is this node's place in a fleet run: recorded in
@@ -88,8 +98,25 @@ const (
 	MaxStallTimeout = 24 * time.Hour
 	// MaxSimQPs is the largest sim device --sim-max-qp makes (its file
 	// grows with it).
-	MaxSimQPs = 1 << 20
+	MaxSimQPs   = 1 << 20
+	MaxBatchOps = 1 << 20
+	MaxRate     = 1e9 // operations per second: one per ns
 )
+
+// threadRate is the open loop's rate per thread, 0 in a closed loop.
+func (c *Config) threadRate() float64 {
+	if c.RateTotal > 0 {
+		return c.RateTotal / float64(c.Procs*c.Threads)
+	}
+	return c.Rate
+}
+
+func (c *Config) arrival() string {
+	if c.Arrival == "" && c.threadRate() > 0 {
+		return ArrivalFixed
+	}
+	return c.Arrival
+}
 
 // Validate checks the configuration; its errors are bad input.
 func (c *Config) Validate() error {
@@ -131,6 +158,18 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--stall-timeout %v: want at least %v, two heartbeats of a worker (one per --interval, at most 1s)", c.StallTimeout, heartbeat(c.Interval)*2)
 	case c.Out == "":
 		return errors.New("no output folder")
+	case c.BatchOps < 0 || c.BatchOps > MaxBatchOps:
+		return fmt.Errorf("--batch-ops %d: want 1 to %d (0: the default %d)", c.BatchOps, MaxBatchOps, DefaultBatchOps)
+	case c.BatchTime < 0 || c.BatchTime > time.Second:
+		return fmt.Errorf("--batch-time %v: want up to 1s (0: the default %v)", c.BatchTime, DefaultBatchTime)
+	case c.Rate < 0 || c.RateTotal < 0 || c.Rate > MaxRate || c.RateTotal > MaxRate:
+		return fmt.Errorf("--rate %g, --rate-total %g: want positive rates up to %g operations per second", c.Rate, c.RateTotal, float64(MaxRate))
+	case c.Rate > 0 && c.RateTotal > 0:
+		return errors.New("give --rate or --rate-total, not both")
+	case c.Arrival != "" && c.Arrival != ArrivalFixed && c.Arrival != ArrivalPoisson:
+		return fmt.Errorf("--arrival %q: want %s or %s", c.Arrival, ArrivalFixed, ArrivalPoisson)
+	case c.Arrival != "" && c.threadRate() == 0:
+		return errors.New("--arrival needs --rate or --rate-total")
 	}
 	if err := results.ValidateLabels(c.Labels); err != nil {
 		return fmt.Errorf("--label: %w", err)

@@ -27,27 +27,39 @@ func TestIterationsCounts(t *testing.T) {
 		iterations          int64
 		want                map[string]int64
 		batches             map[string]int64 // nil: not checked
+		batchOps            int              // 0: one pass per program run
 	}{
-		// loop workloads: one batch of all its QPs per thread, phase and pass.
+		// loop workloads, programs of one pass: one program run per thread
+		// and pass, holding both phases.
 		{"steady", "null", 2, 2, 8, 50, map[string]int64{"reg": 2 * 2 * 8 * 50, "unreg": 2 * 2 * 8 * 50},
-			map[string]int64{"reg": 2 * 2 * 50, "unreg": 2 * 2 * 50}},
+			map[string]int64{"reg": 2 * 2 * 50, "unreg": 2 * 2 * 50}, 0},
 		{"sharded", "null", 1, 3, 4, 20, map[string]int64{"reg": 3 * 4 * 20, "unreg": 3 * 4 * 20},
-			map[string]int64{"reg": 3 * 20, "unreg": 3 * 20}},
+			map[string]int64{"reg": 3 * 20, "unreg": 3 * 20}, 0},
 		{"churn", "null", 2, 1, 5, 30, map[string]int64{"create": 2 * 5 * 30, "unreg_last": 2 * 5 * 30},
-			map[string]int64{"create": 2 * 30, "unreg_last": 2 * 30}},
+			map[string]int64{"create": 2 * 30, "unreg_last": 2 * 30}, 0},
 		// errors on null: counted too, but the run fails (TestUnexpectedOutcomesFail).
 		// lifecycle: per round each QP is created once, registered by the
 		// n-1 others, unregistered by n-1, and closed once.
-		{"lifecycle", "null", 2, 2, 3, 7, map[string]int64{"create": 3 * 7, "reg": 3 * 3 * 7, "unreg": 3 * 3 * 7, "unreg_last": 3 * 7}, nil},
+		{"lifecycle", "null", 2, 2, 3, 7, map[string]int64{"create": 3 * 7, "reg": 3 * 3 * 7, "unreg": 3 * 3 * 7, "unreg_last": 3 * 7}, nil, 0},
 		// alone, the thread creates and closes every QP, one batch a round,
 		// and has nobody to register: no batch at all.
 		{"lifecycle", "null", 1, 1, 4, 5, map[string]int64{"create": 4 * 5, "reg": 0, "unreg": 0, "unreg_last": 4 * 5},
-			map[string]int64{"create": 5, "reg": 0, "unreg": 0, "unreg_last": 5}},
+			map[string]int64{"create": 5, "reg": 0, "unreg": 0, "unreg_last": 5}, 0},
+		// the default programs on one QP: 2048 passes (reg, unreg) per run,
+		// and the last run stops at the 5000th pass.
+		{"steady", "null", 1, 1, 1, 5000, map[string]int64{"reg": 5000, "unreg": 5000},
+			map[string]int64{"reg": 3, "unreg": 3}, DefaultBatchOps},
 	}
 	for _, tt := range tests {
 		t.Run(tt.workload+"/"+tt.provider, func(t *testing.T) {
 			cfg := testConfig(t, tt.workload, tt.provider, tt.procs, tt.threads, tt.qps)
 			cfg.Iterations = tt.iterations
+			// Programs cut by size alone: a preempted thread on a busy
+			// machine would otherwise shorten them.
+			cfg.BatchOps, cfg.BatchTime = tt.batchOps, time.Second
+			if cfg.BatchOps == 0 {
+				cfg.BatchOps = 2 * tt.qps
+			}
 			res := runOK(t, cfg)
 			for kind, n := range tt.want {
 				if got := res.Ops[kind].Count; got != n {

@@ -45,6 +45,7 @@ var dropUnexpected = func(d *verbs.Domain, qpn uint32) error {
 type kindRec struct {
 	kind    string
 	iv      []int64
+	ivResp  []int64 // response times from the intended starts (open loop only)
 	ivN     int64
 	count   int64
 	batches int64 // RunBatch calls: count/batches is the batch size actually run
@@ -61,6 +62,7 @@ func newKindRec(kind string) *kindRec {
 
 func (k *kindRec) reset() {
 	clear(k.iv)
+	clear(k.ivResp)
 	k.ivN, k.count, k.batches, k.errors, k.shown, k.timedNS, k.maxGap = 0, 0, 0, 0, 0, 0, 0
 	clear(k.errnos)
 }
@@ -69,6 +71,7 @@ func (k *kindRec) reset() {
 func (k *kindRec) endInterval() {
 	if k.ivN != 0 {
 		clear(k.iv)
+		clear(k.ivResp)
 		k.ivN = 0
 	}
 }
@@ -83,6 +86,7 @@ type phaseRT struct {
 	workloads.Phase
 	op        verbs.Op
 	rec       *kindRec
+	kindIdx   int           // rec's index in thread.recs: the steps' tag
 	expect    syscall.Errno // 0: must succeed
 	checkLast int           // +1: must destroy, -1: must not, 0: no check
 }
@@ -90,14 +94,18 @@ type phaseRT struct {
 // thread is one measured registrant: one goroutine locked to one OS
 // thread, with its own device context and domain handle.
 type thread struct {
-	cfg     *workerConfig
-	spec    *workloads.Spec
-	g       int // global thread index
-	n       int // total threads
-	q       int // QPs per thread (loop per_thread) or per round
-	shm     *shm
-	dev     *verbs.Device
-	dom     *verbs.Domain
+	cfg  *workerConfig
+	spec *workloads.Spec
+	g    int // global thread index
+	n    int // total threads
+	q    int // QPs per thread (loop per_thread) or per round
+	shm  *shm
+	dev  *verbs.Device
+	dom  *verbs.Domain
+	prog *progRT
+	open *openLoop // nil: a closed loop
+	// batch and where serve the storm runner's single timed operations
+	// (storm.go); the measured loops run op programs (prog).
 	batch   *verbs.Batch
 	where   []int // batch entry → slot
 	phases  []*phaseRT
@@ -113,6 +121,7 @@ type thread struct {
 
 	// measurement
 	measuring bool
+	passLimit int64  // passes to run in loop mode; 0: until done says so
 	ivStart   uint64 // CLOCK_MONOTONIC ns of the measurement start
 	ivIndex   int64
 	ivNext    uint64
@@ -136,20 +145,27 @@ type thread struct {
 func newThread(cfg *workerConfig, spec *workloads.Spec, local int, sh *shm) *thread {
 	t := &thread{cfg: cfg, spec: spec, g: cfg.ThreadBase + local, n: cfg.TotalThreads, q: cfg.QPs, shm: sh, cpu: -1,
 		scratch: results.NewHistogram()}
-	byKind := map[string]*kindRec{}
+	if cfg.Rate > 0 {
+		t.open = newOpenLoop(cfg, t.g)
+	}
+	byKind := map[string]int{}
 	kinds := spec.Kinds()
 	if modifies(spec, cfg.Verbs.QPState) {
 		kinds = append(kinds, results.OpModify)
 	}
-	for _, kind := range kinds {
-		byKind[kind] = newKindRec(kind)
-		t.recs = append(t.recs, byKind[kind])
+	for i, kind := range kinds {
+		byKind[kind] = i
+		rec := newKindRec(kind)
+		if t.open != nil {
+			rec.ivResp = make([]int64, histCounts)
+		}
+		t.recs = append(t.recs, rec)
 	}
-	if rec := byKind[results.OpModify]; rec != nil {
-		t.modify = &phaseRT{Phase: workloads.Phase{Op: results.OpModify}, op: verbs.OpModify, rec: rec}
+	if i, ok := byKind[results.OpModify]; ok {
+		t.modify = &phaseRT{Phase: workloads.Phase{Op: results.OpModify}, op: verbs.OpModify, rec: t.recs[i], kindIdx: i}
 	}
 	for _, p := range spec.Phases {
-		rt := &phaseRT{Phase: p, rec: byKind[p.Op]}
+		rt := &phaseRT{Phase: p, rec: t.recs[byKind[p.Op]], kindIdx: byKind[p.Op]}
 		switch p.Op {
 		case workloads.OpCreate:
 			rt.op = verbs.OpCreate
@@ -166,7 +182,11 @@ func newThread(cfg *workerConfig, spec *workloads.Spec, local int, sh *shm) *thr
 		t.phases = append(t.phases, rt)
 	}
 	if spec.Mode == workloads.StormMode {
-		t.storm = &stormRank{recs: byKind, mine: make([]uint32, t.q), doneNS: -1, downNS: -1,
+		recs := map[string]*kindRec{}
+		for k, i := range byKind {
+			recs[k] = t.recs[i]
+		}
+		t.storm = &stormRank{recs: recs, mine: make([]uint32, t.q), doneNS: -1, downNS: -1,
 			exit: spec.Storm.Teardown == workloads.TeardownExit}
 	}
 	if spec.Creates() && probesCreated(cfg.Verbs.Provider) {
@@ -184,6 +204,7 @@ func newThread(cfg *workerConfig, spec *workloads.Spec, local int, sh *shm) *thr
 		}
 		copy(t.slots, held)
 	}
+	t.prog = newProgRT(t)
 	return t
 }
 
@@ -246,6 +267,9 @@ func (t *thread) teardown() error {
 		}
 		t.stormRelease()
 	}
+	if t.spec.Mode != workloads.Rounds {
+		t.settle()
+	}
 	for s, h := range t.held {
 		if h {
 			if _, err := t.dom.Unreg(t.qpnOf(s)); err == nil {
@@ -275,6 +299,9 @@ func (t *thread) run(deadline uint64) error {
 	}
 	if err := waitUntil(verbs.Now, deadline, t.shm.aborted); err != nil {
 		return err
+	}
+	if t.open != nil {
+		t.open.begin(deadline)
 	}
 	if t.cfg.Warmup > 0 {
 		end := deadline + uint64(t.cfg.Warmup)
@@ -306,6 +333,9 @@ func (t *thread) run(deadline uint64) error {
 			r.reset()
 		}
 		t.rounds = 0
+		if t.open != nil {
+			t.open.begin(deadline)
+		}
 		if err := waitUntil(verbs.Now, deadline, t.shm.aborted); err != nil {
 			return err
 		}
@@ -325,6 +355,7 @@ func (t *thread) run(deadline uint64) error {
 	t.ivNext = deadline + uint64(t.cfg.Interval)
 	var done func(uint64, int64) bool
 	if t.cfg.Iterations > 0 {
+		t.passLimit = t.cfg.Iterations
 		done = func(_ uint64, passes int64) bool { return passes >= t.cfg.Iterations || t.shm.stopRequested() }
 	} else {
 		end := deadline + uint64(t.cfg.Duration)
@@ -345,19 +376,23 @@ func (t *thread) loop(done func(now uint64, passes int64) bool) error {
 	if t.spec.Mode == workloads.Rounds {
 		return t.rounds_(done)
 	}
-	for passes := int64(0); ; passes++ {
+	for passes := int64(0); ; {
 		if t.shm.aborted() {
 			return ErrAborted
 		}
 		if done(verbs.Now(), passes) {
 			return nil
 		}
-		for _, p := range t.phases {
-			if err := t.loopPhase(p); err != nil {
-				return err
-			}
+		var left int64
+		if t.passLimit > 0 {
+			left = t.passLimit - passes
 		}
-		t.rounds++
+		n, err := t.loopChunk(left)
+		if err != nil {
+			return fmt.Errorf("thread %d: %w", t.g, err)
+		}
+		passes += n
+		t.rounds += n
 	}
 }
 
@@ -400,58 +435,14 @@ func (t *thread) barrier(serial func()) error {
 	return err
 }
 
-func (t *thread) loopPhase(p *phaseRT) error {
-	b, n := t.batch, 0
-	switch p.Op {
-	case workloads.OpCreate:
-		n = t.q
-	case workloads.OpRegInvalid, workloads.OpRegForeign:
-		n = copy(b.QPNs, t.probeList(p.Op))
-	case workloads.OpReg:
-		// Specialised loops, not include(): this runs once per operation.
-		for _, s := range t.order {
-			if q := t.slots[s]; q != 0 && !t.held[s] {
-				b.QPNs[n], t.where[n] = q, s
-				n++
-			}
-		}
-	default: // unreg, unreg_last
-		for _, s := range t.order {
-			if t.held[s] {
-				b.QPNs[n], t.where[n] = t.slots[s], s
-				n++
-			}
-		}
-	}
-	if err := t.runBatch(p, n); err != nil {
-		return err
-	}
-	if p.Op == workloads.OpCreate {
-		for i := 0; i < n; i++ {
-			ok := b.Errno(i) == 0
-			t.slots[i], t.held[i] = 0, ok
-			if ok {
-				t.slots[i] = b.QPNs[i]
-				t.noteCreated(b.QPNs[i])
-			}
-			t.where[i] = i
-		}
-		return t.modifyCreated(n)
-	} else if p.Op == workloads.OpUnregLast {
-		for i := 0; i < n; i++ {
-			if b.Errno(i) == 0 {
-				t.slots[t.where[i]] = 0
-			}
-		}
-	}
-	return nil
-}
-
 func (t *thread) roundPhase(p *phaseRT, r int64) error {
-	b, n := t.batch, 0
+	prog, n := t.prog, 0
 	switch p.Op {
 	case workloads.OpRegInvalid, workloads.OpRegForeign:
-		n = copy(b.QPNs, t.probeList(p.Op))
+		for _, q := range t.probeList(p.Op) {
+			t.stepOf(n, p, q, noSlot)
+			n++
+		}
 	default:
 		for _, s := range t.order {
 			creator, closer := workloads.Creator(r, s, t.n), workloads.Closer(r, s, t.n)
@@ -465,25 +456,43 @@ func (t *thread) roundPhase(p *phaseRT, r int64) error {
 					continue
 				}
 			}
-			b.QPNs[n] = qpn
-			t.where[n] = s
+			t.stepOf(n, p, qpn, s)
 			n++
 		}
 	}
-	if err := t.runBatch(p, n); err != nil {
-		return err
+	for a := 0; a < n; {
+		end, _, err := t.runSteps(a, min(n, a+prog.chunk))
+		if err != nil {
+			return fmt.Errorf("thread %d: %s: %w", t.g, p.Op, err)
+		}
+		a = end
 	}
-	if p.Op == workloads.OpCreate {
-		for i := 0; i < n; i++ {
-			s, ok := t.where[i], b.Errno(i) == 0
+	// The state moves by the outcomes; the errors were counted.
+	for i := 0; i < n; i++ {
+		s := prog.slot[i]
+		if s == noSlot {
+			continue
+		}
+		ok := prog.p.Errno(i) == 0 && p.expect == 0
+		switch p.op {
+		case verbs.OpCreate:
 			t.held[s] = ok
 			if ok {
-				t.shm.setQPN(s, b.QPNs[i])
-				t.noteCreated(b.QPNs[i])
+				t.shm.setQPN(int(s), prog.p.Steps[i].QPN)
 			} else {
-				t.shm.setQPN(s, 0) // the others skip a QP that does not exist
+				t.shm.setQPN(int(s), 0) // the others skip a QP that does not exist
+			}
+		case verbs.OpReg:
+			if ok {
+				t.held[s] = true
+			}
+		case verbs.OpUnreg:
+			if ok {
+				t.held[s] = false
 			}
 		}
+	}
+	if p.op == verbs.OpCreate {
 		return t.modifyCreated(n)
 	}
 	return nil
@@ -496,14 +505,21 @@ func (t *thread) modifyCreated(n int) error {
 	if t.modify == nil {
 		return nil
 	}
-	b, m := t.batch, 0
+	prog, m := t.prog, n
 	for i := 0; i < n; i++ {
-		if b.Errno(i) == 0 {
-			b.QPNs[m], t.where[m] = b.QPNs[i], t.where[i]
+		if prog.p.Errno(i) == 0 {
+			t.stepOf(m, t.modify, prog.p.Steps[i].QPN, int(prog.slot[i]))
 			m++
 		}
 	}
-	return t.runBatch(t.modify, m)
+	for a := n; a < m; {
+		end, _, err := t.runSteps(a, min(m, a+prog.chunk))
+		if err != nil {
+			return fmt.Errorf("thread %d: %s: %w", t.g, results.OpModify, err)
+		}
+		a = end
+	}
+	return nil
 }
 
 // include says whether slot s (QP qpn) belongs in phase p's batch: reg
@@ -525,6 +541,28 @@ func (t *thread) probeList(op string) []uint32 {
 	return t.cfg.Foreign
 }
 
+// account adds a batch of rec's kind that ended at now after timed ns
+// inside its operations: the stretch since the previous batch ended, less
+// barrier waits, was not timed. (The batch's own cgo entry and exit count
+// in that stretch: they are not timed either.)
+func (t *thread) account(rec *kindRec, now, timed uint64) {
+	start := now - min(timed, now)
+	var gap uint64
+	if start > t.lastEnd+t.waited {
+		gap = start - t.lastEnd - t.waited
+	}
+	if int64(gap) > rec.maxGap {
+		rec.maxGap = int64(gap)
+	}
+	if gap > t.gapNS {
+		t.gapNS, t.gapAt, t.gapKind = gap, t.lastEnd-t.started, rec.kind
+	}
+	t.lastEnd, t.waited = now, 0
+}
+
+// The storm runner (storm.go) times its operations one by one through
+// RunBatch, with these.
+
 func (t *thread) noteCreated(qpn uint32) {
 	if t.created != nil {
 		t.created.add(qpn)
@@ -544,6 +582,7 @@ func (t *thread) runBatch(p *phaseRT, n int) error {
 	}
 	rec := p.rec
 	timed := recordAll(rec.iv, b.NS[:n])
+	rec.timedNS += int64(timed)
 	rec.ivN += int64(n)
 	rec.count += int64(n)
 	rec.batches++
@@ -579,26 +618,6 @@ func (t *thread) runBatch(p *phaseRT, n int) error {
 		}
 	}
 	return nil
-}
-
-// account adds a batch of rec's kind that ended at now after timed ns
-// inside its operations: the stretch since the previous batch ended, less
-// barrier waits, was not timed. (The batch's own cgo entry and exit count
-// in that stretch: they are not timed either.)
-func (t *thread) account(rec *kindRec, now, timed uint64) {
-	rec.timedNS += int64(timed)
-	start := now - min(timed, now)
-	var gap uint64
-	if start > t.lastEnd+t.waited {
-		gap = start - t.lastEnd - t.waited
-	}
-	if int64(gap) > rec.maxGap {
-		rec.maxGap = int64(gap)
-	}
-	if gap > t.gapNS {
-		t.gapNS, t.gapAt, t.gapKind = gap, t.lastEnd-t.started, rec.kind
-	}
-	t.lastEnd, t.waited = now, 0
 }
 
 // check goes through a batch that had failures or needs its outcome

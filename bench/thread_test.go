@@ -15,8 +15,6 @@ import (
 // when that drop fails too, the outcome says the registration was kept,
 // instead of a silent leak.
 func TestUnexpectedSuccessDrop(t *testing.T) {
-	// null: every reg succeeds, so each is unexpected where EINVAL is due.
-	th := nullThread(t, "errors", 4, nil)
 	defer func(f func(*verbs.Domain, uint32) error) { dropUnexpected = f }(dropUnexpected)
 	for _, tt := range []struct {
 		name string
@@ -27,14 +25,15 @@ func TestUnexpectedSuccessDrop(t *testing.T) {
 		{"drop fails", syscall.EIO, errUnexpectedSuccessKept},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			// null: every reg succeeds, so each is unexpected where EINVAL is due.
+			th := nullThread(t, "errors", 4, func(c *workerConfig) { c.Invalid, c.Foreign = c.Held[:3], nil })
 			drops := 0
 			dropUnexpected = func(*verbs.Domain, uint32) error { drops++; return tt.drop }
-			rec := &kindRec{kind: "reg", errnos: map[string]int64{}}
-			p := &phaseRT{op: verbs.OpReg, rec: rec, expect: syscall.EINVAL}
-			if _, err := th.dom.RunBatch(verbs.OpReg, th.batch, 3); err != nil {
-				t.Fatal(err)
+			th.buildLoop()
+			if _, failed, err := th.runSteps(0, 3); err != nil || !failed {
+				t.Fatalf("failed %v, %v; want the unexpected successes seen", failed, err)
 			}
-			th.check(p, 3)
+			rec := th.phases[0].rec
 			if drops != 3 || rec.errors != 3 || rec.errnos[tt.want] != 3 || len(rec.errnos) != 1 {
 				t.Errorf("drops %d, errors %d, outcomes %v; want 3 drops and 3 %s", drops, rec.errors, rec.errnos, tt.want)
 			}

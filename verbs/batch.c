@@ -147,6 +147,9 @@ void xb_run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps,
 		case XB_OP_UNREG:
 			rc = qpn > XB_QPN_MAX ? EINVAL : ops->unreg(dom, qpn, &flags);
 			break;
+		case XB_OP_MODIFY:
+			rc = qpn > XB_QPN_MAX ? EINVAL : ops->modify(dom, qpn, XB_QPS_TARGET);
+			break;
 		default:
 			rc = EINVAL;
 		}

@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// benchBatch is the batch size of these benchmarks; the engine's batch is
-// a thread's QPs (bench/thread.go).
+// benchBatch is the batch size of these benchmarks, the engine's default
+// program length (bench.DefaultBatchOps).
 const benchBatch = 4096
 
 // BenchmarkNullRunBatch: the hot path on the provider that does nothing.

@@ -1,0 +1,81 @@
+package bench
+
+import (
+	"math/rand/v2"
+
+	"github.com/xrcbench/xrcbench/verbs"
+)
+
+// Arrivals of an open loop.
+const (
+	ArrivalFixed   = "fixed"   // one operation every 1/rate
+	ArrivalPoisson = "poisson" // exponential gaps of mean 1/rate, seeded
+)
+
+// openLoop is a thread's schedule of intended starts, and what became of
+// it. The schedule runs on whatever happens: a stall of the thread leaves
+// the operations due during it behind, and their response times (from
+// their intended starts) show the stall, as wrk2 does it.
+type openLoop struct {
+	period  float64 // mean ns between intended starts
+	poisson bool
+	rng     *rand.Rand
+	next    uint64  // the intended start of the next operation
+	frac    float64 // the fixed schedule's fraction of a ns carried over
+
+	first     uint64 // the first intended start of the measurement
+	scheduled int64
+	waits     uint64
+	lateNS    uint64
+	lateMaxNS uint64
+	behindNS  uint64 // how far behind its intended start the last operation began
+	behindMax uint64
+}
+
+func newOpenLoop(cfg *workerConfig, g int) *openLoop {
+	return &openLoop{period: 1e9 / cfg.Rate, poisson: cfg.Arrival == ArrivalPoisson,
+		rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x9e3779b97f4a7c15^uint64(g)))}
+}
+
+// begin starts the schedule at t0 and forgets what came before (the
+// warm-up's).
+func (o *openLoop) begin(t0 uint64) {
+	o.next, o.first, o.frac = t0, t0, 0
+	o.scheduled, o.waits, o.lateNS, o.lateMaxNS, o.behindNS, o.behindMax = 0, 0, 0, 0, 0, 0
+}
+
+func (o *openLoop) advance() {
+	gap := o.period
+	if o.poisson {
+		gap = o.rng.ExpFloat64() * o.period
+	}
+	gap += o.frac
+	whole := uint64(gap)
+	o.frac = gap - float64(whole)
+	o.next += whole
+}
+
+// schedule writes the intended starts of steps [a, b), stopping after the
+// first one due more than window after now (or after the schedule's next
+// start, when it is ahead), and returns the end of what it scheduled.
+func (o *openLoop) schedule(start []uint64, a, b int, window uint64) int {
+	limit := max(o.next, verbs.Now()) + window
+	for i := a; i < b; i++ {
+		start[i] = o.next
+		o.advance()
+		if o.next > limit {
+			b = i + 1
+		}
+	}
+	o.scheduled += int64(b - a)
+	return b
+}
+
+// ran adds a program run's waits and backlog.
+func (o *openLoop) ran(st *verbs.ProgramStats, n int) {
+	o.waits += st.Waits
+	o.lateNS += st.LateNS
+	o.lateMaxNS = max(o.lateMaxNS, st.LateMaxNS)
+	o.behindNS = st.BehindNS
+	o.behindMax = max(o.behindMax, st.BehindNS)
+}

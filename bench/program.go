@@ -1,0 +1,403 @@
+package bench
+
+import (
+	"slices"
+	"time"
+
+	"github.com/xrcbench/xrcbench/verbs"
+	"github.com/xrcbench/xrcbench/workloads"
+)
+
+// How a thread cuts its work into op programs (verbs.Program): a loop-mode
+// program holds as many whole passes as fit in BatchOps steps (at least
+// one), built once and run again for as long as it leaves the thread's
+// registrations as it found them; each cgo call runs a range of it of at
+// most BatchOps steps or about BatchTime of work, whichever is less, so
+// the thread checks for its end, its interval and a stop at least that
+// often.
+const (
+	DefaultBatchOps  = 4096
+	DefaultBatchTime = time.Millisecond
+)
+
+// noSlot marks a step on no slot of the thread (the probes of reg_invalid
+// and reg_foreign).
+const noSlot = -1
+
+// progRT is a thread's current program and where it is in it.
+type progRT struct {
+	p        *verbs.Program
+	slot     []int32 // step → slot, or noSlot
+	n        int     // steps built
+	pos      int     // next step to run
+	passEnds []int   // step index after each pass of the program
+	passIdx  int     // passEnds[passIdx] is the next pass end
+	built    bool    // p holds a program for the state below
+	periodic bool    // run whole without surprises, it leaves the state unchanged
+	creates  bool
+	// the registration state the program starts from (loop mode)
+	held0  []bool
+	slots0 []uint32
+	// scratch of the build: the predicted state
+	pheld     []bool
+	pslots    []uint32
+	createdAt []int32 // slot → step of the program that created its QP, or -1
+
+	chunk   int                // steps per call, adapted to BatchTime
+	stats   verbs.ProgramStats // of the last call
+	counts  []int64            // per kind, of the last call (scratch)
+	sums    []uint64
+	ivs     [][]int64 // per kind: the interval's service time counts
+	ivsResp [][]int64 // per kind: response time counts (open loop)
+}
+
+func (t *thread) batchOps() int {
+	if t.cfg.BatchOps > 0 {
+		return t.cfg.BatchOps
+	}
+	return DefaultBatchOps
+}
+
+func (t *thread) batchTime() uint64 {
+	if t.cfg.BatchTime > 0 {
+		return uint64(t.cfg.BatchTime)
+	}
+	return uint64(DefaultBatchTime)
+}
+
+func newProgRT(t *thread) *progRT {
+	cap := t.batchOps()
+	// One pass, or one round's phase, always fits.
+	per := 0
+	for _, p := range t.phases {
+		if p.Op == workloads.OpCreate && t.modify != nil {
+			per += t.q
+		}
+		switch p.Op {
+		case workloads.OpRegInvalid:
+			per += len(t.cfg.Invalid)
+		case workloads.OpRegForeign:
+			per += len(t.cfg.Foreign)
+		default:
+			per += t.q
+		}
+	}
+	cap = max(cap, per, 1)
+	r := &progRT{p: verbs.NewProgram(cap, t.open != nil), slot: make([]int32, cap),
+		held0: make([]bool, t.q), slots0: make([]uint32, t.q), pheld: make([]bool, t.q),
+		pslots: make([]uint32, t.q), createdAt: make([]int32, t.q), chunk: min(cap, t.batchOps()),
+		counts: make([]int64, len(t.recs)), sums: make([]uint64, len(t.recs)),
+		passEnds: make([]int, 0, cap), creates: t.spec.Creates()}
+	for _, k := range t.recs {
+		r.ivs = append(r.ivs, k.iv)
+		r.ivsResp = append(r.ivsResp, k.ivResp)
+	}
+	return r
+}
+
+// stepOf is phase p's step on QP qpn (slot s, or noSlot).
+func (t *thread) stepOf(i int, p *phaseRT, qpn uint32, s int) {
+	r := t.prog
+	st := &r.p.Steps[i]
+	*st = verbs.Step{QPN: qpn, Op: uint8(p.op), Expect: uint16(p.expect), Tag: uint32(p.kindIdx)}
+	switch {
+	case p.checkLast > 0:
+		st.Check = verbs.CheckDestroyed
+	case p.checkLast < 0:
+		st.Check = verbs.CheckKept
+	}
+	r.slot[i] = int32(s)
+}
+
+// buildLoop builds the loop-mode program from the thread's state: whole
+// passes while they fit.
+func (t *thread) buildLoop() {
+	r := t.prog
+	copy(r.held0, t.held)
+	copy(r.slots0, t.slots)
+	copy(r.pheld, t.held)
+	copy(r.pslots, t.slots)
+	r.n, r.pos, r.passIdx = 0, 0, 0
+	r.passEnds = r.passEnds[:0]
+	cap := r.p.Len()
+	last := 0
+	for {
+		for i := range r.createdAt {
+			r.createdAt[i] = -1
+		}
+		start := r.n
+		if !t.buildPass() {
+			r.n = start // did not fit: the program ends before it
+			break
+		}
+		r.passEnds = append(r.passEnds, r.n)
+		last = r.n - start
+		if last == 0 || r.n+last > cap || len(r.passEnds) >= cap {
+			break
+		}
+	}
+	r.periodic = slices.Equal(r.pheld, r.held0) && slices.Equal(r.pslots, r.slots0) && !r.creates ||
+		r.creates && slices.Equal(r.pheld, r.held0) && allZero(r.pslots) && allZero(r.slots0)
+	r.built = true
+}
+
+func allZero(s []uint32) bool {
+	for _, v := range s {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// createdQPN marks a predicted slot whose QP a step of the program
+// creates: its number is known only when the program runs.
+const createdQPN = ^uint32(0)
+
+// buildPass appends one pass to the program from the predicted state, as
+// the engine ran passes phase by phase; false if it does not fit.
+func (t *thread) buildPass() bool {
+	r := t.prog
+	cap := r.p.Len()
+	for _, p := range t.phases {
+		switch p.Op {
+		case workloads.OpCreate:
+			if r.n+t.q > cap {
+				return false
+			}
+			if t.modify != nil && r.n+2*t.q > cap {
+				return false
+			}
+			for s := 0; s < t.q; s++ {
+				t.stepOf(r.n, p, 0, s)
+				r.createdAt[s] = int32(r.n)
+				r.pslots[s], r.pheld[s] = createdQPN, true
+				r.n++
+			}
+			// The creator moves its new QPs out of RESET before anyone
+			// registers, as production does (--qp-state).
+			for s := 0; t.modify != nil && s < t.q; s++ {
+				t.stepOf(r.n, t.modify, 0, s)
+				r.p.Steps[r.n].Back = uint32(r.n - int(r.createdAt[s]))
+				r.n++
+			}
+		case workloads.OpRegInvalid, workloads.OpRegForeign:
+			list := t.probeList(p.Op)
+			if r.n+len(list) > cap {
+				return false
+			}
+			for _, q := range list {
+				t.stepOf(r.n, p, q, noSlot)
+				r.n++
+			}
+		default:
+			for _, s := range t.order {
+				q := r.pslots[s]
+				var take bool
+				if p.Op == workloads.OpReg {
+					take = q != 0 && !r.pheld[s]
+				} else {
+					take = r.pheld[s]
+				}
+				if !take {
+					continue
+				}
+				if r.n >= cap {
+					return false
+				}
+				t.stepOf(r.n, p, q, s)
+				if q == createdQPN {
+					r.p.Steps[r.n].QPN = 0
+					r.p.Steps[r.n].Back = uint32(r.n - int(r.createdAt[s]))
+				}
+				if p.Op == workloads.OpReg {
+					r.pheld[s] = true
+				} else {
+					r.pheld[s] = false
+					if p.Op == workloads.OpUnregLast {
+						r.pslots[s] = 0
+					}
+				}
+				r.n++
+			}
+		}
+	}
+	return true
+}
+
+// replay sets the thread's registration state from the outcomes of steps
+// [0, upto) of the loop-mode program, run from the state it was built on.
+func (t *thread) replay(upto int) {
+	r := t.prog
+	copy(t.held, r.held0)
+	copy(t.slots, r.slots0)
+	for i := 0; i < upto; i++ {
+		s := r.slot[i]
+		if s == noSlot {
+			continue
+		}
+		st := &r.p.Steps[i]
+		if r.p.Errno(i) != 0 || st.Expect != 0 {
+			// Failed: nothing changed. Succeeded against an expected
+			// failure: check dropped it again.
+			continue
+		}
+		switch verbs.Op(st.Op) {
+		case verbs.OpCreate:
+			t.slots[s], t.held[s] = st.QPN, true
+		case verbs.OpReg:
+			t.held[s] = true
+		case verbs.OpUnreg:
+			t.held[s] = false
+			if st.Check == verbs.CheckDestroyed {
+				t.slots[s] = 0
+			}
+		}
+	}
+}
+
+// settle brings the thread's state up to the steps run so far and drops
+// the program: the next loop builds a new one from that state.
+func (t *thread) settle() {
+	r := t.prog
+	if r == nil || !r.built {
+		return
+	}
+	t.replay(r.pos)
+	r.built = false
+}
+
+// loopChunk runs the next range of the loop-mode program and returns the
+// passes it completed.
+func (t *thread) loopChunk(passesLeft int64) (int64, error) {
+	r := t.prog
+	if !r.built || r.pos >= r.n {
+		if r.built && r.pos >= r.n && !r.periodic {
+			t.replay(r.n)
+			r.built = false
+		}
+		if !r.built {
+			t.buildLoop()
+		}
+		r.pos, r.passIdx = 0, 0
+		if r.n == 0 { // nothing to do in a pass: a pass is done
+			return 1, nil
+		}
+	}
+	end := min(r.n, r.pos+r.chunk)
+	if passesLeft > 0 && r.passIdx+int(passesLeft)-1 < len(r.passEnds) {
+		end = min(end, r.passEnds[r.passIdx+int(passesLeft)-1])
+	}
+	end, failed, err := t.runSteps(r.pos, end)
+	if err != nil {
+		return 0, err
+	}
+	r.pos = end
+	var passes int64
+	for r.passIdx < len(r.passEnds) && r.passEnds[r.passIdx] <= end {
+		r.passIdx++
+		passes++
+	}
+	if failed {
+		// The rest of the program was built on outcomes that did not
+		// happen: settle the state and build anew from it.
+		t.replay(end)
+		r.built = false
+		if r.passIdx < len(r.passEnds) {
+			passes++ // the pass is cut short where it failed
+		}
+	}
+	return passes, nil
+}
+
+// runSteps runs steps [a, b) of the program (fewer in an open loop: those
+// due within BatchTime) in one cgo call and records them: latencies into
+// the interval's counts, unexpected outcomes as errors of their kinds, the
+// untimed stretch before the call into coverage. It returns the end of
+// what it ran and whether an outcome was unexpected.
+func (t *thread) runSteps(a, b int) (int, bool, error) {
+	r := t.prog
+	p := r.p
+	if t.open != nil {
+		b = t.open.schedule(p.Start, a, b, t.batchTime())
+	}
+	r.stats = verbs.ProgramStats{}
+	if err := t.dom.RunProgram(p, a, b-a, &r.stats); err != nil {
+		return a, false, err
+	}
+	clear(r.counts)
+	clear(r.sums)
+	timed := foldSteps(p.Steps[a:b], p.NS[a:b], r.ivs, r.counts, r.sums)
+	if t.open != nil {
+		foldSteps(p.Steps[a:b], p.Resp[a:b], r.ivsResp, nil, nil)
+		t.open.ran(&r.stats, b-a)
+	}
+	for k, c := range r.counts {
+		if c > 0 {
+			rec := t.recs[k]
+			rec.ivN += c
+			rec.count += c
+			rec.batches++
+			rec.timedNS += int64(r.sums[k])
+		}
+	}
+	if r.creates && t.created != nil {
+		for i := a; i < b; i++ {
+			if verbs.Op(p.Steps[i].Op) == verbs.OpCreate && p.Errno(i) == 0 {
+				t.created.add(p.Steps[i].QPN)
+			}
+		}
+	}
+	failed := r.stats.Unexpected > 0
+	if failed {
+		t.checkSteps(a, b)
+	}
+	if per := timed / uint64(b-a); per > 0 {
+		r.chunk = int(min(max(t.batchTime()/per, 1), uint64(t.batchOps())))
+	} else {
+		r.chunk = t.batchOps()
+	}
+	if t.measuring {
+		now := verbs.Now()
+		t.waited += r.stats.WaitNS
+		t.waitNS += r.stats.WaitNS
+		t.account(t.recs[p.Steps[a].Tag], now, timed)
+		if now >= t.ivNext {
+			return b, failed, t.flushIntervalAt(now)
+		}
+	}
+	return b, failed, nil
+}
+
+// checkSteps names the unexpected outcomes among steps [a, b) as errors
+// of their kinds.
+func (t *thread) checkSteps(a, b int) {
+	p := t.prog.p
+	for i := a; i < b; i++ {
+		if !p.Unexpected(i) {
+			continue
+		}
+		st := &p.Steps[i]
+		rec, e := t.recs[st.Tag], p.Errno(i)
+		switch {
+		case st.Expect != 0 && e == 0:
+			// A registration that should not exist; drop it, unmeasured,
+			// so it leaks nothing, and say so when that fails too.
+			qpn := st.QPN
+			if st.Back != 0 {
+				qpn = p.Steps[i-int(st.Back)].QPN
+			}
+			if dropUnexpected(t.dom, qpn) != nil {
+				rec.fail(errUnexpectedSuccessKept)
+			} else {
+				rec.fail(errUnexpectedSuccess)
+			}
+		case e != 0:
+			rec.fail(workloads.ErrnoName(e))
+		case st.Check == verbs.CheckDestroyed:
+			rec.fail(errNotDestroyed)
+		default:
+			rec.fail(errUnexpectedDestroy)
+		}
+	}
+}
