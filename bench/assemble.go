@@ -7,6 +7,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 // kindAgg accumulates one op kind over threads.
 type kindAgg struct {
 	hist    *hdrhistogram.Histogram
+	resp    *hdrhistogram.Histogram // response times, open loop only
 	count   int64
 	batches int64
 	errors  int64
@@ -28,6 +30,10 @@ type kindAgg struct {
 
 func (a *kindAgg) stats(seconds float64) results.OpStats {
 	s := results.OpStats{Count: a.count, Batches: a.batches, Errors: a.errors, NS: results.Summarize(a.hist)}
+	if a.resp != nil {
+		r := results.Summarize(a.resp)
+		s.ResponseNS = &r
+	}
 	if seconds > 0 {
 		s.OpsPerSec = float64(a.count) / seconds
 	}
@@ -60,6 +66,14 @@ func aggregate(aggs map[string]*kindAgg, rep *repOutcome) {
 		}
 	}
 	for kind, h := range rep.hists {
+		if base, ok := strings.CutSuffix(kind, results.ResponseSuffix); ok {
+			a := get(base)
+			if a.resp == nil {
+				a.resp = results.NewHistogram()
+			}
+			a.resp.Merge(h)
+			continue
+		}
 		get(kind).hist.Merge(h)
 	}
 }
@@ -126,8 +140,17 @@ func assemble(res *results.Result, done []*repOutcome, cfg Config) error {
 			continue
 		}
 		res.Histograms[kind] = enc
+		if a.resp != nil {
+			enc, err := encodeHistogram(a.resp)
+			if err != nil {
+				encErr = errors.Join(encErr, fmt.Errorf("encoding the total %s response times (%d operations): %w", kind, a.resp.TotalCount(), err))
+				continue
+			}
+			res.Histograms[kind+results.ResponseSuffix] = enc
+		}
 	}
 	harnessFigures(res, done)
+	openLoopFigures(res, done, cfg, wall)
 	if res.Workers == nil {
 		res.Workers = []results.Worker{}
 	}
@@ -501,4 +524,55 @@ func median(xs []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// Saturation: an open loop whose last operations began this far behind
+// their intended starts (and behind by more than a tenth of the
+// measurement), or that achieved less than this share of the requested
+// rate, did not keep up: it measured a closed loop's latencies under a
+// growing queue.
+const (
+	saturationMinShare = 0.95
+	saturationBacklog  = 10 * time.Millisecond
+)
+
+// openLoopFigures sums the threads' open loops into res.OpenLoop and says
+// so in a warning when the device could not keep up.
+func openLoopFigures(res *results.Result, done []*repOutcome, cfg Config, wall float64) {
+	rate := cfg.threadRate()
+	if rate <= 0 {
+		return
+	}
+	ol := &results.OpenLoop{Arrival: cfg.arrival(), RequestedOpsPerSec: rate * float64(cfg.Procs*cfg.Threads)}
+	var late, ops int64
+	for _, rep := range done {
+		for _, tr := range rep.threads {
+			if tr.Open == nil {
+				continue
+			}
+			ol.Waits += tr.Open.Waits
+			late += tr.Open.LateNS
+			ol.WakeLateMaxNS = max(ol.WakeLateMaxNS, tr.Open.LateMaxNS)
+			ol.BacklogEndNS = max(ol.BacklogEndNS, tr.Open.BehindNS)
+			ol.BacklogMaxNS = max(ol.BacklogMaxNS, tr.Open.BehindMaxNS)
+		}
+		for _, tr := range rep.threads {
+			for _, kr := range tr.Kinds {
+				ops += kr.Count
+			}
+		}
+	}
+	if ol.Waits > 0 {
+		ol.WakeLateMeanNS = float64(late) / float64(ol.Waits)
+	}
+	if wall > 0 {
+		ol.AchievedOpsPerSec = float64(ops) / wall
+	}
+	limit := max(saturationBacklog, time.Duration(wall*1e9/float64(max(len(done), 1))/10))
+	ol.Saturated = ol.AchievedOpsPerSec < saturationMinShare*ol.RequestedOpsPerSec || time.Duration(ol.BacklogEndNS) > limit
+	res.OpenLoop = ol
+	if ol.Saturated {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("open loop saturated: achieved %.3g ops/s of the %.3g requested, the last operations began %v behind their intended starts (at most %v): the device did not keep up, and the response times measure the queue",
+			ol.AchievedOpsPerSec, ol.RequestedOpsPerSec, time.Duration(ol.BacklogEndNS).Round(time.Microsecond), time.Duration(ol.BacklogMaxNS).Round(time.Microsecond)))
+	}
 }

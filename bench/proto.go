@@ -134,6 +134,21 @@ type threadResult struct {
 	StormDoneNS     *int64 `json:"storm_done_ns,omitempty"`
 	StormTeardownNS *int64 `json:"storm_teardown_ns,omitempty"`
 	StormRunQueueNS *int64 `json:"storm_runq_ns,omitempty"`
+	// Open is what became of the thread's open-loop schedule; nil in a
+	// closed loop.
+	Open *openResult `json:"open,omitempty"`
+}
+
+// openResult is one thread's open loop: operations scheduled, waits for
+// an intended start and their wake-up lateness, and how far behind the
+// schedule its last operation (and its most behind one) began.
+type openResult struct {
+	Scheduled   int64 `json:"scheduled"`
+	Waits       int64 `json:"waits"`
+	LateNS      int64 `json:"late_ns"`
+	LateMaxNS   int64 `json:"late_max_ns"`
+	BehindNS    int64 `json:"behind_ns"`
+	BehindMaxNS int64 `json:"behind_max_ns"`
 }
 
 // kindResult is one thread's counts of one op kind. Its latencies are the

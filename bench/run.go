@@ -111,6 +111,18 @@ func (c *Config) threadRate() float64 {
 	return c.Rate
 }
 
+// histKinds names the run's histograms: one per op kind, and in an open
+// loop one more per kind for the response times.
+func (c *Config) histKinds() []string {
+	kinds := c.Kinds()
+	if c.threadRate() > 0 {
+		for _, k := range c.Kinds() {
+			kinds = append(kinds, k+results.ResponseSuffix)
+		}
+	}
+	return kinds
+}
+
 func (c *Config) arrival() string {
 	if c.Arrival == "" && c.threadRate() > 0 {
 		return ArrivalFixed
@@ -295,7 +307,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	res := c.newResult()
 	res.RunID = runID
 	res.Harness.Scheduling = rt.String()
-	logs, err := newHlogs(rf.dir(), runID, cfg.Kinds(), res.Started, cfg.Interval)
+	logs, err := newHlogs(rf.dir(), runID, cfg.histKinds(), res.Started, cfg.Interval)
 	if err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
@@ -461,6 +473,10 @@ func (c *coordinator) newResult() *results.Result {
 			Seed:         cfg.Seed,
 			Interval:     results.Duration(cfg.Interval),
 			QPState:      cfg.QPState.String(),
+			BatchOps:     cfg.BatchOps,
+			BatchTime:    results.Duration(cfg.BatchTime),
+			Rate:         cfg.threadRate(),
+			Arrival:      cfg.arrival(),
 		},
 		Harness: results.Harness{
 			// Replaced by the threads' own measurements when they report.

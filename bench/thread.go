@@ -692,6 +692,13 @@ func (t *thread) flushIntervalAt(now uint64) error {
 				err = fmt.Errorf("thread %d: encoding the %s latencies of interval %d (%d operations): %w", t.g, r.kind, t.ivIndex, r.ivN, eerr)
 			}
 			msg.Hists[r.kind] = s
+			if r.ivResp != nil && err == nil {
+				s, eerr := encodeHistogram(histogramInto(t.scratch, r.ivResp))
+				if eerr != nil {
+					err = fmt.Errorf("thread %d: encoding the %s response times of interval %d (%d operations): %w", t.g, r.kind, t.ivIndex, r.ivN, eerr)
+				}
+				msg.Hists[r.kind+results.ResponseSuffix] = s
+			}
 		}
 		r.endInterval()
 	}
@@ -716,6 +723,10 @@ func (t *thread) result() (threadResult, error) {
 		GapKind: t.gapKind, TimerBeforeNS: t.timerPre, TimerAfterNS: t.timerPost}
 	if t.storm != nil {
 		tr.StormDoneNS, tr.StormTeardownNS, tr.StormRunQueueNS = &t.storm.doneNS, &t.storm.downNS, &t.storm.runqNS
+	}
+	if o := t.open; o != nil {
+		tr.Open = &openResult{Scheduled: o.scheduled, Waits: int64(o.waits), LateNS: int64(o.lateNS),
+			LateMaxNS: int64(o.lateMaxNS), BehindNS: int64(o.behindNS), BehindMaxNS: int64(o.behindMax)}
 	}
 	for _, r := range t.recs {
 		tr.Kinds[r.kind] = kindResult{Count: r.count, Batches: r.batches, Errors: r.errors, TimedNS: r.timedNS, MaxGapNS: r.maxGap}

@@ -63,9 +63,12 @@ type Result struct {
 	Environment Environment        `json:"environment"`
 	Harness     Harness            `json:"harness"`
 	Ops         map[string]OpStats `json:"ops"`
-	Workers     []Worker           `json:"workers"`
-	Repetitions []Repetition       `json:"repetitions"`
-	Leaks       *LeakCheck         `json:"leaks,omitempty"`
+	// OpenLoop is what became of an open loop's schedule (--rate);
+	// absent in a closed loop.
+	OpenLoop    *OpenLoop    `json:"open_loop,omitempty"`
+	Workers     []Worker     `json:"workers"`
+	Repetitions []Repetition `json:"repetitions"`
+	Leaks       *LeakCheck   `json:"leaks,omitempty"`
 	// Fleet is the run's place in a fleet (run --fleet): one run per node,
 	// started by the cluster's launcher. Absent for a plain run.
 	Fleet *Fleet `json:"fleet,omitempty"`
@@ -117,6 +120,14 @@ type Config struct {
 	// registered: reset, init or rtr. Empty in results that predate it,
 	// whose QPs stayed in RESET.
 	QPState string `json:"qp_state,omitempty"`
+	// The op programs' limits (steps per C call, time per call), when
+	// not the defaults.
+	BatchOps  int      `json:"batch_ops,omitempty"`
+	BatchTime Duration `json:"batch_time,omitempty"`
+	// Open loop: the requested rate per thread (ops/s) and the arrival
+	// process; absent in a closed loop.
+	Rate    float64 `json:"rate,omitempty"`
+	Arrival string  `json:"arrival,omitempty"`
 }
 
 // QPStateOf is the QP state a result's run used: its Config.QPState, or
@@ -220,6 +231,11 @@ type OpStats struct {
 	Errors    int64   `json:"errors"`
 	OpsPerSec float64 `json:"ops_per_sec"`
 	NS        Latency `json:"ns"`
+	// ResponseNS is the response time in an open loop (--rate): from each
+	// operation's intended start to its end, so time spent behind the
+	// schedule counts (corrected for coordinated omission); NS stays the
+	// service time, from the actual start. Absent in a closed loop.
+	ResponseNS *Latency `json:"response_ns,omitempty"`
 	// ErrnoCounts counts failures by errno name (e.g. "EINVAL"), when any:
 	// unexpected outcomes only, like Errors.
 	ErrnoCounts map[string]int64 `json:"errno_counts,omitempty"`
@@ -383,3 +399,31 @@ type Storm struct {
 	TeardownMethod string    `json:"teardown_method,omitempty"` // "ranks_unreg" or "sim_inspect"
 	TeardownNote   string    `json:"teardown_note,omitempty"`
 }
+
+// OpenLoop is what became of an open loop's schedule over all threads and
+// repetitions.
+type OpenLoop struct {
+	Arrival string `json:"arrival"` // fixed or poisson
+	// RequestedOpsPerSec is the rate asked of all threads together,
+	// AchievedOpsPerSec the operations done per second of measurement.
+	RequestedOpsPerSec float64 `json:"requested_ops_per_sec"`
+	AchievedOpsPerSec  float64 `json:"achieved_ops_per_sec"`
+	// BacklogEndNS is how far behind its intended start the last
+	// operation of the most behind thread began; BacklogMaxNS the most
+	// any operation was. A backlog that grows to the end means the device
+	// could not keep up: Saturated.
+	BacklogEndNS int64 `json:"backlog_end_ns"`
+	BacklogMaxNS int64 `json:"backlog_max_ns"`
+	Saturated    bool  `json:"saturated"`
+	// Waits is how many operations waited for their intended start;
+	// WakeLateMeanNS and WakeLateMaxNS how late the waits ended (sleep and
+	// spin overshoot), which is in the response times but not the service
+	// times.
+	Waits          int64   `json:"waits"`
+	WakeLateMeanNS float64 `json:"wake_late_mean_ns"`
+	WakeLateMaxNS  int64   `json:"wake_late_max_ns"`
+}
+
+// ResponseSuffix names the response time histogram of an op kind among
+// Histograms and the .hlog files: "reg" + ResponseSuffix.
+const ResponseSuffix = ".response"

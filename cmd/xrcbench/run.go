@@ -52,6 +52,10 @@ type runFlags struct {
 	progress                   string
 	quiet                      bool
 	labels                     []string
+	batchOps                   int
+	batchTime                  time.Duration
+	rate, rateTotal            float64
+	arrival                    string
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
@@ -84,6 +88,11 @@ func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 	fs.StringVar(&f.progress, "progress", progressAuto, "live progress on stderr: auto (on a terminal), always or never")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors (the run folder is written as always)")
 	fs.StringArrayVar(&f.labels, "label", nil, "key=value stored in result.json and shown in every report, e.g. fw=22.31.1014 (repeatable); compare --by KEY groups runs by it")
+	fs.IntVar(&f.batchOps, "batch-ops", bench.DefaultBatchOps, "operations per op program run (one call into C)")
+	fs.DurationVar(&f.batchTime, "batch-time", bench.DefaultBatchTime, "or about this much work per program run, whichever is less")
+	fs.Float64Var(&f.rate, "rate", 0, "open loop: operations per second per thread, each with an intended start (0: closed loop, as fast as possible)")
+	fs.Float64Var(&f.rateTotal, "rate-total", 0, "open loop: operations per second of all threads together, spread evenly")
+	fs.StringVar(&f.arrival, "arrival", "", "open loop: arrivals "+bench.ArrivalFixed+" (evenly spaced, the default) or "+bench.ArrivalPoisson+" (exponential gaps, seeded by --seed)")
 	fs.DurationVar(&f.stallTimeout, "stall-timeout", 0, "stop the run when a worker sends nothing (no interval, no heartbeat) this long, naming it; 0: 10 intervals, at least 10s")
 }
 
@@ -178,8 +187,18 @@ func (f *runFlags) config(cmd *cobra.Command, procs, threads, qps, nodes int) (b
 	if err != nil {
 		return bench.Config{}, usagef("--label: %v", err)
 	}
+	if f.batchOps <= 0 {
+		return bench.Config{}, usagef("--batch-ops %d: want a positive number", f.batchOps)
+	}
+	if f.batchTime <= 0 {
+		return bench.Config{}, usagef("--batch-time %v: want a positive duration such as 1ms", f.batchTime)
+	}
+	if (fs.Changed("rate") && f.rate <= 0) || (fs.Changed("rate-total") && f.rateTotal <= 0) {
+		return bench.Config{}, usagef("--rate %g, --rate-total %g: want a positive rate in operations per second", f.rate, f.rateTotal)
+	}
 	cfg := bench.Config{
 		Labels:   labels,
+		BatchOps: f.batchOps, BatchTime: f.batchTime, Rate: f.rate, RateTotal: f.rateTotal, Arrival: f.arrival,
 		Provider: f.provider, Device: f.device, Workload: spec, WorkloadArg: f.workload,
 		Procs: procs, Threads: threads, QPs: qps,
 		Duration: dur, Iterations: f.iterations, Warmup: f.warmup, Repetitions: f.repetitions,
