@@ -168,3 +168,15 @@ void xb_run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps,
 	for (size_t i = off; i < off + n; i++)
 		st->unexpected += unexpected(&steps[i], (int)(status[i] & XB_ERRNO_MASK), status[i]);
 }
+
+void xb_bare_timer_loop(uint64_t *ns, size_t n)
+{
+	uint64_t t0 = xb_now_ns();
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t t1 = xb_now_ns();
+
+		ns[i] = t1 - t0;
+		t0 = t1;
+	}
+}

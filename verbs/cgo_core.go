@@ -100,6 +100,10 @@ func stepLayout() (size uintptr, offsets []uintptr) {
 
 func statsSize() uintptr { return unsafe.Sizeof(C.struct_xb_prog_stats{}) }
 
+func cBareTimerLoop(ns []uint64) {
+	C.xb_bare_timer_loop((*C.uint64_t)(unsafe.Pointer(&ns[0])), C.size_t(len(ns)))
+}
+
 // nowNS reads the clock xb_run_batch uses (CLOCK_MONOTONIC).
 func nowNS() uint64 { return uint64(C.xb_now_ns()) }
 

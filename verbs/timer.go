@@ -35,3 +35,12 @@ func Now() uint64 { return clockBase.c + uint64(time.Since(clockBase.g)) }
 // back-to-back reads. Every chained duration includes about this much of
 // the clock itself.
 func TimerOverheadNS() float64 { return timerOverheadNS() }
+
+// BareTimerLoop runs the floor the hot path is held to, in one cgo call:
+// len(ns) chained timer reads, each duration stored in ns, and nothing else
+// (no operation, no outcome).
+func BareTimerLoop(ns []uint64) {
+	if len(ns) > 0 {
+		cBareTimerLoop(ns)
+	}
+}

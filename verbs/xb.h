@@ -118,6 +118,10 @@ void xb_run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps,
 		    size_t off, size_t n, const uint64_t *start, uint64_t *ns,
 		    uint64_t *resp, uint32_t *status, struct xb_prog_stats *st);
 
+/* xb_bare_timer_loop is the floor the hot path is held to: n chained timer
+ * reads, each duration stored, and nothing else. */
+void xb_bare_timer_loop(uint64_t *ns, size_t n);
+
 /* xb_now_ns reads the clock every timing in xrcbench uses. */
 uint64_t xb_now_ns(void);
 /* xb_spin_until busy-waits until xb_now_ns() >= deadline. */

@@ -1,0 +1,215 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/verbs"
+	"github.com/xrcbench/xrcbench/workloads"
+)
+
+// calibrationSpan is how long each engine measurement of Calibrate runs.
+const calibrationSpan = 300 * time.Millisecond
+
+// engineFigures is what one thread of the engine did in a calibration
+// measurement.
+type engineFigures struct {
+	ops      int64
+	wallNS   uint64
+	cpuNS    uint64
+	timedNS  int64
+	p50NS    int64
+	coverage float64
+}
+
+func (f engineFigures) opsPerCPUSecond() float64 { return float64(f.ops) / (float64(f.cpuNS) / 1e9) }
+func (f engineFigures) opsPerSecond() float64    { return float64(f.ops) / (float64(f.wallNS) / 1e9) }
+
+func threadCPUNS() uint64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	return uint64(ts.Nano())
+}
+
+// Calibrate measures the engine's hot path against its targets on this
+// machine, each as a ratio to a figure measured in the same run: one
+// thread on the null provider against a bare C loop of chained timer reads
+// (ops per CPU-second), its p50 against one timer read, the share of its
+// time inside timed operations (coverage) for steady and sharded on null
+// and sim, and steady's rate at 1 QP against 16. dir holds the scratch
+// devices and domains.
+func Calibrate(dir string) ([]verbs.Measurement, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var out []verbs.Measurement
+	add := func(name string, v float64, unit, target string, ok bool, detail string) {
+		out = append(out, verbs.Measurement{Name: name, Value: v, Unit: unit, Target: target, OK: ok, Detail: detail})
+	}
+	timer := verbs.TimerOverheadNS()
+	bare := bareLoop(calibrationSpan)
+	n := 0
+	measure := func(workload, provider string, qps int, cost verbs.Cost) (engineFigures, error) {
+		n++
+		return engineMeasure(filepath.Join(dir, fmt.Sprintf("engine-%d", n)), workload, provider, qps, cost, calibrationSpan)
+	}
+	for _, qps := range []int{1, 256} {
+		f, err := measure("steady", "null", qps, verbs.Cost{})
+		if err != nil {
+			return nil, err
+		}
+		r := f.opsPerCPUSecond() / bare
+		add(fmt.Sprintf("engine_null_%dqp_ops_per_cpu_vs_bare", qps), r, "x", ">= 0.9", r >= 0.9,
+			fmt.Sprintf("steady on null, 1 thread: %.3g ops per CPU-second, a bare loop of chained timer reads %.3g", f.opsPerCPUSecond(), bare))
+		if qps == 1 {
+			p := float64(f.p50NS) / timer
+			add("engine_null_p50_per_timer_read", p, "x", "<= 1.1", p <= 1.1,
+				fmt.Sprintf("p50 %d ns, one timer read %.1f ns", f.p50NS, timer))
+		}
+	}
+	for _, c := range []struct {
+		provider string
+		cost     time.Duration
+		min      float64
+	}{{"null", 0, 0.95}, {"sim", 0, 0.95}, {"sim", 2 * time.Microsecond, 0.99}} {
+		for _, workload := range []string{"steady", "sharded"} {
+			for _, qps := range []int{1, 256} {
+				f, err := measure(workload, c.provider, qps, verbs.Cost{Reg: c.cost, Unreg: c.cost})
+				if err != nil {
+					return nil, err
+				}
+				name := fmt.Sprintf("coverage_%s_%s_%dqp", workload, c.provider, qps)
+				what := "no cost"
+				if c.cost > 0 {
+					name += fmt.Sprintf("_%v", c.cost)
+					what = fmt.Sprintf("reg and unreg cost %v", c.cost)
+				}
+				add(name, f.coverage, "share", fmt.Sprintf(">= %g", c.min), f.coverage >= c.min,
+					fmt.Sprintf("timed share of the thread's time, %s", what))
+			}
+		}
+	}
+	one, err := measure("steady", "sim", 1, verbs.Cost{})
+	if err != nil {
+		return nil, err
+	}
+	sixteen, err := measure("steady", "sim", 16, verbs.Cost{})
+	if err != nil {
+		return nil, err
+	}
+	r := one.opsPerSecond() / sixteen.opsPerSecond()
+	add("steady_sim_1qp_vs_16qp_ops", r, "x", ">= 0.9", r >= 0.9,
+		fmt.Sprintf("ops/s at 1 QP %.3g, at 16 QPs %.3g", one.opsPerSecond(), sixteen.opsPerSecond()))
+	return out, nil
+}
+
+// bareLoop is the ops per CPU-second of the floor: chained timer reads in
+// C, stored, nothing else, in calls as long as the engine's programs.
+func bareLoop(span time.Duration) float64 {
+	ns := make([]uint64, DefaultBatchOps)
+	cpu0 := threadCPUNS()
+	end := verbs.Now() + uint64(span)
+	calls := 0
+	for verbs.Now() < end {
+		verbs.BareTimerLoop(ns)
+		calls++
+	}
+	return float64(calls*len(ns)) / (float64(threadCPUNS()-cpu0) / 1e9)
+}
+
+// engineMeasure runs one engine thread of workload on qps QPs of a fresh
+// device in dir for span, on the calling (locked) OS thread, after a
+// warm-up of a tenth of it.
+func engineMeasure(dir, workload, provider string, qps int, cost verbs.Cost, span time.Duration) (engineFigures, error) {
+	var f engineFigures
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return f, err
+	}
+	spec, err := workloads.Get(workload)
+	if err != nil {
+		return f, err
+	}
+	vo := verbs.Options{Provider: provider}
+	if provider == "sim" {
+		vo.Sim = verbs.SimOptions{Dir: filepath.Join(dir, "sim"), Cost: cost}
+	}
+	path := filepath.Join(dir, "domain")
+	held := make([]uint32, qps)
+	if provider == "sim" {
+		dev, err := verbs.Open(vo)
+		if err != nil {
+			return f, err
+		}
+		defer dev.Close()
+		holder, err := dev.OpenDomain(path, true)
+		if err != nil {
+			return f, err
+		}
+		defer holder.Close()
+		for i := range held {
+			if held[i], err = holder.CreateRcvQP(); err != nil {
+				return f, err
+			}
+			defer holder.Unreg(held[i])
+		}
+	} else {
+		if err := os.WriteFile(path, nil, 0o600); err != nil {
+			return f, err
+		}
+		for i := range held {
+			held[i] = uint32(0x100 + i)
+		}
+	}
+	sh, err := createShm(filepath.Join(dir, "barrier"), 1, qps)
+	if err != nil {
+		return f, err
+	}
+	defer sh.close()
+	cfg := &workerConfig{Threads: 1, TotalThreads: 1, QPs: qps, Verbs: vo, Domain: path, Held: held, Interval: 1 << 62}
+	th := newThread(cfg, spec, 0, sh)
+	if err := th.setup(); err != nil {
+		return f, err
+	}
+	defer th.teardown()
+	run := func(d time.Duration) error {
+		end := verbs.Now() + uint64(d)
+		for verbs.Now() < end {
+			if _, err := th.loopChunk(0); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := run(span / 10); err != nil {
+		return f, err
+	}
+	for _, r := range th.recs {
+		r.reset()
+	}
+	th.measuring, th.ivNext = true, 1<<63
+	th.started = verbs.Now()
+	th.lastEnd = th.started
+	cpu0 := threadCPUNS()
+	if err := run(span); err != nil {
+		return f, err
+	}
+	f.cpuNS = threadCPUNS() - cpu0
+	f.wallNS = verbs.Now() - th.started
+	all := results.NewHistogram()
+	for _, r := range th.recs {
+		f.ops += r.count
+		f.timedNS += r.timedNS
+		if r.errors > 0 {
+			return f, fmt.Errorf("calibrate: %s on %s: %d %s operations had unexpected outcomes %v", workload, provider, r.errors, r.kind, r.errnos)
+		}
+		all.Merge(histogramInto(results.NewHistogram(), r.iv))
+	}
+	f.p50NS = all.ValueAtQuantile(50)
+	f.coverage = float64(f.timedNS) / float64(f.wallNS-th.waitNS)
+	return f, nil
+}
