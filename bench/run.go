@@ -473,8 +473,8 @@ func (c *coordinator) newResult() *results.Result {
 			Seed:         cfg.Seed,
 			Interval:     results.Duration(cfg.Interval),
 			QPState:      cfg.QPState.String(),
-			BatchOps:     cfg.BatchOps,
-			BatchTime:    results.Duration(cfg.BatchTime),
+			BatchOps:     nonDefault(cfg.BatchOps, DefaultBatchOps),
+			BatchTime:    results.Duration(nonDefault(cfg.BatchTime, DefaultBatchTime)),
 			Rate:         cfg.threadRate(),
 			Arrival:      cfg.arrival(),
 		},
@@ -531,6 +531,15 @@ func (c *Config) Kinds() []string {
 // create QPs, and --qp-state is not reset.
 func modifies(spec *workloads.Spec, s verbs.QPState) bool {
 	return s != verbs.QPReset && spec.Creates()
+}
+
+// nonDefault is v, or 0 (left out of result.json) when it is the default.
+func nonDefault[T comparable](v, def T) T {
+	var zero T
+	if v == def {
+		return zero
+	}
+	return v
 }
 
 func (c *Config) semantics() verbs.Semantics {
