@@ -134,6 +134,7 @@ func WriteMarkdown(w io.Writer, runs []*Run) error {
 				acrossReps(row.P50Rep), acrossReps(row.OpsRep))
 		}
 		fmt.Fprintln(bw, "\n“across reps”: median over repetitions ± median absolute deviation as a share of it.")
+		writeOpenLoop(bw, run)
 		for _, n := range FirmwareNotes(r) {
 			fmt.Fprintf(bw, "\n%s.\n", mdText(n))
 		}
@@ -188,4 +189,36 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// writeOpenLoop adds an open loop's response times beside the service
+// times of the summary table, and what became of its schedule.
+func writeOpenLoop(bw io.Writer, run *Run) {
+	ol := run.Result.OpenLoop
+	if ol == nil {
+		return
+	}
+	fmt.Fprintf(bw, "\nOpen loop: %s arrivals, %s requested, %s achieved", mdText(ol.Arrival), FormatRate(ol.RequestedOpsPerSec), FormatRate(ol.AchievedOpsPerSec))
+	if ol.Saturated {
+		fmt.Fprint(bw, ", **saturated**")
+	}
+	fmt.Fprintf(bw, "; backlog at the end %s (at most %s); %d waits for an intended start, woken %s late on average (at most %s).\n\n",
+		FormatNS(float64(ol.BacklogEndNS)), FormatNS(float64(ol.BacklogMaxNS)), ol.Waits, FormatNS(ol.WakeLateMeanNS), FormatNS(float64(ol.WakeLateMaxNS)))
+	fmt.Fprintln(bw, "| op | time | p50 | p90 | p99 | p99.9 | max |")
+	fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|---:|")
+	for _, row := range SummaryRows(run) {
+		s := row.Stats
+		if s.ResponseNS == nil {
+			continue
+		}
+		for _, l := range []struct {
+			what string
+			lat  results.Latency
+		}{{"service", s.NS}, {"response", *s.ResponseNS}} {
+			fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %s | %s |\n", mdText(row.Kind), l.what,
+				FormatNS(float64(l.lat.P50)), FormatNS(float64(l.lat.P90)), FormatNS(float64(l.lat.P99)),
+				FormatNS(float64(l.lat.P999)), FormatNS(float64(l.lat.Max)))
+		}
+	}
+	fmt.Fprintln(bw, "\nService time: from an operation's actual start; response time: from its intended start, so time behind the schedule counts.")
 }

@@ -32,6 +32,21 @@ var Metrics = []Metric{
 	{Name: "max", Latency: true, Get: func(s results.OpStats) float64 { return float64(s.NS.Max) }},
 	{Name: "mean", Latency: true, Get: func(s results.OpStats) float64 { return s.NS.Mean }},
 	{Name: "ops_per_sec", BetterHigher: true, Get: func(s results.OpStats) float64 { return s.OpsPerSec }},
+	// An open loop's response times (--rate), from the intended starts;
+	// 0 in a closed loop.
+	{Name: "response_p50", Latency: true, Get: func(s results.OpStats) float64 { return responseOf(s, func(l *results.Latency) int64 { return l.P50 }) }},
+	{Name: "response_p99", Latency: true, Get: func(s results.OpStats) float64 { return responseOf(s, func(l *results.Latency) int64 { return l.P99 }) }},
+	{Name: "response_p999", Latency: true, Get: func(s results.OpStats) float64 {
+		return responseOf(s, func(l *results.Latency) int64 { return l.P999 })
+	}},
+	{Name: "response_max", Latency: true, Get: func(s results.OpStats) float64 { return responseOf(s, func(l *results.Latency) int64 { return l.Max }) }},
+}
+
+func responseOf(s results.OpStats, f func(*results.Latency) int64) float64 {
+	if s.ResponseNS == nil {
+		return 0
+	}
+	return float64(f(s.ResponseNS))
 }
 
 // MetricByName returns the metric called name.
