@@ -267,6 +267,12 @@ func (t *thread) settle() {
 	r.built = false
 }
 
+// atPassEnd says whether the thread is between two passes: where loop
+// mode may stop.
+func (r *progRT) atPassEnd() bool {
+	return !r.built || r.pos == 0 || r.pos >= r.n || (r.passIdx > 0 && r.passEnds[r.passIdx-1] == r.pos)
+}
+
 // loopChunk runs the next range of the loop-mode program and returns the
 // passes it completed.
 func (t *thread) loopChunk(passesLeft int64) (int64, error) {
@@ -287,6 +293,11 @@ func (t *thread) loopChunk(passesLeft int64) (int64, error) {
 	end := min(r.n, r.pos+r.chunk)
 	if passesLeft > 0 && r.passIdx+int(passesLeft)-1 < len(r.passEnds) {
 		end = min(end, r.passEnds[r.passIdx+int(passesLeft)-1])
+	}
+	// End on a pass boundary where one is in reach: the thread decides
+	// whether to go on only there, as it did pass by pass.
+	if i, _ := slices.BinarySearch(r.passEnds, end+1); i > 0 && r.passEnds[i-1] > r.pos {
+		end = r.passEnds[i-1]
 	}
 	end, failed, err := t.runSteps(r.pos, end)
 	if err != nil {

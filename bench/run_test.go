@@ -350,3 +350,17 @@ phases:
 		t.Errorf("config does not record the user's spec: %q", res.Config.Workload)
 	}
 }
+
+// After a warm-up, which stops wherever its time runs out, an iterations
+// run still counts whole passes: the programs stop only between passes.
+func TestIterationsAfterWarmup(t *testing.T) {
+	cfg := testConfig(t, "steady", "null", 1, 1, 3)
+	cfg.Iterations, cfg.Warmup = 1000, 100*time.Millisecond
+	cfg.BatchOps = 4 // calls of 4 of a pass's 6 operations: most end inside a pass
+	res := runOK(t, cfg)
+	for _, kind := range []string{"reg", "unreg"} {
+		if got := res.Ops[kind].Count; got != 3000 {
+			t.Errorf("%s: count %d, want 3000 (1000 passes of 3 QPs)", kind, got)
+		}
+	}
+}

@@ -122,6 +122,7 @@ type thread struct {
 	// measurement
 	measuring bool
 	passLimit int64  // passes to run in loop mode; 0: until done says so
+	passStart uint64 // when the current pass began
 	ivStart   uint64 // CLOCK_MONOTONIC ns of the measurement start
 	ivIndex   int64
 	ivNext    uint64
@@ -380,8 +381,13 @@ func (t *thread) loop(done func(now uint64, passes int64) bool) error {
 		if t.shm.aborted() {
 			return ErrAborted
 		}
-		if done(verbs.Now(), passes) {
+		// A pass is not cut short, unless it outlasts a second (thousands
+		// of QPs on a slow device): then a stop is not kept waiting.
+		if (t.prog.atPassEnd() || verbs.Now()-t.passStart > uint64(time.Second)) && done(verbs.Now(), passes) {
 			return nil
+		}
+		if t.prog.atPassEnd() {
+			t.passStart = verbs.Now()
 		}
 		var left int64
 		if t.passLimit > 0 {
