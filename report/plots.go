@@ -729,7 +729,8 @@ func workerCounts(r *results.Result) (labels []string, counts []map[string]int64
 }
 
 // RunFigures draws every plot of one run: per op kind a latency
-// histogram, a percentile spectrum and a timeline, then per-worker
+// histogram, a percentile spectrum (in an open loop, one of service and
+// response time too) and a timeline, then per-worker
 // throughput. prefix is prepended to the file names (several runs in one
 // report); scale is the histograms' count axis.
 func RunFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
@@ -747,6 +748,14 @@ func RunFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
 				return nil, err
 			}
 			if err := add(spectrum(prefix+fileSafe(kind)+"-spectrum", kind+": percentile spectrum", []string{""}, []*hdrhistogram.Histogram{h})); err != nil {
+				return nil, err
+			}
+		}
+		if hr, ok := run.Hists[kind+results.ResponseSuffix]; ok && h != nil {
+			// An open loop (--rate): response time from the intended start
+			// beside service time, as wrk2 plots them; where the curves part
+			// is time spent behind the schedule.
+			if err := add(spectrum(prefix+fileSafe(kind)+"-response-spectrum", kind+": service and response time", []string{"service", "response"}, []*hdrhistogram.Histogram{h, hr})); err != nil {
 				return nil, err
 			}
 		}

@@ -447,3 +447,28 @@ func TestSweepFigureAxes(t *testing.T) {
 		}
 	}
 }
+
+// TestResponseSpectrum: an open loop's kind gets its service and response
+// times in one spectrum; a kind without response times gets none.
+func TestResponseSpectrum(t *testing.T) {
+	run := loadFixture(t, lifecycleFixture())
+	resp := results.NewHistogram()
+	for v := int64(1000); v < 200000; v += 997 {
+		resp.RecordValue(v)
+	}
+	run.Hists["reg"+results.ResponseSuffix] = resp
+	figs, err := RunFigures(run, "", CountsAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range figs {
+		if strings.HasSuffix(f.Name, "-response-spectrum") {
+			checkFigure(t, f)
+			got = append(got, f.Name)
+		}
+	}
+	if want := []string{"reg-response-spectrum"}; !slices.Equal(got, want) {
+		t.Errorf("response spectra %v, want %v", got, want)
+	}
+}
