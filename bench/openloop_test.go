@@ -127,8 +127,14 @@ func TestOpenLoopStall(t *testing.T) {
 					t.Errorf("%s: response p99.9 %v, want the %v stall in it", kind, time.Duration(r.P999), stall)
 				}
 			}
-			if worst < int64(stall) {
-				t.Errorf("response max %v, want at least the %v stall", time.Duration(worst), stall)
+			// The test times the stop from outside: the first operation
+			// behind it may be due up to one gap (100 µs) after it began,
+			// the histogram holds 200 ms to 131 µs, and on a loaded machine
+			// the stop lands a little after kill(2) returns (a clean-clone
+			// CI run measured 199.36 ms). 1% covers these; a stall that
+			// went missing would leave a max of about a millisecond.
+			if worst < int64(stall)*99/100 {
+				t.Errorf("response max %v, want the %v stall (within 1%%)", time.Duration(worst), stall)
 			}
 		})
 	}
