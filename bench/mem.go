@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // smapsRollup is the kernel's per-process memory summary.
@@ -20,6 +22,32 @@ func selfMemory() (rssKB, pssKB int64, err error) {
 		return 0, 0, err
 	}
 	return parseRollup(data)
+}
+
+// ProcessMemory reads another process's RSS and PSS, KiB, as selfMemory
+// reads this one's (a soak samples its workers with it).
+func ProcessMemory(pid int) (rssKB, pssKB int64, err error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	return parseRollup(data)
+}
+
+// ChildPIDs lists pid's child processes (a coordinator's workers), from
+// each of its threads' /proc children list.
+func ChildPIDs(pid int) []int {
+	var out []int
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, w := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(w); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 func parseRollup(data []byte) (rssKB, pssKB int64, err error) {

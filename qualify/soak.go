@@ -1,7 +1,6 @@
 package qualify
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math"
@@ -115,8 +114,8 @@ loop:
 			break loop
 		case <-tick.C:
 			s := SoakSample{AtSec: math.Round(time.Since(start).Seconds()*10) / 10, LiveQPs: -1}
-			for _, pid := range children(os.Getpid()) {
-				if rss, pss, ok := smapsRollup(pid); ok {
+			for _, pid := range bench.ChildPIDs(os.Getpid()) {
+				if rss, pss, err := bench.ProcessMemory(pid); err == nil {
 					s.RSSKB += rss
 					s.PSSKB += pss
 				}
@@ -337,43 +336,4 @@ func DriftVerdict(p99 []float64, kind string, drift float64) Row {
 	r.Message = fmt.Sprintf("%s p99 per interval: %s in the first tenth, %s in the last (%+.1f%%, limit %g%%)",
 		kind, report.FormatNS(first), report.FormatNS(last), d, drift)
 	return r
-}
-
-// children lists pid's child processes.
-func children(pid int) []int {
-	var out []int
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	for _, f := range tasks {
-		b, _ := os.ReadFile(f)
-		for _, w := range strings.Fields(string(b)) {
-			if n, err := strconv.Atoi(w); err == nil {
-				out = append(out, n)
-			}
-		}
-	}
-	return out
-}
-
-// smapsRollup reads a process's Rss and Pss in KiB.
-func smapsRollup(pid int) (rss, pss int64, ok bool) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		return 0, 0, false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 2 {
-			continue
-		}
-		v, _ := strconv.ParseInt(fields[1], 10, 64)
-		switch fields[0] {
-		case "Rss:":
-			rss = v
-		case "Pss:":
-			pss = v
-		}
-	}
-	return rss, pss, rss > 0
 }

@@ -78,8 +78,8 @@ loop:
 			break loop
 		case <-tick.C:
 			s := soakSample{at: time.Since(start).Round(time.Second), rss: map[int]int64{}, pss: map[int]int64{}, liveQPs: -1}
-			for _, pid := range childrenOf(cmd.Process.Pid) {
-				if rss, pss, ok := smapsRollup(pid); ok {
+			for _, pid := range bench.ChildPIDs(cmd.Process.Pid) {
+				if rss, pss, err := bench.ProcessMemory(pid); err == nil {
 					s.rss[pid], s.pss[pid] = rss, pss
 				}
 			}
@@ -183,45 +183,6 @@ func envDuration(t *testing.T, name string, def time.Duration) time.Duration {
 		t.Fatalf("%s=%q: want a duration like 10m", name, v)
 	}
 	return d
-}
-
-// childrenOf lists pid's child processes (the workers of a coordinator).
-func childrenOf(pid int) []int {
-	var out []int
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	for _, f := range tasks {
-		b, _ := os.ReadFile(f)
-		for _, w := range strings.Fields(string(b)) {
-			if n, err := strconv.Atoi(w); err == nil {
-				out = append(out, n)
-			}
-		}
-	}
-	return out
-}
-
-// smapsRollup reads a process's Rss and Pss in KiB.
-func smapsRollup(pid int) (rss, pss int64, ok bool) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		return 0, 0, false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 2 {
-			continue
-		}
-		v, _ := strconv.ParseInt(fields[1], 10, 64)
-		switch fields[0] {
-		case "Rss:":
-			rss = v
-		case "Pss:":
-			pss = v
-		}
-	}
-	return rss, pss, rss > 0
 }
 
 func values(m map[int]int64) []int64 {
