@@ -30,49 +30,31 @@ func heartbeat(interval time.Duration) time.Duration {
 // its own binary with the hidden worker subcommand, which calls this with
 // the process's stdin and stdout. It returns when the work is done, or
 // with an error (already reported to the coordinator when possible).
+//
+// The conversation: configuration in, ready (the threads' CPUs) out, the
+// start's deadline in, intervals and a heartbeat out while the threads
+// measure, then done (or error) out. The coordinator closes stdin to stop
+// the worker early.
 func WorkerMain(in io.Reader, out io.Writer) error {
 	fr, fw := newFrameReader(in), newFrameWriter(out)
-	m, err := fr.read()
+	cfg, err := readWorkerConfig(fr)
 	if err != nil {
-		return fmt.Errorf("reading the configuration: %w", err)
+		return err
 	}
-	if m.Type != msgConfig || m.Config == nil {
-		return fmt.Errorf("%w: expected %s, got %q", errProto, msgConfig, m.Type)
-	}
-	cfg := m.Config
 	startRealTime() // the measured threads take cfg.RealTime back, alone
 	if testHookConfig != nil {
 		testHookConfig(cfg)
 	}
+	// Until the outbox runs, this goroutine is stdout's only writer.
 	fail := func(err error) error {
 		fw.write(&message{Type: msgError, Error: err.Error()})
 		return err
 	}
-	spec, err := workloads.Parse([]byte(cfg.WorkloadSpec), cfg.WorkloadFile)
+	spec, plan, err := checkWorkerConfig(cfg)
 	if err != nil {
 		return fail(err)
 	}
-	if cfg.Threads <= 0 || cfg.ThreadBase+cfg.Threads > cfg.TotalThreads || cfg.QPs <= 0 {
-		return fail(fmt.Errorf("bad worker configuration: threads %d at %d of %d, qps %d", cfg.Threads, cfg.ThreadBase, cfg.TotalThreads, cfg.QPs))
-	}
-	var plan *workloads.StormPlan
-	if spec.Mode == workloads.StormMode {
-		// Every worker draws the same plan from the same seed.
-		if cfg.StormNodes < 2 || spec.Storm.QPs(cfg.StormNodes, cfg.TotalThreads) != cfg.QPs {
-			return fail(fmt.Errorf("bad worker configuration: storm of %d nodes x %d ranks with %d QP slots", cfg.StormNodes, cfg.TotalThreads, cfg.QPs))
-		}
-		plan = spec.Storm.Plan(cfg.StormNodes, cfg.TotalThreads, cfg.Seed)
-	}
-	// A P for every measured thread, and two for the goroutines that talk
-	// to the coordinator. With fewer (GOMAXPROCS defaults to the CPUs), a
-	// thread back from the barrier's futex waits for a P, which the
-	// runtime's monitor takes every 20 µs from a thread inside a timed C
-	// call and hands over with a wake-up, on a CPU where another thread
-	// is timing an operation. With a P each, the threads' barrier waits
-	// can keep it (shm.raw).
-	if n := cfg.Threads + 2; runtime.GOMAXPROCS(0) < n {
-		runtime.GOMAXPROCS(n)
-	}
+	reservePs(cfg.Threads)
 	sh, err := openShm(cfg.Shm)
 	if err != nil {
 		return fail(err)
@@ -80,121 +62,99 @@ func WorkerMain(in io.Reader, out io.Writer) error {
 	sh.raw = true
 	defer sh.close()
 
-	// One goroutine owns stdout; threads hand it interval messages.
-	outq := make(chan *message, 256)
-	var wmu sync.Mutex
-	var werr error
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		// A worker that has said nothing for a heartbeat period says it is
-		// alive: the coordinator's watchdog takes a worker silent for
-		// --stall-timeout for a stalled one (stopped, wedged).
-		beat := time.NewTicker(heartbeat(cfg.Interval))
-		defer beat.Stop()
-		last := time.Now()
-		send := func(m *message) {
-			last = time.Now()
-			if err := fw.write(m); err != nil {
-				wmu.Lock()
-				if werr == nil {
-					werr = err
-				}
-				wmu.Unlock()
-				sh.abort() // the coordinator is gone: stop everyone
-			}
-		}
-		for {
-			select {
-			case m, ok := <-outq:
-				if !ok {
-					return
-				}
-				send(m)
-			case now := <-beat.C:
-				if now.Sub(last) >= heartbeat(cfg.Interval)/2 {
-					send(&message{Type: msgAlive})
-				}
-			}
-		}
-	}()
-
-	type readyT struct {
-		local, cpu int
-		err        error
+	box := startOutbox(fw, sh, heartbeat(cfg.Interval))
+	c := startCrew(cfg, spec, plan, sh, box)
+	cpus, err := c.awaitSetup()
+	if err != nil {
+		c.cancel()
+		box.close()
+		return fail(err)
 	}
-	ready := make(chan readyT, cfg.Threads)
-	start := make(chan uint64) // closed with the deadline set
-	var deadline uint64
-	var wg sync.WaitGroup
-	trs := make([]threadResult, cfg.Threads)
-	ths := make([]*thread, cfg.Threads)
-	errs := make([]error, cfg.Threads)
-	for i := 0; i < cfg.Threads; i++ {
-		t := newThread(cfg, spec, i, sh)
-		if plan != nil {
-			t.storm.steps = plan.Ranks[t.g]
-		}
-		ths[i] = t
-		t.report = func(m *intervalMsg) { outq <- &message{Type: msgInterval, Interval: m} }
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			lockThread() // never unlocked: the OS thread ends with the goroutine
-			err := t.setup()
-			ready <- readyT{i, t.cpu, err}
-			<-start
-			if err == nil && deadline != 0 {
-				err = t.run(deadline)
-				if err != nil {
-					sh.abort()
-				}
-			}
-			if terr := t.teardown(); err == nil && terr != nil {
-				err = fmt.Errorf("thread %d teardown: %w", t.g, terr)
-			}
-			errs[i] = err
-			if err == nil {
-				trs[i], errs[i] = t.result()
-			}
-		}(i)
-	}
-	finish := func() {
-		wg.Wait()
-		close(outq)
-		<-writerDone
-	}
-
-	cpus := make([]int, cfg.Threads)
-	var setupErr error
-	for i := 0; i < cfg.Threads; i++ {
-		r := <-ready
-		cpus[r.local] = r.cpu
-		if r.err != nil && setupErr == nil {
-			setupErr = fmt.Errorf("thread %d: %w", cfg.ThreadBase+r.local, r.err)
-		}
-	}
-	if setupErr != nil {
-		sh.abort()
-		close(start)
-		finish()
-		return fail(setupErr)
-	}
-	outq <- &message{Type: msgReady, Ready: &readyMsg{CPUs: cpus}}
-
-	m, err = fr.read()
-	if err != nil || m.Type != msgStart || m.Start == nil {
-		sh.abort()
-		close(start)
-		finish()
-		if err == nil {
-			err = fmt.Errorf("%w: expected %s, got %q", errProto, msgStart, m.Type)
-		}
+	box.send(&message{Type: msgReady, Ready: &readyMsg{CPUs: cpus}})
+	deadline, err := readStart(fr)
+	if err != nil {
+		c.cancel()
+		box.close()
 		return fmt.Errorf("waiting for the start: %w", err)
 	}
-	deadline = m.Start.Deadline
-	close(start)
-	// The coordinator closes our stdin to stop us early.
+	c.start(deadline)
+	stopOnHangUp(fr, sh, c.wait)
+
+	first := firstThreadError(c.errs)
+	if first != nil {
+		box.send(&message{Type: msgError, Error: first.Error()})
+	} else {
+		box.send(&message{Type: msgDone, Done: c.done()})
+	}
+	werr := box.close()
+	if first != nil {
+		return first
+	}
+	return werr
+}
+
+// readWorkerConfig reads the first message, which must be the configuration.
+func readWorkerConfig(fr *frameReader) (*workerConfig, error) {
+	m, err := fr.read()
+	if err != nil {
+		return nil, fmt.Errorf("reading the configuration: %w", err)
+	}
+	if m.Type != msgConfig || m.Config == nil {
+		return nil, fmt.Errorf("%w: expected %s, got %q", errProto, msgConfig, m.Type)
+	}
+	return m.Config, nil
+}
+
+// checkWorkerConfig parses the workload and refuses a configuration the
+// coordinator would never send; for a storm it draws the plan, the same in
+// every worker since all draw from the same seed.
+func checkWorkerConfig(cfg *workerConfig) (*workloads.Spec, *workloads.StormPlan, error) {
+	spec, err := workloads.Parse([]byte(cfg.WorkloadSpec), cfg.WorkloadFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg.Threads <= 0 || cfg.ThreadBase+cfg.Threads > cfg.TotalThreads || cfg.QPs <= 0 {
+		return nil, nil, fmt.Errorf("bad worker configuration: threads %d at %d of %d, qps %d", cfg.Threads, cfg.ThreadBase, cfg.TotalThreads, cfg.QPs)
+	}
+	if spec.Mode != workloads.StormMode {
+		return spec, nil, nil
+	}
+	if cfg.StormNodes < 2 || spec.Storm.QPs(cfg.StormNodes, cfg.TotalThreads) != cfg.QPs {
+		return nil, nil, fmt.Errorf("bad worker configuration: storm of %d nodes x %d ranks with %d QP slots", cfg.StormNodes, cfg.TotalThreads, cfg.QPs)
+	}
+	return spec, spec.Storm.Plan(cfg.StormNodes, cfg.TotalThreads, cfg.Seed), nil
+}
+
+// reservePs gives a P to every measured thread, and two to the goroutines
+// that talk to the coordinator. With fewer (GOMAXPROCS defaults to the
+// CPUs), a thread back from the barrier's futex waits for a P, which the
+// runtime's monitor takes every 20 µs from a thread inside a timed C call
+// and hands over with a wake-up, on a CPU where another thread is timing an
+// operation. With a P each, the threads' barrier waits can keep it
+// (shm.raw).
+func reservePs(threads int) {
+	if n := threads + 2; runtime.GOMAXPROCS(0) < n {
+		runtime.GOMAXPROCS(n)
+	}
+}
+
+// readStart waits for the coordinator's start and returns its deadline.
+func readStart(fr *frameReader) (uint64, error) {
+	m, err := fr.read()
+	if err != nil {
+		return 0, err
+	}
+	if m.Type != msgStart || m.Start == nil {
+		return 0, fmt.Errorf("%w: expected %s, got %q", errProto, msgStart, m.Type)
+	}
+	return m.Start.Deadline, nil
+}
+
+// stopOnHangUp runs measure while watching stdin: the coordinator closes it
+// to stop the worker early, which aborts the threads still measuring. A
+// hang-up after measure has returned is the ordinary end of the
+// conversation and aborts nothing.
+func stopOnHangUp(fr *frameReader, sh *shm, measure func()) {
 	var finished atomic.Bool
 	go func() {
 		fr.read()
@@ -202,33 +162,190 @@ func WorkerMain(in io.Reader, out io.Writer) error {
 			sh.abort()
 		}
 	}()
-	wg.Wait()
+	measure()
 	finished.Store(true)
+}
+
+// firstThreadError is the error the worker reports for its threads: the
+// first one, but a thread's own failure before the aborts it caused in the
+// others, since the abort says nothing about why.
+func firstThreadError(errs []error) error {
 	var first error
 	for _, e := range errs {
 		if e != nil && (first == nil || errors.Is(first, ErrAborted) && !errors.Is(e, ErrAborted)) {
 			first = e
 		}
 	}
-	if first != nil {
-		outq <- &message{Type: msgError, Error: first.Error()}
-	} else {
-		var created *qpSet
-		for _, t := range ths {
-			created = created.union(t.created)
+	return first
+}
+
+// outbox is the one goroutine that owns the worker's stdout; threads hand
+// it interval messages. A worker that has said nothing for a heartbeat
+// period says it is alive: the coordinator's watchdog takes a worker silent
+// for --stall-timeout for a stalled one (stopped, wedged).
+type outbox struct {
+	q    chan *message
+	done chan struct{}
+	mu   sync.Mutex
+	err  error // the first write that failed
+}
+
+func startOutbox(fw *frameWriter, sh *shm, beat time.Duration) *outbox {
+	o := &outbox{q: make(chan *message, 256), done: make(chan struct{})}
+	go o.serve(fw, sh, beat)
+	return o
+}
+
+func (o *outbox) serve(fw *frameWriter, sh *shm, beat time.Duration) {
+	defer close(o.done)
+	tick := time.NewTicker(beat)
+	defer tick.Stop()
+	last := time.Now()
+	write := func(m *message) {
+		last = time.Now()
+		if err := fw.write(m); err != nil {
+			o.mu.Lock()
+			if o.err == nil {
+				o.err = err
+			}
+			o.mu.Unlock()
+			sh.abort() // the coordinator is gone: stop everyone
 		}
-		done := &doneMsg{Threads: trs, Created: created}
-		// Memory as the worker finishes, its threads' state still mapped;
-		// a kernel without smaps_rollup (before 4.14) leaves it out.
-		done.RSSKB, done.PSSKB, _ = selfMemory()
-		outq <- &message{Type: msgDone, Done: done}
 	}
-	close(outq)
-	<-writerDone
-	if first != nil {
-		return first
+	for {
+		select {
+		case m, ok := <-o.q:
+			if !ok {
+				return
+			}
+			write(m)
+		case now := <-tick.C:
+			if now.Sub(last) >= beat/2 {
+				write(&message{Type: msgAlive})
+			}
+		}
 	}
-	wmu.Lock()
-	defer wmu.Unlock()
-	return werr
+}
+
+func (o *outbox) send(m *message) { o.q <- m }
+
+// close writes what is queued, stops the outbox and returns the first
+// write error.
+func (o *outbox) close() error {
+	close(o.q)
+	<-o.done
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.err
+}
+
+// crew is a worker's measured threads, each on its own locked OS thread:
+// all set up, then all wait for the start, measure, tear down and leave
+// their result or error in their slot.
+type crew struct {
+	sh       *shm
+	threads  []*thread
+	results  []threadResult
+	errs     []error
+	ready    chan threadSetup
+	started  chan struct{} // closed with deadline set
+	deadline uint64        // 0: the run was called off before the start
+	wg       sync.WaitGroup
+	base     int // global index of thread 0
+}
+
+// threadSetup is how a thread's setup went, and on which CPU it landed.
+type threadSetup struct {
+	local, cpu int
+	err        error
+}
+
+func startCrew(cfg *workerConfig, spec *workloads.Spec, plan *workloads.StormPlan, sh *shm, box *outbox) *crew {
+	c := &crew{
+		sh:      sh,
+		threads: make([]*thread, cfg.Threads),
+		results: make([]threadResult, cfg.Threads),
+		errs:    make([]error, cfg.Threads),
+		ready:   make(chan threadSetup, cfg.Threads),
+		started: make(chan struct{}),
+		base:    cfg.ThreadBase,
+	}
+	for i := range c.threads {
+		t := newThread(cfg, spec, i, sh)
+		if plan != nil {
+			t.storm.steps = plan.Ranks[t.g]
+		}
+		t.report = func(m *intervalMsg) { box.send(&message{Type: msgInterval, Interval: m}) }
+		c.threads[i] = t
+		c.wg.Add(1)
+		go c.live(i)
+	}
+	return c
+}
+
+// live is thread i's life.
+func (c *crew) live(i int) {
+	defer c.wg.Done()
+	t := c.threads[i]
+	lockThread() // never unlocked: the OS thread ends with the goroutine
+	err := t.setup()
+	c.ready <- threadSetup{i, t.cpu, err}
+	<-c.started
+	if err == nil && c.deadline != 0 {
+		err = t.run(c.deadline)
+		if err != nil {
+			c.sh.abort()
+		}
+	}
+	if terr := t.teardown(); err == nil && terr != nil {
+		err = fmt.Errorf("thread %d teardown: %w", t.g, terr)
+	}
+	c.errs[i] = err
+	if err == nil {
+		c.results[i], c.errs[i] = t.result()
+	}
+}
+
+// awaitSetup waits for every thread's setup and returns their CPUs, or
+// the first setup error to arrive.
+func (c *crew) awaitSetup() ([]int, error) {
+	cpus := make([]int, len(c.threads))
+	var first error
+	for range c.threads {
+		r := <-c.ready
+		cpus[r.local] = r.cpu
+		if r.err != nil && first == nil {
+			first = fmt.Errorf("thread %d: %w", c.base+r.local, r.err)
+		}
+	}
+	return cpus, first
+}
+
+// start lets the threads measure from deadline.
+func (c *crew) start(deadline uint64) {
+	c.deadline = deadline
+	close(c.started)
+}
+
+// cancel calls the run off before the start: the threads tear down
+// without measuring.
+func (c *crew) cancel() {
+	c.sh.abort()
+	close(c.started)
+	c.wait()
+}
+
+func (c *crew) wait() { c.wg.Wait() }
+
+// done is the worker's final message when every thread succeeded.
+func (c *crew) done() *doneMsg {
+	var created *qpSet
+	for _, t := range c.threads {
+		created = created.union(t.created)
+	}
+	d := &doneMsg{Threads: c.results, Created: created}
+	// Memory as the worker finishes, its threads' state still mapped;
+	// a kernel without smaps_rollup (before 4.14) leaves it out.
+	d.RSSKB, d.PSSKB, _ = selfMemory()
+	return d
 }
