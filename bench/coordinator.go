@@ -109,213 +109,344 @@ func (w *workerProc) exitString() string {
 }
 
 // repetition runs the whole configuration once, with fresh worker
-// processes and a fresh device directory, so repetitions are independent.
+// processes and a fresh device directory, so repetitions are independent:
+// the holder prepares the QPs, the workers start, get ready, measure from
+// a common deadline and exit; what they measured becomes the outcome, and
+// the holder's release and the leak probe come last.
 func (c *coordinator) repetition(ctx context.Context, idx int) (*repOutcome, error) {
-	cfg := c.cfg
 	out := &repOutcome{index: idx, stormExitNS: -1}
 	c.live = newLive(&c.cfg, idx)
-	var tick <-chan time.Time
-	if c.opts.Progress != nil {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		tick = t.C
-	}
+	tick, stopTick := c.progressTicker()
+	defer stopTick()
 	dir := filepath.Join(c.priv, fmt.Sprintf("rep%d", idx+1))
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return out, err
 	}
-	vo := verbs.Options{Provider: cfg.Provider, Device: cfg.Device, QPState: cfg.QPState,
-		Sim: verbs.SimOptions{Dir: filepath.Join(dir, "sim"), Semantics: cfg.semantics(), Cost: cfg.SimCost, MaxQPs: cfg.SimMaxQPs}}
-	total := cfg.Procs * cfg.Threads
-	h, err := openHolder(vo, filepath.Join(dir, "domain"), filepath.Join(dir, "foreign"), cfg.Workload, cfg.QPs, total)
+	vo := c.repVerbs(dir)
+	total := c.cfg.Procs * c.cfg.Threads
+	h, err := openHolder(vo, filepath.Join(dir, "domain"), filepath.Join(dir, "foreign"), c.cfg.Workload, c.cfg.QPs, total)
 	if err != nil {
 		return out, err
 	}
 	out.info = h.dev.Info()
-	defer func() {
-		if err := h.release(); err != nil {
-			out.warnings = append(out.warnings, fmt.Sprintf("repetition %d: releasing the holder: %v", idx+1, err))
-		}
-		out.leaks = checkLeaks(vo, h, out.created, len(out.threads) == total)
-	}()
-
-	slots := cfg.QPs
-	sh, err := createShm(filepath.Join(dir, "barrier"), total, slots)
+	defer c.releaseHolder(out, vo, h)
+	sh, err := createShm(filepath.Join(dir, "barrier"), total, c.cfg.QPs)
 	if err != nil {
 		return out, err
 	}
 	defer sh.close()
 
-	events := make(chan event, 16*cfg.Procs)
-	var workers []*workerProc
-	for p := 0; p < cfg.Procs; p++ {
-		wc := &workerConfig{
-			Index: p, ThreadBase: p * cfg.Threads, Threads: cfg.Threads, TotalThreads: total,
-			Verbs: vo, Domain: h.domain, Shm: filepath.Join(dir, "barrier"),
-			WorkloadSpec: cfg.Workload.Source, WorkloadFile: cfg.Workload.File,
-			QPs: cfg.QPs, Duration: cfg.Duration, Iterations: cfg.Iterations, Warmup: cfg.Warmup,
-			Interval: cfg.Interval, Pin: cfg.Pin, Seed: cfg.Seed, RealTime: startRealTime(),
-			BatchOps: cfg.BatchOps, BatchTime: cfg.BatchTime, Rate: cfg.threadRate(), Arrival: cfg.arrival(),
-			Held: h.held, Invalid: h.invalid, Foreign: h.foreign,
-		}
-		if cfg.Workload.Mode == workloads.StormMode {
-			wc.StormNodes = cfg.StormNodes()
-		}
-		w, err := c.spawn(p, wc, events)
-		if err != nil {
-			c.stop(sh, workers, events)
-			return out, fmt.Errorf("starting worker %d: %w", p, err)
-		}
-		workers = append(workers, w)
-	}
-	out.workers = workers
-	c.report(c.live, nil, true)
-
-	fail := func(err error) (*repOutcome, error) {
-		c.stop(sh, workers, events)
+	r := c.newRepRun(out, sh, tick)
+	defer r.stallCheck.Stop()
+	if err := r.spawnWorkers(vo, h, dir); err != nil {
 		return out, err
 	}
-	// Every worker reports ready once all its threads hold their
-	// registrant; a worker failing or dying here fails the repetition.
-	readyBy := time.NewTimer(60*time.Second + time.Duration(cfg.Procs)*time.Second)
+	c.report(c.live, nil, true)
+	if err := r.awaitReady(ctx); err != nil {
+		return r.fail(err)
+	}
+	margin, err := r.start()
+	if err != nil {
+		return r.fail(err)
+	}
+	if err := r.measure(ctx, margin); err != nil {
+		return r.fail(err)
+	}
+	if err := r.conclude(vo); err != nil {
+		return out, err
+	}
+	c.reportDone(c.live, out)
+	return out, r.stopErr
+}
+
+// progressTicker paces the live display's redraws; without a display it
+// never ticks.
+func (c *coordinator) progressTicker() (<-chan time.Time, func()) {
+	if c.opts.Progress == nil {
+		return nil, func() {}
+	}
+	t := time.NewTicker(time.Second)
+	return t.C, t.Stop
+}
+
+// repVerbs is how the repetition's processes open the device: a sim
+// device lives in the repetition's own directory.
+func (c *coordinator) repVerbs(dir string) verbs.Options {
+	cfg := &c.cfg
+	return verbs.Options{Provider: cfg.Provider, Device: cfg.Device, QPState: cfg.QPState,
+		Sim: verbs.SimOptions{Dir: filepath.Join(dir, "sim"), Semantics: cfg.semantics(), Cost: cfg.SimCost, MaxQPs: cfg.SimMaxQPs}}
+}
+
+// releaseHolder releases the holder's QPs, then probes for QPs left
+// behind; a failed release is a warning, since the measurement stands.
+func (c *coordinator) releaseHolder(out *repOutcome, vo verbs.Options, h *holder) {
+	if err := h.release(); err != nil {
+		out.warnings = append(out.warnings, fmt.Sprintf("repetition %d: releasing the holder: %v", out.index+1, err))
+	}
+	out.leaks = checkLeaks(vo, h, out.created, len(out.threads) == c.cfg.Procs*c.cfg.Threads)
+}
+
+// repRun is one repetition in flight: its workers, the barrier segment
+// they share, the events they send, and whether (and why) the run is being
+// stopped early.
+type repRun struct {
+	c            *coordinator
+	out          *repOutcome
+	sh           *shm
+	events       chan event
+	workers      []*workerProc
+	tick         <-chan time.Time // live display redraws
+	stallTimeout time.Duration
+	stallCheck   *time.Ticker
+
+	// A run stopped early (^C, a stalled worker) is drained: the workers
+	// still running are asked to stop, and what was measured is kept.
+	// stopErr says why.
+	stopErr  error
+	draining bool
+	stopAt   uint64           // when the drain began, CLOCK_MONOTONIC ns
+	grace    <-chan time.Time // the drain's end: then stragglers are killed
+	lastExit uint64           // when the last worker's exit was seen
+}
+
+func (c *coordinator) newRepRun(out *repOutcome, sh *shm, tick <-chan time.Time) *repRun {
+	stallTimeout := c.cfg.stallTimeout()
+	return &repRun{c: c, out: out, sh: sh, tick: tick,
+		events:       make(chan event, 16*c.cfg.Procs),
+		stallTimeout: stallTimeout,
+		stallCheck:   time.NewTicker(min(stallTimeout/4, time.Second)),
+	}
+}
+
+// fail stops every worker still running and fails the repetition.
+func (r *repRun) fail(err error) (*repOutcome, error) {
+	r.c.stop(r.sh, r.workers, r.events)
+	return r.out, err
+}
+
+// spawnWorkers starts the worker processes; if one cannot be started,
+// those already started are stopped.
+func (r *repRun) spawnWorkers(vo verbs.Options, h *holder, dir string) error {
+	for p := 0; p < r.c.cfg.Procs; p++ {
+		w, err := r.c.spawn(p, r.c.workerConfig(p, vo, h, dir), r.events)
+		if err != nil {
+			r.c.stop(r.sh, r.workers, r.events)
+			return fmt.Errorf("starting worker %d: %w", p, err)
+		}
+		r.workers = append(r.workers, w)
+	}
+	r.out.workers = r.workers
+	return nil
+}
+
+// workerConfig is worker p's share of the run.
+func (c *coordinator) workerConfig(p int, vo verbs.Options, h *holder, dir string) *workerConfig {
+	cfg := &c.cfg
+	wc := &workerConfig{
+		Index: p, ThreadBase: p * cfg.Threads, Threads: cfg.Threads, TotalThreads: cfg.Procs * cfg.Threads,
+		Verbs: vo, Domain: h.domain, Shm: filepath.Join(dir, "barrier"),
+		WorkloadSpec: cfg.Workload.Source, WorkloadFile: cfg.Workload.File,
+		QPs: cfg.QPs, Duration: cfg.Duration, Iterations: cfg.Iterations, Warmup: cfg.Warmup,
+		Interval: cfg.Interval, Pin: cfg.Pin, Seed: cfg.Seed, RealTime: startRealTime(),
+		BatchOps: cfg.BatchOps, BatchTime: cfg.BatchTime, Rate: cfg.threadRate(), Arrival: cfg.arrival(),
+		Held: h.held, Invalid: h.invalid, Foreign: h.foreign,
+	}
+	if cfg.Workload.Mode == workloads.StormMode {
+		wc.StormNodes = cfg.StormNodes()
+	}
+	return wc
+}
+
+// awaitReady waits until every worker reports ready, which it does once
+// all its threads hold their registrant; a worker failing, dying or
+// falling silent here fails the repetition.
+func (r *repRun) awaitReady(ctx context.Context) error {
+	readyBy := time.NewTimer(60*time.Second + time.Duration(r.c.cfg.Procs)*time.Second)
 	defer readyBy.Stop()
-	stallTimeout := cfg.stallTimeout()
-	stallCheck := time.NewTicker(min(stallTimeout/4, time.Second))
-	defer stallCheck.Stop()
-	for nready := 0; nready < len(workers); {
+	for nready := 0; nready < len(r.workers); {
 		select {
-		case ev := <-events:
-			if err := c.handle(ev, out, sh, false); err != nil {
-				return fail(err)
+		case ev := <-r.events:
+			if err := r.c.handle(ev, r.out, r.sh, false); err != nil {
+				return err
 			}
 			if ev.msg != nil && ev.msg.Type == msgReady {
 				nready++
 			}
-		case <-tick:
-			c.report(c.live, nil, false)
-		case <-stallCheck.C:
-			if w := stalledWorker(workers, stallTimeout); w != nil {
-				return fail(stallError(w, stallTimeout, "before the start"))
+		case <-r.tick:
+			r.c.report(r.c.live, nil, false)
+		case <-r.stallCheck.C:
+			if w := stalledWorker(r.workers, r.stallTimeout); w != nil {
+				return stallError(w, r.stallTimeout, "before the start")
 			}
 		case <-readyBy.C:
-			return fail(errors.New("workers did not get ready within a minute"))
+			return errors.New("workers did not get ready within a minute")
 		case <-ctx.Done():
-			return fail(fmt.Errorf("interrupted (%v) before the start", context.Cause(ctx)))
+			return fmt.Errorf("interrupted (%v) before the start", context.Cause(ctx))
 		}
 	}
+	return nil
+}
 
-	margin := 50*time.Millisecond + time.Duration(cfg.Procs)*5*time.Millisecond + time.Duration(total)*100*time.Microsecond
+// startMargin is how far ahead of now the measurement starts: time for
+// every worker to read the start and every thread to reach the deadline.
+func startMargin(procs, threads int) time.Duration {
+	return 50*time.Millisecond + time.Duration(procs)*5*time.Millisecond + time.Duration(threads)*100*time.Microsecond
+}
+
+// start sets the common deadline and sends it to every worker; it returns
+// the margin the deadline was set ahead by.
+func (r *repRun) start() (time.Duration, error) {
+	total := r.c.cfg.Procs * r.c.cfg.Threads
+	margin := startMargin(r.c.cfg.Procs, total)
 	deadline := verbs.Now() + uint64(margin)
-	sh.setDeadline(deadline)
-	c.logs.startRep(total)
-	c.live.start = deadline
-	c.report(c.live, sh, true)
-	for _, w := range workers {
+	r.sh.setDeadline(deadline)
+	r.c.logs.startRep(total)
+	r.c.live.start = deadline
+	r.c.report(r.c.live, r.sh, true)
+	for _, w := range r.workers {
 		if err := w.fw.write(&message{Type: msgStart, Start: &startMsg{Deadline: deadline}}); err != nil {
-			return fail(fmt.Errorf("%s: sending the start: %w", w.name(), err))
+			return margin, fmt.Errorf("%s: sending the start: %w", w.name(), err)
 		}
 	}
+	return margin, nil
+}
+
+// measure follows the workers until every one has exited. A stalled worker
+// or an interrupt drains the run; an error fails the repetition.
+func (r *repRun) measure(ctx context.Context, margin time.Duration) error {
 	var watchdog <-chan time.Time
-	if cfg.Duration > 0 {
+	if cfg := &r.c.cfg; cfg.Duration > 0 {
 		// A duration run that overstays this much is wedged.
 		t := time.NewTimer(margin + cfg.Warmup + cfg.Duration + 60*time.Second)
 		defer t.Stop()
 		watchdog = t.C
 	}
 	interrupt := ctx.Done()
-	// stopErr says why the run was stopped early (^C, a stalled worker):
-	// the workers still running are drained, what was measured is kept.
-	var stopErr error
-	var draining bool
-	var stopAt uint64
-	var grace <-chan time.Time
-	drain := func(abortNow bool, wait time.Duration) {
-		draining, stopAt = true, verbs.Now()
-		sh.requestStop()
-		if abortNow {
-			sh.abort()
-		}
-		grace = time.After(wait)
-	}
-	var lastExit uint64 // when the last worker's exit was seen
-	for pending := len(workers); pending > 0; {
+	for pending := len(r.workers); pending > 0; {
 		select {
-		case ev := <-events:
-			if err := c.handle(ev, out, sh, draining); err != nil {
-				return fail(err)
+		case ev := <-r.events:
+			if err := r.c.handle(ev, r.out, r.sh, r.draining); err != nil {
+				return err
 			}
 			if ev.exit {
 				pending--
-				lastExit = verbs.Now()
+				r.lastExit = verbs.Now()
 			}
-		case <-tick:
-			c.report(c.live, sh, false)
-		case <-stallCheck.C:
-			w := stalledWorker(workers, stallTimeout)
-			if w == nil || draining {
-				continue
-			}
-			stopErr = stallError(w, stallTimeout, "the other workers' measurements are kept")
-			w.cmd.Process.Kill()
-			// Threads of a rounds workload would wait for the stalled
-			// worker's at their next barrier: they stop at once; loop
-			// threads end their pass and send their counts.
-			drain(cfg.Workload.Mode == workloads.Rounds, 5*time.Second)
+		case <-r.tick:
+			r.c.report(r.c.live, r.sh, false)
+		case <-r.stallCheck.C:
+			r.stopStalled()
 		case <-watchdog:
-			return fail(errors.New("the run did not finish within a minute of its planned end"))
+			return errors.New("the run did not finish within a minute of its planned end")
 		case <-interrupt:
 			// Stop now: threads end their pass or round and report what
 			// they measured, which the result keeps as partial.
 			interrupt = nil
-			stopErr = fmt.Errorf("interrupted (%v): measured until then", context.Cause(ctx))
-			drain(false, time.Second)
-		case <-grace:
-			// What has not ended by now is stuck in a long operation or at
-			// a barrier: abort, and kill the workers still running. What
-			// they sent is kept.
-			grace = nil
-			sh.abort()
-			for _, w := range workers {
-				if !w.exited {
-					w.cmd.Process.Kill()
-				}
-			}
+			r.stopErr = fmt.Errorf("interrupted (%v): measured until then", context.Cause(ctx))
+			r.drain(false, time.Second)
+		case <-r.grace:
+			r.grace = nil
+			r.killStragglers()
 		}
 	}
+	return nil
+}
+
+// stopStalled kills a worker silent for the stall timeout and drains the
+// run, keeping the other workers' measurements.
+func (r *repRun) stopStalled() {
+	w := stalledWorker(r.workers, r.stallTimeout)
+	if w == nil || r.draining {
+		return
+	}
+	r.stopErr = stallError(w, r.stallTimeout, "the other workers' measurements are kept")
+	w.cmd.Process.Kill()
+	// Threads of a rounds workload would wait for the stalled worker's at
+	// their next barrier: they stop at once; loop threads end their pass
+	// and send their counts.
+	r.drain(r.c.cfg.Workload.Mode == workloads.Rounds, 5*time.Second)
+}
+
+// drain asks every thread to stop (at once, with abortNow) and gives them
+// wait to send what they measured.
+func (r *repRun) drain(abortNow bool, wait time.Duration) {
+	r.draining, r.stopAt = true, verbs.Now()
+	r.sh.requestStop()
+	if abortNow {
+		r.sh.abort()
+	}
+	r.grace = time.After(wait)
+}
+
+// killStragglers ends the drain: what has not ended by now is stuck in a
+// long operation or at a barrier, so the barrier is aborted and the
+// workers still running are killed. What they sent is kept.
+func (r *repRun) killStragglers() {
+	r.sh.abort()
+	for _, w := range r.workers {
+		if !w.exited {
+			w.cmd.Process.Kill()
+		}
+	}
+}
+
+// conclude turns what the workers sent into the outcome: the latency
+// totals, the counts of threads stopped early, the threads' common span and
+// a storm's teardown time. Results missing for a thread fail the
+// repetition.
+func (r *repRun) conclude(vo verbs.Options) error {
+	c, out := r.c, r.out
 	c.logs.endRep()
 	out.hists = c.logs.totals
 	if c.logs.late > 0 {
-		out.warnings = append(out.warnings, fmt.Sprintf("repetition %d: %d interval report(s) came after their interval was written to the .hlog timelines (a thread lagged by more than two intervals, e.g. stopped or starved): they are written late, as extra lines with their interval's start time",
-			idx+1, c.logs.late))
+		out.warnings = append(out.warnings, lateReportsWarning(out.index, c.logs.late))
 	}
-	if draining {
-		c.keepReported(out, workers, sh.deadline(), stopAt)
+	if r.draining {
+		c.keepReported(out, r.workers, r.sh.deadline(), r.stopAt)
 	}
-	var minStart, maxStart, maxEnd uint64
-	for i, tr := range out.threads {
+	if total := c.cfg.Procs * c.cfg.Threads; len(out.threads) != total {
+		return fmt.Errorf("got results of %d threads, want %d", len(out.threads), total)
+	}
+	minStart, maxStart, maxEnd := threadSpan(out.threads)
+	out.wall = time.Duration(maxEnd - minStart)
+	out.skew = int64(maxStart - minStart)
+	out.minStart = minStart
+	out.measured = true
+	out.stormExitNS, out.stormExitNote = r.stormExit(vo)
+	return nil
+}
+
+func lateReportsWarning(idx int, late int64) string {
+	return fmt.Sprintf("repetition %d: %d interval report(s) came after their interval was written to the .hlog timelines (a thread lagged by more than two intervals, e.g. stopped or starved): they are written late, as extra lines with their interval's start time",
+		idx+1, late)
+}
+
+// threadSpan is the earliest and latest start and the latest end of the
+// threads' measurements: the wall time runs from the first start to the
+// last end, the skew from the first start to the last.
+func threadSpan(threads []threadResult) (minStart, maxStart, maxEnd uint64) {
+	for i, tr := range threads {
 		if i == 0 || tr.Started < minStart {
 			minStart = tr.Started
 		}
 		maxStart = max(maxStart, tr.Started)
 		maxEnd = max(maxEnd, tr.Ended)
 	}
-	if len(out.threads) != total {
-		return out, fmt.Errorf("got results of %d threads, want %d", len(out.threads), total)
+	return minStart, maxStart, maxEnd
+}
+
+// stormExit is a storm with teardown exit's time from the last rank's exit
+// until the device showed none of the job's QPs; -1 and why when not
+// measured.
+func (r *repRun) stormExit(vo verbs.Options) (int64, string) {
+	w := r.c.cfg.Workload
+	if w.Mode != workloads.StormMode || w.Storm.Teardown != workloads.TeardownExit {
+		return -1, ""
 	}
-	out.wall = time.Duration(maxEnd - minStart)
-	out.skew = int64(maxStart - minStart)
-	out.minStart = minStart
-	out.measured = true
-	out.stormExitNS, out.stormExitNote = -1, ""
-	if cfg.Workload.Mode == workloads.StormMode && cfg.Workload.Storm.Teardown == workloads.TeardownExit {
-		if draining {
-			out.stormExitNote = "the run was stopped"
-		} else {
-			out.stormExitNS, out.stormExitNote = stormExitTeardown(vo, lastExit)
-		}
+	if r.draining {
+		return -1, "the run was stopped"
 	}
-	c.reportDone(c.live, out)
-	return out, stopErr
+	return stormExitTeardown(vo, r.lastExit)
 }
 
 // keepReported stands in for the final counts of the threads whose workers
@@ -444,9 +575,39 @@ func (c *coordinator) spawn(p int, wc *workerConfig, events chan<- event) (*work
 	// Its own process group keeps a terminal's ^C from killing workers
 	// behind the coordinator's back: the coordinator stops them itself.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	// The pipes are made here, not with cmd.StdinPipe and friends: a
-	// failure half-way would leave the ends exec keeps for the child open
-	// until a Wait that never comes. Every end is closed on every path.
+	stdin, stdout, stderr, err := startPiped(cmd)
+	if err != nil {
+		return nil, err
+	}
+	w := &workerProc{index: p, threads: wc.Threads, cmd: cmd, stdin: stdin, fw: newFrameWriter(stdin), pid: cmd.Process.Pid,
+		lastSeen: time.Now()}
+	stderrDone := make(chan struct{})
+	go func() {
+		defer close(stderrDone)
+		c.forwardStderr(w, stderr)
+	}()
+	go func() {
+		w.readMessages(stdout, events)
+		<-stderrDone
+		cmd.Wait()
+		stdout.Close()
+		stdin.Close() // may already be closed by stop: harmless
+		w.state = cmd.ProcessState
+		events <- event{w: w, exit: true}
+	}()
+	if err := w.fw.write(&message{Type: msgConfig, Config: wc}); err != nil {
+		// The worker died at once; its exit event says how.
+		w.failMsg = "could not be sent its configuration: " + err.Error()
+	}
+	return w, nil
+}
+
+// startPiped starts cmd with a pipe on each of its standard streams and
+// returns the coordinator's ends. The pipes are made here, not with
+// cmd.StdinPipe and friends: a failure half-way would leave the ends exec
+// keeps for the child open until a Wait that never comes. Every end is
+// closed on every path.
+func startPiped(cmd *exec.Cmd) (stdin, stdout, stderr *os.File, err error) {
 	var fds []*os.File
 	closeAll := func() {
 		for _, f := range fds {
@@ -461,70 +622,63 @@ func (c *coordinator) spawn(p int, wc *workerConfig, events chan<- event) (*work
 	}
 	stdinR, stdin, err := pipe()
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	stdout, stdoutW, err := pipe()
 	if err != nil {
 		closeAll()
-		return nil, err
+		return nil, nil, nil, err
 	}
 	stderr, stderrW, err := pipe()
 	if err != nil {
 		closeAll()
-		return nil, err
+		return nil, nil, nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	if err := cmd.Start(); err != nil {
 		closeAll()
-		return nil, err
+		return nil, nil, nil, err
 	}
 	// The child has its own copies; ours of its ends would keep its
 	// stdout open after it exits, and the reader would never see EOF.
 	stdinR.Close()
 	stdoutW.Close()
 	stderrW.Close()
-	w := &workerProc{index: p, threads: wc.Threads, cmd: cmd, stdin: stdin, fw: newFrameWriter(stdin), pid: cmd.Process.Pid,
-		lastSeen: time.Now()}
-	stderrDone := make(chan struct{})
-	go func() {
-		defer close(stderrDone)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			c.errMu.Lock()
-			fmt.Fprintf(c.opts.Stderr, "%s: %s\n", w.name(), sc.Text())
-			c.errMu.Unlock()
-		}
-		// A line too long to scan ends the forwarding, not the reading: a
-		// worker blocked on a full stderr pipe would wedge the run.
-		io.Copy(io.Discard, stderr)
-		stderr.Close()
-	}()
-	go func() {
-		fr := newFrameReader(stdout)
-		for {
-			m, err := fr.read()
-			if err != nil {
-				if err != io.EOF {
-					w.readErr = err
-				}
-				break
-			}
-			events <- event{w: w, msg: m}
-		}
-		io.Copy(io.Discard, stdout) // so the worker never blocks writing
-		<-stderrDone
-		cmd.Wait()
-		stdout.Close()
-		stdin.Close() // may already be closed by stop: harmless
-		w.state = cmd.ProcessState
-		events <- event{w: w, exit: true}
-	}()
-	if err := w.fw.write(&message{Type: msgConfig, Config: wc}); err != nil {
-		// The worker died at once; its exit event says how.
-		w.failMsg = "could not be sent its configuration: " + err.Error()
+	return stdin, stdout, stderr, nil
+}
+
+// forwardStderr copies a worker's stderr to the coordinator's, a line at a
+// time with the worker's name, until the worker closes it.
+func (c *coordinator) forwardStderr(w *workerProc, stderr *os.File) {
+	sc := bufio.NewScanner(stderr)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		c.errMu.Lock()
+		fmt.Fprintf(c.opts.Stderr, "%s: %s\n", w.name(), sc.Text())
+		c.errMu.Unlock()
 	}
-	return w, nil
+	// A line too long to scan ends the forwarding, not the reading: a
+	// worker blocked on a full stderr pipe would wedge the run.
+	io.Copy(io.Discard, stderr)
+	stderr.Close()
+}
+
+// readMessages hands the worker's messages to the coordinator as events
+// until its stdout ends; a stream that is not the protocol is kept as
+// readErr for the worker's description.
+func (w *workerProc) readMessages(stdout io.Reader, events chan<- event) {
+	fr := newFrameReader(stdout)
+	for {
+		m, err := fr.read()
+		if err != nil {
+			if err != io.EOF {
+				w.readErr = err
+			}
+			break
+		}
+		events <- event{w: w, msg: m}
+	}
+	io.Copy(io.Discard, stdout) // so the worker never blocks writing
 }
 
 // stop ends every worker still running: the barrier is aborted and stdin
@@ -581,29 +735,12 @@ func openHolder(vo verbs.Options, domain, foreign string, spec *workloads.Spec, 
 	if h.dom, err = dev.OpenDomain(domain, true); err != nil {
 		return fail(err)
 	}
-	create := func(dom *verbs.Domain, n int) ([]uint32, error) {
-		var out []uint32
-		for i := 0; i < n; i++ {
-			qpn, err := dom.CreateRcvQP()
-			if err != nil {
-				return out, fmt.Errorf("preparing QPs: %w", err)
-			}
-			out = append(out, qpn)
-			// In the state the threads' own creates leave theirs
-			// (--qp-state), so reg and destroy meet what they would
-			// in production.
-			if err := dom.MoveQP(qpn); err != nil {
-				return out, fmt.Errorf("preparing QPs: %w", err)
-			}
-		}
-		return out, nil
-	}
 	if spec.QPs.Holder {
 		n := qps
 		if spec.QPs.Scope == workloads.PerThread {
 			n = qps * threads
 		}
-		h.held, err = create(h.dom, n)
+		h.held, err = prepareQPs(h.dom, n)
 		if err != nil {
 			return fail(err)
 		}
@@ -611,7 +748,7 @@ func openHolder(vo verbs.Options, domain, foreign string, spec *workloads.Spec, 
 	if spec.Uses(workloads.OpRegInvalid) {
 		// QP numbers that existed and were destroyed: invalid for sure,
 		// since the device does not reuse them until the 24-bit space wraps.
-		stale, err := create(h.dom, qps)
+		stale, err := prepareQPs(h.dom, qps)
 		for _, q := range stale {
 			if _, uerr := h.dom.Unreg(q); uerr != nil && err == nil {
 				err = uerr
@@ -626,11 +763,31 @@ func openHolder(vo verbs.Options, domain, foreign string, spec *workloads.Spec, 
 		if h.fdom, err = dev.OpenDomain(foreign, true); err != nil {
 			return fail(err)
 		}
-		if h.foreign, err = create(h.fdom, qps); err != nil {
+		if h.foreign, err = prepareQPs(h.fdom, qps); err != nil {
 			return fail(err)
 		}
 	}
 	return h, nil
+}
+
+// prepareQPs creates n receive QPs in dom for the holder; on an error it
+// returns those it created, for the caller to release.
+func prepareQPs(dom *verbs.Domain, n int) ([]uint32, error) {
+	var out []uint32
+	for i := 0; i < n; i++ {
+		qpn, err := dom.CreateRcvQP()
+		if err != nil {
+			return out, fmt.Errorf("preparing QPs: %w", err)
+		}
+		out = append(out, qpn)
+		// In the state the threads' own creates leave theirs
+		// (--qp-state), so reg and destroy meet what they would
+		// in production.
+		if err := dom.MoveQP(qpn); err != nil {
+			return out, fmt.Errorf("preparing QPs: %w", err)
+		}
+	}
+	return out, nil
 }
 
 // release unregisters what the holder holds (destroying those QPs) and
