@@ -137,6 +137,27 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
+	if err := c.validateFlags(); err != nil {
+		return err
+	}
+	if err := results.ValidateLabels(c.Labels); err != nil {
+		return fmt.Errorf("--label: %w", err)
+	}
+	if c.SimMaxQPs < 0 || c.SimMaxQPs > MaxSimQPs {
+		return fmt.Errorf("--sim-max-qp %d: want 1 to %d", c.SimMaxQPs, MaxSimQPs)
+	}
+	if c.Workload.Mode == workloads.StormMode {
+		return c.validateStorm()
+	}
+	if c.Nodes != 0 {
+		return fmt.Errorf("--nodes applies to storm workloads only, not to %s", c.Workload.Name)
+	}
+	return c.validateCapacity()
+}
+
+// validateFlags checks each setting on its own, and the pairs that
+// exclude or need each other.
+func (c *Config) validateFlags() error {
 	switch {
 	case c.Workload == nil:
 		return errors.New("no workload")
@@ -183,18 +204,13 @@ func (c *Config) Validate() error {
 	case c.Arrival != "" && c.threadRate() == 0:
 		return errors.New("--arrival needs --rate or --rate-total")
 	}
-	if err := results.ValidateLabels(c.Labels); err != nil {
-		return fmt.Errorf("--label: %w", err)
-	}
-	if c.SimMaxQPs < 0 || c.SimMaxQPs > MaxSimQPs {
-		return fmt.Errorf("--sim-max-qp %d: want 1 to %d", c.SimMaxQPs, MaxSimQPs)
-	}
-	if c.Workload.Mode == workloads.StormMode {
-		return c.validateStorm()
-	}
-	if c.Nodes != 0 {
-		return fmt.Errorf("--nodes applies to storm workloads only, not to %s", c.Workload.Name)
-	}
+	return nil
+}
+
+// validateCapacity refuses a loop or rounds workload that needs more QPs
+// or registrants than can be held: held per-thread QPs beyond MaxQPs, or
+// more than the sim device holds.
+func (c *Config) validateCapacity() error {
 	total := c.Procs * c.Threads
 	if c.Workload.QPs.Holder && c.Workload.QPs.Scope == workloads.PerThread && total*c.QPs > MaxQPs {
 		return fmt.Errorf("%d threads x %d QPs each: at most %d held QPs", total, c.QPs, MaxQPs)
@@ -263,16 +279,14 @@ func (e *RunError) Unwrap() error { return e.Err }
 // Run runs the configuration and writes the run folder: result.json and
 // one .hlog per op kind. A failed run still writes its result and returns
 // it with a *RunError.
+//
+// The story: check the configuration, claim the output folder and a
+// private directory, say the warnings known before the start, run the
+// repetitions, then judge what they measured (status, warnings) and write
+// it, failed or not.
 func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error) {
-	cfg.StormDefaults()
-	if err := cfg.Validate(); err != nil {
+	if err := prepareRun(&cfg, &opts); err != nil {
 		return nil, err
-	}
-	if opts.Stderr == nil {
-		opts.Stderr = io.Discard
-	}
-	if opts.WorkerExe == "" {
-		return nil, errors.New("bench: no worker executable")
 	}
 	// Before anything else runs: the runtime's threads must not spin at a
 	// real-time priority (realtime.go).
@@ -288,162 +302,41 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 			rf.discard()
 		}
 	}()
-	parent, onMemory := opts.TempDir, true
-	if parent == "" {
-		// Room for a default sim device (18 MiB) per repetition, twice.
-		parent, onMemory = privParent(uint64(cfg.Repetitions+1) * 40 << 20)
-	}
-	priv, err := makePrivDir(parent)
-	if err != nil && parent != opts.TempDir && parent != os.TempDir() {
-		parent, onMemory = os.TempDir(), false
-		priv, err = makePrivDir(parent)
-	}
+	priv, err := openPrivDir(opts.TempDir, cfg.Repetitions)
 	if err != nil {
-		return nil, fmt.Errorf("private directory: %w", err)
+		return nil, err
 	}
 	defer priv.remove()
 
 	c := &coordinator{cfg: cfg, opts: opts, priv: priv.path}
-	res := c.newResult()
-	res.RunID = runID
-	res.Harness.Scheduling = rt.String()
-	logs, err := newHlogs(rf.dir(), runID, cfg.histKinds(), res.Started, cfg.Interval)
-	if err != nil {
+	res := c.newResult(runID, rt.String())
+	if c.logs, err = newHlogs(rf.dir(), runID, cfg.histKinds(), res.Started, cfg.Interval); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
-	c.logs = logs
-
 	// What is known before the start is said before the start, once.
 	early := StartWarnings(cfg)
-	if !opts.Quiet {
-		for _, w := range early {
-			fmt.Fprintln(opts.Stderr, "warning: "+w)
-		}
-	}
+	c.warn(early, nil)
 
 	fw := snapshotFirmware(verbs.Options{Provider: cfg.Provider, Device: cfg.Device})
-	var runErr error
-	if fw.taken && !fw.info.XRC {
-		// A device named on purpose opens without XRC (conform's S11
-		// needs that), but a run on it measures nothing: say so before
-		// any worker starts, and once (soft-RoCE under make vmtest).
-		runErr = fmt.Errorf("device %s lacks XRC (IBV_DEVICE_XRC is not in its device_cap_flags), so there is nothing to measure on it; "+
-			"xrcbench devices lists which devices have it", fw.info.Name)
-	}
+	runErr := c.preflight(ctx, res, fw)
 	var done []*repOutcome
-	if opts.BeforeStart != nil && runErr == nil {
-		runErr = opts.BeforeStart(ctx, res)
+	if runErr == nil {
+		done, runErr = c.repetitions(ctx, res)
 	}
-	for i := 0; runErr == nil && i < cfg.Repetitions; i++ {
-		rep, err := c.repetition(ctx, i)
-		if rep != nil && rep.info.Name != "" && res.Environment.Provider == "" {
-			res.Environment = environment(rep.info)
-		}
-		if rep != nil {
-			res.Warnings = append(res.Warnings, rep.warnings...)
-			res.Leaks = mergeLeaks(res.Leaks, rep.leaks)
-			res.Workers = mergeWorkers(res.Workers, rep)
-		}
-		if rep != nil && rep.measured {
-			done = append(done, rep)
-		}
-		if err != nil {
-			runErr = fmt.Errorf("repetition %d: %w", i+1, err)
-			break
-		}
-	}
-	var files []string
-	if err := c.logs.close(); err != nil {
-		// Timelines that lost intervals would contradict the result: none
-		// is kept, and the result says why.
-		for _, k := range cfg.Kinds() {
-			os.Remove(filepath.Join(rf.dir(), k+".hlog"))
-		}
-		lerr := fmt.Errorf("writing the interval logs (.hlog), none kept: %w", err)
-		if runErr == nil {
-			runErr = lerr
-		} else {
-			runErr = fmt.Errorf("%w; %w", runErr, lerr)
-		}
-	} else if len(done) == 0 && c.logs.removeIfEmpty() {
-		// Nothing measured: no logs, and the result names none.
-	} else {
-		res.Logs = c.logs.logs()
-		for _, k := range cfg.Kinds() {
-			files = append(files, k+".hlog")
-		}
-	}
-	if res.Environment.Provider == "" {
-		// No worker described the device. The coordinator's own look at
-		// it, where it had one, still says what the run was on.
-		info := verbs.DeviceInfo{Provider: cfg.Provider, NUMANode: -1}
-		if fw.taken {
-			info = fw.info
-		}
-		res.Environment = environment(info)
-	}
-	fw.record(&res.Environment)
+	files, err := c.keepLogs(res, rf.dir(), len(done) > 0)
+	runErr = alsoFailed(runErr, err)
+	c.describeEnvironment(res, fw)
 	if err := assemble(res, done, cfg); err != nil {
 		runErr = errors.Join(runErr, err)
 	}
 	res.Finished = time.Now().UTC()
-	// An operation with an unexpected outcome is an error of its kind:
-	// the device did not do what the workload measures, so the run fails
-	// (partial: the figures are kept, they are what happened).
-	var unexpected []string
-	for _, kind := range results.OpKinds {
-		if s := res.Ops[kind]; s.Errors > 0 {
-			var why []string
-			for _, name := range slices.Sorted(maps.Keys(s.ErrnoCounts)) {
-				why = append(why, fmt.Sprintf("%s x%d", name, s.ErrnoCounts[name]))
-			}
-			unexpected = append(unexpected, fmt.Sprintf("%s %d of %d (%s)", kind, s.Errors, s.Count, strings.Join(why, ", ")))
-		}
-	}
-	if len(unexpected) > 0 {
-		outcomes := errors.New("operations with an unexpected outcome: " + strings.Join(unexpected, "; "))
-		if runErr == nil {
-			runErr = outcomes
-		} else {
-			runErr = fmt.Errorf("%w; %w", runErr, outcomes)
-		}
-	}
-	switch {
-	case runErr == nil:
-		res.Status = results.StatusOK
-	case len(done) > 0:
-		res.Status, res.Error = results.StatusPartial, runErr.Error()
-	default:
-		res.Status, res.Error = results.StatusFailed, runErr.Error()
-	}
-	if info := res.Environment.Device; info["is_test_double"] == true {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("measured through the libibverbs test double (%s), not RDMA hardware: these figures say nothing about an adapter", res.Environment.ProviderDetail["libibverbs"]))
-	}
-	if !onMemory && cfg.Provider == "sim" && cfg.Warmup+cfg.Duration >= 30*time.Second {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the sim device lives on a disk file system (%s): once writeback cleans its pages (after 30 s by default), the first write to each faults into the file system inside an operation, adding microseconds; set TMPDIR to a memory file system such as /dev/shm", parent))
-	}
-	if res.Environment.Version == "unknown" {
-		res.Warnings = append(res.Warnings, "xrcbench version unknown: built without VCS information (-buildvcs=false); the result cannot name the code that measured it")
-	}
-	if res.Leaks != nil && len(res.Leaks.Leaked) > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d QP(s) outlived the run: %v", len(res.Leaks.Leaked), res.Leaks.Leaked))
-	}
-	for _, w := range res.Warnings {
-		if !opts.Quiet && !slices.Contains(early, w) {
-			fmt.Fprintln(opts.Stderr, "warning: "+w)
-		}
-	}
+	runErr = alsoFailed(runErr, unexpectedOutcomes(res.Ops))
+	res.Status, res.Error = runStatus(runErr, len(done))
+	res.Warnings = append(res.Warnings, resultWarnings(res, &cfg, priv)...)
+	c.warn(res.Warnings, early)
 	res.Files = append(files, results.FileName)
-	kept := fmt.Sprintf("%s was not created", cfg.Out)
-	if rf.earlier != nil {
-		kept = fmt.Sprintf("the earlier run in %s is unchanged", cfg.Out)
-	}
-	if err := results.Write(rf.dir(), res); err != nil {
-		return res, &NotWrittenError{Out: cfg.Out, Err: fmt.Errorf("writing %s: %w", results.FileName, err), Kept: kept}
-	}
-	committed = true
-	if err := rf.commit(res.Files); err != nil {
-		return res, &NotWrittenError{Out: cfg.Out, Err: err, Kept: "the folder may hold part of the run"}
+	if committed, err = writeRun(rf, res, cfg.Out); err != nil {
+		return res, err
 	}
 	if runErr != nil {
 		return res, &RunError{Status: res.Status, Err: runErr}
@@ -451,10 +344,228 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	return res, nil
 }
 
-func (c *coordinator) newResult() *results.Result {
+// prepareRun fills in the defaults of the configuration and options and
+// refuses what cannot run.
+func prepareRun(cfg *Config, opts *Options) error {
+	cfg.StormDefaults()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = io.Discard
+	}
+	if opts.WorkerExe == "" {
+		return errors.New("bench: no worker executable")
+	}
+	return nil
+}
+
+// runPrivDir is the run's private directory, and whether it is on a
+// memory file system (a sim device on disk pays for writeback).
+type runPrivDir struct {
+	*privDir
+	parent   string
+	onMemory bool
+}
+
+// openPrivDir makes the run's private directory: under tempDir as given,
+// else on a memory file system with room for the sim devices, else in
+// os.TempDir().
+func openPrivDir(tempDir string, repetitions int) (*runPrivDir, error) {
+	parent, onMemory := tempDir, true
+	if parent == "" {
+		// Room for a default sim device (18 MiB) per repetition, twice.
+		parent, onMemory = privParent(uint64(repetitions+1) * 40 << 20)
+	}
+	priv, err := makePrivDir(parent)
+	if err != nil && parent != tempDir && parent != os.TempDir() {
+		parent, onMemory = os.TempDir(), false
+		priv, err = makePrivDir(parent)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("private directory: %w", err)
+	}
+	return &runPrivDir{privDir: priv, parent: parent, onMemory: onMemory}, nil
+}
+
+// warn prints warnings on stderr, but none of those already said, and
+// nothing when quiet.
+func (c *coordinator) warn(warnings, said []string) {
+	if c.opts.Quiet {
+		return
+	}
+	for _, w := range warnings {
+		if !slices.Contains(said, w) {
+			fmt.Fprintln(c.opts.Stderr, "warning: "+w)
+		}
+	}
+}
+
+// preflight is what must hold before any worker starts: a device with
+// XRC, and the caller's BeforeStart (a fleet's barrier).
+func (c *coordinator) preflight(ctx context.Context, res *results.Result, fw *firmware) error {
+	if fw.taken && !fw.info.XRC {
+		// A device named on purpose opens without XRC (conform's S11
+		// needs that), but a run on it measures nothing: say so before
+		// any worker starts, and once (soft-RoCE under make vmtest).
+		return fmt.Errorf("device %s lacks XRC (IBV_DEVICE_XRC is not in its device_cap_flags), so there is nothing to measure on it; "+
+			"xrcbench devices lists which devices have it", fw.info.Name)
+	}
+	if c.opts.BeforeStart != nil {
+		return c.opts.BeforeStart(ctx, res)
+	}
+	return nil
+}
+
+// repetitions runs the repetitions in turn until one fails. Each one's
+// warnings, leaks and workers go into res, whatever became of it; those
+// that measured are returned, to be assembled.
+func (c *coordinator) repetitions(ctx context.Context, res *results.Result) ([]*repOutcome, error) {
+	var done []*repOutcome
+	for i := 0; i < c.cfg.Repetitions; i++ {
+		rep, err := c.repetition(ctx, i)
+		if rep != nil {
+			if rep.info.Name != "" && res.Environment.Provider == "" {
+				res.Environment = environment(rep.info)
+			}
+			res.Warnings = append(res.Warnings, rep.warnings...)
+			res.Leaks = mergeLeaks(res.Leaks, rep.leaks)
+			res.Workers = mergeWorkers(res.Workers, rep)
+			if rep.measured {
+				done = append(done, rep)
+			}
+		}
+		if err != nil {
+			return done, fmt.Errorf("repetition %d: %w", i+1, err)
+		}
+	}
+	return done, nil
+}
+
+// keepLogs closes the .hlog timelines and returns the files kept. Timelines
+// that lost intervals would contradict the result: none is kept, and the
+// error says why. A run that measured nothing keeps no empty ones.
+func (c *coordinator) keepLogs(res *results.Result, dir string, measured bool) ([]string, error) {
+	if err := c.logs.close(); err != nil {
+		for _, k := range c.cfg.Kinds() {
+			os.Remove(filepath.Join(dir, k+".hlog"))
+		}
+		return nil, fmt.Errorf("writing the interval logs (.hlog), none kept: %w", err)
+	}
+	if !measured && c.logs.removeIfEmpty() {
+		return nil, nil
+	}
+	res.Logs = c.logs.logs()
+	var files []string
+	for _, k := range c.cfg.Kinds() {
+		files = append(files, k+".hlog")
+	}
+	return files, nil
+}
+
+// describeEnvironment completes the result's environment: when no worker
+// described the device, the coordinator's own look at it, where it had
+// one, still says what the run was on; then the firmware's snapshot.
+func (c *coordinator) describeEnvironment(res *results.Result, fw *firmware) {
+	if res.Environment.Provider == "" {
+		info := verbs.DeviceInfo{Provider: c.cfg.Provider, NUMANode: -1}
+		if fw.taken {
+			info = fw.info
+		}
+		res.Environment = environment(info)
+	}
+	fw.record(&res.Environment)
+}
+
+// alsoFailed adds err to the run's error, if any: the first failure
+// leads, the later ones follow it.
+func alsoFailed(runErr, err error) error {
+	switch {
+	case err == nil:
+		return runErr
+	case runErr == nil:
+		return err
+	}
+	return fmt.Errorf("%w; %w", runErr, err)
+}
+
+// unexpectedOutcomes is an error naming the op kinds with operations that
+// had an unexpected outcome, and their errnos. Such an operation is an
+// error of its kind: the device did not do what the workload measures, so
+// the run fails (partial: the figures are kept, they are what happened).
+func unexpectedOutcomes(ops map[string]results.OpStats) error {
+	var unexpected []string
+	for _, kind := range results.OpKinds {
+		if s := ops[kind]; s.Errors > 0 {
+			var why []string
+			for _, name := range slices.Sorted(maps.Keys(s.ErrnoCounts)) {
+				why = append(why, fmt.Sprintf("%s x%d", name, s.ErrnoCounts[name]))
+			}
+			unexpected = append(unexpected, fmt.Sprintf("%s %d of %d (%s)", kind, s.Errors, s.Count, strings.Join(why, ", ")))
+		}
+	}
+	if len(unexpected) == 0 {
+		return nil
+	}
+	return errors.New("operations with an unexpected outcome: " + strings.Join(unexpected, "; "))
+}
+
+// runStatus is the result's status and error text: a failed run that
+// measured something is partial, one that measured nothing failed.
+func runStatus(runErr error, measured int) (status, msg string) {
+	switch {
+	case runErr == nil:
+		return results.StatusOK, ""
+	case measured > 0:
+		return results.StatusPartial, runErr.Error()
+	}
+	return results.StatusFailed, runErr.Error()
+}
+
+// resultWarnings are the warnings about what the figures mean, known once
+// the run is over.
+func resultWarnings(res *results.Result, cfg *Config, priv *runPrivDir) []string {
+	var out []string
+	if info := res.Environment.Device; info["is_test_double"] == true {
+		out = append(out, fmt.Sprintf("measured through the libibverbs test double (%s), not RDMA hardware: these figures say nothing about an adapter", res.Environment.ProviderDetail["libibverbs"]))
+	}
+	if !priv.onMemory && cfg.Provider == "sim" && cfg.Warmup+cfg.Duration >= 30*time.Second {
+		out = append(out, fmt.Sprintf("the sim device lives on a disk file system (%s): once writeback cleans its pages (after 30 s by default), the first write to each faults into the file system inside an operation, adding microseconds; set TMPDIR to a memory file system such as /dev/shm", priv.parent))
+	}
+	if res.Environment.Version == "unknown" {
+		out = append(out, "xrcbench version unknown: built without VCS information (-buildvcs=false); the result cannot name the code that measured it")
+	}
+	if res.Leaks != nil && len(res.Leaks.Leaked) > 0 {
+		out = append(out, fmt.Sprintf("%d QP(s) outlived the run: %v", len(res.Leaks.Leaked), res.Leaks.Leaked))
+	}
+	return out
+}
+
+// writeRun writes result.json and moves the run into out. Once
+// result.json is written the run folder is committed: it is no longer to
+// be discarded, even when the move fails. A failure says what was kept of
+// an earlier run.
+func writeRun(rf *runFolder, res *results.Result, out string) (committed bool, err error) {
+	kept := fmt.Sprintf("%s was not created", out)
+	if rf.earlier != nil {
+		kept = fmt.Sprintf("the earlier run in %s is unchanged", out)
+	}
+	if err := results.Write(rf.dir(), res); err != nil {
+		return false, &NotWrittenError{Out: out, Err: fmt.Errorf("writing %s: %w", results.FileName, err), Kept: kept}
+	}
+	if err := rf.commit(res.Files); err != nil {
+		return true, &NotWrittenError{Out: out, Err: err, Kept: "the folder may hold part of the run"}
+	}
+	return true, nil
+}
+
+// newResult is the run's result before anything is measured: what was
+// asked, and how the harness runs (scheduling: the real-time policy).
+func (c *coordinator) newResult(runID, scheduling string) *results.Result {
 	cfg := c.cfg
 	r := &results.Result{
 		Schema:  results.Schema,
+		RunID:   runID,
 		Started: time.Now().UTC(),
 		Config: results.Config{
 			CommandLine:  cfg.CommandLine,
@@ -481,6 +592,7 @@ func (c *coordinator) newResult() *results.Result {
 		Harness: results.Harness{
 			// Replaced by the threads' own measurements when they report.
 			Timer:           verbs.TimerName,
+			Scheduling:      scheduling,
 			TimerOverheadNS: verbs.TimerOverheadNS(),
 			Warmup:          results.Duration(cfg.Warmup),
 			Repetitions:     cfg.Repetitions,
