@@ -193,151 +193,195 @@ type Center struct {
 // medians over repetitions with confidence intervals, the change, and the
 // Mann-Whitney U test. Runs of different workloads, or a failed run, are
 // refused with an error wrapping ErrInput.
+//
+// As benchstat does, it first decides what is compared (the kinds both
+// runs have, the metrics, the gates), then measures each row from the
+// repetitions, and only then judges the rows together: the gates'
+// p-values are corrected over all of them before any verdict.
 func Compare(base, new *Run, opt CompareOptions) (*Comparison, error) {
 	if opt.Confidence == 0 {
 		opt.Confidence = DefaultConfidence
 	}
-	b, n := base.Result, new.Result
-	if b.Config.Workload != n.Config.Workload {
-		return nil, inputErrorf("different workloads: base %s ran %q, new %s ran %q; compare runs of one workload",
-			base.Dir, b.Config.Workload, new.Dir, n.Config.Workload)
-	}
-	if b.Config.WorkloadSpec != "" && n.Config.WorkloadSpec != "" && b.Config.WorkloadSpec != n.Config.WorkloadSpec {
-		return nil, inputErrorf("workload %q differs between %s and %s (its spec text changed); compare runs of one workload",
-			b.Config.Workload, base.Dir, new.Dir)
-	}
-	for _, run := range []*Run{base, new} {
-		if run.Result.Status == results.StatusFailed {
-			return nil, inputErrorf("%s: a failed run (%s) has nothing to compare", run.Dir, run.Result.Error)
-		}
-		var measured int64
-		for _, s := range run.Result.Ops {
-			measured += s.Count
-		}
-		if measured == 0 {
-			return nil, inputErrorf("%s: no operation measured (ops is empty or all zero): nothing to compare", run.Dir)
-		}
+	if err := comparable(base, new); err != nil {
+		return nil, err
 	}
 	c := &Comparison{
-		Workload: b.Config.Workload,
+		Workload: base.Result.Config.Workload,
 		Base:     runInfo(base), New: runInfo(new),
 		Alpha: opt.Alpha, Threshold: opt.Threshold, CI: opt.Confidence,
 		Notes: differences(base, new),
 	}
-	inBase, inNew := map[string]bool{}, map[string]bool{}
-	for _, k := range base.Kinds {
-		inBase[k] = true
-	}
-	for _, k := range new.Kinds {
-		inNew[k] = true
-	}
-	var kinds []string
-	for _, k := range base.Kinds {
-		if inNew[k] {
-			kinds = append(kinds, k)
-		} else {
-			c.Notes = append(c.Notes, fmt.Sprintf("%s only in base", k))
-		}
-	}
-	for _, k := range new.Kinds {
-		if !inBase[k] {
-			c.Notes = append(c.Notes, fmt.Sprintf("%s only in new", k))
-		}
-	}
+	kinds, notes := commonKinds(base.Kinds, new.Kinds)
+	c.Notes = append(c.Notes, notes...)
 	c.Gates = opt.Gates
 	if c.Gates == nil {
 		c.Gates = DefaultGates(c.Workload, kinds)
 	}
-	gated := map[Gate]bool{}
-	for _, g := range c.Gates {
-		if !slices.Contains(kinds, g.Kind) {
-			return nil, inputErrorf("--gate %s: op kind %q is not in both runs (they have %s)", g, g.Kind, strings.Join(kinds, ", "))
-		}
-		gated[g] = true
+	gated, err := gateSet(c.Gates, kinds)
+	if err != nil {
+		return nil, err
 	}
 	c.NeedReps = MinRepetitions(opt.Alpha, opt.Confidence, len(c.Gates))
 	var warnedKinds func(string) []int
 	c.Warnings, warnedKinds = runWarnings(base, new)
-	thr := &benchmath.Thresholds{CompareAlpha: opt.Alpha}
 	for _, kind := range kinds {
-		ms := slices.Clone(opt.Metrics)
-		for _, g := range c.Gates { // a gated metric is shown even if not asked for
-			if m, _ := MetricByName(g.Metric); g.Kind == kind && !slices.ContainsFunc(ms, func(x Metric) bool { return x.Name == m.Name }) {
-				ms = append(ms, m)
-			}
-		}
-		for _, m := range ms {
-			row := CompareRow{Kind: kind, Metric: m.Name, metric: m, Gated: gated[Gate{kind, m.Name}]}
+		for _, m := range rowMetrics(opt.Metrics, c.Gates, kind) {
+			row := c.measureRow(base.Result, new.Result, kind, m, gated[Gate{kind, m.Name}], opt)
 			row.Warned = warnedKinds(kind)
-			bv := RepetitionStats(b, kind, m).Values
-			nv := RepetitionStats(n, kind, m).Values
-			// NewSample sorts in place: give it copies.
-			bs := benchmath.NewSample(append([]float64(nil), bv...), thr)
-			ns := benchmath.NewSample(append([]float64(nil), nv...), thr)
-			row.Base, row.New = center(bs, opt.Confidence), center(ns, opt.Confidence)
-			if len(bv) == 0 || len(nv) == 0 {
-				row.Verdict = VerdictNoData
-				// Operations were counted but not per repetition: the test
-				// has nothing to work on, which must not pass as "no
-				// regression".
-				if b.Ops[kind].Count > 0 || n.Ops[kind].Count > 0 {
-					row.Verdict = VerdictTooFew
-					c.TooFew = c.TooFew || row.Gated
-				}
-				c.Rows = append(c.Rows, row)
-				continue
-			}
-			if row.Base.Median != 0 {
-				d := (row.New.Median/row.Base.Median - 1) * 100
-				row.DeltaPct = &d
-			}
-			if row.Gated && min(len(bv), len(nv)) < c.NeedReps {
-				// Fewer repetitions than the one minimum: the gate does not
-				// decide, whatever this pair's p-value.
-				row.Verdict = VerdictTooFew
-				c.TooFew = true
-			}
-			if minUTestP(len(bv), len(nv)) > opt.Alpha {
-				// Even completely separated samples could not reach
-				// alpha: any verdict would be a guess.
-				row.Verdict = VerdictTooFew
-				c.TooFew = c.TooFew || row.Gated
-				c.Rows = append(c.Rows, row)
-				continue
-			}
-			p := benchmath.AssumeNothing.Compare(bs, ns).P
-			row.P = &p
 			c.Rows = append(c.Rows, row)
 		}
 	}
 	holm(c.Rows)
 	for i := range c.Rows {
 		row := &c.Rows[i]
-		if row.P == nil || row.Verdict == VerdictTooFew {
-			continue
+		judge(row, opt.Alpha, opt.Threshold)
+		if row.Gated && row.Verdict == VerdictRegression {
+			c.Regressions++
 		}
-		p := *row.P
-		if row.Gated {
-			p = *row.PAdj
-		}
-		row.Significant = !(p > opt.Alpha) // as benchmath.Comparison.FormatDelta
-		switch {
-		case !row.Significant:
-			row.Verdict = VerdictSame
-		case row.DeltaPct == nil:
-			row.Verdict = VerdictSmall
-		case worse(row.metric, *row.DeltaPct, opt.Threshold):
-			row.Verdict = VerdictRegression
-			if row.Gated {
-				c.Regressions++
-			}
-		case worse(row.metric, -*row.DeltaPct, opt.Threshold):
-			row.Verdict = VerdictImprovement
-		default:
-			row.Verdict = VerdictSmall
+		if row.Gated && row.Verdict == VerdictTooFew {
+			c.TooFew = true
 		}
 	}
 	return c, nil
+}
+
+// comparable refuses a pair of runs that cannot be compared: different
+// workloads (by name or by spec text), a failed run, or one that measured
+// no operation.
+func comparable(base, new *Run) error {
+	b, n := base.Result, new.Result
+	if b.Config.Workload != n.Config.Workload {
+		return inputErrorf("different workloads: base %s ran %q, new %s ran %q; compare runs of one workload",
+			base.Dir, b.Config.Workload, new.Dir, n.Config.Workload)
+	}
+	if b.Config.WorkloadSpec != "" && n.Config.WorkloadSpec != "" && b.Config.WorkloadSpec != n.Config.WorkloadSpec {
+		return inputErrorf("workload %q differs between %s and %s (its spec text changed); compare runs of one workload",
+			b.Config.Workload, base.Dir, new.Dir)
+	}
+	for _, run := range []*Run{base, new} {
+		if run.Result.Status == results.StatusFailed {
+			return inputErrorf("%s: a failed run (%s) has nothing to compare", run.Dir, run.Result.Error)
+		}
+		var measured int64
+		for _, s := range run.Result.Ops {
+			measured += s.Count
+		}
+		if measured == 0 {
+			return inputErrorf("%s: no operation measured (ops is empty or all zero): nothing to compare", run.Dir)
+		}
+	}
+	return nil
+}
+
+// commonKinds is the op kinds both runs measured, in base's order, and a
+// note for each kind only one of them has.
+func commonKinds(base, new []string) (kinds, notes []string) {
+	for _, k := range base {
+		if slices.Contains(new, k) {
+			kinds = append(kinds, k)
+		} else {
+			notes = append(notes, fmt.Sprintf("%s only in base", k))
+		}
+	}
+	for _, k := range new {
+		if !slices.Contains(base, k) {
+			notes = append(notes, fmt.Sprintf("%s only in new", k))
+		}
+	}
+	return kinds, notes
+}
+
+// gateSet is the gates as a set; a gate on a kind not in both runs is bad
+// input.
+func gateSet(gates []Gate, kinds []string) (map[Gate]bool, error) {
+	gated := map[Gate]bool{}
+	for _, g := range gates {
+		if !slices.Contains(kinds, g.Kind) {
+			return nil, inputErrorf("--gate %s: op kind %q is not in both runs (they have %s)", g, g.Kind, strings.Join(kinds, ", "))
+		}
+		gated[g] = true
+	}
+	return gated, nil
+}
+
+// rowMetrics is the metrics compared for kind: those asked for, then any
+// gated metric of the kind not among them (a gate is always shown).
+func rowMetrics(metrics []Metric, gates []Gate, kind string) []Metric {
+	ms := slices.Clone(metrics)
+	for _, g := range gates {
+		if m, _ := MetricByName(g.Metric); g.Kind == kind && !slices.ContainsFunc(ms, func(x Metric) bool { return x.Name == m.Name }) {
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
+
+// measureRow is one kind and metric measured on both sides: the medians,
+// the change and the test's p-value, or the verdict that says why there
+// can be no test (no data, too few repetitions).
+func (c *Comparison) measureRow(b, n *results.Result, kind string, m Metric, gated bool, opt CompareOptions) CompareRow {
+	row := CompareRow{Kind: kind, Metric: m.Name, metric: m, Gated: gated}
+	thr := &benchmath.Thresholds{CompareAlpha: opt.Alpha}
+	bv := RepetitionStats(b, kind, m).Values
+	nv := RepetitionStats(n, kind, m).Values
+	// NewSample sorts in place: give it copies.
+	bs := benchmath.NewSample(append([]float64(nil), bv...), thr)
+	ns := benchmath.NewSample(append([]float64(nil), nv...), thr)
+	row.Base, row.New = center(bs, opt.Confidence), center(ns, opt.Confidence)
+	if len(bv) == 0 || len(nv) == 0 {
+		row.Verdict = VerdictNoData
+		// Operations were counted but not per repetition: the test has
+		// nothing to work on, which must not pass as "no regression".
+		if b.Ops[kind].Count > 0 || n.Ops[kind].Count > 0 {
+			row.Verdict = VerdictTooFew
+		}
+		return row
+	}
+	if row.Base.Median != 0 {
+		d := (row.New.Median/row.Base.Median - 1) * 100
+		row.DeltaPct = &d
+	}
+	if row.Gated && min(len(bv), len(nv)) < c.NeedReps {
+		// Fewer repetitions than the one minimum: the gate does not
+		// decide, whatever this pair's p-value.
+		row.Verdict = VerdictTooFew
+	}
+	if minUTestP(len(bv), len(nv)) > opt.Alpha {
+		// Even completely separated samples could not reach alpha: any
+		// verdict would be a guess.
+		row.Verdict = VerdictTooFew
+		return row
+	}
+	p := benchmath.AssumeNothing.Compare(bs, ns).P
+	row.P = &p
+	return row
+}
+
+// judge gives a tested row its verdict: significant at alpha (a gated
+// row on its Holm-adjusted p), then a regression or an improvement when
+// the change passes the threshold. A row without a test keeps the verdict
+// that says why.
+func judge(row *CompareRow, alpha, threshold float64) {
+	if row.P == nil || row.Verdict == VerdictTooFew {
+		return
+	}
+	p := *row.P
+	if row.Gated {
+		p = *row.PAdj
+	}
+	row.Significant = !(p > alpha) // as benchmath.Comparison.FormatDelta
+	switch {
+	case !row.Significant:
+		row.Verdict = VerdictSame
+	case row.DeltaPct == nil:
+		row.Verdict = VerdictSmall
+	case worse(row.metric, *row.DeltaPct, threshold):
+		row.Verdict = VerdictRegression
+	case worse(row.metric, -*row.DeltaPct, threshold):
+		row.Verdict = VerdictImprovement
+	default:
+		row.Verdict = VerdictSmall
+	}
 }
 
 // holm sets PAdj of the gated rows that were tested: Holm's step-down
