@@ -18,16 +18,19 @@ import (
 
 func init() { subcommands = append(subcommands, newCompareCmd) }
 
+// compareFlags are compare's flags as given.
+type compareFlags struct {
+	threshold string
+	alpha     float64
+	metrics   string
+	gates     string
+	format    string
+	by        string
+	plots     string
+}
+
 func newCompareCmd(stdout, stderr io.Writer) *cobra.Command {
-	var (
-		threshold string
-		alpha     float64
-		metrics   string
-		gates     string
-		format    string
-		by        string
-		plots     string
-	)
+	var fl compareFlags
 	cmd := &cobra.Command{
 		Use:   "compare BASE_DIR NEW_DIR [DIR...]",
 		Short: "Compare two run folders: medians, confidence intervals, Mann-Whitney U; exit 1 on a regression",
@@ -81,70 +84,88 @@ Exit status as above: 1 when any set regresses against the first.`,
 			return nil
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
-			thr, err := parsePercent(threshold)
-			if err != nil {
-				return usagef("--threshold %q: %v", threshold, err)
-			}
-			if !(alpha > 0 && alpha < 1) {
-				return usagef("--alpha %g: want a level between 0 and 1, such as 0.05", alpha)
-			}
-			ms, err := parseMetrics(metrics)
+			opts, write, err := fl.options()
 			if err != nil {
 				return err
 			}
-			var gs []report.Gate
-			if gates != "" {
-				if gs, err = report.ParseGates(gates); err != nil {
-					return inputErr(err)
-				}
+			if len(args) > 2 || fl.by != "" || fl.plots != "" {
+				return compareMany(stdout, args, fl.by, fl.plots, fl.format, opts)
 			}
-			write, ok := map[string]func(*report.Comparison, io.Writer) error{
-				"text": (*report.Comparison).WriteText,
-				"md":   (*report.Comparison).WriteMarkdown,
-				"json": (*report.Comparison).WriteJSON,
-			}[format]
-			if !ok {
-				return usagef("--format %q: want text, md or json", format)
-			}
-			opts := report.CompareOptions{Threshold: thr, Alpha: alpha, Metrics: ms, Gates: gs}
-			if len(args) > 2 || by != "" || plots != "" {
-				return compareMany(stdout, args, by, plots, format, opts)
-			}
-			base, err := report.LoadRun(args[0])
-			if err != nil {
-				return inputErr(err)
-			}
-			new, err := report.LoadRun(args[1])
-			if err != nil {
-				return inputErr(err)
-			}
-			c, err := report.Compare(base, new, report.CompareOptions{Threshold: thr, Alpha: alpha, Metrics: ms, Gates: gs})
-			if err != nil {
-				return inputErr(err)
-			}
-			if err := write(c, stdout); err != nil {
-				return failure{err: err}
-			}
-			switch {
-			case c.Regressions > 0:
-				return failure{err: errors.New(c.Verdict()), quiet: format == "text"}
-			case c.TooFew:
-				// Not a pass: a gate that cannot decide must not let a
-				// change through as if it had been tested.
-				return usagef("%s", c.Verdict())
-			}
-			return nil
+			return compareTwo(stdout, args[0], args[1], opts, write, fl.format)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&threshold, "threshold", "5%", "smallest change that counts as a regression, in percent (\"5%\" or \"5\")")
-	f.Float64Var(&alpha, "alpha", report.DefaultAlpha, "significance level of the Mann-Whitney U test, over the gated metrics together (Holm)")
-	f.StringVar(&metrics, "metric", "p50,p99,ops_per_sec", "metrics to show for every op kind, comma-separated: "+report.MetricNames())
-	f.StringVar(&gates, "gate", "", "metrics that decide the verdict, KIND.METRIC comma-separated (e.g. reg.p50,unreg_last.p50); default: the workload's")
-	f.StringVar(&format, "format", "text", "output format: text, md (for a CI step summary: the verdict on its first line, the table, the rest collapsed) or json")
-	f.StringVar(&by, "by", "", "group the folders into sets by this --label key (N-way: a column per value)")
-	f.StringVar(&plots, "plots", "", "N-way: write a plot of each gated metric across the sets into this folder")
+	f.StringVar(&fl.threshold, "threshold", "5%", "smallest change that counts as a regression, in percent (\"5%\" or \"5\")")
+	f.Float64Var(&fl.alpha, "alpha", report.DefaultAlpha, "significance level of the Mann-Whitney U test, over the gated metrics together (Holm)")
+	f.StringVar(&fl.metrics, "metric", "p50,p99,ops_per_sec", "metrics to show for every op kind, comma-separated: "+report.MetricNames())
+	f.StringVar(&fl.gates, "gate", "", "metrics that decide the verdict, KIND.METRIC comma-separated (e.g. reg.p50,unreg_last.p50); default: the workload's")
+	f.StringVar(&fl.format, "format", "text", "output format: text, md (for a CI step summary: the verdict on its first line, the table, the rest collapsed) or json")
+	f.StringVar(&fl.by, "by", "", "group the folders into sets by this --label key (N-way: a column per value)")
+	f.StringVar(&fl.plots, "plots", "", "N-way: write a plot of each gated metric across the sets into this folder")
 	return cmd
+}
+
+// options reads the flags into the comparison's options and the writer
+// of the chosen format; a bad value is bad usage.
+func (fl *compareFlags) options() (report.CompareOptions, func(*report.Comparison, io.Writer) error, error) {
+	var none report.CompareOptions
+	thr, err := parsePercent(fl.threshold)
+	if err != nil {
+		return none, nil, usagef("--threshold %q: %v", fl.threshold, err)
+	}
+	if !(fl.alpha > 0 && fl.alpha < 1) {
+		return none, nil, usagef("--alpha %g: want a level between 0 and 1, such as 0.05", fl.alpha)
+	}
+	ms, err := parseMetrics(fl.metrics)
+	if err != nil {
+		return none, nil, err
+	}
+	var gs []report.Gate
+	if fl.gates != "" {
+		if gs, err = report.ParseGates(fl.gates); err != nil {
+			return none, nil, inputErr(err)
+		}
+	}
+	write, ok := map[string]func(*report.Comparison, io.Writer) error{
+		"text": (*report.Comparison).WriteText,
+		"md":   (*report.Comparison).WriteMarkdown,
+		"json": (*report.Comparison).WriteJSON,
+	}[fl.format]
+	if !ok {
+		return none, nil, usagef("--format %q: want text, md or json", fl.format)
+	}
+	return report.CompareOptions{Threshold: thr, Alpha: fl.alpha, Metrics: ms, Gates: gs}, write, nil
+}
+
+// compareTwo compares the run in newDir against the one in baseDir and
+// writes the comparison. A significant regression in a gated metric fails
+// (exit 1; the text format has said so already); a gate that had too few
+// repetitions to decide is not a pass either.
+func compareTwo(stdout io.Writer, baseDir, newDir string, opts report.CompareOptions, write func(*report.Comparison, io.Writer) error, format string) error {
+	base, err := report.LoadRun(baseDir)
+	if err != nil {
+		return inputErr(err)
+	}
+	new, err := report.LoadRun(newDir)
+	if err != nil {
+		return inputErr(err)
+	}
+	c, err := report.Compare(base, new, opts)
+	if err != nil {
+		return inputErr(err)
+	}
+	if err := write(c, stdout); err != nil {
+		return failure{err: err}
+	}
+	switch {
+	case c.Regressions > 0:
+		return failure{err: errors.New(c.Verdict()), quiet: format == "text"}
+	case c.TooFew:
+		// Not a pass: a gate that cannot decide must not let a change
+		// through as if it had been tested.
+		return usagef("%s", c.Verdict())
+	}
+	return nil
 }
 
 // inputErr maps the report's input errors to exit status 2 and anything
