@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/xrcbench/xrcbench/bench"
 	"github.com/xrcbench/xrcbench/qualify"
@@ -17,14 +18,17 @@ import (
 
 func init() { subcommands = append(subcommands, newQualifyCmd) }
 
+// qualifyFlags are qualify's flags as given.
+type qualifyFlags struct {
+	provider, device, baseline, planFile, out string
+	simSemantics, simCost                     string
+	resume, showPlan, quiet                   bool
+	soak                                      time.Duration
+	labels                                    []string
+}
+
 func newQualifyCmd(stdout, stderr io.Writer) *cobra.Command {
-	var (
-		provider, device, baseline, planFile, out string
-		simSemantics, simCost                     string
-		resume, showPlan, quiet                   bool
-		soak                                      time.Duration
-		labels                                    []string
-	)
+	var fl qualifyFlags
 	cmd := &cobra.Command{
 		Use:   "qualify",
 		Short: "Qualify a device's firmware: conformance, a battery of runs, criteria; JSON, JUnit and HTML",
@@ -78,91 +82,110 @@ or a run failed; 2 bad usage or a bad plan (the line is named).`,
   xrcbench qualify --provider rdma --plan plan.yaml --out quals/try --resume`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			plan, err := qualify.LoadPlan(planFile)
+			plan, err := qualify.LoadPlan(fl.planFile)
 			if err != nil {
 				return usageError{err}
 			}
-			if showPlan {
+			if fl.showPlan {
 				_, err := stdout.Write([]byte(plan.Source))
 				return outputErr(err)
 			}
-			if !verbs.IsProvider(provider) {
-				return usagef("unknown provider %q: want one of %s", provider, providerList())
-			}
-			for _, p := range verbs.Providers() {
-				if p.Name == provider && !p.Available {
-					return failure{err: fmt.Errorf("provider %s is not available here: %s", p.Name, p.Reason)}
-				}
-			}
-			ls, err := results.ParseLabels(labels)
+			o, err := fl.options(cmd.Flags(), plan, stderr)
 			if err != nil {
-				return usagef("--label: %v", err)
+				return err
 			}
-			sem, err := verbs.ParseSemantics(simSemantics)
-			if err != nil {
-				return usagef("--sim-semantics: %v", err)
-			}
-			cost, err := verbs.ParseCost(simCost)
-			if err != nil {
-				return usagef("--sim-cost: %v", err)
-			}
-			if provider != "sim" && (cmd.Flags().Changed("sim-cost") || cmd.Flags().Changed("sim-semantics")) {
-				return usagef("--sim-cost and --sim-semantics apply to --provider sim only")
-			}
-			if out == "" {
-				if resume {
-					return usagef("--resume needs the --out folder to continue")
-				}
-				out = filepath.Join("runs", time.Now().UTC().Format("20060102T150405Z")+"-qualify-"+provider)
-			}
-			engine, err := engineOptions(stderr)
-			if err != nil {
-				return failure{err: err}
-			}
-			engine.Quiet = true
-			var log io.Writer = stderr
-			if quiet {
-				log = nil
-			}
-			o := qualify.Options{Provider: provider, Device: device, Plan: plan, Baseline: baseline, Out: out,
-				Resume: resume, Labels: ls, SimSemantics: sem, SimCost: cost, Engine: engine, Log: log, Soak: soak}
-			if soak < 0 || soak > bench.MaxDuration {
-				return usagef("--soak %v: want 0 (the plan's) up to %v", soak, bench.MaxDuration)
-			}
-			if err := qualify.CheckRuns(o); err != nil {
-				return usageError{err}
-			}
-			ctx, cancel := interruptible(stderr)
-			defer cancel()
-			q, err := qualify.Run(ctx, o)
-			if err != nil {
-				if errors.Is(err, qualify.ErrUsage) {
-					return usageError{err}
-				}
-				return failure{err: err}
-			}
-			if !quiet {
-				fmt.Fprintf(stdout, "%s\nqualification folder: %s (%s, %s, %s)\n", q.Summary, out,
-					qualify.JSONFile, qualify.JUnitFile, qualify.HTMLFile)
-			}
-			if q.Verdict != qualify.Pass {
-				return failure{err: errors.New(q.Summary), quiet: !quiet}
-			}
-			return nil
+			return runQualify(stdout, stderr, o, fl.quiet)
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&provider, "provider", "sim", "provider: "+providerList())
-	fs.StringVar(&device, "device", "", "device name (rdma, legacy); default the first with XRC")
-	fs.StringVar(&baseline, "baseline", "", "an earlier qualification's folder: relative criteria are judged against its runs")
-	fs.StringVar(&planFile, "plan", "", "plan file (YAML); default the embedded plan (--show-plan prints it)")
-	fs.StringVar(&out, "out", "", "qualification folder: new or empty, or with --resume an interrupted one (default runs/<UTC time>-qualify-<provider>)")
-	fs.BoolVar(&resume, "resume", false, "continue the qualification in --out, reusing its conformance and finished runs")
-	fs.BoolVar(&showPlan, "show-plan", false, "print the plan (the default, or --plan's) and exit")
-	fs.StringArrayVar(&labels, "label", nil, "key=value stored with every run and the qualification (repeatable), e.g. fw=22.31.1014")
-	fs.StringVar(&simSemantics, "sim-semantics", "legacy", "sim provider: legacy or upstream")
-	fs.StringVar(&simCost, "sim-cost", "", "sim provider: busy-wait per op, e.g. destroy=200us")
-	fs.DurationVar(&soak, "soak", 0, "after the runs, soak for this long: lifecycle then churn, half each, sampling live QPs, memory and p99 (default: the plan's soak, if any)")
-	fs.BoolVarP(&quiet, "quiet", "q", false, "print nothing but errors (the folder is written as always)")
+	fs.StringVar(&fl.provider, "provider", "sim", "provider: "+providerList())
+	fs.StringVar(&fl.device, "device", "", "device name (rdma, legacy); default the first with XRC")
+	fs.StringVar(&fl.baseline, "baseline", "", "an earlier qualification's folder: relative criteria are judged against its runs")
+	fs.StringVar(&fl.planFile, "plan", "", "plan file (YAML); default the embedded plan (--show-plan prints it)")
+	fs.StringVar(&fl.out, "out", "", "qualification folder: new or empty, or with --resume an interrupted one (default runs/<UTC time>-qualify-<provider>)")
+	fs.BoolVar(&fl.resume, "resume", false, "continue the qualification in --out, reusing its conformance and finished runs")
+	fs.BoolVar(&fl.showPlan, "show-plan", false, "print the plan (the default, or --plan's) and exit")
+	fs.StringArrayVar(&fl.labels, "label", nil, "key=value stored with every run and the qualification (repeatable), e.g. fw=22.31.1014")
+	fs.StringVar(&fl.simSemantics, "sim-semantics", "legacy", "sim provider: legacy or upstream")
+	fs.StringVar(&fl.simCost, "sim-cost", "", "sim provider: busy-wait per op, e.g. destroy=200us")
+	fs.DurationVar(&fl.soak, "soak", 0, "after the runs, soak for this long: lifecycle then churn, half each, sampling live QPs, memory and p99 (default: the plan's soak, if any)")
+	fs.BoolVarP(&fl.quiet, "quiet", "q", false, "print nothing but errors (the folder is written as always)")
 	return cmd
+}
+
+// options reads the flags into a qualification's options. Bad values are
+// bad usage (exit 2); a provider not built here is a failure (exit 1).
+func (fl *qualifyFlags) options(flags *pflag.FlagSet, plan *qualify.Plan, stderr io.Writer) (qualify.Options, error) {
+	var none qualify.Options
+	if !verbs.IsProvider(fl.provider) {
+		return none, usagef("unknown provider %q: want one of %s", fl.provider, providerList())
+	}
+	for _, p := range verbs.Providers() {
+		if p.Name == fl.provider && !p.Available {
+			return none, failure{err: fmt.Errorf("provider %s is not available here: %s", p.Name, p.Reason)}
+		}
+	}
+	ls, err := results.ParseLabels(fl.labels)
+	if err != nil {
+		return none, usagef("--label: %v", err)
+	}
+	sem, err := verbs.ParseSemantics(fl.simSemantics)
+	if err != nil {
+		return none, usagef("--sim-semantics: %v", err)
+	}
+	cost, err := verbs.ParseCost(fl.simCost)
+	if err != nil {
+		return none, usagef("--sim-cost: %v", err)
+	}
+	if fl.provider != "sim" && (flags.Changed("sim-cost") || flags.Changed("sim-semantics")) {
+		return none, usagef("--sim-cost and --sim-semantics apply to --provider sim only")
+	}
+	out := fl.out
+	if out == "" {
+		if fl.resume {
+			return none, usagef("--resume needs the --out folder to continue")
+		}
+		out = filepath.Join("runs", time.Now().UTC().Format("20060102T150405Z")+"-qualify-"+fl.provider)
+	}
+	engine, err := engineOptions(stderr)
+	if err != nil {
+		return none, failure{err: err}
+	}
+	engine.Quiet = true
+	var log io.Writer = stderr
+	if fl.quiet {
+		log = nil
+	}
+	o := qualify.Options{Provider: fl.provider, Device: fl.device, Plan: plan, Baseline: fl.baseline, Out: out,
+		Resume: fl.resume, Labels: ls, SimSemantics: sem, SimCost: cost, Engine: engine, Log: log, Soak: fl.soak}
+	if fl.soak < 0 || fl.soak > bench.MaxDuration {
+		return none, usagef("--soak %v: want 0 (the plan's) up to %v", fl.soak, bench.MaxDuration)
+	}
+	if err := qualify.CheckRuns(o); err != nil {
+		return none, usageError{err}
+	}
+	return o, nil
+}
+
+// runQualify runs the qualification and says where its folder is; a
+// verdict other than pass is a failure (exit 1), already summed up unless
+// quiet.
+func runQualify(stdout, stderr io.Writer, o qualify.Options, quiet bool) error {
+	ctx, cancel := interruptible(stderr)
+	defer cancel()
+	q, err := qualify.Run(ctx, o)
+	if err != nil {
+		if errors.Is(err, qualify.ErrUsage) {
+			return usageError{err}
+		}
+		return failure{err: err}
+	}
+	if !quiet {
+		fmt.Fprintf(stdout, "%s\nqualification folder: %s (%s, %s, %s)\n", q.Summary, o.Out,
+			qualify.JSONFile, qualify.JUnitFile, qualify.HTMLFile)
+	}
+	if q.Verdict != qualify.Pass {
+		return failure{err: errors.New(q.Summary), quiet: !quiet}
+	}
+	return nil
 }
