@@ -15,8 +15,22 @@ import (
 
 func init() { subcommands = append(subcommands, newExportCmd) }
 
+// exportFlags are export's flags as given.
+type exportFlags struct {
+	format, out, metrics, threshold, gates string
+}
+
+// exportPlan is what export was asked, checked: the latency metrics, and
+// for junit the gates and threshold of the comparison.
+type exportPlan struct {
+	format, out string
+	metrics     []report.Metric
+	threshold   float64
+	gates       []report.Gate
+}
+
 func newExportCmd(stdout, stderr io.Writer) *cobra.Command {
-	var format, out, metrics, threshold, gates string
+	var fl exportFlags
 	cmd := &cobra.Command{
 		Use:   "export RUN_DIR... --format F [--out FILE]",
 		Short: "Write run folders' figures for CI tools: github-action-benchmark, Bencher, CSV, JUnit",
@@ -70,39 +84,9 @@ partial one is exported and marked so.`,
 			return nil
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
-			formats := fmt.Sprintf("%s, %s, %s or %s", report.ExportFormatGAB, report.ExportFormatBencher, report.ExportFormatCSV, report.ExportFormatJUnit)
-			switch format {
-			case report.ExportFormatGAB, report.ExportFormatBencher, report.ExportFormatCSV:
-			case report.ExportFormatJUnit:
-				if len(args) != 2 {
-					return usagef("--format junit is the gate result of a compare: give BASE_DIR and NEW_DIR, got %d run folder(s)", len(args))
-				}
-			case "":
-				return usagef("export needs --format: %s", formats)
-			default:
-				return usagef("--format %q: want %s", format, formats)
-			}
-			thr, err := parsePercent(threshold)
-			if err != nil {
-				return usagef("--threshold %q: %v", threshold, err)
-			}
-			var gs []report.Gate
-			if gates != "" {
-				if gs, err = report.ParseGates(gates); err != nil {
-					return inputErr(err)
-				}
-			}
-			if format == report.ExportFormatGAB && out == "" {
-				return usagef("--format %s writes two files (latencies and ops/s): give --out FILE", report.ExportFormatGAB)
-			}
-			ms, err := parseMetrics(metrics)
+			plan, err := fl.plan(len(args))
 			if err != nil {
 				return err
-			}
-			for _, m := range ms {
-				if !m.Latency {
-					return usagef("--metric %s: not a latency; ops/s is always exported", m.Name)
-				}
 			}
 			var runs []*report.Run
 			for _, d := range args {
@@ -112,54 +96,103 @@ partial one is exported and marked so.`,
 				}
 				runs = append(runs, run)
 			}
-			opt := report.ExportOptions{Metrics: ms}
-			files := map[string][]byte{}
-			var names []string
-			add := func(name string, data []byte) {
-				names = append(names, name)
-				files[name] = data
-			}
-			switch format {
-			case report.ExportFormatGAB:
-				smaller, bigger, err := report.ExportGitHubActionBenchmark(runs, opt)
-				if err != nil {
-					return inputErr(err)
-				}
-				add(out, smaller)
-				add(ThroughputFile(out), bigger)
-			case report.ExportFormatBencher:
-				data, err := report.ExportBencher(runs, opt)
-				if err != nil {
-					return inputErr(err)
-				}
-				add(out, data)
-			case report.ExportFormatCSV:
-				data, err := report.ExportCSV(runs)
-				if err != nil {
-					return inputErr(err)
-				}
-				add(out, data)
-			case report.ExportFormatJUnit:
-				c, err := report.Compare(runs[0], runs[1], report.CompareOptions{Threshold: thr, Alpha: report.DefaultAlpha, Gates: gs})
-				if err != nil {
-					return inputErr(err)
-				}
-				var b bytes.Buffer
-				if err := report.WriteJUnit(&b, c.JUnit(runs[1].Result.Started)); err != nil {
-					return failure{err: err}
-				}
-				add(out, b.Bytes())
+			names, files, err := plan.export(runs)
+			if err != nil {
+				return err
 			}
 			return writeOutputs(stdout, names, files)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&format, "format", "", "github-action-benchmark, bencher, csv or junit")
-	f.StringVar(&out, "out", "", "file to write (default: standard output; github-action-benchmark needs it)")
-	f.StringVar(&metrics, "metric", "p50,p99", "latency metrics exported per op kind (github-action-benchmark, bencher): some of p50, p90, p99, p999, max, mean")
-	f.StringVar(&threshold, "threshold", "5%", "junit: smallest change that counts as a regression, as compare's")
-	f.StringVar(&gates, "gate", "", "junit: the metrics that decide, KIND.METRIC comma-separated, as compare's (default: the workload's)")
+	f.StringVar(&fl.format, "format", "", "github-action-benchmark, bencher, csv or junit")
+	f.StringVar(&fl.out, "out", "", "file to write (default: standard output; github-action-benchmark needs it)")
+	f.StringVar(&fl.metrics, "metric", "p50,p99", "latency metrics exported per op kind (github-action-benchmark, bencher): some of p50, p90, p99, p999, max, mean")
+	f.StringVar(&fl.threshold, "threshold", "5%", "junit: smallest change that counts as a regression, as compare's")
+	f.StringVar(&fl.gates, "gate", "", "junit: the metrics that decide, KIND.METRIC comma-separated, as compare's (default: the workload's)")
 	return cmd
+}
+
+// plan checks the flags for an export of n run folders; a bad value is
+// bad usage (exit 2).
+func (fl *exportFlags) plan(n int) (*exportPlan, error) {
+	formats := fmt.Sprintf("%s, %s, %s or %s", report.ExportFormatGAB, report.ExportFormatBencher, report.ExportFormatCSV, report.ExportFormatJUnit)
+	switch fl.format {
+	case report.ExportFormatGAB, report.ExportFormatBencher, report.ExportFormatCSV:
+	case report.ExportFormatJUnit:
+		if n != 2 {
+			return nil, usagef("--format junit is the gate result of a compare: give BASE_DIR and NEW_DIR, got %d run folder(s)", n)
+		}
+	case "":
+		return nil, usagef("export needs --format: %s", formats)
+	default:
+		return nil, usagef("--format %q: want %s", fl.format, formats)
+	}
+	p := &exportPlan{format: fl.format, out: fl.out}
+	var err error
+	if p.threshold, err = parsePercent(fl.threshold); err != nil {
+		return nil, usagef("--threshold %q: %v", fl.threshold, err)
+	}
+	if fl.gates != "" {
+		if p.gates, err = report.ParseGates(fl.gates); err != nil {
+			return nil, inputErr(err)
+		}
+	}
+	if fl.format == report.ExportFormatGAB && fl.out == "" {
+		return nil, usagef("--format %s writes two files (latencies and ops/s): give --out FILE", report.ExportFormatGAB)
+	}
+	if p.metrics, err = parseMetrics(fl.metrics); err != nil {
+		return nil, err
+	}
+	for _, m := range p.metrics {
+		if !m.Latency {
+			return nil, usagef("--metric %s: not a latency; ops/s is always exported", m.Name)
+		}
+	}
+	return p, nil
+}
+
+// export renders the runs in the plan's format: the files to write, by
+// name ("" is standard output), in order.
+func (p *exportPlan) export(runs []*report.Run) ([]string, map[string][]byte, error) {
+	opt := report.ExportOptions{Metrics: p.metrics}
+	files := map[string][]byte{}
+	var names []string
+	add := func(name string, data []byte) {
+		names = append(names, name)
+		files[name] = data
+	}
+	switch p.format {
+	case report.ExportFormatGAB:
+		smaller, bigger, err := report.ExportGitHubActionBenchmark(runs, opt)
+		if err != nil {
+			return nil, nil, inputErr(err)
+		}
+		add(p.out, smaller)
+		add(ThroughputFile(p.out), bigger)
+	case report.ExportFormatBencher:
+		data, err := report.ExportBencher(runs, opt)
+		if err != nil {
+			return nil, nil, inputErr(err)
+		}
+		add(p.out, data)
+	case report.ExportFormatCSV:
+		data, err := report.ExportCSV(runs)
+		if err != nil {
+			return nil, nil, inputErr(err)
+		}
+		add(p.out, data)
+	case report.ExportFormatJUnit:
+		c, err := report.Compare(runs[0], runs[1], report.CompareOptions{Threshold: p.threshold, Alpha: report.DefaultAlpha, Gates: p.gates})
+		if err != nil {
+			return nil, nil, inputErr(err)
+		}
+		var b bytes.Buffer
+		if err := report.WriteJUnit(&b, c.JUnit(runs[1].Result.Started)); err != nil {
+			return nil, nil, failure{err: err}
+		}
+		add(p.out, b.Bytes())
+	}
+	return names, files, nil
 }
 
 // ThroughputFile is the name of github-action-benchmark's second file,
