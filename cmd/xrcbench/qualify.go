@@ -117,13 +117,8 @@ or a run failed; 2 bad usage or a bad plan (the line is named).`,
 // bad usage (exit 2); a provider not built here is a failure (exit 1).
 func (fl *qualifyFlags) options(flags *pflag.FlagSet, plan *qualify.Plan, stderr io.Writer) (qualify.Options, error) {
 	var none qualify.Options
-	if !verbs.IsProvider(fl.provider) {
-		return none, usagef("unknown provider %q: want one of %s", fl.provider, providerList())
-	}
-	for _, p := range verbs.Providers() {
-		if p.Name == fl.provider && !p.Available {
-			return none, failure{err: fmt.Errorf("provider %s is not available here: %s", p.Name, p.Reason)}
-		}
+	if err := checkProvider(fl.provider); err != nil {
+		return none, err
 	}
 	ls, err := results.ParseLabels(fl.labels)
 	if err != nil {

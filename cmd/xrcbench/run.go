@@ -125,76 +125,30 @@ func providerList() string {
 // available here (a failure).
 func (f *runFlags) config(cmd *cobra.Command, procs, threads, qps, nodes int) (bench.Config, error) {
 	fs := cmd.Flags()
-	if fs.Changed("duration") && fs.Changed("iterations") {
-		return bench.Config{}, usagef("give --duration or --iterations, not both")
+	dur, err := f.measureTime(fs)
+	if err != nil {
+		return bench.Config{}, err
 	}
-	dur := f.duration
-	if fs.Changed("iterations") {
-		if f.iterations <= 0 {
-			return bench.Config{}, usagef("--iterations %d: want a positive number", f.iterations)
-		}
-		dur = 0
-	} else if dur <= 0 {
-		return bench.Config{}, usagef("--duration %v: want a positive duration such as 10s", dur)
-	}
-	if f.warmup < 0 {
-		return bench.Config{}, usagef("--warmup %v: want 0 or a positive duration", f.warmup)
-	}
-	if !verbs.IsProvider(f.provider) {
-		return bench.Config{}, usagef("unknown provider %q: want one of %s", f.provider, providerList())
-	}
-	for _, p := range verbs.Providers() {
-		if p.Name == f.provider && !p.Available {
-			// A known provider this machine lacks is not bad input: the
-			// same command works elsewhere. conform and devices say so
-			// with exit 1 too.
-			return bench.Config{}, failure{err: fmt.Errorf("provider %s is not available here: %s", p.Name, p.Reason)}
-		}
+	if err := checkProvider(f.provider); err != nil {
+		return bench.Config{}, err
 	}
 	spec, err := workloads.Get(f.workload)
 	if err != nil {
 		return bench.Config{}, usageError{err}
 	}
-	sem, err := verbs.ParseSemantics(f.simSemantics)
+	dev, err := f.deviceModel(fs)
 	if err != nil {
-		return bench.Config{}, usagef("--sim-semantics: %v", err)
+		return bench.Config{}, err
 	}
-	cost, err := verbs.ParseCost(f.simCost)
-	if err != nil {
-		return bench.Config{}, usagef("--sim-cost: %v", err)
-	}
-	qpState, err := verbs.ParseQPState(f.qpState)
-	if err != nil {
-		return bench.Config{}, usagef("--qp-state: %v", err)
-	}
-	if f.provider != "sim" && (fs.Changed("sim-cost") || fs.Changed("sim-semantics") || fs.Changed("sim-max-qp")) {
-		return bench.Config{}, usagef("--sim-cost, --sim-semantics and --sim-max-qp apply to --provider sim only")
-	}
-	if fs.Changed("sim-max-qp") && f.simMaxQP <= 0 {
-		return bench.Config{}, usagef("--sim-max-qp %d: want a positive number of QPs", f.simMaxQP)
-	}
-	if spec.Mode == workloads.StormMode {
-		// A storm runs once per repetition, on the QPs its plan makes.
-		for _, name := range []string{"duration", "iterations", "warmup", "qps"} {
-			if fs.Changed(name) {
-				return bench.Config{}, usagef("--%s does not apply to the storm workload %s: it runs one storm per repetition, on (nodes-1) x ranks x rails QPs", name, spec.Name)
-			}
-		}
-	} else if fs.Changed("nodes") {
-		return bench.Config{}, usagef("--nodes applies to storm workloads only, not to %s", spec.Name)
+	if err := stormFlags(fs, spec); err != nil {
+		return bench.Config{}, err
 	}
 	labels, err := results.ParseLabels(f.labels)
 	if err != nil {
 		return bench.Config{}, usagef("--label: %v", err)
 	}
-	if f.batchOps <= 0 {
-		return bench.Config{}, usagef("--batch-ops %d: want a positive number", f.batchOps)
-	}
-	if f.batchTime <= 0 {
-		return bench.Config{}, usagef("--batch-time %v: want a positive duration such as 1ms", f.batchTime)
-	}
-	if (fs.Changed("rate") && f.rate <= 0) || (fs.Changed("rate-total") && f.rateTotal <= 0) {
-		return bench.Config{}, usagef("--rate %g, --rate-total %g: want a positive rate in operations per second", f.rate, f.rateTotal)
+	if err := f.checkPacing(fs); err != nil {
+		return bench.Config{}, err
 	}
 	cfg := bench.Config{
 		Labels:   labels,
@@ -202,7 +156,7 @@ func (f *runFlags) config(cmd *cobra.Command, procs, threads, qps, nodes int) (b
 		Provider: f.provider, Device: f.device, Workload: spec, WorkloadArg: f.workload,
 		Procs: procs, Threads: threads, QPs: qps,
 		Duration: dur, Iterations: f.iterations, Warmup: f.warmup, Repetitions: f.repetitions,
-		Pin: f.pin, Seed: f.seed, Interval: f.interval, SimSemantics: sem, SimCost: cost, QPState: qpState, SimMaxQPs: f.simMaxQP,
+		Pin: f.pin, Seed: f.seed, Interval: f.interval, SimSemantics: dev.sem, SimCost: dev.cost, QPState: dev.qpState, SimMaxQPs: f.simMaxQP,
 		Nodes: nodes, Out: f.out, CommandLine: rerunCommand(fs, procs, threads, qps, nodes), StallTimeout: f.stallTimeout,
 	}
 	if cfg.Iterations > 0 {
@@ -219,6 +173,104 @@ func (f *runFlags) config(cmd *cobra.Command, procs, threads, qps, nodes int) (b
 		return bench.Config{}, usageError{err}
 	}
 	return cfg, nil
+}
+
+// measureTime is how long each repetition measures: --duration, or 0 when
+// --iterations counts instead; and the warm-up must not be negative.
+func (f *runFlags) measureTime(fs *pflag.FlagSet) (time.Duration, error) {
+	if fs.Changed("duration") && fs.Changed("iterations") {
+		return 0, usagef("give --duration or --iterations, not both")
+	}
+	dur := f.duration
+	if fs.Changed("iterations") {
+		if f.iterations <= 0 {
+			return 0, usagef("--iterations %d: want a positive number", f.iterations)
+		}
+		dur = 0
+	} else if dur <= 0 {
+		return 0, usagef("--duration %v: want a positive duration such as 10s", dur)
+	}
+	if f.warmup < 0 {
+		return 0, usagef("--warmup %v: want 0 or a positive duration", f.warmup)
+	}
+	return dur, nil
+}
+
+// checkProvider refuses a provider name xrcbench does not know (bad
+// usage), and one it knows but this machine lacks. The latter is not bad
+// input: the same command works elsewhere, so it is a failure (exit 1),
+// as conform and devices say too.
+func checkProvider(name string) error {
+	if !verbs.IsProvider(name) {
+		return usagef("unknown provider %q: want one of %s", name, providerList())
+	}
+	for _, p := range verbs.Providers() {
+		if p.Name == name && !p.Available {
+			return failure{err: fmt.Errorf("provider %s is not available here: %s", p.Name, p.Reason)}
+		}
+	}
+	return nil
+}
+
+// deviceModel is how the device is to behave: the state QPs are moved to,
+// and for the sim its semantics and costs (flags refused on any other
+// provider).
+type deviceModel struct {
+	sem     verbs.Semantics
+	cost    verbs.Cost
+	qpState verbs.QPState
+}
+
+func (f *runFlags) deviceModel(fs *pflag.FlagSet) (deviceModel, error) {
+	var d deviceModel
+	var err error
+	if d.sem, err = verbs.ParseSemantics(f.simSemantics); err != nil {
+		return d, usagef("--sim-semantics: %v", err)
+	}
+	if d.cost, err = verbs.ParseCost(f.simCost); err != nil {
+		return d, usagef("--sim-cost: %v", err)
+	}
+	if d.qpState, err = verbs.ParseQPState(f.qpState); err != nil {
+		return d, usagef("--qp-state: %v", err)
+	}
+	if f.provider != "sim" && (fs.Changed("sim-cost") || fs.Changed("sim-semantics") || fs.Changed("sim-max-qp")) {
+		return d, usagef("--sim-cost, --sim-semantics and --sim-max-qp apply to --provider sim only")
+	}
+	if fs.Changed("sim-max-qp") && f.simMaxQP <= 0 {
+		return d, usagef("--sim-max-qp %d: want a positive number of QPs", f.simMaxQP)
+	}
+	return d, nil
+}
+
+// stormFlags refuses the flags that do not apply: a storm runs once per
+// repetition, on the QPs its plan makes; --nodes is a storm's only.
+func stormFlags(fs *pflag.FlagSet, spec *workloads.Spec) error {
+	if spec.Mode != workloads.StormMode {
+		if fs.Changed("nodes") {
+			return usagef("--nodes applies to storm workloads only, not to %s", spec.Name)
+		}
+		return nil
+	}
+	for _, name := range []string{"duration", "iterations", "warmup", "qps"} {
+		if fs.Changed(name) {
+			return usagef("--%s does not apply to the storm workload %s: it runs one storm per repetition, on (nodes-1) x ranks x rails QPs", name, spec.Name)
+		}
+	}
+	return nil
+}
+
+// checkPacing refuses batches and rates that are not positive.
+func (f *runFlags) checkPacing(fs *pflag.FlagSet) error {
+	if f.batchOps <= 0 {
+		return usagef("--batch-ops %d: want a positive number", f.batchOps)
+	}
+	if f.batchTime <= 0 {
+		return usagef("--batch-time %v: want a positive duration such as 1ms", f.batchTime)
+	}
+	if (fs.Changed("rate") && f.rate <= 0) || (fs.Changed("rate-total") && f.rateTotal <= 0) {
+		return usagef("--rate %g, --rate-total %g: want a positive rate in operations per second", f.rate, f.rateTotal)
+	}
+	return nil
 }
 
 // rerunCommand is the `xrcbench run` command line of one configuration:
