@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -65,38 +66,9 @@ xrcbench.sweep/v1). A failed point does not stop the sweep; the exit status is
 				if err := f.checkOutput(); err != nil {
 					return err
 				}
-				procs, err := parseList("procs", f.procs)
+				cfgs, err := f.sweepConfigs(cmd)
 				if err != nil {
 					return err
-				}
-				threads, err := parseList("threads", f.threads)
-				if err != nil {
-					return err
-				}
-				qps, err := parseList("qps", f.qps)
-				if err != nil {
-					return err
-				}
-				nodes := []int{0} // the workload's
-				if cmd.Flags().Changed("nodes") {
-					if nodes, err = parseList("nodes", f.nodes); err != nil {
-						return err
-					}
-				}
-				// Check every point before running any.
-				var cfgs []bench.Config
-				for _, p := range procs {
-					for _, t := range threads {
-						for _, q := range qps {
-							for _, n := range nodes {
-								cfg, err := f.config(cmd, p, t, q, n)
-								if err != nil {
-									return err
-								}
-								cfgs = append(cfgs, cfg)
-							}
-						}
-					}
 				}
 				root := f.out
 				if root == "" {
@@ -111,61 +83,111 @@ xrcbench.sweep/v1). A failed point does not stop the sweep; the exit status is
 				}
 				ctx, cancel := interruptible(stderr)
 				defer cancel()
-				idx := &results.Sweep{Schema: results.SweepSchema}
-				var failed []string
-				for i, cfg := range cfgs {
-					dir := fmt.Sprintf("p%d-t%d-q%d", cfg.Procs, cfg.Threads, cfg.QPs)
-					point := fmt.Sprintf("%d procs x %d threads, %d QPs", cfg.Procs, cfg.Threads, cfg.QPs)
-					if cfg.Workload.Mode == workloads.StormMode {
-						dir = fmt.Sprintf("p%d-t%d-n%d", cfg.Procs, cfg.Threads, cfg.StormNodes())
-						point = fmt.Sprintf("%d procs x %d threads, %d nodes (%d QPs)", cfg.Procs, cfg.Threads, cfg.StormNodes(), cfg.QPs)
-					}
-					cfg.Out = filepath.Join(root, dir)
-					if !f.quiet {
-						fmt.Fprintf(stdout, "== point %d/%d: %s\n", i+1, len(cfgs), point)
-					}
-					popts := opts
-					view := f.watch(&popts, stderr, cfg, fmt.Sprintf("point %d/%d: ", i+1, len(cfgs)))
-					err := runOne(ctx, stdout, cfg, popts, view)
-					status := results.StatusOK
-					if err != nil {
-						status = results.StatusFailed
-						if r, lerr := results.Load(cfg.Out); lerr == nil {
-							status = r.Status
-						}
-						failed = append(failed, dir)
-						fmt.Fprintln(stderr, "xrcbench: "+oneLine(err.Error()))
-					}
-					pt := results.SweepPoint{Dir: dir, Procs: cfg.Procs, Threads: cfg.Threads, QPs: cfg.QPs, Status: status}
-					if cfg.Workload.Mode == workloads.StormMode {
-						pt.Nodes = cfg.StormNodes()
-					}
-					idx.Points = append(idx.Points, pt)
-					// Index after every point: an interrupted sweep keeps
-					// what it measured.
-					if werr := results.WriteSweep(root, idx); werr != nil {
-						return failure{err: fmt.Errorf("writing sweep.json: %w", werr)}
-					}
-					if ctx.Err() != nil {
-						break
-					}
-				}
-				if !f.quiet {
-					printSweep(stdout, root, idx)
-					fmt.Fprintf(stdout, "sweep folder: %s (%d points)\n", root, len(idx.Points))
-				}
-				if len(failed) > 0 {
-					return failure{err: errors.New("sweep: point(s) failed: " + strings.Join(failed, ", ")), quiet: false}
-				}
-				if ctx.Err() != nil {
-					return failure{err: fmt.Errorf("sweep interrupted after %d of %d points", len(idx.Points), len(cfgs))}
-				}
-				return nil
+				return f.runSweep(ctx, stdout, stderr, root, cfgs, opts)
 			},
 		}
 		f.register(cmd.Flags(), true)
 		return cmd
 	})
+}
+
+// sweepConfigs is every point of the sweep, each checked before any runs:
+// the product of the --procs, --threads, --qps and --nodes lists.
+func (f *runFlags) sweepConfigs(cmd *cobra.Command) ([]bench.Config, error) {
+	procs, err := parseList("procs", f.procs)
+	if err != nil {
+		return nil, err
+	}
+	threads, err := parseList("threads", f.threads)
+	if err != nil {
+		return nil, err
+	}
+	qps, err := parseList("qps", f.qps)
+	if err != nil {
+		return nil, err
+	}
+	nodes := []int{0} // the workload's
+	if cmd.Flags().Changed("nodes") {
+		if nodes, err = parseList("nodes", f.nodes); err != nil {
+			return nil, err
+		}
+	}
+	var cfgs []bench.Config
+	for _, p := range procs {
+		for _, t := range threads {
+			for _, q := range qps {
+				for _, n := range nodes {
+					cfg, err := f.config(cmd, p, t, q, n)
+					if err != nil {
+						return nil, err
+					}
+					cfgs = append(cfgs, cfg)
+				}
+			}
+		}
+	}
+	return cfgs, nil
+}
+
+// runSweep runs the points in turn into root, indexing sweep.json after
+// each, so an interrupted sweep keeps what it measured. A failed point
+// does not stop the others, but fails the sweep (exit 1), as an
+// interruption does.
+func (f *runFlags) runSweep(ctx context.Context, stdout, stderr io.Writer, root string, cfgs []bench.Config, opts bench.Options) error {
+	idx := &results.Sweep{Schema: results.SweepSchema}
+	var failed []string
+	for i, cfg := range cfgs {
+		dir, point := sweepPoint(cfg)
+		cfg.Out = filepath.Join(root, dir)
+		if !f.quiet {
+			fmt.Fprintf(stdout, "== point %d/%d: %s\n", i+1, len(cfgs), point)
+		}
+		popts := opts
+		view := f.watch(&popts, stderr, cfg, fmt.Sprintf("point %d/%d: ", i+1, len(cfgs)))
+		err := runOne(ctx, stdout, cfg, popts, view)
+		status := results.StatusOK
+		if err != nil {
+			status = results.StatusFailed
+			if r, lerr := results.Load(cfg.Out); lerr == nil {
+				status = r.Status
+			}
+			failed = append(failed, dir)
+			fmt.Fprintln(stderr, "xrcbench: "+oneLine(err.Error()))
+		}
+		pt := results.SweepPoint{Dir: dir, Procs: cfg.Procs, Threads: cfg.Threads, QPs: cfg.QPs, Status: status}
+		if cfg.Workload.Mode == workloads.StormMode {
+			pt.Nodes = cfg.StormNodes()
+		}
+		idx.Points = append(idx.Points, pt)
+		if werr := results.WriteSweep(root, idx); werr != nil {
+			return failure{err: fmt.Errorf("writing sweep.json: %w", werr)}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if !f.quiet {
+		printSweep(stdout, root, idx)
+		fmt.Fprintf(stdout, "sweep folder: %s (%d points)\n", root, len(idx.Points))
+	}
+	if len(failed) > 0 {
+		return failure{err: errors.New("sweep: point(s) failed: " + strings.Join(failed, ", ")), quiet: false}
+	}
+	if ctx.Err() != nil {
+		return failure{err: fmt.Errorf("sweep interrupted after %d of %d points", len(idx.Points), len(cfgs))}
+	}
+	return nil
+}
+
+// sweepPoint names a point: its folder under the sweep's, and how the
+// progress line says it. A storm's point is named by its nodes.
+func sweepPoint(cfg bench.Config) (dir, point string) {
+	if cfg.Workload.Mode == workloads.StormMode {
+		return fmt.Sprintf("p%d-t%d-n%d", cfg.Procs, cfg.Threads, cfg.StormNodes()),
+			fmt.Sprintf("%d procs x %d threads, %d nodes (%d QPs)", cfg.Procs, cfg.Threads, cfg.StormNodes(), cfg.QPs)
+	}
+	return fmt.Sprintf("p%d-t%d-q%d", cfg.Procs, cfg.Threads, cfg.QPs),
+		fmt.Sprintf("%d procs x %d threads, %d QPs", cfg.Procs, cfg.Threads, cfg.QPs)
 }
 
 // printSweep is the sweep's overview: per point, the p50 and rate of each
