@@ -93,7 +93,8 @@ test: cwarn vet csan fakeverbs
 FUZZTIME    ?= 1m
 FUZZTARGETS := ./workloads:FuzzParse:3000 ./results:FuzzLoad:2000 ./results:FuzzDecodeHistogram:20000 \
                ./report:FuzzReadTimeline:800 ./bench:FuzzFrameReader:15000 ./verbs:FuzzParseCost:15000 \
-               ./verbs:FuzzSimDevice:1500 ./qualify:FuzzParsePlan:3000
+               ./verbs:FuzzSimDevice:1500 ./verbs:FuzzDecodeRDMANetlink:20000 \
+               ./qualify:FuzzParsePlan:3000
 fuzz:
 	@for t in $(FUZZTARGETS); do \
 		pkg=$${t%%:*}; fn=$${t#*:}; n=$${fn#*:}; fn=$${fn%%:*}; \
