@@ -446,7 +446,9 @@ func (r *repRun) stormExit(vo verbs.Options) (int64, string) {
 	if r.draining {
 		return -1, "the run was stopped"
 	}
-	return stormExitTeardown(vo, r.lastExit)
+	// The job's QPs: every number the ranks created, on the device the
+	// repetition opened.
+	return stormExitTeardown(vo, r.out.info.Name, r.out.created, r.lastExit)
 }
 
 // keepReported stands in for the final counts of the threads whose workers

@@ -31,6 +31,14 @@ func (s *qpSet) add(qpn uint32) {
 	s.words[qpn/64] |= 1 << (qpn % 64)
 }
 
+// has reports whether qpn is in s; s may be nil.
+func (s *qpSet) has(qpn uint32) bool {
+	if s == nil || qpn >= 1<<qpnBits {
+		return false
+	}
+	return s.words[qpn/64]&(1<<(qpn%64)) != 0
+}
+
 // union adds o to s and returns s; either may be nil.
 func (s *qpSet) union(o *qpSet) *qpSet {
 	if o == nil {

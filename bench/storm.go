@@ -394,29 +394,76 @@ func (c *Config) validateStorm() error {
 }
 
 // stormExitTeardown times a storm's teardown exit: from the last rank's
-// exit (exited, seen at ns) until the device shows none of the job's QPs.
-// The sim device drops a dead process's handles when it is next opened,
-// as the kernel does when the process ends, so this times that reaping
-// and one inspection. Other providers cannot count a device's live QPs
-// here.
-func stormExitTeardown(vo verbs.Options, exited uint64) (int64, string) {
-	if vo.Provider != "sim" {
+// exit (exited, seen at ns) until the device (named device, the one the
+// run opened) lists none of the job's QPs (created: every QP number the
+// ranks created). The sim device drops a dead process's handles when it
+// is next opened, as the kernel does when the process ends, so this times
+// that reaping and one inspection. rdma and legacy ask the kernel's RDMA
+// netlink for the device's QPs (verbs.LiveQPs), where it has one.
+func stormExitTeardown(vo verbs.Options, device string, created *qpSet, exited uint64) (int64, string) {
+	var left func() (int, error)
+	switch stormExitMethod(vo.Provider) {
+	case "sim_inspect":
+		left = func() (int, error) {
+			snap, err := verbs.InspectSim(vo.Sim.Dir)
+			if err != nil {
+				return 0, fmt.Errorf("inspecting the sim device: %w", err)
+			}
+			return len(snap.QPs), nil
+		}
+	case "netlink":
+		if created.len() == 0 {
+			return -1, "not measurable here: the ranks reported no QP they created"
+		}
+		left = func() (int, error) {
+			qps, err := verbs.LiveQPs(device)
+			return jobQPsLeft(qps, created), err
+		}
+	default:
 		return -1, fmt.Sprintf("not measurable here: the %s provider cannot count the device's live QPs", vo.Provider)
 	}
 	until := time.Now().Add(30 * time.Second)
 	for {
-		snap, err := verbs.InspectSim(vo.Sim.Dir)
-		if err != nil {
-			return -1, "not measured: inspecting the sim device: " + err.Error()
-		}
-		if len(snap.QPs) == 0 {
+		n, err := left()
+		var ne *verbs.NetlinkError
+		switch {
+		case errors.As(err, &ne):
+			return -1, "not measurable here: " + ne.Reason
+		case err != nil:
+			return -1, "not measured: " + err.Error()
+		case n == 0:
 			return int64(verbs.Now() - exited), ""
-		}
-		if time.Now().After(until) {
-			return -1, fmt.Sprintf("not measured: %d QP(s) still alive 30s after the ranks exited", len(snap.QPs))
+		case time.Now().After(until):
+			return -1, fmt.Sprintf("not measured: %d QP(s) still alive 30s after the ranks exited", n)
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
+}
+
+// jobQPsLeft counts the listed QPs that are the job's: their numbers are
+// among those the ranks created. The kernel frees a number with its QP,
+// so a number listed again later is a new QP only if something else made
+// one meanwhile; the 30s bound keeps that from hanging the run.
+func jobQPsLeft(listed []verbs.LiveQP, created *qpSet) int {
+	n := 0
+	for _, q := range listed {
+		if created.has(q.QPN) {
+			n++
+		}
+	}
+	return n
+}
+
+// stormExitMethod names how stormExitTeardown watches a provider's
+// device (result.json's storm.teardown_method); "" where it cannot.
+func stormExitMethod(provider string) string {
+	switch provider {
+	case "sim":
+		return "sim_inspect"
+	case "rdma", "legacy":
+		return "netlink"
+	}
+	return ""
 }
 
 // stormResult gathers the storm's figures from the repetitions.
@@ -428,8 +475,8 @@ func stormResult(done []*repOutcome, cfg Config) *results.Storm {
 		MakespanNS: []int64{}, RankDoneNS: [][]int64{}}
 	if st.Teardown == workloads.TeardownUnreg {
 		out.TeardownMethod = "ranks_unreg"
-	} else if cfg.Provider == "sim" {
-		out.TeardownMethod = "sim_inspect"
+	} else {
+		out.TeardownMethod = stormExitMethod(cfg.Provider)
 	}
 	var notes []string
 	for _, rep := range done {
@@ -476,6 +523,9 @@ func stormResult(done []*repOutcome, cfg Config) *results.Storm {
 		// Teardown figures only when every repetition has one: a list with
 		// gaps would not say which repetition each belongs to.
 		out.TeardownNS, out.RankTeardownNS = nil, nil
+		if out.TeardownMethod == "netlink" {
+			out.TeardownMethod = "" // the note says why the kernel could not be asked
+		}
 		out.TeardownNote = strings.Join(notes, "; ")
 		if allSame(notes) {
 			out.TeardownNote = strings.SplitN(notes[0], ": ", 2)[1] // the same in every repetition

@@ -91,8 +91,11 @@ func stormNotes(st *results.Storm) []string {
 	switch {
 	case len(st.TeardownNS) > 0:
 		how := "the slowest rank's unregistrations, from a common start"
-		if st.TeardownMethod == "sim_inspect" {
+		switch st.TeardownMethod {
+		case "sim_inspect":
 			how = "from the ranks' exit until the device showed none of the job's QPs"
+		case "netlink":
+			how = "from the ranks' exit until the kernel's RDMA netlink listed none of the job's QPs"
 		}
 		out = append(out, fmt.Sprintf("Teardown (%s): %s, %s.", st.Teardown, spread(st.TeardownNS), how))
 	case st.TeardownNote != "":

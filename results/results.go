@@ -396,7 +396,7 @@ type Storm struct {
 	// none of the job's QPs. Absent when not measurable (TeardownNote).
 	TeardownNS     []int64   `json:"teardown_ns,omitempty"`
 	RankTeardownNS [][]int64 `json:"rank_teardown_ns,omitempty"`
-	TeardownMethod string    `json:"teardown_method,omitempty"` // "ranks_unreg" or "sim_inspect"
+	TeardownMethod string    `json:"teardown_method,omitempty"` // "ranks_unreg", "sim_inspect" or "netlink"
 	TeardownNote   string    `json:"teardown_note,omitempty"`
 }
 
