@@ -21,7 +21,13 @@ const maxDevices = 64
 // factsFromC copies struct xb_devfacts. Shared by the rdma cgo file: C
 // types are one per package.
 func factsFromC(f *C.struct_xb_devfacts, knowsOps bool) devFacts {
+	var ports []portFacts
+	for i := 0; i < int(f.phys_port_cnt) && i < len(f.ports); i++ {
+		p := f.ports[i]
+		ports = append(ports, portFacts{Queried: p.queried != 0, State: int(p.state), ActiveMTU: int(p.active_mtu), LinkLayer: int(p.link_layer)})
+	}
 	return devFacts{
+		PortFacts:    ports,
 		Name:         C.GoString(&f.name[0]),
 		DevName:      C.GoString(&f.dev_name[0]),
 		IBDevPath:    C.GoString(&f.ibdev_path[0]),

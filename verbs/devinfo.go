@@ -33,6 +33,36 @@ type devFacts struct {
 	// KnowsOps is false when the facts came through the legacy dlsym
 	// path, which cannot call the upstream XRC ops.
 	KnowsOps bool
+	// PortFacts: each port's query (struct xb_portfacts), port p at [p-1].
+	PortFacts []portFacts
+}
+
+// portFacts mirrors struct xb_portfacts (rdma_facts.h): the verbs enums.
+type portFacts struct {
+	Queried                     bool
+	State, ActiveMTU, LinkLayer int
+}
+
+// portInfo names a port's facts as ibv_devinfo does (without its PORT_
+// prefix on the state).
+func (p portFacts) portInfo(port int) PortInfo {
+	states := []string{"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"}
+	in := PortInfo{Port: port, State: fmt.Sprintf("state%d", p.State)}
+	if p.State >= 0 && p.State < len(states) {
+		in.State = states[p.State]
+	}
+	if p.ActiveMTU >= 1 && p.ActiveMTU <= 5 {
+		in.ActiveMTU = 128 << p.ActiveMTU // enum ibv_mtu: 1 is 256 bytes, 5 is 4096
+	}
+	switch p.LinkLayer {
+	case 0, 1: // unset (before OFED 1.5.2, which only knew InfiniBand) or InfiniBand
+		in.LinkLayer = "InfiniBand"
+	case 2:
+		in.LinkLayer = "Ethernet"
+	default:
+		in.LinkLayer = fmt.Sprintf("link_layer%d", p.LinkLayer)
+	}
+	return in
 }
 
 // probeNotTried is XB_PROBE_NOT_TRIED (rdma_facts.h).
@@ -117,6 +147,11 @@ func (f devFacts) info(library string) DeviceInfo {
 	}
 	if !f.Queried && f.OpenErrno != 0 {
 		in.Extra["error"] = openFailure(f, f.OpenErrno)
+	}
+	for i, p := range f.PortFacts {
+		if p.Queried {
+			in.PortInfo = append(in.PortInfo, p.portInfo(i+1))
+		}
 	}
 	s := readSysfs(f.sysfsDir())
 	in.Driver, in.NUMANode = s.driver, s.numa
@@ -382,15 +417,37 @@ func Devices() ([]DeviceInfo, error) {
 	}
 	out := make([]DeviceInfo, 0, len(facts))
 	syms := legacySymbols()
+	live, liveErr := LiveQPsAll()
 	for _, f := range facts {
 		in := f.info(lib)
 		in.Provider = listProvider
 		if f.LegacyAPI && syms != "" {
 			in.Extra["legacy_symbols"] = syms
 		}
+		in.setLiveQPs(live, liveErr)
 		out = append(out, in)
 	}
 	return out, nil
+}
+
+// setLiveQPs fills in the kernel's count of the device's QPs, from all
+// (LiveQPsAll's answer, or its error err): "n/a: <why>" where the kernel
+// could not be asked or does not list the device.
+func (in *DeviceInfo) setLiveQPs(all map[string][]LiveQP, err error) {
+	qps, ok := all[in.Name]
+	switch {
+	case err != nil:
+		in.LiveQPsNote = "n/a: " + err.Error()
+	case !ok:
+		in.LiveQPsNote = fmt.Sprintf("n/a: the kernel's RDMA netlink does not list %s", in.Name)
+	default:
+		n := len(qps)
+		in.LiveQPs = &n
+		in.LiveQPNs = make([]uint32, 0, n)
+		for _, q := range qps {
+			in.LiveQPNs = append(in.LiveQPNs, q.QPN)
+		}
+	}
 }
 
 // errListFailed turns a failed device list (a negative errno from C) into

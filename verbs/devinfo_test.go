@@ -326,3 +326,54 @@ func TestIsTestDouble(t *testing.T) {
 		}
 	})
 }
+
+// portInfo names the verbs enums as ibv_devinfo does.
+func TestPortInfo(t *testing.T) {
+	tests := []struct {
+		f    portFacts
+		want PortInfo
+	}{
+		{portFacts{Queried: true, State: 4, ActiveMTU: 3, LinkLayer: 2}, PortInfo{Port: 1, State: "ACTIVE", ActiveMTU: 1024, LinkLayer: "Ethernet"}},
+		{portFacts{Queried: true, State: 1, ActiveMTU: 5, LinkLayer: 1}, PortInfo{Port: 1, State: "DOWN", ActiveMTU: 4096, LinkLayer: "InfiniBand"}},
+		{portFacts{Queried: true, State: 2, ActiveMTU: 1, LinkLayer: 0}, PortInfo{Port: 1, State: "INIT", ActiveMTU: 256, LinkLayer: "InfiniBand"}},
+		{portFacts{Queried: true, State: 9, ActiveMTU: 0, LinkLayer: 7}, PortInfo{Port: 1, State: "state9", LinkLayer: "link_layer7"}},
+	}
+	for _, tt := range tests {
+		if got := tt.f.portInfo(1); got != tt.want {
+			t.Errorf("%+v: %+v, want %+v", tt.f, got, tt.want)
+		}
+	}
+}
+
+// setLiveQPs: the kernel's count and numbers, or why there are none.
+func TestSetLiveQPs(t *testing.T) {
+	all := map[string][]LiveQP{"rxe0": {{QPN: 1, Type: "GSI"}, {QPN: 17, Type: "RC"}}, "rxe1": nil}
+	tests := []struct {
+		name  string
+		err   error
+		count int // -1: none
+		qpns  []uint32
+		note  string
+	}{
+		{"rxe0", nil, 2, []uint32{1, 17}, ""},
+		{"rxe1", nil, 0, []uint32{}, ""},
+		{"xbfake0", nil, -1, nil, "n/a: the kernel's RDMA netlink does not list xbfake0"},
+		{"rxe0", &NetlinkError{Reason: "the kernel has no RDMA netlink"}, -1, nil, "n/a: the kernel has no RDMA netlink"},
+	}
+	for _, tt := range tests {
+		var in DeviceInfo
+		in.Name = tt.name
+		src := all
+		if tt.err != nil {
+			src = nil
+		}
+		in.setLiveQPs(src, tt.err)
+		count := -1
+		if in.LiveQPs != nil {
+			count = *in.LiveQPs
+		}
+		if count != tt.count || !reflect.DeepEqual(in.LiveQPNs, tt.qpns) || in.LiveQPsNote != tt.note {
+			t.Errorf("%s (%v): %d %v %q, want %d %v %q", tt.name, tt.err, count, in.LiveQPNs, in.LiveQPsNote, tt.count, tt.qpns, tt.note)
+		}
+	}
+}

@@ -789,6 +789,14 @@ static int facts_query(struct ibv_context *ctx, struct xb_devfacts *f)
 	f->device_cap_flags = (uint32_t)attr.device_cap_flags;
 	f->phys_port_cnt = attr.phys_port_cnt;
 	f->xrc = (f->device_cap_flags & IBV_DEVICE_XRC) != 0;
+	for (int p = 1; p <= f->phys_port_cnt && p <= XB_MAX_PORTS; p++) {
+		struct ibv_port_attr pa;
+
+		memset(&pa, 0, sizeof(pa));
+		if (ibv_query_port(ctx, (uint8_t)p, &pa))
+			continue;
+		f->ports[p - 1] = (struct xb_portfacts){.queried = 1, .state = pa.state, .active_mtu = pa.active_mtu, .link_layer = pa.link_layer};
+	}
 	probe_caps(ctx, f);
 	f->queried = 1;
 	return 0;

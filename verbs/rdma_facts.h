@@ -12,6 +12,16 @@
 #define XB_IBV_NAME_MAX 64  /* IBV_SYSFS_NAME_MAX */
 #define XB_IBV_PATH_MAX 256 /* IBV_SYSFS_PATH_MAX */
 #define XB_IBV_DEVICE_XRC (1u << 20) /* IBV_DEVICE_XRC, stable since OFED 1.3 */
+#define XB_MAX_PORTS 8 /* ports described in xb_devfacts; more are counted, not described */
+
+/* One port's ibv_query_port answer, in the verbs enums' values (the same
+ * in rdma-core and OFED): state enum ibv_port_state (4 ACTIVE), active_mtu
+ * enum ibv_mtu (3 = 1024 bytes), link_layer IBV_LINK_LAYER_* (0 unset:
+ * InfiniBand before OFED 1.5.2; 1 InfiniBand; 2 Ethernet). */
+struct xb_portfacts {
+	int32_t queried; /* 0: the query failed or was not made */
+	int32_t state, active_mtu, link_layer;
+};
 
 struct xb_devfacts {
 	char name[XB_IBV_NAME_MAX];       /* kernel device, e.g. mlx5_0 */
@@ -36,6 +46,7 @@ struct xb_devfacts {
 	 * XB_PROBE_NOT_TRIED when it could not run (no scratch domain). */
 	int32_t open_xrcd_probe, create_qp_ex_probe, open_qp_probe;
 	int32_t legacy_api; /* the loaded libibverbs exports ibv_reg_xrc_rcv_qp & co */
+	struct xb_portfacts ports[XB_MAX_PORTS]; /* port p at [p-1] */
 };
 
 #define XB_PROBE_NOT_TRIED (-1)

@@ -163,6 +163,23 @@ type DeviceInfo struct {
 	// double (fakeverbs/), recognised by a symbol only it exports: the
 	// figures measured through it are not hardware.
 	TestDouble bool `json:"is_test_double,omitempty"`
+	// PortInfo: each port's state, active MTU and link layer, as
+	// ibv_query_port answered (devices lists them; absent elsewhere).
+	PortInfo []PortInfo `json:"port_info,omitempty"`
+	// LiveQPs is how many QPs the kernel lists for the device through
+	// RDMA netlink, LiveQPNs their numbers in increasing order; absent,
+	// with LiveQPsNote ("n/a: <why>"), where the kernel could not be asked.
+	LiveQPs     *int     `json:"live_qps,omitempty"`
+	LiveQPNs    []uint32 `json:"live_qpns,omitempty"`
+	LiveQPsNote string   `json:"live_qps_note,omitempty"`
+}
+
+// PortInfo is one port of a device.
+type PortInfo struct {
+	Port      int    `json:"port"`
+	State     string `json:"state"`                // DOWN, INIT, ARMED, ACTIVE, ...
+	ActiveMTU int    `json:"active_mtu,omitempty"` // bytes; absent when the port reported none
+	LinkLayer string `json:"link_layer"`           // InfiniBand or Ethernet
 }
 
 // Capability is one upstream XRC call (open_xrcd, create_qp_ex, open_qp),

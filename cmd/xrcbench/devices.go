@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -19,9 +20,16 @@ func init() {
 			Use:   "devices",
 			Short: "List the RDMA devices libibverbs sees, and what each can do for XRC",
 			Long: `devices lists every RDMA device libibverbs reports, opening each to query it:
-its XRC capability (IBV_DEVICE_XRC), firmware, ports, NUMA node and driver, and
-whether the upstream ibv_open_qp path (--provider rdma) and the legacy OFED
-ibv_reg_xrc_rcv_qp API (--provider legacy) are usable on it.
+its XRC capability (IBV_DEVICE_XRC), firmware, ports (each one's state, active
+MTU and link layer), NUMA node and driver, whether the upstream ibv_open_qp
+path (--provider rdma) and the legacy OFED ibv_reg_xrc_rcv_qp API (--provider
+legacy) are usable on it, and how many QPs the kernel holds for it (LIVE_QPS,
+with --json their numbers too).
+
+The live QPs are the kernel's own list, read through RDMA netlink as
+"rdma resource show qp" reads it: every QP of every process (in this PID
+namespace) and the kernel's own (QP 1, GSI, where the initial namespace
+asks). "n/a" where the kernel cannot be asked; a note says why.
 
 The upstream calls are found out by calling them once per device, since
 libibverbs fills every call a provider lacks with a stub that fails
@@ -70,7 +78,7 @@ libibverbs test double (make fakeverbs).`,
 
 func writeDevices(w io.Writer, devs []verbs.DeviceInfo) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "DEVICE\tXRC\tOPEN_QP\tLEGACY_API\tFW_VER\tPORTS\tNUMA\tDRIVER")
+	fmt.Fprintln(tw, "DEVICE\tXRC\tOPEN_QP\tLEGACY_API\tFW_VER\tPORTS\tNUMA\tDRIVER\tLIVE_QPS")
 	var notes []string
 	for _, d := range devs {
 		openQP := yesNo(d.OpenQP)
@@ -88,7 +96,11 @@ func writeDevices(w io.Writer, devs []verbs.DeviceInfo) error {
 			xrc, openQP, legacy, ports = "?", "?", "?", "-"
 			notes = append(notes, d.Name+": "+e)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Name, xrc, openQP, legacy, dash(d.FWVer), ports, numa, dash(d.Driver))
+		live := "n/a"
+		if d.LiveQPs != nil {
+			live = fmt.Sprint(*d.LiveQPs)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Name, xrc, openQP, legacy, dash(d.FWVer), ports, numa, dash(d.Driver), live)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -106,6 +118,32 @@ func writeDevices(w io.Writer, devs []verbs.DeviceInfo) error {
 			// library versions the calls come from says what was relied on.
 			fmt.Fprintf(w, "legacy XRC symbols: %s\n", syms)
 			break
+		}
+	}
+	for _, d := range devs {
+		for _, p := range d.PortInfo {
+			mtu := "active MTU unknown"
+			if p.ActiveMTU > 0 {
+				mtu = fmt.Sprintf("active MTU %d", p.ActiveMTU)
+			}
+			fmt.Fprintf(w, "port: %s/%d %s, %s, %s\n", d.Name, p.Port, p.State, mtu, p.LinkLayer)
+		}
+	}
+	// Live QPs: where the kernel could not be asked, why; once when every
+	// device has the same reason (no RDMA netlink at all).
+	var why []string
+	for _, d := range devs {
+		if d.LiveQPsNote != "" {
+			why = append(why, d.LiveQPsNote)
+		}
+	}
+	if len(why) == len(devs) && len(why) > 0 && slices.Equal(why, slices.Repeat(why[:1], len(why))) && len(devs) > 1 {
+		notes = append(notes, "live QPs "+why[0])
+	} else {
+		for _, d := range devs {
+			if d.LiveQPsNote != "" {
+				notes = append(notes, d.Name+": live QPs "+d.LiveQPsNote)
+			}
 		}
 	}
 	for _, n := range notes {

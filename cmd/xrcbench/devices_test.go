@@ -16,19 +16,40 @@ func TestDevicesGolden(t *testing.T) {
 	devs := []verbs.DeviceInfo{
 		{Name: "mlx5_0", XRC: true, OpenQP: true, FWVer: "16.35.2000", Ports: 1, NUMANode: 0, Driver: "mlx5_core",
 			Library: "rdma-core 44.0", Extra: map[string]string{"libibverbs": "/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0"},
-			Capabilities: []verbs.Capability{{Name: "open_qp", Supported: true, How: "ibv_open_qp ... failed EINVAL"}}},
+			Capabilities: []verbs.Capability{{Name: "open_qp", Supported: true, How: "ibv_open_qp ... failed EINVAL"}},
+			PortInfo:     []verbs.PortInfo{{Port: 1, State: "ACTIVE", ActiveMTU: 4096, LinkLayer: "InfiniBand"}},
+			LiveQPs:      intp(3), LiveQPNs: []uint32{0, 1, 0x1a2b}},
 		{Name: "qedr0", XRC: true, LegacyAPI: true, FWVer: "8.59.1.0", Ports: 2, NUMANode: 1, Driver: "qede",
 			Extra:        map[string]string{"legacy_symbols": "ibv_reg_xrc_rcv_qp@IBVERBS_1.1"},
-			Capabilities: []verbs.Capability{{Name: "open_qp", How: "ibv_open_qp ... failed EOPNOTSUPP"}}},
-		{Name: "rxe0", FWVer: "", Ports: 1, NUMANode: -1, Driver: "rdma_rxe"},
-		{Name: "mlx5_1", NUMANode: -1, Extra: map[string]string{"error": "cannot open /dev/infiniband/uverbs1 for device mlx5_1: permission denied"}},
+			Capabilities: []verbs.Capability{{Name: "open_qp", How: "ibv_open_qp ... failed EOPNOTSUPP"}},
+			PortInfo: []verbs.PortInfo{{Port: 1, State: "ACTIVE", ActiveMTU: 1024, LinkLayer: "Ethernet"},
+				{Port: 2, State: "DOWN", LinkLayer: "Ethernet"}},
+			LiveQPs: intp(0)},
+		{Name: "rxe0", FWVer: "", Ports: 1, NUMANode: -1, Driver: "rdma_rxe",
+			PortInfo: []verbs.PortInfo{{Port: 1, State: "ACTIVE", ActiveMTU: 1024, LinkLayer: "Ethernet"}}, LiveQPs: intp(1), LiveQPNs: []uint32{1}},
+		{Name: "mlx5_1", NUMANode: -1, Extra: map[string]string{"error": "cannot open /dev/infiniband/uverbs1 for device mlx5_1: permission denied"},
+			LiveQPsNote: "n/a: the kernel's RDMA netlink does not list mlx5_1"},
 	}
 	var b bytes.Buffer
 	if err := writeDevices(&b, devs); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "devices.golden", b.Bytes())
+
+	// No RDMA netlink at all: the reason once, not once per device.
+	for i := range devs {
+		devs[i].LiveQPs, devs[i].LiveQPNs, devs[i].LiveQPsNote = nil, nil, "n/a: the kernel has no RDMA netlink (socket NETLINK_RDMA: EPROTONOSUPPORT): ib_core is not loaded"
+	}
+	b.Reset()
+	if err := writeDevices(&b, devs); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "no RDMA netlink"); n != 1 {
+		t.Errorf("the reason is said %d times, want once:\n%s", n, b.String())
+	}
 }
+
+func intp(n int) *int { return &n }
 
 // On a machine without RDMA (the system libibverbs, no kernel support):
 // one clear line on stderr that says how to go on without hardware, exit
@@ -98,16 +119,22 @@ func TestDevicesDouble(t *testing.T) {
 	}{
 		{"three devices", "xbfake0,xbnoxrc0:noxrc,xbqedr0:noopenqp:driver=qedr", []string{"devices"}, 0,
 			[][]string{
-				{"DEVICE", "XRC", "OPEN_QP", "LEGACY_API", "FW_VER", "PORTS", "NUMA", "DRIVER"},
-				{"xbfake0", "yes", openQP, "yes", "99.1.0", "1", "0", "xrcbench_fake"},
-				{"xbnoxrc0", "no", map[string]string{"yes": "no", "?": "?"}[openQP], "no", "99.1.0", "1", "0", "xrcbench_fake"},
-				{"xbqedr0", "yes", map[string]string{"yes": "no", "?": "?"}[openQP], "yes", "99.1.0", "1", "0", "qedr"},
+				{"DEVICE", "XRC", "OPEN_QP", "LEGACY_API", "FW_VER", "PORTS", "NUMA", "DRIVER", "LIVE_QPS"},
+				// The double's devices are no kernel devices: the kernel
+				// lists no QPs of theirs, or has no RDMA netlink at all.
+				{"xbfake0", "yes", openQP, "yes", "99.1.0", "1", "0", "xrcbench_fake", "n/a"},
+				{"xbnoxrc0", "no", map[string]string{"yes": "no", "?": "?"}[openQP], "no", "99.1.0", "1", "0", "xrcbench_fake", "n/a"},
+				{"xbqedr0", "yes", map[string]string{"yes": "no", "?": "?"}[openQP], "yes", "99.1.0", "1", "0", "qedr", "n/a"},
 			}, []string{"libibverbs: xrcbench fakeverbs (test double)",
-				"legacy XRC symbols: ibv_open_xrc_domain@IBVERBS_1.1 ibv_close_xrc_domain@IBVERBS_1.1"}, ""},
+				"legacy XRC symbols: ibv_open_xrc_domain@IBVERBS_1.1 ibv_close_xrc_domain@IBVERBS_1.1",
+				"port: xbfake0/1 ACTIVE, active MTU 4096, InfiniBand", "note: live QPs n/a: "}, ""},
+		{"roce port down", "xbroce0:roce:portdown", []string{"devices"}, 0, nil,
+			[]string{"port: xbroce0/1 DOWN, active MTU 1024, Ethernet"}, ""},
 		{"permission denied", "xbfake0,xblocked0:eacces", []string{"devices"}, 0,
-			[][]string{{"xblocked0", "?", "?", "?", "-", "-", "0", "xrcbench_fake"}},
+			[][]string{{"xblocked0", "?", "?", "?", "-", "-", "0", "xrcbench_fake", "n/a"}},
 			[]string{"note: xblocked0: cannot open /dev/infiniband/uverbs1", "permission denied"}, ""},
-		{"json", "xbfake0", []string{"devices", "--json"}, 0, nil, []string{`"name": "xbfake0"`, `"xrc": true`, `"numa_node": 0`}, ""},
+		{"json", "xbfake0", []string{"devices", "--json"}, 0, nil, []string{`"name": "xbfake0"`, `"xrc": true`, `"numa_node": 0`,
+			`"port_info": [`, `"state": "ACTIVE"`, `"active_mtu": 4096`, `"link_layer": "InfiniBand"`, `"live_qps_note": "n/a: `}, ""},
 		{"no kernel RDMA", "none", []string{"devices"}, 1, nil, nil, "no RDMA device found"},
 		{"no devices", "empty", []string{"devices"}, 1, nil, nil, "no RDMA device found: libibverbs lists none"},
 		{"no devices json", "empty", []string{"devices", "--json"}, 1, nil, []string{"[]"}, "--provider sim"},
