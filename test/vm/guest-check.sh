@@ -51,8 +51,20 @@ step sysfs 10 bash -c 'd=/sys/class/infiniband/rxe0
 echo "numa_node $(cat "$d/device/numa_node" 2>/dev/null || echo absent)"
 drv=$(readlink "$d/device/driver") && echo "driver ${drv##*/}" || echo "driver absent"'
 step version 30 "$x" version
+# A QP of a user process beside the kernel's own (QP 1, GSI): an RC
+# pingpong server creates its QP, then waits for a client that never comes.
+ibv_rc_pingpong -d rxe0 -g 0 > /tmp/holder.out 2>&1 &
+holder=$!
+sleep 2
+step qp-holder 5 bash -c "cat /tmp/holder.out; kill -0 $holder && echo pid $holder"
+# The kernel's list of QPs as iproute2 reads it, and xrcbench's own view of
+# the same list (its netlink reader), while nothing else changes it.
+step rdma-res-qp 20 rdma resource show qp
+step rdma-res-qp-json 20 rdma -j resource show qp
 step devices 60 "$x" devices
 step devices-json 60 "$x" devices --json
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
 step conform-rdma 120 "$x" conform --provider rdma --device rxe0
 step conform-rdma-json 120 "$x" conform --provider rdma --device rxe0 --json
 step run-rdma 120 "$x" run --provider rdma --device rxe0 --duration 2s --warmup 0s --out /tmp/run-rdma

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,6 +40,7 @@ type check struct {
 var checks = []check{
 	{"the guest ran every step", checkComplete},
 	{"devices --json agrees with ibv_devinfo -v", checkDevicesAgree},
+	{"live QPs: devices --json lists rxe0's as rdma resource show qp does", checkLiveQPs},
 	{"conform --provider rdma: S11 passes with the real errno", checkConformRDMA},
 	{"run --provider rdma: one line naming the device and XRC, exit 1, a failed result", checkRunRDMA},
 	{"--provider legacy: the loaded libibverbs has no legacy XRC API", checkLegacy},
@@ -169,6 +171,21 @@ func checkDevicesAgree(tr *transcript) error {
 		differ(f.name, f.ours, theirs)
 	}
 	differ("ports listed", d.Ports, len(di.ports))
+	// Each port's state, active MTU and link layer: ibv_devinfo prints
+	// "PORT_ACTIVE (4)", "1024 (3)", "Ethernet".
+	differ("port_info ports", len(d.PortInfo), len(di.ports))
+	for i, p := range d.PortInfo {
+		if i >= len(di.ports) {
+			break
+		}
+		dp := di.ports[i]
+		state, _, _ := strings.Cut(dp["state"], " ")
+		mtu, _, _ := strings.Cut(dp["active_mtu"], " ")
+		differ(fmt.Sprintf("port %d number", i+1), p.Port, dp["port"])
+		differ(fmt.Sprintf("port %d state", p.Port), "PORT_"+p.State, state)
+		differ(fmt.Sprintf("port %d active_mtu", p.Port), p.ActiveMTU, mtu)
+		differ(fmt.Sprintf("port %d link_layer", p.Port), p.LinkLayer, dp["link_layer"])
+	}
 	// NUMA node and driver: ibv_devinfo does not print them; the kernel's
 	// sysfs is what both read.
 	sys, err := sysfsFacts(tr)
@@ -198,6 +215,65 @@ func checkDevicesAgree(tr *transcript) error {
 	}
 	if d.TestDouble {
 		bad = append(bad, "marked as the test double: the guest has the real libibverbs")
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%s", strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// rdmaQP is one QP of `rdma -j resource show qp`.
+type rdmaQP struct {
+	IfName string `json:"ifname"`
+	LQPN   uint32 `json:"lqpn"`
+	Type   string `json:"type"`
+	State  string `json:"state"`
+	PID    int    `json:"pid"`
+	Comm   string `json:"comm"`
+}
+
+// checkLiveQPs: xrcbench's netlink reader and iproute2's list the same
+// QPs for rxe0, taken while nothing changed them: the kernel's own QP 1
+// (GSI), and the pingpong server's RC QP when it ran.
+func checkLiveQPs(tr *transcript) error {
+	d, err := deviceJSON(tr)
+	if err != nil {
+		return err
+	}
+	s, err := tr.get("rdma-res-qp-json")
+	if err != nil {
+		return err
+	}
+	if s.rc != 0 {
+		return fmt.Errorf("rdma -j resource show qp exited %d: %s", s.rc, strings.TrimSpace(s.errOut))
+	}
+	var all []rdmaQP
+	if err := json.Unmarshal([]byte(s.out), &all); err != nil {
+		return fmt.Errorf("rdma -j resource show qp: %v: %q", err, s.out)
+	}
+	var theirs []uint32
+	var gsi, user bool
+	for _, q := range all {
+		if q.IfName != device {
+			continue
+		}
+		theirs = append(theirs, q.LQPN)
+		gsi = gsi || (q.LQPN == 1 && q.Type == "GSI")
+		user = user || q.PID > 0
+	}
+	slices.Sort(theirs)
+	var bad []string
+	if !gsi {
+		bad = append(bad, fmt.Sprintf("rdma resource show qp lists no GSI QP 1 for %s: %q", device, s.out))
+	}
+	if h, _ := tr.get("qp-holder"); h != nil && h.rc == 0 && !user {
+		bad = append(bad, "the pingpong server ran, but rdma resource show qp lists no QP of a process")
+	}
+	switch {
+	case d.LiveQPs == nil:
+		bad = append(bad, fmt.Sprintf("devices --json has no live_qps for %s: %s", device, d.LiveQPsNote))
+	case *d.LiveQPs != len(theirs) || len(d.LiveQPNs) != len(theirs) || !slices.Equal(d.LiveQPNs, theirs):
+		bad = append(bad, fmt.Sprintf("xrcbench lists %v QP(s) %v, rdma resource show qp %d %v", *d.LiveQPs, d.LiveQPNs, len(theirs), theirs))
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("%s", strings.Join(bad, "; "))
@@ -451,6 +527,14 @@ func TestChecksCatch(t *testing.T) {
 		{"driver invented", edit("sysfs", "driver absent", "driver rdma_rxe"), "devices", "driver"},
 		{"the build host's rdma-core", edit("devices-json", `"library": "rdma-core 56.1"`, `"library": "rdma-core 44.0"`), "devices", "library"},
 		{"rxe0 not listed", edit("devices-json", `"name": "rxe0"`, `"name": "rxe1"`), "devices", "does not list rxe0"},
+		{"port state differs", edit("devices-json", `"state": "ACTIVE"`, `"state": "DOWN"`), "devices --json agrees", "port 1 state"},
+		{"active MTU differs", edit("devices-json", `"active_mtu": 1024`, `"active_mtu": 4096`), "devices --json agrees", "port 1 active_mtu"},
+		{"link layer differs", edit("devices-json", `"link_layer": "Ethernet"`, `"link_layer": "InfiniBand"`), "devices --json agrees", "port 1 link_layer"},
+		{"live QP count differs", edit("devices-json", `"live_qps": 2`, `"live_qps": 3`), "live QPs", "xrcbench lists 3 QP(s)"},
+		{"a live QP missing", edit("devices-json", "\n      1,\n", "\n      2,\n"), "live QPs", "xrcbench lists 2 QP(s) [2 17]"},
+		{"no live QPs", edit("devices-json", `"live_qps": 2`, `"live_qps_note": "n/a: x"`), "live QPs", "no live_qps"},
+		{"no GSI", edit("rdma-res-qp-json", `"lqpn":1,"type":"GSI"`, `"lqpn":1,"type":"UD"`), "live QPs", "no GSI QP 1"},
+		{"no process's QP", edit("rdma-res-qp-json", `"pid":`, `"xpid":`), "live QPs", "no QP of a process"},
 		{"S11 failed", edit("conform-rdma-json", `"status": "pass"`, `"status": "fail"`), "conform", "S11 fail"},
 		{"S11 missing", edit("conform-rdma-json", `"id": "S11"`, `"id": "S11x"`), "conform", "no check S11"},
 		{"S11 another errno", edit("conform-rdma-json", "fails with EOPNOTSUPP", "fails with ENOSYS"), "conform", "want pass, EOPNOTSUPP"},
