@@ -100,3 +100,19 @@ func TestStormSweepFigure(t *testing.T) {
 		t.Errorf("one node count: drawn %v, %v", ok, err)
 	}
 }
+
+// A teardown exit says how it was watched: the sim device, or the
+// kernel's RDMA netlink.
+func TestStormTeardownMethod(t *testing.T) {
+	for _, tt := range []struct{ method, want string }{
+		{"ranks_unreg", "the slowest rank's unregistrations"},
+		{"sim_inspect", "until the device showed none of the job's QPs"},
+		{"netlink", "until the kernel's RDMA netlink listed none of the job's QPs"},
+	} {
+		st := testStorm()
+		st.TeardownMethod = tt.method
+		if notes := strings.Join(stormNotes(st), "\n"); !strings.Contains(notes, tt.want) {
+			t.Errorf("%s: notes %q lack %q", tt.method, notes, tt.want)
+		}
+	}
+}
