@@ -153,7 +153,7 @@ func TestHarnessFigures(t *testing.T) {
 // waits, attributed to the kind of the batch that follows.
 func TestAccountGaps(t *testing.T) {
 	th := &thread{started: 1000, lastEnd: 1000}
-	reg, unreg := newKindRec("reg"), newKindRec("unreg")
+	reg, unreg := newKindRec("reg", make([]int64, histCounts), nil), newKindRec("unreg", make([]int64, histCounts), nil)
 	th.account(reg, 1150, 50) // ran 1100-1150: 100 untimed before it
 	th.waited = 300           // a barrier
 	th.account(unreg, 1570, 20)

@@ -43,12 +43,8 @@ type progRT struct {
 	pslots    []uint32
 	createdAt []int32 // slot → step of the program that created its QP, or -1
 
-	chunk   int                // steps per call, adapted to BatchTime
-	stats   verbs.ProgramStats // of the last call
-	counts  []int64            // per kind, of the last call (scratch)
-	sums    []uint64
-	ivs     [][]int64 // per kind: the interval's service time counts
-	ivsResp [][]int64 // per kind: response time counts (open loop)
+	chunk int                // steps per call, adapted to BatchTime
+	stats verbs.ProgramStats // of the last call
 }
 
 func (t *thread) batchOps() int {
@@ -86,12 +82,12 @@ func newProgRT(t *thread) *progRT {
 	r := &progRT{p: verbs.NewProgram(cap, t.open != nil), slot: make([]int32, cap),
 		held0: make([]bool, t.q), slots0: make([]uint32, t.q), pheld: make([]bool, t.q),
 		pslots: make([]uint32, t.q), createdAt: make([]int32, t.q), chunk: min(cap, t.batchOps()),
-		counts: make([]int64, len(t.recs)), sums: make([]uint64, len(t.recs)),
 		passEnds: make([]int, 0, cap), creates: t.spec.Creates()}
-	for _, k := range t.recs {
-		r.ivs = append(r.ivs, k.iv)
-		r.ivsResp = append(r.ivsResp, k.ivResp)
-	}
+	// The C loop counts each step in its kind's interval arrays (the
+	// kinds' iv and ivResp are windows on these), with the step's tag the
+	// kind's index.
+	r.p.Rec = verbs.Recording{Buckets: histCounts, Service: t.ivAll, Response: t.ivRespAll,
+		Count: make([]uint64, len(t.recs)), SumNS: make([]uint64, len(t.recs))}
 	return r
 }
 
@@ -322,10 +318,11 @@ func (t *thread) loopChunk(passesLeft int64) (int64, error) {
 }
 
 // runSteps runs steps [a, b) of the program (fewer in an open loop: those
-// due within BatchTime) in one cgo call and records them: latencies into
-// the interval's counts, unexpected outcomes as errors of their kinds, the
-// untimed stretch before the call into coverage. It returns the end of
-// what it ran and whether an outcome was unexpected.
+// due within BatchTime) in one cgo call, which counts their latencies into
+// the interval's arrays; it adds the counts and times to the kinds, names
+// unexpected outcomes as errors of their kinds and puts the untimed
+// stretch before the call into coverage. It returns the end of what it
+// ran and whether an outcome was unexpected.
 func (t *thread) runSteps(a, b int) (int, bool, error) {
 	r := t.prog
 	p := r.p
@@ -336,21 +333,21 @@ func (t *thread) runSteps(a, b int) (int, bool, error) {
 	if err := t.dom.RunProgram(p, a, b-a, &r.stats); err != nil {
 		return a, false, err
 	}
-	clear(r.counts)
-	clear(r.sums)
-	timed := foldSteps(p.Steps[a:b], p.NS[a:b], r.ivs, r.counts, r.sums)
-	if t.open != nil {
-		foldSteps(p.Steps[a:b], p.Resp[a:b], r.ivsResp, nil, nil)
-		t.open.ran(&r.stats, b-a)
-	}
-	for k, c := range r.counts {
+	var timed uint64
+	rc := &p.Rec
+	for k, c := range rc.Count {
 		if c > 0 {
 			rec := t.recs[k]
-			rec.ivN += c
-			rec.count += c
+			rec.ivN += int64(c)
+			rec.count += int64(c)
 			rec.batches++
-			rec.timedNS += int64(r.sums[k])
+			rec.timedNS += int64(rc.SumNS[k])
+			timed += rc.SumNS[k]
+			rc.Count[k], rc.SumNS[k] = 0, 0
 		}
+	}
+	if t.open != nil {
+		t.open.ran(&r.stats, b-a)
 	}
 	if r.creates && t.created != nil {
 		for i := a; i < b; i++ {
@@ -384,8 +381,9 @@ func (t *thread) runSteps(a, b int) (int, bool, error) {
 // of their kinds.
 func (t *thread) checkSteps(a, b int) {
 	p := t.prog.p
-	for i := a; i < b; i++ {
-		if !p.Unexpected(i) {
+	for _, f := range p.Failures() {
+		i := int(f.Step)
+		if i < a || i >= b {
 			continue
 		}
 		st := &p.Steps[i]

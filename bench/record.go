@@ -6,7 +6,6 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/xrcbench/xrcbench/results"
-	"github.com/xrcbench/xrcbench/verbs"
 )
 
 // The hot path records a latency by incrementing one count in an array
@@ -14,8 +13,10 @@ import (
 // 100 s, 3 significant digits: unit magnitude 0, 2048 sub-buckets). This
 // is the index computation of hdrhistogram-go without its per-value
 // checks, which cost as much as the null provider's operation itself;
-// histogramOf turns the array back into a histogram once per interval.
-// TestRecordMatchesHDR proves the layouts agree.
+// histogramInto turns the array back into a histogram once per interval.
+// The op programs' C loop counts with its own copy of bucketIndex
+// (xb_bucket_index in verbs/xb.h); TestBucketIndexAgrees holds Go, C and
+// hdrhistogram-go together.
 const (
 	subBucketHalfCountMag = 10 // log2(2048) - 1, for 3 significant digits
 	subBucketHalfCount    = 1 << subBucketHalfCountMag
@@ -68,24 +69,4 @@ func valueAt(idx int) int64 {
 		bucket, sub = 0, idx
 	}
 	return int64(sub) << bucket
-}
-
-// foldSteps adds each step's latency (ns, indexed like steps) to the
-// counts of its kind (the step's tag indexes ivs), and, when counts is not
-// nil, counts the steps and sums the latencies per kind. It returns the
-// sum of all latencies.
-func foldSteps(steps []verbs.Step, ns []uint64, ivs [][]int64, counts []int64, sums []uint64) (total uint64) {
-	ns = ns[:len(steps)]
-	for i := range steps {
-		v := ns[i]
-		k := steps[i].Tag
-		total += v
-		c := ivs[k]
-		c[bucketIndex(v, len(c))]++
-		if counts != nil {
-			counts[k]++
-			sums[k] += v
-		}
-	}
-	return total
 }

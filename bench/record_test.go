@@ -9,15 +9,15 @@ import (
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
-// recordAll and histogramOf must give the very histogram RecordValue
-// gives, over the whole range: tiny, exact-resolution, every power of two
-// and its neighbours, random, and the top.
-func TestRecordMatchesHDR(t *testing.T) {
+// indexValues are the latencies the index functions are checked at: every
+// value of the exact range and beyond, every power of two and its
+// neighbours, random ones, and the top.
+func indexValues() []uint64 {
 	var values []uint64
 	for v := uint64(0); v < 5000; v++ {
 		values = append(values, v)
 	}
-	for s := 0; s < 37; s++ {
+	for s := 0; s < 64; s++ {
 		p := uint64(1) << s
 		values = append(values, p-1, p, p+1, p+p/2)
 	}
@@ -25,7 +25,18 @@ func TestRecordMatchesHDR(t *testing.T) {
 	for i := 0; i < 100000; i++ {
 		values = append(values, r.Uint64N(results.HistMaxNS))
 	}
-	values = append(values, results.HistMaxNS-1, results.HistMaxNS)
+	return append(values, results.HistMaxNS-1, results.HistMaxNS)
+}
+
+// recordAll and histogramInto must give the very histogram RecordValue
+// gives, over the whole range.
+func TestRecordMatchesHDR(t *testing.T) {
+	var values []uint64
+	for _, v := range indexValues() {
+		if v <= results.HistMaxNS {
+			values = append(values, v)
+		}
+	}
 	counts := make([]int64, histCounts)
 	recordAll(counts, values)
 	got := histogramInto(results.NewHistogram(), counts)
@@ -47,32 +58,35 @@ func TestRecordMatchesHDR(t *testing.T) {
 	}
 }
 
-// foldSteps records each step's latency in its own kind's counts, exactly
-// as recordAll would kind by kind, and sums them per kind.
-func TestFoldStepsByKind(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	steps := make([]verbs.Step, 10000)
-	ns := make([]uint64, len(steps))
-	byKind := [3][]uint64{}
-	var wantSums [3]uint64
-	for i := range steps {
-		k := r.IntN(3)
-		steps[i].Tag = uint32(k)
-		ns[i] = r.Uint64N(1 << uint(r.IntN(40)))
-		byKind[k] = append(byKind[k], ns[i])
-		wantSums[k] += ns[i]
-	}
-	ivs := [][]int64{make([]int64, histCounts), make([]int64, histCounts), make([]int64, histCounts)}
-	counts, sums := make([]int64, 3), make([]uint64, 3)
-	total := foldSteps(steps, ns, ivs, counts, sums)
-	for k := range 3 {
-		want := make([]int64, histCounts)
-		recordAll(want, byKind[k])
-		if !slices.Equal(ivs[k], want) || counts[k] != int64(len(byKind[k])) || sums[k] != wantSums[k] {
-			t.Errorf("kind %d: %d steps summing %d; want %d summing %d, and the same counts", k, counts[k], sums[k], len(byKind[k]), wantSums[k])
+// The op programs' C loop counts latencies with its own index function
+// (xb_bucket_index): it must agree with Go's at every value, past the top
+// included (the last bucket), and with hdrhistogram-go's, which
+// TestRecordMatchesHDR holds Go's to, value by value here for the exact
+// range and the powers of two.
+func TestBucketIndexAgrees(t *testing.T) {
+	bad := 0
+	for _, v := range indexValues() {
+		if g, c := bucketIndex(v, histCounts), verbs.HistogramIndex(v, histCounts); g != c {
+			if bad++; bad < 10 {
+				t.Errorf("value %d: Go index %d, C index %d", v, g, c)
+			}
 		}
 	}
-	if total != wantSums[0]+wantSums[1]+wantSums[2] {
-		t.Errorf("total %d", total)
+	top := uint64(valueAt(histCounts)) // the first value past the array
+	for _, v := range []uint64{top, top + 1, results.HistMaxNS * 10, 1<<63 - 1, 1 << 63, ^uint64(0)} {
+		if g, c := bucketIndex(v, histCounts), verbs.HistogramIndex(v, histCounts); g != histCounts-1 || c != histCounts-1 {
+			t.Errorf("value %d past the top: Go index %d, C index %d, want the last, %d", v, g, c, histCounts-1)
+		}
+	}
+	h := results.NewHistogram()
+	for _, v := range []uint64{0, 1, 2047, 2048, 2049, 4095, 4096, 4097, 1 << 20, 1<<20 + 1, 1<<30 - 1, results.HistMaxNS} {
+		h.Reset()
+		if err := h.RecordValue(int64(v)); err != nil {
+			t.Fatal(err)
+		}
+		idx := slices.IndexFunc(h.Export().Counts, func(c int64) bool { return c != 0 })
+		if c := verbs.HistogramIndex(v, histCounts); c != idx {
+			t.Errorf("value %d: C index %d, hdrhistogram-go's %d", v, c, idx)
+		}
 	}
 }

@@ -56,8 +56,10 @@ type kindRec struct {
 	maxGap  int64 // the longest untimed stretch before one of its batches
 }
 
-func newKindRec(kind string) *kindRec {
-	return &kindRec{kind: kind, iv: make([]int64, histCounts), errnos: map[string]int64{}}
+// newKindRec records kind into iv (histCounts long), and, in an open
+// loop, response times into ivResp (nil in a closed loop).
+func newKindRec(kind string, iv, ivResp []int64) *kindRec {
+	return &kindRec{kind: kind, iv: iv, ivResp: ivResp, errnos: map[string]int64{}}
 }
 
 func (k *kindRec) reset() {
@@ -106,18 +108,21 @@ type thread struct {
 	open *openLoop // nil: a closed loop
 	// batch and where serve the storm runner's single timed operations
 	// (storm.go); the measured loops run op programs (prog).
-	batch   *verbs.Batch
-	where   []int // batch entry → slot
-	phases  []*phaseRT
-	modify  *phaseRT // the creator's move of its new QPs out of RESET; nil at --qp-state reset
-	recs    []*kindRec
-	scratch *hdrhistogram.Histogram // for encoding, reused
-	cpu     int
-	order   []int      // slot order, a per-thread permutation from the seed
-	slots   []uint32   // QP number per slot (loop mode)
-	held    []bool     // this registrant is registered with the slot's QP
-	created *qpSet     // every QP number it created, for the leak probe; nil when not probed
-	storm   *stormRank // a storm's rank (mode storm), else nil
+	batch  *verbs.Batch
+	where  []int // batch entry → slot
+	phases []*phaseRT
+	modify *phaseRT // the creator's move of its new QPs out of RESET; nil at --qp-state reset
+	recs   []*kindRec
+	// the kinds' interval counts, kind after kind: recs[i].iv and ivResp
+	// are windows on these
+	ivAll, ivRespAll []int64
+	scratch          *hdrhistogram.Histogram // for encoding, reused
+	cpu              int
+	order            []int      // slot order, a per-thread permutation from the seed
+	slots            []uint32   // QP number per slot (loop mode)
+	held             []bool     // this registrant is registered with the slot's QP
+	created          *qpSet     // every QP number it created, for the leak probe; nil when not probed
+	storm            *stormRank // a storm's rank (mode storm), else nil
 
 	// measurement
 	measuring bool
@@ -154,13 +159,20 @@ func newThread(cfg *workerConfig, spec *workloads.Spec, local int, sh *shm) *thr
 	if modifies(spec, cfg.Verbs.QPState) {
 		kinds = append(kinds, results.OpModify)
 	}
+	// One block of counts for all kinds, as the C loop indexes them.
+	t.ivAll = make([]int64, len(kinds)*histCounts)
+	if t.open != nil {
+		t.ivRespAll = make([]int64, len(kinds)*histCounts)
+	}
+	window := func(all []int64, i int) []int64 {
+		if all == nil {
+			return nil
+		}
+		return all[i*histCounts : (i+1)*histCounts : (i+1)*histCounts]
+	}
 	for i, kind := range kinds {
 		byKind[kind] = i
-		rec := newKindRec(kind)
-		if t.open != nil {
-			rec.ivResp = make([]int64, histCounts)
-		}
-		t.recs = append(t.recs, rec)
+		t.recs = append(t.recs, newKindRec(kind, window(t.ivAll, i), window(t.ivRespAll, i)))
 	}
 	if i, ok := byKind[results.OpModify]; ok {
 		t.modify = &phaseRT{Phase: workloads.Phase{Op: results.OpModify}, op: verbs.OpModify, rec: t.recs[i], kindIdx: i}

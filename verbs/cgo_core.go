@@ -22,9 +22,17 @@ static int call_modify(void *ops, void *dom, uint32_t qpn, int state) {
 static size_t call_run_batch(void *ops, void *dom, int op, uint32_t *qpns, size_t n, uint64_t *ns, uint32_t *status) {
 	return xb_run_batch((const struct xb_ops *)ops, dom, op, qpns, n, ns, status);
 }
-static void call_run_program(void *ops, void *dom, struct xb_step *steps, size_t off, size_t n, uint64_t *start, uint64_t *ns, uint64_t *resp, uint32_t *status, struct xb_prog_stats *st) {
-	xb_run_program((const struct xb_ops *)ops, dom, steps, off, n, start, ns, resp, status, st);
+// The recording's pointers go as arguments: a Go struct holding them
+// would be Go memory holding Go pointers, which cgo does not pass.
+static size_t call_run_program(void *ops, void *dom, struct xb_step *steps, size_t off, size_t n, uint64_t *start,
+			       size_t ntags, size_t nbuckets, int64_t *service, int64_t *response, uint64_t *count,
+			       uint64_t *sum_ns, uint64_t *ns, uint64_t *resp, struct xb_fail *fails, size_t nfails,
+			       struct xb_prog_stats *st) {
+	struct xb_prog_rec rec = { .ntags = ntags, .nbuckets = nbuckets, .service = service, .response = response,
+				   .count = count, .sum_ns = sum_ns, .ns = ns, .resp = resp, .fails = fails };
+	return xb_run_program((const struct xb_ops *)ops, dom, steps, off, n, start, &rec, nfails, st);
 }
+static size_t bucket_index(uint64_t v, size_t n) { return xb_bucket_index(v, n); }
 static size_t step_size(void) { return sizeof(struct xb_step); }
 static size_t step_offset(int f) {
 	switch (f) {
@@ -75,19 +83,42 @@ func cRunBatch(ops, dom unsafe.Pointer, op Op, b *Batch, n int) int {
 		(*C.uint32_t)(unsafe.Pointer(&b.Status[0]))))
 }
 
-// cRunProgram runs steps [off, off+n) of p; the caller checked the range.
-// The Go memory is passed for the duration of the call only. ProgramStats
-// has struct xb_prog_stats' layout (six uint64).
+// cRunProgram runs steps [off, off+n) of p; the caller checked the range
+// and the recording's sizes. The Go memory is passed for the duration of
+// the call only. ProgramStats has struct xb_prog_stats' layout (six
+// uint64), Failure struct xb_fail's.
 func cRunProgram(ops, dom unsafe.Pointer, p *Program, off, n int, st *ProgramStats) {
-	var start, resp *C.uint64_t
+	var start, ns, resp *C.uint64_t
+	var service, response *C.int64_t
+	var count, sum *C.uint64_t
 	if p.Start != nil {
 		start = (*C.uint64_t)(unsafe.Pointer(&p.Start[0]))
+	}
+	if p.NS != nil {
+		ns = (*C.uint64_t)(unsafe.Pointer(&p.NS[0]))
+	}
+	if p.Resp != nil && p.Start != nil {
 		resp = (*C.uint64_t)(unsafe.Pointer(&p.Resp[0]))
 	}
-	C.call_run_program(ops, dom, (*C.struct_xb_step)(unsafe.Pointer(&p.Steps[0])), C.size_t(off), C.size_t(n),
-		start, (*C.uint64_t)(unsafe.Pointer(&p.NS[0])), resp,
-		(*C.uint32_t)(unsafe.Pointer(&p.Status[0])), (*C.struct_xb_prog_stats)(unsafe.Pointer(st)))
+	r := &p.Rec
+	tags := len(r.Count)
+	if tags > 0 {
+		service = (*C.int64_t)(unsafe.Pointer(&r.Service[0]))
+		count = (*C.uint64_t)(unsafe.Pointer(&r.Count[0]))
+		sum = (*C.uint64_t)(unsafe.Pointer(&r.SumNS[0]))
+		if r.Response != nil {
+			response = (*C.int64_t)(unsafe.Pointer(&r.Response[0]))
+		}
+	}
+	p.nfail = int(C.call_run_program(ops, dom, (*C.struct_xb_step)(unsafe.Pointer(&p.Steps[0])), C.size_t(off), C.size_t(n),
+		start, C.size_t(tags), C.size_t(r.Buckets), service, response, count, sum, ns, resp,
+		(*C.struct_xb_fail)(unsafe.Pointer(&p.fails[0])), C.size_t(p.nfail), (*C.struct_xb_prog_stats)(unsafe.Pointer(st))))
 }
+
+// cBucketIndex is the C loop's histogram index of v in n counts.
+func cBucketIndex(v uint64, n int) int { return int(C.bucket_index(C.uint64_t(v), C.size_t(n))) }
+
+func failureSize() uintptr { return unsafe.Sizeof(C.struct_xb_fail{}) }
 
 // stepLayout reports C's size of struct xb_step and the offsets of its
 // fields in Step's order, against Go's (TestStepLayout).

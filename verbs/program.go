@@ -1,7 +1,9 @@
 package verbs
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"syscall"
 )
 
@@ -41,9 +43,14 @@ type Step struct {
 // over as many operations as the caller wants; a program can be built once
 // and run many times, whole or in ranges.
 //
-// Build one with NewProgram, fill Steps (and Start), run it with
-// RunProgram. The output arrays are indexed like Steps. Nothing in a
-// program's run allocates.
+// The C loop records as it goes: each step's latency is counted in the
+// histogram of its tag (Rec), and only a step whose outcome differs from
+// its expectation leaves its errno behind, so nothing per operation is
+// left for Go to fold afterwards.
+//
+// Build one with NewProgram, fill Steps (and Start), point Rec at the
+// histograms, run it with RunProgram. Nothing in a program's run
+// allocates.
 //
 // Extending: a new operation kind is a new Op value handled in the C loop
 // (xb_run_program in batch.c) and in the providers' xb_ops tables.
@@ -53,14 +60,40 @@ type Program struct {
 	// open loop; nil in a closed loop. A step never begins before its
 	// start; if the loop is behind, it begins at once.
 	Start []uint64
-	// NS is each step's service time: from its actual start to its end,
-	// measured with chained timestamps (one timer read per operation).
-	NS []uint64
-	// Resp is each step's response time in an open loop: from its
-	// intended start to its end, so a stall delays every operation that
-	// was due during it (the correction for coordinated omission).
-	Resp   []uint64
-	Status []uint32 // errno in the low 16 bits, destroy flags above
+	// Rec is where the C loop counts the steps' latencies, by tag.
+	Rec Recording
+	// NS and Resp, when not nil (the caller allocates them, indexed like
+	// Steps), also get each step's service and response time.
+	NS, Resp []uint64
+
+	fails []Failure // room for one per step
+	nfail int       // fails[:nfail] are the unexpected outcomes, by step
+}
+
+// Recording is where a program's steps are counted, by tag: tag t's
+// service times in Service[t*Buckets : (t+1)*Buckets], in the layout of
+// xb_bucket_index (the project's HDR histograms; bench keeps the same
+// index function), its response times from the intended starts likewise
+// in Response (open loop), its step count in Count[t] and the sum of its
+// service times in SumNS[t]. The C loop adds; the caller reads and clears.
+// A zero Recording records nothing.
+type Recording struct {
+	Buckets  int
+	Service  []int64
+	Response []int64 // nil: response times are not counted
+	Count    []uint64
+	SumNS    []uint64
+}
+
+// Tags is how many tags r records.
+func (r *Recording) Tags() int { return len(r.Count) }
+
+// Failure is a step whose outcome differed from its expectation: its
+// index and status word (errno in the low 16 bits, destroy flags above).
+// Its layout is C's struct xb_fail.
+type Failure struct {
+	Step   uint32
+	Status uint32
 }
 
 // ProgramStats is what RunProgram adds up over the steps it ran.
@@ -74,11 +107,11 @@ type ProgramStats struct {
 }
 
 // NewProgram allocates a program of n steps; open adds the intended start
-// and response time arrays of an open loop.
+// times of an open loop.
 func NewProgram(n int, open bool) *Program {
-	p := &Program{Steps: make([]Step, n), NS: make([]uint64, n), Status: make([]uint32, n)}
+	p := &Program{Steps: make([]Step, n), fails: make([]Failure, max(n, 1))}
 	if open {
-		p.Start, p.Resp = make([]uint64, n), make([]uint64, n)
+		p.Start = make([]uint64, n)
 	}
 	return p
 }
@@ -86,50 +119,85 @@ func NewProgram(n int, open bool) *Program {
 // Len is the program's capacity in steps.
 func (p *Program) Len() int { return len(p.Steps) }
 
-// Errno is the errno of step i, 0 on success.
-func (p *Program) Errno(i int) syscall.Errno { return syscall.Errno(p.Status[i] & statusErrnoMask) }
+// Failures are the steps of the last runs whose outcomes differed from
+// their expectations, in step order. Running steps from off on forgets
+// those at off and after.
+func (p *Program) Failures() []Failure { return p.fails[:p.nfail] }
 
-// Destroyed says whether unreg step i destroyed its QP.
-func (p *Program) Destroyed(i int) Destroyed { return destroyedOf(p.Status[i]) }
+// failure is step i's entry in Failures, or nil.
+func (p *Program) failure(i int) *Failure {
+	f := p.fails[:p.nfail]
+	j, ok := slices.BinarySearchFunc(f, uint32(i), func(f Failure, i uint32) int { return cmp.Compare(f.Step, i) })
+	if !ok {
+		return nil
+	}
+	return &f[j]
+}
 
-// Unexpected says whether step i's outcome differs from its expectation,
-// as the C loop counts it.
-func (p *Program) Unexpected(i int) bool {
-	s := &p.Steps[i]
-	e := p.Errno(i)
-	if e != syscall.Errno(s.Expect) {
-		return true
+// Errno is the errno of step i in its last run, 0 on success: the
+// expected one unless it is among Failures.
+func (p *Program) Errno(i int) syscall.Errno {
+	if f := p.failure(i); f != nil {
+		return syscall.Errno(f.Status & statusErrnoMask)
 	}
-	if e != 0 {
-		return false
+	return syscall.Errno(p.Steps[i].Expect)
+}
+
+// Unexpected says whether step i's outcome in its last run differed from
+// its expectation, as the C loop found it.
+func (p *Program) Unexpected(i int) bool { return p.failure(i) != nil }
+
+// Destroyed says what an unexpected unreg step i did to its QP (whether
+// the provider knows or not); for a step with the expected outcome it is
+// what Check asked for.
+func (p *Program) Destroyed(i int) Destroyed {
+	if f := p.failure(i); f != nil {
+		return destroyedOf(f.Status)
 	}
-	switch d := p.Destroyed(i); s.Check {
+	switch p.Steps[i].Check {
 	case CheckDestroyed:
-		return d == NotDestroyed
+		return WasDestroyed
 	case CheckKept:
-		return d == WasDestroyed
+		return NotDestroyed
 	}
-	return false
+	return DestroyUnknown
 }
 
 // RunProgram runs steps [off, off+n) of p in one call into C and adds
-// what happened to st. A step whose QP number exceeds 24 bits fails with
-// EINVAL without reaching the provider. The error is only for misuse: a
-// closed domain, a range outside the program. A step of an unknown op, or
-// whose Back reaches before the program's first step, fails with EINVAL
-// (it is not checked here: that would cost Go time per operation).
+// what happened to st; the steps' latencies are counted in p.Rec. A step
+// whose QP number exceeds 24 bits, or whose tag Rec does not record, fails
+// with EINVAL without reaching the provider. The error is only for misuse:
+// a closed domain, a range outside the program, a Recording whose arrays
+// do not match its tags and buckets. A step of an unknown op, or whose
+// Back reaches before the program's first step, fails with EINVAL (it is
+// not checked here: that would cost Go time per operation).
 func (m *Domain) RunProgram(p *Program, off, n int, st *ProgramStats) error {
 	if m.closed {
 		return ErrClosed
 	}
 	l := len(p.Steps)
-	if off < 0 || n < 0 || off+n > l || len(p.NS) < l || len(p.Status) < l ||
-		(p.Start != nil && (len(p.Start) < l || len(p.Resp) < l)) {
+	r := &p.Rec
+	tags := r.Tags()
+	if off < 0 || n < 0 || off+n > l || len(p.fails) < l ||
+		(p.NS != nil && len(p.NS) < l) ||
+		(p.Start != nil && (len(p.Start) < l || (p.Resp != nil && len(p.Resp) < l))) {
 		return fmt.Errorf("%w: steps [%d, %d) of a program of %d", syscall.EINVAL, off, off+n, l)
+	}
+	if tags > 0 && (r.Buckets < 1 || len(r.Service) != tags*r.Buckets || len(r.SumNS) != tags ||
+		(r.Response != nil && len(r.Response) != tags*r.Buckets)) {
+		return fmt.Errorf("%w: a recording of %d tags x %d buckets with %d service, %d response counts and %d sums",
+			syscall.EINVAL, tags, r.Buckets, len(r.Service), len(r.Response), len(r.SumNS))
 	}
 	if n == 0 {
 		return nil
 	}
+	// Outcomes from off on are the run's to tell.
+	p.nfail, _ = slices.BinarySearchFunc(p.fails[:p.nfail], uint32(off), func(f Failure, i uint32) int { return cmp.Compare(f.Step, i) })
 	cRunProgram(m.dev.ops, m.handle, p, off, n, st)
 	return nil
 }
+
+// HistogramIndex is the C loop's index of latency v in a tag's n counts
+// (xb_bucket_index); bench computes the same in Go, and its tests hold
+// the two together.
+func HistogramIndex(v uint64, n int) int { return cBucketIndex(v, n) }

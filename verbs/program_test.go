@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // Go's Step and C's struct xb_step must agree field by field: the C loop
@@ -19,6 +20,9 @@ func TestStepLayout(t *testing.T) {
 	}
 	if s := statsSize(); s != 6*8 {
 		t.Fatalf("struct xb_prog_stats is %d bytes, ProgramStats 48", s)
+	}
+	if s := failureSize(); s != unsafe.Sizeof(Failure{}) {
+		t.Fatalf("struct xb_fail is %d bytes, Failure %d", s, unsafe.Sizeof(Failure{}))
 	}
 }
 
@@ -54,6 +58,7 @@ func TestProgramOutcomes(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p := NewProgram(len(tt.steps), false)
+			p.NS = make([]uint64, len(tt.steps))
 			copy(p.Steps, tt.steps)
 			var st ProgramStats
 			if err := user.RunProgram(p, 0, len(tt.steps), &st); err != nil {
@@ -116,6 +121,7 @@ func TestProgramOpenLoop(t *testing.T) {
 	}
 	const n = 8
 	p := NewProgram(n, true)
+	p.NS, p.Resp = make([]uint64, n), make([]uint64, n)
 	now := Now()
 	for i := range n {
 		p.Steps[i] = Step{QPN: q, Op: uint8(OpReg + Op(i%2))}
@@ -147,6 +153,108 @@ func TestProgramOpenLoop(t *testing.T) {
 	}
 }
 
+// The C loop counts every step once, in its tag's histogram, at the index
+// of its own service (and response) time, and sums the service times per
+// tag: checked against the per-step latencies of the same run.
+func TestProgramRecording(t *testing.T) {
+	const cost = 20 * time.Microsecond
+	d := simPair(t, SimOptions{Cost: Cost{Reg: cost}}, 2)
+	q, err := d[0].CreateRcvQP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, open := range []bool{false, true} {
+		const n, tags, buckets = 64, 3, 4096
+		p := NewProgram(n, open)
+		p.NS = make([]uint64, n)
+		p.Rec = Recording{Buckets: buckets, Service: make([]int64, tags*buckets), Count: make([]uint64, tags), SumNS: make([]uint64, tags)}
+		if open {
+			p.Resp = make([]uint64, n)
+			p.Rec.Response = make([]int64, tags*buckets)
+		}
+		now := Now()
+		for i := range n {
+			// reg (tag 0), unreg (tag 1), and every eighth pair's reg
+			// is tagged 2
+			p.Steps[i] = Step{QPN: q, Op: uint8(OpReg + Op(i%2)), Tag: uint32(i % 2)}
+			if i%16 == 0 {
+				p.Steps[i].Tag = 2
+			}
+			if open {
+				p.Start[i] = now + uint64(i)*uint64(10*time.Microsecond)
+			}
+		}
+		var st ProgramStats
+		if err := d[1].RunProgram(p, 0, n, &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Unexpected != 0 || len(p.Failures()) != 0 {
+			t.Fatalf("open %v: %d unexpected, failures %v", open, st.Unexpected, p.Failures())
+		}
+		wantSvc := make([]int64, tags*buckets)
+		wantResp := make([]int64, tags*buckets)
+		wantCount, wantSum := make([]uint64, tags), make([]uint64, tags)
+		for i, s := range p.Steps {
+			wantSvc[int(s.Tag)*buckets+cBucketIndex(p.NS[i], buckets)]++
+			wantCount[s.Tag]++
+			wantSum[s.Tag] += p.NS[i]
+			if open {
+				wantResp[int(s.Tag)*buckets+cBucketIndex(p.Resp[i], buckets)]++
+			}
+		}
+		if !slices.Equal(p.Rec.Service, wantSvc) || !slices.Equal(p.Rec.Count, wantCount) || !slices.Equal(p.Rec.SumNS, wantSum) {
+			t.Errorf("open %v: counts %v sums %v, want %v %v (or the histograms differ)", open, p.Rec.Count, p.Rec.SumNS, wantCount, wantSum)
+		}
+		if open && !slices.Equal(p.Rec.Response, wantResp) {
+			t.Errorf("response histograms differ from the steps' response times")
+		}
+		if wantSum[0] < uint64(cost)*n/2*7/8 {
+			t.Errorf("tag 0 sums %d ns over %d regs of %v", wantSum[0], wantCount[0], cost)
+		}
+	}
+}
+
+// A step whose tag is not recorded fails with EINVAL without reaching the
+// provider; only unexpected outcomes are kept, and running from a step on
+// forgets those from there.
+func TestProgramFailures(t *testing.T) {
+	d := simPair(t, SimOptions{}, 2)
+	q, err := d[0].CreateRcvQP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewProgram(4, false)
+	p.Rec = Recording{Buckets: 8, Service: make([]int64, 8), Count: make([]uint64, 1), SumNS: make([]uint64, 1)}
+	p.Steps[0] = Step{QPN: q, Op: uint8(OpReg), Tag: 1}                  // tag outside: EINVAL
+	p.Steps[1] = Step{QPN: q, Op: uint8(OpUnreg), Check: CheckKept}      // never registered: EINVAL
+	p.Steps[2] = Step{QPN: q, Op: uint8(OpReg)}                          // fine
+	p.Steps[3] = Step{QPN: q, Op: uint8(OpUnreg), Check: CheckDestroyed} // kept, not destroyed
+	var st ProgramStats
+	if err := d[1].RunProgram(p, 0, 4, &st); err != nil {
+		t.Fatal(err)
+	}
+	want := []Failure{{0, uint32(syscall.EINVAL)}, {1, uint32(syscall.EINVAL)}}
+	got := p.Failures()
+	if len(got) != 3 || !slices.Equal(got[:2], want) || got[2].Step != 3 || p.Destroyed(3) != NotDestroyed {
+		t.Fatalf("failures %v, want %v and step 3 not destroyed", got, want)
+	}
+	if st.Unexpected != 3 || p.Errno(2) != 0 || !p.Unexpected(3) || p.Unexpected(2) || p.Rec.Count[0] != 3 {
+		t.Errorf("%d unexpected, step 2 errno %v, recorded %d steps of tag 0", st.Unexpected, p.Errno(2), p.Rec.Count[0])
+	}
+	// Run steps 2 and 3 again (q is not held after step 3): step 3 is now fine, steps 0 and 1 are still remembered
+	p.Steps[3].Check = CheckKept
+	if err := d[1].RunProgram(p, 2, 2, &st); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Failures(); !slices.Equal(got, want) {
+		t.Errorf("after steps 2 and 3 again: failures %v, want %v", got, want)
+	}
+	p.Rec.SumNS = nil
+	if err := d[1].RunProgram(p, 2, 2, &st); err == nil {
+		t.Errorf("a recording without sums was accepted")
+	}
+}
+
 // Running a program allocates nothing and costs one cgo call, whatever
 // its length.
 func TestProgramCost(t *testing.T) {
@@ -161,8 +269,9 @@ func TestProgramCost(t *testing.T) {
 	}
 	defer dom.Close()
 	p := NewProgram(4096, false)
+	p.Rec = Recording{Buckets: 1 << 15, Service: make([]int64, 2<<15), Count: make([]uint64, 2), SumNS: make([]uint64, 2)}
 	for i := range p.Steps {
-		p.Steps[i] = Step{QPN: 7, Op: uint8(OpReg + Op(i%2))}
+		p.Steps[i] = Step{QPN: 7, Op: uint8(OpReg + Op(i%2)), Tag: uint32(i % 2)}
 	}
 	var st ProgramStats
 	calls0 := runtime.NumCgoCall()
@@ -180,5 +289,8 @@ func TestProgramCost(t *testing.T) {
 	}
 	if st.Unexpected != 0 {
 		t.Errorf("%d unexpected outcomes on null", st.Unexpected)
+	}
+	if p.Rec.Count[0]+p.Rec.Count[1] != 101*4096 {
+		t.Errorf("recorded %v steps of 101 x 4096", p.Rec.Count)
 	}
 }

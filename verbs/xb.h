@@ -107,16 +107,68 @@ struct xb_prog_stats {
 #define XB_SPIN_NS 50000u
 
 /*
- * xb_run_program runs steps[off, off+n) with chained timestamps: ns[i] is
- * the service time of step i (from its actual start to its end), status[i]
- * its errno and flags. With start != NULL (an open loop) step i does not
- * begin before start[i] (CLOCK_MONOTONIC ns; the loop spins or sleeps) and
- * resp[i] is its response time, end - start[i], which includes any backlog
- * (corrected for coordinated omission). st accumulates; the caller zeroes it.
+ * Latency histograms, in the layout of an HDR histogram with the project's
+ * bounds (1 ns to 100 s, 3 significant digits: unit magnitude 0, 2048
+ * sub-buckets): xb_run_program counts each operation there itself, so no
+ * per-operation result leaves the loop. xb_bucket_index is hdrhistogram-go's
+ * index computation without its per-value checks, the same as
+ * bench/record.go's bucketIndex (TestBucketIndexAgrees holds C, Go and
+ * hdrhistogram-go together); values past the top count in the last bucket.
  */
-void xb_run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps,
-		    size_t off, size_t n, const uint64_t *start, uint64_t *ns,
-		    uint64_t *resp, uint32_t *status, struct xb_prog_stats *st);
+#define XB_HIST_SUB_HALF_MAG 10 /* log2(2048) - 1 */
+#define XB_HIST_SUB_HALF (1u << XB_HIST_SUB_HALF_MAG)
+#define XB_HIST_SUB_MASK (2u * XB_HIST_SUB_HALF - 1)
+
+static inline size_t xb_bucket_index(uint64_t v, size_t n)
+{
+	int bucket = 63 - __builtin_clzll(v | XB_HIST_SUB_MASK) - XB_HIST_SUB_HALF_MAG;
+	size_t idx = ((size_t)(bucket + 1) << XB_HIST_SUB_HALF_MAG) + (size_t)(v >> bucket) - XB_HIST_SUB_HALF;
+
+	return idx < n ? idx : n - 1;
+}
+
+/* A step whose outcome differs from its expectation: its index and its
+ * errno and flags (as a batch status word). */
+struct xb_fail {
+	uint32_t step;
+	uint32_t status;
+};
+
+/*
+ * Where xb_run_program records. Step tags 0..ntags-1 each own nbuckets
+ * counts of service (and, in an open loop, response) times, one operation
+ * count and one sum of service times; a step whose tag is outside has
+ * EINVAL without reaching the provider (with ntags 0 nothing is recorded
+ * and every tag is allowed). ns and resp, when not NULL, also get each
+ * step's service and response time (tests; any caller that wants them).
+ * Only the steps with unexpected outcomes leave a status behind, appended
+ * to fails (room for one per step).
+ */
+struct xb_prog_rec {
+	size_t ntags, nbuckets;
+	int64_t *service;  /* ntags x nbuckets */
+	int64_t *response; /* ntags x nbuckets, open loop; may be NULL */
+	uint64_t *count;   /* ntags */
+	uint64_t *sum_ns;  /* ntags */
+	uint64_t *ns, *resp;
+	struct xb_fail *fails;
+};
+
+/*
+ * xb_run_program runs steps[off, off+n) with chained timestamps: the
+ * service time of a step runs from its actual start to its end. With
+ * start != NULL (an open loop) step i does not begin before start[i]
+ * (CLOCK_MONOTONIC ns; the loop spins or sleeps) and its response time is
+ * end - start[i], which includes any backlog (corrected for coordinated
+ * omission). Each step is counted in rec right after the timer read that
+ * ends it, so the counting is inside the next step's timed interval, as
+ * every instruction of the loop but the first read and the return is.
+ * nfails is how many entries rec->fails holds already; it returns the new
+ * number. st accumulates; the caller zeroes it.
+ */
+size_t xb_run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps,
+		      size_t off, size_t n, const uint64_t *start, const struct xb_prog_rec *rec,
+		      size_t nfails, struct xb_prog_stats *st);
 
 /* xb_bare_timer_loop is the floor the hot path is held to: n chained timer
  * reads, each duration stored, and nothing else. */
