@@ -126,13 +126,47 @@ func bareLoop(span time.Duration) float64 {
 // device in dir for span, on the calling (locked) OS thread, after a
 // warm-up of a tenth of it.
 func engineMeasure(dir, workload, provider string, qps int, cost verbs.Cost, span time.Duration) (engineFigures, error) {
-	var f engineFigures
+	rig, err := newEngineRig(dir, workload, provider, qps, cost)
+	if err != nil {
+		return engineFigures{}, err
+	}
+	defer rig.close()
+	if err := rig.run(span / 10); err != nil {
+		return engineFigures{}, err
+	}
+	end := verbs.Now() + uint64(span)
+	return rig.measure(func(int64) bool { return verbs.Now() >= end })
+}
+
+// engineRig is one engine thread on a fresh device, with the QPs its
+// workload needs, for Calibrate and the Go benchmarks.
+type engineRig struct {
+	workload, provider string
+	th                 *thread
+	undo               []func()
+}
+
+func (r *engineRig) close() {
+	for i := len(r.undo) - 1; i >= 0; i-- {
+		r.undo[i]()
+	}
+}
+
+// newEngineRig sets up one engine thread of workload on qps QPs of a
+// fresh device in dir, on the calling (locked) OS thread.
+func newEngineRig(dir, workload, provider string, qps int, cost verbs.Cost) (_ *engineRig, err error) {
+	r := &engineRig{workload: workload, provider: provider}
+	defer func() {
+		if err != nil {
+			r.close()
+		}
+	}()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return f, err
+		return nil, err
 	}
 	spec, err := workloads.Get(workload)
 	if err != nil {
-		return f, err
+		return nil, err
 	}
 	vo := verbs.Options{Provider: provider}
 	if provider == "sim" {
@@ -143,23 +177,24 @@ func engineMeasure(dir, workload, provider string, qps int, cost verbs.Cost, spa
 	if provider == "sim" {
 		dev, err := verbs.Open(vo)
 		if err != nil {
-			return f, err
+			return nil, err
 		}
-		defer dev.Close()
+		r.undo = append(r.undo, func() { dev.Close() })
 		holder, err := dev.OpenDomain(path, true)
 		if err != nil {
-			return f, err
+			return nil, err
 		}
-		defer holder.Close()
+		r.undo = append(r.undo, func() { holder.Close() })
 		for i := range held {
 			if held[i], err = holder.CreateRcvQP(); err != nil {
-				return f, err
+				return nil, err
 			}
-			defer holder.Unreg(held[i])
+			q := held[i]
+			r.undo = append(r.undo, func() { holder.Unreg(q) })
 		}
 	} else {
 		if err := os.WriteFile(path, nil, 0o600); err != nil {
-			return f, err
+			return nil, err
 		}
 		for i := range held {
 			held[i] = uint32(0x100 + i)
@@ -167,47 +202,62 @@ func engineMeasure(dir, workload, provider string, qps int, cost verbs.Cost, spa
 	}
 	sh, err := createShm(filepath.Join(dir, "barrier"), 1, qps)
 	if err != nil {
-		return f, err
+		return nil, err
 	}
-	defer sh.close()
+	r.undo = append(r.undo, func() { sh.close() })
 	cfg := &workerConfig{Threads: 1, TotalThreads: 1, QPs: qps, Verbs: vo, Domain: path, Held: held, Interval: 1 << 62}
-	th := newThread(cfg, spec, 0, sh)
-	if err := th.setup(); err != nil {
-		return f, err
+	r.th = newThread(cfg, spec, 0, sh)
+	if err := r.th.setup(); err != nil {
+		return nil, err
 	}
-	defer th.teardown()
-	run := func(d time.Duration) error {
-		end := verbs.Now() + uint64(d)
-		for verbs.Now() < end {
-			if _, err := th.loopChunk(0); err != nil {
-				return err
-			}
+	r.undo = append(r.undo, func() { r.th.teardown() })
+	return r, nil
+}
+
+// run runs the thread's programs for d, unmeasured.
+func (r *engineRig) run(d time.Duration) error {
+	end := verbs.Now() + uint64(d)
+	for verbs.Now() < end {
+		if _, err := r.th.loopChunk(0); err != nil {
+			return err
 		}
-		return nil
 	}
-	if err := run(span / 10); err != nil {
-		return f, err
-	}
-	for _, r := range th.recs {
-		r.reset()
+	return nil
+}
+
+// measure starts afresh and runs the thread's programs, measured, until
+// done says so (asked between programs, with the operations so far).
+func (r *engineRig) measure(done func(ops int64) bool) (engineFigures, error) {
+	var f engineFigures
+	th := r.th
+	for _, rec := range th.recs {
+		rec.reset()
 	}
 	th.measuring, th.ivNext = true, 1<<63
+	th.waitNS = 0
 	th.started = verbs.Now()
 	th.lastEnd = th.started
 	cpu0 := threadCPUNS()
-	if err := run(span); err != nil {
-		return f, err
+	ops := int64(0)
+	for !done(ops) {
+		if _, err := th.loopChunk(0); err != nil {
+			return f, err
+		}
+		ops = 0
+		for _, rec := range th.recs {
+			ops += rec.count
+		}
 	}
 	f.cpuNS = threadCPUNS() - cpu0
 	f.wallNS = verbs.Now() - th.started
 	all := results.NewHistogram()
-	for _, r := range th.recs {
-		f.ops += r.count
-		f.timedNS += r.timedNS
-		if r.errors > 0 {
-			return f, fmt.Errorf("calibrate: %s on %s: %d %s operations had unexpected outcomes %v", workload, provider, r.errors, r.kind, r.errnos)
+	for _, rec := range th.recs {
+		f.ops += rec.count
+		f.timedNS += rec.timedNS
+		if rec.errors > 0 {
+			return f, fmt.Errorf("calibrate: %s on %s: %d %s operations had unexpected outcomes %v", r.workload, r.provider, rec.errors, rec.kind, rec.errnos)
 		}
-		all.Merge(histogramInto(results.NewHistogram(), r.iv))
+		all.Merge(histogramInto(results.NewHistogram(), rec.iv))
 	}
 	f.p50NS = all.ValueAtQuantile(50)
 	f.coverage = float64(f.timedNS) / float64(f.wallNS-th.waitNS)
