@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,6 +17,34 @@ var benchUnits = []struct{ unit, better string }{
 	{"p50-ns", "lower"},
 	{"p99-ns", "lower"},
 	{"ops/s", "higher"},
+}
+
+// respUnits are the open loop's response times (from the intended starts)
+// beside the service times, on the same lines; their Unit lines are
+// written only when a run has them, so closed-loop bench.txt files stay
+// as they were.
+var respUnits = []struct{ unit, better string }{
+	{"resp-p50-ns", "lower"},
+	{"resp-p99-ns", "lower"},
+}
+
+// openLoop says whether any run has response times.
+func openLoop(runs []*Run) bool {
+	for _, run := range runs {
+		for _, s := range run.Result.Ops {
+			if s.ResponseNS != nil {
+				return true
+			}
+		}
+		for _, rep := range run.Result.Repetitions {
+			for _, s := range rep.Ops {
+				if s.ResponseNS != nil {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // BenchName is the benchmark name of kind in r, e.g.
@@ -53,12 +82,17 @@ func benchPart(s string) string {
 
 // WriteBench writes runs in the Go benchmark format: per run, configuration
 // lines, then one line per repetition and op kind with the repetition's
-// operation count as the iteration count. A run without repetitions
+// operation count as the iteration count, and in an open loop (--rate) the
+// response time's p50 and p99 on the same line. A run without repetitions
 // contributes one line per kind from its overall figures.
 func WriteBench(w io.Writer, runs []*Run) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, "# xrcbench: one line per repetition and op kind; read with benchstat")
-	for _, u := range benchUnits {
+	units := benchUnits
+	if openLoop(runs) {
+		units = append(slices.Clip(units), respUnits...)
+	}
+	for _, u := range units {
 		fmt.Fprintf(bw, "Unit %s better=%s\n", u.unit, u.better)
 	}
 	for _, run := range runs {
@@ -80,8 +114,12 @@ func WriteBench(w io.Writer, runs []*Run) error {
 					// with none would be a sample of nothing.
 					continue
 				}
-				fmt.Fprintf(bw, "%s %d %d p50-ns %d p99-ns %s ops/s\n",
+				fmt.Fprintf(bw, "%s %d %d p50-ns %d p99-ns %s ops/s",
 					BenchName(r, kind), s.Count, s.NS.P50, s.NS.P99, strconv.FormatFloat(s.OpsPerSec, 'f', 1, 64))
+				if s.ResponseNS != nil {
+					fmt.Fprintf(bw, " %d resp-p50-ns %d resp-p99-ns", s.ResponseNS.P50, s.ResponseNS.P99)
+				}
+				fmt.Fprintln(bw)
 			}
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/xrcbench/xrcbench/results"
 )
 
 // golden compares got with testdata/golden/name, rewriting it with -update.
@@ -60,9 +62,14 @@ func TestGolden(t *testing.T) {
 // TestBenchParses reads bench.txt back with benchfmt, as benchstat does, and
 // checks every line against the repetition it came from.
 func TestBenchParses(t *testing.T) {
-	for _, f := range allFixtures() {
+	for _, f := range append(allFixtures(), fixture{name: "open loop"}) {
 		t.Run(f.name, func(t *testing.T) {
-			run := loadFixture(t, f)
+			var run *Run
+			if f.name == "open loop" {
+				run = openLoopRun(t)
+			} else {
+				run = loadFixture(t, f)
+			}
 			var buf bytes.Buffer
 			if err := WriteBench(&buf, []*Run{run}); err != nil {
 				t.Fatal(err)
@@ -83,8 +90,8 @@ func TestBenchParses(t *testing.T) {
 			if err := rd.Err(); err != nil {
 				t.Fatal(err)
 			}
-			if units != len(benchUnits) {
-				t.Errorf("read %d Unit lines, want %d", units, len(benchUnits))
+			if want := len(benchUnits) + len(respUnits)*btoi(openLoop([]*Run{run})); units != want {
+				t.Errorf("read %d Unit lines, want %d", units, want)
 			}
 			// The lines come in repetition order, kinds in report order.
 			i := 0
@@ -106,6 +113,11 @@ func TestBenchParses(t *testing.T) {
 						t.Errorf("%s rep %d: iters %d, want %d", kind, rep.Index, res.Iters, s.Count)
 					}
 					checks := map[string]float64{"p50-ns": float64(s.NS.P50), "p99-ns": float64(s.NS.P99), "ops/s": s.OpsPerSec}
+					if s.ResponseNS != nil {
+						checks["resp-p50-ns"], checks["resp-p99-ns"] = float64(s.ResponseNS.P50), float64(s.ResponseNS.P99)
+					} else if _, ok := res.Value("resp-p50-sec"); ok {
+						t.Errorf("%s rep %d: a response time in a closed loop", kind, rep.Index)
+					}
 					for unit, want := range checks {
 						v, ok := res.Value(unit)
 						if !ok {
@@ -127,6 +139,29 @@ func TestBenchParses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openLoopRun is the lifecycle fixture as an open loop would have it:
+// response times beside the service times (the service p50 and p99 plus
+// a backlog that differs by kind and repetition).
+func openLoopRun(t *testing.T) *Run {
+	run := loadFixture(t, lifecycleFixture())
+	for r := range run.Result.Repetitions {
+		rep := &run.Result.Repetitions[r]
+		for kind, s := range rep.Ops {
+			backlog := int64(1000*(r+1) + len(kind))
+			s.ResponseNS = &results.Latency{P50: s.NS.P50 + backlog, P99: s.NS.P99 + 10*backlog}
+			rep.Ops[kind] = s
+		}
+	}
+	return run
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // near reports whether got is within abs of want (ops/s is printed to 0.1).

@@ -32,7 +32,8 @@ writes, into the run folder or --out:
                 warnings and every plot as inline SVG
   summary.md    the headline, the summary table and warnings, for CI job
                 summaries
-  bench.txt     Go benchmark format, one line per repetition and op kind:
+  bench.txt     Go benchmark format, one line per repetition and op kind
+                (p50, p99, ops/s; an open loop's response p50 and p99 too):
                 benchstat bench.txt reads it
   plots/        overlay-spectrum and overlay-histogram (all op kinds); per op
                 kind: latency histogram, percentile spectrum, timeline;
