@@ -94,17 +94,38 @@ func Calibrate(dir string) ([]verbs.Measurement, error) {
 			}
 		}
 	}
-	one, err := measure("steady", "sim", 1, verbs.Cost{})
-	if err != nil {
-		return nil, err
+	// The pair is measured in alternating slices, so a change in the
+	// machine's load during calibrate falls on both alike.
+	var rig [2]*engineRig
+	for i, qps := range []int{1, 16} {
+		n++
+		var err error
+		if rig[i], err = newEngineRig(filepath.Join(dir, fmt.Sprintf("engine-%d", n)), "steady", "sim", qps, verbs.Cost{}); err != nil {
+			return nil, err
+		}
+		defer rig[i].close()
+		if err := rig[i].run(calibrationSpan / 10); err != nil {
+			return nil, err
+		}
 	}
-	sixteen, err := measure("steady", "sim", 16, verbs.Cost{})
-	if err != nil {
-		return nil, err
+	var ops [2]int64
+	var wall [2]uint64
+	const slices = 5
+	for range slices {
+		for i := range rig {
+			end := verbs.Now() + uint64(calibrationSpan/slices)
+			f, err := rig[i].measure(func(int64) bool { return verbs.Now() >= end })
+			if err != nil {
+				return nil, err
+			}
+			ops[i] += f.ops
+			wall[i] += f.wallNS
+		}
 	}
-	r := one.opsPerSecond() / sixteen.opsPerSecond()
+	one, sixteen := float64(ops[0])/(float64(wall[0])/1e9), float64(ops[1])/(float64(wall[1])/1e9)
+	r := one / sixteen
 	add("steady_sim_1qp_vs_16qp_ops", r, "x", ">= 0.9", r >= 0.9,
-		fmt.Sprintf("ops/s at 1 QP %.3g, at 16 QPs %.3g", one.opsPerSecond(), sixteen.opsPerSecond()))
+		fmt.Sprintf("ops/s at 1 QP %.3g, at 16 QPs %.3g (%d alternating slices each)", one, sixteen, slices))
 	return out, nil
 }
 
