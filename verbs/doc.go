@@ -29,9 +29,11 @@
 // Go never calls C once per operation. Domain.RunProgram hands C a Program,
 // an array of steps (op, QP, expected outcome, intended start in an open
 // loop) built ahead of time, and C runs it with chained timestamps (the end
-// of one operation is the start of the next), writing durations and errnos
-// into the program: one cgo call per program, whatever its length and
-// whatever the QP count, no allocation. Domain.RunBatch is the older form,
+// of one operation is the start of the next), counting each step's latency
+// into its tag's histogram arrays (Program.Rec) and keeping the errno of
+// only the steps whose outcome was unexpected: one cgo call per program,
+// whatever its length and whatever the QP count, nothing per operation
+// left for Go, no allocation. Domain.RunBatch is the older form,
 // one op kind over a list of QPs, kept for the single operations and the
 // conformance checks. Every provider is a table of C functions
 // (struct xb_ops in xb.h) behind that one loop.
