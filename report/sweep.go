@@ -212,15 +212,66 @@ func pointValue(r *Run, kind string, m Metric) (y, lo, hi float64, ok bool) {
 func sweepPlot(sr *SweepReport, name, title, xlabel string, m sweepMetric,
 	xOf func(results.Config) float64, seriesOf func(results.Config) string, xticks plot.Ticker) (Figure, error) {
 	p := newPlot(title, xlabel, m.unit)
-	type line struct {
-		label string
-		pts   sweepPoints
+	sl := collectSweepLines(sr, m, xOf, seriesOf)
+	if len(sl.lines) == 0 {
+		return emptyFigure(p, name, title, "no point recorded an operation")
 	}
-	var lines []*line
-	byLabel := map[string]*line{}
-	lo, hi := math.Inf(1), 0.0
+	xl := sl.xs
+	span := math.Max(xl[len(xl)-1]-xl[0], 1)
+	for i, ln := range sl.lines {
+		// Lines that coincide (reg and unreg of one pair, say) are
+		// shifted apart a little, so each marker and bar stays visible.
+		dodge := dodgeShare * span * (float64(i) - float64(len(sl.lines)-1)/2)
+		for j := range ln.pts {
+			ln.pts[j].x += dodge
+		}
+		if err := addSweepLine(p, ln, i, sl.reps); err != nil {
+			return Figure{}, err
+		}
+	}
+	pad := math.Max(0.5, 0.05*(xl[len(xl)-1]-xl[0])) + dodgeShare*span*float64(len(sl.lines))/2
+	p.X.Min, p.X.Max = xl[0]-pad, xl[len(xl)-1]+pad
+	p.X.Tick.Marker = xticks
+	if m.log {
+		logY(p, sl.lo, sl.hi)
+	} else {
+		p.Y.Min, p.Y.Max = 0, sl.hi*1.1
+		p.Y.Tick.Marker = rateTicks
+	}
+	caption := fmt.Sprintf("Each point is one run folder of the sweep (%s): ", plural(len(sr.Runs), "point"))
+	if sl.reps {
+		caption += "the median over its repetitions, the bars spanning the lowest to the highest repetition. "
+	} else {
+		caption += "one repetition each, so no error bars. "
+	}
+	caption += "Markers and dashes tell lines apart, and each line is shifted sideways a little, so lines that coincide stay visible."
+	return renderLegendOutside(p, name, title, caption)
+}
+
+// sweepLine is one line of a sweep plot: an op kind, or an op kind and a
+// series (such as a thread count), over the sweep's x values.
+type sweepLine struct {
+	label string
+	pts   sweepPoints // sorted by x
+}
+
+// sweepLines is what a sweep plot draws: its lines in the order first
+// met, the distinct x values sorted, the range of the bars, and whether any
+// point had several repetitions (then the bars are drawn).
+type sweepLines struct {
+	lines  []*sweepLine
+	xs     []float64
+	lo, hi float64
+	reps   bool
+}
+
+// collectSweepLines gathers metric m of every op kind in every run of the
+// sweep into lines; a run that recorded no operation of a kind adds no
+// point to it.
+func collectSweepLines(sr *SweepReport, m sweepMetric, xOf func(results.Config) float64, seriesOf func(results.Config) string) sweepLines {
+	sl := sweepLines{lo: math.Inf(1)}
+	byLabel := map[string]*sweepLine{}
 	xs := map[float64]bool{}
-	reps := false
 	for _, k := range sr.Kinds {
 		for _, r := range sr.Runs {
 			c := r.Result.Config
@@ -237,68 +288,48 @@ func sweepPlot(sr *SweepReport, name, title, xlabel string, m sweepMetric,
 			}
 			ln := byLabel[label]
 			if ln == nil {
-				ln = &line{label: label}
+				ln = &sweepLine{label: label}
 				byLabel[label] = ln
-				lines = append(lines, ln)
+				sl.lines = append(sl.lines, ln)
 			}
 			x := xOf(c)
 			xs[x] = true
 			ln.pts = append(ln.pts, sweepPoint{x: x, y: y, lo: l, hi: h})
-			lo, hi = math.Min(lo, l), math.Max(hi, h)
-			reps = reps || len(r.Result.Repetitions) > 1
+			sl.lo, sl.hi = math.Min(sl.lo, l), math.Max(sl.hi, h)
+			sl.reps = sl.reps || len(r.Result.Repetitions) > 1
 		}
 	}
-	if len(lines) == 0 {
-		return emptyFigure(p, name, title, "no point recorded an operation")
-	}
-	xl := slices.Sorted(maps.Keys(xs))
-	span := math.Max(xl[len(xl)-1]-xl[0], 1)
-	for i, ln := range lines {
+	for _, ln := range sl.lines {
 		sort.Slice(ln.pts, func(a, b int) bool { return ln.pts[a].x < ln.pts[b].x })
-		// Lines that coincide (reg and unreg of one pair, say) are
-		// shifted apart a little, so each marker and bar stays visible.
-		dodge := dodgeShare * span * (float64(i) - float64(len(lines)-1)/2)
-		for j := range ln.pts {
-			ln.pts[j].x += dodge
-		}
-		l, sc, err := plotter.NewLinePoints(ln.pts)
-		if err != nil {
-			return Figure{}, err
-		}
-		styleLine(l, i)
-		sc.Color = l.Color
-		sc.Shape = plotutil.Shape(i)
-		sc.Radius = vg.Points(3)
-		p.Add(l, sc)
-		thumbs := []plot.Thumbnailer{l, sc}
-		if reps {
-			eb, err := plotter.NewYErrorBars(ln.pts)
-			if err != nil {
-				return Figure{}, err
-			}
-			eb.Color = l.Color
-			eb.CapWidth = vg.Points(6)
-			p.Add(eb)
-		}
-		p.Legend.Add(ln.label, thumbs...)
 	}
-	pad := math.Max(0.5, 0.05*(xl[len(xl)-1]-xl[0])) + dodgeShare*span*float64(len(lines))/2
-	p.X.Min, p.X.Max = xl[0]-pad, xl[len(xl)-1]+pad
-	p.X.Tick.Marker = xticks
-	if m.log {
-		logY(p, lo, hi)
-	} else {
-		p.Y.Min, p.Y.Max = 0, hi*1.1
-		p.Y.Tick.Marker = rateTicks
+	sl.xs = slices.Sorted(maps.Keys(xs))
+	return sl
+}
+
+// addSweepLine draws line i: the line and its markers in the i-th style,
+// with the repetitions' range as error bars when there are several.
+func addSweepLine(p *plot.Plot, ln *sweepLine, i int, reps bool) error {
+	l, sc, err := plotter.NewLinePoints(ln.pts)
+	if err != nil {
+		return err
 	}
-	caption := fmt.Sprintf("Each point is one run folder of the sweep (%s): ", plural(len(sr.Runs), "point"))
+	styleLine(l, i)
+	sc.Color = l.Color
+	sc.Shape = plotutil.Shape(i)
+	sc.Radius = vg.Points(3)
+	p.Add(l, sc)
+	thumbs := []plot.Thumbnailer{l, sc}
 	if reps {
-		caption += "the median over its repetitions, the bars spanning the lowest to the highest repetition. "
-	} else {
-		caption += "one repetition each, so no error bars. "
+		eb, err := plotter.NewYErrorBars(ln.pts)
+		if err != nil {
+			return err
+		}
+		eb.Color = l.Color
+		eb.CapWidth = vg.Points(6)
+		p.Add(eb)
 	}
-	caption += "Markers and dashes tell lines apart, and each line is shifted sideways a little, so lines that coincide stay visible."
-	return renderLegendOutside(p, name, title, caption)
+	p.Legend.Add(ln.label, thumbs...)
+	return nil
 }
 
 // dodgeShare is how far apart, as a share of the x range, neighbouring

@@ -1,0 +1,71 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// A sweep plot's lines: one per op kind and series in the order first
+// met, each point sorted by x; a run without operations of a kind adds no
+// point to it; the x values are the distinct ones, sorted.
+func TestCollectSweepLines(t *testing.T) {
+	run := func(procs, threads int, ops map[string]float64) *Run {
+		r := &results.Result{Config: results.Config{Procs: procs, Threads: threads}, Ops: map[string]results.OpStats{}}
+		for k, v := range ops {
+			s := results.OpStats{OpsPerSec: v}
+			if v > 0 {
+				s.Count = 10
+			}
+			r.Ops[k] = s
+		}
+		return &Run{Result: r}
+	}
+	sr := &SweepReport{Kinds: []string{"reg", "unreg"}, Runs: []*Run{
+		run(2, 1, map[string]float64{"reg": 200, "unreg": 150}),
+		run(1, 1, map[string]float64{"reg": 100, "unreg": 0}), // unreg stalled: no point
+		run(1, 3, map[string]float64{"reg": 120, "unreg": 90}),
+	}}
+	m := sweepMetrics[0] // ops_per_sec
+	if m.name != "ops_per_sec" {
+		t.Fatalf("sweepMetrics[0] is %s", m.name)
+	}
+	total := func(c results.Config) float64 { return float64(c.Procs * c.Threads) }
+	for _, tc := range []struct {
+		name   string
+		series func(results.Config) string
+		want   []string // label: x=y ...
+		xs     []float64
+	}{
+		{"by kind", func(results.Config) string { return "" },
+			[]string{"reg: 1=100 2=200 3=120", "unreg: 2=150 3=90"}, []float64{1, 2, 3}},
+		{"by kind and threads", func(c results.Config) string { return fmt.Sprintf("%d threads", c.Threads) },
+			[]string{"reg, 1 threads: 1=100 2=200", "reg, 3 threads: 3=120", "unreg, 1 threads: 2=150", "unreg, 3 threads: 3=90"}, []float64{1, 2, 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sl := collectSweepLines(sr, m, total, tc.series)
+			var got []string
+			for _, ln := range sl.lines {
+				s := ln.label + ":"
+				for _, p := range ln.pts {
+					s += fmt.Sprintf(" %g=%g", p.x, p.y)
+				}
+				got = append(got, s)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("lines %q\nwant %q", got, tc.want)
+			}
+			if !slices.Equal(sl.xs, tc.xs) {
+				t.Errorf("xs %v, want %v", sl.xs, tc.xs)
+			}
+			if sl.lo != 90 || sl.hi != 200 || sl.reps {
+				t.Errorf("range %g..%g reps %v; want 90..200 without repetitions", sl.lo, sl.hi, sl.reps)
+			}
+		})
+	}
+	if sl := collectSweepLines(&SweepReport{Kinds: []string{"reg"}}, m, total, func(results.Config) string { return "" }); len(sl.lines) != 0 || len(sl.xs) != 0 {
+		t.Errorf("an empty sweep has lines %v, xs %v", sl.lines, sl.xs)
+	}
+}
