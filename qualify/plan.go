@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
 
+	"github.com/xrcbench/xrcbench/internal/yamlstrict"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/workloads"
 )
@@ -193,36 +194,24 @@ func (e *PlanError) Error() string {
 	return where + ": " + e.Msg
 }
 
-var lineRE = regexp.MustCompile(`^(?:yaml: )?(?:unmarshal errors:\s*)?line (\d+): (.*)$`)
-
 // ParsePlan reads a plan strictly: unknown keys, bad values, unknown runs
 // or metrics are errors naming the line.
 func ParsePlan(data []byte, file string) (*Plan, error) {
 	fail := func(line int, format string, args ...any) error {
 		return &PlanError{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
 	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, yamlErr(file, err)
+	var p Plan
+	doc, yerr := yamlstrict.Decode(data, &p)
+	if yerr != nil {
+		return nil, fail(yerr.Line, "%s", yerr.Msg)
 	}
-	if root.Kind == 0 || len(root.Content) == 0 {
+	if doc == nil {
 		return nil, fail(0, "empty plan")
 	}
-	var p Plan
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&p); err != nil {
-		return nil, yamlErr(file, err)
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err != io.EOF {
-		return nil, fail(extra.Line, "more than one YAML document")
-	}
 	p.Source, p.File = string(data), file
-	doc := root.Content[0]
 	lines := func(key string) []int {
 		var ls []int
-		if n := find(doc, key); n != nil {
+		if n := yamlstrict.Find(doc, key); n != nil {
 			for _, c := range n.Content {
 				ls = append(ls, c.Line)
 			}
@@ -240,7 +229,7 @@ func ParsePlan(data []byte, file string) (*Plan, error) {
 		}
 	}
 	line := func(key string) int {
-		if n := find(doc, key); n != nil {
+		if n := yamlstrict.Find(doc, key); n != nil {
 			return n.Line
 		}
 		return doc.Line
@@ -368,36 +357,4 @@ func LoadPlan(path string) (*Plan, error) {
 		return nil, &PlanError{File: path, Msg: "larger than 1 MiB"}
 	}
 	return ParsePlan(data, path)
-}
-
-func yamlErr(file string, err error) error {
-	msg := strings.TrimSpace(err.Error())
-	var te *yaml.TypeError
-	if errors.As(err, &te) && len(te.Errors) > 0 {
-		msg = strings.TrimSpace(te.Errors[0])
-	}
-	line := 0
-	if m := lineRE.FindStringSubmatch(strings.TrimPrefix(msg, "yaml: ")); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg = m[2]
-	}
-	// A custom type's own error carries the line too.
-	if m := lineRE.FindStringSubmatch(msg); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg = m[2]
-	}
-	msg = strings.ReplaceAll(msg, "in type qualify.", "in ")
-	return &PlanError{File: file, Line: line, Msg: strings.Join(strings.Fields(msg), " ")}
-}
-
-func find(n *yaml.Node, key string) *yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
 }

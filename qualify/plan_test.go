@@ -29,6 +29,9 @@ func TestPlanErrors(t *testing.T) {
 		name, plan, want string
 	}{
 		{"syntax", head + "runs:\n  - name: lc\n    workload: lifecycle: x\n", "t.yaml:8: mapping values are not allowed in this context"},
+		// No line from yaml.v3 (the first line): still no "yaml: " in front,
+		// as in a workload's message (both come from internal/yamlstrict).
+		{"syntax without a line", "name: \"\\q\"\n", "t.yaml: found unknown escape character"},
 		{"unknown key", head + run + "colour: red\n", "t.yaml:8: field colour not found"},
 		{"unknown key in a run", head + "runs:\n  - {name: lc, workload: lifecycle, procs: 1, threads: 2, qps: 4, pin: yes}\n", "t.yaml:7: field pin not found"},
 		{"bad count", head + "runs:\n  - {name: lc, workload: lifecycle, procs: many, threads: 2, qps: 4}\n", `t.yaml:7: count "many": want a positive number, cpus or Nxcpus`},

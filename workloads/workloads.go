@@ -35,11 +35,9 @@
 package workloads
 
 import (
-	"bytes"
 	"embed"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"sort"
@@ -48,6 +46,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/xrcbench/xrcbench/internal/regfile"
+	"github.com/xrcbench/xrcbench/internal/yamlstrict"
 )
 
 // Mode says how threads run the phases.
@@ -260,26 +259,16 @@ func Parse(data []byte, file string) (*Spec, error) {
 	fail := func(line int, format string, args ...any) error {
 		return &SyntaxError{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
 	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, yamlErr(file, err)
-	}
-	if root.Kind == 0 || len(root.Content) == 0 {
-		return nil, fail(0, "empty spec")
-	}
 	var s Spec
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&s); err != nil {
-		return nil, yamlErr(file, err)
+	doc, yerr := yamlstrict.Decode(data, &s)
+	if yerr != nil {
+		return nil, fail(yerr.Line, "%s", yerr.Msg)
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err != io.EOF {
-		return nil, fail(extra.Line, "more than one YAML document")
+	if doc == nil {
+		return nil, fail(0, "empty spec")
 	}
 	s.Source = string(data)
 	s.File = file
-	doc := root.Content[0]
 	phases := find(doc, "phases")
 	for i := range s.Phases {
 		if phases != nil && i < len(phases.Content) {
@@ -370,41 +359,8 @@ func Parse(data []byte, file string) (*Spec, error) {
 	return &s, nil
 }
 
-// yamlErr turns a yaml.v3 error (which carries "line N:" in its text)
-// into a SyntaxError with that line.
-func yamlErr(file string, err error) error {
-	msg := err.Error()
-	msg = strings.TrimPrefix(msg, "yaml: ")
-	msg = strings.TrimPrefix(msg, "unmarshal errors:\n")
-	var te *yaml.TypeError
-	if errors.As(err, &te) && len(te.Errors) > 0 {
-		msg = strings.TrimSpace(te.Errors[0])
-	}
-	line := 0
-	if rest, ok := strings.CutPrefix(msg, "line "); ok {
-		var n int
-		if _, err := fmt.Sscanf(rest, "%d", &n); err == nil {
-			line = n
-			if _, after, ok := strings.Cut(rest, ": "); ok {
-				msg = after
-			}
-		}
-	}
-	msg = strings.ReplaceAll(msg, "in type workloads.", "in ")
-	return &SyntaxError{File: file, Line: line, Msg: strings.Join(strings.Fields(msg), " ")}
-}
-
-func find(n *yaml.Node, key string) *yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
-}
+// find is yamlstrict.Find, by the name storm.go knows it.
+func find(n *yaml.Node, key string) *yaml.Node { return yamlstrict.Find(n, key) }
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

@@ -1,0 +1,106 @@
+// Package yamlstrict reads the YAML files xrcbench takes as input
+// (workload specs, qualification plans) the one strict way both need:
+// exactly one document, every key known to the Go type it fills, and
+// any problem as one line with the line number it is on, for the
+// caller's own error type (workloads.SyntaxError, qualify.PlanError).
+package yamlstrict
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Error is a problem in the text: the line it is on (0 when unknown) and
+// what is wrong, on one line, without yaml.v3's "yaml: " and
+// "unmarshal errors:" wrapping or the Go package of the decoded type.
+type Error struct {
+	Line int
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return "line " + strconv.Itoa(e.Line) + ": " + e.Msg
+	}
+	return e.Msg
+}
+
+// Decode reads data, which must hold exactly one YAML document, into v (a
+// pointer to a struct), refusing any key v has no field for. It returns
+// the document's top node, whose Line fields locate the keys for the
+// caller's own checks; nil and no error when data holds no document, so
+// the caller says what was expected ("empty spec", "empty plan").
+func Decode(data []byte, v any) (*yaml.Node, *Error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, wrap(err, v)
+	}
+	if root.Kind == 0 || len(root.Content) == 0 {
+		return nil, nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		return nil, wrap(err, v)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err != io.EOF {
+		return nil, &Error{Line: extra.Line, Msg: "more than one YAML document"}
+	}
+	return root.Content[0], nil
+}
+
+// Find is the value of key in the mapping n, or nil when n is not a
+// mapping or has no such key.
+func Find(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// lineRE is yaml.v3's "line N: why"; a type's own UnmarshalYAML error
+// may carry a second one, which counts instead.
+var lineRE = regexp.MustCompile(`^line (\d+): `)
+
+// wrap turns a yaml.v3 error, whose text carries the line, into an Error.
+// Of a type error's list only the first counts: one line per problem.
+func wrap(err error, v any) *Error {
+	msg := err.Error()
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+	}
+	msg = strings.TrimSpace(msg)
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	msg = strings.TrimPrefix(msg, "unmarshal errors:\n")
+	line := 0
+	for range 2 {
+		m := lineRE.FindStringSubmatch(msg)
+		if m == nil {
+			break
+		}
+		line, _ = strconv.Atoi(m[1])
+		msg = msg[len(m[0]):]
+	}
+	// "field x not found in type workloads.Spec": the reader wrote YAML,
+	// not Go, so the package goes.
+	if t := reflect.TypeOf(v); t != nil && t.Kind() == reflect.Pointer {
+		if pkg, _, ok := strings.Cut(t.Elem().String(), "."); ok {
+			msg = strings.ReplaceAll(msg, "in type "+pkg+".", "in ")
+		}
+	}
+	return &Error{Line: line, Msg: strings.Join(strings.Fields(msg), " ")}
+}

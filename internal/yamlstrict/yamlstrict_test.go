@@ -1,0 +1,99 @@
+package yamlstrict
+
+import (
+	"fmt"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+type inner struct {
+	Size size `yaml:"size"`
+}
+
+type doc struct {
+	Name  string `yaml:"name"`
+	Count int    `yaml:"count"`
+	Inner inner  `yaml:"inner"`
+}
+
+// size fails the way qualify's own types do: its error names the line.
+type size int
+
+func (s *size) UnmarshalYAML(n *yaml.Node) error {
+	if n.Value != "big" {
+		return fmt.Errorf("line %d: size %q: want big", n.Line, n.Value)
+	}
+	*s = 1
+	return nil
+}
+
+func TestDecodeErrors(t *testing.T) {
+	tests := []struct {
+		name, src string
+		line      int
+		msg       string
+	}{
+		{"syntax", "name: x\ncount: 1: 2\n", 2, "mapping values are not allowed in this context"},
+		// yaml.v3 gives no line for a problem on the first line: the message
+		// still loses its "yaml: " prefix, as it does with a line.
+		{"syntax without a line", "name: \"\\q\"\n", 0, "found unknown escape character"},
+		{"unknown key, package dropped", "name: x\ncolour: red\n", 2, "field colour not found in doc"},
+		{"unknown nested key", "name: x\ninner:\n  sise: big\n", 3, "field sise not found in inner"},
+		{"wrong type, first of several", "name: x\ncount: many\ninner: [1]\n", 2, "cannot unmarshal !!str `many` into int"},
+		{"a type's own error keeps its line", "name: x\ninner:\n  size: small\n", 3, `size "small": want big`},
+		{"two documents: the second one's ---", "name: x\n---\nname: y\n", 2, "more than one YAML document"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var d doc
+			n, err := Decode([]byte(tt.src), &d)
+			if err == nil {
+				t.Fatalf("no error; top node %v", n)
+			}
+			if n != nil || err.Line != tt.line || err.Msg != tt.msg {
+				t.Errorf("got node %v, line %d %q; want no node, line %d %q", n, err.Line, err.Msg, tt.line, tt.msg)
+			}
+		})
+	}
+}
+
+func TestDecode(t *testing.T) {
+	var d doc
+	n, err := Decode([]byte("# a comment\nname: x\ncount: 3\ninner:\n  size: big\n"), &d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d != (doc{Name: "x", Count: 3, Inner: inner{Size: 1}}) {
+		t.Errorf("decoded %+v", d)
+	}
+	if c := Find(n, "count"); c == nil || c.Line != 3 || c.Value != "3" {
+		t.Errorf("count node %+v, want line 3 value 3", c)
+	}
+	if s := Find(Find(n, "inner"), "size"); s == nil || s.Line != 5 {
+		t.Errorf("inner.size node %+v, want line 5", s)
+	}
+	if Find(n, "nosuch") != nil || Find(Find(n, "name"), "x") != nil || Find(nil, "name") != nil {
+		t.Error("Find found a key that is not there, or looked into a scalar")
+	}
+	for _, empty := range []string{"", "# only a comment\n", "\n\n"} {
+		var d doc
+		if n, err := Decode([]byte(empty), &d); n != nil || err != nil {
+			t.Errorf("%q: node %v error %v, want neither", empty, n, err)
+		}
+	}
+}
+
+func TestErrorString(t *testing.T) {
+	for _, tt := range []struct {
+		e    Error
+		want string
+	}{
+		{Error{Line: 4, Msg: "bad"}, "line 4: bad"},
+		{Error{Msg: "bad"}, "bad"},
+	} {
+		if got := tt.e.Error(); got != tt.want {
+			t.Errorf("%+v: %q, want %q", tt.e, got, tt.want)
+		}
+	}
+}
