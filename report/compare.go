@@ -599,19 +599,25 @@ func (c *Comparison) needWhy() string {
 		c.Alpha, plural(len(c.Gates), "gated metric"), 100*c.CI, c.NeedReps)
 }
 
-func (c *Comparison) gateList() string {
-	var gs []string
-	for _, g := range c.Gates {
-		gs = append(gs, g.String())
+func (c *Comparison) gateList() string { return gateList(c.Gates) }
+
+func gateList(gs []Gate) string {
+	var s []string
+	for _, g := range gs {
+		s = append(s, g.String())
 	}
-	return strings.Join(gs, ", ")
+	return strings.Join(s, ", ")
 }
 
-func (r CompareRow) ci(c Center) string {
+// The cells of a comparison's tables, two-way and N-way alike.
+
+// centerCell is a median ± its confidence interval ("±∞" when too few
+// repetitions bound it), "–" when nothing was measured.
+func centerCell(m Metric, c Center) string {
 	if c.N == 0 {
 		return "–"
 	}
-	s := r.metric.Format(c.Median)
+	s := m.Format(c.Median)
 	if c.Lo == nil {
 		return s + " ±∞"
 	}
@@ -619,14 +625,26 @@ func (r CompareRow) ci(c Center) string {
 	return s + " ±" + sum.PctRangeString()
 }
 
-// delta is the change, shown whatever the verdict: "~" says the test
+// deltaCell is the change, shown whatever the verdict: "~" says the test
 // found no difference, not that there was no change.
-func (r CompareRow) delta() string {
-	if r.DeltaPct == nil {
+func deltaCell(pct *float64) string {
+	if pct == nil {
 		return "–"
 	}
-	return fmt.Sprintf("%+.1f%%", *r.DeltaPct)
+	return fmt.Sprintf("%+.1f%%", *pct)
 }
+
+// roleCell says whether a row decides the verdict.
+func roleCell(gated bool) string {
+	if gated {
+		return "gate"
+	}
+	return "info"
+}
+
+func (r CompareRow) ci(c Center) string { return centerCell(r.metric, c) }
+
+func (r CompareRow) delta() string { return deltaCell(r.DeltaPct) }
 
 func (r CompareRow) pValue() string {
 	if r.P == nil {
@@ -638,12 +656,7 @@ func (r CompareRow) pValue() string {
 	return fmt.Sprintf("%.3f", *r.P)
 }
 
-func (r CompareRow) role() string {
-	if r.Gated {
-		return "gate"
-	}
-	return "info"
-}
+func (r CompareRow) role() string { return roleCell(r.Gated) }
 
 func (r CompareRow) marks() string {
 	if len(r.Warned) == 0 {
@@ -719,37 +732,61 @@ func (c *Comparison) footnotes() []string {
 
 // WriteText writes c as an aligned table.
 func (c *Comparison) WriteText(w io.Writer) error {
+	t := textTable{
+		header: c.header(), notesTitle: "differences (base → new):", notes: c.Notes,
+		columns: []string{"op", "metric", "", "base", "new", "delta", "p", "verdict"},
+		after:   c.footnotes(), verdict: c.Verdict(),
+	}
+	marks := len(c.Warnings) > 0 // a column for the warning marks only when there are some
+	if marks {
+		t.columns = append(t.columns, "warnings")
+	}
+	for _, r := range c.Rows {
+		row := []string{r.Kind, r.Metric, r.role(), r.ci(r.Base), r.ci(r.New), r.delta(), r.pValue(), r.Verdict}
+		if marks {
+			row = append(row, r.marks())
+		}
+		t.rows = append(t.rows, row)
+	}
+	return t.write(w)
+}
+
+// textTable is the text compare prints, two-way or N-way: the header
+// lines, the differences under their title, the aligned table, the
+// footnotes (and warnings), and the verdict last.
+type textTable struct {
+	header     []string
+	notesTitle string
+	notes      []string
+	columns    []string
+	rows       [][]string
+	after      []string
+	verdict    string
+}
+
+func (t textTable) write(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	for _, h := range c.header() {
+	for _, h := range t.header {
 		fmt.Fprintln(bw, h)
 	}
-	if len(c.Notes) > 0 {
-		fmt.Fprintln(bw, "differences (base → new):")
-		for _, n := range c.Notes {
+	if len(t.notes) > 0 {
+		fmt.Fprintln(bw, t.notesTitle)
+		for _, n := range t.notes {
 			fmt.Fprintln(bw, "  "+n)
 		}
 	}
 	fmt.Fprintln(bw)
 	tw := tabwriter.NewWriter(bw, 0, 8, 2, ' ', 0)
-	marks := len(c.Warnings) > 0 // a column for the warning marks only when there are some
-	head := "op\tmetric\t\tbase\tnew\tdelta\tp\tverdict"
-	if marks {
-		head += "\twarnings"
-	}
-	fmt.Fprintln(tw, head)
-	for _, r := range c.Rows {
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", r.Kind, r.Metric, r.role(), r.ci(r.Base), r.ci(r.New), r.delta(), r.pValue(), r.Verdict)
-		if marks {
-			line += "\t" + r.marks()
-		}
-		fmt.Fprintln(tw, line)
+	fmt.Fprintln(tw, strings.Join(t.columns, "\t"))
+	for _, r := range t.rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	tw.Flush()
 	fmt.Fprintln(bw)
-	for _, f := range c.footnotes() {
+	for _, f := range t.after {
 		fmt.Fprintln(bw, f)
 	}
-	fmt.Fprintln(bw, "verdict: "+c.Verdict())
+	fmt.Fprintln(bw, "verdict: "+t.verdict)
 	return bw.Flush()
 }
 
@@ -802,11 +839,15 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 
 // WriteJSON writes c as JSON, with the verdict.
 func (c *Comparison) WriteJSON(w io.Writer) error {
-	out := struct {
+	return writeJSON(w, struct {
 		*Comparison
 		Verdict string `json:"verdict"`
-	}{c, c.Verdict()}
+	}{c, c.Verdict()})
+}
+
+// writeJSON writes v indented, as compare's --format json does.
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return enc.Encode(v)
 }

@@ -2,14 +2,12 @@ package report
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"math"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -274,12 +272,11 @@ func (r MultiRow) cell(i int) string {
 	if c.Center.N == 0 {
 		return "–"
 	}
-	cr := CompareRow{metric: r.metric}
-	s := cr.ci(c.Center)
+	s := centerCell(r.metric, c.Center)
 	if i == 0 {
 		return s
 	}
-	s += " " + CompareRow{DeltaPct: c.DeltaPct}.delta() + " " + c.Verdict
+	s += " " + deltaCell(c.DeltaPct) + " " + c.Verdict
 	p := c.P
 	if r.Gated && c.PAdj != nil {
 		p = c.PAdj
@@ -319,14 +316,6 @@ func (mc *MultiComparison) header() []string {
 	return h
 }
 
-func gateList(gs []Gate) string {
-	var s []string
-	for _, g := range gs {
-		s = append(s, g.String())
-	}
-	return strings.Join(s, ", ")
-}
-
 // Verdict is the one-line conclusion: the sets with a regression against
 // the first, or why none could be decided.
 func (mc *MultiComparison) Verdict() string {
@@ -357,40 +346,25 @@ func (mc *MultiComparison) Verdict() string {
 
 // WriteText writes mc as an aligned table, a column per set.
 func (mc *MultiComparison) WriteText(w io.Writer) error {
-	bw := bufio.NewWriter(w)
-	for _, h := range mc.header() {
-		fmt.Fprintln(bw, h)
+	t := textTable{
+		header: mc.header(), notesTitle: "differences:", notes: mc.Notes,
+		columns: []string{"op", "metric", ""},
+		after:   mc.footnotes(), verdict: mc.Verdict(),
 	}
-	if len(mc.Notes) > 0 {
-		fmt.Fprintln(bw, "differences:")
-		for _, n := range mc.Notes {
-			fmt.Fprintln(bw, "  "+n)
-		}
-	}
-	fmt.Fprintln(bw)
-	tw := tabwriter.NewWriter(bw, 0, 8, 2, ' ', 0)
-	head := "op\tmetric\t"
 	for i := range mc.Sets {
-		head += "\t" + mc.column(i)
+		t.columns = append(t.columns, mc.column(i))
 	}
-	fmt.Fprintln(tw, head)
 	for _, r := range mc.Rows {
-		line := r.Kind + "\t" + r.Metric + "\t" + CompareRow{Gated: r.Gated}.role()
+		row := []string{r.Kind, r.Metric, roleCell(r.Gated)}
 		for i := range r.Cells {
-			line += "\t" + r.cell(i)
+			row = append(row, r.cell(i))
 		}
-		fmt.Fprintln(tw, line)
-	}
-	tw.Flush()
-	fmt.Fprintln(bw)
-	for _, f := range mc.footnotes() {
-		fmt.Fprintln(bw, f)
+		t.rows = append(t.rows, row)
 	}
 	for _, x := range mc.Warnings {
-		fmt.Fprintln(bw, "warning: "+x)
+		t.after = append(t.after, "warning: "+x)
 	}
-	fmt.Fprintln(bw, "verdict: "+mc.Verdict())
-	return bw.Flush()
+	return t.write(w)
 }
 
 func (mc *MultiComparison) footnotes() []string {
@@ -426,7 +400,7 @@ func (mc *MultiComparison) WriteMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintln(bw, "\n"+rule)
 	for _, r := range mc.Rows {
-		fmt.Fprintf(bw, "| %s | %s | %s |", mdText(r.Kind), mdText(r.Metric), CompareRow{Gated: r.Gated}.role())
+		fmt.Fprintf(bw, "| %s | %s | %s |", mdText(r.Kind), mdText(r.Metric), roleCell(r.Gated))
 		for i := range r.Cells {
 			c := mdText(r.cell(i))
 			if r.Gated && r.Cells[i].Verdict == VerdictRegression {
@@ -449,13 +423,10 @@ func (mc *MultiComparison) WriteMarkdown(w io.Writer) error {
 
 // WriteJSON writes mc as JSON, with the verdict.
 func (mc *MultiComparison) WriteJSON(w io.Writer) error {
-	out := struct {
+	return writeJSON(w, struct {
 		*MultiComparison
 		Verdict string `json:"verdict"`
-	}{mc, mc.Verdict()}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	}{mc, mc.Verdict()})
 }
 
 // Figures draws each gated metric across the sets: per set the median
