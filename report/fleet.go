@@ -503,21 +503,7 @@ func (g scoreGrid) Z(c, r int) float64 { return g.z(c, r) }
 func (g scoreGrid) X(c int) float64    { return float64(c) }
 func (g scoreGrid) Y(r int) float64    { return float64(r) }
 
-var fleetPage = template.Must(template.New("fleet").Funcs(funcs).Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="icon" href="data:,">
-<title>{{.Title}}</title>
-<style>
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 80em; padding: 0 1em; color: #222; }
-h1 { font-size: 1.5em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; }
-table { border-collapse: collapse; margin: .5em 0 1em; }
-th, td { border: 1px solid #ddd; padding: .25em .6em; text-align: left; vertical-align: top; }
-td.n { text-align: right; font-variant-numeric: tabular-nums; }
-th { background: #f3f3f3; }
-tr.flagged td { background: #fde8ea; } td.out { font-weight: bold; color: #b00020; }
+var fleetPage = template.Must(template.New("fleet").Funcs(funcs).Parse(figureTemplate + pageHead("80em") + `tr.flagged td { background: #fde8ea; } td.out { font-weight: bold; color: #b00020; }
 .status-ok { color: #17612b; } .status-partial { color: #a35b00; } .status-failed, .status-unreadable { color: #b00020; }
 .warnings { background: #fff4e5; border-left: 4px solid #e69500; padding: .5em 1em; }
 figure { margin: 1.5em 0; } figure svg { width: 100%; max-width: 56em; height: auto; display: block; overflow: visible; }
@@ -546,7 +532,7 @@ figcaption { color: #555; font-size: .9em; }
 {{end}}
 <p>Fleet median per metric (MAD of ln values): {{join .Medians "; "}}.</p>
 <p>A node is flagged when its robust score in a metric (p50, p99 or ops/s of an op kind) passes ±{{.R.Threshold}}: score = 0.6745·(ln value − median of ln values)/MAD of ln values across the nodes that measured it, the MAD at least ln 1.1; max is shown, not scored (one sample). With fewer than three nodes nothing is scored.</p>
-{{range .Figures}}<figure id="{{.Name}}">{{.Inline}}<figcaption><b>{{.Title}}.</b> {{.Caption}}</figcaption></figure>
+{{range .Figures}}{{template "figure" .}}
 {{end}}
 </body>
 </html>

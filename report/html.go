@@ -265,9 +265,11 @@ var funcs = template.FuncMap{
 	"join":       strings.Join,
 }
 
-// The page has no script, no external stylesheet, font or image: every
-// plot is inline SVG, so the file can be mailed or archived alone.
-var page = template.Must(template.New("report").Funcs(funcs).Parse(`<!DOCTYPE html>
+// pageHead opens each page report writes (report.html, fleet.html) up
+// to the style rules they share, tables' above all, with the page's
+// maxWidth; the page adds its own rules and closes the <style>.
+func pageHead(maxWidth string) string {
+	return `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -275,13 +277,22 @@ var page = template.Must(template.New("report").Funcs(funcs).Parse(`<!DOCTYPE ht
 <link rel="icon" href="data:,">
 <title>{{.Title}}</title>
 <style>
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; padding: 0 1em; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: ` + maxWidth + `; padding: 0 1em; color: #222; }
 h1 { font-size: 1.5em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; }
 table { border-collapse: collapse; margin: .5em 0 1em; }
 th, td { border: 1px solid #ddd; padding: .25em .6em; text-align: left; vertical-align: top; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 th { background: #f3f3f3; }
-.status-ok { color: #17612b; } .status-partial { color: #a35b00; } .status-failed { color: #b00020; }
+`
+}
+
+// figureTemplate is {{template "figure" .}}: a Figure inline, with its
+// title and caption, alike on every page.
+const figureTemplate = `{{define "figure"}}<figure id="{{.Name}}">{{.Inline}}<figcaption><b>{{.Title}}.</b> {{.Caption}}</figcaption></figure>{{end}}`
+
+// The page has no script, no external stylesheet, font or image: every
+// plot is inline SVG, so the file can be mailed or archived alone.
+var page = template.Must(template.New("report").Funcs(funcs).Parse(figureTemplate + pageHead("70em") + `.status-ok { color: #17612b; } .status-partial { color: #a35b00; } .status-failed { color: #b00020; }
 .warnings { background: #fff4e5; border-left: 4px solid #e69500; padding: .5em 1em; }
 .nowarn { color: #17612b; }
 pre { background: #f6f6f6; padding: .5em; overflow-x: auto; white-space: pre-wrap; }
@@ -302,7 +313,7 @@ figcaption { color: #555; font-size: .9em; }
 {{if and .Status (ne .Status "ok")}}<p class="status-{{.Status}}">Status {{.Status}}: see the warnings below.</p>{{end}}
 <ul>{{range .Kinds}}<li>{{.}}</li>{{end}}{{with .Destruction}}<li><b>{{.}}</b></li>{{end}}</ul>
 {{range .Notes}}<p class="note">{{.}}</p>{{end}}
-{{range .Figures}}<figure id="{{.Name}}">{{.Inline}}<figcaption><b>{{.Title}}.</b> {{.Caption}}</figcaption></figure>
+{{range .Figures}}{{template "figure" .}}
 {{end}}{{end}}</section>
 {{with .Sweep}}
 <section id="sweep">
@@ -312,11 +323,11 @@ figcaption { color: #555; font-size: .9em; }
 {{range .Points}}<tr><td>{{.Dir}}</td><td class="n">{{.Procs}}</td><td class="n">{{.Threads}}</td><td class="n">{{.QPs}}</td><td>{{.Status}}</td>{{range .Cells}}<td class="n">{{.Rate}}</td><td class="n">{{.P99}}</td>{{end}}</tr>
 {{end}}</table>
 {{range .Notes}}<p class="warnings">{{.}}</p>{{end}}
-{{range .Figures}}<figure id="{{.Name}}">{{.Inline}}<figcaption><b>{{.Title}}.</b> {{.Caption}}</figcaption></figure>
+{{range .Figures}}{{template "figure" .}}
 {{end}}</section>
 {{end}}
 {{if .Overlays}}<section id="overlays"><h2>All runs</h2>
-{{range .Overlays}}<figure id="{{.Name}}">{{.Inline}}<figcaption><b>{{.Title}}.</b> {{.Caption}}</figcaption></figure>
+{{range .Overlays}}{{template "figure" .}}
 {{end}}</section>{{end}}
 {{range .Runs}}
 <section>
@@ -345,7 +356,7 @@ figcaption { color: #555; font-size: .9em; }
 <pre>{{.Command}}</pre>
 {{with .Spec}}<details><summary>Workload spec</summary><pre>{{.}}</pre></details>{{end}}
 <h3>Plots</h3>
-{{range .Figures}}<figure id="{{.Name}}">{{.Inline}}<figcaption><b>{{.Title}}.</b> {{.Caption}}</figcaption></figure>
+{{range .Figures}}{{template "figure" .}}
 {{end}}</section>
 {{end}}
 </body>
