@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/xrcbench/xrcbench/internal/testdouble"
 )
 
 // Tests that need the libibverbs test double run in a child process of
@@ -27,29 +29,9 @@ const (
 // doubleCases are the child sides, by name; rdma_test.go adds its own.
 var doubleCases = map[string]func(t *testing.T, arg string){}
 
-// doubleLibDir is build/fakeverbs, or a skip with the reason.
-func doubleLibDir(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "build", "fakeverbs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "libibverbs.so.1")); err != nil {
-		t.Skipf("the libibverbs test double is not built (%s): run make fakeverbs (needs libibverbs-dev)", dir)
-	}
-	return dir
-}
-
-// doubleEnv is the environment of a process that loads the double with
-// its state in stateDir and the devices spec devices.
-func doubleEnv(lib, stateDir, devices string) []string {
-	ld := lib
-	if old := os.Getenv("LD_LIBRARY_PATH"); old != "" {
-		ld += ":" + old
-	}
-	return append(os.Environ(), "LD_LIBRARY_PATH="+ld, "XRCBENCH_FAKEVERBS_DIR="+stateDir,
-		"XRCBENCH_FAKEVERBS_DEVICES="+devices)
-}
+// doubleLibDir is build/fakeverbs, or a skip with the reason; doubleEnv
+// the environment of a process that loads the double.
+var doubleLibDir, doubleEnv = testdouble.LibDir, testdouble.Env
 
 // runInDouble runs the child case name against the double configured with
 // devices; arg is handed to the case. The child's failures fail t.

@@ -4,12 +4,12 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/xrcbench/xrcbench/internal/testdouble"
 	"github.com/xrcbench/xrcbench/qualify"
 )
 
@@ -20,21 +20,15 @@ import (
 // whose junit.xml names unreg_last. The firmware versions are the device's
 // own, as a real adapter reports them, and compare sees them.
 func TestQualifyThroughDouble(t *testing.T) {
-	lib, err := filepath.Abs(filepath.Join("..", "..", "build", "fakeverbs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(lib, "libibverbs.so.1")); err != nil {
-		t.Skipf("the libibverbs test double is not built (%s): run make fakeverbs (needs libibverbs-dev)", lib)
-	}
+	lib := testdouble.LibDir(t)
 	bin := rdmaBinary(t)
 	plan := writePlan(t, tinyPlan)
 	dir := t.TempDir()
 	qual := func(out, fw, cost string, extra ...string) (int, string, string) {
 		cmd := exec.Command(bin, append([]string{"qualify", "--provider", "rdma", "--device", "xbfake0", "--plan", plan, "--out", out, "--label", "fw=" + fw}, extra...)...)
 		// A state folder per firmware: the double's cost is the device's.
-		cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib, "XRCBENCH_FAKEVERBS_DIR="+filepath.Join(dir, "state-"+filepath.Base(out)),
-			"XRCBENCH_FAKEVERBS_DEVICES=xbfake0", "XRCBENCH_FAKEVERBS_COST=destroy="+cost, "XRCBENCH_FAKEVERBS_FW_VER="+fw)
+		cmd.Env = append(testdouble.Env(lib, filepath.Join(dir, "state-"+filepath.Base(out)), "xbfake0"),
+			"XRCBENCH_FAKEVERBS_COST=destroy="+cost, "XRCBENCH_FAKEVERBS_FW_VER="+fw)
 		var o, e bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &o, &e
 		err := cmd.Run()

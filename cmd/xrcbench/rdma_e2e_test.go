@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/xrcbench/xrcbench/internal/testdouble"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 )
@@ -51,13 +52,7 @@ func rdmaBinary(t *testing.T) string {
 // libibverbs test double: every process shares the domain and QPs through
 // the double's sim device, and afterwards no QP is left in it.
 func TestRunLifecycleThroughDouble(t *testing.T) {
-	lib, err := filepath.Abs(filepath.Join("..", "..", "build", "fakeverbs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(lib, "libibverbs.so.1")); err != nil {
-		t.Skipf("the libibverbs test double is not built (%s): run make fakeverbs (needs libibverbs-dev)", lib)
-	}
+	lib := testdouble.LibDir(t)
 	bin := rdmaBinary(t)
 	tests := []struct {
 		provider, semantics string
@@ -75,8 +70,7 @@ func TestRunLifecycleThroughDouble(t *testing.T) {
 			state, out := filepath.Join(t.TempDir(), "state"), filepath.Join(t.TempDir(), "run")
 			cmd := exec.Command(bin, "run", "--provider", tt.provider, "--device", "xbfake0", "--workload", "lifecycle",
 				"--procs", "2", "--threads", "2", "--qps", "4", "--iterations", "25", "--warmup", "100ms", "--out", out)
-			cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib, "XRCBENCH_FAKEVERBS_DIR="+state,
-				"XRCBENCH_FAKEVERBS_DEVICES=xbfake0", "XRCBENCH_FAKEVERBS_COST="+tt.cost)
+			cmd.Env = append(testdouble.Env(lib, state, "xbfake0"), "XRCBENCH_FAKEVERBS_COST="+tt.cost)
 			var o, e bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &o, &e
 			if err := cmd.Run(); err != nil {

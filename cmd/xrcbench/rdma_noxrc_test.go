@@ -5,12 +5,12 @@ package main
 import (
 	"bytes"
 	"errors"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/xrcbench/xrcbench/internal/testdouble"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -21,21 +21,14 @@ import (
 // worker failed at its domain open with a private path in the message,
 // and the result's device had no name.
 func TestRunDeviceWithoutXRC(t *testing.T) {
-	lib, err := filepath.Abs(filepath.Join("..", "..", "build", "fakeverbs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(lib, "libibverbs.so.1")); err != nil {
-		t.Skipf("the libibverbs test double is not built (%s): run make fakeverbs (needs libibverbs-dev)", lib)
-	}
+	lib := testdouble.LibDir(t)
 	bin := rdmaBinary(t)
 	out := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command(bin, "run", "--provider", "rdma", "--device", "xbnoxrc0", "--duration", "1s", "--warmup", "0s", "--out", out)
-	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib, "XRCBENCH_FAKEVERBS_DIR="+filepath.Join(t.TempDir(), "state"),
-		"XRCBENCH_FAKEVERBS_DEVICES=xbfake0,xbnoxrc0:noxrc")
+	cmd.Env = testdouble.Env(lib, filepath.Join(t.TempDir(), "state"), "xbfake0,xbnoxrc0:noxrc")
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
-	err = cmd.Run()
+	err := cmd.Run()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Fatalf("exit %v, want 1\nstdout:\n%s\nstderr:\n%s", err, o.String(), e.String())
