@@ -48,12 +48,36 @@ fi
 for tool in mmdebstrap mkfs.ext4; do
 	command -v "$tool" >/dev/null || { echo "vm image: $tool not installed (apt-get install mmdebstrap e2fsprogs)" >&2; exit 2; }
 done
+command -v flock >/dev/null || { echo "vm image: flock not installed (apt-get install util-linux)" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "vm image: building the guest image needs root (mmdebstrap, file owners in the image)" >&2; exit 2; }
 
-mkdir -p "$(dirname "$cache")"
+parent=$(dirname "$cache")
+mkdir -p "$parent"
 # Built beside its final place and renamed into it once whole: an
 # interrupted build leaves no half-made image that a later run would use.
+# A build killed outright (SIGKILL, a CI job's timeout) cannot remove its
+# <key>.tmp.* folder, so each build removes those whose builder is gone:
+# a builder holds the lock on its folder's .builder.lock for its life, and
+# so do the mmdebstrap and mkfs it starts, which outlive a killed script.
+# parent/.builds.lock makes finding the stale folders and making a new one
+# one step, so no build takes another's new folder, not yet locked, for
+# stale.
+exec 8>"$parent/.builds.lock"
+flock 8
+for stale in "$parent"/*.tmp.*; do
+	[ -d "$stale" ] || continue
+	if [ -e "$stale/.builder.lock" ]; then
+		flock -n "$stale/.builder.lock" true || continue # its builder runs
+	elif [ -z "$(find "$stale" -maxdepth 0 -mmin +1440)" ]; then
+		continue # from before this lock, and less than a day old: it may run
+	fi
+	echo "vm image: removing $stale, left by a build that was killed" >&2
+	rm -rf "$stale"
+done
 work=$(mktemp -d "$cache.tmp.XXXXXX")
+exec 9>"$work/.builder.lock"
+flock 9
+exec 8>&-
 trap 'rm -rf "$work"' EXIT
 root=$work/root
 
