@@ -11,9 +11,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -23,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
 
+	"github.com/xrcbench/xrcbench/internal/regfile"
 	"github.com/xrcbench/xrcbench/internal/yamlstrict"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/workloads"
@@ -344,17 +343,13 @@ func LoadPlan(path string) (*Plan, error) {
 	if path == "" {
 		return ParsePlan(defaultPlan, "")
 	}
-	f, err := os.Open(path)
+	// Not os.Open: a FIFO given as --plan would block it for good.
+	data, err := regfile.ReadFile(path, regfile.MaxPlan)
+	if errors.Is(err, regfile.ErrRefused) {
+		return nil, fmt.Errorf("plan file %w", err)
+	}
 	if err != nil {
 		return nil, &PlanError{File: path, Msg: err.Error()}
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20+1))
-	if err != nil {
-		return nil, &PlanError{File: path, Msg: err.Error()}
-	}
-	if len(data) > 1<<20 {
-		return nil, &PlanError{File: path, Msg: "larger than 1 MiB"}
 	}
 	return ParsePlan(data, path)
 }

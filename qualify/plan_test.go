@@ -1,8 +1,13 @@
 package qualify
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestDefaultPlan(t *testing.T) {
@@ -67,5 +72,51 @@ func TestPlanErrors(t *testing.T) {
 	}
 	if c := p.Criteria[1]; !c.Relative || c.Limit != 30 || c.Kind != "unreg_last" {
 		t.Errorf("relative criterion %+v", c)
+	}
+}
+
+// TestLoadPlanRefuses: a --plan that is no regular file, or too big, is
+// refused at once in one line naming it. Before, a FIFO blocked the
+// command for good (os.Open waits for a writer) and /dev/zero was read
+// for its first MiB.
+func TestLoadPlanRefuses(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "plan.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("# padding\n"), 110000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path, want string
+	}{
+		{"fifo", fifo, fifo + ": not a regular file (a FIFO)"},
+		{"device", "/dev/zero", "/dev/zero: not a regular file"},
+		{"directory", dir, dir + ": not a regular file (a directory)"},
+		{"over 1 MiB", big, big + ": 1.0 MiB, more than the 1 MiB"},
+		{"missing", filepath.Join(dir, "nosuch.yaml"), "nosuch.yaml: no such file or directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() {
+				_, err := LoadPlan(tt.path)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+					t.Errorf("err %v, want one line containing %q", err, tt.want)
+				}
+			case <-time.After(10 * time.Second):
+				// The blocked open cannot be undone: free it and fail.
+				if f, err := os.OpenFile(tt.path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+					f.Close()
+				}
+				t.Fatalf("LoadPlan(%s) still blocked after 10s", tt.path)
+			}
+		})
 	}
 }

@@ -1,9 +1,10 @@
 // Package regfile opens and reads the files xrcbench takes as input
-// (workload specs, result.json, sweep.json, .hlog interval logs) with two
-// guarantees: only a regular file is read (a FIFO, a device such as
-// /dev/zero or a directory is refused without blocking on it), and never
-// more than a stated size, so a hostile or mistaken path costs one line,
-// not the machine's memory or a hung command.
+// (workload specs, qualification plans, result.json, sweep.json, .hlog
+// interval logs) with two guarantees: only a regular file is read (a
+// FIFO, a device such as /dev/zero or a directory is refused without
+// blocking on it), and never more than a stated size, so a hostile or
+// mistaken path costs one line, not the machine's memory or a hung
+// command.
 package regfile
 
 import (
@@ -19,6 +20,7 @@ import (
 // the largest configuration it accepts; see README ("Results").
 const (
 	MaxWorkload = 1 << 20   // a workload spec: 1 MiB
+	MaxPlan     = 1 << 20   // a qualification plan: 1 MiB
 	MaxResult   = 256 << 20 // result.json: 256 MiB
 	MaxSweep    = 64 << 20  // sweep.json: 64 MiB
 	MaxHlog     = 1 << 30   // one <kind>.hlog: 1 GiB
