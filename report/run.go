@@ -63,9 +63,12 @@ type Interval struct {
 	Start  float64 // seconds since the first interval of the log
 	Length float64 // seconds
 	Count  int64
-	P50    int64
-	P99    int64
-	Max    int64
+	// Lines is how many lines of the log the interval came from: more
+	// than one when a lagging thread's report was written late.
+	Lines int64
+	P50   int64
+	P99   int64
+	Max   int64
 }
 
 // LoadRun reads a run folder: result.json (validated by results.Load), the
@@ -161,9 +164,11 @@ func checkLog(path string, r *results.Result, runID string, tl []Interval, isLog
 	if !isLogged {
 		return nil
 	}
+	// The engine counts the lines it wrote: a late report is a line of
+	// its own, which the timeline merges into its interval.
 	var n, count int64
 	for _, iv := range tl {
-		n++
+		n += iv.Lines
 		count += iv.Count
 	}
 	if n != logged.Intervals || count != logged.Count {
@@ -268,6 +273,7 @@ func readIntervals(path string, f io.Reader) ([]Interval, *hdrhistogram.Histogra
 		key := at{h.Tag(), h.StartTimeMs()}
 		if j, ok := seen[key]; ok {
 			hists[j].Merge(h)
+			out[j].Lines++
 			out[j].Count = hists[j].TotalCount()
 			out[j].P50, out[j].P99, out[j].Max = results.ValueAtPercentile(hists[j], 50), results.ValueAtPercentile(hists[j], 99), hists[j].Max()
 			continue
@@ -277,6 +283,7 @@ func readIntervals(path string, f io.Reader) ([]Interval, *hdrhistogram.Histogra
 			Start:  start - first,
 			Length: float64(h.EndTimeMs()-h.StartTimeMs()) / 1000,
 			Count:  h.TotalCount(),
+			Lines:  1,
 		}
 		if iv.Count > 0 {
 			iv.P50, iv.P99, iv.Max = results.ValueAtPercentile(h, 50), results.ValueAtPercentile(h, 99), h.Max()

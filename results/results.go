@@ -90,8 +90,8 @@ type Result struct {
 // LogFile is one <kind>.hlog as the run wrote it.
 type LogFile struct {
 	File      string `json:"file"`
-	Intervals int64  `json:"intervals"`
-	Count     int64  `json:"count"` // latencies recorded, all intervals
+	Intervals int64  `json:"intervals"` // interval lines: a late report is a line of its own
+	Count     int64  `json:"count"`     // latencies recorded, all intervals
 }
 
 // HlogRunIDPrefix starts the comment line of a .hlog that names its run:
