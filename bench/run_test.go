@@ -287,7 +287,7 @@ func TestHlogsSumToCounts(t *testing.T) {
 				}
 				r := hdrhistogram.NewHistogramLogReader(f)
 				var total int64
-				intervals := 0
+				starts := map[int64]bool{}
 				for {
 					h, err := r.NextIntervalHistogram()
 					if err != nil {
@@ -297,14 +297,26 @@ func TestHlogsSumToCounts(t *testing.T) {
 						break
 					}
 					total += h.TotalCount()
-					intervals++
+					// The log's text holds times to the millisecond, each
+					// rounded on its own: one interval is 200 ms ± 1.
+					if d := h.EndTimeMs() - h.StartTimeMs(); d < cfg.Interval.Milliseconds()-1 || d > cfg.Interval.Milliseconds()+1 {
+						t.Errorf("%s: an interval line %d ms long, want one interval of %v", kind, d, cfg.Interval)
+					}
+					starts[h.StartTimeMs()] = true
 				}
 				f.Close()
 				if total != s.Count {
 					t.Errorf("%s: hlog holds %d operations, result %d", kind, total, s.Count)
 				}
-				if s.Count > 0 && intervals < 6 {
-					t.Errorf("%s: %d intervals for 2 x 1.2s at 200ms", kind, intervals)
+				// How many intervals held a kind's operations is not a
+				// known answer: a thread reports an interval only when a
+				// batch ends past its end, and a lifecycle round waits at
+				// barriers for the other process, so on a loaded machine
+				// one round outlasts intervals (3 to 19 rounds per 1.2 s
+				// repetition were measured at load 28). Each repetition
+				// writes at least one, and the two never share one.
+				if s.Count > 0 && len(starts) < cfg.Repetitions {
+					t.Errorf("%s: %d distinct intervals for %d repetitions", kind, len(starts), cfg.Repetitions)
 				}
 			}
 			if len(res.Repetitions) != 2 {
