@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/xml"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -247,15 +248,24 @@ func TestQualifySoak(t *testing.T) {
 	if len(q.SoakRuns) != 2 || len(q.Soak) != 6 {
 		t.Fatalf("soak: %d runs, %d rows %+v\n%s", len(q.SoakRuns), len(q.Soak), q.Soak, stderr)
 	}
+	// How many samples the sampler takes is not a known answer: it runs
+	// every 100ms only when it gets a CPU, and a loaded machine gave it
+	// 11 to 17 in a 4 s run (load 45) where a quiet one gives about 40.
+	// The live QPs verdict needs 20 (two parts of 10): with fewer it must
+	// say it could not judge, with as many it must pass.
+	liveSamples := map[string]int{}
 	for _, sr := range q.SoakRuns {
 		sampled := 0
 		for _, s := range sr.Samples {
 			if s.LiveQPs >= 0 && s.PSSKB > 0 {
 				sampled++
 			}
+			if s.LiveQPs >= 0 {
+				liveSamples[sr.Name]++
+			}
 		}
-		if sr.QPMethod != "sim_inspect" || sampled < 6 || len(sr.P99) == 0 {
-			t.Errorf("%s: method %q, %d full samples, %d p99 intervals", sr.Name, sr.QPMethod, sampled, len(sr.P99))
+		if sr.QPMethod != "sim_inspect" || sampled == 0 || len(sr.P99) == 0 {
+			t.Errorf("%s: method %q, %d full samples, %d p99 intervals; samples %+v", sr.Name, sr.QPMethod, sampled, len(sr.P99), sr.Samples)
 		}
 		for _, p := range []string{"-qps.svg", "-memory.svg", "-p99.svg"} {
 			if _, err := os.Stat(filepath.Join(out, qualify.PlotsDir, sr.Name+p)); err != nil {
@@ -264,8 +274,17 @@ func TestQualifySoak(t *testing.T) {
 		}
 	}
 	for _, r := range q.Soak {
-		if strings.Contains(r.Name, "live QPs") && r.Verdict != qualify.Pass {
-			t.Errorf("%s: %s: %s", r.Name, r.Verdict, r.Message)
+		if !strings.Contains(r.Name, "live QPs") {
+			continue
+		}
+		n := liveSamples[r.Run]
+		switch {
+		case n >= 20 && r.Verdict != qualify.Pass:
+			t.Errorf("%s (%d samples): %s: %s", r.Name, n, r.Verdict, r.Message)
+		case n < 20 && (r.Verdict != qualify.Skipped || !strings.Contains(r.Message, fmt.Sprintf("%d sample(s)", n))):
+			t.Errorf("%s (%d samples, too few to judge): %s: %s", r.Name, n, r.Verdict, r.Message)
+		case n < 20:
+			t.Logf("%s: only %d samples (a loaded machine): %s", r.Name, n, r.Message)
 		}
 	}
 	var soakCases int
