@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,8 +65,22 @@ type HistoryChange struct {
 	After     float64 `json:"after"`
 	ChangePct float64 `json:"change_pct"`
 	P         float64 `json:"p"`
-	// Regression: the change is for the worse (slower, or fewer ops/s).
+	// Regression: the change is for the worse (slower, or fewer ops/s),
+	// and the configuration did not change there.
 	Regression bool `json:"regression"`
+	// ConfigChange lists what differs in configuration between the runs
+	// either side of the step ("procs: 2 → 4"): the step is the
+	// configuration's, not the code's, and no regression.
+	ConfigChange []string `json:"config_change,omitempty"`
+}
+
+// HistoryConfigChange is a run whose configuration differs from the run
+// before it.
+type HistoryConfigChange struct {
+	Index    int      `json:"index"` // of the run, in order
+	Run      string   `json:"run"`
+	Previous string   `json:"previous_run"`
+	Changes  []string `json:"changes"` // "procs: 2 → 4"
 }
 
 // HistoryDrift is a stretch of runs that moved steadily.
@@ -104,7 +119,10 @@ type History struct {
 	Permutations int      `json:"permutations"`
 	Method       string   `json:"method"`
 	Notes        []string `json:"notes,omitempty"` // runs left out, and why
-	Series       []Series `json:"series"`
+	// ConfigChanges are the runs whose configuration differs from the
+	// run before them: a change point there is not the code's.
+	ConfigChanges []HistoryConfigChange `json:"config_changes,omitempty"`
+	Series        []Series              `json:"series"`
 }
 
 // historyMethod names the method in history.json and history.html.
@@ -221,6 +239,11 @@ func BuildHistory(dirs []string, opt HistoryOptions) (*History, error) {
 		return a.r.Started.Compare(b.r.Started)
 	})
 	h.Runs = len(runs)
+	for i := 1; i < len(runs); i++ {
+		if d := configDiff(runs[i-1].r, runs[i].r); len(d) > 0 {
+			h.ConfigChanges = append(h.ConfigChanges, HistoryConfigChange{Index: i, Run: runs[i].dir, Previous: runs[i-1].dir, Changes: d})
+		}
+	}
 	gates := opt.Gates
 	if gates == nil {
 		gates = DefaultGates(h.Workload, kindsOf(runs[len(runs)-1].r))
@@ -251,9 +274,16 @@ func BuildHistory(dirs []string, opt HistoryOptions) (*History, error) {
 		}
 		res := changepoint.Detect(values, cpo)
 		for _, cp := range res.ChangePoints {
+			// The step lies between two points of the series, which may
+			// be runs apart when a run did not measure the kind.
+			var cfg []string
+			if cp.Index > 0 {
+				cfg = configDiff(runs[idx[cp.Index-1]].r, runs[idx[cp.Index]].r)
+			}
 			s.ChangePoints = append(s.ChangePoints, HistoryChange{
 				Index: cp.Index, Run: s.Points[cp.Index].Run, Before: cp.Before, After: cp.After,
-				ChangePct: 100 * cp.Change, P: cp.P, Regression: worse(m, 100*cp.Change, 0),
+				ChangePct: 100 * cp.Change, P: cp.P, Regression: len(cfg) == 0 && worse(m, 100*cp.Change, 0),
+				ConfigChange: cfg,
 			})
 		}
 		for _, d := range res.Drifts {
@@ -272,6 +302,72 @@ func BuildHistory(dirs []string, opt HistoryOptions) (*History, error) {
 	}
 	h.Alpha, h.Permutations = cmp.Or(opt.Alpha, 0.01), cmp.Or(opt.Permutations, 999)
 	return h, nil
+}
+
+// configDiff lists what differs in configuration between two runs of one
+// workload, "key: before → after", in a fixed order: what the runs
+// measured differs by construction there, whatever the code did.
+func configDiff(a, b *results.Result) []string {
+	var d []string
+	diff := func(key string, x, y any) {
+		if fmt.Sprint(x) != fmt.Sprint(y) {
+			d = append(d, fmt.Sprintf("%s: %v → %v", key, x, y))
+		}
+	}
+	if a.Config.WorkloadSpec != b.Config.WorkloadSpec {
+		d = append(d, "workload spec: its text changed")
+	}
+	diff("provider", a.Config.Provider, b.Config.Provider)
+	diff("procs", a.Config.Procs, b.Config.Procs)
+	diff("threads", a.Config.Threads, b.Config.Threads)
+	diff("qps", a.Config.QPs, b.Config.QPs)
+	diff("qp_state", a.Config.QPStateOf(), b.Config.QPStateOf())
+	diff("rate", orNone(a.Config.Rate, a.Config.Rate != 0), orNone(b.Config.Rate, b.Config.Rate != 0))
+	diff("arrival", orNone(a.Config.Arrival, a.Config.Arrival != ""), orNone(b.Config.Arrival, b.Config.Arrival != ""))
+	// Provider options hold the sim's cost model and semantics.
+	keys := map[string]bool{}
+	for k := range a.Config.ProviderOpts {
+		keys[k] = true
+	}
+	for k := range b.Config.ProviderOpts {
+		keys[k] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		x, xok := a.Config.ProviderOpts[k]
+		y, yok := b.Config.ProviderOpts[k]
+		diff(k, orNone(x, xok), orNone(y, yok))
+	}
+	for _, k := range []string{"name", "fw_ver"} {
+		x, xok := a.Environment.Device[k]
+		y, yok := b.Environment.Device[k]
+		key := "device"
+		if k != "name" {
+			key = k
+		}
+		diff(key, orNone(x, xok), orNone(y, yok))
+	}
+	return d
+}
+
+// ConfigWarnings say, one line per run whose configuration differs from
+// the run before it, which run and what differs.
+func (h *History) ConfigWarnings() []string {
+	var out []string
+	for _, c := range h.ConfigChanges {
+		out = append(out, fmt.Sprintf("run %d (%s) differs in configuration from run %d (%s): %s; a change point there is not attributed to the code",
+			c.Index+1, c.Run, c.Index, c.Previous, strings.Join(c.Changes, ", ")))
+	}
+	return out
+}
+
+// configChangeAt is the configuration change at run, if any.
+func (h *History) configChangeAt(run string) *HistoryConfigChange {
+	for i := range h.ConfigChanges {
+		if h.ConfigChanges[i].Run == run {
+			return &h.ConfigChanges[i]
+		}
+	}
+	return nil
 }
 
 // Regressed reports whether the latest run of any series sits after a
@@ -294,7 +390,10 @@ func (h *History) Lines() []string {
 		out = append(out, line)
 		for _, c := range s.ChangePoints {
 			what := "improvement"
-			if c.Regression {
+			switch {
+			case len(c.ConfigChange) > 0:
+				what = "configuration changed (" + strings.Join(c.ConfigChange, ", ") + "), not attributed to the code"
+			case c.Regression:
 				what = "REGRESSION"
 			}
 			out = append(out, fmt.Sprintf("  change point at run %d (%s): %s → %s, %+.1f%%, p=%.3g: %s",
@@ -305,8 +404,14 @@ func (h *History) Lines() []string {
 			if d.Regression {
 				what = "worsening"
 			}
-			out = append(out, fmt.Sprintf("  drift over runs %d–%d (%s … %s): %+.2f%% per run, %+.1f%% in all, Mann-Kendall p=%.3g: %s",
-				d.Start+1, d.End+1, d.StartRun, d.EndRun, d.PerRunPct, d.ChangePct, d.P, what))
+			line := fmt.Sprintf("  drift over runs %d–%d (%s … %s): %+.2f%% per run, %+.1f%% in all, Mann-Kendall p=%.3g: %s",
+				d.Start+1, d.End+1, d.StartRun, d.EndRun, d.PerRunPct, d.ChangePct, d.P, what)
+			for _, pt := range s.Points[d.Start+1 : d.End+1] {
+				if c := h.configChangeAt(pt.Run); c != nil {
+					line += fmt.Sprintf("; the configuration changed within it, at %s", c.Run)
+				}
+			}
+			out = append(out, line)
 		}
 		if s.LatestAfterRegression {
 			out = append(out, fmt.Sprintf("  the latest run (%s) sits after a regression", last.Run))

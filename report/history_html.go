@@ -30,6 +30,9 @@ type histMark struct {
 	X          float64
 	Label      string
 	Regression bool
+	// Config: the configuration changed there, so the step is not the
+	// code's (grey, whatever its direction).
+	Config bool
 }
 
 type histBand struct {
@@ -59,6 +62,7 @@ type histPlot struct {
 	Points    []histPoint
 	Path      string
 	Marks     []histMark
+	Configs   []histMark // runs whose configuration differs from the one before
 	Bands     []histBand
 	Ticks     []histTick
 	XTicks    []histXTick
@@ -73,14 +77,16 @@ var historyTmpl = template.Must(template.New("history").Parse(`<!DOCTYPE html>
 body{font-family:system-ui,sans-serif;margin:2em;max-width:920px;color:#222}
 h1{font-size:1.4em}h2{font-size:1.1em;margin-top:2em}
 .alert{color:#b00;font-weight:bold}
+.config{color:#555}
 svg text{font-size:11px;font-family:system-ui,sans-serif}
 ul{padding-left:1.2em}
 </style></head><body>
 <h1>xrcbench history: {{.Workload}}</h1>
 <p>{{.Runs}} runs ordered by {{.OrderBy}}. Each point is a run's median over its repetitions, the bar their range; a point links to its run's report.
-Change points (vertical lines; red: regression, green: improvement): {{.Method}}; p ≤ {{.Alpha}} over {{.Permutations}} permutations, at least {{.MinEffectPct}}%. Drifts are shaded.</p>
+Change points (vertical lines; red: regression, green: improvement, grey: the configuration changed there): {{.Method}}; p ≤ {{.Alpha}} over {{.Permutations}} permutations, at least {{.MinEffectPct}}%. Drifts are shaded.</p>
 {{if .Regressed}}<p class="alert">The latest run sits after a regression change point.</p>{{end}}
 {{range .Notes}}<p>Note: {{.}}</p>{{end}}
+{{range .ConfigWarnings}}<p class="config">Configuration changed: {{.}}</p>{{end}}
 {{range $p := .Plots}}
 <h2>{{.Title}}</h2>
 {{if .Alert}}<p class="alert">latest run after a regression</p>{{end}}
@@ -89,7 +95,8 @@ Change points (vertical lines; red: regression, green: improvement): {{.Method}}
 {{range .Bands}}<rect x="{{.X1}}" y="{{$p.Top}}" width="{{.Width}}" height="{{$p.PlotH}}" fill="{{if .Regression}}#fdd{{else}}#dfd{{end}}" opacity="0.6"><title>{{.Label}}</title></rect>
 {{end}}{{range .Ticks}}<line x1="{{$p.Left}}" x2="{{$p.Right}}" y1="{{.Y}}" y2="{{.Y}}" stroke="#eee"/><text x="{{$p.TickX}}" y="{{.Y}}" text-anchor="end" dominant-baseline="middle">{{.Label}}</text>
 {{end}}<path d="{{.Path}}" fill="none" stroke="#68a"/>
-{{range .Marks}}<line x1="{{.X}}" x2="{{.X}}" y1="{{$p.Top}}" y2="{{$p.Bottom}}" stroke="{{if .Regression}}#c00{{else}}#080{{end}}" stroke-dasharray="4 3" stroke-width="2"><title>{{.Label}}</title></line>
+{{range .Configs}}<line class="config-change" x1="{{.X}}" x2="{{.X}}" y1="{{$p.Top}}" y2="{{$p.Bottom}}" stroke="#888" stroke-dasharray="1 3" stroke-width="2"><title>{{.Label}}</title></line>
+{{end}}{{range .Marks}}<line x1="{{.X}}" x2="{{.X}}" y1="{{$p.Top}}" y2="{{$p.Bottom}}" stroke="{{if .Config}}#888{{else if .Regression}}#c00{{else}}#080{{end}}" stroke-dasharray="4 3" stroke-width="2"><title>{{.Label}}</title></line>
 {{end}}{{range .Points}}<a href="{{.Href}}"><title>{{.Title}}</title><line x1="{{.X}}" x2="{{.X}}" y1="{{.YLo}}" y2="{{.YHi}}" stroke="#68a"/><circle cx="{{.X}}" cy="{{.Y}}" r="4" fill="{{if .Partial}}#fff{{else}}#246{{end}}" stroke="#246"/></a>
 {{end}}{{range .XTicks}}<text x="{{.X}}" y="{{$p.TickY}}" text-anchor="middle">{{.Label}}</text>
 {{end}}<text x="{{.MidX}}" y="{{.AxisY}}" text-anchor="middle">run (in order)</text>
@@ -119,9 +126,10 @@ func (h *History) HTML(out string, hasReport func(run string) bool) ([]byte, err
 	var b bytes.Buffer
 	err := historyTmpl.Execute(&b, struct {
 		*History
-		Regressed bool
-		Plots     []histPlot
-	}{h, h.Regressed(), plots})
+		Regressed      bool
+		ConfigWarnings []string
+		Plots          []histPlot
+	}{h, h.Regressed(), h.ConfigWarnings(), plots})
 	return b.Bytes(), err
 }
 
@@ -182,8 +190,17 @@ func (h *History) plot(s Series, out string, hasReport func(string) bool) histPl
 	}
 	p.Path = path.String()
 	for _, c := range s.ChangePoints {
-		p.Marks = append(p.Marks, histMark{X: x(float64(c.Index) - 0.5), Regression: c.Regression,
-			Label: fmt.Sprintf("change point before run %d: %s → %s (%+.1f%%, p=%.3g)", c.Index+1, s.metric.Format(c.Before), s.metric.Format(c.After), c.ChangePct, c.P)})
+		label := fmt.Sprintf("change point before run %d: %s → %s (%+.1f%%, p=%.3g)", c.Index+1, s.metric.Format(c.Before), s.metric.Format(c.After), c.ChangePct, c.P)
+		if len(c.ConfigChange) > 0 {
+			label += "; configuration changed: " + strings.Join(c.ConfigChange, ", ")
+		}
+		p.Marks = append(p.Marks, histMark{X: x(float64(c.Index) - 0.5), Regression: c.Regression, Config: len(c.ConfigChange) > 0, Label: label})
+	}
+	for i, pt := range s.Points {
+		if c := h.configChangeAt(pt.Run); c != nil && i > 0 {
+			p.Configs = append(p.Configs, histMark{X: x(float64(i) - 0.5), Config: true,
+				Label: fmt.Sprintf("configuration changed before run %d: %s", i+1, strings.Join(c.Changes, ", "))})
+		}
 	}
 	for _, d := range s.Drifts {
 		p.Bands = append(p.Bands, histBand{X1: x(float64(d.Start) - 0.4), X2: x(float64(d.End) + 0.4), Regression: d.Regression,

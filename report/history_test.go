@@ -20,6 +20,13 @@ import (
 // with Gaussian noise of sd (a fraction), over 5 repetitions.
 func writeHistory(t *testing.T, n int, sd float64, seed uint64, level func(i int) float64) string {
 	t.Helper()
+	return writeHistoryWith(t, n, sd, seed, level, nil)
+}
+
+// writeHistoryWith is writeHistory with each run's result passed to
+// configure (when not nil) before it is written.
+func writeHistoryWith(t *testing.T, n int, sd float64, seed uint64, level func(i int) float64, configure func(i int, r *results.Result)) string {
+	t.Helper()
 	root := t.TempDir()
 	rng := rand.New(rand.NewPCG(seed, 3))
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -49,6 +56,9 @@ func writeHistory(t *testing.T, n int, sd float64, seed uint64, level func(i int
 		r.Config.Procs, r.Config.Threads = 1, 1
 		r.Started = t0.Add(time.Duration(i) * 24 * time.Hour)
 		r.Finished = r.Started.Add(time.Minute)
+		if configure != nil {
+			configure(i, r)
+		}
 		// Folder names that do not sort in start order: the history must
 		// order by time, not by name.
 		dir := filepath.Join(root, fmt.Sprintf("run-%02d", (i*7)%n))
@@ -233,5 +243,94 @@ func TestHistoryOrderByLabel(t *testing.T) {
 		if want := fmt.Sprint(89 + i); pts[i].Key != want {
 			t.Fatalf("point %d: build %s, want %s (numeric order)", i, pts[i].Key, want)
 		}
+	}
+}
+
+// A step where the configuration changed is the configuration's, not the
+// code's: history warns once per change, naming the run and what differs,
+// marks the change point "configuration changed" instead of a regression,
+// and does not alert. A regression elsewhere in the same series still
+// alerts.
+func TestHistoryConfigChange(t *testing.T) {
+	procs := func(from int) func(int, *results.Result) {
+		return func(i int, r *results.Result) {
+			r.Config.ProviderOpts = map[string]string{"sim_cost": "reg=2µs"}
+			r.Environment.Device = map[string]any{"name": "sim0"}
+			if i >= from {
+				r.Config.Procs = 2
+				r.Config.QPState = "rtr"
+				r.Config.ProviderOpts["sim_cost"] = "reg=2µs,modify=5µs"
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name       string
+		level      func(int) float64
+		configure  func(int, *results.Result)
+		regressed  bool
+		wantReason string // of the change point at run 19
+	}{
+		{"step at the change", step(18, 1.5), procs(18), false,
+			"configuration changed (procs: 1 → 2, qp_state: reset → rtr, sim_cost: reg=2µs → reg=2µs,modify=5µs), not attributed to the code"},
+		{"step elsewhere", step(18, 1.5), procs(9), true, "REGRESSION"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := writeHistoryWith(t, 30, 0.03, 1, tc.level, tc.configure)
+			h, err := BuildHistory([]string{root}, HistoryOptions{Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(h.ConfigChanges) != 1 || len(h.ConfigChanges[0].Changes) != 3 {
+				t.Fatalf("configuration changes %+v, want one of 3 keys", h.ConfigChanges)
+			}
+			warns := h.ConfigWarnings()
+			at := h.ConfigChanges[0]
+			if len(warns) != 1 || !strings.Contains(warns[0], fmt.Sprintf("run %d (%s) differs in configuration from run %d", at.Index+1, at.Run, at.Index)) ||
+				!strings.Contains(warns[0], "procs: 1 → 2") {
+				t.Errorf("warnings %q, want one naming run %d and procs", warns, at.Index+1)
+			}
+			if h.Regressed() != tc.regressed {
+				t.Errorf("Regressed() = %v, want %v", h.Regressed(), tc.regressed)
+			}
+			for _, s := range h.Series {
+				if len(s.ChangePoints) != 1 || s.ChangePoints[0].Index != 18 {
+					t.Errorf("%s: change points %+v, want one at run 19", s.Kind, s.ChangePoints)
+					continue
+				}
+				c := s.ChangePoints[0]
+				if c.Regression != tc.regressed || (len(c.ConfigChange) > 0) == tc.regressed {
+					t.Errorf("%s: %+v, regression %v", s.Kind, c, tc.regressed)
+				}
+			}
+			lines := strings.Join(h.Lines(), "\n")
+			if !strings.Contains(lines, tc.wantReason) {
+				t.Errorf("summary does not say %q:\n%s", tc.wantReason, lines)
+			}
+			page, err := h.HTML(root, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := bytes.Count(page, []byte(`class="config-change"`)); n != 2 {
+				t.Errorf("history.html marks %d configuration changes, want 2 (one per series)", n)
+			}
+			if !bytes.Contains(page, []byte("Configuration changed: run ")) {
+				t.Error("history.html does not list the configuration change")
+			}
+			if tc.regressed {
+				return
+			}
+			// The text and history.json, with the temporary folder named RUNS.
+			js, err := h.JSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var text bytes.Buffer
+			for _, w := range warns {
+				fmt.Fprintln(&text, "warning: "+w)
+			}
+			h.WriteText(&text)
+			golden(t, "history-config.txt", bytes.ReplaceAll(text.Bytes(), []byte(root), []byte("RUNS")))
+			golden(t, "history-config.json", bytes.ReplaceAll(js, []byte(root), []byte("RUNS")))
+		})
 	}
 }

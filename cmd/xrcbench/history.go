@@ -37,12 +37,20 @@ fits at least as well as a step is reported as a drift, with its slope per
 run and the Mann-Kendall test's p, not as a change point. Each change point
 is named with the first run after it, the change, and p.
 
+Runs whose configuration differs from the run before them (workload spec,
+provider, procs, threads, QPs, QP state, open-loop rate or arrival,
+provider options such as the sim's cost model, device, firmware) are
+warned about on stderr, one line each naming the run and what differs, and
+marked in history.html and history.json. A change point where the
+configuration changed is "configuration changed", not a regression: it
+does not set the exit status.
+
 It writes history.json and history.html (a plot per metric with the change
 points marked; each point links to its run's report.html) into --out, by
 default the folder of runs when one is given, and prints a summary.
 
 Exit status: 0; 1 when the most recent run of a gated metric sits after a
-regression change point (a scheduled CI job alerts on it); 2 bad input
+regression change point (not one at a configuration change) (a scheduled CI job alerts on it); 2 bad input
 (no run folder, runs of different workloads, a run without the label to
 order by).`,
 		Example: `  # every nightly run kept under runs/nightly/
@@ -102,6 +110,9 @@ order by).`,
 				if err := results.WriteFileAtomic(filepath.Join(out, name), data, 0o644); err != nil {
 					return outputErr(err)
 				}
+			}
+			for _, w := range h.ConfigWarnings() {
+				fmt.Fprintln(stderr, "warning: "+w)
 			}
 			if err := h.WriteText(stdout); err != nil {
 				return outputErr(err)

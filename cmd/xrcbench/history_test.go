@@ -64,6 +64,32 @@ func TestHistoryCLI(t *testing.T) {
 			t.Errorf("%s not written into the folder of runs: %v", f, err)
 		}
 	}
+	// The same step where the threads went from 2 to 4: warned about,
+	// "configuration changed", no alert.
+	rethreaded := historyRuns(t, 12, func(i int) float64 {
+		if i >= 6 {
+			return 1.2
+		}
+		return 1
+	})
+	for i := 6; i < 12; i++ {
+		dir := filepath.Join(rethreaded, fmt.Sprintf("nightly-%02d", i))
+		r, err := results.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Config.Threads = 4
+		if err := results.Write(dir, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, stderr = runCLI("history", rethreaded)
+	warn := fmt.Sprintf("warning: run 7 (%s) differs in configuration from run 6 (%s): threads: 2 → 4",
+		filepath.Join(rethreaded, "nightly-06"), filepath.Join(rethreaded, "nightly-05"))
+	if code != 0 || strings.Count(stderr, "warning: ") != 1 || !strings.Contains(stderr, warn) ||
+		!strings.Contains(stdout, "configuration changed (threads: 2 → 4)") || strings.Contains(stdout, "REGRESSION") {
+		t.Errorf("+20%% from run 7 with 4 threads instead of 2: exit %d\n%s\n%s", code, stdout, stderr)
+	}
 	flat := historyRuns(t, 12, func(int) float64 { return 1 })
 	out := t.TempDir()
 	if code, stdout, stderr := runCLI("history", flat, "--out", out); code != 0 || !strings.Contains(stdout, "no change point") {
