@@ -42,3 +42,61 @@ func TestFirmwareNotes(t *testing.T) {
 		})
 	}
 }
+
+// A modify issues RST2INIT_QP (and INIT2RTR_QP for rtr), a destroy out of
+// RESET 2RST_QP first: each is set beside its op kind like create and
+// destroy, its count checked against the measured operations that issue
+// one. A counter with fewer commands than such operations misses some and
+// is said to; at qp_state init no modify issues INIT2RTR_QP.
+func TestFirmwareNotesModify(t *testing.T) {
+	run := func(state string, detail map[string]string) *results.Result {
+		return &results.Result{
+			Config:      results.Config{QPState: state},
+			Environment: results.Environment{ProviderDetail: detail},
+			Ops: map[string]results.OpStats{
+				results.OpModify:    {Count: 100, NS: results.Latency{P50: 40_000}},
+				results.OpUnregLast: {Count: 100, NS: results.Latency{P50: 200_000}},
+			},
+		}
+	}
+	counters := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 3 {
+			m["fw_cmd."+kv[i]+".n"], m["fw_cmd."+kv[i]+".mean_ns"] = kv[i+1], kv[i+2]
+		}
+		return m
+	}
+	const whole = " commands during the whole run (set-up, warm-up and teardown included), mean "
+	for _, tc := range []struct {
+		name   string
+		state  string
+		detail map[string]string
+		want   []string
+	}{
+		{"rtr", "rtr", counters("RST2INIT_QP", "130", "12000", "INIT2RTR_QP", "130", "25000", "2RST_QP", "130", "30000"),
+			[]string{
+				"firmware RST2INIT_QP: 130" + whole + "12.0µs; 100 modify measured, p50 40.0µs; no firmware share is shown, as the windows differ",
+				"firmware INIT2RTR_QP: 130" + whole + "25.0µs; 100 modify measured, p50 40.0µs; no firmware share is shown, as the windows differ",
+				"firmware 2RST_QP: 130" + whole + "30.0µs; 100 unreg_last measured, p50 200µs; no firmware share is shown, as the windows differ",
+			}},
+		{"rtr, a counter short of the modifies", "rtr", counters("RST2INIT_QP", "130", "12000", "INIT2RTR_QP", "0", "0"),
+			[]string{
+				"firmware RST2INIT_QP: 130" + whole + "12.0µs; 100 modify measured, p50 40.0µs; no firmware share is shown, as the windows differ",
+				"firmware INIT2RTR_QP: 0" + whole + "0ns; 100 modify measured, p50 40.0µs; fewer commands than measured modify, each of which issues one: the counter does not see them all",
+			}},
+		{"init", "init", counters("RST2INIT_QP", "100", "12000", "INIT2RTR_QP", "0", "0", "2RST_QP", "100", "30000"),
+			[]string{
+				"firmware RST2INIT_QP: 100" + whole + "12.0µs; 100 modify measured, p50 40.0µs; no firmware share is shown, as the windows differ",
+				"firmware INIT2RTR_QP: 0" + whole + "0ns; 100 modify measured, p50 40.0µs, which issue none at qp_state init",
+				"firmware 2RST_QP: 100" + whole + "30.0µs; 100 unreg_last measured, p50 200µs; no firmware share is shown, as the windows differ",
+			}},
+		{"reset", "reset", counters("2RST_QP", "0", "0"),
+			[]string{"firmware 2RST_QP: 0" + whole + "0ns; 100 unreg_last measured, p50 200µs, which issue none at qp_state reset"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := FirmwareNotes(run(tc.state, tc.detail)); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}

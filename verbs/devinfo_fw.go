@@ -7,8 +7,10 @@ package verbs
 //	/sys/kernel/debug/mlx5/<pci>/commands/<COMMAND>/{n,average}
 //
 // A snapshot before and one after a run give the firmware's own time of a
-// destroy (DESTROY_QP) or create (CREATE_QP) over the run, within the error
-// the integer average leaves, beside the latency measured in user space. debugfs is root-only and mounted on most hosts; where it
+// create (CREATE_QP), of the moves to INIT and RTR a modify issues
+// (RST2INIT_QP, INIT2RTR_QP), and of a destroy (2RST_QP for a QP not in
+// RESET, then DESTROY_QP) over the run, within the error the integer
+// average leaves, beside the latency measured in user space. debugfs is root-only and mounted on most hosts; where it
 // is not readable the snapshot says why, and the result should say so too.
 
 import (
@@ -22,8 +24,9 @@ import (
 	"time"
 )
 
-// FWCommands are the firmware commands a snapshot reads.
-var FWCommands = []string{"CREATE_QP", "DESTROY_QP"}
+// FWCommands are the firmware commands a snapshot reads: those of the
+// life of an XRC receive QP, in its order.
+var FWCommands = []string{"CREATE_QP", "RST2INIT_QP", "INIT2RTR_QP", "2RST_QP", "DESTROY_QP"}
 
 // debugfsRoot is where debugfs is mounted; tests point it elsewhere.
 var debugfsRoot = "/sys/kernel/debug"
@@ -41,7 +44,8 @@ type FWSnapshot struct {
 	Taken    time.Time            `json:"taken"`
 	Commands map[string]FWCommand `json:"commands,omitempty"`
 	// NotReadable says why there are no counters ("not readable: ...");
-	// empty when Commands holds every command of FWCommands.
+	// empty when Commands holds every command of FWCommands whose
+	// directory exists.
 	NotReadable string `json:"not_readable,omitempty"`
 }
 
@@ -64,8 +68,18 @@ func snapshotFWCommands(root string, info DeviceInfo) FWSnapshot {
 		return s
 	}
 	s.Dir = filepath.Join(root, "mlx5", pci, "commands")
+	if _, err := os.Stat(s.Dir); err != nil {
+		s.NotReadable = "not readable: " + whyNotReadable(err)
+		return s
+	}
 	cmds := map[string]FWCommand{}
 	for _, name := range FWCommands {
+		// A kernel that keeps statistics only of the commands it has
+		// issued has no directory for one never issued: left out here,
+		// it counts from zero once it appears (FWCommandsSince).
+		if _, err := os.Stat(filepath.Join(s.Dir, name)); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
 		var c FWCommand
 		var err error
 		if c.N, err = readUint(filepath.Join(s.Dir, name, "n")); err == nil {
@@ -76,6 +90,10 @@ func snapshotFWCommands(root string, info DeviceInfo) FWSnapshot {
 			return s
 		}
 		cmds[name] = c
+	}
+	if len(cmds) == 0 {
+		s.NotReadable = fmt.Sprintf("not readable: %s holds none of %s", s.Dir, strings.Join(FWCommands, ", "))
+		return s
 	}
 	s.Commands = cmds
 	return s
@@ -150,8 +168,10 @@ func FWCommandsSince(before, after FWSnapshot) FWDelta {
 	}
 	d.Commands = map[string]FWCommandDelta{}
 	for name, a := range after.Commands {
-		b, ok := before.Commands[name]
-		if !ok || a.N < b.N {
+		// A command first issued during the run may have its counters
+		// only since: it counts from zero.
+		b := before.Commands[name]
+		if a.N < b.N {
 			d.Commands = nil
 			d.NotReadable = fmt.Sprintf("not readable: the %s counter was reset during the run", name)
 			return d

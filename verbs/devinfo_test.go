@@ -283,6 +283,50 @@ func TestFWCommands(t *testing.T) {
 	}
 }
 
+// The moves a modify makes (RST2INIT_QP, INIT2RTR_QP) and the reset a
+// destroy out of RTR makes (2RST_QP) are read like create and destroy. A
+// kernel that keeps statistics only of commands it has issued has no
+// directory for one never issued: it is left out of the snapshot, and
+// counted from zero when it appears during the run.
+func TestFWCommandsModify(t *testing.T) {
+	mlx := DeviceInfo{Name: "mlx5_0", Driver: "mlx5_core", Extra: map[string]string{"pci": "0000:3b:00.0"}}
+	root := t.TempDir()
+	writeFW(t, root, "0000:3b:00.0", map[string][2]string{"CREATE_QP": {"10", "20000"}, "DESTROY_QP": {"10", "50000"},
+		"RST2INIT_QP": {"10", "8000"}, "2RST_QP": {"4", "30000"}})
+	before := snapshotFWCommands(root, mlx)
+	if before.NotReadable != "" || len(before.Commands) != 4 || before.Commands["RST2INIT_QP"] != (FWCommand{N: 10, AverageNS: 8000}) {
+		t.Fatalf("before: %+v, want 4 commands (INIT2RTR_QP never issued, so absent)", before)
+	}
+	// 30 QPs created, moved to RTR and destroyed out of RTR: RST2INIT_QP
+	// at 12µs, INIT2RTR_QP (appearing now) at 25µs, 2RST_QP at 30µs.
+	writeFW(t, root, "0000:3b:00.0", map[string][2]string{"CREATE_QP": {"40", "20000"}, "DESTROY_QP": {"40", "50000"},
+		"RST2INIT_QP": {"40", "11000"}, "INIT2RTR_QP": {"30", "25000"}, "2RST_QP": {"34", "30000"}})
+	d := FWCommandsSince(before, snapshotFWCommands(root, mlx))
+	if d.NotReadable != "" {
+		t.Fatalf("delta not readable: %s", d.NotReadable)
+	}
+	for name, want := range map[string]FWCommandDelta{
+		"RST2INIT_QP": {N: 30, MeanNS: 12000, ErrNS: 40.0 / 30},
+		"INIT2RTR_QP": {N: 30, MeanNS: 25000, ErrNS: 1},
+		"2RST_QP":     {N: 30, MeanNS: 30000, ErrNS: 34.0 / 30},
+		"CREATE_QP":   {N: 30, MeanNS: 20000, ErrNS: 40.0 / 30},
+	} {
+		if got := d.Commands[name]; got != want {
+			t.Errorf("%s delta = %+v, want %+v", name, got, want)
+		}
+	}
+	env := d.Environment()
+	if env["fw_cmd.INIT2RTR_QP.n"] != "30" || env["fw_cmd.2RST_QP.mean_ns"] != "30000" || env["fw_cmd.RST2INIT_QP.err_ns"] != "2" {
+		t.Errorf("environment = %v", env)
+	}
+	// A commands folder with none of the QP commands says so.
+	empty := t.TempDir()
+	writeFW(t, empty, "0000:3b:00.0", map[string][2]string{"QUERY_HCA_CAP": {"1", "1"}})
+	if s := snapshotFWCommands(empty, mlx); !strings.Contains(s.NotReadable, "holds none of CREATE_QP") {
+		t.Errorf("no QP command: %+v", s)
+	}
+}
+
 // TestIsTestDouble: the double is recognised by its marker symbol, and
 // nothing else is, not even rdma-core's library in a folder named like
 // the double's.
