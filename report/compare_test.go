@@ -665,3 +665,38 @@ func TestCompareMarkdownGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestCompareModifyGolden: two runs the engine wrote at --qp-state rtr on
+// the sim, the second with a 25% dearer modify (5µs → 6.25µs per
+// transition, testdata/README.md): compare has a modify row, up by about
+// 25% (the harness's own share makes it a little less) and significant,
+// though modify is no gate of lifecycle, so the verdict stays PASS.
+func TestCompareModifyGolden(t *testing.T) {
+	base, err := LoadRun("testdata/runs/engine-lifecycle-rtr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	new, err := LoadRun("testdata/runs/engine-lifecycle-rtr-modify25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compare(base, new, defaultOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := rowOf(c, "modify", "p50")
+	if row.DeltaPct == nil || *row.DeltaPct < 15 || *row.DeltaPct > 35 || row.Gated || row.P == nil || *row.P > 0.05 {
+		t.Errorf("modify p50 row %+v: want an ungated, significant rise of about 25%%", row)
+	}
+	if !strings.Contains(strings.Join(c.Notes, "\n"), "sim_cost=reg=2µs,modify=5µs sim_semantics=legacy → sim_cost=reg=2µs,modify=6.25µs") {
+		t.Errorf("the changed sim cost is not named: %v", c.Notes)
+	}
+	var md bytes.Buffer
+	if err := c.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| modify | p50 |") {
+		t.Errorf("no modify p50 row in the table:\n%s", md.String())
+	}
+	golden(t, "compare-modify25.md", md.Bytes())
+}

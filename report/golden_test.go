@@ -172,3 +172,34 @@ func near(got, want, abs float64) bool {
 	}
 	return d <= abs || d <= 1e-9*abs*want
 }
+
+// TestGoldenEngineModify: the report of a run the engine wrote at
+// --qp-state rtr on the sim with a modify cost (testdata/README.md) has a
+// modify row beside create, reg, unreg and unreg_last, in summary.md and
+// bench.txt; at 5µs per transition and two transitions to RTR, its p50
+// is 10µs and more (the harness adds to it).
+func TestGoldenEngineModify(t *testing.T) {
+	run, err := LoadRun(filepath.Join("testdata", "runs", "engine-lifecycle-rtr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := run.Result.Ops["modify"]; run.Result.Config.QPState != "rtr" || s.Count == 0 || s.Count != run.Result.Ops["create"].Count ||
+		s.NS.P50 < 10_000 || s.NS.P50 > 20_000 {
+		t.Errorf("qp_state %q, modify %+v: want one modify per create, p50 10-20µs", run.Result.Config.QPState, s)
+	}
+	var md, bench bytes.Buffer
+	if err := WriteMarkdown(&md, []*Run{run}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| modify |") {
+		t.Errorf("summary.md has no modify row:\n%s", md.String())
+	}
+	golden(t, "engine-rtr.summary.md", md.Bytes())
+	if err := WriteBench(&bench, []*Run{run}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(bench.String(), "/modify/") {
+		t.Errorf("bench.txt has no modify line:\n%s", bench.String())
+	}
+	golden(t, "engine-rtr.bench.txt", bench.Bytes())
+}
