@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -113,11 +115,24 @@ func makePrivDir(parent string) (*privDir, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("locking %s: %w", dir, err)
 	}
+	livePrivDirs.Lock()
+	livePrivDirs.paths[dir] = true
+	livePrivDirs.Unlock()
 	return &privDir{path: dir, lock: f}, nil
 }
 
+// livePrivDirs are the private directories of this process's runs that
+// exist now, wherever privParent put them (TMPDIR, /tmp or /dev/shm).
+var livePrivDirs = struct {
+	sync.Mutex
+	paths map[string]bool
+}{paths: map[string]bool{}}
+
 // remove removes the directory, then lets go of its lock.
 func (p *privDir) remove() {
+	livePrivDirs.Lock()
+	delete(livePrivDirs.paths, p.path)
+	livePrivDirs.Unlock()
 	os.RemoveAll(p.path)
 	p.lock.Close()
 }
@@ -158,8 +173,18 @@ func removeDeadPrivDirs(parent string) {
 
 // LiveSimDevices lists the sim device folders of the runs this process is
 // coordinating now (one per running repetition), for a soak that samples
-// the device's live QPs while the run goes on.
+// the device's live QPs while the run goes on. It asks the runs where
+// their private directories are: a glob of the system's temporary
+// directory missed them on /dev/shm (TMPDIR unset, /tmp on a disk), and a
+// soak there never sampled the live QPs.
 func LiveSimDevices() []string {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("%s%d-*", privPrefix, os.Getpid()), "rep*", "sim"))
-	return dirs
+	livePrivDirs.Lock()
+	defer livePrivDirs.Unlock()
+	var out []string
+	for dir := range livePrivDirs.paths {
+		found, _ := filepath.Glob(filepath.Join(dir, "rep*", "sim"))
+		out = append(out, found...)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -192,3 +192,47 @@ func TestPrivParentOnMemory(t *testing.T) {
 		})
 	}
 }
+
+// LiveSimDevices finds a running run's sim device wherever its private
+// directory is: privParent puts it on /dev/shm when TMPDIR is unset and
+// /tmp is a disk, where a glob of the temporary directory did not look,
+// so qualify's soak sampled no live QPs at all (0 samples, every time).
+func TestLiveSimDevicesAnywhere(t *testing.T) {
+	parents := []string{t.TempDir(), os.TempDir()}
+	var privs []*privDir
+	var want []string
+	for _, parent := range parents {
+		p, err := makePrivDir(parent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		privs = append(privs, p)
+		sim := filepath.Join(p.path, "rep0", "sim")
+		if err := os.MkdirAll(sim, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, sim)
+	}
+	has := func(dirs []string, d string) bool {
+		for _, x := range dirs {
+			if x == d {
+				return true
+			}
+		}
+		return false
+	}
+	got := LiveSimDevices()
+	for _, w := range want {
+		if !has(got, w) {
+			t.Errorf("LiveSimDevices() = %v, lacks %s", got, w)
+		}
+	}
+	for _, p := range privs {
+		p.remove()
+	}
+	for _, w := range want {
+		if has(LiveSimDevices(), w) {
+			t.Errorf("%s listed after its run removed it", w)
+		}
+	}
+}
