@@ -50,7 +50,8 @@ points marked; each point links to its run's report.html) into --out, by
 default the folder of runs when one is given, and prints a summary.
 
 Exit status: 0; 1 when the most recent run of a gated metric sits after a
-regression change point (not one at a configuration change) (a scheduled CI job alerts on it); 2 bad input
+regression change point (a scheduled CI job alerts on it; a change point
+where the configuration changed is none); 2 bad input
 (no run folder, runs of different workloads, a run without the label to
 order by).`,
 		Example: `  # every nightly run kept under runs/nightly/
