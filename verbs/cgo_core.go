@@ -33,6 +33,9 @@ static size_t call_run_program(void *ops, void *dom, struct xb_step *steps, size
 	return xb_run_program((const struct xb_ops *)ops, dom, steps, off, n, start, &rec, nfails, st);
 }
 static size_t bucket_index(uint64_t v, size_t n) { return xb_bucket_index(v, n); }
+static int call_run_storm(void *ops, void *dom, struct xb_step *steps, size_t n, uint64_t *start, uint32_t *slot, uint8_t *done, uint32_t *table, uint32_t *stop, uint32_t *abort, uint64_t *ns, uint32_t *status, struct xb_storm_state *st) {
+	return xb_run_storm((const struct xb_ops *)ops, dom, steps, n, start, slot, done, table, stop, abort, ns, status, st);
+}
 static size_t step_size(void) { return sizeof(struct xb_step); }
 static size_t step_offset(int f) {
 	switch (f) {
@@ -119,6 +122,27 @@ func cRunProgram(ops, dom unsafe.Pointer, p *Program, off, n int, st *ProgramSta
 func cBucketIndex(v uint64, n int) int { return int(C.bucket_index(C.uint64_t(v), C.size_t(n))) }
 
 func failureSize() uintptr { return unsafe.Sizeof(C.struct_xb_fail{}) }
+// cRunStorm runs a storm (RunStorm checked the sizes). The Go memory is
+// passed for the duration of the call only; Table, Stop and Abort are
+// usually memory other processes map, which C reads and writes
+// atomically. stormState has struct xb_storm_state's layout.
+func cRunStorm(ops, dom unsafe.Pointer, p *Program, s *Storm) int {
+	var start *C.uint64_t
+	if p.Start != nil {
+		start = (*C.uint64_t)(unsafe.Pointer(&p.Start[0]))
+	}
+	var table *C.uint32_t
+	if len(s.Table) > 0 {
+		table = (*C.uint32_t)(unsafe.Pointer(&s.Table[0]))
+	}
+	return int(C.call_run_storm(ops, dom, (*C.struct_xb_step)(unsafe.Pointer(&p.Steps[0])), C.size_t(len(p.Steps)), start,
+		(*C.uint32_t)(unsafe.Pointer(&s.Slot[0])), (*C.uint8_t)(unsafe.Pointer(&s.Done[0])), table,
+		(*C.uint32_t)(unsafe.Pointer(s.Stop)), (*C.uint32_t)(unsafe.Pointer(s.Abort)),
+		(*C.uint64_t)(unsafe.Pointer(&p.NS[0])), (*C.uint32_t)(unsafe.Pointer(&p.Status[0])),
+		(*C.struct_xb_storm_state)(unsafe.Pointer(&s.state))))
+}
+
+func stormStateSize() uintptr { return unsafe.Sizeof(C.struct_xb_storm_state{}) }
 
 // stepLayout reports C's size of struct xb_step and the offsets of its
 // fields in Step's order, against Go's (TestStepLayout).

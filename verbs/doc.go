@@ -36,7 +36,10 @@
 // left for Go, no allocation. Domain.RunBatch is the older form,
 // one op kind over a list of QPs, kept for the single operations and the
 // conformance checks. Every provider is a table of C functions
-// (struct xb_ops in xb.h) behind that one loop.
+// (struct xb_ops in xb.h) behind that one loop. Domain.RunStorm runs a
+// storm rank's program (storm.c): its steps served in plan order as each
+// arrives, a registration once its QP number is in a table the ranks
+// share.
 //
 // # Errors
 //
@@ -47,6 +50,6 @@
 // # Files
 //
 // cgo is confined to the cgo_*.go files; the C sources are xb.h and
-// batch.c (the loop and the clock), null.c, sim.h and sim.c (also linked
+// batch.c (the loop and the clock), storm.c, null.c, sim.h and sim.c (also linked
 // into the libibverbs test double in fakeverbs/), rdma*.c and legacy*.c.
 package verbs

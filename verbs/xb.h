@@ -170,6 +170,66 @@ size_t xb_run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps
 		      size_t off, size_t n, const uint64_t *start, const struct xb_prog_rec *rec,
 		      size_t nfails, struct xb_prog_stats *st);
 
+/*
+ * Storms (storm.c). A rank's steps are served in plan order, each as soon
+ * as it has arrived: at its intended start (start[i], CLOCK_MONOTONIC ns,
+ * in plan order, so the first not come ends the search; start may be
+ * NULL), and, for a registration whose QP number comes from
+ * another rank, once that number is in the shared table. slot[i] != 0 ties
+ * step i to the table's entry slot[i] - 1 (a connection): a create, or the
+ * modify that moves it out of RESET (its QP through back), puts its QP
+ * number there on success (the creator sends it back); a reg or unreg
+ * takes its QP number from there, and a reg has not arrived while it is 0.
+ * A step's QP number is left in steps[i].qpn.
+ *
+ * The loop spins until st->begin, then serves steps with chained
+ * timestamps (ns[i], status[i] as xb_run_program's) and marks each done[i].
+ * With nothing arrived it yields the CPU; that time, in no operation, adds
+ * to st->idle_ns. It returns XB_STORM_DONE when every step is done,
+ * XB_STORM_UNEXPECTED right after a step whose outcome differs from its
+ * expectation (st->at; the caller handles it and calls again to resume),
+ * XB_STORM_HALTED when *stop or *abort is set, or XB_STORM_UNTIL once the
+ * clock is past st->until (if not 0: the caller's next interval, so a long
+ * storm's latencies go out as it runs). st->end is the end of the last step
+ * served.
+ */
+enum {
+	XB_STORM_DONE = 0,
+	XB_STORM_UNEXPECTED = 1,
+	XB_STORM_HALTED = 2,
+	XB_STORM_UNTIL = 3,
+};
+
+struct xb_storm_state {
+	uint64_t begin;   /* in: the storm's start */
+	uint64_t until;   /* in: return when the clock is past it (0: never) */
+	uint64_t first;   /* in/out: every step before it is done */
+	uint64_t at;      /* out: the step of XB_STORM_UNEXPECTED */
+	uint64_t end;     /* out: when the last step served ended */
+	uint64_t idle_ns; /* accumulates: time with no step arrived */
+};
+
+int xb_run_storm(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t n,
+		 const uint64_t *start, const uint32_t *slot, uint8_t *done, uint32_t *table,
+		 const uint32_t *stop, const uint32_t *abort, uint64_t *ns, uint32_t *status,
+		 struct xb_storm_state *st);
+
+/* xb_step_unexpected says whether an outcome (errno rc, flags) differs from
+ * step s's expectation: its errno, and for a successful unreg whose
+ * provider knows, whether it destroyed the QP. */
+static inline int xb_step_unexpected(const struct xb_step *s, int rc, uint32_t flags)
+{
+	if ((uint32_t)rc != s->expect)
+		return 1;
+	if (rc != 0 || !(flags & XB_DESTROY_KNOWN))
+		return 0;
+	if (s->check == XB_CHECK_DESTROYED)
+		return !(flags & XB_DESTROYED);
+	if (s->check == XB_CHECK_KEPT)
+		return (flags & XB_DESTROYED) != 0;
+	return 0;
+}
+
 /* xb_bare_timer_loop is the floor the hot path is held to: n chained timer
  * reads, each duration stored, and nothing else. */
 void xb_bare_timer_loop(uint64_t *ns, size_t n);

@@ -1,0 +1,108 @@
+/* storm.c: a storm rank's loop (bench/storm.go). A rank serves its steps
+ * as an MPI rank serves connection requests: in plan order, each as soon as
+ * it has arrived. A step arrives at its intended start; a step that reads
+ * its QP number from the shared table (a registration: the sender carries
+ * the number the creator sent back) arrives only once that number is there.
+ * Steps not arrived yet are skipped, not waited for. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+
+#include "xb.h"
+
+/* arrived says whether a step whose intended start has come has arrived:
+ * a registration once its QP number is in the table. */
+static int arrived(const struct xb_step *s, uint32_t slot, const uint32_t *table)
+{
+	return s->op != XB_OP_REG || !slot || __atomic_load_n(&table[slot - 1], __ATOMIC_ACQUIRE) != 0;
+}
+
+static int halted(const uint32_t *stop, const uint32_t *abort)
+{
+	return __atomic_load_n(stop, __ATOMIC_RELAXED) || __atomic_load_n(abort, __ATOMIC_RELAXED);
+}
+
+int xb_run_storm(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t n,
+		 const uint64_t *start, const uint32_t *slot, uint8_t *done, uint32_t *table,
+		 const uint32_t *stop, const uint32_t *abort, uint64_t *ns, uint32_t *status,
+		 struct xb_storm_state *st)
+{
+	uint64_t t0 = xb_now_ns();
+
+	/* Spun here, not in Go: the call into C is before the start. */
+	while (t0 < st->begin)
+		t0 = xb_now_ns();
+	while (st->first < n) {
+		size_t pick = n;
+
+		if (halted(stop, abort))
+			return XB_STORM_HALTED;
+		if (st->until && t0 >= st->until)
+			return XB_STORM_UNTIL;
+		for (size_t i = st->first; i < n; i++) {
+			if (done[i])
+				continue;
+			if (start && start[i] > t0)
+				break; /* in order of intended start: none later has come */
+			if (arrived(&steps[i], slot[i], table)) {
+				pick = i;
+				break;
+			}
+		}
+		if (pick == n) {
+			/* Nothing has arrived: the workload's wait, in no operation. */
+			sched_yield();
+			uint64_t t = xb_now_ns();
+
+			st->idle_ns += t - t0;
+			t0 = t;
+			continue;
+		}
+
+		struct xb_step *s = &steps[pick];
+		uint32_t flags = 0, qpn = s->qpn, k = slot[pick];
+		int rc;
+
+		if (s->back)
+			qpn = s->back <= pick ? steps[pick - s->back].qpn : ~0u; /* EINVAL below */
+		else if (k && s->op != XB_OP_CREATE)
+			qpn = __atomic_load_n(&table[k - 1], __ATOMIC_ACQUIRE);
+		switch (s->op) {
+		case XB_OP_CREATE:
+			qpn = 0;
+			rc = ops->create(dom, &qpn, &flags);
+			s->qpn = qpn;
+			break;
+		case XB_OP_REG:
+			rc = qpn > XB_QPN_MAX ? EINVAL : ops->reg(dom, qpn, &flags);
+			s->qpn = qpn;
+			break;
+		case XB_OP_UNREG:
+			rc = qpn > XB_QPN_MAX ? EINVAL : ops->unreg(dom, qpn, &flags);
+			s->qpn = qpn;
+			break;
+		case XB_OP_MODIFY:
+			rc = qpn > XB_QPN_MAX ? EINVAL : ops->modify(dom, qpn, XB_QPS_TARGET);
+			break;
+		default:
+			rc = EINVAL;
+		}
+		uint64_t t1 = xb_now_ns();
+
+		ns[pick] = t1 - t0;
+		t0 = t1;
+		status[pick] = ((uint32_t)rc & XB_ERRNO_MASK) | flags;
+		done[pick] = 1;
+		st->end = t1;
+		/* The creator sends the number back. */
+		if (rc == 0 && k && (s->op == XB_OP_CREATE || s->op == XB_OP_MODIFY))
+			__atomic_store_n(&table[k - 1], qpn, __ATOMIC_RELEASE);
+		while (st->first < n && done[st->first])
+			st->first++;
+		if (xb_step_unexpected(s, rc, flags)) {
+			st->at = pick;
+			return XB_STORM_UNEXPECTED;
+		}
+	}
+	return XB_STORM_DONE;
+}
