@@ -162,6 +162,19 @@ func (s *shm) setQPN(slot int, qpn uint32) {
 
 func (s *shm) qpn(slot int) uint32 { return atomic.LoadUint32(s.u32(shmHeader + 4*slot)) }
 
+// qpnTable, stopWord and abortWord are the QP-number table and the words
+// that end a run early, for C to read and write atomically (a storm rank's
+// loop, verbs.RunStorm).
+func (s *shm) qpnTable() []uint32 {
+	if s.slots == 0 {
+		return nil
+	}
+	return unsafe.Slice(s.u32(shmHeader), s.slots)
+}
+
+func (s *shm) stopWord() *uint32  { return s.u32(offStopNow) }
+func (s *shm) abortWord() *uint32 { return s.u32(offAbort) }
+
 // Barrier wait tuning. A waiter spins briefly, then yields, then sleeps
 // in the kernel, but spins and yields only while every thread of the run
 // that is not asleep has a CPU of its own (see mayspin).

@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
@@ -20,47 +18,72 @@ import (
 
 // The storm runner: each thread is one local rank of an MPI job and runs
 // its plan's steps (workloads.StormPlan) once per repetition, from the
-// shared start deadline, through the provider's per-op calls. A rank
-// serves its steps in plan order, skipping over those not ready yet: a
-// step whose intended start has not come, or a registration whose QP
-// number its creator has not sent back (published in the shared segment's
-// slot of the connection).
+// shared start deadline, as one op program run by one C loop
+// (verbs.RunStorm). A rank serves its steps in plan order, each as soon
+// as it has arrived, skipping over those that have not: a step whose
+// intended start has not come, or a registration whose QP number its
+// creator has not sent back (published in the shared segment's slot of
+// the connection): a sender contacts the rank only with that number in
+// hand. Go builds the program before the start and folds the latencies
+// after the C loop returns; it steps in only at an interval's end and
+// when an outcome was unexpected (a registration that lost the race with
+// a re-wire: the handshake restarts and the rank creates a QP of its own).
 
 // stormRank is a thread's storm state.
 type stormRank struct {
 	steps  []workloads.Step
 	held   []uint32 // QPs this rank holds a handle on
-	mine   []uint32 // per connection: the QP this rank created (rewire drops it)
 	doneNS int64    // completion time after the storm's start; -1 unfinished
+	busyNS int64    // the rank's own work until then: its timed operations
 	runqNS int64    // time it was runnable but not running until then; -1 unknown
 	downNS int64    // teardown time (teardown unreg); -1 not measured
 	exit   bool     // teardown exit: leave the handles to the process's end
 	recs   map[string]*kindRec
+	kinds  map[string]uint32 // kind → index in thread.recs, a step's Tag
+	runq   *os.File          // /proc/thread-self/schedstat, read at start and end
+
+	// the current program (storm or teardown) and how far it is folded
+	prog   *verbs.Program
+	run    *verbs.Storm
+	folded []bool
+	idle   uint64 // run.IdleNS() already counted as waited
+	fix    *verbs.Program
 }
 
 // runStorm runs the rank's storm, then its teardown.
 func (t *thread) runStorm(deadline uint64) error {
 	st := t.storm
-	st.doneNS, st.downNS, st.runqNS = -1, -1, -1
+	st.doneNS, st.downNS, st.runqNS, st.busyNS = -1, -1, -1, -1
+	if st.kinds == nil {
+		st.kinds = map[string]uint32{}
+		for i, r := range t.recs {
+			st.kinds[r.kind] = uint32(i)
+		}
+	}
+	t.stormBuild(deadline)
+	// The run-queue time counts from before the sleep to the start: a
+	// rank woken but given no CPU until after the deadline starts late,
+	// and that is a wait on a run queue too.
+	runq0 := st.runQueueNS()
 	// The makespan runs from the deadline, so what the harness does
 	// after it is in the figure: the rank wakes before the deadline (a
-	// sleeper wakes up to a few hundred us late), reads its run-queue
-	// time (a file read of ~100us), and spins to the deadline.
+	// sleeper wakes up to a few hundred us late) and the C loop spins to
+	// the deadline.
 	if err := waitUntil(verbs.Now, deadline-min(deadline, stormStartSpin), t.shm.aborted); err != nil {
 		return err
 	}
-	runq0 := runQueueNS()
-	if err := spinUntil(deadline, t.shm.aborted); err != nil {
-		return err
-	}
-	t.started = verbs.Now()
+	t.started = deadline
 	t.measuring = true
 	t.lastEnd = t.started
 	t.ivStart = deadline
 	t.ivNext = deadline + uint64(t.cfg.Interval)
 	err := t.storming(deadline)
-	if runq1 := runQueueNS(); runq0 >= 0 && runq1 >= runq0 && st.doneNS >= 0 {
+	if runq1 := st.runQueueNS(); runq0 >= 0 && runq1 >= runq0 && st.doneNS >= 0 {
 		st.runqNS = runq1 - runq0
+	}
+	if st.runq != nil {
+		st.runq.Close()
+		st.runq = nil
 	}
 	if err == nil && !st.exit && !t.shm.stopRequested() {
 		err = t.stormTeardown()
@@ -78,239 +101,275 @@ func (t *thread) runStorm(deadline uint64) error {
 // sleeping and spins: more than the wake-up lateness seen on a loaded VM.
 const stormStartSpin = uint64(2 * time.Millisecond)
 
-// spinUntil returns at the CLOCK_MONOTONIC time deadline (ns), reading
-// the clock in a loop.
-func spinUntil(deadline uint64, abort func() bool) error {
-	for verbs.Now() < deadline {
-		if abort() {
-			return ErrAborted
+// stormBuild makes the rank's plan its program: a create (and the modify
+// out of RESET that --qp-state asks) sends the number back through the
+// connection's slot; a re-wire drops the rank's handle on the slot's QP
+// and creates anew; a registration takes its number from the slot.
+func (t *thread) stormBuild(deadline uint64) {
+	st := t.storm
+	n := 0
+	per := 1
+	if t.modify != nil {
+		per = 2
+	}
+	for _, s := range st.steps {
+		switch s.Act {
+		case workloads.ActCreate:
+			n += per
+		case workloads.ActRewire:
+			n += 1 + per
+		case workloads.ActReg:
+			n++
 		}
 	}
-	return nil
+	poisson := t.spec.Storm.Arrival == workloads.ArrivalPoisson
+	p := verbs.NewProgram(n, poisson)
+	run := verbs.NewStorm(p, t.shm.qpnTable(), t.shm.stopWord(), t.shm.abortWord(), deadline)
+	i := 0
+	add := func(op verbs.Op, kind string, slot int, back uint32, at time.Duration) {
+		p.Steps[i] = verbs.Step{Op: uint8(op), Tag: st.kinds[kind], Back: back}
+		run.Slot[i] = uint32(slot)
+		if poisson {
+			p.Start[i] = deadline + uint64(at)
+		}
+		i++
+	}
+	create := func(slot int, at time.Duration) {
+		if t.modify == nil {
+			add(verbs.OpCreate, workloads.OpCreate, slot, 0, at)
+			return
+		}
+		// The number goes back once the QP is out of RESET.
+		add(verbs.OpCreate, workloads.OpCreate, 0, 0, at)
+		add(verbs.OpModify, results.OpModify, slot, 1, at)
+	}
+	for _, s := range st.steps {
+		slot := s.Conn + 1
+		switch s.Act {
+		case workloads.ActCreate:
+			create(slot, s.Start)
+		case workloads.ActRewire:
+			// The connection goes down: the creator drops its handle
+			// (which destroys the QP unless a rank registered first) and
+			// wires it again with a new QP, whose number replaces the old.
+			add(verbs.OpUnreg, workloads.OpUnreg, slot, 0, s.Start)
+			create(slot, s.Start)
+		case workloads.ActReg:
+			add(verbs.OpReg, workloads.OpReg, slot, 0, s.Start)
+		}
+	}
+	st.prog, st.run, st.folded, st.idle = p, run, make([]bool, n), 0
 }
 
-// storming runs the steps until all are done or the run is stopped.
+// storming runs the rank's program until every step is done or the run
+// is stopped.
 func (t *thread) storming(start uint64) error {
 	st := t.storm
-	done := make([]bool, len(st.steps))
-	first, left := 0, len(st.steps)
-	var idleSince uint64
-	for left > 0 {
-		if t.shm.aborted() {
-			return ErrAborted
+	for {
+		st.run.Until = t.ivNext
+		out, err := t.dom.RunStorm(st.prog, st.run)
+		if err != nil {
+			return fmt.Errorf("thread %d: storm: %w", t.g, err)
 		}
-		if t.shm.stopRequested() {
+		switch out {
+		case verbs.StormDone:
+			if err := t.stormFold(); err != nil {
+				return err
+			}
+			st.doneNS = int64(st.run.End() - start)
 			return nil
-		}
-		now := verbs.Now()
-		pick := -1
-		for i := first; i < len(st.steps); i++ {
-			s := st.steps[i]
-			if done[i] {
-				continue
+		case verbs.StormUntil:
+			if err := t.stormFold(); err != nil {
+				return err
 			}
-			if start+uint64(s.Start) > now {
-				break // in order of intended start: none later is due
+			if err := t.flushIntervalAt(verbs.Now()); err != nil {
+				return err
 			}
-			if s.Act != workloads.ActReg || t.shm.qpn(s.Conn) != 0 {
-				pick = i
-				break
+		case verbs.StormHalted:
+			if err := t.stormFold(); err != nil {
+				return err
 			}
-		}
-		if pick < 0 {
-			// Waiting for a number another rank sends back, or for the
-			// next contact: the workload's wait, like a barrier's.
-			if idleSince == 0 {
-				idleSince = now
+			if t.shm.aborted() {
+				return ErrAborted
 			}
-			unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
-			continue
-		}
-		if idleSince != 0 {
-			w := verbs.Now() - idleSince
-			t.waited += w
-			t.waitNS += w
-			idleSince = 0
-		}
-		if err := t.stormStep(st.steps[pick]); err != nil {
-			return err
-		}
-		done[pick] = true
-		left--
-		for first < len(done) && done[first] {
-			first++
+			return nil
+		case verbs.StormUnexpected:
+			if err := t.stormUnexpected(st.run.At()); err != nil {
+				return err
+			}
 		}
 	}
-	st.doneNS = int64(verbs.Now() - start)
-	return nil
 }
 
-// stormStep runs one step.
-func (t *thread) stormStep(s workloads.Step) error {
+// stormUnexpected handles step i's unexpected outcome: a registration
+// that found its QP destroyed (EINVAL) while connections are re-wired
+// lost the race: the sender restarts the handshake and this rank creates
+// a receive QP of its own. Anything else fails the rank.
+func (t *thread) stormUnexpected(i int) error {
 	st := t.storm
-	switch s.Act {
-	case workloads.ActCreate:
-		qpn, err := t.stormCreate(workloads.OpCreate)
-		if err != nil {
+	p := st.prog
+	s := &p.Steps[i]
+	e := p.Errno(i)
+	if verbs.Op(s.Op) != verbs.OpReg || e != syscall.EINVAL || t.spec.Storm.Reconnect <= 0 {
+		if err := t.stormFold(); err != nil {
 			return err
 		}
-		st.mine[s.Conn] = qpn
-		t.shm.setQPN(s.Conn, qpn)
-	case workloads.ActRewire:
-		// The connection goes down: the creator drops its handle (which
-		// destroys the QP unless a rank registered first) and wires it
-		// again with a new QP, whose number replaces the old one.
-		old := st.mine[s.Conn]
-		if err := t.stormUnreg(old); err != nil {
-			return err
-		}
-		qpn, err := t.stormCreate(workloads.OpCreate)
-		if err != nil {
-			return err
-		}
-		st.mine[s.Conn] = qpn
-		t.shm.setQPN(s.Conn, qpn)
-	case workloads.ActReg:
-		qpn := t.shm.qpn(s.Conn)
-		e, err := t.stormOp(verbs.OpReg, qpn)
-		if err != nil {
-			return err
-		}
-		switch {
-		case e == 0:
-			if err := t.stormRecord(workloads.OpReg, 0); err != nil {
-				return err
-			}
-			st.held = append(st.held, qpn)
-		case e == syscall.EINVAL && t.spec.Storm.Reconnect > 0:
-			// The QP was destroyed under the number: the sender restarts
-			// the handshake and this rank creates a receive QP of its own.
-			if err := t.stormRecord(workloads.OpRegRetry, 0); err != nil {
-				return err
-			}
-			if _, err := t.stormCreate(workloads.OpRestart); err != nil {
-				return err
-			}
-		default:
-			t.stormRecord(workloads.OpReg, e)
-			return fmt.Errorf("thread %d: reg of QP %#x (connection %d): %w", t.g, qpn, s.Conn, e)
-		}
+		return fmt.Errorf("thread %d: %s of QP %#x (connection %d): %w", t.g, verbs.Op(s.Op), s.QPN, st.run.Slot[i]-1, e)
 	}
-	return nil
-}
-
-// stormCreate creates a QP, recorded as kind, and holds it.
-func (t *thread) stormCreate(kind string) (uint32, error) {
-	e, err := t.stormOp(verbs.OpCreate, 0)
-	if err != nil {
-		return 0, err
-	}
-	if rerr := t.stormRecord(kind, e); rerr != nil {
-		return 0, rerr
-	}
-	if e != 0 {
-		return 0, fmt.Errorf("thread %d: %s: %w", t.g, kind, e)
-	}
-	qpn := t.batch.QPNs[0]
-	t.storm.held = append(t.storm.held, qpn)
-	t.noteCreated(qpn)
-	if t.modify != nil {
-		// Out of RESET (--qp-state) before the number goes back, as the
-		// MPI libraries do: timed as kind modify.
-		t.where[0] = 0
-		if err := t.runBatch(t.modify, 1); err != nil {
-			return 0, err
-		}
-		if e := t.batch.Errno(0); e != 0 {
-			return 0, fmt.Errorf("thread %d: modify of QP %#x: %w", t.g, qpn, e)
-		}
-	}
-	return qpn, nil
-}
-
-// stormUnreg drops the rank's handle on qpn, recorded as unreg_last when
-// that destroyed the QP, unreg otherwise (or when the provider cannot
-// tell).
-func (t *thread) stormUnreg(qpn uint32) error {
-	e, err := t.stormOp(verbs.OpUnreg, qpn)
-	if err != nil {
+	s.Tag, s.Expect = st.kinds[workloads.OpRegRetry], uint16(syscall.EINVAL)
+	if err := t.stormFold(); err != nil {
 		return err
 	}
-	kind := workloads.OpUnreg
-	if e == 0 && t.batch.Destroyed(0) == verbs.WasDestroyed {
-		kind = workloads.OpUnregLast
+	if st.fix == nil {
+		n := 1
+		if t.modify != nil {
+			n = 2
+		}
+		st.fix = verbs.NewProgram(n, false)
 	}
-	if rerr := t.stormRecord(kind, e); rerr != nil {
-		return rerr
+	f := st.fix
+	f.Steps[0] = verbs.Step{Op: uint8(verbs.OpCreate), Tag: st.kinds[workloads.OpRestart]}
+	if t.modify != nil {
+		f.Steps[1] = verbs.Step{Op: uint8(verbs.OpModify), Tag: st.kinds[results.OpModify], Back: 1}
 	}
-	if e != 0 {
-		return fmt.Errorf("thread %d: unreg of QP %#x: %w", t.g, qpn, e)
+	run := verbs.NewStorm(f, nil, t.shm.stopWord(), t.shm.abortWord(), 0)
+	out, err := t.dom.RunStorm(f, run)
+	if err != nil {
+		return fmt.Errorf("thread %d: restart: %w", t.g, err)
 	}
+	// Folded as part of the storm: the restart is the rank's own work.
+	t.stormFoldOf(f, run, make([]bool, f.Len()))
+	if out != verbs.StormDone {
+		if out == verbs.StormHalted && !t.shm.aborted() {
+			return nil
+		}
+		if out == verbs.StormHalted {
+			return ErrAborted
+		}
+		return fmt.Errorf("thread %d: restart's %s: %w", t.g, verbs.Op(f.Steps[run.At()].Op), f.Errno(run.At()))
+	}
+	return nil
+}
+
+// stormFold records the steps of the current program done since the last
+// fold.
+func (t *thread) stormFold() error {
 	st := t.storm
-	for i, q := range st.held {
-		if q == qpn {
-			st.held = append(st.held[:i], st.held[i+1:]...)
-			break
+	t.stormFoldOf(st.prog, st.run, st.folded)
+	// The time with nothing arrived is the workload's wait, like a
+	// barrier's.
+	w := st.run.IdleNS() - st.idle
+	st.idle = st.run.IdleNS()
+	t.waited += w
+	t.waitNS += w
+	return nil
+}
+
+// stormFoldOf records the done steps of p not yet folded: latencies into
+// their kinds' interval counts, failures as errors of their kinds, and
+// the rank's handles; an unreg that destroyed its QP is an unreg_last.
+func (t *thread) stormFoldOf(p *verbs.Program, run *verbs.Storm, folded []bool) {
+	st := t.storm
+	var timed uint64
+	var last *kindRec
+	batch := map[*kindRec]bool{}
+	for i := range p.Steps {
+		if !run.Done[i] || folded[i] {
+			continue
+		}
+		folded[i] = true
+		s := &p.Steps[i]
+		e := p.Errno(i)
+		if verbs.Op(s.Op) == verbs.OpUnreg && e == 0 && p.Destroyed(i) == verbs.WasDestroyed {
+			s.Tag = st.kinds[workloads.OpUnregLast]
+		}
+		rec := t.recs[s.Tag]
+		ns := p.NS[i]
+		rec.iv[bucketIndex(ns, len(rec.iv))]++
+		rec.ivN++
+		rec.count++
+		rec.timedNS += int64(ns)
+		batch[rec] = true
+		timed += ns
+		st.busyNS += int64(ns)
+		last = rec
+		if p.Unexpected(i) {
+			rec.fail(workloads.ErrnoName(e))
+		}
+		if e != 0 {
+			continue
+		}
+		switch verbs.Op(s.Op) {
+		case verbs.OpCreate:
+			st.held = append(st.held, s.QPN)
+			t.noteCreated(s.QPN)
+		case verbs.OpReg:
+			st.held = append(st.held, s.QPN)
+		case verbs.OpUnreg:
+			if k := slices.Index(st.held, s.QPN); k >= 0 {
+				st.held = slices.Delete(st.held, k, k+1)
+			}
 		}
 	}
-	return nil
-}
-
-// stormOp runs one timed operation through the batch path.
-func (t *thread) stormOp(op verbs.Op, qpn uint32) (syscall.Errno, error) {
-	b := t.batch
-	b.QPNs[0] = qpn
-	if _, err := t.dom.RunBatch(op, b, 1); err != nil {
-		return 0, fmt.Errorf("thread %d: %v: %w", t.g, op, err)
+	for rec := range batch {
+		rec.batches++
 	}
-	return b.Errno(0), nil
-}
-
-// stormRecord records the operation just run as kind; a failure (errno e)
-// is an error of the kind.
-func (t *thread) stormRecord(kind string, e syscall.Errno) error {
-	rec := t.storm.recs[kind]
-	if rec == nil {
-		return fmt.Errorf("thread %d: no recording of %s in this storm", t.g, kind)
+	if last != nil && t.measuring {
+		t.account(last, run.End(), timed)
 	}
-	timed := recordAll(rec.iv, t.batch.NS[:1])
-	rec.ivN++
-	rec.count++
-	rec.batches++
-	if e != 0 {
-		rec.fail(workloads.ErrnoName(e))
-	}
-	now := verbs.Now()
-	t.account(rec, now, timed)
-	if now >= t.ivNext {
-		return t.flushIntervalAt(now)
-	}
-	return nil
 }
 
 // stormTeardown: every rank unregisters everything it holds (MVAPICH's
-// finalize), from a common start after every rank is wired.
+// finalize), from a common start after every rank is wired, as one
+// program.
 func (t *thread) stormTeardown() error {
 	margin := uint64(5*time.Millisecond + time.Duration(t.n)*100*time.Microsecond)
 	if err := t.barrier(func() { t.shm.setDeadline(verbs.Now() + margin) }); err != nil {
 		return err
 	}
 	start, t0 := t.shm.deadline(), verbs.Now()
-	if err := waitUntil(verbs.Now, start, t.shm.aborted); err != nil {
+	if err := waitUntil(verbs.Now, start-min(start, stormStartSpin), t.shm.aborted); err != nil {
 		return err
 	}
 	// Waiting for the common start is the workload's, as a barrier's.
-	w := verbs.Now() - t0
+	w := start - min(start, t0)
 	t.waited += w
 	t.waitNS += w
 	st := t.storm
-	for len(st.held) > 0 {
-		if err := t.stormUnreg(st.held[len(st.held)-1]); err != nil {
+	p := verbs.NewProgram(len(st.held), false)
+	for i, q := range slices.Backward(st.held) {
+		p.Steps[len(st.held)-1-i] = verbs.Step{QPN: q, Op: uint8(verbs.OpUnreg), Tag: st.kinds[workloads.OpUnreg]}
+	}
+	st.prog, st.run, st.folded, st.idle = p, verbs.NewStorm(p, nil, t.shm.stopWord(), t.shm.abortWord(), start), make([]bool, p.Len()), 0
+	busy := st.busyNS
+	defer func() { st.busyNS = busy }()
+	for {
+		st.run.Until = t.ivNext
+		out, err := t.dom.RunStorm(p, st.run)
+		if err != nil {
+			return fmt.Errorf("thread %d: storm teardown: %w", t.g, err)
+		}
+		if err := t.stormFold(); err != nil {
 			return err
 		}
+		switch out {
+		case verbs.StormDone:
+			st.downNS = int64(st.run.End() - start)
+			return nil
+		case verbs.StormUntil:
+			if err := t.flushIntervalAt(verbs.Now()); err != nil {
+				return err
+			}
+		case verbs.StormHalted:
+			if t.shm.aborted() {
+				return ErrAborted
+			}
+			return nil
+		case verbs.StormUnexpected:
+			i := st.run.At()
+			return fmt.Errorf("thread %d: unreg of QP %#x: %w", t.g, p.Steps[i].QPN, p.Errno(i))
+		}
 	}
-	st.downNS = int64(verbs.Now() - start)
-	return nil
 }
 
 // stormRelease drops, unmeasured, what a rank still holds after an error.
@@ -484,7 +543,7 @@ func stormResult(done []*repOutcome, cfg Config) *results.Storm {
 		for i := range doneNS {
 			doneNS[i], downNS[i] = -1, -1
 		}
-		runq := make([]int64, ranks)
+		runq, busy := make([]int64, ranks), make([]int64, ranks)
 		for _, tr := range rep.threads {
 			if tr.Thread < 0 || tr.Thread >= ranks {
 				continue
@@ -492,9 +551,12 @@ func stormResult(done []*repOutcome, cfg Config) *results.Storm {
 			if tr.StormDoneNS != nil {
 				doneNS[tr.Thread] = *tr.StormDoneNS
 			}
-			runq[tr.Thread] = -1
+			runq[tr.Thread], busy[tr.Thread] = -1, -1
 			if tr.StormRunQueueNS != nil {
 				runq[tr.Thread] = *tr.StormRunQueueNS
+			}
+			if tr.StormBusyNS != nil && tr.StormDoneNS != nil && *tr.StormDoneNS >= 0 {
+				busy[tr.Thread] = *tr.StormBusyNS
 			}
 			if tr.StormTeardownNS != nil {
 				downNS[tr.Thread] = *tr.StormTeardownNS
@@ -507,6 +569,7 @@ func stormResult(done []*repOutcome, cfg Config) *results.Storm {
 		out.MakespanNS = append(out.MakespanNS, makespan)
 		out.RankDoneNS = append(out.RankDoneNS, doneNS)
 		out.RankRunQueueNS = append(out.RankRunQueueNS, runq)
+		out.RankBusyNS = append(out.RankBusyNS, busy)
 		switch {
 		case st.Teardown == workloads.TeardownUnreg && !slices.Contains(downNS, -1):
 			out.TeardownNS = append(out.TeardownNS, slices.Max(downNS))
@@ -543,22 +606,31 @@ func allSame(xs []string) bool {
 	return true
 }
 
-// runQueueNS is how long the calling OS thread has waited on a run queue,
-// runnable but not running (/proc/thread-self/schedstat, 2nd field), or -1
-// where the kernel does not say. On a shared machine a rank's makespan
-// includes that wait, which is not the storm's.
-func runQueueNS() int64 {
-	b, err := os.ReadFile("/proc/thread-self/schedstat")
-	if err != nil {
+// runQueueNS is how long the rank's OS thread has waited on a run queue,
+// runnable but not running (/proc/thread-self/schedstat, 2nd field), or
+// -1 where the kernel does not say. On a shared machine a rank's makespan
+// includes that wait, which is not the storm's. The file stays open: a
+// read is then a few us, where opening it each time took ~100 us.
+func (st *stormRank) runQueueNS() int64 {
+	if st.runq == nil {
+		f, err := os.Open("/proc/thread-self/schedstat")
+		if err != nil {
+			return -1
+		}
+		st.runq = f
+	}
+	var buf [128]byte
+	n, err := st.runq.ReadAt(buf[:], 0)
+	if n == 0 && err != nil {
 		return -1
 	}
-	f := strings.Fields(string(b))
+	f := strings.Fields(string(buf[:n]))
 	if len(f) < 2 {
 		return -1
 	}
-	n, err := strconv.ParseInt(f[1], 10, 64)
+	v, err := strconv.ParseInt(f[1], 10, 64)
 	if err != nil {
 		return -1
 	}
-	return n
+	return v
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,26 +49,12 @@ func noLeaks(t *testing.T, res *results.Result) {
 
 // The known answer: 2 ranks, 9 nodes, 1 rail is 16 QPs, each rank
 // creating 8 and registering 8 at once; with create=100us and reg=10us a
-// rank's own work is 8 x 100 + 8 x 10 = 880 us, and the makespan is within
-// +10% of it (the fastest of several repetitions: the machine is shared).
+// rank's own work (its timed operations) is at least 8 x 100 + 8 x 10 =
+// 880 us, and the makespan is within +10% of the larger rank's. On a
+// machine busy with other work, a rank waiting on a run queue delays
+// itself and the ranks waiting for its QP numbers: the bound widens by the
+// ranks' run-queue time, measured, and by nothing else.
 func TestStormKnownAnswer(t *testing.T) {
-	// Up to three runs of 7 repetitions: the best repetition of any run
-	// counts, as a shared machine may take the CPUs from all of one run's.
-	var msgs []string
-	for attempt := 1; attempt <= 3; attempt++ {
-		msg := stormKnownAnswer(t)
-		if msg == "" {
-			return
-		}
-		t.Logf("run %d: %s", attempt, msg)
-		msgs = append(msgs, msg)
-	}
-	t.Errorf("in none of 3 runs: %s", strings.Join(msgs, "; "))
-}
-
-// stormKnownAnswer runs the storm once (7 repetitions), checks what must
-// hold exactly, and says what missed the makespan's bound ("" if none).
-func stormKnownAnswer(t *testing.T) string {
 	cfg := stormConfig(t, "  nodes: 9\n  arrival: burst\n  teardown: unreg\n", 2, "create=100us,reg=10us")
 	cfg.Repetitions = 7
 	res := runOK(t, cfg)
@@ -82,49 +66,41 @@ func stormKnownAnswer(t *testing.T) string {
 	if st == nil {
 		t.Fatal("no storm figures in result.json")
 	}
-	if st.QPs != 16 || st.Registrations != 16 || st.Nodes != 9 || st.Ranks != 2 || len(st.MakespanNS) != 7 || len(st.RankDoneNS) != 7 {
+	if st.QPs != 16 || st.Registrations != 16 || st.Nodes != 9 || st.Ranks != 2 || len(st.MakespanNS) != 7 ||
+		len(st.RankDoneNS) != 7 || len(st.RankBusyNS) != 7 || len(st.RankRunQueueNS) != 7 {
 		t.Fatalf("storm %+v", st)
 	}
 	if st.TeardownMethod != "ranks_unreg" || len(st.TeardownNS) != 7 || len(st.RankTeardownNS) != 7 {
 		t.Errorf("teardown %v by %q, want 7 measured by ranks_unreg", st.TeardownNS, st.TeardownMethod)
 	}
 	noLeaks(t, res)
-	const own = 880 * time.Microsecond
-	for i, ranks := range st.RankDoneNS {
-		for r, d := range ranks {
-			if time.Duration(d) < own {
-				t.Errorf("repetition %d rank %d: done after %v, less than its own busy-waited work %v", i+1, r, time.Duration(d), own)
-			}
-		}
-	}
-	best, found := time.Duration(0), false
-	for i, ranks := range st.RankDoneNS {
-		// A rank waiting on a run queue also delays the ranks waiting for
-		// its QP numbers: every rank's wait comes off.
-		var waits int64
-		for _, q := range st.RankRunQueueNS[i] {
+	const work = 880 * time.Microsecond
+	for i, makespan := range st.MakespanNS {
+		var own, waits time.Duration
+		for r, b := range st.RankBusyNS[i] {
+			q := st.RankRunQueueNS[i][r]
 			if q < 0 {
 				t.Skip("this kernel does not report run-queue waits (/proc/thread-self/schedstat)")
 			}
-			waits += q
+			busy := time.Duration(b)
+			// The cost model busy-waits: no less than its sum; more only
+			// by the operations' own code and a preemption inside one.
+			if busy < work || busy > work*110/100+time.Duration(q) {
+				t.Errorf("repetition %d rank %d: own work %v, want %v to +10%% (+ its run-queue wait %v)", i+1, r, busy, work, time.Duration(q))
+			}
+			if d := time.Duration(st.RankDoneNS[i][r]); d < busy {
+				t.Errorf("repetition %d rank %d: done after %v, before its own work %v", i+1, r, d, busy)
+			}
+			own, waits = max(own, busy), waits+time.Duration(q)
 		}
-		span := time.Duration(slices.Max(ranks) - waits)
-		if span >= own && (!found || span < best) {
-			best, found = span, true
+		bound := own*110/100 + waits
+		t.Logf("repetition %d: makespan %v, own work %v, run-queue waits %v: bound %v (ranks done %v, own %v, run queue %v)", i+1, time.Duration(makespan), own, waits, bound, st.RankDoneNS[i], st.RankBusyNS[i], st.RankRunQueueNS[i])
+		// Ranks that ran one after the other (16 x 110 us) exceed it
+		// unless the run queue took as long.
+		if time.Duration(makespan) > bound {
+			t.Errorf("repetition %d: makespan %v, more than +10%% over the larger rank's own work %v plus the ranks' run-queue waits %v", i+1, time.Duration(makespan), own, waits)
 		}
 	}
-	// The bound, +10%, holds on a machine with CPUs to spare; on
-	// one busier than its CPUs (make test beside other work) a storm that
-	// serialized its ranks (16 x 110 us) must still fail.
-	bound, why := own*110/100, "+10%"
-	if load := loadAverage(); load < 0 || load >= float64(runtime.NumCPU()) {
-		bound, why = own*195/100, fmt.Sprintf("+95%%, the load average being %.1f on %d CPUs", load, runtime.NumCPU())
-	}
-	t.Logf("makespans %v, run-queue waits %v; best makespan less those %v; bound %v (%s)", st.MakespanNS, st.RankRunQueueNS, best, bound, why)
-	if !found || best > bound {
-		return fmt.Sprintf("best makespan less run-queue waits %v (of makespans %v), more than %s over %v", best, st.MakespanNS, why, own)
-	}
-	return ""
 }
 
 // Reconnect: a quarter of the connections are torn down and re-wired

@@ -96,20 +96,16 @@ type phaseRT struct {
 // thread is one measured registrant: one goroutine locked to one OS
 // thread, with its own device context and domain handle.
 type thread struct {
-	cfg  *workerConfig
-	spec *workloads.Spec
-	g    int // global thread index
-	n    int // total threads
-	q    int // QPs per thread (loop per_thread) or per round
-	shm  *shm
-	dev  *verbs.Device
-	dom  *verbs.Domain
-	prog *progRT
-	open *openLoop // nil: a closed loop
-	// batch and where serve the storm runner's single timed operations
-	// (storm.go); the measured loops run op programs (prog).
-	batch  *verbs.Batch
-	where  []int // batch entry → slot
+	cfg    *workerConfig
+	spec   *workloads.Spec
+	g      int // global thread index
+	n      int // total threads
+	q      int // QPs per thread (loop per_thread) or per round
+	shm    *shm
+	dev    *verbs.Device
+	dom    *verbs.Domain
+	prog   *progRT
+	open   *openLoop // nil: a closed loop
 	phases []*phaseRT
 	modify *phaseRT // the creator's move of its new QPs out of RESET; nil at --qp-state reset
 	recs   []*kindRec
@@ -199,14 +195,12 @@ func newThread(cfg *workerConfig, spec *workloads.Spec, local int, sh *shm) *thr
 		for k, i := range byKind {
 			recs[k] = t.recs[i]
 		}
-		t.storm = &stormRank{recs: recs, mine: make([]uint32, t.q), doneNS: -1, downNS: -1,
+		t.storm = &stormRank{recs: recs, doneNS: -1, downNS: -1,
 			exit: spec.Storm.Teardown == workloads.TeardownExit}
 	}
 	if spec.Creates() && probesCreated(cfg.Verbs.Provider) {
 		t.created = newQPSet()
 	}
-	t.batch = verbs.NewBatch(max(t.q, 1))
-	t.where = make([]int, t.q)
 	t.held = make([]bool, t.q)
 	t.slots = make([]uint32, t.q)
 	t.order = rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(t.g))).Perm(t.q)
@@ -578,106 +572,11 @@ func (t *thread) account(rec *kindRec, now, timed uint64) {
 	t.lastEnd, t.waited = now, 0
 }
 
-// The storm runner (storm.go) times its operations one by one through
-// RunBatch, with these.
-
+// noteCreated adds a QP the storm runner (storm.go) created to the leak
+// probe's set.
 func (t *thread) noteCreated(qpn uint32) {
 	if t.created != nil {
 		t.created.add(qpn)
-	}
-}
-
-// runBatch runs and records one batch of phase p. Recording happens after
-// the timed C loop returns.
-func (t *thread) runBatch(p *phaseRT, n int) error {
-	if n == 0 {
-		return nil
-	}
-	b := t.batch
-	failed, err := t.dom.RunBatch(p.op, b, n)
-	if err != nil {
-		return fmt.Errorf("thread %d: %s batch: %w", t.g, p.Op, err)
-	}
-	rec := p.rec
-	timed := recordAll(rec.iv, b.NS[:n])
-	rec.timedNS += int64(timed)
-	rec.ivN += int64(n)
-	rec.count += int64(n)
-	rec.batches++
-	if failed == 0 && p.expect == 0 {
-		// The common case: everything succeeded as it must; only the
-		// registration state moves, and destroy flags are checked.
-		held := t.held
-		switch p.op {
-		case verbs.OpReg:
-			for _, s := range t.where[:n] {
-				held[s] = true
-			}
-		case verbs.OpUnreg:
-			for i, s := range t.where[:n] {
-				held[s] = false
-				if d := b.Destroyed(i); d != verbs.DestroyUnknown && (d == verbs.WasDestroyed) != (p.checkLast > 0) {
-					if d == verbs.WasDestroyed {
-						rec.fail(errUnexpectedDestroy)
-					} else {
-						rec.fail(errNotDestroyed)
-					}
-				}
-			}
-		}
-	} else {
-		t.check(p, n)
-	}
-	if t.measuring {
-		now := verbs.Now()
-		t.account(rec, now, timed)
-		if now >= t.ivNext {
-			return t.flushIntervalAt(now)
-		}
-	}
-	return nil
-}
-
-// check goes through a batch that had failures or needs its outcome
-// checked: unexpected errnos and destroy flags are errors of the kind.
-func (t *thread) check(p *phaseRT, n int) {
-	b, rec := t.batch, p.rec
-	for i := 0; i < n; i++ {
-		e := b.Errno(i)
-		switch {
-		case p.expect != 0:
-			if e != p.expect {
-				if e == 0 {
-					// A registration that should not exist; drop it,
-					// unmeasured, so it leaks nothing, and say so when
-					// that fails too.
-					if dropUnexpected(t.dom, b.QPNs[i]) != nil {
-						rec.fail(errUnexpectedSuccessKept)
-					} else {
-						rec.fail(errUnexpectedSuccess)
-					}
-				} else {
-					rec.fail(workloads.ErrnoName(e))
-				}
-			}
-			continue
-		case e != 0:
-			rec.fail(workloads.ErrnoName(e))
-			continue
-		}
-		s := t.where[i]
-		switch p.op {
-		case verbs.OpReg:
-			t.held[s] = true
-		case verbs.OpUnreg:
-			t.held[s] = false
-			d := b.Destroyed(i)
-			if p.checkLast > 0 && d == verbs.NotDestroyed {
-				rec.fail(errNotDestroyed)
-			} else if p.checkLast < 0 && d == verbs.WasDestroyed {
-				rec.fail(errUnexpectedDestroy)
-			}
-		}
 	}
 }
 
@@ -741,6 +640,7 @@ func (t *thread) result() (threadResult, error) {
 		GapKind: t.gapKind, TimerBeforeNS: t.timerPre, TimerAfterNS: t.timerPost}
 	if t.storm != nil {
 		tr.StormDoneNS, tr.StormTeardownNS, tr.StormRunQueueNS = &t.storm.doneNS, &t.storm.downNS, &t.storm.runqNS
+		tr.StormBusyNS = &t.storm.busyNS
 	}
 	if o := t.open; o != nil {
 		tr.Open = &openResult{Scheduled: o.scheduled, Waits: int64(o.waits), LateNS: int64(o.lateNS),

@@ -390,6 +390,11 @@ type Storm struct {
 	// with other work it is part of the rank's completion time that is
 	// not the storm's.
 	RankRunQueueNS [][]int64 `json:"rank_runq_ns,omitempty"`
+	// RankBusyNS is, per repetition, each rank's own work: the sum of its
+	// timed operations until it was done (-1: not finished). A completion
+	// time beyond it is the rank's waits: for the numbers other ranks
+	// send back, for a CPU (RankRunQueueNS), and the harness's own.
+	RankBusyNS [][]int64 `json:"rank_busy_ns,omitempty"`
 	// TeardownNS is, per repetition, the teardown's duration: for
 	// teardown unreg the largest of the ranks' (RankTeardownNS), from a
 	// common start; for exit, from the ranks' exit until the device shows
