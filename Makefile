@@ -56,7 +56,7 @@ csan:
 	@for san in thread address,undefined; do \
 		rm -rf $(CSAN_OUT)/dev && mkdir -m 700 -p $(CSAN_OUT)/dev && \
 		$(CC) $(CWARN) -O1 -g -fsanitize=$$san -fno-sanitize-recover=all -Iverbs \
-			-o $(CSAN_OUT)/sim_stress verbs/ctest/sim_stress.c verbs/sim.c verbs/sim_guard.c verbs/batch.c -lpthread && \
+			-o $(CSAN_OUT)/sim_stress verbs/ctest/sim_stress.c verbs/sim.c verbs/sim_guard.c verbs/batch.c verbs/storm.c -lpthread && \
 		echo "csan: -fsanitize=$$san" && \
 		$(CSAN_OUT)/sim_stress $(CSAN_OUT)/dev $(CSAN_OUT)/dev/domain || exit 1; \
 	done

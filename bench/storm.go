@@ -176,7 +176,7 @@ func (t *thread) storming(start uint64) error {
 			if err := t.stormFold(); err != nil {
 				return err
 			}
-			st.doneNS = int64(st.run.End() - start)
+			st.doneNS = int64(max(st.run.End(), start) - start) // 0 for a rank with nothing to do
 			return nil
 		case verbs.StormUntil:
 			if err := t.stormFold(); err != nil {
@@ -354,7 +354,7 @@ func (t *thread) stormTeardown() error {
 		}
 		switch out {
 		case verbs.StormDone:
-			st.downNS = int64(st.run.End() - start)
+			st.downNS = int64(max(st.run.End(), start) - start)
 			return nil
 		case verbs.StormUntil:
 			if err := t.flushIntervalAt(verbs.Now()); err != nil {

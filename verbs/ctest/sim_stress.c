@@ -3,7 +3,10 @@
  * UndefinedBehaviorSanitizer (make csan). Threads, each its own registrant
  * with its own mapping of one device, create, register with and unregister
  * from shared QPs at once, in both semantics; then the device must be
- * empty. Go tests cover the semantics; this covers races and memory.
+ * empty. Then they run a storm (storm.c): each creates its share of the
+ * connections and registers with the others', the numbers passing through
+ * a shared table as the loop serves whatever has arrived. Go tests cover
+ * the semantics; this covers races and memory.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,6 +31,37 @@ enum { THREADS = 4, ROUNDS = 200, QPS = 16 };
 static const char *dir, *domfile;
 static pthread_barrier_t barrier;
 static uint32_t shared_qpns[QPS];
+static uint32_t table[QPS]; /* the storm's QP-number table */
+static const uint32_t halt; /* never set: the storm runs to its end */
+
+/* storm runs rank id's plan: create the connections c with c % THREADS ==
+ * id, register with every other, then drop every handle. */
+static void storm(int id, struct sim_dom *dom)
+{
+	enum { N = QPS };
+	struct xb_step steps[N] = {{0}};
+	uint32_t slot[N], status[N];
+	uint64_t ns[N];
+	uint8_t done[N] = {0};
+	struct xb_storm_state st = {.begin = xb_now_ns()};
+	size_t n = 0;
+
+	for (int pass = 0; pass < 2; pass++)
+		for (int c = 0; c < QPS; c++)
+			if ((c % THREADS == id) == (pass == 0)) {
+				steps[n].op = pass == 0 ? XB_OP_CREATE : XB_OP_REG;
+				slot[n++] = (uint32_t)c + 1;
+			}
+	CHECK(xb_run_storm(&xb_sim_ops, dom, steps, n, NULL, slot, done, table, &halt, &halt, ns,
+			   status, &st) == XB_STORM_DONE);
+	pthread_barrier_wait(&barrier);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t flags = 0;
+
+		CHECK(done[i] && status[i] == 0 && steps[i].qpn == table[slot[i] - 1]);
+		CHECK(sim_unreg(dom, steps[i].qpn, &flags) == 0);
+	}
+}
 
 static void *worker(void *arg)
 {
@@ -73,6 +107,7 @@ static void *worker(void *arg)
 		CHECK(sim_reg(dom, qpn, &flags) == EINVAL);
 		pthread_barrier_wait(&barrier);
 	}
+	storm(id, dom);
 	CHECK(sim_close_domain(dom) == 0);
 	CHECK(sim_close(dev) == 0);
 	return NULL;
@@ -97,6 +132,6 @@ int main(int argc, char **argv)
 	CHECK(sim_inspect(dev, info, 4, &nreg, &ndom) == 0);
 	CHECK(nreg == 1 && ndom == 0); /* only this observer is left */
 	CHECK(sim_close(dev) == 0);
-	printf("sim_stress: %d threads x %d rounds x %d QPs: no race, no leak, device empty\n", THREADS, ROUNDS, QPS);
+	printf("sim_stress: %d threads x %d rounds x %d QPs, then a storm: no race, no leak, device empty\n", THREADS, ROUNDS, QPS);
 	return 0;
 }
