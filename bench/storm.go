@@ -63,15 +63,11 @@ func (t *thread) runStorm(deadline uint64) error {
 	t.stormBuild(deadline)
 	// The run-queue time counts from before the sleep to the start: a
 	// rank woken but given no CPU until after the deadline starts late,
-	// and that is a wait on a run queue too.
+	// and that is a wait on a run queue too. The makespan runs from the
+	// deadline, so what the harness does after it is in the figure: the
+	// C loop waits for the deadline itself (asleep, then spinning), and
+	// no Go runs from there until the rank is done.
 	runq0 := st.runQueueNS()
-	// The makespan runs from the deadline, so what the harness does
-	// after it is in the figure: the rank wakes before the deadline (a
-	// sleeper wakes up to a few hundred us late) and the C loop spins to
-	// the deadline.
-	if err := waitUntil(verbs.Now, deadline-min(deadline, stormStartSpin), t.shm.aborted); err != nil {
-		return err
-	}
 	t.started = deadline
 	t.measuring = true
 	t.lastEnd = t.started
@@ -96,10 +92,6 @@ func (t *thread) runStorm(deadline uint64) error {
 	t.timerPost = verbs.TimerOverheadNS()
 	return err
 }
-
-// stormStartSpin is how long before the storm's start a rank stops
-// sleeping and spins: more than the wake-up lateness seen on a loaded VM.
-const stormStartSpin = uint64(2 * time.Millisecond)
 
 // stormBuild makes the rank's plan its program: a create (and the modify
 // out of RESET that --qp-state asks) sends the number back through the
@@ -327,11 +319,9 @@ func (t *thread) stormTeardown() error {
 	if err := t.barrier(func() { t.shm.setDeadline(verbs.Now() + margin) }); err != nil {
 		return err
 	}
+	// Waiting for the common start (in the C loop) is the workload's, as
+	// a barrier's.
 	start, t0 := t.shm.deadline(), verbs.Now()
-	if err := waitUntil(verbs.Now, start-min(start, stormStartSpin), t.shm.aborted); err != nil {
-		return err
-	}
-	// Waiting for the common start is the workload's, as a barrier's.
 	w := start - min(start, t0)
 	t.waited += w
 	t.waitNS += w

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
+#include <time.h>
 
 #include "xb.h"
 
@@ -22,6 +23,35 @@ static int halted(const uint32_t *stop, const uint32_t *abort)
 	return __atomic_load_n(stop, __ATOMIC_RELAXED) || __atomic_load_n(abort, __ATOMIC_RELAXED);
 }
 
+/* The wait for the start is in C too, so nothing of Go's (a collection
+ * stopping the world as the rank comes back from a sleep) can hold a rank
+ * past it: it sleeps, in naps of at most XB_STORM_NAP_NS to see a halt,
+ * until XB_STORM_SPIN_NS before the start (a sleeper wakes up late, by
+ * hundreds of us on a loaded machine), then spins. */
+#define XB_STORM_SPIN_NS 2000000u
+#define XB_STORM_NAP_NS 1000000u
+
+/* until_begin returns the clock at begin, or 0 if halted before. */
+static uint64_t until_begin(uint64_t now, uint64_t begin, const uint32_t *stop, const uint32_t *abort)
+{
+	while (now + XB_STORM_SPIN_NS < begin) {
+		if (halted(stop, abort))
+			return 0;
+		uint64_t wake = begin - XB_STORM_SPIN_NS;
+
+		if (wake - now > XB_STORM_NAP_NS)
+			wake = now + XB_STORM_NAP_NS;
+		struct timespec ts = { .tv_sec = (time_t)(wake / 1000000000u),
+				       .tv_nsec = (long)(wake % 1000000000u) };
+
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		now = xb_now_ns();
+	}
+	while (now < begin)
+		now = xb_now_ns();
+	return now;
+}
+
 int xb_run_storm(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t n,
 		 const uint64_t *start, const uint32_t *slot, uint8_t *done, uint32_t *table,
 		 const uint32_t *stop, const uint32_t *abort, uint64_t *ns, uint32_t *status,
@@ -29,9 +59,8 @@ int xb_run_storm(const struct xb_ops *ops, void *dom, struct xb_step *steps, siz
 {
 	uint64_t t0 = xb_now_ns();
 
-	/* Spun here, not in Go: the call into C is before the start. */
-	while (t0 < st->begin)
-		t0 = xb_now_ns();
+	if (t0 < st->begin && (t0 = until_begin(t0, st->begin, stop, abort)) == 0)
+		return XB_STORM_HALTED;
 	while (st->first < n) {
 		size_t pick = n;
 

@@ -45,7 +45,8 @@ type stormState struct {
 }
 
 // NewStorm sizes a storm for program p; begin is its start
-// (CLOCK_MONOTONIC ns, as Now): RunStorm spins until then in C.
+// (CLOCK_MONOTONIC ns, as Now): RunStorm waits for it in C, asleep until
+// 2 ms before, then spinning.
 func NewStorm(p *Program, table []uint32, stop, abort *uint32, begin uint64) *Storm {
 	return &Storm{Slot: make([]uint32, p.Len()), Done: make([]bool, p.Len()), Table: table,
 		Stop: stop, Abort: abort, state: stormState{Begin: begin}}

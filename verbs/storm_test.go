@@ -135,3 +135,20 @@ func TestStormIntendedStarts(t *testing.T) {
 		}
 	}
 }
+
+// A rank asleep before a far start sees a stop within a nap.
+func TestStormHaltBeforeStart(t *testing.T) {
+	d := simPair(t, SimOptions{}, 1)[0]
+	var stop, abort uint32
+	p := NewProgram(1, false)
+	p.Steps[0] = Step{Op: uint8(OpCreate)}
+	s := NewStorm(p, nil, &stop, &abort, Now()+uint64(time.Minute))
+	time.AfterFunc(20*time.Millisecond, func() { atomic.StoreUint32(&abort, 1) })
+	t0 := time.Now()
+	if got, err := d.RunStorm(p, s); err != nil || got != StormHalted || s.Done[0] {
+		t.Fatalf("RunStorm: %v, %v, done %v; want halted before the start", got, err, s.Done)
+	}
+	if el := time.Since(t0); el > 10*time.Second {
+		t.Errorf("halted after %v, a minute's start away", el)
+	}
+}

@@ -182,7 +182,8 @@ size_t xb_run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps
  * takes its QP number from there, and a reg has not arrived while it is 0.
  * A step's QP number is left in steps[i].qpn.
  *
- * The loop spins until st->begin, then serves steps with chained
+ * The loop waits for st->begin (sleeps, seeing *stop and *abort, then
+ * spins its last 2 ms), then serves steps with chained
  * timestamps (ns[i], status[i] as xb_run_program's) and marks each done[i].
  * With nothing arrived it yields the CPU; that time, in no operation, adds
  * to st->idle_ns. It returns XB_STORM_DONE when every step is done,
