@@ -61,13 +61,24 @@ func (t *thread) runStorm(deadline uint64) error {
 		}
 	}
 	t.stormBuild(deadline)
-	// The run-queue time counts from before the sleep to the start: a
-	// rank woken but given no CPU until after the deadline starts late,
-	// and that is a wait on a run queue too. The makespan runs from the
-	// deadline, so what the harness does after it is in the figure: the
-	// C loop waits for the deadline itself (asleep, then spinning), and
-	// no Go runs from there until the rank is done.
+	// The makespan runs from the deadline, so what the harness does
+	// after it is in the figure. The rank sleeps in Go until shortly
+	// before, reads its run-queue time, and the C loop waits out the rest
+	// (asleep, then spinning): no Go runs from there until the rank is
+	// done. The run-queue time counts from that read, or, when the rank
+	// woke late, from before its sleep: a rank woken but given no CPU
+	// until after the deadline starts late, and that is a wait on a run
+	// queue too. (Each wake-up on a busy machine waits on a run queue: a
+	// count from long before the start would be mostly waits that delay
+	// nothing.)
+	runqSleep := st.runQueueNS()
+	if err := waitUntil(verbs.Now, deadline-min(deadline, stormWakeEarly), t.shm.aborted); err != nil {
+		return err
+	}
 	runq0 := st.runQueueNS()
+	if verbs.Now()+stormWakeEarly-stormWakeLate > deadline {
+		runq0 = runqSleep
+	}
 	t.started = deadline
 	t.measuring = true
 	t.lastEnd = t.started
@@ -92,6 +103,14 @@ func (t *thread) runStorm(deadline uint64) error {
 	t.timerPost = verbs.TimerOverheadNS()
 	return err
 }
+
+// A storm rank wakes stormWakeEarly before the start; one that wakes
+// later than stormWakeLate before it counts its run-queue time from
+// before its sleep.
+const (
+	stormWakeEarly = uint64(5 * time.Millisecond)
+	stormWakeLate  = uint64(4 * time.Millisecond)
+)
 
 // stormBuild makes the rank's plan its program: a create (and the modify
 // out of RESET that --qp-state asks) sends the number back through the
