@@ -32,13 +32,12 @@ import (
 // stormRank is a thread's storm state.
 type stormRank struct {
 	steps  []workloads.Step
-	held   []uint32 // QPs this rank holds a handle on
-	doneNS int64    // completion time after the storm's start; -1 unfinished
-	busyNS int64    // the rank's own work until then: its timed operations
-	runqNS int64    // time it was runnable but not running until then; -1 unknown
-	downNS int64    // teardown time (teardown unreg); -1 not measured
-	exit   bool     // teardown exit: leave the handles to the process's end
-	recs   map[string]*kindRec
+	held   []uint32          // QPs this rank holds a handle on
+	doneNS int64             // completion time after the storm's start; -1 unfinished
+	busyNS int64             // the rank's own work until then: its timed operations
+	runqNS int64             // time it was runnable but not running until then; -1 unknown
+	downNS int64             // teardown time (teardown unreg); -1 not measured
+	exit   bool              // teardown exit: leave the handles to the process's end
 	kinds  map[string]uint32 // kind → index in thread.recs, a step's Tag
 	runq   *os.File          // /proc/thread-self/schedstat, read at start and end
 
@@ -53,7 +52,7 @@ type stormRank struct {
 // runStorm runs the rank's storm, then its teardown.
 func (t *thread) runStorm(deadline uint64) error {
 	st := t.storm
-	st.doneNS, st.downNS, st.runqNS, st.busyNS = -1, -1, -1, -1
+	st.doneNS, st.downNS, st.runqNS, st.busyNS = -1, -1, -1, 0
 	if st.kinds == nil {
 		st.kinds = map[string]uint32{}
 		for i, r := range t.recs {

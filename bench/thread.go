@@ -191,11 +191,7 @@ func newThread(cfg *workerConfig, spec *workloads.Spec, local int, sh *shm) *thr
 		t.phases = append(t.phases, rt)
 	}
 	if spec.Mode == workloads.StormMode {
-		recs := map[string]*kindRec{}
-		for k, i := range byKind {
-			recs[k] = t.recs[i]
-		}
-		t.storm = &stormRank{recs: recs, doneNS: -1, downNS: -1,
+		t.storm = &stormRank{doneNS: -1, downNS: -1,
 			exit: spec.Storm.Teardown == workloads.TeardownExit}
 	}
 	if spec.Creates() && probesCreated(cfg.Verbs.Provider) {
