@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
@@ -186,9 +188,36 @@ func TestStormExit(t *testing.T) {
 }
 
 // Poisson arrival: no rank can be done before its last contact arrives.
+// The storm outlasts several intervals: its latencies go out as it runs,
+// each operation in exactly one interval.
 func TestStormPoisson(t *testing.T) {
 	cfg := stormConfig(t, "  nodes: 5\n  arrival: poisson\n  window: 20ms\n  teardown: unreg\n", 2, "")
+	cfg.Interval = 2 * time.Millisecond
 	res := runOK(t, cfg)
+	for _, kind := range []string{"create", "reg"} {
+		f, err := os.Open(filepath.Join(cfg.Out, kind+".hlog"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := hdrhistogram.NewHistogramLogReader(f)
+		var total int64
+		intervals := 0
+		for {
+			h, err := r.NextIntervalHistogram()
+			if err != nil {
+				t.Fatalf("%s.hlog: %v", kind, err)
+			}
+			if h == nil {
+				break
+			}
+			total += h.TotalCount()
+			intervals++
+		}
+		f.Close()
+		if total != res.Ops[kind].Count || intervals < 3 {
+			t.Errorf("%s: %d operations in %d intervals of the hlog, result %d: want all, in 3 or more 2ms intervals of a 20ms window", kind, total, intervals, res.Ops[kind].Count)
+		}
+	}
 	plan := cfg.Workload.Storm.Plan(5, 2, cfg.Seed)
 	for r, steps := range plan.Ranks {
 		last := steps[len(steps)-1].Start
