@@ -219,7 +219,7 @@ func (t *thread) stormUnexpected(i int) error {
 	st := t.storm
 	p := st.prog
 	s := &p.Steps[i]
-	e := p.Errno(i)
+	e := st.run.Errno(i)
 	if verbs.Op(s.Op) != verbs.OpReg || e != syscall.EINVAL || t.spec.Storm.Reconnect <= 0 {
 		if err := t.stormFold(); err != nil {
 			return err
@@ -256,7 +256,7 @@ func (t *thread) stormUnexpected(i int) error {
 		if out == verbs.StormHalted {
 			return ErrAborted
 		}
-		return fmt.Errorf("thread %d: restart's %s: %w", t.g, verbs.Op(f.Steps[run.At()].Op), f.Errno(run.At()))
+		return fmt.Errorf("thread %d: restart's %s: %w", t.g, verbs.Op(f.Steps[run.At()].Op), run.Errno(run.At()))
 	}
 	return nil
 }
@@ -289,12 +289,12 @@ func (t *thread) stormFoldOf(p *verbs.Program, run *verbs.Storm, folded []bool) 
 		}
 		folded[i] = true
 		s := &p.Steps[i]
-		e := p.Errno(i)
-		if verbs.Op(s.Op) == verbs.OpUnreg && e == 0 && p.Destroyed(i) == verbs.WasDestroyed {
+		e := run.Errno(i)
+		if verbs.Op(s.Op) == verbs.OpUnreg && e == 0 && run.Destroyed(i) == verbs.WasDestroyed {
 			s.Tag = st.kinds[workloads.OpUnregLast]
 		}
 		rec := t.recs[s.Tag]
-		ns := p.NS[i]
+		ns := run.NS[i]
 		rec.iv[bucketIndex(ns, len(rec.iv))]++
 		rec.ivN++
 		rec.count++
@@ -303,7 +303,7 @@ func (t *thread) stormFoldOf(p *verbs.Program, run *verbs.Storm, folded []bool) 
 		timed += ns
 		st.busyNS += int64(ns)
 		last = rec
-		if p.Unexpected(i) {
+		if run.Unexpected(p, i) {
 			rec.fail(workloads.ErrnoName(e))
 		}
 		if e != 0 {
@@ -375,7 +375,7 @@ func (t *thread) stormTeardown() error {
 			return nil
 		case verbs.StormUnexpected:
 			i := st.run.At()
-			return fmt.Errorf("thread %d: unreg of QP %#x: %w", t.g, p.Steps[i].QPN, p.Errno(i))
+			return fmt.Errorf("thread %d: unreg of QP %#x: %w", t.g, p.Steps[i].QPN, st.run.Errno(i))
 		}
 	}
 }

@@ -138,7 +138,7 @@ func cRunStorm(ops, dom unsafe.Pointer, p *Program, s *Storm) int {
 	return int(C.call_run_storm(ops, dom, (*C.struct_xb_step)(unsafe.Pointer(&p.Steps[0])), C.size_t(len(p.Steps)), start,
 		(*C.uint32_t)(unsafe.Pointer(&s.Slot[0])), (*C.uint8_t)(unsafe.Pointer(&s.Done[0])), table,
 		(*C.uint32_t)(unsafe.Pointer(s.Stop)), (*C.uint32_t)(unsafe.Pointer(s.Abort)),
-		(*C.uint64_t)(unsafe.Pointer(&p.NS[0])), (*C.uint32_t)(unsafe.Pointer(&p.Status[0])),
+		(*C.uint64_t)(unsafe.Pointer(&s.NS[0])), (*C.uint32_t)(unsafe.Pointer(&s.Status[0])),
 		(*C.struct_xb_storm_state)(unsafe.Pointer(&s.state))))
 }
 

@@ -33,6 +33,11 @@ type Storm struct {
 	Table       []uint32
 	Stop, Abort *uint32
 	Done        []bool // per step: served (the caller may mark one done)
+	// NS and Status are per step: its service time, and its errno (low
+	// 16 bits) and destroy flags; a storm keeps every step's, for the
+	// caller to fold once the rank is wired.
+	NS     []uint64
+	Status []uint32
 	// Until, if not 0, ends a call once the clock (as Now) is past it:
 	// the caller's next interval.
 	Until uint64
@@ -48,8 +53,35 @@ type stormState struct {
 // (CLOCK_MONOTONIC ns, as Now): RunStorm waits for it in C, asleep until
 // 2 ms before, then spinning.
 func NewStorm(p *Program, table []uint32, stop, abort *uint32, begin uint64) *Storm {
-	return &Storm{Slot: make([]uint32, p.Len()), Done: make([]bool, p.Len()), Table: table,
-		Stop: stop, Abort: abort, state: stormState{Begin: begin}}
+	n := p.Len()
+	return &Storm{Slot: make([]uint32, n), Done: make([]bool, n), NS: make([]uint64, n), Status: make([]uint32, n),
+		Table: table, Stop: stop, Abort: abort, state: stormState{Begin: begin}}
+}
+
+// Errno is step i's errno, 0 on success.
+func (s *Storm) Errno(i int) syscall.Errno { return syscall.Errno(s.Status[i] & statusErrnoMask) }
+
+// Destroyed says whether unreg step i destroyed its QP, where the
+// provider knows.
+func (s *Storm) Destroyed(i int) Destroyed { return destroyedOf(s.Status[i]) }
+
+// Unexpected says whether step i of p had an outcome other than its
+// expectation, as the C loop judges it (xb_step_unexpected).
+func (s *Storm) Unexpected(p *Program, i int) bool {
+	st, e := &p.Steps[i], s.Errno(i)
+	if e != syscall.Errno(st.Expect) {
+		return true
+	}
+	if e != 0 {
+		return false
+	}
+	switch d := s.Destroyed(i); st.Check {
+	case CheckDestroyed:
+		return d == NotDestroyed
+	case CheckKept:
+		return d == WasDestroyed
+	}
+	return false
 }
 
 // At is the step of the last StormUnexpected.
@@ -63,7 +95,7 @@ func (s *Storm) End() uint64 { return s.state.End }
 func (s *Storm) IdleNS() uint64 { return s.state.IdleNS }
 
 // RunStorm serves p's steps not done yet (see Storm) with chained
-// timestamps into p.NS and p.Status, with p.Start as intended starts when
+// timestamps into s.NS and s.Status, with p.Start as intended starts when
 // p has them, until every step is done, a step's outcome is unexpected
 // (the caller handles it and calls again to resume), the storm is halted,
 // or the clock passed Until (call again to resume). The error is only for misuse.
@@ -72,7 +104,7 @@ func (m *Domain) RunStorm(p *Program, s *Storm) (StormOutcome, error) {
 		return 0, ErrClosed
 	}
 	n := len(p.Steps)
-	if len(p.NS) < n || len(p.Status) < n || len(s.Slot) < n || len(s.Done) < n || (p.Start != nil && len(p.Start) < n) ||
+	if len(s.NS) < n || len(s.Status) < n || len(s.Slot) < n || len(s.Done) < n || (p.Start != nil && len(p.Start) < n) ||
 		s.Stop == nil || s.Abort == nil {
 		return 0, fmt.Errorf("%w: storm of %d steps with %d slots, %d done flags", syscall.EINVAL, n, len(s.Slot), len(s.Done))
 	}

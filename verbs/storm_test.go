@@ -55,15 +55,15 @@ func TestStormSkipsWhatHasNotArrived(t *testing.T) {
 		if errs[r] != nil || out[r] != StormDone {
 			t.Fatalf("rank %d: %v, %v; want done (a rank waiting in turn deadlocks here)", r, out[r], errs[r])
 		}
-		if !ss[r].Done[0] || !ss[r].Done[1] || ps[r].Errno(0) != 0 || ps[r].Errno(1) != 0 {
-			t.Errorf("rank %d: done %v, errnos %v %v", r, ss[r].Done, ps[r].Errno(0), ps[r].Errno(1))
+		if !ss[r].Done[0] || !ss[r].Done[1] || ss[r].Errno(0) != 0 || ss[r].Errno(1) != 0 {
+			t.Errorf("rank %d: done %v, errnos %v %v", r, ss[r].Done, ss[r].Errno(0), ss[r].Errno(1))
 		}
 		other := 1 - r
 		if ps[r].Steps[0].QPN != ps[other].Steps[1].QPN || table[r] != ps[other].Steps[1].QPN {
 			t.Errorf("rank %d registered with %#x, rank %d created %#x, table %v", r, ps[r].Steps[0].QPN, other, ps[other].Steps[1].QPN, table)
 		}
-		if ss[r].End() < ss[r].state.Begin || ps[r].NS[0] == 0 || ps[r].NS[1] == 0 {
-			t.Errorf("rank %d: end %d before begin %d, or durations %v", r, ss[r].End(), ss[r].state.Begin, ps[r].NS)
+		if ss[r].End() < ss[r].state.Begin || ss[r].NS[0] == 0 || ss[r].NS[1] == 0 {
+			t.Errorf("rank %d: end %d before begin %d, or durations %v", r, ss[r].End(), ss[r].state.Begin, ss[r].NS)
 		}
 	}
 	for r := range 2 {
@@ -86,11 +86,11 @@ func TestStormModifyUnexpectedHalt(t *testing.T) {
 	steps := []Step{{Op: uint8(OpCreate)}, {Op: uint8(OpModify), Back: 1}, {QPN: 0xabc, Op: uint8(OpReg)}, {Op: uint8(OpReg)}}
 	p, s := stormOf(steps, []uint32{0, 1, 0, 2}, table, &stop, &abort)
 	got, err := d.RunStorm(p, s)
-	if err != nil || got != StormUnexpected || s.At() != 2 || p.Errno(2) != syscall.EINVAL {
-		t.Fatalf("RunStorm: %v, %v at %d (errno %v), want unexpected at step 2 (EINVAL)", got, err, s.At(), p.Errno(2))
+	if err != nil || got != StormUnexpected || s.At() != 2 || s.Errno(2) != syscall.EINVAL {
+		t.Fatalf("RunStorm: %v, %v at %d (errno %v), want unexpected at step 2 (EINVAL)", got, err, s.At(), s.Errno(2))
 	}
-	if q := p.Steps[0].QPN; q == 0 || table[0] != q || p.Errno(1) != 0 {
-		t.Errorf("created %#x, modify errno %v, table %v: want the number sent back after the modify", q, p.Errno(1), table)
+	if q := p.Steps[0].QPN; q == 0 || table[0] != q || s.Errno(1) != 0 {
+		t.Errorf("created %#x, modify errno %v, table %v: want the number sent back after the modify", q, s.Errno(1), table)
 	}
 	atomic.StoreUint32(&stop, 1)
 	if got, err = d.RunStorm(p, s); err != nil || got != StormHalted || s.Done[3] {
@@ -99,7 +99,7 @@ func TestStormModifyUnexpectedHalt(t *testing.T) {
 	if _, err := d.Unreg(p.Steps[0].QPN); err != nil {
 		t.Error(err)
 	}
-	if _, err := d.RunStorm(p, &Storm{Slot: []uint32{3, 0, 0, 0}, Done: s.Done, Table: table, Stop: &stop, Abort: &abort}); err == nil {
+	if _, err := d.RunStorm(p, &Storm{Slot: []uint32{3, 0, 0, 0}, Done: s.Done, NS: s.NS, Status: s.Status, Table: table, Stop: &stop, Abort: &abort}); err == nil {
 		t.Error("a slot past the table: no error")
 	}
 }
@@ -126,7 +126,7 @@ func TestStormIntendedStarts(t *testing.T) {
 	// Chained timestamps: the second step began where its duration
 	// ends, after its intended start; the time before, in no operation,
 	// is idle.
-	if began := s.End() - p.NS[1]; began < p.Start[1] || s.IdleNS() > began-begin {
+	if began := s.End() - s.NS[1]; began < p.Start[1] || s.IdleNS() > began-begin {
 		t.Errorf("second step began %v after the start, due at %v; idle %v", time.Duration(began-begin), time.Duration(p.Start[1]-begin), time.Duration(s.IdleNS()))
 	}
 	for i := range 2 {
