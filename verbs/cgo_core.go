@@ -122,6 +122,7 @@ func cRunProgram(ops, dom unsafe.Pointer, p *Program, off, n int, st *ProgramSta
 func cBucketIndex(v uint64, n int) int { return int(C.bucket_index(C.uint64_t(v), C.size_t(n))) }
 
 func failureSize() uintptr { return unsafe.Sizeof(C.struct_xb_fail{}) }
+
 // cRunStorm runs a storm (RunStorm checked the sizes). The Go memory is
 // passed for the duration of the call only; Table, Stop and Abort are
 // usually memory other processes map, which C reads and writes
