@@ -14,6 +14,7 @@ func testStorm() *results.Storm {
 		MakespanNS:     []int64{900_000, 1_200_000, -1},
 		RankDoneNS:     [][]int64{{880_000, 900_000}, {1_200_000, 950_000}, {890_000, -1}},
 		RankRunQueueNS: [][]int64{{0, 0}, {100_000, 0}, {0, 0}},
+		RankBusyNS:     [][]int64{{870_000, 850_000}, {900_000, 940_000}, {880_000, 10_000}},
 		TeardownNS:     []int64{20_000, 30_000, 25_000}}
 }
 
@@ -36,10 +37,17 @@ func TestStormText(t *testing.T) {
 	}
 	var b bytes.Buffer
 	writeStormMarkdown(&b, st)
-	for _, want := range []string{"| 1 | 900µs | 880µs | 880µs | 20µs |", "| 2 | 1.2ms | 950µs | 950µs | 30µs |", "| 3 | not reached | 890µs | 890µs | 25µs |"} {
+	for _, want := range []string{"| 1 | 900µs | 870µs | 880µs | 880µs | 20µs |", "| 2 | 1.2ms | 940µs | 950µs | 950µs | 30µs |", "| 3 | not reached | 880µs | 890µs | 890µs | 25µs |"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, b.String())
 		}
+	}
+	// A result from before rank_busy_ns has no own work to show.
+	st.RankBusyNS = nil
+	b.Reset()
+	writeStormMarkdown(&b, st)
+	if want := "| 1 | 900µs | – | 880µs | 880µs | 20µs |"; !strings.Contains(b.String(), want) {
+		t.Errorf("markdown without own work lacks %q:\n%s", want, b.String())
 	}
 }
 

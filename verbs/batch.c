@@ -98,19 +98,6 @@ static uint64_t wait_until(uint64_t now, uint64_t deadline)
 	return now;
 }
 
-static inline int unexpected(const struct xb_step *s, int rc, uint32_t flags)
-{
-	if ((uint32_t)rc != s->expect)
-		return 1;
-	if (rc != 0 || !(flags & XB_DESTROY_KNOWN))
-		return 0;
-	if (s->check == XB_CHECK_DESTROYED)
-		return !(flags & XB_DESTROYED);
-	if (s->check == XB_CHECK_KEPT)
-		return (flags & XB_DESTROYED) != 0;
-	return 0;
-}
-
 /* count adds one step of tag (< ntags) to rec: its service time d and, in
  * an open loop, its response time r. */
 static inline void count(const struct xb_prog_rec *rec, int64_t *response, uint32_t tag, uint64_t d, uint64_t r)
@@ -201,7 +188,7 @@ run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t o
 			st->behind_ns = t0 - start[i];
 		}
 		t0 = t1;
-		if (unexpected(s, rc, flags)) {
+		if (xb_step_unexpected(s, rc, flags)) {
 			rec->fails[nfails].step = (uint32_t)i;
 			rec->fails[nfails].status = ((uint32_t)rc & XB_ERRNO_MASK) | flags;
 			nfails++;
