@@ -72,17 +72,47 @@ func checkOneLine(t *testing.T, stderr string) {
 	}
 }
 
+// compareCase is one command line of compare and what it must do.
+type compareCase struct {
+	name    string
+	args    []string
+	code    int
+	stdout  []string // substrings
+	stderr  string   // substring; "" means stderr must be empty
+	oneLine bool
+}
+
+// runCompareCases runs each case as a subtest of t.
+func runCompareCases(t *testing.T, tests []compareCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(append([]string{"compare"}, tt.args...)...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
+			}
+			for _, s := range tt.stdout {
+				if !strings.Contains(stdout, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, stdout)
+				}
+			}
+			if tt.stderr == "" && stderr != "" {
+				t.Errorf("stderr not empty: %q", stderr)
+			}
+			if !strings.Contains(stderr, tt.stderr) {
+				t.Errorf("stderr lacks %q: %q", tt.stderr, stderr)
+			}
+			if tt.oneLine {
+				checkOneLine(t, stderr)
+			}
+		})
+	}
+}
+
 func TestCompareCLI(t *testing.T) {
 	lc := fixture("lifecycle")
 	slow := scaled(t, "reg", 1.25)
-	tests := []struct {
-		name    string
-		args    []string
-		code    int
-		stdout  []string // substrings
-		stderr  string   // substring; "" means stderr must be empty
-		oneLine bool
-	}{
+	tests := []compareCase{
 		{"A/A", []string{lc, lc}, 0, []string{"verdict: no significant regression beyond 5%"}, "", false},
 		{"reg +25%", []string{lc, slow}, 1, []string{"regression", "+25.", "verdict: 1 significant regression(s) beyond 5%: reg p50"}, "", false},
 		{"reg +25% md", []string{lc, slow, "--format", "md"}, 1, []string{"| reg | p50 |", "**regression**"}, "significant regression", true},
@@ -108,28 +138,7 @@ func TestCompareCLI(t *testing.T) {
 		{"bad metric", []string{lc, lc, "--metric", "p50,p42"}, 2, nil, `"p42"`, true},
 		{"bad format", []string{lc, lc, "--format", "xml"}, 2, nil, "--format", true},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runCLI(append([]string{"compare"}, tt.args...)...)
-			if code != tt.code {
-				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
-			}
-			for _, s := range tt.stdout {
-				if !strings.Contains(stdout, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, stdout)
-				}
-			}
-			if tt.stderr == "" && stderr != "" {
-				t.Errorf("stderr not empty: %q", stderr)
-			}
-			if !strings.Contains(stderr, tt.stderr) {
-				t.Errorf("stderr lacks %q: %q", tt.stderr, stderr)
-			}
-			if tt.oneLine {
-				checkOneLine(t, stderr)
-			}
-		})
-	}
+	runCompareCases(t, tests)
 }
 
 func TestCompareCLIJSON(t *testing.T) {
@@ -267,14 +276,7 @@ func TestCompareManyCLI(t *testing.T) {
 	a2 := labelled(t, lc, map[string]string{"fw": "1.0", "board": "b7"})
 	b := labelled(t, slow, map[string]string{"fw": "2.0"})
 	plots := filepath.Join(t.TempDir(), "plots")
-	tests := []struct {
-		name    string
-		args    []string
-		code    int
-		stdout  []string
-		stderr  string
-		oneLine bool
-	}{
+	tests := []compareCase{
 		{"three folders", []string{lc, lc, slow}, 1, []string{"the baseline", "+25.", "regression", "verdict: 1 significant regression(s) beyond 5% against lifecycle#1: "}, "", false},
 		{"A/A/A", []string{lc, lc, lc}, 0, []string{"verdict: no significant regression beyond 5% against lifecycle#1"}, "", false},
 		{"by fw", []string{"--by", "fw", a1, b, a2}, 1, []string{"fw=1.0: " + a1 + " " + a2 + " (10 repetitions", "sets grouped by label fw", "fw=2.0"}, "", false},
@@ -283,28 +285,7 @@ func TestCompareManyCLI(t *testing.T) {
 		{"by a label all share", []string{"--by", "fw", a1, a2}, 2, nil, "one set: nothing to compare", true},
 		{"plots", []string{lc, slow, "--plots", plots}, 1, []string{"regression"}, "", false},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runCLI(append([]string{"compare"}, tt.args...)...)
-			if code != tt.code {
-				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
-			}
-			for _, s := range tt.stdout {
-				if !strings.Contains(stdout, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, stdout)
-				}
-			}
-			if tt.stderr == "" && stderr != "" {
-				t.Errorf("stderr not empty: %q", stderr)
-			}
-			if !strings.Contains(stderr, tt.stderr) {
-				t.Errorf("stderr lacks %q: %q", tt.stderr, stderr)
-			}
-			if tt.oneLine {
-				checkOneLine(t, stderr)
-			}
-		})
-	}
+	runCompareCases(t, tests)
 	for _, f := range []string{"compare-reg-p50.svg", "compare-reg-p50.png", "compare-unreg_last-p50.png"} {
 		if st, err := os.Stat(filepath.Join(plots, f)); err != nil || st.Size() == 0 {
 			t.Errorf("plot %s: %v", f, err)
