@@ -53,23 +53,7 @@ size_t xb_run_batch(const struct xb_ops *ops, void *dom, int op, uint32_t *qpns,
 		uint32_t flags = 0;
 		int rc;
 
-		switch (op) {
-		case XB_OP_CREATE:
-			qpns[i] = 0;
-			rc = ops->create(dom, &qpns[i], &flags);
-			break;
-		case XB_OP_REG:
-			rc = qpns[i] > XB_QPN_MAX ? EINVAL : ops->reg(dom, qpns[i], &flags);
-			break;
-		case XB_OP_UNREG:
-			rc = qpns[i] > XB_QPN_MAX ? EINVAL : ops->unreg(dom, qpns[i], &flags);
-			break;
-		case XB_OP_MODIFY:
-			rc = qpns[i] > XB_QPN_MAX ? EINVAL : ops->modify(dom, qpns[i], XB_QPS_TARGET);
-			break;
-		default:
-			rc = EINVAL;
-		}
+		rc = xb_do_op(ops, dom, op, &qpns[i], &flags);
 		uint64_t t1 = xb_now_ns();
 
 		ns[i] = t1 - t0;
@@ -149,24 +133,9 @@ run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t o
 		if (ntags && tag >= ntags) {
 			rc = EINVAL;
 		} else {
-			switch (s->op) {
-			case XB_OP_CREATE:
-				qpn = 0;
-				rc = ops->create(dom, &qpn, &flags);
+			rc = xb_do_op(ops, dom, s->op, &qpn, &flags);
+			if (s->op == XB_OP_CREATE)
 				s->qpn = qpn;
-				break;
-			case XB_OP_REG:
-				rc = qpn > XB_QPN_MAX ? EINVAL : ops->reg(dom, qpn, &flags);
-				break;
-			case XB_OP_UNREG:
-				rc = qpn > XB_QPN_MAX ? EINVAL : ops->unreg(dom, qpn, &flags);
-				break;
-			case XB_OP_MODIFY:
-				rc = qpn > XB_QPN_MAX ? EINVAL : ops->modify(dom, qpn, XB_QPS_TARGET);
-				break;
-			default:
-				rc = EINVAL;
-			}
 		}
 		uint64_t t1 = xb_now_ns(), d = t1 - t0;
 

@@ -96,26 +96,10 @@ int xb_run_storm(const struct xb_ops *ops, void *dom, struct xb_step *steps, siz
 			qpn = s->back <= pick ? steps[pick - s->back].qpn : ~0u; /* EINVAL below */
 		else if (k && s->op != XB_OP_CREATE)
 			qpn = __atomic_load_n(&table[k - 1], __ATOMIC_ACQUIRE);
-		switch (s->op) {
-		case XB_OP_CREATE:
-			qpn = 0;
-			rc = ops->create(dom, &qpn, &flags);
+		rc = xb_do_op(ops, dom, s->op, &qpn, &flags);
+		/* The QP number each step acted on stays with it. */
+		if (s->op == XB_OP_CREATE || s->op == XB_OP_REG || s->op == XB_OP_UNREG)
 			s->qpn = qpn;
-			break;
-		case XB_OP_REG:
-			rc = qpn > XB_QPN_MAX ? EINVAL : ops->reg(dom, qpn, &flags);
-			s->qpn = qpn;
-			break;
-		case XB_OP_UNREG:
-			rc = qpn > XB_QPN_MAX ? EINVAL : ops->unreg(dom, qpn, &flags);
-			s->qpn = qpn;
-			break;
-		case XB_OP_MODIFY:
-			rc = qpn > XB_QPN_MAX ? EINVAL : ops->modify(dom, qpn, XB_QPS_TARGET);
-			break;
-		default:
-			rc = EINVAL;
-		}
 		uint64_t t1 = xb_now_ns();
 
 		ns[pick] = t1 - t0;

@@ -12,6 +12,7 @@
 #ifndef XB_H
 #define XB_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -214,6 +215,27 @@ int xb_run_storm(const struct xb_ops *ops, void *dom, struct xb_step *steps, siz
 		 const uint64_t *start, const uint32_t *slot, uint8_t *done, uint32_t *table,
 		 const uint32_t *stop, const uint32_t *abort, uint64_t *ns, uint32_t *status,
 		 struct xb_storm_state *st);
+
+/* xb_do_op runs one operation of kind op on dom: a create writes its new
+ * QP number to *qpn (0 on failure); the others act on *qpn, refusing a
+ * number past 24 bits with EINVAL. Shared by every timed loop (batch.c,
+ * storm.c), so all dispatch alike. */
+static inline int xb_do_op(const struct xb_ops *ops, void *dom, int op, uint32_t *qpn, uint32_t *flags)
+{
+	switch (op) {
+	case XB_OP_CREATE:
+		*qpn = 0;
+		return ops->create(dom, qpn, flags);
+	case XB_OP_REG:
+		return *qpn > XB_QPN_MAX ? EINVAL : ops->reg(dom, *qpn, flags);
+	case XB_OP_UNREG:
+		return *qpn > XB_QPN_MAX ? EINVAL : ops->unreg(dom, *qpn, flags);
+	case XB_OP_MODIFY:
+		return *qpn > XB_QPN_MAX ? EINVAL : ops->modify(dom, *qpn, XB_QPS_TARGET);
+	default:
+		return EINVAL;
+	}
+}
 
 /* xb_step_unexpected says whether an outcome (errno rc, flags) differs from
  * step s's expectation: its errno, and for a successful unreg whose
