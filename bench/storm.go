@@ -94,13 +94,7 @@ func (t *thread) runStorm(deadline uint64) error {
 	if err == nil && !st.exit && !t.shm.stopRequested() {
 		err = t.stormTeardown()
 	}
-	t.ended = verbs.Now()
-	t.measuring = false
-	if ferr := t.flushInterval(); err == nil {
-		err = ferr
-	}
-	t.timerPost = verbs.TimerOverheadNS()
-	return err
+	return t.endMeasuring(err)
 }
 
 // A storm rank wakes stormWakeEarly before the start; one that wakes

@@ -365,6 +365,13 @@ func (t *thread) run(deadline uint64) error {
 		done = func(now uint64, _ int64) bool { return now >= end || t.shm.stopRequested() }
 	}
 	err := t.loop(done)
+	return t.endMeasuring(err)
+}
+
+// endMeasuring ends the thread's measurement, whatever ended it (err, nil
+// for the planned end): it sends the last interval and measures the timer
+// again. It returns err, or the failure to send when err is nil.
+func (t *thread) endMeasuring(err error) error {
 	t.ended = verbs.Now()
 	t.measuring = false
 	if ferr := t.flushInterval(); err == nil {
