@@ -82,42 +82,62 @@ static uint64_t wait_until(uint64_t now, uint64_t deadline)
 	return now;
 }
 
-/* count adds one step of tag (< ntags) to rec: its service time d and, in
- * an open loop, its response time r. */
-static inline void count(const struct xb_prog_rec *rec, int64_t *response, uint32_t tag, uint64_t d, uint64_t r)
-{
-	const size_t nb = rec->nbuckets;
+/* Where a program's steps are counted, in locals: after each opaque call
+ * (the provider's operation, the clock) the compiler would otherwise load
+ * every pointer anew through rec. */
+struct counts {
+	int64_t *service, *response;
+	uint64_t *count, *sum_ns;
+	size_t nb;
+};
 
-	rec->service[tag * nb + xb_bucket_index(d, nb)]++;
-	rec->count[tag]++;
-	rec->sum_ns[tag] += d;
-	if (response)
-		response[tag * nb + xb_bucket_index(r, nb)]++;
+/* count adds one step of tag (< ntags) to c: its service time d and, in
+ * an open loop, its response time r. */
+static inline void count(const struct counts *c, uint32_t tag, uint64_t d, uint64_t r)
+{
+	c->service[tag * c->nb + xb_bucket_index(d, c->nb)]++;
+	c->count[tag]++;
+	c->sum_ns[tag] += d;
+	if (c->response)
+		c->response[tag * c->nb + xb_bucket_index(r, c->nb)]++;
 }
 
-/* run_program is xb_run_program's loop, compiled once for the common
- * case (a closed loop, nothing per step: no branch on either, and fewer
- * live values for the registers) and once for everything. */
-static inline __attribute__((always_inline)) size_t
-run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t off, size_t n, const uint64_t *start,
-	    const struct xb_prog_rec *rec, size_t nfails, struct xb_prog_stats *st, const int general)
+/* A program's loop carries these from one step to the next, and from one
+ * segment of a repeated program to the next. */
+struct loop {
+	uint64_t t0;       /* the end of the last step: the next one's start */
+	uint64_t pend_d;   /* the last step, counted one step late */
+	uint64_t pend_r;
+	uint32_t pend_tag; /* UINT32_MAX: none */
+	size_t nfails;
+};
+
+/* run_steps runs steps[a, b). It is compiled for the common case (a
+ * closed loop, nothing per step: no branch on either, and fewer live
+ * values for the registers), for that case with the per-step checks made
+ * before (checked: a plain ring, see plain_ring) and for everything. */
+static inline __attribute__((always_inline)) void
+run_steps(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t a, size_t b, const uint64_t *start,
+	  const struct xb_prog_rec *rec, struct xb_prog_stats *st, struct loop *l, const int general, const int checked)
 {
 	const size_t ntags = rec->ntags;
-	int64_t *const response = general && start ? rec->response : NULL;
+	const struct counts c = { .service = rec->service, .response = general && start ? rec->response : NULL,
+				  .count = rec->count, .sum_ns = rec->sum_ns, .nb = rec->nbuckets };
 	uint64_t *const ns = general ? rec->ns : NULL, *const resp = general && start ? rec->resp : NULL;
+	struct xb_fail *const fails = rec->fails;
 
 	if (!general)
 		start = NULL;
-	uint64_t pend_d = 0, pend_r = 0;
-	uint32_t pend_tag = UINT32_MAX; /* none */
-	uint64_t t0 = xb_now_ns();
+	uint64_t t0 = l->t0, pend_d = l->pend_d, pend_r = l->pend_r;
+	uint32_t pend_tag = l->pend_tag;
+	size_t nfails = l->nfails;
 
-	for (size_t i = off; i < off + n; i++) {
+	for (size_t i = a; i < b; i++) {
 		struct xb_step *s = &steps[i];
 		uint32_t flags = 0, qpn = s->qpn, tag = s->tag;
 		int rc;
 
-		if (s->back)
+		if (!checked && s->back)
 			qpn = s->back <= i ? steps[i - s->back].qpn : ~0u; /* EINVAL below */
 
 		if (start && start[i] > t0) {
@@ -130,13 +150,14 @@ run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t o
 				st->late_max_ns = late;
 			t0 = t;
 		}
-		if (ntags && tag >= ntags) {
+		if (checked)
+			rc = s->op == XB_OP_REG ? ops->reg(dom, qpn, &flags) : ops->unreg(dom, qpn, &flags);
+		else if (ntags && tag >= ntags)
 			rc = EINVAL;
-		} else {
-			rc = xb_do_op(ops, dom, s->op, &qpn, &flags);
-			if (s->op == XB_OP_CREATE)
-				s->qpn = qpn;
-		}
+		else if (s->op == XB_OP_CREATE)
+			rc = xb_do_op(ops, dom, s->op, &s->qpn, &flags);
+		else
+			rc = xb_do_op_on(ops, dom, s->op, qpn, &flags);
 		uint64_t t1 = xb_now_ns(), d = t1 - t0;
 
 		/* The previous step is counted now, and this one right after
@@ -144,9 +165,9 @@ run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t o
 		 * on values known well before that read, so it overlaps the
 		 * read instead of lengthening the chain from one read to the
 		 * next, and it is inside the next step's timed interval. */
-		if (pend_tag < ntags)
-			count(rec, response, pend_tag, pend_d, pend_r);
-		pend_tag = tag < ntags ? tag : UINT32_MAX;
+		if (checked || pend_tag < ntags)
+			count(&c, pend_tag, pend_d, pend_r);
+		pend_tag = checked || tag < ntags ? tag : UINT32_MAX;
 		pend_d = d;
 		if (ns)
 			ns[i] = d;
@@ -158,24 +179,106 @@ run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t o
 		}
 		t0 = t1;
 		if (xb_step_unexpected(s, rc, flags)) {
-			rec->fails[nfails].step = (uint32_t)i;
-			rec->fails[nfails].status = ((uint32_t)rc & XB_ERRNO_MASK) | flags;
+			fails[nfails].step = (uint32_t)i;
+			fails[nfails].status = ((uint32_t)rc & XB_ERRNO_MASK) | flags;
 			nfails++;
 			st->unexpected++;
 		}
 	}
-	if (pend_tag < ntags)
-		count(rec, response, pend_tag, pend_d, pend_r);
-	return nfails;
+	l->t0 = t0, l->pend_d = pend_d, l->pend_r = pend_r, l->pend_tag = pend_tag, l->nfails = nfails;
+}
+
+/* plain_ring says whether every step of the ring is a reg or unreg of a
+ * valid QP number, its tag recorded, with no Back: the checks the loop
+ * would make per step are then made once, here, before the ring runs
+ * (run_steps' checked), which spares the loop ~2% of a null operation. */
+static int plain_ring(const struct xb_step *steps, size_t off, size_t n, size_t ntags)
+{
+	if (!ntags)
+		return 0;
+	for (size_t i = off; i < off + n; i++) {
+		const struct xb_step *s = &steps[i];
+
+		if ((s->op != XB_OP_REG && s->op != XB_OP_UNREG) || s->back || s->tag >= ntags || s->qpn > XB_QPN_MAX)
+			return 0;
+	}
+	return 1;
+}
+
+/* halted says whether the caller asked a repeated program to stop. */
+static inline int halted(const struct xb_repeat *rep)
+{
+	return (rep->stop && __atomic_load_n(rep->stop, __ATOMIC_RELAXED)) ||
+	       (rep->abort && __atomic_load_n(rep->abort, __ATOMIC_RELAXED));
+}
+
+/* repeat runs the ring in segments of about rep->poll_ns each, the step
+ * loop itself unchanged: the clock's limits, the stop words and the
+ * outcomes are looked at between segments, in the next step's timed
+ * interval like the counting. A segment's length in steps is adapted to
+ * the time the last one took, at most doubling. */
+static inline __attribute__((always_inline)) void
+repeat(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t off, size_t n, const uint64_t *start,
+       const struct xb_prog_rec *rec, struct xb_prog_stats *st, struct loop *l, struct xb_repeat *rep, const int general)
+{
+	const size_t ring_end = off + n;
+	size_t i = rep->pos >= off && rep->pos < ring_end ? (size_t)rep->pos : off;
+	uint64_t left = rep->max_steps ? rep->max_steps : UINT64_MAX, seg = 1;
+	const int plain = !general && plain_ring(steps, off, n, rec->ntags);
+
+	rep->steps = rep->laps = 0;
+	for (;;) {
+		size_t b = ring_end - i < seg ? ring_end : i + (size_t)seg;
+		size_t nf = l->nfails;
+		uint64_t s0 = l->t0;
+
+		if (b - i > left)
+			b = i + (size_t)left;
+		/* The first step counts nothing yet: it runs checked. */
+		if (plain && l->pend_tag != UINT32_MAX)
+			run_steps(ops, dom, steps, i, b, NULL, rec, st, l, 0, 1);
+		else
+			run_steps(ops, dom, steps, i, b, start, rec, st, l, general, 0);
+		rep->steps += b - i;
+		left -= b - i;
+		i = b;
+		if (l->nfails != nf || left == 0 || l->t0 >= rep->until || halted(rep))
+			break;
+		if (i == ring_end) {
+			i = off;
+			rep->laps++;
+			l->nfails = 0; /* the lap before ran clean */
+		}
+		uint64_t took = l->t0 - s0, fit = took ? seg * rep->poll_ns / took : seg * 2;
+
+		seg = fit < 1 ? 1 : fit > seg * 2 ? seg * 2 : fit;
+	}
+	rep->pos = i;
 }
 
 size_t xb_run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps,
 		      size_t off, size_t n, const uint64_t *start, const struct xb_prog_rec *rec,
-		      size_t nfails, struct xb_prog_stats *st)
+		      size_t nfails, struct xb_prog_stats *st, struct xb_repeat *rep)
 {
-	if (!start && !rec->ns)
-		return run_program(ops, dom, steps, off, n, NULL, rec, nfails, st, 0);
-	return run_program(ops, dom, steps, off, n, start, rec, nfails, st, 1);
+	struct loop l = { .pend_tag = UINT32_MAX, .nfails = nfails };
+	const int closed = !start && !rec->ns;
+
+	l.t0 = xb_now_ns();
+	if (rep && closed)
+		repeat(ops, dom, steps, off, n, NULL, rec, st, &l, rep, 0);
+	else if (rep)
+		repeat(ops, dom, steps, off, n, start, rec, st, &l, rep, 1);
+	else if (closed)
+		run_steps(ops, dom, steps, off, off + n, NULL, rec, st, &l, 0, 0);
+	else
+		run_steps(ops, dom, steps, off, off + n, start, rec, st, &l, 1, 0);
+	if (l.pend_tag < rec->ntags) {
+		const struct counts c = { .service = rec->service, .response = start ? rec->response : NULL,
+					  .count = rec->count, .sum_ns = rec->sum_ns, .nb = rec->nbuckets };
+
+		count(&c, l.pend_tag, l.pend_d, l.pend_r);
+	}
+	return l.nfails;
 }
 
 void xb_bare_timer_loop(uint64_t *ns, size_t n)

@@ -27,10 +27,17 @@ static size_t call_run_batch(void *ops, void *dom, int op, uint32_t *qpns, size_
 static size_t call_run_program(void *ops, void *dom, struct xb_step *steps, size_t off, size_t n, uint64_t *start,
 			       size_t ntags, size_t nbuckets, int64_t *service, int64_t *response, uint64_t *count,
 			       uint64_t *sum_ns, uint64_t *ns, uint64_t *resp, struct xb_fail *fails, size_t nfails,
-			       struct xb_prog_stats *st) {
+			       struct xb_prog_stats *st, uint64_t *rep, uint32_t *stop, uint32_t *abort) {
 	struct xb_prog_rec rec = { .ntags = ntags, .nbuckets = nbuckets, .service = service, .response = response,
 				   .count = count, .sum_ns = sum_ns, .ns = ns, .resp = resp, .fails = fails };
-	return xb_run_program((const struct xb_ops *)ops, dom, steps, off, n, start, &rec, nfails, st);
+	if (!rep)
+		return xb_run_program((const struct xb_ops *)ops, dom, steps, off, n, start, &rec, nfails, st, NULL);
+	// rep: until, poll_ns, max_steps, pos in; pos, steps, laps out (repeatState)
+	struct xb_repeat r = { .until = rep[0], .poll_ns = rep[1], .stop = stop, .abort = abort,
+			       .max_steps = rep[2], .pos = rep[3] };
+	nfails = xb_run_program((const struct xb_ops *)ops, dom, steps, off, n, start, &rec, nfails, st, &r);
+	rep[3] = r.pos, rep[4] = r.steps, rep[5] = r.laps;
+	return nfails;
 }
 static size_t bucket_index(uint64_t v, size_t n) { return xb_bucket_index(v, n); }
 static int call_run_storm(void *ops, void *dom, struct xb_step *steps, size_t n, uint64_t *start, uint32_t *slot, uint8_t *done, uint32_t *table, uint32_t *stop, uint32_t *abort, uint64_t *ns, uint32_t *status, struct xb_storm_state *st) {
@@ -89,8 +96,9 @@ func cRunBatch(ops, dom unsafe.Pointer, op Op, b *Batch, n int) int {
 // cRunProgram runs steps [off, off+n) of p; the caller checked the range
 // and the recording's sizes. The Go memory is passed for the duration of
 // the call only. ProgramStats has struct xb_prog_stats' layout (six
-// uint64), Failure struct xb_fail's.
-func cRunProgram(ops, dom unsafe.Pointer, p *Program, off, n int, st *ProgramStats) {
+// uint64), Failure struct xb_fail's. rep, when not nil, makes it a ring
+// (struct xb_repeat, its words as call_run_program reads them).
+func cRunProgram(ops, dom unsafe.Pointer, p *Program, off, n int, st *ProgramStats, rep *Repeat) {
 	var start, ns, resp *C.uint64_t
 	var service, response *C.int64_t
 	var count, sum *C.uint64_t
@@ -102,6 +110,12 @@ func cRunProgram(ops, dom unsafe.Pointer, p *Program, off, n int, st *ProgramSta
 	}
 	if p.Resp != nil && p.Start != nil {
 		resp = (*C.uint64_t)(unsafe.Pointer(&p.Resp[0]))
+	}
+	var words *C.uint64_t
+	var stop, abort *C.uint32_t
+	if rep != nil {
+		words = (*C.uint64_t)(unsafe.Pointer(&rep.words[0]))
+		stop, abort = (*C.uint32_t)(unsafe.Pointer(rep.Stop)), (*C.uint32_t)(unsafe.Pointer(rep.Abort))
 	}
 	r := &p.Rec
 	tags := len(r.Count)
@@ -115,7 +129,8 @@ func cRunProgram(ops, dom unsafe.Pointer, p *Program, off, n int, st *ProgramSta
 	}
 	p.nfail = int(C.call_run_program(ops, dom, (*C.struct_xb_step)(unsafe.Pointer(&p.Steps[0])), C.size_t(off), C.size_t(n),
 		start, C.size_t(tags), C.size_t(r.Buckets), service, response, count, sum, ns, resp,
-		(*C.struct_xb_fail)(unsafe.Pointer(&p.fails[0])), C.size_t(p.nfail), (*C.struct_xb_prog_stats)(unsafe.Pointer(st))))
+		(*C.struct_xb_fail)(unsafe.Pointer(&p.fails[0])), C.size_t(p.nfail), (*C.struct_xb_prog_stats)(unsafe.Pointer(st)),
+		words, stop, abort))
 }
 
 // cBucketIndex is the C loop's histogram index of v in n counts.

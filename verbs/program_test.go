@@ -293,4 +293,135 @@ func TestProgramCost(t *testing.T) {
 	if p.Rec.Count[0]+p.Rec.Count[1] != 101*4096 {
 		t.Errorf("recorded %v steps of 101 x 4096", p.Rec.Count)
 	}
+	// A ring as well: 101 calls of 3 times the program (2 wraps).
+	var stop uint32
+	rep := &Repeat{Stop: &stop, Poll: time.Millisecond} // kept across calls, as the engine does
+	calls0 = runtime.NumCgoCall()
+	allocs = testing.AllocsPerRun(100, func() {
+		rep.Until, rep.MaxSteps, rep.Pos = Now()+uint64(time.Hour), 3*4096, 0
+		if err := dom.RepeatProgram(p, 0, len(p.Steps), rep, &st); err != nil || rep.Laps != 2 {
+			t.Fatal(err, rep.Laps)
+		}
+	})
+	if calls := runtime.NumCgoCall() - calls0; allocs != 0 || calls > 101 {
+		t.Errorf("%v allocations and %d cgo calls for 101 rings", allocs, calls)
+	}
+}
+
+// RepeatProgram runs a ring: from Pos, wrapping at its end, until a limit,
+// and records every step it ran. Its limits are looked at between
+// segments: the first segment is one step, so a limit already reached
+// ends the call after one step.
+func TestRepeatProgram(t *testing.T) {
+	d := simPair(t, SimOptions{}, 2)
+	q, err := d[0].CreateRcvQP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := uint32(1)
+	var unset uint32
+	// a ring of 6: reg q, unreg q (tags 0 and 1); the plain ring (every
+	// check made once before the loop) and, with a reg of a QP number past
+	// 24 bits (EINVAL, as expected), the general one
+	ring := func(general bool) *Program {
+		p := NewProgram(6, false)
+		p.Rec = Recording{Buckets: 4096, Service: make([]int64, 3*4096), Count: make([]uint64, 3), SumNS: make([]uint64, 3)}
+		for i := range 6 {
+			p.Steps[i] = Step{QPN: q, Op: uint8(OpReg + Op(i%2)), Tag: uint32(i % 2), Check: CheckKept}
+		}
+		if general {
+			p.Steps[2] = Step{QPN: MaxQPN + 1, Op: uint8(OpReg), Tag: 2, Expect: uint16(syscall.EINVAL)}
+			p.Steps[3] = Step{QPN: q, Op: uint8(OpReg), Tag: 0}
+			p.Steps[4] = Step{QPN: q, Op: uint8(OpUnreg), Tag: 1, Check: CheckKept}
+			p.Steps[5] = Step{QPN: MaxQPN + 1, Op: uint8(OpReg), Tag: 2, Expect: uint16(syscall.EINVAL)}
+		}
+		return p
+	}
+	far := Now() + uint64(time.Hour)
+	for _, tt := range []struct {
+		name            string
+		general         bool
+		rep             Repeat
+		steps, laps     uint64
+		pos             int
+		atLeast, atMost time.Duration // the call's length, when not 0
+	}{
+		{"max steps from step 2", false, Repeat{Until: far, MaxSteps: 11, Pos: 2}, 11, 2, 1, 0, 0},
+		{"max steps, general loop", true, Repeat{Until: far, MaxSteps: 11, Pos: 3}, 11, 2, 2, 0, 0},
+		{"whole laps end at the ring's end", false, Repeat{Until: far, MaxSteps: 12}, 12, 1, 6, 0, 0},
+		{"pos at the end is the start", false, Repeat{Until: far, MaxSteps: 4, Pos: 6}, 4, 0, 4, 0, 0},
+		{"until passed: one segment", false, Repeat{Until: 1, Pos: 4}, 1, 0, 5, 0, 0},
+		{"stop set: one segment", false, Repeat{Until: far, Stop: &set, Abort: &unset, Poll: time.Millisecond}, 1, 0, 1, 0, 0},
+		{"abort set: one segment", true, Repeat{Until: far, Stop: &unset, Abort: &set, Poll: time.Millisecond}, 1, 0, 1, 0, 0},
+		{"until in 30ms", false, Repeat{Stop: &unset, Poll: time.Millisecond}, 0, 0, -1, 30 * time.Millisecond, 2 * time.Second},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := ring(tt.general)
+			rep := tt.rep
+			if tt.atLeast > 0 {
+				rep.Until = Now() + uint64(tt.atLeast)
+			}
+			var st ProgramStats
+			t0 := Now()
+			if err := d[1].RepeatProgram(p, 0, 6, &rep, &st); err != nil {
+				t.Fatal(err)
+			}
+			took := time.Duration(Now() - t0)
+			if tt.pos >= 0 && (rep.Steps != tt.steps || rep.Laps != tt.laps || rep.Pos != tt.pos) {
+				t.Errorf("ran %d steps, %d laps, stopped at %d; want %d, %d, %d", rep.Steps, rep.Laps, rep.Pos, tt.steps, tt.laps, tt.pos)
+			}
+			if tt.atLeast > 0 && (took < tt.atLeast || took > tt.atMost || rep.Steps < 100) {
+				t.Errorf("took %v for %d steps, want %v to %v", took, rep.Steps, tt.atLeast, tt.atMost)
+			}
+			var recorded uint64
+			for _, c := range p.Rec.Count {
+				recorded += c
+			}
+			if recorded != rep.Steps || st.Unexpected != 0 {
+				t.Errorf("recorded %d steps of %d run, %d unexpected", recorded, rep.Steps, st.Unexpected)
+			}
+			// What the ring holds where it stopped: q after a reg of q.
+			if prev := (rep.Pos + 5) % 6; p.Steps[prev].Op == uint8(OpReg) && p.Steps[prev].QPN == q {
+				if _, err := d[1].Unreg(q); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// An unexpected outcome ends the ring at the end of its segment, with the
+// failures of the last lap only; a ring that creates, or a position
+// outside it, is refused.
+func TestRepeatProgramFailures(t *testing.T) {
+	d := simPair(t, SimOptions{}, 2)
+	q, err := d[0].CreateRcvQP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewProgram(4, false)
+	p.Rec = Recording{Buckets: 4096, Service: make([]int64, 2*4096), Count: make([]uint64, 2), SumNS: make([]uint64, 2)}
+	for i := range 4 {
+		p.Steps[i] = Step{QPN: q, Op: uint8(OpReg + Op(i%2)), Tag: uint32(i % 2), Check: CheckKept}
+	}
+	p.Steps[3].Check = CheckDestroyed // sim keeps q: the holder still holds it
+	rep := Repeat{Until: Now() + uint64(time.Hour), MaxSteps: 1000}
+	var st ProgramStats
+	if err := d[1].RepeatProgram(p, 0, 4, &rep, &st); err != nil {
+		t.Fatal(err)
+	}
+	// Segments of 1, 2, 4 steps: the one of 2 steps (2 and 3) ends it.
+	if rep.Pos != 4 || rep.Steps != 4 || st.Unexpected != 1 || !slices.Equal(p.Failures(), []Failure{{3, statusDestroyKnown}}) {
+		t.Errorf("stopped at %d after %d steps, %d unexpected, failures %v; want 4, 4, 1, step 3 kept", rep.Pos, rep.Steps, st.Unexpected, p.Failures())
+	}
+	for _, bad := range []struct {
+		name string
+		pos  int
+		op   Op
+	}{{"pos before the ring", -1, OpReg}, {"pos past the ring", 5, OpReg}} {
+		rep := Repeat{Until: Now(), Pos: bad.pos}
+		if err := d[1].RepeatProgram(p, 0, 4, &rep, &st); err == nil {
+			t.Errorf("%s: accepted", bad.name)
+		}
+	}
 }

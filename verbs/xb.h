@@ -122,6 +122,11 @@ struct xb_prog_stats {
 
 static inline size_t xb_bucket_index(uint64_t v, size_t n)
 {
+	/* Below 2048 ns a value is its own index (the first bucket counts
+	 * every ns): the common case of a fast operation skips the rest,
+	 * which costs the hot loop ~1 ns per operation. */
+	if (v < 2 * XB_HIST_SUB_HALF && v < n)
+		return (size_t)v;
 	int bucket = 63 - __builtin_clzll(v | XB_HIST_SUB_MASK) - XB_HIST_SUB_HALF_MAG;
 	size_t idx = ((size_t)(bucket + 1) << XB_HIST_SUB_HALF_MAG) + (size_t)(v >> bucket) - XB_HIST_SUB_HALF;
 
@@ -156,6 +161,32 @@ struct xb_prog_rec {
 };
 
 /*
+ * A program that leaves the registrations as it found them (a closed loop
+ * of steady or sharded) can be run again and again in one call: with rep,
+ * xb_run_program runs steps[off, off+n) as a ring, from rep->pos, in
+ * segments of about rep->poll_ns, the step loop unchanged. Between two
+ * segments it returns if the clock is at or past rep->until (the caller's
+ * next interval, or its end), after rep->max_steps steps (if not 0), if a
+ * step of the segment had an unexpected outcome, or if *stop or *abort is
+ * set (either may be NULL). So a thread returns into Go about once per
+ * interval, not once per program: a cgo call that lasts over ~150 us
+ * costs ~10 us to get back into Go, time in no operation, which a return
+ * every millisecond would add up. Failures are kept for the current lap
+ * only (from step off). rep->pos is where the ring stopped, in
+ * [off, off+n] (the next call goes on from there; off+n is off again);
+ * rep->steps and rep->laps are what this call ran.
+ */
+struct xb_repeat {
+	uint64_t until;
+	uint64_t poll_ns; /* a segment's length in time */
+	const uint32_t *stop, *abort;
+	uint64_t max_steps;
+	uint64_t pos;   /* in: where to begin; out: where it stopped */
+	uint64_t steps; /* out */
+	uint64_t laps;  /* out: wraps from step n - 1 to step 0 */
+};
+
+/*
  * xb_run_program runs steps[off, off+n) with chained timestamps: the
  * service time of a step runs from its actual start to its end. With
  * start != NULL (an open loop) step i does not begin before start[i]
@@ -165,11 +196,12 @@ struct xb_prog_rec {
  * ends it, so the counting is inside the next step's timed interval, as
  * every instruction of the loop but the first read and the return is.
  * nfails is how many entries rec->fails holds already; it returns the new
- * number. st accumulates; the caller zeroes it.
+ * number. st accumulates; the caller zeroes it. rep is NULL for one run
+ * of the steps (above).
  */
 size_t xb_run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps,
 		      size_t off, size_t n, const uint64_t *start, const struct xb_prog_rec *rec,
-		      size_t nfails, struct xb_prog_stats *st);
+		      size_t nfails, struct xb_prog_stats *st, struct xb_repeat *rep);
 
 /*
  * Storms (storm.c). A rank's steps are served in plan order, each as soon
@@ -216,25 +248,36 @@ int xb_run_storm(const struct xb_ops *ops, void *dom, struct xb_step *steps, siz
 		 const uint32_t *stop, const uint32_t *abort, uint64_t *ns, uint32_t *status,
 		 struct xb_storm_state *st);
 
-/* xb_do_op runs one operation of kind op on dom: a create writes its new
- * QP number to *qpn (0 on failure); the others act on *qpn, refusing a
- * number past 24 bits with EINVAL. Shared by every timed loop (batch.c,
- * storm.c), so all dispatch alike. */
-static inline int xb_do_op(const struct xb_ops *ops, void *dom, int op, uint32_t *qpn, uint32_t *flags)
+/* xb_do_op_on runs an operation of kind op on QP qpn, which exists (not
+ * a create), refusing a number past 24 bits with EINVAL. The number goes
+ * by value, so the hot loop keeps it in a register rather than in memory
+ * the provider might write. */
+static inline int xb_do_op_on(const struct xb_ops *ops, void *dom, int op, uint32_t qpn, uint32_t *flags)
 {
+	if (qpn > XB_QPN_MAX)
+		return EINVAL;
 	switch (op) {
-	case XB_OP_CREATE:
-		*qpn = 0;
-		return ops->create(dom, qpn, flags);
 	case XB_OP_REG:
-		return *qpn > XB_QPN_MAX ? EINVAL : ops->reg(dom, *qpn, flags);
+		return ops->reg(dom, qpn, flags);
 	case XB_OP_UNREG:
-		return *qpn > XB_QPN_MAX ? EINVAL : ops->unreg(dom, *qpn, flags);
+		return ops->unreg(dom, qpn, flags);
 	case XB_OP_MODIFY:
-		return *qpn > XB_QPN_MAX ? EINVAL : ops->modify(dom, *qpn, XB_QPS_TARGET);
+		return ops->modify(dom, qpn, XB_QPS_TARGET);
 	default:
 		return EINVAL;
 	}
+}
+
+/* xb_do_op runs one operation of kind op on dom: a create writes its new
+ * QP number to *qpn (0 on failure); the others act on *qpn (xb_do_op_on).
+ * Shared by every timed loop (batch.c, storm.c), so all dispatch alike. */
+static inline int xb_do_op(const struct xb_ops *ops, void *dom, int op, uint32_t *qpn, uint32_t *flags)
+{
+	if (op == XB_OP_CREATE) {
+		*qpn = 0;
+		return ops->create(dom, qpn, flags);
+	}
+	return xb_do_op_on(ops, dom, op, *qpn, flags);
 }
 
 /* xb_step_unexpected says whether an outcome (errno rc, flags) differs from

@@ -63,6 +63,49 @@ static void storm(int id, struct sim_dom *dom)
 	}
 }
 
+/* ring: thread 0 creates the shared QPs, the others run a ring of reg q,
+ * unreg q over all of them (xb_run_program repeated, plain and general:
+ * a step of a QP number past 24 bits sends it down the general loop),
+ * all at once on the same QPs; the creator's handles keep every unreg
+ * from being the last. */
+static void ring(int id, struct sim_dom *dom, int general)
+{
+	enum { N = 2 * QPS + 1, BUCKETS = 4096 };
+	static int64_t service[THREADS][2 * BUCKETS];
+	uint64_t count[2] = {0}, sum[2] = {0};
+	struct xb_step steps[N] = {{0}};
+	struct xb_fail fails[N];
+	struct xb_prog_rec rec = {.ntags = 2, .nbuckets = BUCKETS, .service = service[id], .count = count,
+				  .sum_ns = sum, .fails = fails};
+	struct xb_prog_stats st = {0};
+	struct xb_repeat rep = {.until = UINT64_MAX, .poll_ns = 100000, .stop = &halt, .abort = &halt};
+	uint32_t flags;
+	size_t n = 0;
+
+	if (id == 0)
+		for (int q = 0; q < QPS; q++)
+			CHECK(sim_create(dom, &shared_qpns[q], &flags) == 0);
+	pthread_barrier_wait(&barrier);
+	if (id != 0) {
+		for (int q = 0; q < QPS; q++) {
+			steps[n++] = (struct xb_step){.qpn = shared_qpns[q], .op = XB_OP_REG, .tag = 0};
+			steps[n++] = (struct xb_step){.qpn = shared_qpns[q], .op = XB_OP_UNREG, .tag = 1,
+						      .check = XB_CHECK_KEPT};
+		}
+		if (general)
+			steps[n++] = (struct xb_step){.qpn = XB_QPN_MAX + 1, .op = XB_OP_REG, .expect = EINVAL};
+		rep.max_steps = 50 * n;
+		CHECK(xb_run_program(&xb_sim_ops, dom, steps, 0, n, NULL, &rec, 0, &st, &rep) == 0);
+		CHECK(st.unexpected == 0 && rep.steps == 50 * n && rep.pos == n);
+		CHECK(count[0] + count[1] == 50 * n);
+	}
+	pthread_barrier_wait(&barrier);
+	if (id == 0)
+		for (int q = 0; q < QPS; q++)
+			CHECK(sim_unreg(dom, shared_qpns[q], &flags) == 0);
+	pthread_barrier_wait(&barrier);
+}
+
 static void *worker(void *arg)
 {
 	int id = (int)(long)arg, semantics = id % 2 ? SIM_UPSTREAM : SIM_LEGACY;
@@ -107,6 +150,8 @@ static void *worker(void *arg)
 		CHECK(sim_reg(dom, qpn, &flags) == EINVAL);
 		pthread_barrier_wait(&barrier);
 	}
+	ring(id, dom, 0);
+	ring(id, dom, 1);
 	storm(id, dom);
 	CHECK(sim_close_domain(dom) == 0);
 	CHECK(sim_close(dev) == 0);
@@ -132,6 +177,6 @@ int main(int argc, char **argv)
 	CHECK(sim_inspect(dev, info, 4, &nreg, &ndom) == 0);
 	CHECK(nreg == 1 && ndom == 0); /* only this observer is left */
 	CHECK(sim_close(dev) == 0);
-	printf("sim_stress: %d threads x %d rounds x %d QPs, then a storm: no race, no leak, device empty\n", THREADS, ROUNDS, QPS);
+	printf("sim_stress: %d threads x %d rounds x %d QPs, then rings and a storm: no race, no leak, device empty\n", THREADS, ROUNDS, QPS);
 	return 0;
 }
