@@ -99,7 +99,8 @@ func BenchmarkEngineNull(b *testing.B) {
 			rig, unlock := benchRig(b, "steady", "null", qps, verbs.Cost{})
 			defer unlock()
 			timer := verbs.TimerOverheadNS()
-			bare := bareLoop(100 * time.Millisecond)
+			reads, cpu := bareLoop(100 * time.Millisecond)
+			bare := float64(reads) / (float64(cpu) / 1e9)
 			f := benchMeasure(b, rig)
 			b.ReportMetric(f.opsPerCPUSecond()/bare, "cpu-rate/bare")
 			b.ReportMetric(float64(f.p50NS)/timer, "p50/timer")
@@ -153,7 +154,7 @@ func benchRig(b *testing.B, workload, provider string, qps int, cost verbs.Cost)
 // benchMeasure runs b.N operations, measured (whole programs: a few more).
 func benchMeasure(b *testing.B, rig *engineRig) engineFigures {
 	b.ResetTimer()
-	f, err := rig.measure(func(ops int64) bool { return ops >= int64(b.N) })
+	f, err := rig.measure(0, func(ops int64) bool { return ops >= int64(b.N) })
 	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)

@@ -11,10 +11,12 @@ import (
 // How a thread cuts its work into op programs (verbs.Program): a loop-mode
 // program holds as many whole passes as fit in BatchOps steps (at least
 // one), built once and run again for as long as it leaves the thread's
-// registrations as it found them; each cgo call runs a range of it of at
-// most BatchOps steps or about BatchTime of work, whichever is less, so
-// the thread checks for its end, its interval and a stop at least that
-// often.
+// registrations as it found them. Such a program (without creates, in a
+// closed loop) runs as a ring (loopRepeat): one cgo call until the
+// interval's end, the loop's end or a stop, which the C loop looks for
+// every BatchTime. Any other runs in ranges (loopChunk) of at most
+// BatchOps steps or about BatchTime of work, whichever is less, so the
+// thread checks for its end, its interval and a stop at least that often.
 const (
 	DefaultBatchOps  = 4096
 	DefaultBatchTime = time.Millisecond
@@ -45,6 +47,10 @@ type progRT struct {
 
 	chunk int                // steps per call, adapted to BatchTime
 	stats verbs.ProgramStats // of the last call
+	rep   verbs.Repeat       // a periodic program's run as a ring
+	// An outcome was unexpected in the ring mid-pass: the pass is
+	// finished in chunks, whose end settles the state.
+	finishPass bool
 }
 
 func (t *thread) batchOps() int {
@@ -88,6 +94,7 @@ func newProgRT(t *thread) *progRT {
 	// kind's index.
 	r.p.Rec = verbs.Recording{Buckets: histCounts, Service: t.ivAll, Response: t.ivRespAll,
 		Count: make([]uint64, len(t.recs)), SumNS: make([]uint64, len(t.recs))}
+	r.rep = verbs.Repeat{Stop: t.shm.stopWord(), Abort: t.shm.abortWord(), Poll: time.Duration(t.batchTime())}
 	return r
 }
 
@@ -132,6 +139,7 @@ func (t *thread) buildLoop() {
 			break
 		}
 	}
+	r.finishPass = false
 	r.periodic = slices.Equal(r.pheld, r.held0) && slices.Equal(r.pslots, r.slots0) && !r.creates ||
 		r.creates && slices.Equal(r.pheld, r.held0) && allZero(r.pslots) && allZero(r.slots0)
 	r.built = true
@@ -286,6 +294,9 @@ func (t *thread) loopChunk(passesLeft int64) (int64, error) {
 			return 1, nil
 		}
 	}
+	if until := t.repeatUntil(); r.periodic && !r.creates && t.open == nil && !r.finishPass && until > verbs.Now() && !t.shm.stopRequested() {
+		return t.loopRepeat(passesLeft, until)
+	}
 	end := min(r.n, r.pos+r.chunk)
 	if passesLeft > 0 && r.passIdx+int(passesLeft)-1 < len(r.passEnds) {
 		end = min(end, r.passEnds[r.passIdx+int(passesLeft)-1])
@@ -305,12 +316,13 @@ func (t *thread) loopChunk(passesLeft int64) (int64, error) {
 		r.passIdx++
 		passes++
 	}
-	if failed {
+	atEnd := r.passIdx > 0 && r.passEnds[r.passIdx-1] == end
+	if failed || r.finishPass && atEnd {
 		// The rest of the program was built on outcomes that did not
 		// happen: settle the state and build anew from it.
 		t.replay(end)
-		r.built = false
-		if r.passIdx < len(r.passEnds) {
+		r.built, r.finishPass = false, false
+		if !atEnd {
 			passes++ // the pass is cut short where it failed
 		}
 	}
@@ -333,19 +345,7 @@ func (t *thread) runSteps(a, b int) (int, bool, error) {
 	if err := t.dom.RunProgram(p, a, b-a, &r.stats); err != nil {
 		return a, false, err
 	}
-	var timed uint64
-	rc := &p.Rec
-	for k, c := range rc.Count {
-		if c > 0 {
-			rec := t.recs[k]
-			rec.ivN += int64(c)
-			rec.count += int64(c)
-			rec.batches++
-			rec.timedNS += int64(rc.SumNS[k])
-			timed += rc.SumNS[k]
-			rc.Count[k], rc.SumNS[k] = 0, 0
-		}
-	}
+	timed := t.tally()
 	if t.open != nil {
 		t.open.ran(&r.stats, b-a)
 	}
@@ -365,16 +365,129 @@ func (t *thread) runSteps(a, b int) (int, bool, error) {
 	} else {
 		r.chunk = t.batchOps()
 	}
+	return b, failed, t.ranFor(t.recs[p.Steps[a].Tag], timed)
+}
+
+// repeatCallMax bounds one call of a repeated program when nothing else
+// does (the engine's rigs, which decide between calls when to stop).
+const repeatCallMax = uint64(100 * time.Millisecond)
+
+// repeatUntil is when a repeated program must come back to Go: the next
+// interval (while measuring), the loop's end, and repeatCallMax from now
+// at the latest.
+func (t *thread) repeatUntil() uint64 {
+	until := verbs.Now() + repeatCallMax
 	if t.measuring {
-		now := verbs.Now()
-		t.waited += r.stats.WaitNS
-		t.waitNS += r.stats.WaitNS
-		t.account(t.recs[p.Steps[a].Tag], now, timed)
-		if now >= t.ivNext {
-			return b, failed, t.flushIntervalAt(now)
+		until = min(until, t.ivNext)
+	}
+	if t.loopEnd > 0 {
+		until = min(until, t.loopEnd)
+	}
+	return until
+}
+
+// loopRepeat runs a periodic program as a ring (verbs.Repeat) until
+// until, a stop or an unexpected outcome, or for as many steps as
+// passesLeft passes take (if not 0), and returns the passes it completed.
+// The thread comes back into Go about once per interval: the cgo call's
+// way back costs ~10 µs when the call was long, which once per program
+// (~1 ms) left 1% of the thread's time untimed.
+func (t *thread) loopRepeat(passesLeft int64, until uint64) (int64, error) {
+	r := t.prog
+	p := r.p
+	from := r.pos
+	rep := &r.rep
+	rep.Until, rep.Pos, rep.MaxSteps = until, r.pos, 0
+	if passesLeft > 0 {
+		rep.MaxSteps = r.stepsFor(passesLeft)
+	}
+	r.stats = verbs.ProgramStats{}
+	if err := t.dom.RepeatProgram(p, 0, r.n, rep, &r.stats); err != nil {
+		return 0, err
+	}
+	r.pos = rep.Pos
+	passes := r.passesCrossed(from, r.pos, rep.Laps)
+	r.passIdx, _ = slices.BinarySearch(r.passEnds, r.pos+1)
+	timed := t.tally()
+	if r.stats.Unexpected > 0 {
+		// Failures holds the steps of the last lap, which began at step 0
+		// from the state the program was built on. The program is built
+		// anew at the end of the pass, as in chunks (loopChunk).
+		t.checkSteps(0, r.n)
+		if r.atPassEnd() {
+			t.replay(r.pos)
+			r.built = false
+		} else {
+			r.finishPass = true
 		}
 	}
-	return b, failed, nil
+	// The pass under way began in the call's last segment.
+	t.passStart = verbs.Now()
+	return passes, t.ranFor(t.recs[p.Steps[from].Tag], timed)
+}
+
+// passesCrossed counts the pass ends the ring went past from step from to
+// step to, wrapping laps times.
+func (r *progRT) passesCrossed(from, to int, laps uint64) int64 {
+	// ends is how many pass ends lie in (a, b].
+	ends := func(a, b int) int64 {
+		lo, _ := slices.BinarySearch(r.passEnds, a+1)
+		hi, _ := slices.BinarySearch(r.passEnds, b+1)
+		return int64(hi - lo)
+	}
+	if laps == 0 {
+		return ends(from, to)
+	}
+	return ends(from, r.n) + int64(laps-1)*int64(len(r.passEnds)) + ends(0, to)
+}
+
+// stepsFor is how many steps of the ring, from where the thread is, make
+// passes more passes.
+func (r *progRT) stepsFor(passes int64) uint64 {
+	per := int64(len(r.passEnds))
+	inLap := per - int64(r.passIdx)
+	if passes <= inLap {
+		return uint64(r.passEnds[r.passIdx+int(passes)-1] - r.pos)
+	}
+	passes -= inLap
+	laps := (passes - 1) / per
+	return uint64(r.n-r.pos) + uint64(laps)*uint64(r.n) + uint64(r.passEnds[passes-laps*per-1])
+}
+
+// tally moves the per-tag counts of the last call to the kinds and
+// returns the time inside its operations.
+func (t *thread) tally() uint64 {
+	var timed uint64
+	rc := &t.prog.p.Rec
+	for k, c := range rc.Count {
+		if c > 0 {
+			rec := t.recs[k]
+			rec.ivN += int64(c)
+			rec.count += int64(c)
+			rec.batches++
+			rec.timedNS += int64(rc.SumNS[k])
+			timed += rc.SumNS[k]
+			rc.Count[k], rc.SumNS[k] = 0, 0
+		}
+	}
+	return timed
+}
+
+// ranFor accounts a call into C that has just ended, timed ns of it inside
+// operations, the first of kind rec: the untimed stretch before it goes to
+// coverage, and the interval ends if it is due.
+func (t *thread) ranFor(rec *kindRec, timed uint64) error {
+	if !t.measuring {
+		return nil
+	}
+	now := verbs.Now()
+	t.waited += t.prog.stats.WaitNS
+	t.waitNS += t.prog.stats.WaitNS
+	t.account(rec, now, timed)
+	if now >= t.ivNext {
+		return t.flushIntervalAt(now)
+	}
+	return nil
 }
 
 // checkSteps names the unexpected outcomes among steps [a, b) as errors

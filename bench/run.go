@@ -49,7 +49,8 @@ type Config struct {
 	// Nodes is a storm's node count (mode storm); 0 takes the workload's.
 	Nodes int
 	// Op programs: at most BatchOps steps per C call, about BatchTime of
-	// work; 0: DefaultBatchOps, DefaultBatchTime.
+	// work (a ring: the time between its looks at the clock and a stop);
+	// 0: DefaultBatchOps, DefaultBatchTime.
 	BatchOps  int
 	BatchTime time.Duration
 	// Open loop: Rate operations per second per thread, or RateTotal

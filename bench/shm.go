@@ -164,7 +164,7 @@ func (s *shm) qpn(slot int) uint32 { return atomic.LoadUint32(s.u32(shmHeader + 
 
 // qpnTable, stopWord and abortWord are the QP-number table and the words
 // that end a run early, for C to read and write atomically (a storm rank's
-// loop, verbs.RunStorm).
+// loop, verbs.RunStorm, and a thread's ring, verbs.RepeatProgram).
 func (s *shm) qpnTable() []uint32 {
 	if s.slots == 0 {
 		return nil

@@ -124,6 +124,7 @@ type thread struct {
 	measuring bool
 	passLimit int64  // passes to run in loop mode; 0: until done says so
 	passStart uint64 // when the current pass began
+	loopEnd   uint64 // when loop's done says so by the clock, if it does (0: not)
 	ivStart   uint64 // CLOCK_MONOTONIC ns of the measurement start
 	ivIndex   int64
 	ivNext    uint64
@@ -308,6 +309,7 @@ func (t *thread) run(deadline uint64) error {
 	}
 	if t.cfg.Warmup > 0 {
 		end := deadline + uint64(t.cfg.Warmup)
+		t.loopEnd = end
 		if err := t.loop(func(uint64, int64) bool { return verbs.Now() >= end || t.shm.stopRequested() }); err != nil {
 			return err
 		}
@@ -357,11 +359,13 @@ func (t *thread) run(deadline uint64) error {
 	t.ivStart = deadline
 	t.ivNext = deadline + uint64(t.cfg.Interval)
 	var done func(uint64, int64) bool
+	t.loopEnd = 0
 	if t.cfg.Iterations > 0 {
 		t.passLimit = t.cfg.Iterations
 		done = func(_ uint64, passes int64) bool { return passes >= t.cfg.Iterations || t.shm.stopRequested() }
 	} else {
 		end := deadline + uint64(t.cfg.Duration)
+		t.loopEnd = end
 		done = func(now uint64, _ int64) bool { return now >= end || t.shm.stopRequested() }
 	}
 	err := t.loop(done)

@@ -244,9 +244,10 @@ type OpStats struct {
 	// Count − Errors operations failed so, as intended. Empty in results
 	// that predate it.
 	Expect string `json:"expect,omitempty"`
-	// Batches is how many batches (one C call each, timed op by op) ran
-	// the Count operations: Count/Batches is the mean batch size measured,
-	// which varies by phase and workload. 0 in results that predate it.
+	// Batches is how many calls into C (each timing op by op) ran the
+	// Count operations: Count/Batches is the mean measured, which varies
+	// by phase and workload (a ring, steady or sharded, comes back about
+	// once per interval). 0 in results that predate it.
 	Batches int64 `json:"batches,omitempty"`
 }
 

@@ -31,8 +31,9 @@ at 1 and 256 QPs), its p50 against one timer read (<= 1.1), its coverage
 at no cost, >= 99% with a 2us cost, at 1 and 256 QPs), and steady's rate at
 1 QP against 16 on sim (>= 0.9).
 
-The hot path's target is a ratio to a timer read measured in the same run, so
-a shared, noisy machine does not move it; the sim pair's 250 ns and the cost
+The hot path's targets are ratios to figures measured in the same run (the
+bare loop and the engine in alternating slices, the median of their ratios),
+so a shared, noisy machine moves them little; the sim pair's 250 ns and the cost
 model's +5% are fixed bounds, which a slow or loaded machine can miss. Exit
 status 1 when a target is missed:
 rerun on a quieter machine before trusting small differences.`,

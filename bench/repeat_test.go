@@ -1,0 +1,128 @@
+package bench
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/verbs"
+)
+
+// The pass arithmetic of a ring: how many steps make k more passes from
+// where the thread is, and how many passes a call that wrapped went past.
+// Known answers, then every start and count on a ring of uneven passes,
+// each step count run through passesCrossed as the C loop stops (a wrap
+// only when it goes on: it may stop at the ring's end).
+func TestRingPasses(t *testing.T) {
+	r := &progRT{n: 6, passEnds: []int{2, 4, 6}}
+	for _, tt := range []struct {
+		from, to int
+		laps     uint64
+		want     int64
+	}{{0, 6, 0, 3}, {1, 3, 0, 1}, {5, 2, 1, 2}, {3, 3, 2, 6}, {0, 6, 1, 6}, {4, 4, 0, 0}, {0, 0, 1, 3}} {
+		if got := r.passesCrossed(tt.from, tt.to, tt.laps); got != tt.want {
+			t.Errorf("passesCrossed(%d, %d, %d laps) = %d, want %d", tt.from, tt.to, tt.laps, got, tt.want)
+		}
+	}
+	r.pos, r.passIdx = 3, 1
+	for k, want := range map[int64]uint64{1: 1, 2: 3, 3: 5, 5: 9} {
+		if got := r.stepsFor(k); got != want {
+			t.Errorf("from step 3: stepsFor(%d) = %d, want %d", k, got, want)
+		}
+	}
+	r = &progRT{n: 7, passEnds: []int{1, 4, 7}}
+	for pos := range r.n {
+		r.pos, r.passIdx = pos, 0
+		for r.passIdx < len(r.passEnds) && r.passEnds[r.passIdx] <= pos {
+			r.passIdx++
+		}
+		for k := int64(1); k <= 10; k++ {
+			end := uint64(pos) + r.stepsFor(k) // in steps from the ring's start
+			laps := (end - 1) / uint64(r.n)
+			to := int(end - laps*uint64(r.n))
+			if got := r.passesCrossed(pos, to, laps); got != k {
+				t.Errorf("from step %d, %d passes: %d steps end at %d after %d laps, which crosses %d passes", pos, k, r.stepsFor(k), to, laps, got)
+			}
+			if !slices.Contains(r.passEnds, to) {
+				t.Errorf("from step %d, %d passes end at step %d: not a pass end", pos, k, to)
+			}
+		}
+	}
+}
+
+// A stop asked for while a thread runs its ring ends the ring at once and
+// the thread's loop at the end of the pass under way: every reg has its
+// unreg, and the thread holds nothing. The thread ran in one or a few
+// calls, not one per program.
+func TestRingStop(t *testing.T) {
+	th := nullThread(t, "steady", 5, nil)
+	th.measuring, th.ivNext = true, 1<<63
+	asked := make(chan struct{}) // the race detector does not see the shared segment's atomics
+	go func() {
+		defer close(asked)
+		time.Sleep(50 * time.Millisecond)
+		th.shm.requestStop()
+	}()
+	defer func() { <-asked }()
+	t0 := verbs.Now()
+	if err := th.loop(func(uint64, int64) bool { return th.shm.stopRequested() }); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Duration(verbs.Now() - t0)
+	reg, unreg := th.recs[0], th.recs[1]
+	if reg.count == 0 || reg.count != unreg.count || reg.count%5 != 0 {
+		t.Errorf("%d regs and %d unregs: want whole passes of 5 each", reg.count, unreg.count)
+	}
+	if !th.prog.atPassEnd() {
+		t.Errorf("the loop ended at step %d, not at a pass end", th.prog.pos)
+	}
+	if took > 2*time.Second {
+		t.Errorf("the stop took %v to be seen", took)
+	}
+	if per := reg.count / reg.batches; per < 10_000 {
+		t.Errorf("%d regs in %d calls: the ring returned into Go every %d passes", reg.count, reg.batches, per/5)
+	}
+	th.settle()
+	for s, h := range th.held {
+		if h {
+			t.Errorf("slot %d still held", s)
+		}
+	}
+}
+
+// A ring comes back into Go at each interval's end: a thread on a ring
+// for 200 ms with 20 ms intervals reports about ten of them, in order,
+// and the reports hold every operation it counted.
+func TestRingIntervals(t *testing.T) {
+	th := nullThread(t, "steady", 1, func(c *workerConfig) { c.Interval = 20 * time.Millisecond })
+	var reports []*intervalMsg
+	th.report = func(m *intervalMsg) { reports = append(reports, m) }
+	now := verbs.Now()
+	th.measuring, th.ivStart, th.ivNext, th.loopEnd = true, now, now+uint64(20*time.Millisecond), now+uint64(200*time.Millisecond)
+	if err := th.loop(func(now uint64, _ int64) bool { return now >= th.loopEnd }); err != nil {
+		t.Fatal(err)
+	}
+	if err := th.endMeasuring(nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(reports) < 8 || len(reports) > 12 {
+		t.Errorf("%d intervals reported over 200 ms of 20 ms intervals", len(reports))
+	}
+	var logged int64
+	for i, m := range reports {
+		if i > 0 && m.Index <= reports[i-1].Index {
+			t.Errorf("interval %d reported after %d", m.Index, reports[i-1].Index)
+		}
+		for _, s := range m.Hists {
+			h, err := results.DecodeHistogram(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			logged += h.TotalCount()
+		}
+	}
+	if want := th.recs[0].count + th.recs[1].count; logged != want || want == 0 {
+		t.Errorf("the intervals hold %d operations, the thread counted %d", logged, want)
+	}
+}
