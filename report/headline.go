@@ -71,9 +71,6 @@ func NewHeadline(run *Run) Headline {
 	if m := measuredNote(r); m != "" {
 		h.Notes = append(h.Notes, m)
 	}
-	if n := batchNote(r); n != "" {
-		h.Notes = append(h.Notes, n)
-	}
 	return h
 }
 
@@ -226,18 +223,3 @@ func roundDuration(d time.Duration) time.Duration {
 	return d
 }
 
-// batchNote explains why steady's throughput depends on the QP count:
-// the hot path times a batch of one operation per QP in one call, so the
-// call's own cost is spread over as many operations as there are QPs.
-func batchNote(r *results.Result) string {
-	if r.Config.Workload != "steady" {
-		return ""
-	}
-	per := ""
-	if s := r.Ops[results.OpReg]; s.Batches > 0 {
-		per = fmt.Sprintf(", measured %.1f operations per batch", float64(s.Count)/float64(s.Batches))
-	}
-	return fmt.Sprintf("steady runs its operations in batches as long as the QP count (%s here%s), one C call per batch: "+
-		"the call's fixed cost is shared by that many operations, so ops/s at different QP counts differ by more than contention; compare runs of equal QP count.",
-		plural(r.Config.QPs, "QP"), per)
-}

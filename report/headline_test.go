@@ -161,21 +161,6 @@ func TestMeasuredDuration(t *testing.T) {
 	}
 }
 
-func TestBatchNote(t *testing.T) {
-	steady := &results.Result{Config: results.Config{Workload: "steady", QPs: 4},
-		Ops: map[string]results.OpStats{results.OpReg: {Count: 4000, Batches: 1000}}}
-	if n := batchNote(steady); !strings.Contains(n, "batches as long as the QP count (4 QPs here, measured 4.0 operations per batch)") {
-		t.Errorf("steady note %q", n)
-	}
-	one := &results.Result{Config: results.Config{Workload: "steady", QPs: 1}, Ops: map[string]results.OpStats{}}
-	if n := batchNote(one); !strings.Contains(n, "(1 QP here)") {
-		t.Errorf("steady, 1 QP, no batch counts: note %q", n)
-	}
-	if n := batchNote(&results.Result{Config: results.Config{Workload: "lifecycle", QPs: 4}}); n != "" {
-		t.Errorf("lifecycle has no batch note, got %q", n)
-	}
-}
-
 func TestHeadlineSentences(t *testing.T) {
 	run := &Run{Kinds: []string{results.OpReg, results.OpRegInvalid, results.OpUnregLast}, Result: &results.Result{
 		Config:      results.Config{Workload: "x", Repetitions: 1},

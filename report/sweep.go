@@ -139,9 +139,6 @@ func SweepHeadline(sr *SweepReport) []string {
 	if len(costs) > 0 {
 		out = append(out, "Destruction adds (unreg_last p50 − unreg p50): "+strings.Join(costs, ", ")+"; each point's report section gives its confidence interval.")
 	}
-	if sr.Workload == "steady" && len(sweepQPs(sr)) > 1 {
-		out = append(out, "steady runs its operations in batches as long as the QP count, one C call per batch: ops/s across QP counts differ by the call's share as well as by contention.")
-	}
 	return out
 }
 
@@ -393,9 +390,6 @@ func SweepFigures(sr *SweepReport) ([]Figure, error) {
 				"QPs (processes × threads per line)", m, index, byThreads, ticks)
 			if err != nil {
 				return nil, err
-			}
-			if sr.Workload == "steady" && m.name == "ops_per_sec" {
-				f.Caption += " steady batches one operation per QP in one C call, so part of the rise with the QP count is the call's cost spread thinner, not contention."
 			}
 			figs = append(figs, f)
 		}
