@@ -73,7 +73,7 @@ func BenchmarkEngineLoop(b *testing.B) {
 		b.Fatal(err)
 	}
 	th.measuring = true
-	th.ivNext = 1 << 63
+	th.ivNext = never
 	b.ResetTimer()
 	for th.recs[0].count+th.recs[1].count < int64(b.N) {
 		if _, err := th.loopChunk(0); err != nil {
@@ -165,12 +165,15 @@ func benchMeasure(b *testing.B, rig *engineRig) engineFigures {
 // The hot path allocates nothing: a thread's memory is its fixed
 // histogram arrays and batch, whatever the run length.
 func TestHotPathAllocatesNothing(t *testing.T) {
+	// steady runs as a ring: one call per millisecond here, not per 100.
+	defer func(d uint64) { repeatCallMax = d }(repeatCallMax)
+	repeatCallMax = uint64(time.Millisecond)
 	for _, w := range []string{"steady", "churn", "errors"} {
 		t.Run(w, func(t *testing.T) {
 			th := nullThread(t, w, 16, func(c *workerConfig) {
 				c.Invalid, c.Foreign, c.Interval = c.Held, c.Held, 1<<62
 			})
-			th.measuring, th.ivNext = true, 1<<63
+			th.measuring, th.ivNext = true, never
 			allocs := testing.AllocsPerRun(1000, func() {
 				if _, err := th.loopChunk(0); err != nil {
 					t.Fatal(err)
@@ -250,7 +253,7 @@ func TestHotPathCgoCalls(t *testing.T) {
 	for _, qps := range []int{1, 256} {
 		t.Run(fmt.Sprint(qps), func(t *testing.T) {
 			th := nullThread(t, "steady", qps, func(c *workerConfig) { c.BatchTime, c.Interval = time.Second, 1<<62 })
-			th.measuring, th.ivNext = true, 1<<63
+			th.measuring, th.ivNext = true, never
 			calls0 := runtime.NumCgoCall()
 			for th.recs[0].count < 500_000 {
 				if _, err := th.loopChunk(0); err != nil {

@@ -315,7 +315,7 @@ func (r *engineRig) measure(end uint64, done func(ops int64) bool) (engineFigure
 	for _, rec := range th.recs {
 		rec.reset()
 	}
-	th.measuring, th.ivNext, th.loopEnd = true, 1<<63, end
+	th.measuring, th.ivNext, th.loopEnd = true, never, end
 	defer func() { th.loopEnd = 0 }()
 	th.waitNS = 0
 	th.started = verbs.Now()

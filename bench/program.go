@@ -368,21 +368,28 @@ func (t *thread) runSteps(a, b int) (int, bool, error) {
 	return b, failed, t.ranFor(t.recs[p.Steps[a].Tag], timed)
 }
 
+// never is a time that does not come: the interval end of a thread that
+// sends no intervals (the engine's rigs).
+const never = uint64(1) << 63
+
 // repeatCallMax bounds one call of a repeated program when nothing else
-// does (the engine's rigs, which decide between calls when to stop);
-// tests lengthen it.
+// does (a caller that decides between calls when to stop: the engine's
+// rigs with a count, tests); tests lengthen it.
 var repeatCallMax = uint64(100 * time.Millisecond)
 
 // repeatUntil is when a repeated program must come back to Go: the next
-// interval (while measuring), the loop's end, and repeatCallMax from now
-// at the latest.
+// interval (while measuring) or the loop's end, whichever is first, or
+// with neither repeatCallMax from now.
 func (t *thread) repeatUntil() uint64 {
-	until := verbs.Now() + repeatCallMax
+	until := never
 	if t.measuring {
-		until = min(until, t.ivNext)
+		until = t.ivNext
 	}
 	if t.loopEnd > 0 {
 		until = min(until, t.loopEnd)
+	}
+	if until >= never {
+		until = verbs.Now() + repeatCallMax
 	}
 	return until
 }

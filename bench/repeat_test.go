@@ -57,7 +57,7 @@ func TestRingPasses(t *testing.T) {
 // calls, not one per program.
 func TestRingStop(t *testing.T) {
 	th := nullThread(t, "steady", 5, nil)
-	th.measuring, th.ivNext = true, 1<<63
+	th.measuring, th.ivNext = true, never
 	asked := make(chan struct{}) // the race detector does not see the shared segment's atomics
 	go func() {
 		defer close(asked)
