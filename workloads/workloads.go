@@ -255,108 +255,170 @@ func Get(nameOrFile string) (*Spec, error) {
 
 // Parse reads and validates a spec. Unknown keys, wrong types and
 // impossible phase orders are *SyntaxError values with line numbers.
+// The checks run in a fixed order and the first that fails is the one
+// reported: the mode decides which of the others apply.
 func Parse(data []byte, file string) (*Spec, error) {
-	fail := func(line int, format string, args ...any) error {
-		return &SyntaxError{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
+	s, d, err := decodeSpec(data, file)
+	if err != nil {
+		return nil, err
 	}
-	var s Spec
-	doc, yerr := yamlstrict.Decode(data, &s)
-	if yerr != nil {
-		return nil, fail(yerr.Line, "%s", yerr.Msg)
-	}
-	if doc == nil {
-		return nil, fail(0, "empty spec")
-	}
-	s.Source = string(data)
-	s.File = file
-	phases := find(doc, "phases")
-	for i := range s.Phases {
-		if phases != nil && i < len(phases.Content) {
-			s.Phases[i].Line = phases.Content[i].Line
-		}
-	}
-	line := func(keys ...string) int {
-		n := doc
-		for _, k := range keys {
-			if m := find(n, k); m != nil {
-				n = m
-			}
-		}
-		return n.Line
-	}
-
-	if s.Name == "" {
-		return nil, fail(doc.Line, "missing name")
-	}
-	if strings.ContainsAny(s.Name, " /\t") {
-		return nil, fail(line("name"), "name %q: no spaces or slashes", s.Name)
-	}
-	if s.Description == "" {
-		return nil, fail(doc.Line, "missing description")
+	if err := d.checkNameAndDescription(s); err != nil {
+		return nil, err
 	}
 	switch s.Mode {
 	case Loop, Rounds:
+		err = d.checkPhased(s)
 	case StormMode:
-		if err := parseStorm(&s, doc, fail, line); err != nil {
-			return nil, err
-		}
-		return &s, nil
+		err = parseStorm(s, d.root, d.fail, d.line)
 	case "":
-		return nil, fail(doc.Line, "missing mode (loop, rounds or storm)")
+		err = d.fail(d.root.Line, "missing mode (loop, rounds or storm)")
 	default:
-		return nil, fail(line("mode"), "mode %q: want loop, rounds or storm", s.Mode)
+		err = d.fail(d.line("mode"), "mode %q: want loop, rounds or storm", s.Mode)
 	}
-	if n := find(doc, "storm"); n != nil {
-		return nil, fail(n.Line, "a storm block needs mode storm")
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// specDoc is a spec's YAML tree, kept beside the decoded Spec because a
+// decoded value has lost its line: every message names the line of the
+// key it is about.
+type specDoc struct {
+	file string
+	root *yaml.Node
+}
+
+// fail is a *SyntaxError at line of the spec's file.
+func (d specDoc) fail(line int, format string, args ...any) error {
+	return &SyntaxError{File: d.file, Line: line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// line is the line of the key at the path keys; where a key is missing,
+// of the nearest key above it: a missing key is reported where it should
+// have been.
+func (d specDoc) line(keys ...string) int {
+	n := d.root
+	for _, k := range keys {
+		if m := find(n, k); m != nil {
+			n = m
+		}
+	}
+	return n.Line
+}
+
+// decodeSpec decodes data strictly and gives each phase its line, for
+// the messages of the checks that follow and of simulate.
+func decodeSpec(data []byte, file string) (*Spec, specDoc, error) {
+	d := specDoc{file: file}
+	var s Spec
+	root, yerr := yamlstrict.Decode(data, &s)
+	if yerr != nil {
+		return nil, d, d.fail(yerr.Line, "%s", yerr.Msg)
+	}
+	if root == nil {
+		return nil, d, d.fail(0, "empty spec")
+	}
+	d.root = root
+	s.Source = string(data)
+	s.File = file
+	if phases := find(root, "phases"); phases != nil {
+		for i := range s.Phases {
+			if i < len(phases.Content) {
+				s.Phases[i].Line = phases.Content[i].Line
+			}
+		}
+	}
+	return &s, d, nil
+}
+
+// checkNameAndDescription checks what `xrcbench list` shows. A name is
+// given to --workload, where a slash would read as a file's path and a
+// space as two words.
+func (d specDoc) checkNameAndDescription(s *Spec) error {
+	if s.Name == "" {
+		return d.fail(d.root.Line, "missing name")
+	}
+	if strings.ContainsAny(s.Name, " /\t") {
+		return d.fail(d.line("name"), "name %q: no spaces or slashes", s.Name)
+	}
+	if s.Description == "" {
+		return d.fail(d.root.Line, "missing description")
+	}
+	return nil
+}
+
+// checkPhased checks a loop or rounds spec: its QPs, each phase on its
+// own, the QPs against the phases, and last the phase order on the model
+// of the registration state (simulate), which relies on all the rest.
+func (d specDoc) checkPhased(s *Spec) error {
+	if n := find(d.root, "storm"); n != nil {
+		return d.fail(n.Line, "a storm block needs mode storm")
 	}
 	switch s.QPs.Scope {
 	case Shared, PerThread:
 	case "":
-		return nil, fail(line("qps"), "missing qps.scope (shared or per_thread)")
+		return d.fail(d.line("qps"), "missing qps.scope (shared or per_thread)")
 	default:
-		return nil, fail(line("qps", "scope"), "qps.scope %q: want shared or per_thread", s.QPs.Scope)
+		return d.fail(d.line("qps", "scope"), "qps.scope %q: want shared or per_thread", s.QPs.Scope)
 	}
 	if len(s.Phases) == 0 {
-		return nil, fail(doc.Line, "no phases")
+		return d.fail(d.root.Line, "no phases")
 	}
 	for i := range s.Phases {
-		p := &s.Phases[i]
-		if !contains(ops, p.Op) {
-			return nil, fail(p.Line, "phase %d: op %q: want one of %s", i+1, p.Op, strings.Join(ops, ", "))
-		}
-		allowed := loopBy
-		if s.Mode == Rounds {
-			allowed = roundsBy
-		}
-		if !contains(allowed, p.By) {
-			return nil, fail(p.Line, "phase %d: by %q in mode %s: want one of %s", i+1, p.By, s.Mode, strings.Join(allowed, ", "))
-		}
-		natural := "ok"
-		if p.Op == OpRegInvalid || p.Op == OpRegForeign {
-			natural = "EINVAL"
-		}
-		switch {
-		case p.Expect == "":
-			p.Expect = natural
-		case natural == "ok" && p.Expect != "ok":
-			return nil, fail(p.Line, "phase %d: %s must expect ok: the phases after it rely on its effect", i+1, p.Op)
-		case p.Expect != "ok" && !IsErrnoName(p.Expect):
-			return nil, fail(p.Line, "phase %d: expect %q: want ok or an errno name such as EINVAL", i+1, p.Expect)
+		if err := d.checkPhase(s.Mode, i, &s.Phases[i]); err != nil {
+			return err
 		}
 	}
+	if err := d.checkQPsFitPhases(s); err != nil {
+		return err
+	}
+	return simulate(s)
+}
+
+// checkPhase checks phase i (from 0) of a spec in mode on its own, and
+// fills in the outcome it expects when the spec leaves it out.
+func (d specDoc) checkPhase(mode Mode, i int, p *Phase) error {
+	if !contains(ops, p.Op) {
+		return d.fail(p.Line, "phase %d: op %q: want one of %s", i+1, p.Op, strings.Join(ops, ", "))
+	}
+	allowed := loopBy
+	if mode == Rounds {
+		allowed = roundsBy
+	}
+	if !contains(allowed, p.By) {
+		return d.fail(p.Line, "phase %d: by %q in mode %s: want one of %s", i+1, p.By, mode, strings.Join(allowed, ", "))
+	}
+	// The error phases exist to be refused; every other op changes the
+	// registration state the later phases are checked against.
+	natural := "ok"
+	if p.Op == OpRegInvalid || p.Op == OpRegForeign {
+		natural = "EINVAL"
+	}
+	switch {
+	case p.Expect == "":
+		p.Expect = natural
+	case natural == "ok" && p.Expect != "ok":
+		return d.fail(p.Line, "phase %d: %s must expect ok: the phases after it rely on its effect", i+1, p.Op)
+	case p.Expect != "ok" && !IsErrnoName(p.Expect):
+		return d.fail(p.Line, "phase %d: expect %q: want ok or an errno name such as EINVAL", i+1, p.Expect)
+	}
+	return nil
+}
+
+// checkQPsFitPhases checks the qps block against the mode and whether the
+// threads create their QPs: who owns a QP decides who may touch it.
+func (d specDoc) checkQPsFitPhases(s *Spec) error {
 	if s.Mode == Rounds && s.QPs.Scope != Shared {
-		return nil, fail(line("qps", "scope"), "mode rounds needs qps.scope shared: rounds coordinate threads on the same QPs")
+		return d.fail(d.line("qps", "scope"), "mode rounds needs qps.scope shared: rounds coordinate threads on the same QPs")
 	}
 	if s.Creates() && s.QPs.Holder {
-		return nil, fail(line("qps", "holder"), "qps.holder with a create phase: the threads create their QPs, there is nothing to hold")
+		return d.fail(d.line("qps", "holder"), "qps.holder with a create phase: the threads create their QPs, there is nothing to hold")
 	}
 	if s.Mode == Loop && s.Creates() && s.QPs.Scope != PerThread {
-		return nil, fail(line("qps", "scope"), "mode loop with a create phase needs qps.scope per_thread: each thread works on the QPs it created")
+		return d.fail(d.line("qps", "scope"), "mode loop with a create phase needs qps.scope per_thread: each thread works on the QPs it created")
 	}
-	if err := simulate(&s); err != nil {
-		return nil, err
-	}
-	return &s, nil
+	return nil
 }
 
 // find is yamlstrict.Find, by the name storm.go knows it.
