@@ -169,28 +169,75 @@ func FindRuns(dirs []string) ([]string, error) {
 // Failed runs are left out (noted); runs of different workloads are
 // refused.
 func BuildHistory(dirs []string, opt HistoryOptions) (*History, error) {
-	if opt.OrderBy == "" {
-		opt.OrderBy = "start"
-	}
-	if opt.MinEffect == 0 {
-		opt.MinEffect = 5
-	}
-	cpo := changepoint.Options{Alpha: opt.Alpha, Permutations: opt.Permutations, MinEffect: opt.MinEffect / 100, Seed: opt.Seed}
-	labelKey, byLabel := strings.CutPrefix(opt.OrderBy, "label:")
-	if opt.OrderBy != "start" && (!byLabel || labelKey == "") {
-		return nil, inputErrorf("--order-by %q: want start or label:KEY", opt.OrderBy)
+	opt, labelKey, err := opt.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	paths, err := FindRuns(dirs)
 	if err != nil {
 		return nil, err
 	}
 	h := &History{OrderBy: opt.OrderBy, MinEffectPct: opt.MinEffect, Method: historyMethod}
-	type loaded struct {
-		dir string
-		r   *results.Result
-		key string
+	runs, err := h.loadRuns(paths, labelKey)
+	if err != nil {
+		return nil, err
 	}
-	var runs []loaded
+	orderRuns(runs, labelKey != "")
+	h.Runs = len(runs)
+	h.ConfigChanges = configChanges(runs)
+	gates := opt.Gates
+	if gates == nil {
+		gates = DefaultGates(h.Workload, kindsOf(runs[len(runs)-1].r))
+	}
+	cpo := changepoint.Options{Alpha: opt.Alpha, Permutations: opt.Permutations, MinEffect: opt.MinEffect / 100, Seed: opt.Seed}
+	for _, g := range gates {
+		s, err := buildSeries(g, runs, cpo)
+		if err != nil {
+			return nil, err
+		}
+		if n := len(s.Points); n < 2*max(cpo.MinSize, 3) {
+			h.Notes = append(h.Notes, fmt.Sprintf("%s %s: %s, too few to find change points (6 at least)", g.Kind, g.Metric, plural(n, "run")))
+		}
+		h.Series = append(h.Series, s)
+	}
+	h.Alpha, h.Permutations = cmp.Or(opt.Alpha, 0.01), cmp.Or(opt.Permutations, 999)
+	return h, nil
+}
+
+// historyRun is a run folder of a history, with the value of the label
+// it is ordered by ("" when ordered by start time).
+type historyRun struct {
+	dir string
+	r   *results.Result
+	key string
+}
+
+// withDefaults fills in opt's order and minimum effect and checks the
+// order: labelKey is the label the runs are ordered by, "" for their
+// start times.
+func (opt HistoryOptions) withDefaults() (_ HistoryOptions, labelKey string, _ error) {
+	if opt.OrderBy == "" {
+		opt.OrderBy = "start"
+	}
+	if opt.MinEffect == 0 {
+		opt.MinEffect = 5
+	}
+	labelKey, byLabel := strings.CutPrefix(opt.OrderBy, "label:")
+	if opt.OrderBy != "start" && (!byLabel || labelKey == "") {
+		return opt, "", inputErrorf("--order-by %q: want start or label:KEY", opt.OrderBy)
+	}
+	if !byLabel {
+		labelKey = ""
+	}
+	return opt, labelKey, nil
+}
+
+// loadRuns loads the runs at paths and sets h's workload. A failed run is
+// left out with a note: what it measured is no point of a series. A run
+// of another workload, or without the label ordered by, is refused: the
+// history would have no one meaning or no one order.
+func (h *History) loadRuns(paths []string, labelKey string) ([]historyRun, error) {
+	var runs []historyRun
 	for _, p := range paths {
 		r, err := results.Load(p)
 		if err != nil {
@@ -205,26 +252,33 @@ func BuildHistory(dirs []string, opt HistoryOptions) (*History, error) {
 		} else if r.Config.Workload != h.Workload {
 			return nil, inputErrorf("%s ran workload %q, %s ran %q: a history is of one workload", runs[0].dir, h.Workload, p, r.Config.Workload)
 		}
-		l := loaded{dir: p, r: r}
-		if byLabel {
+		run := historyRun{dir: p, r: r}
+		if labelKey != "" {
 			v, ok := runLabels(r)[labelKey]
 			if !ok {
 				return nil, inputErrorf("%s has no label %q to order by (run it with --label %s=...)", p, labelKey, labelKey)
 			}
-			l.key = v
+			run.key = v
 		}
-		runs = append(runs, l)
+		runs = append(runs, run)
 	}
 	if len(runs) == 0 {
 		return nil, inputErrorf("no run to make a history of (%s)", strings.Join(h.Notes, "; "))
 	}
+	return runs, nil
+}
+
+// orderRuns sorts runs by start time, or by their label values first:
+// numerically when all are numbers (fw 9 before fw 10), else as text.
+// Runs with the same label stay in start order.
+func orderRuns(runs []historyRun, byLabel bool) {
 	numeric := true
-	for _, l := range runs {
-		if _, err := strconv.ParseFloat(l.key, 64); err != nil {
+	for _, run := range runs {
+		if _, err := strconv.ParseFloat(run.key, 64); err != nil {
 			numeric = false
 		}
 	}
-	slices.SortStableFunc(runs, func(a, b loaded) int {
+	slices.SortStableFunc(runs, func(a, b historyRun) int {
 		if byLabel {
 			if numeric {
 				x, _ := strconv.ParseFloat(a.key, 64)
@@ -238,70 +292,97 @@ func BuildHistory(dirs []string, opt HistoryOptions) (*History, error) {
 		}
 		return a.r.Started.Compare(b.r.Started)
 	})
-	h.Runs = len(runs)
+}
+
+// configChanges are the ordered runs whose configuration differs from the
+// run before them.
+func configChanges(runs []historyRun) []HistoryConfigChange {
+	var out []HistoryConfigChange
 	for i := 1; i < len(runs); i++ {
 		if d := configDiff(runs[i-1].r, runs[i].r); len(d) > 0 {
-			h.ConfigChanges = append(h.ConfigChanges, HistoryConfigChange{Index: i, Run: runs[i].dir, Previous: runs[i-1].dir, Changes: d})
+			out = append(out, HistoryConfigChange{Index: i, Run: runs[i].dir, Previous: runs[i-1].dir, Changes: d})
 		}
 	}
-	gates := opt.Gates
-	if gates == nil {
-		gates = DefaultGates(h.Workload, kindsOf(runs[len(runs)-1].r))
+	return out
+}
+
+// buildSeries is gate g's metric over the ordered runs, with its change
+// points and drifts.
+func buildSeries(g Gate, runs []historyRun, cpo changepoint.Options) (Series, error) {
+	m, ok := MetricByName(g.Metric)
+	if !ok {
+		return Series{}, inputErrorf("--gate %s: unknown metric %q; want one of %s", g, g.Metric, MetricNames())
 	}
-	for _, g := range gates {
-		m, ok := MetricByName(g.Metric)
-		if !ok {
-			return nil, inputErrorf("--gate %s: unknown metric %q; want one of %s", g, g.Metric, MetricNames())
-		}
-		s := Series{Kind: g.Kind, Metric: g.Metric, metric: m}
-		var values []float64
-		var idx []int // series index → run index
-		for i, l := range runs {
-			rs := RepetitionStats(l.r, g.Kind, m)
-			if len(rs.Values) == 0 {
-				continue
-			}
-			lo, hi := slices.Min(rs.Values), slices.Max(rs.Values)
-			s.Points = append(s.Points, HistoryPoint{
-				Run: l.dir, RunID: l.r.RunID, Started: l.r.Started, Key: l.key, Status: l.r.Status,
-				N: len(rs.Values), Median: rs.Median, MAD: rs.MAD, Min: lo, Max: hi,
-			})
-			values = append(values, rs.Median)
-			idx = append(idx, i)
-		}
-		if len(s.Points) == 0 {
-			return nil, inputErrorf("--gate %s: no run measured %s", g, g.Kind)
-		}
-		res := changepoint.Detect(values, cpo)
-		for _, cp := range res.ChangePoints {
-			// The step lies between two points of the series, which may
-			// be runs apart when a run did not measure the kind.
-			var cfg []string
-			if cp.Index > 0 {
-				cfg = configDiff(runs[idx[cp.Index-1]].r, runs[idx[cp.Index]].r)
-			}
-			s.ChangePoints = append(s.ChangePoints, HistoryChange{
-				Index: cp.Index, Run: s.Points[cp.Index].Run, Before: cp.Before, After: cp.After,
-				ChangePct: 100 * cp.Change, P: cp.P, Regression: len(cfg) == 0 && worse(m, 100*cp.Change, 0),
-				ConfigChange: cfg,
-			})
-		}
-		for _, d := range res.Drifts {
-			s.Drifts = append(s.Drifts, HistoryDrift{
-				Start: d.Start, End: d.End - 1, StartRun: s.Points[d.Start].Run, EndRun: s.Points[d.End-1].Run,
-				PerRunPct: 100 * d.PerStep, ChangePct: 100 * d.Change, P: d.P, Regression: worse(m, 100*d.Change, 0),
-			})
-		}
-		if n := len(s.ChangePoints); n > 0 && s.ChangePoints[n-1].Regression {
-			s.LatestAfterRegression = true
-		}
-		if len(values) < 2*max(cpo.MinSize, 3) {
-			h.Notes = append(h.Notes, fmt.Sprintf("%s %s: %s, too few to find change points (6 at least)", g.Kind, g.Metric, plural(len(values), "run")))
-		}
-		h.Series = append(h.Series, s)
+	s := Series{Kind: g.Kind, Metric: g.Metric, metric: m}
+	points, runAt := seriesPoints(runs, g.Kind, m)
+	if len(points) == 0 {
+		return Series{}, inputErrorf("--gate %s: no run measured %s", g, g.Kind)
 	}
-	h.Alpha, h.Permutations = cmp.Or(opt.Alpha, 0.01), cmp.Or(opt.Permutations, 999)
-	return h, nil
+	s.Points = points
+	values := make([]float64, len(points))
+	for i, pt := range points {
+		values[i] = pt.Median
+	}
+	res := changepoint.Detect(values, cpo)
+	s.ChangePoints = historyChanges(res.ChangePoints, points, runs, runAt, m)
+	s.Drifts = historyDrifts(res.Drifts, points, m)
+	if n := len(s.ChangePoints); n > 0 && s.ChangePoints[n-1].Regression {
+		s.LatestAfterRegression = true
+	}
+	return s, nil
+}
+
+// seriesPoints are the points of kind's metric m, one per run that
+// measured kind; runAt maps a point to its run, since a run that did not
+// measure the kind has none.
+func seriesPoints(runs []historyRun, kind string, m Metric) (points []HistoryPoint, runAt []int) {
+	for i, run := range runs {
+		rs := RepetitionStats(run.r, kind, m)
+		if len(rs.Values) == 0 {
+			continue
+		}
+		lo, hi := slices.Min(rs.Values), slices.Max(rs.Values)
+		points = append(points, HistoryPoint{
+			Run: run.dir, RunID: run.r.RunID, Started: run.r.Started, Key: run.key, Status: run.r.Status,
+			N: len(rs.Values), Median: rs.Median, MAD: rs.MAD, Min: lo, Max: hi,
+		})
+		runAt = append(runAt, i)
+	}
+	return points, runAt
+}
+
+// historyChanges are the change points found in the series points of m.
+// A step across a change of configuration is the configuration's, so it
+// is never a regression however much worse the runs after it are.
+func historyChanges(cps []changepoint.ChangePoint, points []HistoryPoint, runs []historyRun, runAt []int, m Metric) []HistoryChange {
+	var out []HistoryChange
+	for _, cp := range cps {
+		// The step lies between two points of the series, which may
+		// be runs apart when a run did not measure the kind.
+		var cfg []string
+		if cp.Index > 0 {
+			cfg = configDiff(runs[runAt[cp.Index-1]].r, runs[runAt[cp.Index]].r)
+		}
+		out = append(out, HistoryChange{
+			Index: cp.Index, Run: points[cp.Index].Run, Before: cp.Before, After: cp.After,
+			ChangePct: 100 * cp.Change, P: cp.P, Regression: len(cfg) == 0 && worse(m, 100*cp.Change, 0),
+			ConfigChange: cfg,
+		})
+	}
+	return out
+}
+
+// historyDrifts are the drifts found in the series points of m; a drift's
+// End becomes its last point, as the reports name it.
+func historyDrifts(drifts []changepoint.Drift, points []HistoryPoint, m Metric) []HistoryDrift {
+	var out []HistoryDrift
+	for _, d := range drifts {
+		out = append(out, HistoryDrift{
+			Start: d.Start, End: d.End - 1, StartRun: points[d.Start].Run, EndRun: points[d.End-1].Run,
+			PerRunPct: 100 * d.PerStep, ChangePct: 100 * d.Change, P: d.P, Regression: worse(m, 100*d.Change, 0),
+		})
+	}
+	return out
 }
 
 // configDiff lists what differs in configuration between two runs of one
