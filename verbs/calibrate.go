@@ -29,115 +29,166 @@ type Measurement struct {
 // per operation, the sim device's uncontended reg+unreg pair, and whether
 // the sim cost model reports the cost it was given. dir holds the
 // scratch sim devices.
+//
+// Each figure is measured first and held to its target after, so that
+// the targets can be read, and tested, apart from the devices.
 func Calibrate(dir string) ([]Measurement, error) {
 	timer := TimerOverheadNS()
-	var out []Measurement
-	add := func(name string, v float64, unit, target string, ok bool, detail string) {
-		out = append(out, Measurement{Name: name, Value: v, Unit: unit, Target: target, OK: ok, Detail: detail})
-	}
-	add("timer_read", timer, "ns", "", true, TimerName+", median of back-to-back reads")
-
-	// null: the loop's own cost per operation, as reported.
-	const batch, rounds = 4096, 64
-	dom, closeDom, err := calibrationDomain(Options{Provider: "null"}, dir)
+	out := []Measurement{{Name: "timer_read", Value: timer, Unit: "ns", OK: true, Detail: TimerName + ", median of back-to-back reads"}}
+	nullOp, callsPerOp, err := measureNullOp(dir)
 	if err != nil {
 		return nil, err
 	}
-	b := NewBatch(batch)
-	per := make([]float64, 0, rounds)
-	calls0 := runtime.NumCgoCall()
-	for r := 0; r < rounds; r++ {
-		if _, err := dom.RunBatch(OpReg, b, batch); err != nil {
-			closeDom()
-			return nil, err
-		}
-		var sum uint64
-		for _, ns := range b.NS {
-			sum += ns
-		}
-		per = append(per, float64(sum)/batch)
+	out = append(out, judgeNullOp(nullOp, timer, callsPerOp)...)
+	pair, err := measureSimPair(dir)
+	if err != nil {
+		return nil, err
 	}
-	callsPerOp := float64(runtime.NumCgoCall()-calls0) / (batch * rounds)
-	closeDom()
-	nullOp := median(per)
-	add("null_op", nullOp, "ns", "", true, "reported latency of an operation that does nothing")
-	add("null_op_per_timer_read", nullOp/timer, "x", "<= 1.5", nullOp/timer <= 1.5,
-		"the batch loop adds little beyond the timer itself")
-	add("cgo_calls_per_op", callsPerOp, "calls", "<= 0.001", callsPerOp <= 0.001,
-		fmt.Sprintf("counted by the Go runtime over %d batches of %d", rounds, batch))
+	out = append(out, judgeSimPair(pair))
+	p50, err := measureSimDestroy(dir)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, judgeSimDestroy(p50)), nil
+}
 
-	// sim: an uncontended reg+unreg pair.
+// The sizes of the calibration runs: nullBatch operations per batch on
+// null, simQPs QPs per batch on sim, calibrationRounds batches (or batch
+// pairs) each, the median over them reported; destroyQPs last unregs with
+// the cost model's destroy cost set to calibrationDestroy.
+const (
+	nullBatch          = 4096
+	simQPs             = 1024
+	calibrationRounds  = 64
+	destroyQPs         = 500
+	calibrationDestroy = 100 * time.Microsecond
+)
+
+// measureNullOp is the null provider's reported latency per operation, the
+// loop's own cost, as the median over batches of their mean; and the cgo
+// calls the Go runtime counted per operation meanwhile.
+func measureNullOp(dir string) (nullOp, callsPerOp float64, err error) {
+	dom, closeDom, err := calibrationDomain(Options{Provider: "null"}, dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer closeDom()
+	b := NewBatch(nullBatch)
+	per := make([]float64, 0, calibrationRounds)
+	calls0 := runtime.NumCgoCall()
+	for range calibrationRounds {
+		if _, err := dom.RunBatch(OpReg, b, nullBatch); err != nil {
+			return 0, 0, err
+		}
+		per = append(per, float64(totalNS(b))/nullBatch)
+	}
+	callsPerOp = float64(runtime.NumCgoCall()-calls0) / (nullBatch * calibrationRounds)
+	return median(per), callsPerOp, nil
+}
+
+// measureSimPair is the sim device's uncontended reg+unreg pair, the
+// median over rounds of its mean. A holder, a second registrant on the
+// same device, creates the QPs and keeps them alive, so the measured
+// unregs never destroy one.
+func measureSimPair(dir string) (float64, error) {
 	simDir := filepath.Join(dir, "sim-pair")
 	holder, closeHolder, err := calibrationDomain(Options{Provider: "sim", Sim: SimOptions{Dir: simDir}}, dir)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
+	defer closeHolder()
 	user, closeUser, err := calibrationDomain(Options{Provider: "sim", Sim: SimOptions{Dir: simDir}}, dir)
 	if err != nil {
-		closeHolder()
-		return nil, err
+		return 0, err
 	}
-	const qps = 1024
-	b = NewBatch(qps)
-	if failed, err := holder.RunBatch(OpCreate, b, qps); err != nil || failed != 0 {
-		closeUser()
-		closeHolder()
-		return nil, fmt.Errorf("calibrate: sim create: %d failed, %v", failed, err)
+	defer closeUser()
+	b := NewBatch(simQPs)
+	if failed, err := holder.RunBatch(OpCreate, b, simQPs); err != nil || failed != 0 {
+		return 0, fmt.Errorf("calibrate: sim create: %d failed, %v", failed, err)
 	}
-	per = per[:0]
-	for r := 0; r < rounds; r++ {
+	per := make([]float64, 0, calibrationRounds)
+	for range calibrationRounds {
 		var sum uint64
 		for _, op := range []Op{OpReg, OpUnreg} {
-			if failed, err := user.RunBatch(op, b, qps); err != nil || failed != 0 {
-				closeUser()
-				closeHolder()
-				return nil, fmt.Errorf("calibrate: sim %v: %d failed, %v", op, failed, err)
+			if failed, err := user.RunBatch(op, b, simQPs); err != nil || failed != 0 {
+				return 0, fmt.Errorf("calibrate: sim %v: %d failed, %v", op, failed, err)
 			}
-			for _, ns := range b.NS {
-				sum += ns
-			}
+			sum += totalNS(b)
 		}
-		per = append(per, float64(sum)/qps)
+		per = append(per, float64(sum)/simQPs)
 	}
 	// The holder's unregs destroy the QPs; one that fails leaves the
 	// scratch device dirty and says the sim is broken.
-	failed, err := holder.RunBatch(OpUnreg, b, qps)
-	closeUser()
-	closeHolder()
-	if err != nil || failed != 0 {
-		return nil, fmt.Errorf("calibrate: sim unreg by the creator: %d failed, %v", failed, err)
+	if failed, err := holder.RunBatch(OpUnreg, b, simQPs); err != nil || failed != 0 {
+		return 0, fmt.Errorf("calibrate: sim unreg by the creator: %d failed, %v", failed, err)
 	}
-	pair := median(per)
-	add("sim_reg_unreg_pair", pair, "ns", "<= 250", pair <= 250, "uncontended, no cost model")
+	return median(per), nil
+}
 
-	// sim cost model: the last unreg with destroy=100us.
-	const destroy = 100 * time.Microsecond
-	costDom, closeCost, err := calibrationDomain(Options{Provider: "sim",
-		Sim: SimOptions{Dir: filepath.Join(dir, "sim-cost"), Cost: Cost{Destroy: destroy}}}, dir)
+// measureSimDestroy is the p50 of the last unreg on a sim device whose
+// cost model charges calibrationDestroy for the destruction it triggers.
+func measureSimDestroy(dir string) (float64, error) {
+	dom, closeDom, err := calibrationDomain(Options{Provider: "sim",
+		Sim: SimOptions{Dir: filepath.Join(dir, "sim-cost"), Cost: Cost{Destroy: calibrationDestroy}}}, dir)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	b = NewBatch(500)
-	if failed, err := costDom.RunBatch(OpCreate, b, 500); err != nil || failed != 0 {
-		closeCost()
-		return nil, fmt.Errorf("calibrate: sim create: %d failed, %v", failed, err)
+	b := NewBatch(destroyQPs)
+	if failed, err := dom.RunBatch(OpCreate, b, destroyQPs); err != nil || failed != 0 {
+		closeDom()
+		return 0, fmt.Errorf("calibrate: sim create: %d failed, %v", failed, err)
 	}
-	if _, err := costDom.RunBatch(OpUnreg, b, 500); err != nil {
-		closeCost()
-		return nil, fmt.Errorf("calibrate: sim unreg: %v", err)
+	if _, err := dom.RunBatch(OpUnreg, b, destroyQPs); err != nil {
+		closeDom()
+		return 0, fmt.Errorf("calibrate: sim unreg: %v", err)
 	}
-	closeCost()
-	lat := make([]float64, 0, 500)
-	for i := range 500 {
+	closeDom()
+	lat := make([]float64, 0, destroyQPs)
+	for i := range destroyQPs {
 		if b.Errno(i) != 0 || b.Destroyed(i) != WasDestroyed {
-			return nil, fmt.Errorf("calibrate: the creator's unreg did not destroy the QP (errno %d)", b.Errno(i))
+			return 0, fmt.Errorf("calibrate: the creator's unreg did not destroy the QP (errno %d)", b.Errno(i))
 		}
 		lat = append(lat, float64(b.NS[i]))
 	}
-	over := (median(lat)/float64(destroy) - 1) * 100
-	add("sim_destroy_100us_p50_over", over, "%", "0..+5", over >= 0 && over <= 5,
-		fmt.Sprintf("last unreg p50 %.1fus with destroy=100us", median(lat)/1000))
-	return out, nil
+	return median(lat), nil
+}
+
+// totalNS is the time of all the operations of b.
+func totalNS(b *Batch) uint64 {
+	var sum uint64
+	for _, ns := range b.NS {
+		sum += ns
+	}
+	return sum
+}
+
+// judgeNullOp holds the null op to one timer read (a ratio, so a loaded
+// machine slows both alike) and the cgo calls to far fewer than one per
+// operation: a batch is one call.
+func judgeNullOp(nullOp, timer, callsPerOp float64) []Measurement {
+	perRead := nullOp / timer
+	return []Measurement{
+		{Name: "null_op", Value: nullOp, Unit: "ns", OK: true, Detail: "reported latency of an operation that does nothing"},
+		{Name: "null_op_per_timer_read", Value: perRead, Unit: "x", Target: "<= 1.5", OK: perRead <= 1.5,
+			Detail: "the batch loop adds little beyond the timer itself"},
+		{Name: "cgo_calls_per_op", Value: callsPerOp, Unit: "calls", Target: "<= 0.001", OK: callsPerOp <= 0.001,
+			Detail: fmt.Sprintf("counted by the Go runtime over %d batches of %d", calibrationRounds, nullBatch)},
+	}
+}
+
+// judgeSimPair holds the sim's reg+unreg pair to a fixed bound: the sim
+// must stay cheap beside the costs it models.
+func judgeSimPair(pair float64) Measurement {
+	return Measurement{Name: "sim_reg_unreg_pair", Value: pair, Unit: "ns", Target: "<= 250", OK: pair <= 250,
+		Detail: "uncontended, no cost model"}
+}
+
+// judgeSimDestroy holds the last unreg's p50 to the destroy cost the sim
+// was given: never below it, and at most 5% above.
+func judgeSimDestroy(p50 float64) Measurement {
+	over := (p50/float64(calibrationDestroy) - 1) * 100
+	return Measurement{Name: "sim_destroy_100us_p50_over", Value: over, Unit: "%", Target: "0..+5", OK: over >= 0 && over <= 5,
+		Detail: fmt.Sprintf("last unreg p50 %.1fus with destroy=100us", p50/1000)}
 }
 
 // calibrationDomain opens a registrant on a scratch domain in dir, one
