@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -297,7 +297,9 @@ func collectSweepLines(sr *SweepReport, m sweepMetric, xOf func(results.Config) 
 		}
 	}
 	for _, ln := range sl.lines {
-		sort.Slice(ln.pts, func(a, b int) bool { return ln.pts[a].x < ln.pts[b].x })
+		// Stable: points of one x (2 procs x 1 thread and 1 x 2 against
+		// total threads) keep the runs' order, so a plot is the same each time.
+		slices.SortStableFunc(ln.pts, func(a, b sweepPoint) int { return cmp.Compare(a.x, b.x) })
 	}
 	sl.xs = slices.Sorted(maps.Keys(xs))
 	return sl

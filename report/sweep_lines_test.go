@@ -69,3 +69,37 @@ func TestCollectSweepLines(t *testing.T) {
 		t.Errorf("an empty sweep has lines %v, xs %v", sl.lines, sl.xs)
 	}
 }
+
+// Points of one line with an equal x (procs 2 x threads 1 and procs 1 x
+// threads 2, against total threads) keep the order of the sweep's runs,
+// so a line is drawn the same way every time. 40 runs, more than the 12
+// below which sort.Slice falls back to an insertion sort (stable by
+// chance), over the four shapes of 2 and 4 threads.
+func TestCollectSweepLinesEqualX(t *testing.T) {
+	shapes := []results.Config{{Procs: 2, Threads: 1}, {Procs: 4, Threads: 1}, {Procs: 1, Threads: 2}, {Procs: 2, Threads: 2}}
+	sr := &SweepReport{Kinds: []string{"reg"}}
+	var at2, at4 []string
+	for i := range 40 {
+		c := shapes[i%len(shapes)]
+		sr.Runs = append(sr.Runs, &Run{Result: &results.Result{Config: c,
+			Ops: map[string]results.OpStats{"reg": {Count: 10, OpsPerSec: float64(i)}}}})
+		if c.Procs*c.Threads == 2 {
+			at2 = append(at2, fmt.Sprintf("2=%d", i))
+		} else {
+			at4 = append(at4, fmt.Sprintf("4=%d", i))
+		}
+	}
+	want := append(at2, at4...) // by x, then in the runs' order
+	total := func(c results.Config) float64 { return float64(c.Procs * c.Threads) }
+	sl := collectSweepLines(sr, sweepMetrics[0], total, func(results.Config) string { return "" })
+	if len(sl.lines) != 1 {
+		t.Fatalf("%d lines, want 1", len(sl.lines))
+	}
+	var got []string
+	for _, p := range sl.lines[0].pts {
+		got = append(got, fmt.Sprintf("%g=%g", p.x, p.y))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("points %q\nwant %q (by x, then in the runs' order)", got, want)
+	}
+}
