@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -120,7 +117,9 @@ loop:
 					s.PSSKB += pss
 				}
 			}
-			s.LiveQPs, sr.QPMethod = liveQPs(o)
+			var how string
+			s.LiveQPs, how = liveQPs(o)
+			sr.countedBy(s.LiveQPs, how)
 			if s.RSSKB > 0 {
 				sr.Samples = append(sr.Samples, s)
 			}
@@ -139,9 +138,19 @@ loop:
 	return sr, run, runErr
 }
 
+// countedBy records how a sample's live QPs (n, -1 when not read) were
+// read: the method of the counts taken; a failed read's reason only while
+// no read has succeeded, so a method never names a reason beside counts.
+func (sr *SoakRun) countedBy(n int, how string) {
+	if n >= 0 || sr.QPMethod == "" || strings.HasPrefix(sr.QPMethod, "none: ") {
+		sr.QPMethod = how
+	}
+}
+
 // liveQPs reads the device's live QP count, and says how: the sim's and
-// the double's device inspected; a real device through the kernel's
-// per-device resource count (iproute2's `rdma resource show`, netlink).
+// the double's device inspected; a real device through the kernel's own
+// list of its QPs (RDMA netlink, verbs.LiveQPs, as devices reads it), or
+// in one line why the kernel could not be asked.
 func liveQPs(o Options) (int, string) {
 	switch {
 	case o.Provider == "sim":
@@ -152,32 +161,27 @@ func liveQPs(o Options) (int, string) {
 		}
 		return -1, "sim_inspect"
 	case os.Getenv("XRCBENCH_FAKEVERBS_DIR") != "" && o.Device != "":
+		// The double's device is none of the kernel's: asking the kernel
+		// about its name would only say it has no such device.
 		if snap, err := verbs.InspectSim(filepath.Join(os.Getenv("XRCBENCH_FAKEVERBS_DIR"), o.Device)); err == nil {
 			return len(snap.QPs), "double_inspect"
 		}
+		return -1, "double_inspect"
+	case o.Device == "":
+		return -1, "none: no --device named, so no device to ask the kernel about"
 	}
-	if n, ok := rdmaResourceQPs(o.Device); ok {
-		return n, "netlink (rdma resource show)"
-	}
-	return -1, "none: no way to read the device's live QPs here; only the teardown's leak check"
+	return kernelQPs(verbs.LiveQPs(o.Device))
 }
 
-var qpCountRE = regexp.MustCompile(`\bqp (\d+)\b`)
-
-func rdmaResourceQPs(dev string) (int, bool) {
-	if dev == "" {
-		return 0, false
-	}
-	out, err := exec.Command("rdma", "resource", "show", dev).Output()
+// kernelQPs is the count in the kernel's answer (verbs.LiveQPs's list or
+// its error): every QP it lists for the device, the device's own GSI
+// included, as devices counts them; where the kernel could not be asked,
+// -1 and its reason.
+func kernelQPs(qps []verbs.LiveQP, err error) (int, string) {
 	if err != nil {
-		return 0, false
+		return -1, "none: " + err.Error()
 	}
-	m := qpCountRE.FindSubmatch(out)
-	if m == nil {
-		return 0, false
-	}
-	n, err := strconv.Atoi(string(m[1]))
-	return n, err == nil
+	return len(qps), "netlink"
 }
 
 // judgeSoak gives a soak run's verdicts: QPs, memory, p99 drift.

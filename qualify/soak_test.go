@@ -1,10 +1,15 @@
 package qualify
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/verbs"
 )
 
 func samplesOf(qps []int, pss []int64) []SoakSample {
@@ -84,4 +89,110 @@ func TestDriftVerdict(t *testing.T) {
 	if r := DriftVerdict(steady[:5], "unreg_last", 50); r.Verdict != Skipped {
 		t.Errorf("too short: %s", r.Verdict)
 	}
+}
+
+// kernelQPs counts what the kernel's RDMA netlink lists for the device
+// (fake answers of verbs.LiveQPs here), as devices counts it; where the
+// kernel could not be asked, the soak's QP verdict says why in one line.
+func TestKernelQPs(t *testing.T) {
+	gsi := verbs.LiveQP{QPN: 1, Type: "GSI", State: "RTS", Port: 1, KernName: "ib_core"}
+	tgt := func(qpn uint32) verbs.LiveQP { return verbs.LiveQP{QPN: qpn, Type: "XRC_TGT", State: "RTR", PID: 4242} }
+	noNetlink := &verbs.NetlinkError{Errno: syscall.EPROTONOSUPPORT,
+		Reason: "the kernel has no RDMA netlink (socket NETLINK_RDMA: EPROTONOSUPPORT): ib_core is not loaded"}
+	noDevice := &verbs.NetlinkError{Errno: syscall.ENODEV, Reason: `the kernel's RDMA netlink has no device named "mlx5_9" (it lists mlx5_0)`}
+	tests := []struct {
+		name    string
+		qps     []verbs.LiveQP
+		err     error
+		count   int
+		method  string
+		verdict string // QPVerdict on 20 samples of this answer
+		msg     string
+	}{
+		{"the GSI and two XRC targets", []verbs.LiveQP{gsi, tgt(0x11), tgt(0x1a2b)}, nil, 3, "netlink", Pass, "live QPs (netlink) came back to 3"},
+		{"no QPs at all", nil, nil, 0, "netlink", Pass, "live QPs (netlink) came back to 0"},
+		{"no RDMA netlink", nil, noNetlink, -1, "none: " + noNetlink.Reason, Skipped,
+			"live QPs not sampled (none: the kernel has no RDMA netlink (socket NETLINK_RDMA: EPROTONOSUPPORT): ib_core is not loaded; 0 sample(s))"},
+		{"a device the kernel does not list", nil, noDevice, -1, "none: " + noDevice.Reason, Skipped, `no device named "mlx5_9"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n, method := kernelQPs(tt.qps, tt.err)
+			if n != tt.count || method != tt.method {
+				t.Fatalf("%d %q, want %d %q", n, method, tt.count, tt.method)
+			}
+			var sr SoakRun
+			for i := range 2 * minPartSamples {
+				sr.countedBy(n, method)
+				sr.Samples = append(sr.Samples, SoakSample{AtSec: float64(i + 1), LiveQPs: n, RSSKB: 1, PSSKB: 1})
+			}
+			r := QPVerdict(sr.Samples, sr.QPMethod, nil)
+			if r.Verdict != tt.verdict || !strings.Contains(r.Message, tt.msg) || strings.Contains(r.Message, "\n") {
+				t.Errorf("%s: %q, want %s and %q in one line", r.Verdict, r.Message, tt.verdict, tt.msg)
+			}
+		})
+	}
+}
+
+// A soak run's method names how its counts were read: a failed read's
+// reason only while no read has succeeded.
+func TestCountedBy(t *testing.T) {
+	type read struct {
+		n   int
+		how string
+	}
+	tests := []struct {
+		name  string
+		reads []read
+		want  string
+	}{
+		{"sim", []read{{-1, "sim_inspect"}, {3, "sim_inspect"}}, "sim_inspect"},
+		{"never read", []read{{-1, "none: why"}, {-1, "none: why now"}}, "none: why now"},
+		{"read once the kernel answered", []read{{-1, "none: why"}, {4, "netlink"}}, "netlink"},
+		{"a failed read after counts", []read{{4, "netlink"}, {-1, "none: no answer from the kernel within 5s"}, {2, "netlink"}, {-1, "none: why"}}, "netlink"},
+	}
+	for _, tt := range tests {
+		var sr SoakRun
+		for _, r := range tt.reads {
+			sr.countedBy(r.n, r.how)
+		}
+		if sr.QPMethod != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, sr.QPMethod, tt.want)
+		}
+	}
+}
+
+// On rdma and legacy the soak asks the kernel through verbs.LiveQPs, as
+// devices does, and needs no iproute2: an `rdma` on PATH that would
+// answer "qp 4" is never run. This machine's kernel answers what it
+// answers (no RDMA netlink on most CI machines, or no such device); the
+// soak's method carries that answer's reason.
+func TestLiveQPsAsksTheKernel(t *testing.T) {
+	const dev = "xrcbench-no-such-device"
+	bin := t.TempDir()
+	ran := filepath.Join(t.TempDir(), "rdma-ran")
+	script := "#!/bin/sh\n: >" + ran + "\necho '0: " + dev + ": pd 1 cq 2 qp 4 cm_id 0 mr 0 ctx 0 srq 0'\n"
+	if err := os.WriteFile(filepath.Join(bin, "rdma"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	t.Setenv("XRCBENCH_FAKEVERBS_DIR", "")
+	_, kerr := verbs.LiveQPs(dev)
+	var ne *verbs.NetlinkError
+	if !errors.As(kerr, &ne) {
+		t.Fatalf("verbs.LiveQPs(%q): %v, want the kernel's reason", dev, kerr)
+	}
+	for _, provider := range []string{"rdma", "legacy"} {
+		n, method := liveQPs(Options{Provider: provider, Device: dev})
+		if n != -1 || method != "none: "+kerr.Error() {
+			t.Errorf("%s: %d %q, want -1 and %q", provider, n, method, "none: "+kerr.Error())
+		}
+		if _, err := os.Stat(ran); err == nil {
+			t.Fatalf("%s: the soak ran iproute2's rdma", provider)
+		}
+	}
+	if n, method := liveQPs(Options{Provider: "rdma"}); n != -1 || !strings.Contains(method, "no --device named") {
+		t.Errorf("no device: %d %q", n, method)
+	}
+	t.Logf("this kernel: %v", kerr)
 }

@@ -58,11 +58,12 @@ the baseline's identity) and plots/.
 
 --soak DURATION (or the plan's soak:) then runs lifecycle and churn, half the
 time each, sampling every soak interval (default 10s) the device's live QPs
-(sim and the test double: the device inspected; rdma: the kernel's count
-through iproute2's "rdma resource show" where it works, else not sampled,
-and the folder says which), the workers' RSS and PSS, and each interval's
-p99. Verdicts: the live QPs come back to their start (the lowest count of
-each tenth of the soak; a leak names the tenth it grew in); memory flat
+(sim and the test double: the device inspected; rdma and legacy: the
+kernel's list of --device's QPs, read through RDMA netlink as devices reads
+it; where the kernel cannot be asked, not sampled, and the folder says
+why), the workers' RSS and PSS, and each interval's p99. Verdicts: the
+live QPs come back to their start (the lowest count of each tenth of the
+soak; a leak names the tenth it grew in); memory flat
 within the plan's memory_growth (default 10%) plus 4 MiB; the last tenth's
 p99 within p99_drift (default 50%) of the first tenth's. --resume continues an interrupted
 qualification in its folder with the same plan: conformance and every run
