@@ -585,12 +585,26 @@ func (c *Comparison) Verdict() string {
 			v += "; the runs warned about what they measured (marked !): check before trusting it"
 		}
 	case c.TooFew:
-		v = fmt.Sprintf("undecided: too few repetitions (base %d, new %d): %s; rerun both with --repetitions %d or more",
-			c.Base.Repetitions, c.New.Repetitions, c.needWhy(), c.NeedReps)
+		v = fmt.Sprintf("undecided: too few repetitions (%s): %s; rerun both with --repetitions %d or more",
+			c.tooFewWhere(), c.needWhy(), c.NeedReps)
 	default:
 		v = fmt.Sprintf("no significant regression beyond %g%% in %s", c.Threshold, c.gateList())
 	}
 	return v
+}
+
+// tooFewWhere names the first gated row too short of repetitions to
+// decide, with how many of each run's repetitions gave it a value: a
+// repetition in which a kind measured nothing gives none, so the runs'
+// repetition counts alone could read as enough.
+func (c *Comparison) tooFewWhere() string {
+	for _, r := range c.Rows {
+		if r.Gated && r.Verdict == VerdictTooFew {
+			return fmt.Sprintf("%s %s: base %d of %d repetitions, new %d of %d", r.Kind, r.Metric,
+				r.Base.N, c.Base.Repetitions, r.New.N, c.New.Repetitions)
+		}
+	}
+	return fmt.Sprintf("base %d, new %d", c.Base.Repetitions, c.New.Repetitions)
 }
 
 // needWhy says where NeedReps comes from.

@@ -700,3 +700,28 @@ func TestCompareModifyGolden(t *testing.T) {
 	}
 	golden(t, "compare-modify25.md", md.Bytes())
 }
+
+// An undecided verdict names the gated row that lacked repetitions and how
+// many of each run's repetitions gave it a value: 5 and 5 repetitions can
+// still be too few, when a repetition measured nothing of the kind.
+func TestVerdictTooFewWhere(t *testing.T) {
+	base := synth{reps: 5, noise: 0.01, seed: 1}.run("base")
+	new := synth{reps: 5, noise: 0.01, seed: 2}.run("new")
+	c, err := Compare(base, new, defaultOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As Compare leaves it when one of new's repetitions had no reg p50.
+	c.TooFew, c.Regressions = true, 0
+	for i := range c.Rows {
+		r := &c.Rows[i]
+		r.Verdict = VerdictSame
+		if r.Gated && r.Kind == results.OpReg && r.Metric == "p50" {
+			r.Verdict, r.New.N = VerdictTooFew, 4
+		}
+	}
+	v := c.Verdict()
+	if !strings.Contains(v, "undecided: too few repetitions (reg p50: base 5 of 5 repetitions, new 4 of 5)") {
+		t.Errorf("verdict %q does not name reg p50 with 4 of new's 5 repetitions", v)
+	}
+}
