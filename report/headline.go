@@ -222,4 +222,3 @@ func roundDuration(d time.Duration) time.Duration {
 	}
 	return d
 }
-
