@@ -294,8 +294,10 @@ func (t *thread) loopChunk(passesLeft int64) (int64, error) {
 			return 1, nil
 		}
 	}
-	if until := t.repeatUntil(); r.periodic && !r.creates && t.open == nil && !r.finishPass && until > verbs.Now() && !t.shm.stopRequested() {
-		return t.loopRepeat(passesLeft, until)
+	if r.periodic && !r.creates && t.open == nil && !r.finishPass && !t.shm.stopRequested() {
+		if until := t.repeatUntil(); until > verbs.Now() {
+			return t.loopRepeat(passesLeft, until)
+		}
 	}
 	end := min(r.n, r.pos+r.chunk)
 	if passesLeft > 0 && r.passIdx+int(passesLeft)-1 < len(r.passEnds) {
