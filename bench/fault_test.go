@@ -234,24 +234,34 @@ func hlogCounts(t *testing.T, dir string, kinds []string) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
 	for _, kind := range kinds {
-		f, err := os.Open(filepath.Join(dir, kind+".hlog"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := hdrhistogram.NewHistogramLogReader(f)
-		for {
-			h, err := r.NextIntervalHistogram()
-			if err != nil {
-				t.Fatalf("%s.hlog: %v", kind, err)
-			}
-			if h == nil {
-				break
-			}
+		for _, h := range hlogIntervals(t, dir, kind) {
 			out[kind] += h.TotalCount()
 		}
-		f.Close()
 	}
 	return out
+}
+
+// hlogIntervals reads every interval line of <kind>.hlog in dir, with
+// hdrhistogram-go's reader.
+func hlogIntervals(t *testing.T, dir, kind string) []*hdrhistogram.Histogram {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, kind+".hlog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := hdrhistogram.NewHistogramLogReader(f)
+	var hs []*hdrhistogram.Histogram
+	for {
+		h, err := r.NextIntervalHistogram()
+		if err != nil {
+			t.Fatalf("%s.hlog: %v", kind, err)
+		}
+		if h == nil {
+			return hs
+		}
+		hs = append(hs, h)
+	}
 }
 
 // A worker stopped (SIGSTOP) for several intervals while the others run

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
@@ -288,21 +286,9 @@ func TestHlogsSumToCounts(t *testing.T) {
 			cfg.Repetitions = 2
 			res := runOK(t, cfg)
 			for kind, s := range res.Ops {
-				f, err := os.Open(filepath.Join(cfg.Out, kind+".hlog"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				r := hdrhistogram.NewHistogramLogReader(f)
 				var total int64
 				starts := map[int64]bool{}
-				for {
-					h, err := r.NextIntervalHistogram()
-					if err != nil {
-						t.Fatalf("%s.hlog: %v", kind, err)
-					}
-					if h == nil {
-						break
-					}
+				for _, h := range hlogIntervals(t, cfg.Out, kind) {
 					total += h.TotalCount()
 					// The log's text holds times to the millisecond, each
 					// rounded on its own: one interval is 200 ms ± 1.
@@ -311,7 +297,6 @@ func TestHlogsSumToCounts(t *testing.T) {
 					}
 					starts[h.StartTimeMs()] = true
 				}
-				f.Close()
 				if total != s.Count {
 					t.Errorf("%s: hlog holds %d operations, result %d", kind, total, s.Count)
 				}
