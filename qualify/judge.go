@@ -3,71 +3,120 @@ package qualify
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/xrcbench/xrcbench/report"
+	"github.com/xrcbench/xrcbench/results"
 )
 
 // judge evaluates every criterion of the plan. Absolute limits are judged
-// on the run's figure over all its repetitions (result.json's ops); limits
-// relative to the baseline with compare's test: each run's relative
-// criteria are its gates, Holm-corrected together, and a criterion fails
-// when its change is significant and worse than its limit.
+// on every repetition of the run: the worst repetition decides, and is
+// named. Limits relative to the baseline use compare's test (each run's
+// relative criteria are its gates, Holm-corrected together) and have three
+// outcomes: pass when the measured change is within the limit, fail when
+// it is beyond the limit and significant, inconclusive when it is beyond
+// the limit but the test cannot confirm it.
 func judge(o Options, base *Qualification, runs map[string]*report.Run) []Row {
 	var rows []Row
 	comparisons := map[string]*report.Comparison{}
 	compareErr := map[string]error{}
 	for _, c := range o.Plan.Criteria {
-		row := Row{Name: c.Name(), Run: c.Run, Evidence: []string{filepath.Join(RunsDir, c.Run)}}
-		run := runs[c.Run]
-		if run == nil {
-			row.Verdict, row.Message = Error, fmt.Sprintf("run %s did not measure: nothing to judge", c.Run)
-			rows = append(rows, row)
-			continue
-		}
-		if !c.Relative {
-			rows = append(rows, absolute(c, run, row))
-			continue
-		}
-		if base == nil {
-			row.Verdict, row.Message = Skipped, "no --baseline: a limit relative to the baseline is not judged"
-			rows = append(rows, row)
-			continue
-		}
-		cmp, ok := comparisons[c.Run]
-		if !ok && compareErr[c.Run] == nil {
-			cmp, compareErr[c.Run] = compareRun(o, c.Run, run)
-			comparisons[c.Run] = cmp
-		}
-		if err := compareErr[c.Run]; err != nil {
-			row.Verdict, row.Message = Error, err.Error()
-			rows = append(rows, row)
-			continue
-		}
-		row.Evidence = append(row.Evidence, filepath.Join(o.Baseline, RunsDir, c.Run))
-		rows = append(rows, relative(c, cmp, row))
+		start := time.Now()
+		row := judgeOne(o, base, runs, c, comparisons, compareErr)
+		row.Seconds = time.Since(start).Seconds()
+		rows = append(rows, row)
 	}
 	return rows
 }
 
+func judgeOne(o Options, base *Qualification, runs map[string]*report.Run, c Criterion, comparisons map[string]*report.Comparison, compareErr map[string]error) Row {
+	row := Row{Name: c.Name(), Run: c.Run, Evidence: []string{filepath.Join(RunsDir, c.Run)}}
+	run := runs[c.Run]
+	switch {
+	case run == nil:
+		row.Verdict, row.Message = Error, fmt.Sprintf("run %s did not measure: nothing to judge", c.Run)
+		return row
+	case !c.Relative:
+		return absolute(c, run, row)
+	case base == nil:
+		row.Verdict, row.Message = Skipped, "no --baseline: a limit relative to the baseline is not judged"
+		return row
+	}
+	cmp, ok := comparisons[c.Run]
+	if !ok && compareErr[c.Run] == nil {
+		cmp, compareErr[c.Run] = compareRun(o, c.Run, run)
+		comparisons[c.Run] = cmp
+	}
+	if err := compareErr[c.Run]; err != nil {
+		row.Verdict, row.Message = Error, err.Error()
+		return row
+	}
+	row.Evidence = append(row.Evidence, filepath.Join(o.Baseline, RunsDir, c.Run))
+	return relative(c, cmp, row)
+}
+
+// absolute judges a limit on every repetition of the run: a limit holds
+// only if it holds in each, so the worst repetition decides and is named
+// (a pooled figure over all repetitions can sit within the limit while one
+// repetition is far beyond it). The pooled figure is shown beside it.
 func absolute(c Criterion, run *report.Run, row Row) Row {
 	s, ok := run.Result.Ops[c.Kind]
 	if !ok || s.Count == 0 {
 		row.Verdict, row.Message = Error, fmt.Sprintf("run %s measured no %s", c.Run, c.Kind)
 		return row
 	}
-	v := c.Metric.Get(s)
-	row.Value, row.Limit = &v, &c.Limit
-	row.Unit = unit(c.Metric)
-	held := v <= c.Limit
-	if c.Op == ">=" {
-		held = v >= c.Limit
+	pooled := c.Metric.Get(s)
+	row.Pooled, row.Limit, row.Unit = &pooled, &c.Limit, unit(c.Metric)
+	holds := func(v float64) bool {
+		if c.Op == ">=" {
+			return v >= c.Limit
+		}
+		return v <= c.Limit
 	}
-	row.Verdict = Pass
-	if !held {
+	// The limit as the plan writes it: "<= 2ms", ">= 100k".
+	f := strings.Fields(c.Check)
+	limit := c.Op + " " + f[len(f)-1]
+	what := c.Kind + "." + c.Metric.Name
+	rs := report.RepetitionStats(run.Result, c.Kind, c.Metric)
+	if len(rs.Values) == 0 {
+		// Only a result without per-repetition figures gets here: the
+		// pooled figure is all there is, and the message says so.
+		row.Value = &pooled
+		row.Verdict = map[bool]string{true: Pass, false: Fail}[holds(pooled)]
+		row.Message = fmt.Sprintf("%s %s %s over all repetitions (no repetition has its own figure, so the pooled one is judged): %s the limit %s",
+			c.Kind, c.Metric.Name, c.Metric.Format(pooled), map[bool]string{true: "within", false: "beyond"}[holds(pooled)], limit)
+		row.Brief = fmt.Sprintf("%s %s %s pooled (limit %s)", c.Run, what, c.Metric.Format(pooled), limit)
+		return row
+	}
+	worst, beyond := 0, 0
+	for i, v := range rs.Values {
+		if !holds(v) {
+			beyond++
+		}
+		// The worst is the one farthest on the limit's wrong side: the
+		// highest latency, the lowest rate.
+		if (c.Op == ">=" && v < rs.Values[worst]) || (c.Op != ">=" && v > rs.Values[worst]) {
+			worst = i
+		}
+	}
+	w, rep := rs.Values[worst], rs.Reps[worst]+1 // repetitions count from 1, as the engine's warnings and the plots do
+	row.Value, row.Repetition = &w, &rep
+	n := len(run.Result.Repetitions)
+	measured := ""
+	if len(rs.Values) < n {
+		measured = fmt.Sprintf(", %d of the %d repetitions measured it", len(rs.Values), n)
+	}
+	if beyond == 0 {
+		row.Verdict = Pass
+		row.Message = fmt.Sprintf("%s %s within the limit %s in every repetition: worst repetition %d at %s (%d repetition(s)%s; %s over all repetitions)",
+			c.Kind, c.Metric.Name, limit, rep, c.Metric.Format(w), len(rs.Values), measured, c.Metric.Format(pooled))
+	} else {
 		row.Verdict = Fail
+		row.Message = fmt.Sprintf("%s %s beyond the limit %s in %d of %d repetition(s): worst repetition %d at %s (%s over all repetitions%s)",
+			c.Kind, c.Metric.Name, limit, beyond, len(rs.Values), rep, c.Metric.Format(w), c.Metric.Format(pooled), measured)
 	}
-	row.Message = fmt.Sprintf("%s %s %s over %d repetition(s): %s the limit %s %s", c.Kind, c.Metric.Name, c.Metric.Format(v),
-		len(run.Result.Repetitions), map[bool]string{true: "within", false: "beyond"}[held], c.Op, c.Metric.Format(c.Limit))
+	row.Brief = fmt.Sprintf("%s %s %s in repetition %d (limit %s)", c.Run, what, c.Metric.Format(w), rep, limit)
 	return row
 }
 
@@ -104,6 +153,12 @@ func containsGate(gs []report.Gate, g report.Gate) bool {
 	return false
 }
 
+// relative judges a change against the baseline. Within the limit (the
+// measured change, whatever the test says) passes: a significant change
+// of +3% meets a 5% limit. Beyond it, a significant change fails; one the
+// test cannot tell from noise is inconclusive, never a pass: the
+// repetitions do not show the limit held. Only regressions count: an
+// improvement of any size is within the limit.
 func relative(c Criterion, cmp *report.Comparison, row Row) Row {
 	var r *report.CompareRow
 	for i := range cmp.Rows {
@@ -125,23 +180,43 @@ func relative(c Criterion, cmp *report.Comparison, row Row) Row {
 	}
 	d, p := *r.DeltaPct, *r.PAdj
 	row.Value, row.P = &d, &p
-	worse := d
+	worse := d // the change in the direction that is a regression
 	if c.Metric.BetterHigher {
 		worse = -d
 	}
-	regressed := r.Significant && worse > lim
-	row.Verdict = Pass
-	if regressed {
-		row.Verdict = Fail
-	}
+	row.Verdict = relativeVerdict(worse, lim, r.Significant)
 	how := "not significant"
 	if r.Significant {
 		how = "significant"
 	}
-	row.Message = fmt.Sprintf("%s %s %s → %s (%+.1f%%, Holm p %.3g, %s at alpha %g): %s the %g%% limit",
-		c.Kind, c.Metric.Name, c.Metric.Format(r.Base.Median), c.Metric.Format(r.New.Median), d, p, how, cmp.Alpha,
-		map[bool]string{true: "a regression beyond", false: "within"}[regressed], lim)
+	var judged string
+	switch {
+	case row.Verdict == Fail:
+		judged = fmt.Sprintf("a regression beyond the %g%% limit", lim)
+	case row.Verdict == Inconclusive:
+		judged = fmt.Sprintf("beyond the %g%% limit, but the test cannot confirm the change: inconclusive (more repetitions may decide)", lim)
+	case worse < 0:
+		judged = fmt.Sprintf("an improvement, within the %g%% limit", lim)
+	default:
+		judged = fmt.Sprintf("within the %g%% limit", lim)
+	}
+	row.Message = fmt.Sprintf("%s %s %s → %s (%+.1f%%, Holm p %.3g, %s at alpha %g): %s",
+		c.Kind, c.Metric.Name, c.Metric.Format(r.Base.Median), c.Metric.Format(r.New.Median), d, p, how, cmp.Alpha, judged)
+	row.Brief = fmt.Sprintf("%s %s.%s %+.1f%% (limit %g%%, p %.2g)", c.Run, c.Kind, c.Metric.Name, d, lim, p)
 	return row
+}
+
+// relativeVerdict is the rule for a limit relative to the baseline, given
+// the change in the regression's direction (positive: worse), the limit
+// in percent and whether compare's test found the change significant.
+func relativeVerdict(worse, limit float64, significant bool) string {
+	switch {
+	case worse <= limit:
+		return Pass
+	case significant:
+		return Fail
+	}
+	return Inconclusive
 }
 
 func unit(m report.Metric) string {
@@ -149,4 +224,65 @@ func unit(m report.Metric) string {
 		return "ns"
 	}
 	return "ops/s"
+}
+
+// verdict is the whole qualification's verdict and its one-line summary:
+// fail when a check failed or could not be judged or a run failed, else
+// inconclusive when a check was, else pass; then how many checks had each
+// verdict, and every check that did not pass with its magnitude.
+func verdict(q *Qualification) (string, string) {
+	count := map[string]int{}
+	named := map[string][]string{}
+	n := 0
+	for _, set := range [][]Row{q.Conformance, q.Criteria, q.Soak} {
+		for _, r := range set {
+			n++
+			count[r.Verdict]++
+			if r.Verdict != Pass {
+				b := r.Brief
+				if b == "" {
+					b = r.Name
+				}
+				named[r.Verdict] = append(named[r.Verdict], b)
+			}
+		}
+	}
+	var bad []string
+	for _, r := range q.Runs {
+		if r.Status != results.StatusOK {
+			bad = append(bad, r.Name+" "+r.Status)
+		}
+	}
+	v := Pass
+	switch {
+	case count[Fail]+count[Error]+len(bad) > 0:
+		v = Fail
+	case count[Inconclusive] > 0:
+		v = Inconclusive
+	}
+	s := fmt.Sprintf("%s: %d checks: %d passed, %d failed, %d inconclusive", strings.ToUpper(v), n, count[Pass], count[Fail], count[Inconclusive])
+	if count[Error] > 0 {
+		s += fmt.Sprintf(", %d could not be judged", count[Error])
+	}
+	if count[Skipped] > 0 {
+		s += fmt.Sprintf(", %d not judged", count[Skipped])
+	}
+	s += "."
+	for _, part := range []struct{ verdict, label string }{
+		{Fail, "Failed"}, {Inconclusive, "Inconclusive"}, {Error, "Could not be judged"}, {Skipped, "Not judged"},
+	} {
+		if len(named[part.verdict]) > 0 {
+			s += " " + part.label + ": " + strings.Join(named[part.verdict], "; ") + "."
+		}
+	}
+	if len(bad) > 0 {
+		s += " Runs not ok: " + strings.Join(bad, ", ") + "."
+	}
+	if len(q.TestDouble) > 0 {
+		s += " Not hardware: measured through the libibverbs test double."
+	}
+	if w := len(q.Warnings); w > 0 {
+		s += fmt.Sprintf(" %d warning(s) from the runs.", w)
+	}
+	return v, s
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
@@ -71,11 +73,68 @@ func write(out string, q *Qualification, runs map[string]*report.Run, base *Qual
 	return results.WriteFileAtomic(filepath.Join(out, HTMLFile), page.Bytes(), 0o644)
 }
 
+// runWarnings are what a run's result says its reader must know: the
+// engine's warnings (a busy machine, more threads than CPUs, coordinated
+// omission) and, for a run through the libibverbs test double, that it is
+// not hardware.
+func runWarnings(r *results.Result) []string {
+	w := slices.Clone(r.Warnings)
+	if report.IsTestDouble(r) {
+		w = append(w, report.TestDoubleBanner)
+	}
+	return w
+}
+
+// gatherWarnings collects every run's warnings, the battery's in the
+// plan's order then the soak's, each text once with the runs that gave
+// it, and the runs measured through the test double.
+func gatherWarnings(steps []RunStep, runs map[string]*report.Run, soak []SoakRun) ([]RunWarning, []string) {
+	var out []RunWarning
+	var double []string
+	add := func(name string, ws []string) {
+		for _, w := range ws {
+			if w == report.TestDoubleBanner && !slices.Contains(double, name) {
+				double = append(double, name)
+			}
+			i := slices.IndexFunc(out, func(x RunWarning) bool { return x.Text == w })
+			switch {
+			case i < 0:
+				out = append(out, RunWarning{Runs: []string{name}, Text: w})
+			case !slices.Contains(out[i].Runs, name):
+				out[i].Runs = append(out[i].Runs, name)
+			}
+		}
+	}
+	for _, s := range steps {
+		if run := runs[s.Name]; run != nil {
+			add(s.Name, runWarnings(run.Result))
+		}
+	}
+	for _, sr := range soak {
+		add(sr.Name, sr.Warnings)
+	}
+	return out, double
+}
+
+// String is the warning as the outputs show it: its runs, then its text.
+func (w RunWarning) String() string { return strings.Join(w.Runs, ", ") + ": " + w.Text }
+
 // JUnit is the qualification as JUnit XML: a suite per part (conformance,
-// runs, criteria), a testcase per row, the numbers in each failure's
-// message.
+// runs, criteria, soak), a testcase per row, the numbers in each failure's
+// message. JUnit has no verdict between pass and fail, so an inconclusive
+// criterion is a skipped testcase of type "inconclusive" with its message:
+// a CI page shows it neither as passed nor as failed, and the suites'
+// verdict property and xrcbench's exit status say it was inconclusive. The
+// runs' warnings are properties (warning.1, ...; test_double when a run
+// went through the double) and each run's testcase carries its own.
 func JUnit(q *Qualification) report.JUnitReport {
 	props := []report.JUnitProperty{{Name: "plan", Value: q.Plan}, {Name: "provider", Value: q.Provider}, {Name: "verdict", Value: q.Verdict}}
+	if len(q.TestDouble) > 0 {
+		props = append(props, report.JUnitProperty{Name: "test_double", Value: "true: " + strings.Join(q.TestDouble, ", ") + " measured through the libibverbs test double, not hardware"})
+	}
+	for i, w := range q.Warnings {
+		props = append(props, report.JUnitProperty{Name: fmt.Sprintf("warning.%d", i+1), Value: w.String()})
+	}
 	for _, k := range slices.Sorted(maps.Keys(q.Device)) {
 		props = append(props, report.JUnitProperty{Name: "device." + k, Value: fmt.Sprint(q.Device[k])})
 	}
@@ -93,11 +152,20 @@ func JUnit(q *Qualification) report.JUnitReport {
 		return report.JUnitSuite{Name: "qualify." + name, Timestamp: q.Started, Hostname: host, Properties: props}
 	}
 	conf, runs, crit, soak := suite("conformance"), suite("runs"), suite("criteria"), suite("soak")
+	// Conformance runs its checks together, and the soak its runs: their
+	// suites carry the wall time, their testcases none of their own.
+	conf.Time = seconds(q.ConformanceSeconds)
+	soak.Time = seconds(q.SoakSeconds)
 	for _, r := range q.Conformance {
 		conf.Cases = append(conf.Cases, rowCase(r, "qualify.conformance"))
 	}
 	for _, r := range q.Runs {
-		c := report.JUnitCase{Name: r.Name, Classname: "qualify.runs", SystemOut: r.Command + "\n" + r.Dir}
+		c := report.JUnitCase{Name: r.Name, Classname: "qualify.runs", Time: seconds(r.Seconds), SystemOut: r.Command + "\n" + r.Dir}
+		for _, w := range q.Warnings {
+			if slices.Contains(w.Runs, r.Name) {
+				c.SystemOut += "\nwarning: " + w.Text
+			}
+		}
 		if r.Status != results.StatusOK {
 			c.Failure = &report.JUnitOutcome{Message: fmt.Sprintf("run %s %s: %s", r.Name, r.Status, r.Error), Type: r.Status}
 		}
@@ -116,8 +184,10 @@ func JUnit(q *Qualification) report.JUnitReport {
 	return report.JUnitReport{Name: "xrcbench qualify " + q.Plan, Suites: suites}
 }
 
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
 func rowCase(r Row, class string) report.JUnitCase {
-	c := report.JUnitCase{Name: r.Name, Classname: class}
+	c := report.JUnitCase{Name: r.Name, Classname: class, Time: seconds(r.Seconds)}
 	ev := ""
 	for _, e := range r.Evidence {
 		ev += "evidence: " + e + "\n"
@@ -129,7 +199,7 @@ func rowCase(r Row, class string) report.JUnitCase {
 		c.Failure = o
 	case Error:
 		c.Error = o
-	case Skipped:
+	case Skipped, Inconclusive:
 		c.Skipped = o
 	}
 	return c
@@ -150,6 +220,12 @@ var pageTmpl = template.Must(template.New("q").Funcs(template.FuncMap{
 		}
 		return out
 	},
+	"join":       strings.Join,
+	"testDouble": func() string { return report.TestDoubleBanner },
+	// The banner says the test double's warning once, above the rest.
+	"warnings": func(ws []RunWarning) []RunWarning {
+		return slices.DeleteFunc(slices.Clone(ws), func(w RunWarning) bool { return w.Text == report.TestDoubleBanner })
+	},
 	"svg": func(ev []string) string {
 		for _, e := range ev {
 			if filepath.Ext(e) == ".svg" {
@@ -163,12 +239,17 @@ var pageTmpl = template.Must(template.New("q").Funcs(template.FuncMap{
 <style>
 body{font-family:sans-serif;margin:2em;max-width:70em}
 #verdict{font-size:1.6em;padding:.6em;border-radius:.3em}
-.pass{background:#dfd}.fail{background:#fdd}.error{background:#fed}.skipped{background:#eee}
+.pass{background:#dfd}.fail{background:#fdd}.error{background:#fed}.skipped{background:#eee}.inconclusive{background:#ffc}
+.banner{border:2px solid #c60;background:#fec;padding:.6em}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:.3em .6em;text-align:left;vertical-align:top}
 img{max-width:40em}
 </style></head><body>
 <h1>xrcbench qualification</h1>
+{{with .TestDouble}}<p class="banner" id="test-double"><b>Not hardware ({{join . ", "}}).</b> {{testDouble}}</p>{{end}}
 <p id="verdict" class="{{.Verdict}}">{{.Summary}}</p>
+{{with warnings .Warnings}}<h2>Warnings</h2>
+<ul id="warnings">{{range .}}<li><b>{{join .Runs ", "}}</b>: {{.Text}}</li>
+{{end}}</ul>{{end}}
 <h2>Device and firmware</h2>
 <table>
 <tr><th>provider</th><td>{{.Provider}}</td></tr>
@@ -200,8 +281,8 @@ img{max-width:40em}
 {{range .Conformance}}<tr class="{{.Verdict}}"><td>{{.Name}}</td><td>{{.Verdict}}</td><td>{{.Message}}</td></tr>
 {{end}}</table>{{else}}<p>Not part of this plan.</p>{{end}}
 <h2>Runs</h2>
-<table><tr><th>run</th><th>status</th><th>command</th><th>folder</th></tr>
-{{range .Runs}}<tr><td>{{.Name}}</td><td>{{.Status}}{{if .Reused}} (reused){{end}}{{with .Error}}: {{.}}{{end}}</td><td><code>{{.Command}}</code></td><td>{{.Dir}}</td></tr>
+<table><tr><th>run</th><th>status</th><th>time</th><th>command</th><th>folder</th></tr>
+{{range .Runs}}<tr><td>{{.Name}}</td><td>{{.Status}}{{if .Reused}} (reused){{end}}{{with .Error}}: {{.}}{{end}}</td><td>{{printf "%.1f" .Seconds}} s</td><td><code>{{.Command}}</code></td><td>{{.Dir}}</td></tr>
 {{end}}</table>
 </body></html>
 `))

@@ -37,6 +37,10 @@ const (
 	Fail    = "fail"
 	Error   = "error"   // could not be judged: the run failed, too few repetitions
 	Skipped = "skipped" // not judged: no baseline, a check the provider cannot do
+	// Inconclusive: a change beyond a relative limit that compare's test
+	// cannot tell from noise. Not a pass; the whole qualification is
+	// inconclusive when it is the worst verdict.
+	Inconclusive = "inconclusive"
 )
 
 // Options configure Run.
@@ -58,7 +62,7 @@ type Options struct {
 // Qualification is qualification.json.
 type Qualification struct {
 	Schema      string            `json:"schema"`
-	Verdict     string            `json:"verdict"` // pass or fail
+	Verdict     string            `json:"verdict"` // pass, fail or inconclusive
 	Summary     string            `json:"summary"`
 	Started     time.Time         `json:"started"`
 	Finished    time.Time         `json:"finished"`
@@ -73,6 +77,21 @@ type Qualification struct {
 	Criteria    []Row             `json:"criteria"`
 	SoakRuns    []SoakRun         `json:"soak_runs,omitempty"`
 	Soak        []Row             `json:"soak,omitempty"`
+	// Warnings are the runs' own (result.json's warnings, and the test
+	// double's banner), each once with the runs that gave it.
+	Warnings []RunWarning `json:"warnings,omitempty"`
+	// TestDouble names the runs measured through the libibverbs test
+	// double: not hardware.
+	TestDouble []string `json:"test_double_runs,omitempty"`
+	// Wall time of the conformance checks and of the soak, in seconds.
+	ConformanceSeconds float64 `json:"conformance_seconds,omitempty"`
+	SoakSeconds        float64 `json:"soak_seconds,omitempty"`
+}
+
+// RunWarning is one warning and the runs that gave it.
+type RunWarning struct {
+	Runs []string `json:"runs"`
+	Text string   `json:"text"`
 }
 
 // BaselineInfo identifies the baseline qualification.
@@ -90,19 +109,30 @@ type RunInfo struct {
 	Error   string `json:"error,omitempty"`
 	Reused  bool   `json:"reused,omitempty"` // --resume found it finished
 	Command string `json:"command"`
+	// Seconds is the run's wall time: its result's start to finish, or
+	// the time the step took when it left no result.
+	Seconds float64 `json:"seconds"`
 }
 
 // Row is one judged item: a criterion or a conformance check.
 type Row struct {
-	Name     string   `json:"name"`
-	Run      string   `json:"run,omitempty"`
-	Verdict  string   `json:"verdict"`
-	Value    *float64 `json:"value,omitempty"` // ns, ops/s, or the change in percent
-	Limit    *float64 `json:"limit,omitempty"`
-	Unit     string   `json:"unit,omitempty"` // ns, ops/s or %
-	P        *float64 `json:"p,omitempty"`    // Holm-adjusted, relative criteria
-	Message  string   `json:"message"`
+	Name    string   `json:"name"`
+	Run     string   `json:"run,omitempty"`
+	Verdict string   `json:"verdict"`
+	Value   *float64 `json:"value,omitempty"` // ns or ops/s (an absolute limit's worst repetition), or the change in percent
+	Limit   *float64 `json:"limit,omitempty"`
+	Unit    string   `json:"unit,omitempty"` // ns, ops/s or %
+	P       *float64 `json:"p,omitempty"`    // Holm-adjusted, relative criteria
+	// Absolute limits: the repetition that decided (the worst, counted
+	// from 1) and the figure over all repetitions, shown, not judged.
+	Repetition *int     `json:"repetition,omitempty"`
+	Pooled     *float64 `json:"pooled,omitempty"`
+	Message    string   `json:"message"`
+	// Brief is the criterion and its magnitude in a few words, for the
+	// one-line summary: "steady-1 reg.p50 +18.1% (limit 5%, p 0.016)".
+	Brief    string   `json:"brief,omitempty"`
 	Evidence []string `json:"evidence,omitempty"` // paths relative to the folder
+	Seconds  float64  `json:"seconds,omitempty"`  // the time judging took
 }
 
 // ErrUsage marks errors that are bad input (the folder, the baseline).
@@ -142,10 +172,12 @@ func Run(ctx context.Context, o Options) (*Qualification, error) {
 	}
 
 	// Conformance.
+	t0 := time.Now()
 	conf, err := conformance(o, logf)
 	if err != nil {
 		return nil, err
 	}
+	q.ConformanceSeconds = time.Since(t0).Seconds()
 	q.Conformance = conformanceRows(o.Plan.Conformance, conf)
 
 	// The battery.
@@ -156,7 +188,12 @@ func Run(ctx context.Context, o Options) (*Qualification, error) {
 			q.Runs = append(q.Runs, RunInfo{Name: step.Name, Dir: filepath.Join(RunsDir, step.Name), Status: results.StatusFailed, Error: "not run: " + context.Cause(ctx).Error()})
 			continue
 		}
+		t0 := time.Now()
 		info, run := runStep(ctx, o, step, cpus, logf)
+		info.Seconds = time.Since(t0).Seconds()
+		if run != nil {
+			info.Seconds = run.Result.Finished.Sub(run.Result.Started).Seconds()
+		}
 		q.Runs = append(q.Runs, info)
 		if run != nil {
 			runs[step.Name] = run
@@ -171,8 +208,11 @@ func Run(ctx context.Context, o Options) (*Qualification, error) {
 
 	// The soak.
 	if d := o.soakDuration(); d > 0 {
+		t0 := time.Now()
 		q.SoakRuns, q.Soak = soak(ctx, o, d, logf)
+		q.SoakSeconds = time.Since(t0).Seconds()
 	}
+	q.Warnings, q.TestDouble = gatherWarnings(o.Plan.Runs, runs, q.SoakRuns)
 	q.Finished = time.Now().UTC()
 	q.Verdict, q.Summary = verdict(q)
 	if err := write(o.Out, q, runs, base, o); err != nil {
@@ -400,49 +440,6 @@ func Load(dir string) (*Qualification, error) {
 		return nil, fmt.Errorf("%s: not a qualification.json of schema %s", filepath.Join(dir, JSONFile), Schema)
 	}
 	return &q, nil
-}
-
-// verdict is the whole qualification's verdict and its one-line summary.
-func verdict(q *Qualification) (string, string) {
-	var failed, errored, skipped []string
-	for _, set := range [][]Row{q.Conformance, q.Criteria, q.Soak} {
-		for _, r := range set {
-			switch r.Verdict {
-			case Fail:
-				failed = append(failed, r.Name)
-			case Error:
-				errored = append(errored, r.Name)
-			case Skipped:
-				skipped = append(skipped, r.Name)
-			}
-		}
-	}
-	var bad []string
-	for _, r := range q.Runs {
-		if r.Status != results.StatusOK {
-			bad = append(bad, r.Name+" "+r.Status)
-		}
-	}
-	n := len(q.Conformance) + len(q.Criteria) + len(q.Soak)
-	switch {
-	case len(failed)+len(errored)+len(bad) == 0:
-		s := fmt.Sprintf("PASS: %d of %d checks passed", n-len(skipped), n)
-		if len(skipped) > 0 {
-			s += fmt.Sprintf(", %d not judged (%s)", len(skipped), strings.Join(skipped, "; "))
-		}
-		return Pass, s
-	}
-	var parts []string
-	if len(failed) > 0 {
-		parts = append(parts, fmt.Sprintf("%d failed: %s", len(failed), strings.Join(failed, "; ")))
-	}
-	if len(errored) > 0 {
-		parts = append(parts, fmt.Sprintf("%d could not be judged: %s", len(errored), strings.Join(errored, "; ")))
-	}
-	if len(bad) > 0 {
-		parts = append(parts, fmt.Sprintf("runs not ok: %s", strings.Join(bad, ", ")))
-	}
-	return Fail, "FAIL: " + strings.Join(parts, "; ")
 }
 
 // soakDuration is --soak, or the plan's.

@@ -55,6 +55,8 @@ type SoakRun struct {
 	Samples  []SoakSample `json:"samples"`
 	P99      []float64    `json:"p99_ns"` // per .hlog interval, the kind the verdict uses
 	P99Kind  string       `json:"p99_kind"`
+	// Warnings are the run's own, as runWarnings gives them.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // soakSteps are the soak's runs.
@@ -130,6 +132,7 @@ loop:
 		runErr = lerr
 	}
 	if run != nil {
+		sr.Warnings = runWarnings(run.Result)
 		sr.P99Kind = results.OpUnregLast
 		for _, iv := range run.Timelines[sr.P99Kind] {
 			sr.P99 = append(sr.P99, float64(iv.P99))

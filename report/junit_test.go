@@ -280,6 +280,23 @@ func TestWriteJUnit(t *testing.T) {
 	}
 }
 
+// A suite whose checks ran together carries their wall time: the larger
+// of its Time and its cases' sum, and the report's total adds it.
+func TestWriteJUnitSuiteTime(t *testing.T) {
+	rep := JUnitReport{Suites: []JUnitSuite{
+		{Name: "together", Time: 2500 * time.Millisecond, Cases: []JUnitCase{{Name: "a"}, {Name: "b"}}},
+		{Name: "timed", Time: time.Second, Cases: []JUnitCase{{Name: "c", Time: 3 * time.Second}}},
+	}}
+	var buf bytes.Buffer
+	if err := WriteJUnit(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	root := parseJUnit(t, buf.Bytes())
+	if root.attrs["time"] != "5.500" || root.children[0].attrs["time"] != "2.500" || root.children[1].attrs["time"] != "3.000" {
+		t.Errorf("times: report %s, suites %s and %s; want 5.500, 2.500, 3.000", root.attrs["time"], root.children[0].attrs["time"], root.children[1].attrs["time"])
+	}
+}
+
 // The checker itself must catch what the schema forbids, or the test above
 // proves nothing.
 func TestJUnitCheckerCatches(t *testing.T) {

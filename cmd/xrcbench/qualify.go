@@ -23,6 +23,7 @@ type qualifyFlags struct {
 	provider, device, baseline, planFile, out string
 	simSemantics, simCost                     string
 	resume, showPlan, quiet                   bool
+	allowInconclusive                         bool
 	soak                                      time.Duration
 	labels                                    []string
 }
@@ -37,12 +38,16 @@ S1–S11, then the plan's battery of benchmark runs (one run folder each under
 --out/runs/), then judges the plan's criteria:
 
   absolute limits        unreg_last.p99 <= 2ms, reg.ops_per_sec >= 100k
-                         (on the run's figure over all its repetitions)
+                         (on every repetition: the worst one decides and is
+                         named; the figure over all repetitions is shown)
   relative to --baseline reg.p50 regression <= 5%
                          (compare's Mann-Whitney U test against the baseline
                          qualification's run of the same name, Holm-corrected
-                         over the run's relative criteria: a criterion fails
-                         when the change is significant and beyond its limit)
+                         over the run's relative criteria: pass when the
+                         measured change is within the limit, fail when it
+                         is beyond it and significant, inconclusive when it
+                         is beyond it but not significant; only regressions
+                         count, an improvement passes)
 
 The plan is YAML, strictly read (an unknown key or a bad value is an error
 naming its line); --show-plan prints the default plan, which is sized for a
@@ -51,10 +56,14 @@ earlier qualification's --out folder; without one, relative criteria are not
 judged (skipped).
 
 --out gets qualification.json (every criterion: value, limit, verdict,
-evidence paths), junit.xml (a testcase per conformance check, run and
-criterion, the numbers in each failure's message), qualification.html (the
-verdict first, then each criterion with its plot, the device and firmware,
-the baseline's identity) and plots/.
+evidence paths; the runs' warnings), junit.xml (a testcase per conformance
+check, run and criterion, the numbers in each failure's message, an
+inconclusive criterion skipped with type "inconclusive", the runs'
+warnings as properties), qualification.html (a "Not hardware" banner for
+the test double, the verdict, the runs' warnings, then each criterion with
+its plot, the device and firmware, the baseline's identity) and plots/.
+The one-line summary counts each verdict and gives every criterion that
+did not pass with its magnitude.
 
 --soak DURATION (or the plan's soak:) then runs lifecycle and churn, half the
 time each, sampling every soak interval (default 10s) the device's live QPs
@@ -70,7 +79,8 @@ qualification in its folder with the same plan: conformance and every run
 that finished (status ok) are reused, the rest (and the soak) run again.
 
 Exit status: 0 every check passed; 1 a check failed or could not be judged,
-or a run failed; 2 bad usage or a bad plan (the line is named).`,
+a run failed, or a check was inconclusive (0 with --allow-inconclusive when
+nothing worse happened); 2 bad usage or a bad plan (the line is named).`,
 		Example: `  # the default plan on a real adapter, judged against an earlier qualification
   xrcbench qualify --provider rdma --device mlx5_0 --label fw=22.31.1014 \
       --baseline quals/fw-22.30 --out quals/fw-22.31
@@ -95,7 +105,7 @@ or a run failed; 2 bad usage or a bad plan (the line is named).`,
 			if err != nil {
 				return err
 			}
-			return runQualify(stdout, stderr, o, fl.quiet)
+			return runQualify(stdout, stderr, o, fl.quiet, fl.allowInconclusive)
 		},
 	}
 	fs := cmd.Flags()
@@ -111,6 +121,7 @@ or a run failed; 2 bad usage or a bad plan (the line is named).`,
 	fs.StringVar(&fl.simCost, "sim-cost", "", "sim provider: busy-wait per op, e.g. destroy=200us")
 	fs.DurationVar(&fl.soak, "soak", 0, "after the runs, soak for this long: lifecycle then churn, half each, sampling live QPs, memory and p99 (default: the plan's soak, if any)")
 	fs.BoolVarP(&fl.quiet, "quiet", "q", false, "print nothing but errors (the folder is written as always)")
+	fs.BoolVar(&fl.allowInconclusive, "allow-inconclusive", false, "exit 0 when the verdict is inconclusive (a change beyond a limit the test cannot confirm) and nothing failed")
 	return cmd
 }
 
@@ -165,8 +176,8 @@ func (fl *qualifyFlags) options(flags *pflag.FlagSet, plan *qualify.Plan, stderr
 
 // runQualify runs the qualification and says where its folder is; a
 // verdict other than pass is a failure (exit 1), already summed up unless
-// quiet.
-func runQualify(stdout, stderr io.Writer, o qualify.Options, quiet bool) error {
+// quiet, but for inconclusive when allowInconclusive.
+func runQualify(stdout, stderr io.Writer, o qualify.Options, quiet, allowInconclusive bool) error {
 	ctx, cancel := interruptible(stderr)
 	defer cancel()
 	q, err := qualify.Run(ctx, o)
@@ -180,7 +191,7 @@ func runQualify(stdout, stderr io.Writer, o qualify.Options, quiet bool) error {
 		fmt.Fprintf(stdout, "%s\nqualification folder: %s (%s, %s, %s)\n", q.Summary, o.Out,
 			qualify.JSONFile, qualify.JUnitFile, qualify.HTMLFile)
 	}
-	if q.Verdict != qualify.Pass {
+	if q.Verdict != qualify.Pass && !(q.Verdict == qualify.Inconclusive && allowInconclusive) {
 		return failure{err: errors.New(q.Summary), quiet: !quiet}
 	}
 	return nil

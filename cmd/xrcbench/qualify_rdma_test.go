@@ -4,8 +4,10 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,6 +63,14 @@ func TestQualifyThroughDouble(t *testing.T) {
 	}
 	if q.Device["fw_ver"] != "1.1" || q.Baseline == nil || q.Baseline.Device["fw_ver"] != "1.0" || q.Device["is_test_double"] != true {
 		t.Errorf("identity: device %v, baseline %+v", q.Device, q.Baseline)
+	}
+	// Not hardware, in every output: the page's banner, a junit property,
+	// the runs named in qualification.json and the summary.
+	page, _ := os.ReadFile(filepath.Join(cand, qualify.HTMLFile))
+	junit, _ := os.ReadFile(filepath.Join(cand, qualify.JUnitFile))
+	if !strings.Contains(string(page), `id="test-double"><b>Not hardware (lc).</b>`) || !strings.Contains(string(junit), `<property name="test_double" value="true: lc`) ||
+		!slices.Equal(q.TestDouble, []string{"lc"}) || !strings.Contains(stdout, "Not hardware") {
+		t.Errorf("the test double is not said in every output: runs %v, summary %q", q.TestDouble, stdout)
 	}
 	// The N-way compare of the three, by their runs: firmware in the
 	// headers, 1.1 regressing on unreg_last.

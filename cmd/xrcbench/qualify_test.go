@@ -1,11 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"html"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -140,7 +145,7 @@ func TestQualifySim(t *testing.T) {
 		t.Errorf("same firmware: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	code, stdout, stderr := qual(slow, "130us", "1.1", "--baseline", base)
-	if code != 1 || !strings.Contains(stdout, "FAIL: 1 failed: lc: unreg_last.p50 regression <= 10%") {
+	if code != 1 || !strings.HasPrefix(stdout, "FAIL: ") || !strings.Contains(stdout, " 1 failed, 0 inconclusive") || !strings.Contains(stdout, "Failed: lc unreg_last.p50 +") {
 		t.Fatalf("slower destroy: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	d := readJUnit(t, slow)
@@ -295,5 +300,158 @@ func TestQualifySoak(t *testing.T) {
 	}
 	if soakCases != 6 {
 		t.Errorf("junit: %d soak testcases, want 6", soakCases)
+	}
+}
+
+// scaleRepetition multiplies the latencies of kind in one repetition
+// (index from 0) of a run's result.json, keeping every other field as
+// written: a fixture of a noisier run than the sim gives, in a real
+// qualification folder.
+func scaleRepetition(t *testing.T, runDir, kind string, rep int, factor float64) {
+	t.Helper()
+	path := filepath.Join(runDir, results.FileName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	ns := doc["repetitions"].([]any)[rep].(map[string]any)["ops"].(map[string]any)[kind].(map[string]any)["ns"].(map[string]any)
+	for k, v := range ns {
+		ns[k] = math.Round(v.(float64) * factor)
+	}
+	if data, err = json.MarshalIndent(doc, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestQualifyInconclusive: a change far beyond the limit that the test
+// cannot confirm (a baseline with two repetitions far slower than its
+// other three) is inconclusive, never a pass: its own verdict in every
+// output, exit 1 unless --allow-inconclusive. The absolute limit is judged
+// on every repetition and names the worst: a repetition beyond it fails
+// the criterion although the figure over all repetitions is within it.
+// The runs' warnings (more threads than CPUs, from threads: 2xcpus) are
+// carried into every output, and junit.xml has the runs' real times.
+func TestQualifyInconclusive(t *testing.T) {
+	engineBinary(t)
+	plan := writePlan(t, strings.Replace(tinyPlan, "threads: 2,", "threads: 2xcpus,", 1))
+	dir := t.TempDir()
+	base, cand := filepath.Join(dir, "base"), filepath.Join(dir, "cand")
+	if code, stdout, stderr := runEngine(t, "qualify", "--plan", plan, "--out", base, "--sim-cost", "destroy=100us"); code != 0 {
+		t.Fatalf("baseline: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, rep := range []int{0, 1} {
+		scaleRepetition(t, filepath.Join(base, qualify.RunsDir, "lc"), "unreg_last", rep, 20)
+	}
+	qual := func(extra ...string) (int, string, string) {
+		return runEngine(t, append([]string{"qualify", "--plan", plan, "--out", cand, "--sim-cost", "destroy=300us", "--baseline", base}, extra...)...)
+	}
+	code, stdout, stderr := qual("--allow-inconclusive")
+	if code != 0 || !strings.HasPrefix(stdout, "INCONCLUSIVE: ") || !strings.Contains(stdout, " 0 failed, 1 inconclusive") ||
+		!strings.Contains(stdout, "Inconclusive: lc unreg_last.p50 +") || !strings.Contains(stdout, "(limit 10%, p ") {
+		t.Fatalf("--allow-inconclusive: exit %d, want 0 and the summary naming the inconclusive criterion with its change\n%s\n%s", code, stdout, stderr)
+	}
+	q, err := qualify.Load(cand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, abs := q.Criteria[1], q.Criteria[0]
+	if q.Verdict != qualify.Inconclusive || rel.Verdict != qualify.Inconclusive || *rel.Value <= 10 || *rel.P <= 0.05 || strings.Contains(rel.Message, "within") {
+		t.Errorf("relative criterion: qualification %s, %+v", q.Verdict, rel)
+	}
+	// The absolute limit names the repetition with the highest p99.
+	res, err := results.Load(filepath.Join(cand, qualify.RunsDir, "lc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	worst := 0
+	for i, r := range res.Repetitions {
+		if r.Ops["unreg_last"].NS.P99 > res.Repetitions[worst].Ops["unreg_last"].NS.P99 {
+			worst = i
+		}
+	}
+	if abs.Verdict != qualify.Pass || abs.Repetition == nil || *abs.Repetition != worst+1 || *abs.Value != float64(res.Repetitions[worst].Ops["unreg_last"].NS.P99) ||
+		!strings.Contains(abs.Message, fmt.Sprintf("worst repetition %d at ", worst+1)) {
+		t.Errorf("absolute criterion %+v: want a pass naming repetition %d", abs, worst+1)
+	}
+	// The warnings, in every output.
+	want := fmt.Sprintf("%d threads on %d CPUs", 2*qualify.AllowedCPUs(), qualify.AllowedCPUs())
+	if len(res.Warnings) == 0 || !strings.Contains(strings.Join(res.Warnings, "\n"), want) {
+		t.Fatalf("the run's warnings %q lack %q", res.Warnings, want)
+	}
+	for _, w := range res.Warnings {
+		if !slices.ContainsFunc(q.Warnings, func(x qualify.RunWarning) bool { return x.Text == w && slices.Equal(x.Runs, []string{"lc"}) }) {
+			t.Errorf("qualification.json's warnings %+v lack the run's %q", q.Warnings, w)
+		}
+	}
+	page, _ := os.ReadFile(filepath.Join(cand, qualify.HTMLFile))
+	junit, _ := os.ReadFile(filepath.Join(cand, qualify.JUnitFile))
+	for name, text := range map[string]string{"qualification.html": html.UnescapeString(string(page)), "junit.xml": html.UnescapeString(string(junit))} {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s lacks the warning %q", name, want)
+		}
+	}
+	if !strings.Contains(string(page), `<p id="verdict" class="inconclusive">INCONCLUSIVE`) || !strings.Contains(string(page), `<tr class="inconclusive">`) {
+		t.Errorf("qualification.html does not show the inconclusive verdict")
+	}
+	// junit.xml: the inconclusive criterion skipped, typed so; real times.
+	var doc struct {
+		Time   string `xml:"time,attr"`
+		Suites []struct {
+			Name  string `xml:"name,attr"`
+			Cases []struct {
+				Name    string `xml:"name,attr"`
+				Time    string `xml:"time,attr"`
+				Skipped *struct {
+					Type    string `xml:"type,attr"`
+					Message string `xml:"message,attr"`
+				} `xml:"skipped"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(junit, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range doc.Suites {
+		for _, c := range s.Cases {
+			switch {
+			case s.Name == "qualify.runs":
+				if secs, _ := strconv.ParseFloat(c.Time, 64); secs <= 0 || math.Abs(secs-res.Finished.Sub(res.Started).Seconds()) > 0.002 {
+					t.Errorf("run %s: time %s, want its wall time %v", c.Name, c.Time, res.Finished.Sub(res.Started))
+				}
+			case c.Name == rel.Name:
+				if c.Skipped == nil || c.Skipped.Type != qualify.Inconclusive || !strings.Contains(c.Skipped.Message, "beyond the 10% limit") {
+					t.Errorf("junit: the inconclusive criterion %+v", c.Skipped)
+				}
+			}
+		}
+	}
+	if doc.Time == "0.000" {
+		t.Errorf("junit.xml's time is 0")
+	}
+
+	// Without --allow-inconclusive, the same verdict exits 1.
+	if code, stdout, stderr := qual("--resume"); code != 1 || !strings.HasPrefix(stdout, "INCONCLUSIVE: ") {
+		t.Errorf("inconclusive without --allow-inconclusive: exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+
+	// One repetition beyond the absolute limit (1s) fails it, named, while
+	// the figure over all repetitions stays within it.
+	scaleRepetition(t, filepath.Join(cand, qualify.RunsDir, "lc"), "unreg_last", 2, 2e9/float64(res.Repetitions[2].Ops["unreg_last"].NS.P99))
+	code, stdout, stderr = qual("--resume", "--allow-inconclusive")
+	if code != 1 || !strings.HasPrefix(stdout, "FAIL: ") || !strings.Contains(stdout, "Failed: lc unreg_last.p99 2.00s in repetition 3 (limit <= 1s).") {
+		t.Fatalf("a repetition beyond the limit: exit %d, want 1 naming repetition 3\n%s\n%s", code, stdout, stderr)
+	}
+	if q, err = qualify.Load(cand); err != nil {
+		t.Fatal(err)
+	}
+	if abs := q.Criteria[0]; abs.Verdict != qualify.Fail || *abs.Repetition != 3 || *abs.Pooled >= 1e9 || !strings.Contains(abs.Message, "in 1 of 5 repetition(s)") {
+		t.Errorf("absolute criterion %+v (pooled %v): want a fail on repetition 3 with the pooled figure within the limit", abs, *abs.Pooled)
 	}
 }
