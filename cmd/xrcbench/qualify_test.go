@@ -344,10 +344,11 @@ func TestQualifyMeasuresAsRun(t *testing.T) {
 		}
 	}
 
-	// The plan's qp_state, and a step's own.
-	states := writePlan(t, "name: states\nrepetitions: 1\niterations: 5\nwarmup: 0s\nconformance: none\nqp_state: init\nruns:\n"+
-		"  - {name: plan, workload: lifecycle, procs: 1, threads: 1, qps: 2}\n"+
-		"  - {name: step, workload: lifecycle, procs: 1, threads: 1, qps: 2, qp_state: reset}\n")
+	// A plan without qp_state (run's rtr), and steps with their own.
+	states := writePlan(t, "name: states\nrepetitions: 1\niterations: 5\nwarmup: 0s\nconformance: none\nruns:\n"+
+		"  - {name: dflt, workload: lifecycle, procs: 1, threads: 1, qps: 2}\n"+
+		"  - {name: init, workload: lifecycle, procs: 1, threads: 1, qps: 2, qp_state: init}\n"+
+		"  - {name: reset, workload: lifecycle, procs: 1, threads: 1, qps: 2, qp_state: reset}\n")
 	out = filepath.Join(t.TempDir(), "states")
 	code, stdout, stderr = runEngine(t, "qualify", "--plan", states, "--out", out)
 	if q, err = qualify.Load(out); err != nil || code != 0 {
@@ -356,7 +357,7 @@ func TestQualifyMeasuresAsRun(t *testing.T) {
 	if q.Overrides != nil {
 		t.Errorf("overrides %+v recorded, none given", q.Overrides)
 	}
-	for i, want := range []string{"init", "reset"} {
+	for i, want := range []string{"rtr", "init", "reset"} {
 		r := load(out, q.Runs[i])
 		_, modify := r.Ops[results.OpModify]
 		if r.Config.QPState != want || modify != (want != "reset") {
