@@ -6,11 +6,13 @@ import (
 	"bytes"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/xrcbench/xrcbench/internal/testdouble"
 	"github.com/xrcbench/xrcbench/qualify"
+	"github.com/xrcbench/xrcbench/results"
 )
 
 // TestQualifyThroughDouble is the whole flow on the libibverbs test double
@@ -61,6 +63,22 @@ func TestQualifyThroughDouble(t *testing.T) {
 	}
 	if q.Device["fw_ver"] != "1.1" || q.Baseline == nil || q.Baseline.Device["fw_ver"] != "1.0" || q.Device["is_test_double"] != true {
 		t.Errorf("identity: device %v, baseline %+v", q.Device, q.Baseline)
+	}
+	// The environment that chose what was measured is recorded with the
+	// command (the double's library, devices, cost and firmware), the
+	// double's state folder not.
+	r, err := results.Load(filepath.Join(cand, q.Runs[0].Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := strings.Join(r.Config.CommandEnv, " ")
+	for _, want := range []string{"LD_LIBRARY_PATH=" + lib, "XRCBENCH_FAKEVERBS_COST=destroy=130us", "XRCBENCH_FAKEVERBS_DEVICES=xbfake0", "XRCBENCH_FAKEVERBS_FW_VER=1.1"} {
+		if !strings.Contains(env, want) {
+			t.Errorf("result.json command_env %q: no %s", r.Config.CommandEnv, want)
+		}
+	}
+	if strings.Contains(env, "XRCBENCH_FAKEVERBS_DIR") || !slices.Equal(q.Runs[0].CommandEnv, r.Config.CommandEnv) {
+		t.Errorf("command_env: result.json %q, qualification.json %q", r.Config.CommandEnv, q.Runs[0].CommandEnv)
 	}
 	// The N-way compare of the three, by their runs: firmware in the
 	// headers, 1.1 regressing on unreg_last.

@@ -312,6 +312,9 @@ func TestQualifyMeasuresAsRun(t *testing.T) {
 		if err != nil {
 			t.Fatalf("run %s: %v", ri.Name, err)
 		}
+		if r.Config.CommandEnv != nil {
+			t.Errorf("run %s: command_env %q on the sim: nothing of the environment changes what it measures", ri.Name, r.Config.CommandEnv)
+		}
 		if ri.Command != strings.Join(r.Config.CommandLine, " ") {
 			t.Errorf("run %s: qualification.json's command %q, result.json's %q", ri.Name, ri.Command, r.Config.CommandLine)
 		}
