@@ -327,6 +327,11 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	files, err := c.keepLogs(res, rf.dir(), len(done) > 0)
 	runErr = alsoFailed(runErr, err)
 	c.describeEnvironment(res, fw)
+	if res.Environment.Device["is_test_double"] == true {
+		// What the workers measured with: this process's environment
+		// and what the options add to it (coordinator.go).
+		res.Config.CommandEnv = MeasuredEnv(append(os.Environ(), opts.WorkerEnv...))
+	}
 	if err := assemble(res, done, cfg); err != nil {
 		runErr = errors.Join(runErr, err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/xrcbench/xrcbench/internal/regfile"
 	"github.com/xrcbench/xrcbench/internal/yamlstrict"
 	"github.com/xrcbench/xrcbench/report"
+	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
 )
 
@@ -41,6 +42,7 @@ type Plan struct {
 	Duration    Duration    `yaml:"duration"`
 	Iterations  int64       `yaml:"iterations"`
 	Warmup      Duration    `yaml:"warmup"`
+	QPState     string      `yaml:"qp_state"` // "": rtr, as run's --qp-state
 	Conformance Conformance `yaml:"conformance"`
 	Runs        []RunStep   `yaml:"runs"`
 	Criteria    []Criterion `yaml:"criteria"`
@@ -60,6 +62,7 @@ type RunStep struct {
 	Repetitions int      `yaml:"repetitions"` // 0: the plan's
 	Duration    Duration `yaml:"duration"`    // 0: the plan's
 	Iterations  int64    `yaml:"iterations"`  // 0: the plan's
+	QPState     string   `yaml:"qp_state"`    // "": the plan's
 	Line        int      `yaml:"-"`
 }
 
@@ -244,6 +247,8 @@ func ParsePlan(data []byte, file string) (*Plan, error) {
 		return nil, fail(doc.Line, "no duration (such as 10s) or iterations")
 	case len(p.Runs) == 0:
 		return nil, fail(line("runs"), "no runs")
+	case p.QPState != "" && !validQPState(p.QPState):
+		return nil, fail(line("qp_state"), "qp_state %q: want reset, init or rtr", p.QPState)
 	}
 	names := map[string]*RunStep{}
 	for i := range p.Runs {
@@ -261,6 +266,8 @@ func ParsePlan(data []byte, file string) (*Plan, error) {
 			return nil, fail(r.Line, "run %s: negative repetitions or iterations", r.Name)
 		case r.Duration > 0 && r.Iterations > 0:
 			return nil, fail(r.Line, "run %s: give duration or iterations, not both", r.Name)
+		case r.QPState != "" && !validQPState(r.QPState):
+			return nil, fail(r.Line, "run %s: qp_state %q: want reset, init or rtr", r.Name, r.QPState)
 		}
 		if _, err := workloads.Get(r.Workload); err != nil {
 			return nil, fail(r.Line, "run %s: %v", r.Name, err)
@@ -277,6 +284,11 @@ func ParsePlan(data []byte, file string) (*Plan, error) {
 		}
 	}
 	return &p, nil
+}
+
+func validQPState(s string) bool {
+	_, err := verbs.ParseQPState(s)
+	return err == nil
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)

@@ -54,6 +54,8 @@ func TestPlanErrors(t *testing.T) {
 		{"bad soak percent", head + run + "soak: {memory_growth: 10}\n", `t.yaml:8: "10": want a percentage such as 10%`},
 		{"unknown soak key", head + run + "soak: {length: 1h}\n", "t.yaml:8: field length not found"},
 		{"two documents", head + run + "---\nname: u\n", "more than one YAML document"},
+		{"bad qp_state", "qp_state: ready\n" + head + run, `t.yaml:1: qp_state "ready": want reset, init or rtr`},
+		{"bad qp_state of a run", head + "runs:\n  - {name: lc, workload: lifecycle, procs: 1, threads: 2, qps: 4, qp_state: RTR}\n", `t.yaml:7: run lc: qp_state "RTR": want reset, init or rtr`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,6 +74,14 @@ func TestPlanErrors(t *testing.T) {
 	}
 	if c := p.Criteria[1]; !c.Relative || c.Limit != 30 || c.Kind != "unreg_last" {
 		t.Errorf("relative criterion %+v", c)
+	}
+	// qp_state, the plan's and a run's, is read as given; "" is run's default.
+	p, err = ParsePlan([]byte("qp_state: init\n"+head+run+"  - {name: r2, workload: churn, procs: 1, threads: 1, qps: 2, qp_state: reset}\n"), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.QPState != "init" || p.Runs[0].QPState != "" || p.Runs[1].QPState != "reset" {
+		t.Errorf("qp_state: plan %q, runs %q and %q", p.QPState, p.Runs[0].QPState, p.Runs[1].QPState)
 	}
 }
 

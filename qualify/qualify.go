@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,7 +17,6 @@ import (
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
-	"github.com/xrcbench/xrcbench/workloads"
 )
 
 // Files of a qualification folder.
@@ -57,7 +57,20 @@ type Options struct {
 	Log              io.Writer     // one line per step
 	Alpha            float64       // compare's; 0: report.DefaultAlpha
 	Soak             time.Duration // the soak's length; 0: the plan's (none when it has none)
+	Overrides        Overrides     // the command line's replacements of the plan's figures
 }
+
+// Overrides replace the plan's duration, repetitions and warm-up in every
+// step (a step's own included): a quick qualification, such as a CI
+// smoke test, from the default plan or any other, unedited. Unset fields
+// (nil, 0) leave the plan's. qualification.json records them.
+type Overrides struct {
+	Duration    *results.Duration `json:"duration,omitempty"` // measured by time, the steps' iterations replaced too
+	Repetitions int               `json:"repetitions,omitempty"`
+	Warmup      *results.Duration `json:"warmup,omitempty"`
+}
+
+func (v Overrides) none() bool { return v == Overrides{} }
 
 // Qualification is qualification.json.
 type Qualification struct {
@@ -72,6 +85,7 @@ type Qualification struct {
 	Device      map[string]any    `json:"device,omitempty"` // the first run's device: name, fw_ver, ...
 	Labels      map[string]string `json:"labels,omitempty"`
 	Baseline    *BaselineInfo     `json:"baseline,omitempty"`
+	Overrides   *Overrides        `json:"overrides,omitempty"` // the plan's figures the command line replaced
 	Conformance []Row             `json:"conformance"`
 	Runs        []RunInfo         `json:"runs"`
 	Criteria    []Row             `json:"criteria"`
@@ -112,6 +126,9 @@ type RunInfo struct {
 	// Seconds is the run's wall time: its result's start to finish, or
 	// the time the step took when it left no result.
 	Seconds float64 `json:"seconds"`
+	// CommandEnv is the environment Command needs to measure the same
+	// again, from the run's result (command_env): the test double's.
+	CommandEnv []string `json:"command_env,omitempty"`
 }
 
 // Row is one judged item: a criterion or a conformance check.
@@ -169,6 +186,10 @@ func Run(ctx context.Context, o Options) (*Qualification, error) {
 		Provider: o.Provider, Labels: o.Labels}
 	if base != nil {
 		q.Baseline = &BaselineInfo{Dir: o.Baseline, Device: base.Device, Labels: base.Labels}
+	}
+	if !o.Overrides.none() {
+		v := o.Overrides
+		q.Overrides = &v
 	}
 
 	// Conformance.
@@ -320,61 +341,59 @@ func conformanceRows(req Conformance, rep *verbs.ConformReport) []Row {
 	return rows
 }
 
-// stepConfig is the engine configuration of one step.
-func stepConfig(o Options, p *Plan, s RunStep, cpus int) (bench.Config, error) {
-	spec, err := workloads.Get(s.Workload)
-	if err != nil {
-		return bench.Config{}, err
+// settings are the qualification's own run settings, which every step
+// and the soak start from: run's defaults, then the provider, device, sim
+// model and labels of the options and the plan's QP state.
+func (o Options) settings() bench.Settings {
+	s := bench.Defaults()
+	s.Provider, s.Device = o.Provider, o.Device
+	if o.SimSemantics != "" {
+		s.SimSemantics = string(o.SimSemantics)
 	}
-	reps, dur, iters := p.Repetitions, time.Duration(p.Duration), p.Iterations
-	if s.Repetitions > 0 {
-		reps = s.Repetitions
+	s.SimCost = o.SimCost.String()
+	for _, k := range slices.Sorted(maps.Keys(o.Labels)) {
+		s.Labels = append(s.Labels, k+"="+o.Labels[k])
 	}
-	if s.Duration > 0 || s.Iterations > 0 {
-		dur, iters = time.Duration(s.Duration), s.Iterations
+	if o.Plan.QPState != "" {
+		s.QPState = o.Plan.QPState
 	}
-	procs, threads := s.Procs.Resolve(cpus), s.Threads.Resolve(cpus)
-	cmd := []string{"xrcbench", "run", "--provider=" + o.Provider, "--workload=" + s.Workload,
-		fmt.Sprintf("--procs=%d", procs), fmt.Sprintf("--threads=%d", threads), fmt.Sprintf("--qps=%d", s.QPs),
-		fmt.Sprintf("--repetitions=%d", reps), "--warmup=" + time.Duration(p.Warmup).String()}
-	if o.Device != "" {
-		cmd = append(cmd, "--device="+o.Device)
-	}
-	if o.Provider == "sim" {
-		cmd = append(cmd, "--sim-semantics="+string(o.SimSemantics))
-		if c := o.SimCost.String(); c != "" {
-			cmd = append(cmd, "--sim-cost="+c)
-		}
-	}
-	if iters > 0 {
-		cmd = append(cmd, fmt.Sprintf("--iterations=%d", iters))
-	} else {
-		cmd = append(cmd, "--duration="+dur.String())
-	}
-	for _, k := range slices.Sorted(mapsKeys(o.Labels)) {
-		cmd = append(cmd, "--label="+k+"="+o.Labels[k])
-	}
-	cfg := bench.Config{
-		Provider: o.Provider, Device: o.Device, Workload: spec, WorkloadArg: s.Workload,
-		Procs: procs, Threads: threads, QPs: s.QPs, Duration: dur, Iterations: iters,
-		Warmup: time.Duration(p.Warmup), Repetitions: reps, Seed: 1, Interval: time.Second,
-		SimSemantics: o.SimSemantics, SimCost: o.SimCost, Labels: o.Labels, CommandLine: cmd,
-		Out: filepath.Join(o.Out, RunsDir, s.Name),
-	}
-	if iters > 0 {
-		cfg.Duration = 0
-	}
-	return cfg, cfg.Validate()
+	return s
 }
 
-func mapsKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
+// stepConfig is the engine configuration of one step: the qualification's
+// settings, overlaid by the plan's figures, the step's own, then the
+// command line's overrides. bench.Settings makes the Config and the
+// command line that reproduces it, as for run.
+func stepConfig(o Options, p *Plan, step RunStep, cpus int) (bench.Config, error) {
+	s := o.settings()
+	s.Workload = step.Workload
+	s.Procs, s.Threads, s.QPs = step.Procs.Resolve(cpus), step.Threads.Resolve(cpus), step.QPs
+	s.Repetitions, s.Duration, s.Iterations, s.Warmup = p.Repetitions, time.Duration(p.Duration), p.Iterations, time.Duration(p.Warmup)
+	if step.Repetitions > 0 {
+		s.Repetitions = step.Repetitions
 	}
+	if step.Duration > 0 || step.Iterations > 0 {
+		s.Duration, s.Iterations = time.Duration(step.Duration), step.Iterations
+	}
+	if step.QPState != "" {
+		s.QPState = step.QPState
+	}
+	if v := o.Overrides; v.Duration != nil {
+		s.Duration, s.Iterations = v.Duration.D(), 0
+	}
+	if v := o.Overrides; v.Repetitions > 0 {
+		s.Repetitions = v.Repetitions
+	}
+	if v := o.Overrides; v.Warmup != nil {
+		s.Warmup = v.Warmup.D()
+	}
+	s.Out = filepath.Join(o.Out, RunsDir, step.Name)
+	return s.Config()
+}
+
+// StepConfig is the engine configuration the step runs with here.
+func StepConfig(o Options, step RunStep) (bench.Config, error) {
+	return stepConfig(o, o.Plan, step, AllowedCPUs())
 }
 
 // CheckRuns checks every step's configuration before anything runs: a
@@ -399,9 +418,9 @@ func runStep(ctx context.Context, o Options, s RunStep, cpus int, logf func(stri
 	}
 	if o.Resume {
 		if run, err := report.LoadRun(cfg.Out); err == nil && run.Result.Status == results.StatusOK &&
-			slices.Equal(run.Result.Config.CommandLine, cfg.CommandLine) {
+			slices.Equal(run.Result.Config.CommandLine, cfg.CommandLine) && o.sameEnv(run.Result.Config.CommandEnv) {
 			logf("run %s: reusing the finished run in %s", s.Name, cfg.Out)
-			info.Status, info.Reused = results.StatusOK, true
+			info.Status, info.Reused, info.CommandEnv = results.StatusOK, true, run.Result.Config.CommandEnv
 			return info, run
 		}
 	}
@@ -423,10 +442,18 @@ func runStep(ctx context.Context, o Options, s RunStep, cpus int, logf func(stri
 		}
 		return info, nil
 	}
+	info.CommandEnv = run.Result.Config.CommandEnv
 	if run.Result.Status == results.StatusFailed {
 		return info, nil
 	}
 	return info, run
+}
+
+// sameEnv reports whether an earlier run's measured environment (its
+// command_env, the test double's) is this one's: a run through another
+// library, devices or costs measured something else and is not reused.
+func (o Options) sameEnv(earlier []string) bool {
+	return len(earlier) == 0 || slices.Equal(earlier, bench.MeasuredEnv(append(os.Environ(), o.Engine.WorkerEnv...)))
 }
 
 // Load reads a qualification folder's qualification.json.

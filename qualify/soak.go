@@ -14,7 +14,6 @@ import (
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
-	"github.com/xrcbench/xrcbench/workloads"
 )
 
 // SoakSpec is a plan's soak: lifecycle, then churn, each for half the
@@ -84,16 +83,13 @@ func soak(ctx context.Context, o Options, d time.Duration, logf func(string, ...
 
 func soakRun(ctx context.Context, o Options, step RunStep, d, every time.Duration, logf func(string, ...any)) (SoakRun, *report.Run, error) {
 	sr := SoakRun{Name: step.Name, Dir: filepath.Join(RunsDir, step.Name)}
-	spec, err := workloads.Get(step.Workload)
+	// The qualification's settings, as its steps': the plan's QP state.
+	s := o.settings()
+	s.Workload, s.Procs, s.Threads, s.QPs = step.Workload, step.Procs.N, step.Threads.N, step.QPs
+	s.Duration, s.Warmup, s.Repetitions, s.Interval = d, 0, 1, every
+	s.Out = filepath.Join(o.Out, sr.Dir)
+	cfg, err := s.Config()
 	if err != nil {
-		return sr, nil, err
-	}
-	cfg := bench.Config{Provider: o.Provider, Device: o.Device, Workload: spec, WorkloadArg: step.Workload,
-		Procs: step.Procs.N, Threads: step.Threads.N, QPs: step.QPs, Duration: d, Warmup: 0, Repetitions: 1,
-		Seed: 1, Interval: every, SimSemantics: o.SimSemantics, SimCost: o.SimCost, Labels: o.Labels,
-		Out:         filepath.Join(o.Out, sr.Dir),
-		CommandLine: []string{"xrcbench", "qualify", "--soak=" + (2 * d).String(), "--provider=" + o.Provider}}
-	if err := cfg.Validate(); err != nil {
 		return sr, nil, err
 	}
 	logf("soak %s: %s for %v, sampled every %v", step.Name, step.Workload, d, every)

@@ -236,7 +236,7 @@ func newHTMLRun(run *Run, figs []Figure, titled bool) htmlRun {
 	return htmlRun{
 		Run: run, Title: Title(r), Heading: heading, Expected: anyExpected(run), Status: r.Status, Warnings: Warnings(run), Firmware: FirmwareNotes(r),
 		Env: envRows(r), Config: configRows(r), Harness: harnessRows(r),
-		Command: strings.Join(quoteArgs(r.Config.CommandLine), " "), Spec: r.Config.WorkloadSpec,
+		Command: strings.Join(append(quoteEnv(r.Config.CommandEnv), quoteArgs(r.Config.CommandLine)...), " "), Spec: r.Config.WorkloadSpec,
 		Rows: SummaryRows(run), RepRows: repRows(run), Figures: htmlFigures(figs), RepsCount: len(r.Repetitions),
 	}
 }
@@ -250,6 +250,17 @@ func quoteArgs(args []string) []string {
 			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 		}
 		out[i] = a
+	}
+	return out
+}
+
+// quoteEnv writes the environment a command line needs (NAME=VALUE) as a
+// shell's assignments before it, each value quoted as quoteArgs would.
+func quoteEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		out = append(out, k+"="+quoteArgs([]string{v})[0])
 	}
 	return out
 }

@@ -351,3 +351,21 @@ func TestHTMLConfigLabels(t *testing.T) {
 		t.Errorf("label rows %q, want %q", got, want)
 	}
 }
+
+// The environment a command needs is written before it as assignments a
+// shell takes back: a value with a space is quoted, not the assignment
+// (a quoted 'NAME=a b' would be run as a command).
+func TestQuoteEnv(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"LD_LIBRARY_PATH=/x/build/fakeverbs"}, "LD_LIBRARY_PATH=/x/build/fakeverbs"},
+		{[]string{"XRCBENCH_FAKEVERBS_DEVICES=a b", "XRCBENCH_FAKEVERBS_NOXRC="}, "XRCBENCH_FAKEVERBS_DEVICES='a b' XRCBENCH_FAKEVERBS_NOXRC=''"},
+	} {
+		if got := strings.Join(quoteEnv(tc.env), " "); got != tc.want {
+			t.Errorf("quoteEnv(%q) = %q, want %q", tc.env, got, tc.want)
+		}
+	}
+}

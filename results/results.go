@@ -100,7 +100,12 @@ const HlogRunIDPrefix = "#xrcbench-run-id: "
 
 // Config is everything needed to rerun the run.
 type Config struct {
-	CommandLine  []string          `json:"command_line"`
+	CommandLine []string `json:"command_line"`
+	// CommandEnv is the environment the command line needs to measure
+	// the same again (NAME=VALUE): set when the run went through the
+	// libibverbs test double, whose library path, devices, costs and
+	// firmware are chosen by environment variables.
+	CommandEnv   []string          `json:"command_env,omitempty"`
 	Workload     string            `json:"workload"`      // name, or file path for a user spec
 	WorkloadSpec string            `json:"workload_spec"` // the spec's YAML text
 	Provider     string            `json:"provider"`

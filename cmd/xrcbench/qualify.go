@@ -26,6 +26,8 @@ type qualifyFlags struct {
 	allowInconclusive                         bool
 	soak                                      time.Duration
 	labels                                    []string
+	duration, warmup                          time.Duration // overrides of the plan's, when given
+	repetitions                               int
 }
 
 func newQualifyCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -78,6 +80,14 @@ p99 within p99_drift (default 50%) of the first tenth's. --resume continues an i
 qualification in its folder with the same plan: conformance and every run
 that finished (status ok) are reused, the rest (and the soak) run again.
 
+--duration, --repetitions and --warmup replace the plan's, in every run of
+the battery (a run's own duration, iterations or repetitions included;
+--duration measures by time): a quick qualification, such as a CI smoke
+test, from an unedited plan. qualification.json records them (overrides),
+and each run's recorded command line says what it measured. Each run
+measures with the plan's qp_state (default rtr, as run's --qp-state; a run
+of the plan may set its own).
+
 Exit status: 0 every check passed; 1 a check failed or could not be judged,
 a run failed, or a check was inconclusive (0 with --allow-inconclusive when
 nothing worse happened); 2 bad usage or a bad plan (the line is named).`,
@@ -88,6 +98,11 @@ nothing worse happened); 2 bad usage or a bad plan (the line is named).`,
   # a plan of your own, started from the default
   xrcbench qualify --show-plan > plan.yaml
   xrcbench qualify --provider rdma --plan plan.yaml --out quals/try
+
+  # a CI smoke qualification of the default plan on the test double:
+  # 1s per repetition, 2 repetitions, no warm-up
+  LD_LIBRARY_PATH=build/fakeverbs xrcbench qualify --provider rdma \
+      --duration 1s --repetitions 2 --warmup 0s --out quals/smoke
 
   # continue after an interruption
   xrcbench qualify --provider rdma --plan plan.yaml --out quals/try --resume`,
@@ -120,6 +135,9 @@ nothing worse happened); 2 bad usage or a bad plan (the line is named).`,
 	fs.StringVar(&fl.simSemantics, "sim-semantics", "legacy", "sim provider: legacy or upstream")
 	fs.StringVar(&fl.simCost, "sim-cost", "", "sim provider: busy-wait per op, e.g. destroy=200us")
 	fs.DurationVar(&fl.soak, "soak", 0, "after the runs, soak for this long: lifecycle then churn, half each, sampling live QPs, memory and p99 (default: the plan's soak, if any)")
+	fs.DurationVar(&fl.duration, "duration", 0, "measure every run this long per repetition, in place of the plan's duration or iterations (default: the plan's)")
+	fs.IntVar(&fl.repetitions, "repetitions", 0, "repetitions of every run, in place of the plan's (default: the plan's)")
+	fs.DurationVar(&fl.warmup, "warmup", 0, "warm-up of every run, in place of the plan's; 0s for none (default: the plan's)")
 	fs.BoolVarP(&fl.quiet, "quiet", "q", false, "print nothing but errors (the folder is written as always)")
 	fs.BoolVar(&fl.allowInconclusive, "allow-inconclusive", false, "exit 0 when the verdict is inconclusive (a change beyond a limit the test cannot confirm) and nothing failed")
 	return cmd
@@ -163,8 +181,13 @@ func (fl *qualifyFlags) options(flags *pflag.FlagSet, plan *qualify.Plan, stderr
 	if fl.quiet {
 		log = nil
 	}
+	over, err := fl.overrides(flags)
+	if err != nil {
+		return none, err
+	}
 	o := qualify.Options{Provider: fl.provider, Device: fl.device, Plan: plan, Baseline: fl.baseline, Out: out,
-		Resume: fl.resume, Labels: ls, SimSemantics: sem, SimCost: cost, Engine: engine, Log: log, Soak: fl.soak}
+		Resume: fl.resume, Labels: ls, SimSemantics: sem, SimCost: cost, Engine: engine, Log: log, Soak: fl.soak,
+		Overrides: over}
 	if fl.soak < 0 || fl.soak > bench.MaxDuration {
 		return none, usagef("--soak %v: want 0 (the plan's) up to %v", fl.soak, bench.MaxDuration)
 	}
@@ -172,6 +195,32 @@ func (fl *qualifyFlags) options(flags *pflag.FlagSet, plan *qualify.Plan, stderr
 		return none, usageError{err}
 	}
 	return o, nil
+}
+
+// overrides are the plan's figures the flags replace: those given.
+func (fl *qualifyFlags) overrides(flags *pflag.FlagSet) (qualify.Overrides, error) {
+	var v qualify.Overrides
+	if flags.Changed("duration") {
+		if fl.duration <= 0 || fl.duration > bench.MaxDuration {
+			return v, usagef("--duration %v: want a positive duration such as 10s, up to %v", fl.duration, bench.MaxDuration)
+		}
+		d := results.Duration(fl.duration)
+		v.Duration = &d
+	}
+	if flags.Changed("repetitions") {
+		if fl.repetitions <= 0 || fl.repetitions > 1000 {
+			return v, usagef("--repetitions %d: want 1 to 1000", fl.repetitions)
+		}
+		v.Repetitions = fl.repetitions
+	}
+	if flags.Changed("warmup") {
+		if fl.warmup < 0 || fl.warmup > bench.MaxWarmup {
+			return v, usagef("--warmup %v: want 0 or a positive duration, up to %v", fl.warmup, bench.MaxWarmup)
+		}
+		d := results.Duration(fl.warmup)
+		v.Warmup = &d
+	}
+	return v, nil
 }
 
 // runQualify runs the qualification and says where its folder is; a

@@ -48,6 +48,11 @@ func TestQualifyFlagsOptions(t *testing.T) {
 		{"sim flags on another provider", with(func(f *qualifyFlags) { f.provider = other; f.simCost = "reg=1us" }), []string{"sim-cost"}, "apply to --provider sim only"},
 		{"resume without a folder", with(func(f *qualifyFlags) { f.out = ""; f.resume = true }), nil, "--resume needs the --out folder"},
 		{"negative soak", with(func(f *qualifyFlags) { f.soak = -time.Second }), nil, "--soak"},
+		{"overrides", with(func(f *qualifyFlags) { f.duration, f.repetitions, f.warmup = 2*time.Second, 3, 0 }), []string{"duration", "repetitions", "warmup"}, ""},
+		{"duration 0", with(func(f *qualifyFlags) { f.duration = 0 }), []string{"duration"}, "--duration 0s"},
+		{"repetitions 0", with(func(f *qualifyFlags) { f.repetitions = 0 }), []string{"repetitions"}, "--repetitions 0"},
+		{"repetitions too many", with(func(f *qualifyFlags) { f.repetitions = 1001 }), []string{"repetitions"}, "--repetitions 1001"},
+		{"negative warm-up", with(func(f *qualifyFlags) { f.warmup = -time.Second }), []string{"warmup"}, "--warmup -1s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.flags.provider == "" {
@@ -56,6 +61,9 @@ func TestQualifyFlagsOptions(t *testing.T) {
 			fs := pflag.NewFlagSet("qualify", pflag.ContinueOnError)
 			fs.String("sim-cost", "", "")
 			fs.String("sim-semantics", "", "")
+			for _, name := range []string{"duration", "repetitions", "warmup"} {
+				fs.String(name, "", "")
+			}
 			for _, name := range tc.changed {
 				if err := fs.Set(name, "x"); err != nil {
 					t.Fatal(err)
@@ -74,6 +82,11 @@ func TestQualifyFlagsOptions(t *testing.T) {
 			}
 			if o.Provider != "sim" || o.Plan != plan || o.Labels["fw"] != "1.2" || o.Out == "" || o.Engine.WorkerExe == "" {
 				t.Errorf("options %+v", o)
+			}
+			v := o.Overrides
+			overridden := v.Repetitions == 3 && v.Duration != nil && v.Duration.D() == 2*time.Second && v.Warmup != nil && v.Warmup.D() == 0
+			if none := (v == qualify.Overrides{}); (len(tc.changed) > 0 && !overridden) || (len(tc.changed) == 0 && !none) {
+				t.Errorf("overrides %+v with %v given", v, tc.changed)
 			}
 			if tc.flags.out == "" && !strings.Contains(o.Out, "-qualify-sim") {
 				t.Errorf("default folder %q, want runs/<time>-qualify-sim", o.Out)

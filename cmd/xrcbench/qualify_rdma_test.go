@@ -13,6 +13,7 @@ import (
 
 	"github.com/xrcbench/xrcbench/internal/testdouble"
 	"github.com/xrcbench/xrcbench/qualify"
+	"github.com/xrcbench/xrcbench/results"
 )
 
 // TestQualifyThroughDouble is the whole flow on the libibverbs test double
@@ -71,6 +72,22 @@ func TestQualifyThroughDouble(t *testing.T) {
 	if !strings.Contains(string(page), `id="test-double"><b>Not hardware (lc).</b>`) || !strings.Contains(string(junit), `<property name="test_double" value="true: lc`) ||
 		!slices.Equal(q.TestDouble, []string{"lc"}) || !strings.Contains(stdout, "Not hardware") {
 		t.Errorf("the test double is not said in every output: runs %v, summary %q", q.TestDouble, stdout)
+	}
+	// The environment that chose what was measured is recorded with the
+	// command (the double's library, devices, cost and firmware), the
+	// double's state folder not.
+	r, err := results.Load(filepath.Join(cand, q.Runs[0].Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := strings.Join(r.Config.CommandEnv, " ")
+	for _, want := range []string{"LD_LIBRARY_PATH=" + lib, "XRCBENCH_FAKEVERBS_COST=destroy=130us", "XRCBENCH_FAKEVERBS_DEVICES=xbfake0", "XRCBENCH_FAKEVERBS_FW_VER=1.1"} {
+		if !strings.Contains(env, want) {
+			t.Errorf("result.json command_env %q: no %s", r.Config.CommandEnv, want)
+		}
+	}
+	if strings.Contains(env, "XRCBENCH_FAKEVERBS_DIR") || !slices.Equal(q.Runs[0].CommandEnv, r.Config.CommandEnv) {
+		t.Errorf("command_env: result.json %q, qualification.json %q", r.Config.CommandEnv, q.Runs[0].CommandEnv)
 	}
 	// The N-way compare of the three, by their runs: firmware in the
 	// headers, 1.1 regressing on unreg_last.

@@ -455,3 +455,74 @@ func TestQualifyInconclusive(t *testing.T) {
 		t.Errorf("absolute criterion %+v (pooled %v): want a fail on repetition 3 with the pooled figure within the limit", abs, *abs.Pooled)
 	}
 }
+
+// TestQualifyMeasuresAsRun: every run of a qualification measures at the
+// plan's QP state, rtr by default as run does (modify timed where the
+// workload creates QPs), or the plan's or its step's own; --duration,
+// --repetitions and --warmup replace the default plan's figures in every
+// run, and qualification.json records them. Before, every qualification
+// run measured at reset, and the flags did not exist.
+func TestQualifyMeasuresAsRun(t *testing.T) {
+	engineBinary(t)
+	load := func(dir string, ri qualify.RunInfo) *results.Result {
+		t.Helper()
+		r, err := results.Load(filepath.Join(dir, ri.Dir))
+		if err != nil {
+			t.Fatalf("run %s: %v", ri.Name, err)
+		}
+		if r.Config.CommandEnv != nil {
+			t.Errorf("run %s: command_env %q on the sim: nothing of the environment changes what it measures", ri.Name, r.Config.CommandEnv)
+		}
+		if ri.Command != strings.Join(r.Config.CommandLine, " ") {
+			t.Errorf("run %s: qualification.json's command %q, result.json's %q", ri.Name, ri.Command, r.Config.CommandLine)
+		}
+		return r
+	}
+	creates := map[string]bool{"lifecycle": true, "churn": true}
+
+	out := filepath.Join(t.TempDir(), "smoke")
+	code, stdout, stderr := runEngine(t, "qualify", "--out", out, "--duration", "200ms", "--repetitions", "2", "--warmup", "0s")
+	q, err := qualify.Load(out)
+	if err != nil {
+		t.Fatalf("exit %d: %v\n%s\n%s", code, err, stdout, stderr)
+	}
+	if v := q.Overrides; v == nil || v.Duration == nil || v.Duration.D() != 200*time.Millisecond || v.Repetitions != 2 || v.Warmup == nil || v.Warmup.D() != 0 {
+		t.Errorf("qualification.json overrides %+v, want duration 200ms, repetitions 2, warmup 0s", v)
+	}
+	plan, _ := qualify.LoadPlan("")
+	if len(q.Runs) != len(plan.Runs) {
+		t.Fatalf("%d runs, the default plan has %d", len(q.Runs), len(plan.Runs))
+	}
+	for _, ri := range q.Runs {
+		r := load(out, ri)
+		c := r.Config
+		if ri.Status != results.StatusOK || c.QPState != "rtr" || c.Repetitions != 2 || c.Duration.D() != 200*time.Millisecond || c.Iterations != 0 || c.Warmup.D() != 0 {
+			t.Errorf("run %s: status %s, qp_state %q, %d repetitions of %v (%d iterations), warm-up %v; want ok, rtr, 2 of 200ms, 0s",
+				ri.Name, ri.Status, c.QPState, c.Repetitions, c.Duration.D(), c.Iterations, c.Warmup.D())
+		}
+		if _, ok := r.Ops[results.OpModify]; ok != creates[c.Workload] {
+			t.Errorf("run %s (%s): modify measured %v, want %v", ri.Name, c.Workload, ok, creates[c.Workload])
+		}
+	}
+
+	// A plan without qp_state (run's rtr), and steps with their own.
+	states := writePlan(t, "name: states\nrepetitions: 1\niterations: 5\nwarmup: 0s\nconformance: none\nruns:\n"+
+		"  - {name: dflt, workload: lifecycle, procs: 1, threads: 1, qps: 2}\n"+
+		"  - {name: init, workload: lifecycle, procs: 1, threads: 1, qps: 2, qp_state: init}\n"+
+		"  - {name: reset, workload: lifecycle, procs: 1, threads: 1, qps: 2, qp_state: reset}\n")
+	out = filepath.Join(t.TempDir(), "states")
+	code, stdout, stderr = runEngine(t, "qualify", "--plan", states, "--out", out)
+	if q, err = qualify.Load(out); err != nil || code != 0 {
+		t.Fatalf("exit %d: %v\n%s\n%s", code, err, stdout, stderr)
+	}
+	if q.Overrides != nil {
+		t.Errorf("overrides %+v recorded, none given", q.Overrides)
+	}
+	for i, want := range []string{"rtr", "init", "reset"} {
+		r := load(out, q.Runs[i])
+		_, modify := r.Ops[results.OpModify]
+		if r.Config.QPState != want || modify != (want != "reset") {
+			t.Errorf("run %s: qp_state %q, modify measured %v; want %s", q.Runs[i].Name, r.Config.QPState, modify, want)
+		}
+	}
+}

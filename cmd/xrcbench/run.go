@@ -24,76 +24,55 @@ import (
 	"github.com/xrcbench/xrcbench/workloads"
 )
 
-// Defaults of `run` and `sweep`.
-const (
-	defaultWorkload = "steady"
-	defaultQPs      = 16
-	defaultDuration = 10 * time.Second
-)
-
-// runFlags are the flags `run` and `sweep` share; sweep reads procs,
-// threads and qps as lists.
+// runFlags are the flags `run` and `sweep` share, bound to a run's
+// settings (bench.Settings, whose Defaults are theirs); sweep reads procs,
+// threads, qps and nodes as lists.
 type runFlags struct {
-	provider, device, workload string
-	procs, threads, qps        string // sweep: lists
-	procsN, threadsN, qpsN     int    // run
-	nodes                      string // sweep: a list
-	nodesN                     int    // run
-	simMaxQP                   int
-	duration, warmup, interval time.Duration
-	stallTimeout               time.Duration
-	iterations                 int64
-	repetitions                int
-	pin                        bool
-	seed                       int64
-	out                        string
-	simSemantics, simCost      string
-	qpState                    string
-	progress                   string
-	quiet                      bool
-	labels                     []string
-	batchOps                   int
-	batchTime                  time.Duration
-	rate, rateTotal            float64
-	arrival                    string
+	s                   bench.Settings
+	procs, threads, qps string // sweep: lists
+	nodes               string // sweep: a list
+	progress            string
+	quiet               bool
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
-	fs.StringVar(&f.provider, "provider", "sim", "provider: "+providerList())
-	fs.StringVar(&f.device, "device", "", "device name (rdma, legacy); default the first with XRC")
-	fs.StringVar(&f.workload, "workload", defaultWorkload, "built-in workload ("+strings.Join(workloads.Names(), ", ")+") or a YAML file")
+	d := bench.Defaults()
+	s := &f.s
+	fs.StringVar(&s.Provider, "provider", d.Provider, "provider: "+providerList())
+	fs.StringVar(&s.Device, "device", d.Device, "device name (rdma, legacy); default the first with XRC")
+	fs.StringVar(&s.Workload, "workload", d.Workload, "built-in workload ("+strings.Join(workloads.Names(), ", ")+") or a YAML file")
 	if sweep {
-		fs.StringVar(&f.procs, "procs", "1", "worker processes, a list: 1,2,4")
-		fs.StringVar(&f.threads, "threads", "1", "threads per process, a list: 1,2")
-		fs.StringVar(&f.qps, "qps", fmt.Sprint(defaultQPs), "QPs (per round, shared, or per thread for per_thread workloads), a list: 1,16")
+		fs.StringVar(&f.procs, "procs", fmt.Sprint(d.Procs), "worker processes, a list: 1,2,4")
+		fs.StringVar(&f.threads, "threads", fmt.Sprint(d.Threads), "threads per process, a list: 1,2")
+		fs.StringVar(&f.qps, "qps", fmt.Sprint(d.QPs), "QPs (per round, shared, or per thread for per_thread workloads), a list: 1,16")
 		fs.StringVar(&f.nodes, "nodes", "", "storm workloads: the job's nodes, this one included, a list: 9,17,33 (default the workload's storm.nodes)")
 	} else {
-		fs.IntVar(&f.procsN, "procs", 1, "worker processes")
-		fs.IntVar(&f.threadsN, "threads", 1, "threads per process, each its own registrant")
-		fs.IntVar(&f.qpsN, "qps", defaultQPs, "QPs: per round (rounds workloads), shared by all, or per thread (per_thread workloads)")
-		fs.IntVar(&f.nodesN, "nodes", 0, "storm workloads: the job's nodes, this one included (default the workload's storm.nodes)")
+		fs.IntVar(&s.Procs, "procs", d.Procs, "worker processes")
+		fs.IntVar(&s.Threads, "threads", d.Threads, "threads per process, each its own registrant")
+		fs.IntVar(&s.QPs, "qps", d.QPs, "QPs: per round (rounds workloads), shared by all, or per thread (per_thread workloads)")
+		fs.IntVar(&s.Nodes, "nodes", d.Nodes, "storm workloads: the job's nodes, this one included (default the workload's storm.nodes)")
 	}
-	fs.DurationVar(&f.duration, "duration", defaultDuration, "measured time of each repetition (excludes --warmup)")
-	fs.Int64Var(&f.iterations, "iterations", 0, "instead of --duration: passes per thread (loop workloads) or rounds (rounds workloads)")
-	fs.DurationVar(&f.warmup, "warmup", time.Second, "run and discard this long before measuring (0 for none)")
-	fs.IntVar(&f.repetitions, "repetitions", 1, "independent runs of the whole configuration, each with fresh workers")
-	fs.BoolVar(&f.pin, "pin", false, "pin threads round-robin over the allowed CPUs")
-	fs.Int64Var(&f.seed, "seed", 1, "seed of each thread's QP order")
-	fs.StringVar(&f.out, "out", "", "output folder: new, empty, or an earlier run's, whose files alone are replaced (default runs/<UTC time>-<workload>-<provider>)")
-	fs.StringVar(&f.simSemantics, "sim-semantics", "legacy", "sim provider: legacy (ibv_reg_xrc_rcv_qp) or upstream (ibv_open_qp)")
-	fs.StringVar(&f.simCost, "sim-cost", "", "sim provider: busy-wait per op, e.g. reg=2us,unreg=2us,destroy=200us")
-	fs.StringVar(&f.qpState, "qp-state", "rtr", "state the creator moves each QP to before anyone registers, timed as op kind modify: reset (none), init, or rtr (as MPI does)")
-	fs.IntVar(&f.simMaxQP, "sim-max-qp", 0, fmt.Sprintf("sim provider: the device's capacity in live QPs (default %d)", verbs.DefaultSimMaxQPs))
-	fs.DurationVar(&f.interval, "interval", time.Second, "interval of the .hlog timelines")
+	fs.DurationVar(&s.Duration, "duration", d.Duration, "measured time of each repetition (excludes --warmup)")
+	fs.Int64Var(&s.Iterations, "iterations", d.Iterations, "instead of --duration: passes per thread (loop workloads) or rounds (rounds workloads)")
+	fs.DurationVar(&s.Warmup, "warmup", d.Warmup, "run and discard this long before measuring (0 for none)")
+	fs.IntVar(&s.Repetitions, "repetitions", d.Repetitions, "independent runs of the whole configuration, each with fresh workers")
+	fs.BoolVar(&s.Pin, "pin", d.Pin, "pin threads round-robin over the allowed CPUs")
+	fs.Int64Var(&s.Seed, "seed", d.Seed, "seed of each thread's QP order")
+	fs.StringVar(&s.Out, "out", "", "output folder: new, empty, or an earlier run's, whose files alone are replaced (default runs/<UTC time>-<workload>-<provider>)")
+	fs.StringVar(&s.SimSemantics, "sim-semantics", d.SimSemantics, "sim provider: legacy (ibv_reg_xrc_rcv_qp) or upstream (ibv_open_qp)")
+	fs.StringVar(&s.SimCost, "sim-cost", d.SimCost, "sim provider: busy-wait per op, e.g. reg=2us,unreg=2us,destroy=200us")
+	fs.StringVar(&s.QPState, "qp-state", d.QPState, "state the creator moves each QP to before anyone registers, timed as op kind modify: reset (none), init, or rtr (as MPI does)")
+	fs.IntVar(&s.SimMaxQP, "sim-max-qp", d.SimMaxQP, fmt.Sprintf("sim provider: the device's capacity in live QPs (default %d)", verbs.DefaultSimMaxQPs))
+	fs.DurationVar(&s.Interval, "interval", d.Interval, "interval of the .hlog timelines")
 	fs.StringVar(&f.progress, "progress", progressAuto, "live progress on stderr: auto (on a terminal), always or never")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors (the run folder is written as always)")
-	fs.StringArrayVar(&f.labels, "label", nil, "key=value stored in result.json and shown in every report, e.g. fw=22.31.1014 (repeatable); compare --by KEY groups runs by it")
-	fs.IntVar(&f.batchOps, "batch-ops", bench.DefaultBatchOps, "steps per op program; one call into C runs at most these (a program that leaves the registrations as it found them runs as a ring, call after call, until the interval ends)")
-	fs.DurationVar(&f.batchTime, "batch-time", bench.DefaultBatchTime, "or about this much work per call, whichever is less; a ring looks at the clock and for a stop this often")
-	fs.Float64Var(&f.rate, "rate", 0, "open loop: operations per second per thread, each with an intended start (0: closed loop, as fast as possible)")
-	fs.Float64Var(&f.rateTotal, "rate-total", 0, "open loop: operations per second of all threads together, spread evenly")
-	fs.StringVar(&f.arrival, "arrival", "", "open loop: arrivals "+bench.ArrivalFixed+" (evenly spaced, the default) or "+bench.ArrivalPoisson+" (exponential gaps, seeded by --seed)")
-	fs.DurationVar(&f.stallTimeout, "stall-timeout", 0, "stop the run when a worker sends nothing (no interval, no heartbeat) this long, naming it; 0: 10 intervals, at least 10s")
+	fs.StringArrayVar(&s.Labels, "label", nil, "key=value stored in result.json and shown in every report, e.g. fw=22.31.1014 (repeatable); compare --by KEY groups runs by it")
+	fs.IntVar(&s.BatchOps, "batch-ops", d.BatchOps, "steps per op program; one call into C runs at most these (a program that leaves the registrations as it found them runs as a ring, call after call, until the interval ends)")
+	fs.DurationVar(&s.BatchTime, "batch-time", d.BatchTime, "or about this much work per call, whichever is less; a ring looks at the clock and for a stop this often")
+	fs.Float64Var(&s.Rate, "rate", d.Rate, "open loop: operations per second per thread, each with an intended start (0: closed loop, as fast as possible)")
+	fs.Float64Var(&s.RateTotal, "rate-total", d.RateTotal, "open loop: operations per second of all threads together, spread evenly")
+	fs.StringVar(&s.Arrival, "arrival", d.Arrival, "open loop: arrivals "+bench.ArrivalFixed+" (evenly spaced, the default) or "+bench.ArrivalPoisson+" (exponential gaps, seeded by --seed)")
+	fs.DurationVar(&s.StallTimeout, "stall-timeout", d.StallTimeout, "stop the run when a worker sends nothing (no interval, no heartbeat) this long, naming it; 0: 10 intervals, at least 10s")
 }
 
 // checkOutput checks --progress.
@@ -120,56 +99,36 @@ func providerList() string {
 	return strings.Join(names, ", ")
 }
 
-// config builds the engine configuration, checking everything that is
-// bad input: errors are usage errors, except a provider that is not
-// available here (a failure).
+// config builds the engine configuration of one point (run's, or one of
+// a sweep's) through bench.Settings, the one path every description of a
+// run takes, after the checks only flags can have (which were given):
+// errors are usage errors, except a provider that is not available here
+// (a failure).
 func (f *runFlags) config(cmd *cobra.Command, procs, threads, qps, nodes int) (bench.Config, error) {
 	fs := cmd.Flags()
-	dur, err := f.measureTime(fs)
-	if err != nil {
+	if _, err := f.measureTime(fs); err != nil {
 		return bench.Config{}, err
 	}
-	if err := checkProvider(f.provider); err != nil {
+	if err := checkProvider(f.s.Provider); err != nil {
 		return bench.Config{}, err
 	}
-	spec, err := workloads.Get(f.workload)
+	spec, err := workloads.Get(f.s.Workload)
 	if err != nil {
 		return bench.Config{}, usageError{err}
 	}
-	dev, err := f.deviceModel(fs)
-	if err != nil {
+	if _, err := f.deviceModel(fs); err != nil {
 		return bench.Config{}, err
 	}
 	if err := stormFlags(fs, spec); err != nil {
 		return bench.Config{}, err
 	}
-	labels, err := results.ParseLabels(f.labels)
-	if err != nil {
-		return bench.Config{}, usagef("--label: %v", err)
-	}
 	if err := f.checkPacing(fs); err != nil {
 		return bench.Config{}, err
 	}
-	cfg := bench.Config{
-		Labels:   labels,
-		BatchOps: f.batchOps, BatchTime: f.batchTime, Rate: f.rate, RateTotal: f.rateTotal, Arrival: f.arrival,
-		Provider: f.provider, Device: f.device, Workload: spec, WorkloadArg: f.workload,
-		Procs: procs, Threads: threads, QPs: qps,
-		Duration: dur, Iterations: f.iterations, Warmup: f.warmup, Repetitions: f.repetitions,
-		Pin: f.pin, Seed: f.seed, Interval: f.interval, SimSemantics: dev.sem, SimCost: dev.cost, QPState: dev.qpState, SimMaxQPs: f.simMaxQP,
-		Nodes: nodes, Out: f.out, CommandLine: rerunCommand(fs, procs, threads, qps, nodes), StallTimeout: f.stallTimeout,
-	}
-	if cfg.Iterations > 0 {
-		cfg.Duration = 0
-	}
-	if spec.Mode == workloads.StormMode {
-		cfg.Iterations, cfg.Duration, cfg.Warmup, cfg.QPs = 1, 0, 0, 0
-		cfg.StormDefaults()
-	}
-	if cfg.Out == "" {
-		cfg.Out = "." // placeholder for Validate; the caller sets the folder
-	}
-	if err := cfg.Validate(); err != nil {
+	s := f.s
+	s.Procs, s.Threads, s.QPs, s.Nodes = procs, threads, qps, nodes
+	cfg, err := s.Config()
+	if err != nil {
 		return bench.Config{}, usageError{err}
 	}
 	return cfg, nil
@@ -181,17 +140,17 @@ func (f *runFlags) measureTime(fs *pflag.FlagSet) (time.Duration, error) {
 	if fs.Changed("duration") && fs.Changed("iterations") {
 		return 0, usagef("give --duration or --iterations, not both")
 	}
-	dur := f.duration
+	dur := f.s.Duration
 	if fs.Changed("iterations") {
-		if f.iterations <= 0 {
-			return 0, usagef("--iterations %d: want a positive number", f.iterations)
+		if f.s.Iterations <= 0 {
+			return 0, usagef("--iterations %d: want a positive number", f.s.Iterations)
 		}
 		dur = 0
 	} else if dur <= 0 {
 		return 0, usagef("--duration %v: want a positive duration such as 10s", dur)
 	}
-	if f.warmup < 0 {
-		return 0, usagef("--warmup %v: want 0 or a positive duration", f.warmup)
+	if f.s.Warmup < 0 {
+		return 0, usagef("--warmup %v: want 0 or a positive duration", f.s.Warmup)
 	}
 	return dur, nil
 }
@@ -224,20 +183,20 @@ type deviceModel struct {
 func (f *runFlags) deviceModel(fs *pflag.FlagSet) (deviceModel, error) {
 	var d deviceModel
 	var err error
-	if d.sem, err = verbs.ParseSemantics(f.simSemantics); err != nil {
+	if d.sem, err = verbs.ParseSemantics(f.s.SimSemantics); err != nil {
 		return d, usagef("--sim-semantics: %v", err)
 	}
-	if d.cost, err = verbs.ParseCost(f.simCost); err != nil {
+	if d.cost, err = verbs.ParseCost(f.s.SimCost); err != nil {
 		return d, usagef("--sim-cost: %v", err)
 	}
-	if d.qpState, err = verbs.ParseQPState(f.qpState); err != nil {
+	if d.qpState, err = verbs.ParseQPState(f.s.QPState); err != nil {
 		return d, usagef("--qp-state: %v", err)
 	}
-	if f.provider != "sim" && (fs.Changed("sim-cost") || fs.Changed("sim-semantics") || fs.Changed("sim-max-qp")) {
+	if f.s.Provider != "sim" && (fs.Changed("sim-cost") || fs.Changed("sim-semantics") || fs.Changed("sim-max-qp")) {
 		return d, usagef("--sim-cost, --sim-semantics and --sim-max-qp apply to --provider sim only")
 	}
-	if fs.Changed("sim-max-qp") && f.simMaxQP <= 0 {
-		return d, usagef("--sim-max-qp %d: want a positive number of QPs", f.simMaxQP)
+	if fs.Changed("sim-max-qp") && f.s.SimMaxQP <= 0 {
+		return d, usagef("--sim-max-qp %d: want a positive number of QPs", f.s.SimMaxQP)
 	}
 	return d, nil
 }
@@ -261,41 +220,16 @@ func stormFlags(fs *pflag.FlagSet, spec *workloads.Spec) error {
 
 // checkPacing refuses batches and rates that are not positive.
 func (f *runFlags) checkPacing(fs *pflag.FlagSet) error {
-	if f.batchOps <= 0 {
-		return usagef("--batch-ops %d: want a positive number", f.batchOps)
+	if f.s.BatchOps <= 0 {
+		return usagef("--batch-ops %d: want a positive number", f.s.BatchOps)
 	}
-	if f.batchTime <= 0 {
-		return usagef("--batch-time %v: want a positive duration such as 1ms", f.batchTime)
+	if f.s.BatchTime <= 0 {
+		return usagef("--batch-time %v: want a positive duration such as 1ms", f.s.BatchTime)
 	}
-	if (fs.Changed("rate") && f.rate <= 0) || (fs.Changed("rate-total") && f.rateTotal <= 0) {
-		return usagef("--rate %g, --rate-total %g: want a positive rate in operations per second", f.rate, f.rateTotal)
+	if (fs.Changed("rate") && f.s.Rate <= 0) || (fs.Changed("rate-total") && f.s.RateTotal <= 0) {
+		return usagef("--rate %g, --rate-total %g: want a positive rate in operations per second", f.s.Rate, f.s.RateTotal)
 	}
 	return nil
-}
-
-// rerunCommand is the `xrcbench run` command line of one configuration:
-// the flags the user set, with this point's procs, threads and QPs (a sweep
-// point reruns as a plain run). --out is left out: a rerun writes a new
-// folder.
-func rerunCommand(fs *pflag.FlagSet, procs, threads, qps, nodes int) []string {
-	args := []string{"xrcbench", "run"}
-	fs.Visit(func(f *pflag.Flag) {
-		switch f.Name {
-		case "procs", "threads", "qps", "nodes", "out", "help":
-			return
-		case "label": // repeatable: one flag per label, as given
-			for _, l := range f.Value.(pflag.SliceValue).GetSlice() {
-				args = append(args, "--label="+l)
-			}
-			return
-		}
-		args = append(args, "--"+f.Name+"="+f.Value.String())
-	})
-	args = append(args, fmt.Sprintf("--procs=%d", procs), fmt.Sprintf("--threads=%d", threads))
-	if nodes > 0 {
-		return append(args, fmt.Sprintf("--nodes=%d", nodes)) // a storm: --qps follows from it
-	}
-	return append(args, fmt.Sprintf("--qps=%d", qps))
 }
 
 func defaultOut(kind string, spec *workloads.Spec, provider string) string {
@@ -446,11 +380,10 @@ or failed, the error names the worker); 2 bad usage or input.`,
 				if err := f.checkOutput(); err != nil {
 					return err
 				}
-				cfg, err := f.config(cmd, f.procsN, f.threadsN, f.qpsN, f.nodesN)
+				cfg, err := f.config(cmd, f.s.Procs, f.s.Threads, f.s.QPs, f.s.Nodes)
 				if err != nil {
 					return err
 				}
-				cfg.Out = f.out
 				opts, err := engineOptions(stderr)
 				if err != nil {
 					return failure{err: err}

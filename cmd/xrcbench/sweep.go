@@ -70,7 +70,7 @@ xrcbench.sweep/v1). A failed point does not stop the sweep; the exit status is
 				if err != nil {
 					return err
 				}
-				root := f.out
+				root := f.s.Out
 				if root == "" {
 					root = defaultOut("sweep-", cfgs[0].Workload, cfgs[0].Provider)
 				}
