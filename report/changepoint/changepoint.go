@@ -446,3 +446,30 @@ func relChange(from, to float64) float64 {
 	}
 	return to/from - 1
 }
+
+// MinPoints is the fewest points in which the permutation test can find a
+// step at opt's Alpha. A step splits n points into m and n−m; a random
+// permutation puts the same points on either side (or the two sides'
+// points swapped, which scores the same) with chance 2/C(n,m), so p is
+// not expected below that, least at m = n/2: at alpha 0.01 a step needs
+// 10 points (2/C(10,5) = 0.008), where 8 give 2/70 = 0.03.
+func MinPoints(opt Options) int {
+	opt = opt.withDefaults()
+	for n := 2 * opt.MinSize; ; n++ {
+		if 2/binomial(n, n/2) <= opt.Alpha {
+			return n
+		}
+	}
+}
+
+// MinSide is the points a step needs on each side (MinPoints halved,
+// rounded up).
+func MinSide(opt Options) int { return (MinPoints(opt) + 1) / 2 }
+
+func binomial(n, k int) float64 {
+	c := 1.0
+	for i := 1; i <= k; i++ {
+		c = c * float64(n-k+i) / float64(i)
+	}
+	return c
+}
