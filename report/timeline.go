@@ -49,13 +49,16 @@ type timelineBuilder struct {
 	started bool
 	width   int64 // ms; 0: a span per interval start
 	baseMs  int64 // the first line's length, the grid's first width (halved)
+	loMs    int64 // earliest start and latest end of any line
+	hiMs    int64
+	limit   int // coarsen past this many spans
 	spans   map[spanKey]*span
 	hot     []*span
 	clock   int64
 }
 
 func newTimelineBuilder() *timelineBuilder {
-	return &timelineBuilder{spans: map[spanKey]*span{}}
+	return &timelineBuilder{spans: map[spanKey]*span{}, limit: TimelinePoints}
 }
 
 func (b *timelineBuilder) key(tag string, startMs int64) spanKey {
@@ -78,7 +81,9 @@ func (b *timelineBuilder) add(h *hdrhistogram.Histogram) {
 	if !b.started {
 		b.started, b.firstMs = true, h.StartTimeMs()
 		b.baseMs = max(1, h.EndTimeMs()-h.StartTimeMs())
+		b.loMs, b.hiMs = h.StartTimeMs(), h.EndTimeMs()
 	}
+	b.loMs, b.hiMs = min(b.loMs, h.StartTimeMs()), max(b.hiMs, h.EndTimeMs())
 	k := b.key(h.Tag(), h.StartTimeMs())
 	s := b.spans[k]
 	if s == nil {
@@ -101,7 +106,7 @@ func (b *timelineBuilder) add(h *hdrhistogram.Histogram) {
 	if s.hist != nil {
 		b.touch(s)
 	}
-	if len(b.spans) > TimelinePoints {
+	if len(b.spans) > b.limit {
 		b.coarsen()
 	}
 }
@@ -153,7 +158,9 @@ func (b *timelineBuilder) coarsen() {
 		b.cool(s)
 	}
 	b.hot = nil
-	for len(b.spans) > TimelinePoints {
+	// Once a cell spans the whole log, a tag is one span or two: a log
+	// of more tags than TimelinePoints (repetitions) keeps a span per tag.
+	for len(b.spans) > TimelinePoints && b.width <= b.hiMs-b.loMs {
 		if b.width == 0 {
 			b.width = b.baseMs
 		}
@@ -175,6 +182,7 @@ func (b *timelineBuilder) coarsen() {
 		}
 		b.spans = next
 	}
+	b.limit = max(TimelinePoints, 2*len(b.spans))
 }
 
 // sorted lists the spans by tag, then time, so lines never run backwards

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -134,5 +136,48 @@ func TestReadTimelineSumsLongLogsIntoSpans(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A log of more tags (repetitions) than TimelinePoints cannot be summed
+// below a span per tag: the reader keeps one per tag and ends, where the
+// grid would otherwise widen for ever.
+func TestReadTimelineManyTags(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "reg.hlog")
+	var b strings.Builder
+	h := results.NewHistogram()
+	h.RecordValue(1000)
+	p, err := results.EncodeHistogram(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const tags = TimelinePoints + 500
+	for tag := range tags {
+		for i := range 3 {
+			fmt.Fprintf(&b, "Tag=rep%d,%.3f,0.001,1.0,%s\n", tag, float64(i)/1000, p)
+		}
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan []Interval, 1)
+	go func() {
+		ivs, _, _, err := readTimeline(path)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- ivs
+	}()
+	select {
+	case ivs := <-done:
+		var lines int64
+		for _, iv := range ivs {
+			lines += iv.Lines
+		}
+		if len(ivs) < tags || len(ivs) > 2*tags || lines != 3*tags {
+			t.Errorf("%d points of %d lines, want %d to %d of %d", len(ivs), lines, tags, 2*tags, 3*tags)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("readTimeline of many tags did not end")
 	}
 }
