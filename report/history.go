@@ -2,11 +2,11 @@ package report
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,6 +40,10 @@ type HistoryOptions struct {
 	Alpha        float64
 	Permutations int
 	Seed         uint64
+	// Progress, when not nil, is told what a long history is doing
+	// ("reg p50: window 40 of 199"), from several goroutines one call at
+	// a time.
+	Progress func(string)
 }
 
 // HistoryPoint is one run of a series.
@@ -106,7 +110,10 @@ type Series struct {
 	// LatestAfterRegression: the most recent change point is a
 	// regression, and so the latest run sits after it.
 	LatestAfterRegression bool `json:"latest_after_regression"`
-	metric                Metric
+	// TooFew says why no change point was looked for: too few runs for
+	// the permutation test to find one at the level asked.
+	TooFew string `json:"too_few,omitempty"`
+	metric Metric
 }
 
 // History is the runs' gated metrics over time, with change points.
@@ -169,6 +176,12 @@ func FindRuns(dirs []string) ([]string, error) {
 // Failed runs are left out (noted); runs of different workloads are
 // refused.
 func BuildHistory(dirs []string, opt HistoryOptions) (*History, error) {
+	return BuildHistoryContext(context.Background(), dirs, opt)
+}
+
+// BuildHistoryContext is BuildHistory, stopped with ctx's error when ctx
+// is done.
+func BuildHistoryContext(ctx context.Context, dirs []string, opt HistoryOptions) (*History, error) {
 	opt, labelKey, err := opt.withDefaults()
 	if err != nil {
 		return nil, err
@@ -178,7 +191,7 @@ func BuildHistory(dirs []string, opt HistoryOptions) (*History, error) {
 		return nil, err
 	}
 	h := &History{OrderBy: opt.OrderBy, MinEffectPct: opt.MinEffect, Method: historyMethod}
-	runs, err := h.loadRuns(paths, labelKey)
+	runs, err := h.loadRuns(ctx, paths, labelKey, opt.Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -191,12 +204,17 @@ func BuildHistory(dirs []string, opt HistoryOptions) (*History, error) {
 	}
 	cpo := changepoint.Options{Alpha: opt.Alpha, Permutations: opt.Permutations, MinEffect: opt.MinEffect / 100, Seed: opt.Seed}
 	for _, g := range gates {
-		s, err := buildSeries(g, runs, cpo)
+		if opt.Progress != nil {
+			cpo.Progress = func(done, total int) {
+				opt.Progress(fmt.Sprintf("%s %s: window %d of %d", g.Kind, g.Metric, done, total))
+			}
+		}
+		s, err := buildSeries(ctx, g, runs, cpo)
 		if err != nil {
 			return nil, err
 		}
-		if n := len(s.Points); n < 2*max(cpo.MinSize, 3) {
-			h.Notes = append(h.Notes, fmt.Sprintf("%s %s: %s, too few to find change points (6 at least)", g.Kind, g.Metric, plural(n, "run")))
+		if s.TooFew != "" {
+			h.Notes = append(h.Notes, fmt.Sprintf("%s %s: %s", g.Kind, g.Metric, s.TooFew))
 		}
 		h.Series = append(h.Series, s)
 	}
@@ -236,9 +254,15 @@ func (opt HistoryOptions) withDefaults() (_ HistoryOptions, labelKey string, _ e
 // left out with a note: what it measured is no point of a series. A run
 // of another workload, or without the label ordered by, is refused: the
 // history would have no one meaning or no one order.
-func (h *History) loadRuns(paths []string, labelKey string) ([]historyRun, error) {
+func (h *History) loadRuns(ctx context.Context, paths []string, labelKey string, progress func(string)) ([]historyRun, error) {
 	var runs []historyRun
-	for _, p := range paths {
+	for i, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if progress != nil && i%500 == 0 && i > 0 {
+			progress(fmt.Sprintf("read %d of %d runs", i, len(paths)))
+		}
 		r, err := results.Load(p)
 		if err != nil {
 			return nil, inputError{err}
@@ -308,7 +332,7 @@ func configChanges(runs []historyRun) []HistoryConfigChange {
 
 // buildSeries is gate g's metric over the ordered runs, with its change
 // points and drifts.
-func buildSeries(g Gate, runs []historyRun, cpo changepoint.Options) (Series, error) {
+func buildSeries(ctx context.Context, g Gate, runs []historyRun, cpo changepoint.Options) (Series, error) {
 	m, ok := MetricByName(g.Metric)
 	if !ok {
 		return Series{}, inputErrorf("--gate %s: unknown metric %q; want one of %s", g, g.Metric, MetricNames())
@@ -323,7 +347,14 @@ func buildSeries(g Gate, runs []historyRun, cpo changepoint.Options) (Series, er
 	for i, pt := range points {
 		values[i] = pt.Median
 	}
-	res := changepoint.Detect(values, cpo)
+	if side := changepoint.MinSide(cpo); len(values) < changepoint.MinPoints(cpo) {
+		s.TooFew = fmt.Sprintf("%s: a step needs at least %d runs on each side at alpha %g", plural(len(values), "run"), side, cmp.Or(cpo.Alpha, 0.01))
+		return s, nil
+	}
+	res, err := changepoint.DetectContext(ctx, values, cpo)
+	if err != nil {
+		return Series{}, err
+	}
 	s.ChangePoints = historyChanges(res.ChangePoints, points, runs, runAt, m)
 	s.Drifts = historyDrifts(res.Drifts, points, m)
 	if n := len(s.ChangePoints); n > 0 && s.ChangePoints[n-1].Regression {
@@ -385,51 +416,6 @@ func historyDrifts(drifts []changepoint.Drift, points []HistoryPoint, m Metric) 
 	return out
 }
 
-// configDiff lists what differs in configuration between two runs of one
-// workload, "key: before → after", in a fixed order: what the runs
-// measured differs by construction there, whatever the code did.
-func configDiff(a, b *results.Result) []string {
-	var d []string
-	diff := func(key string, x, y any) {
-		if fmt.Sprint(x) != fmt.Sprint(y) {
-			d = append(d, fmt.Sprintf("%s: %v → %v", key, x, y))
-		}
-	}
-	if a.Config.WorkloadSpec != b.Config.WorkloadSpec {
-		d = append(d, "workload spec: its text changed")
-	}
-	diff("provider", a.Config.Provider, b.Config.Provider)
-	diff("procs", a.Config.Procs, b.Config.Procs)
-	diff("threads", a.Config.Threads, b.Config.Threads)
-	diff("qps", a.Config.QPs, b.Config.QPs)
-	diff("qp_state", a.Config.QPStateOf(), b.Config.QPStateOf())
-	diff("rate", orNone(a.Config.Rate, a.Config.Rate != 0), orNone(b.Config.Rate, b.Config.Rate != 0))
-	diff("arrival", orNone(a.Config.Arrival, a.Config.Arrival != ""), orNone(b.Config.Arrival, b.Config.Arrival != ""))
-	// Provider options hold the sim's cost model and semantics.
-	keys := map[string]bool{}
-	for k := range a.Config.ProviderOpts {
-		keys[k] = true
-	}
-	for k := range b.Config.ProviderOpts {
-		keys[k] = true
-	}
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		x, xok := a.Config.ProviderOpts[k]
-		y, yok := b.Config.ProviderOpts[k]
-		diff(k, orNone(x, xok), orNone(y, yok))
-	}
-	for _, k := range []string{"name", "fw_ver"} {
-		x, xok := a.Environment.Device[k]
-		y, yok := b.Environment.Device[k]
-		key := "device"
-		if k != "name" {
-			key = k
-		}
-		diff(key, orNone(x, xok), orNone(y, yok))
-	}
-	return d
-}
-
 // ConfigWarnings say, one line per run whose configuration differs from
 // the run before it, which run and what differs.
 func (h *History) ConfigWarnings() []string {
@@ -465,7 +451,10 @@ func (h *History) Lines() []string {
 	for _, s := range h.Series {
 		last := s.Points[len(s.Points)-1]
 		line := fmt.Sprintf("%s %s: %s, latest %s", s.Kind, s.Metric, plural(len(s.Points), "run"), s.metric.Format(last.Median))
-		if len(s.ChangePoints) == 0 && len(s.Drifts) == 0 {
+		switch {
+		case s.TooFew != "":
+			line += "; too few to look for a change point"
+		case len(s.ChangePoints) == 0 && len(s.Drifts) == 0:
 			line += "; no change point"
 		}
 		out = append(out, line)

@@ -334,3 +334,74 @@ func TestHistoryConfigChange(t *testing.T) {
 		})
 	}
 }
+
+// Too few runs for the permutation test to reach alpha: the history says
+// how many a step needs, and never "no change point", which would read as
+// "nothing changed". At 10 runs it looks (and finds the step).
+func TestHistoryTooFewRuns(t *testing.T) {
+	for _, tc := range []struct {
+		n       int
+		alpha   float64
+		tooFew  string // "" looks
+		summary string
+	}{
+		{8, 0, "8 runs: a step needs at least 5 runs on each side at alpha 0.01", "8 runs, latest 3.01µs; too few to look for a change point"},
+		{9, 0, "9 runs: a step needs at least 5 runs on each side at alpha 0.01", "too few to look for a change point"},
+		{8, 0.05, "", "change point at run 5"},
+		{10, 0, "", "change point at run 6"},
+	} {
+		t.Run(fmt.Sprintf("%d runs at %g", tc.n, tc.alpha), func(t *testing.T) {
+			root := writeHistory(t, tc.n, 0.01, 1, step(tc.n/2, 1.5))
+			h, err := BuildHistory([]string{root}, HistoryOptions{Seed: 1, Alpha: tc.alpha})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Join(h.Lines(), "\n")
+			for _, s := range h.Series {
+				if s.TooFew != tc.tooFew {
+					t.Errorf("%s: too few %q, want %q", s.Kind, s.TooFew, tc.tooFew)
+				}
+			}
+			if !strings.Contains(lines, tc.summary) || tc.tooFew != "" && (strings.Contains(lines, "no change point") || !strings.Contains(lines, "note: reg p50: "+tc.tooFew)) {
+				t.Errorf("summary, want %q and the note:\n%s", tc.summary, lines)
+			}
+		})
+	}
+}
+
+// The device's firmware and the runs' labels are never a configuration
+// difference (a history follows firmware); the settings compare names are.
+func TestConfigDiff(t *testing.T) {
+	base := func() *results.Result {
+		return &results.Result{
+			Config: results.Config{Workload: "steady", WorkloadSpec: "name: steady\n", Provider: "sim", Procs: 1, Threads: 1, QPs: 16, QPState: "rtr",
+				ProviderOpts: map[string]string{"sim_cost": "reg=2us", "sim_semantics": "legacy"}},
+			Environment: results.Environment{Device: map[string]any{"name": "sim0", "fw_ver": "1.0"}},
+			Labels:      map[string]string{"fw": "1.0"},
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(r *results.Result)
+		want   []string
+	}{
+		{"firmware", func(r *results.Result) { r.Environment.Device["fw_ver"] = "2.0" }, nil},
+		{"labels", func(r *results.Result) { r.Labels = map[string]string{"fw": "2.0", "board": "b7"} }, nil},
+		{"provider", func(r *results.Result) { r.Config.Provider = "rdma" }, []string{"provider: sim → rdma"}},
+		{"device", func(r *results.Result) { r.Environment.Device["name"] = "mlx5_0" }, []string{"device: sim0 → mlx5_0"}},
+		{"workload", func(r *results.Result) { r.Config.Workload = "churn" }, []string{"workload: steady → churn"}},
+		{"procs and threads", func(r *results.Result) { r.Config.Procs, r.Config.Threads = 2, 4 }, []string{"procs: 1 → 2", "threads: 1 → 4"}},
+		{"qps", func(r *results.Result) { r.Config.QPs = 32 }, []string{"qps: 16 → 32"}},
+		{"qp state", func(r *results.Result) { r.Config.QPState = "init" }, []string{"qp_state: rtr → init"}},
+		{"cost model", func(r *results.Result) { r.Config.ProviderOpts["sim_cost"] = "reg=3us" }, []string{"sim_cost: reg=2us → reg=3us"}},
+		{"semantics", func(r *results.Result) { r.Config.ProviderOpts["sim_semantics"] = "upstream" }, []string{"sim_semantics: legacy → upstream"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := base()
+			tc.change(b)
+			if got := configDiff(base(), b); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("configDiff = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -605,7 +605,13 @@ func timeline(name, kind string, ivs []Interval) (Figure, error) {
 	}
 	logY(p, lo, hi)
 	p.X.Tick.Marker = linearTicks
-	return renderLegendOutside(p, name, title, fmt.Sprintf("p50, p99 and max of %s in each interval of %s.hlog; a drift or a spike shows what a single summary hides.", kind, kind))
+	caption := fmt.Sprintf("p50, p99 and max of %s in each interval of %s.hlog; a drift or a spike shows what a single summary hides.", kind, kind)
+	if len(ivs) > 0 && ivs[0].Span > 0 {
+		// A long log, summed into spans to keep the plot (and report's
+		// memory) the same size whatever the run's length.
+		caption = fmt.Sprintf("p50, p99 and max of %s in each %s span of %s.hlog (the log's intervals summed, to draw at most %d points); a drift or a spike shows what a single summary hides.", kind, FormatNS(ivs[0].Span*1e9), kind, TimelinePoints)
+	}
+	return renderLegendOutside(p, name, title, caption)
 }
 
 // segments splits intervals where time jumps (between repetitions, or

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -47,7 +46,8 @@ type Run struct {
 	Kinds []string
 	// Hists holds each kind's merged latency histogram (from result.json).
 	Hists map[string]*hdrhistogram.Histogram
-	// Timelines holds each kind's per-interval summaries (from <kind>.hlog).
+	// Timelines holds each kind's per-interval summaries (from <kind>.hlog),
+	// at most TimelinePoints of them.
 	Timelines map[string][]Interval
 	// Notes are problems reading the folder that do not stop the report
 	// (a missing or damaged interval log).
@@ -69,6 +69,10 @@ type Interval struct {
 	P50   int64
 	P99   int64
 	Max   int64
+	// Span is the width (seconds) of the time grid a long log was summed
+	// into, to keep at most TimelinePoints points: 0 while every point is
+	// one interval.
+	Span float64
 }
 
 // LoadRun reads a run folder: result.json (validated by results.Load), the
@@ -242,65 +246,6 @@ func readTimeline(path string) ([]Interval, *hdrhistogram.Histogram, string, err
 		return nil, nil, "", lines.err
 	}
 	return tl, sum, lines.runID, err
-}
-
-func readIntervals(path string, f io.Reader) ([]Interval, *hdrhistogram.Histogram, error) {
-	rd := hdrhistogram.NewHistogramLogReader(f)
-	var out []Interval
-	sum := results.NewHistogram()
-	first := 0.0
-	// A thread that lagged far behind has its report of an interval
-	// written late, as a second line with the same start: one interval.
-	type at struct {
-		tag string
-		ms  int64
-	}
-	seen := map[at]int{}
-	var hists []*hdrhistogram.Histogram
-	for i := 0; ; i++ {
-		h, err := rd.NextIntervalHistogram()
-		if err != nil {
-			return out, sum, fmt.Errorf("%s: interval %d: %w (timeline stops there)", filepath.Base(path), i+1, err)
-		}
-		if h == nil {
-			break
-		}
-		sum.Merge(h)
-		start := float64(h.StartTimeMs()) / 1000
-		if i == 0 {
-			first = start
-		}
-		key := at{h.Tag(), h.StartTimeMs()}
-		if j, ok := seen[key]; ok {
-			hists[j].Merge(h)
-			out[j].Lines++
-			out[j].Count = hists[j].TotalCount()
-			out[j].P50, out[j].P99, out[j].Max = results.ValueAtPercentile(hists[j], 50), results.ValueAtPercentile(hists[j], 99), hists[j].Max()
-			continue
-		}
-		iv := Interval{
-			Tag:    h.Tag(),
-			Start:  start - first,
-			Length: float64(h.EndTimeMs()-h.StartTimeMs()) / 1000,
-			Count:  h.TotalCount(),
-			Lines:  1,
-		}
-		if iv.Count > 0 {
-			iv.P50, iv.P99, iv.Max = results.ValueAtPercentile(h, 50), results.ValueAtPercentile(h, 99), h.Max()
-		}
-		seen[key] = len(out)
-		out = append(out, iv)
-		hists = append(hists, h)
-	}
-	// Logs may hold several tags (e.g. one per repetition), each starting
-	// again at zero; order by tag, then time, so lines never run backwards.
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Tag != out[j].Tag {
-			return out[i].Tag < out[j].Tag
-		}
-		return out[i].Start < out[j].Start
-	})
-	return out, sum, nil
 }
 
 // kindsOf lists the op kinds of r: the known ones in report order, then

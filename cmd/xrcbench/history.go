@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -39,19 +43,28 @@ is named with the first run after it, the change, and p.
 
 Runs whose configuration differs from the run before them (workload spec,
 provider, procs, threads, QPs, QP state, open-loop rate or arrival,
-provider options such as the sim's cost model, device, firmware) are
-warned about on stderr, one line each naming the run and what differs, and
-marked in history.html and history.json. A change point where the
-configuration changed is "configuration changed", not a regression: it
-does not set the exit status.
+provider options such as the sim's cost model and semantics, device; never
+the firmware or the labels, which a history follows) are warned about on
+stderr, one line each naming the run and what differs, and marked in
+history.html and history.json. A change point where the configuration
+changed is "configuration changed", not a regression: it does not set the
+exit status.
 
 It writes history.json and history.html (a plot per metric with the change
 points marked; each point links to its run's report.html) into --out, by
 default the folder of runs when one is given, and prints a summary.
 
+A series of fewer runs than a step needs at --alpha (10 at 0.01, 5 on each
+side: the permutation test cannot reach p ≤ alpha with fewer) is not
+searched, and the summary says so. A series longer than 100 runs is
+searched in windows of 100, each half over the one before (exact
+E-divisive within each; docs/design.md says what that misses); 10,000 runs
+take well under a minute. A long history prints what it is doing on stderr
+every second; ^C stops it at once, writing nothing (exit 1).
+
 Exit status: 0; 1 when the most recent run of a gated metric sits after a
 regression change point (a scheduled CI job alerts on it; a change point
-where the configuration changed is none); 2 bad input
+where the configuration changed is none), or on ^C; 2 bad input
 (no run folder, runs of different workloads, a run without the label to
 order by).`,
 		Example: `  # every nightly run kept under runs/nightly/
@@ -89,7 +102,14 @@ order by).`,
 					return usagef("history of run folders needs --out DIR for history.html and history.json (it defaults only to a single folder of runs)")
 				}
 			}
-			h, err := report.BuildHistory(args, report.HistoryOptions{OrderBy: orderBy, Gates: gs, MinEffect: eff, Alpha: alpha, Seed: 1})
+			// ^C stops it at once: nothing is written.
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			h, err := report.BuildHistoryContext(ctx, args, report.HistoryOptions{OrderBy: orderBy, Gates: gs, MinEffect: eff, Alpha: alpha, Seed: 1,
+				Progress: historyProgress(stderr, time.Second)})
+			if ctx.Err() != nil {
+				return failure{err: errors.New("interrupted: nothing written")}
+			}
 			if err != nil {
 				return inputErr(err)
 			}
@@ -132,6 +152,19 @@ order by).`,
 	f.StringVar(&minEffect, "min-effect", "5%", "smallest change of the median that is a change point or a drift")
 	f.Float64Var(&alpha, "alpha", 0.01, "significance level of each change point's permutation test")
 	return cmd
+}
+
+// historyProgress prints what a long history is doing on stderr, a line
+// at most every, the first after every has passed: a short one prints
+// nothing.
+func historyProgress(stderr io.Writer, every time.Duration) func(string) {
+	next := time.Now().Add(every)
+	return func(what string) {
+		if now := time.Now(); now.After(next) {
+			next = now.Add(every)
+			fmt.Fprintln(stderr, "history: "+what)
+		}
+	}
 }
 
 // isRunFolder reports whether dir holds a result.json.

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -114,5 +116,59 @@ func TestHistoryCLI(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// history scales: 10,000 runs with a +20% step at run 5,001 take under a
+// minute (docs/design.md, "History": windows of 100 runs), the step is
+// found, and the long job tells its progress on stderr. The first ^C
+// stops it within seconds, writing nothing.
+func TestHistoryTenThousandRuns(t *testing.T) {
+	bin := engineBinary(t)
+	start := time.Now()
+	root := historyRuns(t, 10000, func(i int) float64 {
+		if i >= 5000 {
+			return 1.2
+		}
+		return 1
+	})
+	t.Logf("10,000 run folders written in %v", time.Since(start))
+
+	out := t.TempDir()
+	// Killed past two minutes: before windows it ran for over five.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "history", root, "--out", out)
+	start = time.Now()
+	code, stdout, stderr := runProcess(cmd)
+	took := time.Since(start)
+	t.Logf("history of 10,000 runs: %v, exit %d\n%s", took, code, stdout)
+	if code != 1 || !strings.Contains(stdout, "change point at run 5001") || !strings.Contains(stdout, "REGRESSION") || !strings.Contains(stderr, "history: ") {
+		t.Errorf("exit %d, want 1 for the regression at run 5001, and progress on stderr\n%s\n%s", code, stdout, stderr)
+	}
+	if took > time.Minute {
+		t.Errorf("history of 10,000 runs took %v, want under a minute", took)
+	}
+
+	out = t.TempDir()
+	cmd = exec.Command(bin, "history", root, "--out", out)
+	errs := &syncWriter{}
+	cmd.Stderr = errs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(errs.String(), "window"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("history never showed a window done\n%s", errs)
+		}
+	}
+	cmd.Process.Signal(os.Interrupt)
+	code, within := waitExit(t, cmd, 10*time.Second)
+	if code != 1 || within > 5*time.Second || !strings.Contains(errs.String(), "interrupted: nothing written") {
+		t.Errorf("after ^C: exit %d after %v, want 1 within 5s saying so\n%s", code, within, errs)
+	}
+	if _, err := os.Stat(filepath.Join(out, "history.json")); err == nil {
+		t.Error("history.json written after ^C")
 	}
 }

@@ -36,8 +36,10 @@ writes, into the run folder or --out:
                 (p50, p99, ops/s; an open loop's response p50 and p99 too):
                 benchstat bench.txt reads it
   plots/        overlay-spectrum and overlay-histogram (all op kinds); per op
-                kind: latency histogram, percentile spectrum, timeline;
-                per-worker throughput; PNG and SVG
+                kind: latency histogram, percentile spectrum, timeline
+                (at most 1,000 points: a longer log is summed into spans
+                of 2, 4, 8, ... intervals); per-worker throughput; PNG
+                and SVG
 
 Several run folders make one combined report (with overlaid spectra) and
 need --out. A sweep folder (with sweep.json) adds throughput and p99 against

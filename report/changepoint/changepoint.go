@@ -12,13 +12,23 @@
 // straight line (Theil-Sen) over the same stretch: when the line fits at
 // least as well as two levels, the stretch is reported as a drift with its
 // slope and the Mann-Kendall trend test's p, not as a step.
+//
+// E-divisive with a permutation test costs O(n²) per permutation, so a
+// series longer than Options.Window is searched in windows of that many
+// points, each half over the one before: every step and drift is taken
+// from the window it lies most central in (its middle half), where it has
+// a quarter of a window or more of the series on either side. The series
+// then costs O(n) windows, each the same as a series of Window points.
 package changepoint
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
 )
 
 // Options tune Detect. Zero values take the defaults.
@@ -35,7 +45,19 @@ type Options struct {
 	MinEffect float64
 	// Seed makes the permutations, and so the p-values, reproducible.
 	Seed uint64
+	// Window is the longest series searched whole (default
+	// DefaultWindow); a longer one is searched in windows of this many
+	// points.
+	Window int
+	// Progress, when not nil, is told after each window of a long series
+	// how many of how many are done (from several goroutines, one call at
+	// a time).
+	Progress func(done, total int)
 }
+
+// DefaultWindow is Options.Window's default: a window of 100 points takes
+// about 0.1 s of one core, a series of 10,000 points about 200 windows.
+const DefaultWindow = 100
 
 func (o Options) withDefaults() Options {
 	if o.Alpha == 0 {
@@ -47,6 +69,12 @@ func (o Options) withDefaults() Options {
 	if o.MinSize < 2 {
 		o.MinSize = 3
 	}
+	if o.Window == 0 {
+		o.Window = DefaultWindow
+	}
+	// A window must hold a step with MinSize points on each side in its
+	// middle half.
+	o.Window = max(o.Window, 8*o.MinSize)
 	return o
 }
 
@@ -87,29 +115,151 @@ type Result struct {
 
 // Detect finds the change points and drifts of x.
 func Detect(x []float64, opt Options) Result {
+	res, _ := DetectContext(context.Background(), x, opt)
+	return res
+}
+
+// DetectContext is Detect, stopped (with ctx's error) when ctx is done.
+func DetectContext(ctx context.Context, x []float64, opt Options) (Result, error) {
 	opt = opt.withDefaults()
-	d := &detector{x: x, opt: opt, rng: rand.New(rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15))}
+	if len(x) > opt.Window {
+		return detectWindows(ctx, x, opt)
+	}
+	d := &detector{ctx: ctx, x: x, opt: opt, rng: rand.New(rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15))}
 	d.split(0, len(x))
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	return finish(x, d.cps, d.drifts), nil
+}
+
+// finish orders what was found and gives each change point the medians
+// of the segments either side of it, up to its neighbours.
+func finish(x []float64, cps []ChangePoint, drifts []Drift) Result {
 	var res Result
-	slices.SortFunc(d.cps, func(a, b ChangePoint) int { return a.Index - b.Index })
-	for i, cp := range d.cps {
+	slices.SortFunc(cps, func(a, b ChangePoint) int { return a.Index - b.Index })
+	for i, cp := range cps {
 		lo, hi := 0, len(x)
 		if i > 0 {
-			lo = d.cps[i-1].Index
+			lo = cps[i-1].Index
 		}
-		if i+1 < len(d.cps) {
-			hi = d.cps[i+1].Index
+		if i+1 < len(cps) {
+			hi = cps[i+1].Index
 		}
 		cp.Before, cp.After = median(x[lo:cp.Index]), median(x[cp.Index:hi])
 		cp.Change = relChange(cp.Before, cp.After)
 		res.ChangePoints = append(res.ChangePoints, cp)
 	}
-	slices.SortFunc(d.drifts, func(a, b Drift) int { return a.Start - b.Start })
-	res.Drifts = d.drifts
+	slices.SortFunc(drifts, func(a, b Drift) int { return a.Start - b.Start })
+	res.Drifts = drifts
 	return res
 }
 
+// detectWindows searches x in windows of opt.Window points, each starting
+// half a window after the one before (the last one ending with x), on as
+// many goroutines as there are CPUs. A window's step or drift is kept
+// when it lies in the window's core: the points nearer the window's
+// centre than any other's, so the cores tile x and each step is judged
+// where it has the most of the series around it.
+func detectWindows(ctx context.Context, x []float64, opt Options) (Result, error) {
+	n, w := len(x), opt.Window
+	var starts []int
+	for s := 0; ; s += w / 2 {
+		if s+w >= n {
+			starts = append(starts, n-w)
+			break
+		}
+		starts = append(starts, s)
+	}
+	// core k is [bounds[k], bounds[k+1]).
+	bounds := make([]int, len(starts)+1)
+	for k := 1; k < len(starts); k++ {
+		bounds[k] = (starts[k-1] + starts[k] + w) / 2
+	}
+	bounds[len(starts)] = n
+	type found struct {
+		cps    []ChangePoint
+		drifts []Drift
+	}
+	out := make([]found, len(starts))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for range min(runtime.GOMAXPROCS(0), len(starts)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range jobs {
+				s := starts[k]
+				// Each window its own stream of permutations: the same
+				// p-values whatever the goroutines' order.
+				d := &detector{ctx: ctx, x: x[s : s+w], opt: opt, rng: rand.New(rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15+uint64(s)))}
+				d.split(0, w)
+				for _, cp := range d.cps {
+					if cp.Index += s; cp.Index >= bounds[k] && cp.Index < bounds[k+1] {
+						out[k].cps = append(out[k].cps, cp)
+					}
+				}
+				for _, dr := range d.drifts {
+					dr.Start, dr.End = dr.Start+s, dr.End+s
+					if mid := (dr.Start + dr.End) / 2; mid >= bounds[k] && mid < bounds[k+1] {
+						out[k].drifts = append(out[k].drifts, dr)
+					}
+				}
+				if opt.Progress != nil {
+					mu.Lock()
+					done++
+					opt.Progress(done, len(starts))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+feed:
+	for k := range starts {
+		select {
+		case jobs <- k:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	var all []ChangePoint
+	var allDrifts []Drift
+	for _, f := range out {
+		all, allDrifts = append(all, f.cps...), append(allDrifts, f.drifts...)
+	}
+	slices.SortFunc(all, func(a, b ChangePoint) int { return a.Index - b.Index })
+	slices.SortFunc(allDrifts, func(a, b Drift) int { return a.Start - b.Start })
+	var cps []ChangePoint
+	for _, cp := range all {
+		// One step seen from two windows, a point or two apart either
+		// side of their cores' border: keep the surer.
+		if last := len(cps) - 1; last >= 0 && cp.Index-cps[last].Index < opt.MinSize {
+			if cp.P < cps[last].P {
+				cps[last] = cp
+			}
+			continue
+		}
+		cps = append(cps, cp)
+	}
+	var drifts []Drift
+	for _, dr := range allDrifts {
+		if last := len(drifts) - 1; last >= 0 && dr.Start < drifts[last].End {
+			continue // overlaps a drift already kept
+		}
+		drifts = append(drifts, dr)
+	}
+	return finish(x, cps, drifts), nil
+}
+
 type detector struct {
+	ctx    context.Context
 	x      []float64
 	opt    Options
 	rng    *rand.Rand
@@ -137,7 +287,10 @@ func (d *detector) split(a, b int) {
 	}
 	exceed := 0
 	perm := slices.Clone(order)
-	for range d.opt.Permutations {
+	for i := range d.opt.Permutations {
+		if i%64 == 0 && d.ctx.Err() != nil {
+			return
+		}
 		d.rng.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
 		if _, qp := bestSplit(dist, perm, d.opt.MinSize); qp >= q {
 			exceed++
@@ -292,4 +445,31 @@ func relChange(from, to float64) float64 {
 		return 0
 	}
 	return to/from - 1
+}
+
+// MinPoints is the fewest points in which the permutation test can find a
+// step at opt's Alpha. A step splits n points into m and n−m; a random
+// permutation puts the same points on either side (or the two sides'
+// points swapped, which scores the same) with chance 2/C(n,m), so p is
+// not expected below that, least at m = n/2: at alpha 0.01 a step needs
+// 10 points (2/C(10,5) = 0.008), where 8 give 2/70 = 0.03.
+func MinPoints(opt Options) int {
+	opt = opt.withDefaults()
+	for n := 2 * opt.MinSize; ; n++ {
+		if 2/binomial(n, n/2) <= opt.Alpha {
+			return n
+		}
+	}
+}
+
+// MinSide is the points a step needs on each side (MinPoints halved,
+// rounded up).
+func MinSide(opt Options) int { return (MinPoints(opt) + 1) / 2 }
+
+func binomial(n, k int) float64 {
+	c := 1.0
+	for i := 1; i <= k; i++ {
+		c = c * float64(n-k+i) / float64(i)
+	}
+	return c
 }

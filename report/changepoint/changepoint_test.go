@@ -1,9 +1,12 @@
 package changepoint
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // series is n runs around 1000 with Gaussian noise of sd (a fraction of
@@ -169,5 +172,76 @@ func TestShortSeries(t *testing.T) {
 		if res := Detect(make([]float64, n), opts); len(res.ChangePoints)+len(res.Drifts) != 0 {
 			t.Errorf("n %d: %+v", n, res)
 		}
+	}
+}
+
+// A series longer than a window is searched in windows: 10,000 points
+// with steps of +20% at 3,000 and −20% at 7,000 and a drift between 8,500
+// and 9,500 give those two steps (within MinSize) and nothing else that is
+// a step, in well under a minute (each window costs what a series of
+// Window points does), with every window's progress told.
+func TestLongSeriesInWindows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 200 windows")
+	}
+	x := series(7, 10000, 0.03, func(i int) float64 {
+		switch {
+		case i >= 3000 && i < 7000:
+			return 1.2
+		case i >= 8500 && i < 9500:
+			return 1 + 0.3*float64(i-8500)/1000
+		case i >= 9500:
+			return 1.3
+		}
+		return 1
+	})
+	o := opts
+	o.Permutations = 999 // the default, as history runs it
+	calls, total := 0, 0
+	o.Progress = func(done, n int) { calls, total = done, n }
+	start := time.Now()
+	res, err := DetectContext(context.Background(), x, o)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("10,000 points: %v, %d windows, %+v", took, total, res.ChangePoints)
+	if calls != total || total < 10000/DefaultWindow {
+		t.Errorf("progress told %d of %d windows, want all of about %d", calls, total, 2*10000/DefaultWindow)
+	}
+	var at []int
+	for _, cp := range res.ChangePoints {
+		if cp.Index < 8400 { // the drift's stretch may also split into steps
+			at = append(at, cp.Index)
+		}
+	}
+	if len(at) != 2 || math.Abs(float64(at[0]-3000)) > 3 || math.Abs(float64(at[1]-7000)) > 3 {
+		t.Errorf("change points before the drift at %v, want 3000 and 7000", at)
+	}
+	if took > time.Minute {
+		t.Errorf("10,000 points took %v, want under a minute", took)
+	}
+	// Exact E-divisive up to a window: the same as before windows.
+	short := x[2950:3050]
+	whole := Detect(short, opts)
+	if len(whole.ChangePoints) != 1 || whole.ChangePoints[0].Index < 47 || whole.ChangePoints[0].Index > 53 {
+		t.Errorf("100 points around a step: %+v, want one at 50", whole.ChangePoints)
+	}
+}
+
+// A cancelled context stops a long search within a window's time.
+func TestDetectStops(t *testing.T) {
+	x := series(7, 10000, 0.03, func(int) float64 { return 1 })
+	ctx, cancel := context.WithCancel(context.Background())
+	o := opts
+	o.Progress = func(done, _ int) {
+		if done == 2 {
+			cancel()
+		}
+	}
+	start := time.Now()
+	_, err := DetectContext(ctx, x, o)
+	if !errors.Is(err, context.Canceled) || time.Since(start) > 10*time.Second {
+		t.Errorf("cancelled after 2 windows: %v after %v, want context.Canceled soon", err, time.Since(start))
 	}
 }
