@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -385,49 +384,12 @@ func historyDrifts(drifts []changepoint.Drift, points []HistoryPoint, m Metric) 
 	return out
 }
 
-// configDiff lists what differs in configuration between two runs of one
-// workload, "key: before → after", in a fixed order: what the runs
-// measured differs by construction there, whatever the code did.
+// configDiff lists what differs between two runs of one workload beside
+// the code: the configuration (ConfigDiff), then the device's own facts
+// (firmware, the test double's cost model). What the runs measured
+// differs by construction there, whatever the code did.
 func configDiff(a, b *results.Result) []string {
-	var d []string
-	diff := func(key string, x, y any) {
-		if fmt.Sprint(x) != fmt.Sprint(y) {
-			d = append(d, fmt.Sprintf("%s: %v → %v", key, x, y))
-		}
-	}
-	if a.Config.WorkloadSpec != b.Config.WorkloadSpec {
-		d = append(d, "workload spec: its text changed")
-	}
-	diff("provider", a.Config.Provider, b.Config.Provider)
-	diff("procs", a.Config.Procs, b.Config.Procs)
-	diff("threads", a.Config.Threads, b.Config.Threads)
-	diff("qps", a.Config.QPs, b.Config.QPs)
-	diff("qp_state", a.Config.QPStateOf(), b.Config.QPStateOf())
-	diff("rate", orNone(a.Config.Rate, a.Config.Rate != 0), orNone(b.Config.Rate, b.Config.Rate != 0))
-	diff("arrival", orNone(a.Config.Arrival, a.Config.Arrival != ""), orNone(b.Config.Arrival, b.Config.Arrival != ""))
-	// Provider options hold the sim's cost model and semantics.
-	keys := map[string]bool{}
-	for k := range a.Config.ProviderOpts {
-		keys[k] = true
-	}
-	for k := range b.Config.ProviderOpts {
-		keys[k] = true
-	}
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		x, xok := a.Config.ProviderOpts[k]
-		y, yok := b.Config.ProviderOpts[k]
-		diff(k, orNone(x, xok), orNone(y, yok))
-	}
-	for _, k := range []string{"name", "fw_ver"} {
-		x, xok := a.Environment.Device[k]
-		y, yok := b.Environment.Device[k]
-		key := "device"
-		if k != "name" {
-			key = k
-		}
-		diff(key, orNone(x, xok), orNone(y, yok))
-	}
-	return d
+	return append(ConfigDiff(a, b), deviceDiff(a, b)...)
 }
 
 // ConfigWarnings say, one line per run whose configuration differs from
