@@ -54,7 +54,7 @@ judged (skipped).
 evidence paths), junit.xml (a testcase per conformance check, run and
 criterion, the numbers in each failure's message), qualification.html (the
 verdict first, then each criterion with its plot, the device and firmware,
-the baseline's identity) and plots/.
+the bill of materials, the plan as run, the baseline's identity) and plots/.
 
 --soak DURATION (or the plan's soak:) then runs lifecycle and churn, half the
 time each, sampling every soak interval (default 10s) the device's live QPs

@@ -28,7 +28,8 @@ writes, into the run folder or --out:
   report.html   one self-contained page: first a headline (p50 and p99 per
                 op kind; for lifecycle runs what destruction adds, with a
                 95% CI across repetitions) over every op kind on one axis,
-                then environment, configuration, summary, repetitions,
+                then environment, the bill of materials, configuration,
+                summary, repetitions,
                 warnings and every plot as inline SVG
   summary.md    the headline, the summary table and warnings, for CI job
                 summaries
