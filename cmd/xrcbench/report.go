@@ -29,8 +29,8 @@ writes, into the run folder or --out:
                 op kind; for lifecycle runs what destruction adds, with a
                 95% CI across repetitions) over every op kind on one axis,
                 then environment, the bill of materials, configuration,
-                summary, repetitions,
-                warnings and every plot as inline SVG
+                summary, repetitions, warnings and every plot as inline
+                SVG
   summary.md    the headline, the summary table and warnings, for CI job
                 summaries
   bench.txt     Go benchmark format, one line per repetition and op kind
