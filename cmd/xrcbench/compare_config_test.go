@@ -64,3 +64,17 @@ func TestCompareConfigCLI(t *testing.T) {
 		t.Errorf("a firmware change is called a configuration change:\n%s", stdout)
 	}
 }
+
+// TestExportJUnitConfigDiff: export's JUnit is compare's gate, so it
+// refuses runs of different configurations the same way.
+func TestExportJUnitConfigDiff(t *testing.T) {
+	lc := fixture("lifecycle")
+	other := reconfigured(t, func(r *results.Result) { r.Config.QPs = 1 })
+	code, stdout, stderr := runCLI("export", lc, other, "--format", "junit")
+	if code != 2 || stdout != "" || !strings.Contains(stderr, "not comparable: ") || !strings.Contains(stderr, "qps: 16 → 1") {
+		t.Errorf("exit %d, stderr %q; want 2 and one line naming qps", code, stderr)
+	}
+	if code, stdout, stderr := runCLI("export", lc, other, "--format", "junit", "--allow-config-diff"); code != 0 || !strings.Contains(stdout, "<testsuite") {
+		t.Errorf("--allow-config-diff: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
