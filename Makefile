@@ -20,7 +20,7 @@ all: build
 VERSION  := $(shell git describe --always --dirty 2>/dev/null)
 REVISION := $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS  := $(if $(VERSION),-X github.com/xrcbench/xrcbench/bench.buildVersion=$(VERSION),) \
-            $(if $(REVISION),-X main.buildRevision=$(REVISION),)
+            $(if $(REVISION),-X main.buildRevision=$(REVISION) -X github.com/xrcbench/xrcbench/bench.buildRevision=$(REVISION),)
 
 build:
 	$(GO) build -tags "$(TAGS)" -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/xrcbench

@@ -25,10 +25,13 @@ func environment(info verbs.DeviceInfo) results.Environment {
 	}
 	env.Host, _ = os.Hostname()
 	var u unix.Utsname
+	release := ""
 	if unix.Uname(&u) == nil {
-		env.Kernel = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:]) +
+		release = unix.ByteSliceToString(u.Release[:])
+		env.Kernel = unix.ByteSliceToString(u.Sysname[:]) + " " + release +
 			" " + unix.ByteSliceToString(u.Machine[:])
 	}
+	env.BOM = newBOM(info, release)
 	env.Device = map[string]any{"name": info.Name, "xrc": info.XRC, "numa_node": info.NUMANode,
 		"is_test_double": info.TestDouble}
 	add := func(k, v string) {

@@ -481,6 +481,11 @@ func (c *coordinator) describeEnvironment(res *results.Result, fw *firmware) {
 		res.Environment = environment(info)
 	}
 	fw.record(&res.Environment)
+	numa, ok := res.Environment.Device["numa_node"].(int)
+	if !ok {
+		numa = -1
+	}
+	placeCPUs(res.Environment.BOM, res.Workers, numa)
 }
 
 // alsoFailed adds err to the run's error, if any: the first failure

@@ -255,9 +255,10 @@ img{max-width:40em}
 <tr><th>provider</th><td>{{.Provider}}</td></tr>
 {{range kv .Device}}<tr><th>device {{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}
 {{range kv .Labels}}<tr><th>label {{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}
-<tr><th>plan</th><td>{{.Plan}} {{.PlanFile}}</td></tr>
+<tr><th>plan</th><td>{{with .PlanAsRun}}{{.Origin}}{{else}}{{$.Plan}} {{$.PlanFile}}{{end}}</td></tr>
 <tr><th>time</th><td>{{.Started.Format "2006-01-02 15:04:05Z"}} to {{.Finished.Format "15:04:05Z"}}</td></tr>
 </table>
+{{template "bom" .}}
 <h2>Baseline</h2>
 {{with .Baseline}}<table>
 <tr><th>folder</th><td>{{.Dir}}</td></tr>

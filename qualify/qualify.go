@@ -100,6 +100,10 @@ type Qualification struct {
 	// Wall time of the conformance checks and of the soak, in seconds.
 	ConformanceSeconds float64 `json:"conformance_seconds,omitempty"`
 	SoakSeconds        float64 `json:"soak_seconds,omitempty"`
+	// BOM is the first measured run's bill of materials (bom.go),
+	// PlanAsRun the plan with its real durations and repetitions.
+	BOM       *results.BOM `json:"bom,omitempty"`
+	PlanAsRun *PlanAsRun   `json:"plan_as_run,omitempty"`
 }
 
 // RunWarning is one warning and the runs that gave it.
@@ -183,7 +187,7 @@ func Run(ctx context.Context, o Options) (*Qualification, error) {
 		return nil, err
 	}
 	q := &Qualification{Schema: Schema, Started: time.Now().UTC(), Plan: o.Plan.Name, PlanFile: o.Plan.File,
-		Provider: o.Provider, Labels: o.Labels}
+		Provider: o.Provider, Labels: o.Labels, PlanAsRun: planAsRun(o)}
 	if base != nil {
 		q.Baseline = &BaselineInfo{Dir: o.Baseline, Device: base.Device, Labels: base.Labels}
 	}
@@ -220,6 +224,9 @@ func Run(ctx context.Context, o Options) (*Qualification, error) {
 			runs[step.Name] = run
 			if q.Device == nil {
 				q.Device = run.Result.Environment.Device
+			}
+			if q.BOM == nil {
+				q.BOM = run.Result.Environment.BOM
 			}
 		}
 	}

@@ -33,6 +33,10 @@ type CompareOptions struct {
 	// Confidence of the intervals around the medians (DefaultConfidence
 	// when zero).
 	Confidence float64
+	// AllowConfigDiff compares runs whose configurations differ
+	// (ConfigDiff); the verdict then names the differences. Without it
+	// such runs are not comparable, an error wrapping ErrInput.
+	AllowConfigDiff bool
 }
 
 // DefaultAlpha is compare's default significance level.
@@ -143,6 +147,11 @@ type Comparison struct {
 	// Warnings are the runs' own warnings ("base: ..." and "new: ..."),
 	// numbered from 1 by the rows' Warned.
 	Warnings []string `json:"warnings,omitempty"`
+
+	// ConfigDiffs are the settings that differ between the runs
+	// (ConfigDiff), compared anyway at the user's word
+	// (CompareOptions.AllowConfigDiff): the verdict names them.
+	ConfigDiffs []string `json:"config_differences,omitempty"`
 }
 
 // RunInfo identifies one side of a comparison.
@@ -205,11 +214,16 @@ func Compare(base, new *Run, opt CompareOptions) (*Comparison, error) {
 	if err := comparable(base, new); err != nil {
 		return nil, err
 	}
+	cd := ConfigDiff(base.Result, new.Result)
+	if len(cd) > 0 && !opt.AllowConfigDiff {
+		return nil, inputErrorf("not comparable: %s and %s differ in configuration (%s); compare runs of one configuration, or give --allow-config-diff to compare them anyway",
+			base.Dir, new.Dir, strings.Join(cd, ", "))
+	}
 	c := &Comparison{
 		Workload: base.Result.Config.Workload,
 		Base:     runInfo(base), New: runInfo(new),
 		Alpha: opt.Alpha, Threshold: opt.Threshold, CI: opt.Confidence,
-		Notes: differences(base, new),
+		Notes: differences(base, new), ConfigDiffs: cd,
 	}
 	kinds, notes := commonKinds(base.Kinds, new.Kinds)
 	c.Notes = append(c.Notes, notes...)
@@ -245,18 +259,15 @@ func Compare(base, new *Run, opt CompareOptions) (*Comparison, error) {
 	return c, nil
 }
 
-// comparable refuses a pair of runs that cannot be compared: different
-// workloads (by name or by spec text), a failed run, or one that measured
-// no operation.
+// comparable refuses a pair of runs that cannot be compared at all:
+// different workloads (their op kinds differ), a failed run, or one that
+// measured no operation. A workload whose spec text changed is a
+// difference of configuration (ConfigDiff).
 func comparable(base, new *Run) error {
 	b, n := base.Result, new.Result
 	if b.Config.Workload != n.Config.Workload {
 		return inputErrorf("different workloads: base %s ran %q, new %s ran %q; compare runs of one workload",
 			base.Dir, b.Config.Workload, new.Dir, n.Config.Workload)
-	}
-	if b.Config.WorkloadSpec != "" && n.Config.WorkloadSpec != "" && b.Config.WorkloadSpec != n.Config.WorkloadSpec {
-		return inputErrorf("workload %q differs between %s and %s (its spec text changed); compare runs of one workload",
-			b.Config.Workload, base.Dir, new.Dir)
 	}
 	for _, run := range []*Run{base, new} {
 		if run.Result.Status == results.StatusFailed {
@@ -589,6 +600,9 @@ func (c *Comparison) Verdict() string {
 			c.tooFewWhere(), c.needWhy(), c.NeedReps)
 	default:
 		v = fmt.Sprintf("no significant regression beyond %g%% in %s", c.Threshold, c.gateList())
+	}
+	if len(c.ConfigDiffs) > 0 {
+		v += "; across different configurations (" + strings.Join(c.ConfigDiffs, ", ") + "), compared at --allow-config-diff"
 	}
 	return v
 }

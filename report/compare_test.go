@@ -92,6 +92,14 @@ func defaultOpts() CompareOptions {
 	return CompareOptions{Threshold: 5, Alpha: 0.05, Metrics: metrics("p50", "p99", "ops_per_sec")}
 }
 
+// costOpts compares the engine pairs, whose second run has a dearer sim
+// cost model: a setting of the harness, so compared at --allow-config-diff.
+func costOpts() CompareOptions {
+	o := defaultOpts()
+	o.AllowConfigDiff = true
+	return o
+}
+
 func verdicts(c *Comparison) map[string]string {
 	v := map[string]string{}
 	for _, r := range c.Rows {
@@ -321,7 +329,7 @@ func TestCompareEngineRuns(t *testing.T) {
 	if aa.Regressions != 0 {
 		t.Errorf("A/A: %s", aa.Verdict())
 	}
-	ab, err := Compare(base, load("engine-lifecycle-reg25"), defaultOpts())
+	ab, err := Compare(base, load("engine-lifecycle-reg25"), costOpts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -643,7 +651,7 @@ func TestCompareMarkdownGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := Compare(base, new, defaultOpts())
+			c, err := Compare(base, new, costOpts())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -680,7 +688,7 @@ func TestCompareModifyGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Compare(base, new, defaultOpts())
+	c, err := Compare(base, new, costOpts())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,10 @@ type MultiComparison struct {
 	// figures) and the runs' own warnings.
 	Notes    []string `json:"notes,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// ConfigDiffs are the settings that differ (ConfigDiff) within a set
+	// or between the first set and another, compared anyway at
+	// CompareOptions.AllowConfigDiff: the verdict names them.
+	ConfigDiffs []string `json:"config_differences,omitempty"`
 
 	pairs []*Comparison // pairs[i-1]: first vs Sets[i]
 	sets  []*Run        // each set's pooled run
@@ -86,9 +90,9 @@ const mixedFW = "mixed"
 // pooled merges a set's runs into one run whose repetitions are all of
 // theirs, so Compare tests the set as one sample. Its runs must be of one
 // workload.
-func pooled(set RunSet) (*Run, SetInfo, error) {
+func pooled(set RunSet, allowConfigDiff bool) (*Run, SetInfo, []string, error) {
 	if len(set.Runs) == 0 {
-		return nil, SetInfo{}, inputErrorf("set %s has no run", set.Name)
+		return nil, SetInfo{}, nil, inputErrorf("set %s has no run", set.Name)
 	}
 	first := set.Runs[0].Result
 	r := *first
@@ -96,11 +100,19 @@ func pooled(set RunSet) (*Run, SetInfo, error) {
 	info := SetInfo{Name: set.Name, Device: deviceName(first.Environment), FWVer: fwVer(first.Environment)}
 	info.Labels = maps.Clone(first.Labels)
 	kinds := map[string]bool{}
+	var diffs []string
 	for _, run := range set.Runs {
 		x := run.Result
 		if x.Config.Workload != first.Config.Workload || (x.Config.WorkloadSpec != "" && first.Config.WorkloadSpec != "" && x.Config.WorkloadSpec != first.Config.WorkloadSpec) {
-			return nil, info, inputErrorf("set %s: %s ran %q, %s ran %q; a set is of one workload",
+			return nil, info, nil, inputErrorf("set %s: %s ran %q, %s ran %q; a set is of one workload",
 				set.Name, set.Runs[0].Dir, first.Config.Workload, run.Dir, x.Config.Workload)
+		}
+		if d := ConfigDiff(first, x); len(d) > 0 {
+			if !allowConfigDiff {
+				return nil, info, nil, inputErrorf("not comparable: set %s: %s and %s differ in configuration (%s); pool runs of one configuration, or give --allow-config-diff to compare them anyway",
+					set.Name, set.Runs[0].Dir, run.Dir, strings.Join(d, ", "))
+			}
+			diffs = append(diffs, fmt.Sprintf("within %s: %s", set.Name, strings.Join(d, ", ")))
 		}
 		info.Dirs = append(info.Dirs, run.Dir)
 		if fw := fwVer(x.Environment); fw != info.FWVer {
@@ -143,7 +155,7 @@ func pooled(set RunSet) (*Run, SetInfo, error) {
 			run.Kinds = append(run.Kinds, k)
 		}
 	}
-	return run, info, nil
+	return run, info, diffs, nil
 }
 
 func fwVer(env results.Environment) string {
@@ -171,10 +183,11 @@ func CompareMany(sets []RunSet, by string, opt CompareOptions) (*MultiComparison
 	}
 	mc := &MultiComparison{By: by, Alpha: opt.Alpha, Threshold: opt.Threshold, CI: opt.Confidence}
 	for _, s := range sets {
-		run, info, err := pooled(s)
+		run, info, diffs, err := pooled(s, opt.AllowConfigDiff)
 		if err != nil {
 			return nil, err
 		}
+		mc.ConfigDiffs = append(mc.ConfigDiffs, diffs...)
 		mc.sets = append(mc.sets, run)
 		mc.Sets = append(mc.Sets, info)
 	}
@@ -188,6 +201,9 @@ func CompareMany(sets []RunSet, by string, opt CompareOptions) (*MultiComparison
 		mc.Workload, mc.Gates, mc.NeedReps = c.Workload, c.Gates, c.NeedReps
 		mc.TooFew = mc.TooFew || c.TooFew
 		mc.Regressions += c.Regressions
+		if len(c.ConfigDiffs) > 0 {
+			mc.ConfigDiffs = append(mc.ConfigDiffs, fmt.Sprintf("%s → %s: %s", mc.Sets[0].Name, mc.Sets[i].Name, strings.Join(c.ConfigDiffs, ", ")))
+		}
 		for _, n := range c.Notes {
 			mc.Notes = append(mc.Notes, fmt.Sprintf("%s → %s: %s", mc.Sets[0].Name, mc.Sets[i].Name, n))
 		}
@@ -319,6 +335,14 @@ func (mc *MultiComparison) header() []string {
 // Verdict is the one-line conclusion: the sets with a regression against
 // the first, or why none could be decided.
 func (mc *MultiComparison) Verdict() string {
+	v := mc.verdict()
+	if len(mc.ConfigDiffs) > 0 {
+		v += "; across different configurations (" + strings.Join(mc.ConfigDiffs, "; ") + "), compared at --allow-config-diff"
+	}
+	return v
+}
+
+func (mc *MultiComparison) verdict() string {
 	var regs []string
 	for _, r := range mc.Rows {
 		if !r.Gated {

@@ -8,12 +8,16 @@ import (
 	"github.com/xrcbench/xrcbench/results"
 )
 
-// configDiff lists what differs in configuration between two runs of one
-// workload, "key: before → after", in a fixed order: what the runs
-// measured differs by construction there, whatever the code did. The
-// device's firmware and the runs' labels are no part of it: a firmware
-// is what a history (or compare --by fw) follows, not a change of setup.
-func configDiff(a, b *results.Result) []string {
+// ConfigDiff lists what differs in the harness's configuration between
+// two runs, "key: before → after", in a fixed order: the workload (its
+// name and text), provider, processes, threads, QPs, QP state, the open
+// loop's rate and arrival, the provider's options (the sim's cost model
+// and semantics) and the device. Runs that differ there measured
+// different things by construction. The device's own facts are not here:
+// its firmware and the test double's cost model (which stands in for a
+// device) are what a comparison or a history is for, so a step across a
+// firmware change is the firmware's, never excused as a configuration's.
+func ConfigDiff(a, b *results.Result) []string {
 	var d []string
 	diff := func(key string, x, y any) {
 		if fmt.Sprint(x) != fmt.Sprint(y) {
@@ -32,13 +36,11 @@ func configDiff(a, b *results.Result) []string {
 	diff("rate", orNone(a.Config.Rate, a.Config.Rate != 0), orNone(b.Config.Rate, b.Config.Rate != 0))
 	diff("arrival", orNone(a.Config.Arrival, a.Config.Arrival != ""), orNone(b.Config.Arrival, b.Config.Arrival != ""))
 	// Provider options hold the sim's cost model and semantics.
-	keys := map[string]bool{}
-	for k := range a.Config.ProviderOpts {
-		keys[k] = true
+	keys := maps.Clone(a.Config.ProviderOpts)
+	if keys == nil {
+		keys = map[string]string{}
 	}
-	for k := range b.Config.ProviderOpts {
-		keys[k] = true
-	}
+	maps.Copy(keys, b.Config.ProviderOpts)
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		x, xok := a.Config.ProviderOpts[k]
 		y, yok := b.Config.ProviderOpts[k]

@@ -252,7 +252,7 @@ func TestCompareJUnit(t *testing.T) {
 	}
 	read := func(base, new *Run) {
 		t.Helper()
-		c, err := Compare(base, new, defaultOpts())
+		c, err := Compare(base, new, costOpts())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -323,7 +323,7 @@ func orderRuns(runs []historyRun, byLabel bool) {
 func configChanges(runs []historyRun) []HistoryConfigChange {
 	var out []HistoryConfigChange
 	for i := 1; i < len(runs); i++ {
-		if d := configDiff(runs[i-1].r, runs[i].r); len(d) > 0 {
+		if d := ConfigDiff(runs[i-1].r, runs[i].r); len(d) > 0 {
 			out = append(out, HistoryConfigChange{Index: i, Run: runs[i].dir, Previous: runs[i-1].dir, Changes: d})
 		}
 	}
@@ -392,7 +392,7 @@ func historyChanges(cps []changepoint.ChangePoint, points []HistoryPoint, runs [
 		// be runs apart when a run did not measure the kind.
 		var cfg []string
 		if cp.Index > 0 {
-			cfg = configDiff(runs[runAt[cp.Index-1]].r, runs[runAt[cp.Index]].r)
+			cfg = ConfigDiff(runs[runAt[cp.Index-1]].r, runs[runAt[cp.Index]].r)
 		}
 		out = append(out, HistoryChange{
 			Index: cp.Index, Run: points[cp.Index].Run, Before: cp.Before, After: cp.After,

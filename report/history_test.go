@@ -399,8 +399,8 @@ func TestConfigDiff(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := base()
 			tc.change(b)
-			if got := configDiff(base(), b); fmt.Sprint(got) != fmt.Sprint(tc.want) {
-				t.Errorf("configDiff = %q, want %q", got, tc.want)
+			if got := ConfigDiff(base(), b); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("ConfigDiff = %q, want %q", got, tc.want)
 			}
 		})
 	}

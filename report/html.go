@@ -44,6 +44,7 @@ type htmlRun struct {
 	Warnings  []string
 	Firmware  []string
 	Env       []kv
+	BOM       []kv // the bill of materials; nil for a result that predates it
 	Config    []kv
 	Harness   []kv
 	Command   string
@@ -113,6 +114,16 @@ func envRows(r *results.Result) []kv {
 		rows = append(rows, kv{k, e.ProviderDetail[k]})
 	}
 	return append(rows, kv{"Go", e.GoVersion}, kv{"xrcbench", e.Version})
+}
+
+// bomRows is the result's bill of materials, each fact or why it could
+// not be read.
+func bomRows(r *results.Result) []kv {
+	var rows []kv
+	for _, row := range r.Environment.BOM.BOMRows() {
+		rows = append(rows, kv{row[0], row[1]})
+	}
+	return rows
 }
 
 func configRows(r *results.Result) []kv {
@@ -235,7 +246,7 @@ func newHTMLRun(run *Run, figs []Figure, titled bool) htmlRun {
 	}
 	return htmlRun{
 		Run: run, Title: Title(r), Heading: heading, Expected: anyExpected(run), Status: r.Status, Warnings: Warnings(run), Firmware: FirmwareNotes(r),
-		Env: envRows(r), Config: configRows(r), Harness: harnessRows(r),
+		Env: envRows(r), BOM: bomRows(r), Config: configRows(r), Harness: harnessRows(r),
 		Command: strings.Join(append(quoteEnv(r.Config.CommandEnv), quoteArgs(r.Config.CommandLine)...), " "), Spec: r.Config.WorkloadSpec,
 		Rows: SummaryRows(run), RepRows: repRows(run), Figures: htmlFigures(figs), RepsCount: len(r.Repetitions),
 	}
@@ -360,6 +371,7 @@ figcaption { color: #555; font-size: .9em; }
 {{end}}</table>{{end}}
 <div class="cols">
 <div><h3>Environment</h3><table>{{range .Env}}<tr><th>{{.K}}</th><td>{{.V}}</td></tr>{{end}}</table></div>
+<div><h3>Bill of materials</h3>{{if .BOM}}<table>{{range .BOM}}<tr><th>{{.K}}</th><td>{{.V}}</td></tr>{{end}}</table>{{else}}<p>Not recorded: the result predates it.</p>{{end}}</div>
 <div><h3>Configuration</h3><table>{{range .Config}}<tr><th>{{.K}}</th><td>{{.V}}</td></tr>{{end}}</table></div>
 <div><h3>Harness</h3><table>{{range .Harness}}<tr><th>{{.K}}</th><td>{{.V}}</td></tr>{{end}}</table></div>
 </div>

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xrcbench/xrcbench/results"
 )
 
 // externalRef finds anything that would make report.html load another
@@ -367,5 +369,56 @@ func TestQuoteEnv(t *testing.T) {
 		if got := strings.Join(quoteEnv(tc.env), " "); got != tc.want {
 			t.Errorf("quoteEnv(%q) = %q, want %q", tc.env, got, tc.want)
 		}
+	}
+}
+
+// TestHTMLBOM: report.html shows the result's bill of materials, every
+// fact or its reason, and says so plainly of a result that predates it.
+func TestHTMLBOM(t *testing.T) {
+	bom := &results.BOM{XrcbenchVersion: "abc123", XrcbenchRevision: "abc1234567890", KernelRelease: "6.1.0-18-amd64",
+		Device: results.DeviceBOM{Driver: "mlx5_core", DriverVersion: "23.10-1.1.9", Library: "/usr/lib/libibverbs.so.1.14.44.0",
+			LibraryVersion: "rdma-core 44.0", FWVer: "22.31.1014", BoardID: "MT_0000000222", HCAType: "MT4125",
+			LinkSpeed: "16.0 GT/s PCIe", LinkWidth: "16", NUMANode: "1", TestDoubleCost: "reg=2us"},
+		CPU: results.CPUBOM{Model: "Xeon", ThreadCPUs: "pinned: 8-9", OnDeviceNode: "yes (node 1: CPUs 8-15)",
+			Governor: "performance", Boost: results.Unreadable("permission"), SMT: "off"}}
+	for _, tt := range []struct {
+		name string
+		bom  *results.BOM
+		want []string
+	}{
+		{"predates it", nil, []string{"<h3>Bill of materials</h3><p>Not recorded: the result predates it.</p>"}},
+		{"recorded", bom, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := copyRun(t, filepath.Join("testdata", "runs", "engine-lifecycle"))
+			r, err := results.Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Environment.BOM != nil {
+				t.Fatal("the frozen fixture has a bill of materials: it is meant to predate it")
+			}
+			if tt.bom != nil {
+				r.Environment.BOM = tt.bom
+				if err := results.Write(dir, r); err != nil {
+					t.Fatal(err)
+				}
+				for _, row := range tt.bom.BOMRows() {
+					tt.want = append(tt.want, "<tr><th>"+htmlEscape(row[0])+"</th><td>"+htmlEscape(row[1])+"</td></tr>")
+				}
+			}
+			if _, err := Generate([]string{dir}, ""); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(filepath.Join(dir, HTMLFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(string(data), w) {
+					t.Errorf("report.html lacks %s", w)
+				}
+			}
+		})
 	}
 }

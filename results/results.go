@@ -155,6 +155,9 @@ type Environment struct {
 	Provider       string            `json:"provider"`
 	Device         map[string]any    `json:"device,omitempty"` // verbs.DeviceInfo as a map: name, fw_ver, hw_ver, ...
 	ProviderDetail map[string]string `json:"provider_detail,omitempty"`
+	// BOM is the bill of materials a release attachment needs (bom.go);
+	// nil in results that predate it.
+	BOM *BOM `json:"bom,omitempty"`
 }
 
 // Harness records how the measurements were taken.

@@ -158,6 +158,14 @@ func (f devFacts) info(library string) DeviceInfo {
 	for k, v := range s.extra {
 		in.Extra[k] = v
 	}
+	in.BOM = sysfsBOM(f.sysfsDir())
+	if f.FWVer != "" {
+		in.BOM.FWVer = f.FWVer // libibverbs' answer, as fw_ver above
+	}
+	libraryBOM(in.BOM, library, in.Library)
+	if in.TestDouble {
+		in.BOM.TestDoubleCost = testDoubleCost()
+	}
 	return in
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/xrcbench/xrcbench/results"
 )
 
 func TestOpenErrorMessages(t *testing.T) {
@@ -126,7 +128,7 @@ func TestDevFactsInfo(t *testing.T) {
 		VendorID: 0x02c9, VendorPartID: 4119, NodeGUID: "0002:c903:00a0:b1c2", MaxQP: 262144, Ports: 1,
 		Driver: "mlx5_core", NUMANode: 0, Library: "rdma-core 44.0"}
 	got := in
-	got.Extra, got.Capabilities = nil, nil // TestCapabilities
+	got.Extra, got.Capabilities, got.BOM = nil, nil, nil // TestCapabilities, TestSysfsBOM
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("info:\n got %+v\nwant %+v", got, want)
 	}
@@ -137,6 +139,83 @@ func TestDevFactsInfo(t *testing.T) {
 	f.KnowsOps = false
 	if in := f.info(""); in.OpenQP || !strings.HasPrefix(in.Extra["open_qp"], "unknown") {
 		t.Errorf("without ops: OpenQP %v, extra %q", in.OpenQP, in.Extra["open_qp"])
+	}
+}
+
+// TestSysfsBOM: every device fact of the bill of materials is read from
+// where the kernel keeps it, or says in one word why it is not there.
+func TestSysfsBOM(t *testing.T) {
+	u := results.Unreadable
+	tests := []struct {
+		name   string
+		layout func(t *testing.T, cls, dev, mod string)
+		want   results.DeviceBOM
+	}{
+		{"MLNX_OFED module with a version", func(t *testing.T, cls, dev, mod string) {
+			writeFiles(t, map[string]string{filepath.Join(cls, "fw_ver"): "22.31.1014", filepath.Join(cls, "hca_type"): "MT4125",
+				filepath.Join(dev, "current_link_speed"): "16.0 GT/s PCIe", filepath.Join(dev, "current_link_width"): "16",
+				filepath.Join(mod, "version"): "23.10-1.1.9", filepath.Join(mod, "srcversion"): "ABCDEF0123"})
+		}, results.DeviceBOM{Driver: "mlx5_core", DriverVersion: "23.10-1.1.9", FWVer: "22.31.1014", BoardID: "MT_0000000010",
+			HCAType: "MT4125", LinkSpeed: "16.0 GT/s PCIe", LinkWidth: "16", NUMANode: "1"}},
+		{"in-tree module: srcversion only, no link files", func(t *testing.T, cls, dev, mod string) {
+			writeFiles(t, map[string]string{filepath.Join(mod, "srcversion"): "ABCDEF0123"})
+		}, results.DeviceBOM{Driver: "mlx5_core", DriverVersion: "srcversion ABCDEF0123", FWVer: u("absent"), BoardID: "MT_0000000010",
+			HCAType: u("absent"), LinkSpeed: u("absent"), LinkWidth: u("absent"), NUMANode: "1"}},
+		{"built-in driver: no module directory", func(t *testing.T, cls, dev, mod string) {
+			if err := os.RemoveAll(mod); err != nil {
+				t.Fatal(err)
+			}
+		}, results.DeviceBOM{Driver: "mlx5_core", DriverVersion: u("builtin"), FWVer: u("absent"), BoardID: "MT_0000000010",
+			HCAType: u("absent"), LinkSpeed: u("absent"), LinkWidth: u("absent"), NUMANode: "1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cls := fakeSysfs(t, "mlx5_0", "0000:3b:00.0", "mlx5_core", "1")
+			dev, _ := filepath.EvalSymlinks(filepath.Join(cls, "device"))
+			drv, _ := filepath.EvalSymlinks(filepath.Join(dev, "driver"))
+			mod := filepath.Join(filepath.Dir(cls), "..", "..", "module", "mlx5_core")
+			if err := os.MkdirAll(mod, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(mod, filepath.Join(drv, "module")); err != nil {
+				t.Fatal(err)
+			}
+			tt.layout(t, cls, dev, mod)
+			if got := sysfsBOM(cls); *got != tt.want {
+				t.Errorf("got  %+v\nwant %+v", *got, tt.want)
+			}
+		})
+	}
+	// No device in sysfs at all (the device's directory unknown): every
+	// fact says so, none is left empty.
+	got := sysfsBOM("")
+	for i, v := range []string{got.Driver, got.DriverVersion, got.FWVer, got.BoardID, got.HCAType, got.LinkSpeed, got.LinkWidth, got.NUMANode} {
+		if v != u("absent") {
+			t.Errorf("fact %d of a device without sysfs = %q, want %q", i, v, u("absent"))
+		}
+	}
+	// Root reads any file, so the word for a denied read is checked on
+	// the error itself too.
+	if got := whyUnreadable(&os.PathError{Op: "open", Path: "board_id", Err: syscall.EACCES}); got != "permission" {
+		t.Errorf("EACCES is %q, want permission", got)
+	}
+	if os.Geteuid() != 0 {
+		cls := fakeSysfs(t, "mlx5_0", "0000:3b:00.0", "mlx5_core", "1")
+		if err := os.Chmod(filepath.Join(cls, "board_id"), 0); err != nil {
+			t.Fatal(err)
+		}
+		if got := sysfsBOM(cls).BoardID; got != u("permission") {
+			t.Errorf("unreadable board_id = %q, want %q", got, u("permission"))
+		}
+	}
+}
+
+func writeFiles(t *testing.T, files map[string]string) {
+	t.Helper()
+	for p, v := range files {
+		if err := os.WriteFile(p, []byte(v+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

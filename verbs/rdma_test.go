@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/xrcbench/xrcbench/results"
 )
 
 // openErrorCase is one way opening a device must fail, with the words the
@@ -317,9 +319,18 @@ func init() {
 			NUMANode: 0, Library: "xrcbench fakeverbs (test double)", TestDouble: true,
 			PortInfo: []PortInfo{{Port: 1, State: "ACTIVE", ActiveMTU: 4096, LinkLayer: "InfiniBand"}}}
 		got := in
-		got.Extra, got.Capabilities = nil, nil // checked below, from Devices
+		got.Extra, got.Capabilities, got.BOM = nil, nil, nil // checked below, from Devices and the bill of materials
 		if !jsonEqual(got, want) {
 			t.Errorf("info:\n got %+v\nwant %+v", got, want)
+		}
+		// The bill of materials, read through the double's own sysfs as
+		// on an adapter: driver module and version, PSID, PCIe link.
+		wantBOM := results.DeviceBOM{Driver: "xrcbench_fake", DriverVersion: "xrcbench-fakeverbs-1",
+			Library: in.BOM.Library, LibraryVersion: "xrcbench fakeverbs (test double)", FWVer: "99.1.0",
+			BoardID: "XRCBENCH_FAKE_0001", HCAType: "xrcbench fakeverbs", LinkSpeed: "16.0 GT/s PCIe", LinkWidth: "16",
+			NUMANode: "0", TestDoubleCost: cmp.Or(os.Getenv("XRCBENCH_FAKEVERBS_COST"), "none")}
+		if in.BOM == nil || *in.BOM != wantBOM || !strings.HasSuffix(in.BOM.Library, "fakeverbs/libibverbs.so.1") {
+			t.Errorf("bom:\n got %+v\nwant %+v", in.BOM, wantBOM)
 		}
 		if in.Extra["pci"] != "0000:fa:00.0" || in.Extra["board_id"] != "XRCBENCH_FAKE_0001" {
 			t.Errorf("extra: %v", in.Extra)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"syscall"
+
+	"github.com/xrcbench/xrcbench/results"
 )
 
 // Op is the kind of operation a batch runs.
@@ -172,6 +174,10 @@ type DeviceInfo struct {
 	LiveQPs     *int     `json:"live_qps,omitempty"`
 	LiveQPNs    []uint32 `json:"live_qpns,omitempty"`
 	LiveQPsNote string   `json:"live_qps_note,omitempty"`
+	// BOM is the device's part of a result's bill of materials (driver
+	// and its version, board_id, PCIe link, ...), each fact or why it
+	// could not be read; nil for providers without a sysfs device.
+	BOM *results.DeviceBOM `json:"bom,omitempty"`
 }
 
 // PortInfo is one port of a device.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/xrcbench/xrcbench/qualify"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 )
@@ -27,6 +28,7 @@ type compareFlags struct {
 	format    string
 	by        string
 	plots     string
+	allowDiff bool
 }
 
 func newCompareCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -54,8 +56,16 @@ at --alpha after the correction; 2 bad input (a missing folder, another
 schema, a truncated result.json, different workloads, an unknown --gate) or
 too few repetitions for the gate to decide: it says how many are needed,
 the same number the report warns with (the test at --alpha over the gated
-metrics and a 90% interval of the median). Different devices, firmware or
-hosts are compared but named in the header.
+metrics and a 90% interval of the median), or runs of different
+configurations: a difference in provider, device, workload text, procs,
+threads, QPs, QP state, open-loop rate or arrival, or the sim's cost model
+or semantics makes them not comparable, said in one line naming the
+differences. --allow-config-diff compares them anyway, and the verdict line
+then names the settings that differ. Firmware versions, labels, hosts and
+the libibverbs test double's own cost model (XRCBENCH_FAKEVERBS_COST, which
+stands in for the device under test) are what a comparison is for: they
+never block it and are named in the header. A qualification folder is not a
+run folder: compare its runs/<name>.
 
 With more than two folders, or --by KEY, compare prints one table with a
 column per run set, each tested against the first set exactly as a two-folder
@@ -102,6 +112,7 @@ Exit status as above: 1 when any set regresses against the first.`,
 	f.StringVar(&fl.format, "format", "text", "output format: text, md (for a CI step summary: the verdict on its first line, the table, the rest collapsed) or json")
 	f.StringVar(&fl.by, "by", "", "group the folders into sets by this --label key (N-way: a column per value)")
 	f.StringVar(&fl.plots, "plots", "", "N-way: write a plot of each gated metric across the sets into this folder")
+	f.BoolVar(&fl.allowDiff, "allow-config-diff", false, "compare runs whose configurations differ (provider, device, procs, threads, QPs, QP state, sim cost, ...); the verdict names the differences")
 	return cmd
 }
 
@@ -134,7 +145,7 @@ func (fl *compareFlags) options() (report.CompareOptions, func(*report.Compariso
 	if !ok {
 		return none, nil, usagef("--format %q: want text, md or json", fl.format)
 	}
-	return report.CompareOptions{Threshold: thr, Alpha: fl.alpha, Metrics: ms, Gates: gs}, write, nil
+	return report.CompareOptions{Threshold: thr, Alpha: fl.alpha, Metrics: ms, Gates: gs, AllowConfigDiff: fl.allowDiff}, write, nil
 }
 
 // compareTwo compares the run in newDir against the one in baseDir and
@@ -142,13 +153,13 @@ func (fl *compareFlags) options() (report.CompareOptions, func(*report.Compariso
 // (exit 1; the text format has said so already); a gate that had too few
 // repetitions to decide is not a pass either.
 func compareTwo(stdout io.Writer, baseDir, newDir string, opts report.CompareOptions, write func(*report.Comparison, io.Writer) error, format string) error {
-	base, err := report.LoadRun(baseDir)
+	base, err := loadCompared(baseDir)
 	if err != nil {
-		return inputErr(err)
+		return err
 	}
-	new, err := report.LoadRun(newDir)
+	new, err := loadCompared(newDir)
 	if err != nil {
-		return inputErr(err)
+		return err
 	}
 	c, err := report.Compare(base, new, opts)
 	if err != nil {
@@ -166,6 +177,38 @@ func compareTwo(stdout io.Writer, baseDir, newDir string, opts report.CompareOpt
 		return usagef("%s", c.Verdict())
 	}
 	return nil
+}
+
+// loadCompared loads a run folder to compare. A qualification folder
+// holds a run folder per run of its plan, under runs/: the line says to
+// compare one of those.
+func loadCompared(dir string) (*report.Run, error) {
+	if _, err := os.Stat(filepath.Join(dir, qualify.JSONFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, results.FileName)); errors.Is(err, os.ErrNotExist) {
+			return nil, usagef("%s is a qualification folder, not a run folder: compare its %s", dir, qualificationRuns(dir))
+		}
+	}
+	run, err := report.LoadRun(dir)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	return run, nil
+}
+
+// qualificationRuns names a qualification folder's run folders:
+// "runs/<name> (runs/steady-1, runs/lifecycle, ...)".
+func qualificationRuns(dir string) string {
+	entries, err := os.ReadDir(filepath.Join(dir, qualify.RunsDir))
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			names = append(names, filepath.Join(dir, qualify.RunsDir, e.Name()))
+		}
+	}
+	if err != nil || len(names) == 0 {
+		return qualify.RunsDir + "/<name>"
+	}
+	return qualify.RunsDir + "/<name> (" + strings.Join(names, ", ") + ")"
 }
 
 // inputErr maps the report's input errors to exit status 2 and anything
@@ -223,9 +266,9 @@ func compareMany(stdout io.Writer, dirs []string, by, plots, format string, opts
 	}
 	var runs []*report.Run
 	for _, d := range dirs {
-		run, err := report.LoadRun(d)
+		run, err := loadCompared(d)
 		if err != nil {
-			return inputErr(err)
+			return err
 		}
 		runs = append(runs, run)
 	}

@@ -84,7 +84,18 @@ func TestCompareSimCostModel(t *testing.T) {
 	if code != 0 {
 		t.Errorf("A/A compare: exit %d, want 0\n%s\n%s", code, stdout, stderr)
 	}
-	code, stdout, stderr = runBin(bin, "compare", "--metric", "p50", "--format", "json", base2, slower)
+	// The cost model is a setting of the harness: runs that differ in it
+	// are not comparable unless the user says so, and the line says why.
+	code, stdout, stderr = runBin(bin, "compare", "--metric", "p50", base2, slower)
+	if line := strings.TrimSpace(stderr); code != 2 || stdout != "" || strings.Contains(line, "\n") ||
+		!strings.Contains(line, "not comparable") || !strings.Contains(line, "sim_cost: reg=2µs,unreg=2µs → reg=2.5µs,unreg=2µs") {
+		t.Errorf("+25%% reg compare without --allow-config-diff: exit %d, want 2 and one line naming sim_cost\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runBin(bin, "compare", "--metric", "p50", "--allow-config-diff", base2, slower)
+	if !strings.Contains(stdout, "verdict: 1 significant regression(s)") || !strings.Contains(stdout, "across different configurations (sim_cost: ") {
+		t.Errorf("--allow-config-diff: the verdict line does not name the difference:\n%s\n%s", stdout, stderr)
+	}
+	code, stdout, stderr = runBin(bin, "compare", "--metric", "p50", "--format", "json", "--allow-config-diff", base2, slower)
 	t.Logf("+25%% reg:\n%s", stdout)
 	if code != 1 {
 		t.Errorf("+25%% reg compare: exit %d, want 1\n%s\n%s", code, stdout, stderr)

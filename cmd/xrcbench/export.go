@@ -18,6 +18,7 @@ func init() { subcommands = append(subcommands, newExportCmd) }
 // exportFlags are export's flags as given.
 type exportFlags struct {
 	format, out, metrics, threshold, gates string
+	allowDiff                              bool
 }
 
 // exportPlan is what export was asked, checked: the latency metrics, and
@@ -27,6 +28,7 @@ type exportPlan struct {
 	metrics     []report.Metric
 	threshold   float64
 	gates       []report.Gate
+	allowDiff   bool // junit: compare's --allow-config-diff
 }
 
 func newExportCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -56,7 +58,9 @@ func newExportCmd(stdout, stderr io.Writer) *cobra.Command {
                 metric (--gate, --threshold as compare), failed on a
                 significant regression, skipped when the repetitions are
                 too few to decide. Takes exactly two run folders; exits 0
-                whatever the verdict (compare's exit status gates).
+                whatever the verdict (compare's exit status gates), 2 when
+                their configurations differ, as compare, unless
+                --allow-config-diff.
 
 The value of every JSON entry is the median over the run's repetitions; the
 range (github-action-benchmark) and lower/upper values (Bencher) bound its
@@ -109,6 +113,7 @@ partial one is exported and marked so.`,
 	f.StringVar(&fl.metrics, "metric", "p50,p99", "latency metrics exported per op kind (github-action-benchmark, bencher): some of p50, p90, p99, p999, max, mean")
 	f.StringVar(&fl.threshold, "threshold", "5%", "junit: smallest change that counts as a regression, as compare's")
 	f.StringVar(&fl.gates, "gate", "", "junit: the metrics that decide, KIND.METRIC comma-separated, as compare's (default: the workload's)")
+	f.BoolVar(&fl.allowDiff, "allow-config-diff", false, "junit: compare runs whose configurations differ, as compare's")
 	return cmd
 }
 
@@ -127,7 +132,7 @@ func (fl *exportFlags) plan(n int) (*exportPlan, error) {
 	default:
 		return nil, usagef("--format %q: want %s", fl.format, formats)
 	}
-	p := &exportPlan{format: fl.format, out: fl.out}
+	p := &exportPlan{format: fl.format, out: fl.out, allowDiff: fl.allowDiff}
 	var err error
 	if p.threshold, err = parsePercent(fl.threshold); err != nil {
 		return nil, usagef("--threshold %q: %v", fl.threshold, err)
@@ -182,7 +187,7 @@ func (p *exportPlan) export(runs []*report.Run) ([]string, map[string][]byte, er
 		}
 		add(p.out, data)
 	case report.ExportFormatJUnit:
-		c, err := report.Compare(runs[0], runs[1], report.CompareOptions{Threshold: p.threshold, Alpha: report.DefaultAlpha, Gates: p.gates})
+		c, err := report.Compare(runs[0], runs[1], report.CompareOptions{Threshold: p.threshold, Alpha: report.DefaultAlpha, Gates: p.gates, AllowConfigDiff: p.allowDiff})
 		if err != nil {
 			return nil, nil, inputErr(err)
 		}

@@ -63,7 +63,8 @@ check, run and criterion, the numbers in each failure's message, an
 inconclusive criterion skipped with type "inconclusive", the runs'
 warnings as properties), qualification.html (a "Not hardware" banner for
 the test double, the verdict, the runs' warnings, then each criterion with
-its plot, the device and firmware, the baseline's identity) and plots/.
+its plot, the device and firmware, the bill of materials, the plan as run,
+the baseline's identity) and plots/.
 The one-line summary counts each verdict and gives every criterion that
 did not pass with its magnitude.
 

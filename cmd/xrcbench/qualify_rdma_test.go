@@ -95,4 +95,13 @@ func TestQualifyThroughDouble(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "fw=1.1 [fw 1.1]") || !strings.Contains(out, "fw=1.0 [fw 1.0]") || !strings.Contains(out, "fw=1.1 unreg_last p50") {
 		t.Errorf("compare --by fw: exit %d\n%s\n%s", code, out, errOut)
 	}
+	// The double's cost model is the device's: recorded with its facts,
+	// shown, and no difference of configuration to compare.
+	if q.BOM == nil || q.BOM.Device.TestDoubleCost != "destroy=130us" || q.BOM.Device.BoardID != "XRCBENCH_FAKE_0001" ||
+		q.BOM.Device.DriverVersion != "xrcbench-fakeverbs-1" || q.BOM.Device.LinkWidth != "16" {
+		t.Errorf("candidate's bill of materials: %+v", q.BOM)
+	}
+	if strings.Contains(out, "different configurations") {
+		t.Errorf("the double's cost model is called a configuration change:\n%s", out)
+	}
 }

@@ -180,6 +180,17 @@ func TestQualifySim(t *testing.T) {
 	if err != nil || r.Labels["fw"] != "1.1" {
 		t.Errorf("run result: %v, labels %v", err, r.Labels)
 	}
+	// The bill of materials: the run's, in qualification.json and the
+	// page, and the plan as run (not "tiny" alone).
+	if q.BOM == nil || r.Environment.BOM == nil || *q.BOM != *r.Environment.BOM || q.PlanAsRun == nil ||
+		!strings.Contains(q.PlanAsRun.Origin, "tiny from ") || q.PlanAsRun.Runs[0].Length != "20 iterations" {
+		t.Errorf("qualification bom %+v, run's %+v, plan as run %+v", q.BOM, r.Environment.BOM, q.PlanAsRun)
+	}
+	for _, want := range []string{"<h2>Bill of materials</h2>", "<tr><th>driver</th><td>n/a: sim</td></tr>", "<h2>Plan as run</h2>"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("qualification.html lacks %s", want)
+		}
+	}
 }
 
 // TestQualifyResume interrupts a qualification of two runs once the first

@@ -28,8 +28,9 @@ writes, into the run folder or --out:
   report.html   one self-contained page: first a headline (p50 and p99 per
                 op kind; for lifecycle runs what destruction adds, with a
                 95% CI across repetitions) over every op kind on one axis,
-                then environment, configuration, summary, repetitions,
-                warnings and every plot as inline SVG
+                then environment, the bill of materials, configuration,
+                summary, repetitions, warnings and every plot as inline
+                SVG
   summary.md    the headline, the summary table and warnings, for CI job
                 summaries
   bench.txt     Go benchmark format, one line per repetition and op kind

@@ -317,21 +317,29 @@ static uint64_t node_guid(int index)
 	return 0xfa4e000000000000ull | ((uint64_t)(index + 1) << 8);
 }
 
+/* The version the double's driver module reports (sysfs module/version),
+ * as MLNX_OFED's modules do. */
+#define FAKE_DRIVER_VERSION "xrcbench-fakeverbs-1"
+
 /* make_sysfs lays out what rdma-core and xrcbench read about a device:
  * <sysfs>/class/infiniband/<name>/{fw_ver,node_guid,board_id,hca_type}
- * with device -> a PCI-named directory holding numa_node and driver.
- * 0 or an errno. */
+ * with device -> a PCI-named directory holding numa_node, the PCIe link
+ * (current_link_speed, current_link_width) and driver, whose module ->
+ * <sysfs>/module/<driver> holds its version: the whole path a result's
+ * bill of materials reads on an adapter. 0 or an errno. */
 static int make_sysfs(struct fake_device *d)
 {
-	char cls[300], pci[300], drv[300], verbs[300], buf[128], target[1100];
+	char cls[300], pci[300], drv[300], verbs[300], mod[300], buf[128], target[1100];
 	uint64_t guid = node_guid(d->index);
-	int cfd = -1, pfd = -1, dfd = -1, vfd = -1, rc = 0;
+	int cfd = -1, pfd = -1, dfd = -1, vfd = -1, mfd = -1, rc = 0;
 
 	snprintf(cls, sizeof(cls), "sysfs/class/infiniband/%s", d->dev.name);
 	snprintf(pci, sizeof(pci), "sysfs/devices/pci0000:fa/0000:fa:00.%d", d->index % 8);
 	snprintf(drv, sizeof(drv), "sysfs/bus/pci/drivers/%s", d->driver);
 	snprintf(verbs, sizeof(verbs), "sysfs/class/infiniband_verbs/%s", d->dev.dev_name);
-	if ((cfd = dir_at(cls)) < 0 || (pfd = dir_at(pci)) < 0 || (dfd = dir_at(drv)) < 0 || (vfd = dir_at(verbs)) < 0) {
+	snprintf(mod, sizeof(mod), "sysfs/module/%s", d->driver);
+	if ((cfd = dir_at(cls)) < 0 || (pfd = dir_at(pci)) < 0 || (dfd = dir_at(drv)) < 0 || (vfd = dir_at(verbs)) < 0 ||
+	    (mfd = dir_at(mod)) < 0) {
 		rc = errno;
 		goto out;
 	}
@@ -340,15 +348,19 @@ static int make_sysfs(struct fake_device *d)
 	if ((rc = put(cfd, "node_guid", buf)) || (rc = put(cfd, "fw_ver", g.fw_ver)) ||
 	    (rc = put(cfd, "board_id", "XRCBENCH_FAKE_0001")) || (rc = put(cfd, "hca_type", "xrcbench fakeverbs")) ||
 	    (rc = put(cfd, "node_type", "1: CA")) || (rc = put(pfd, "numa_node", "0")) ||
-	    (rc = put(vfd, "ibdev", d->dev.name)))
+	    (rc = put(pfd, "current_link_speed", "16.0 GT/s PCIe")) || (rc = put(pfd, "current_link_width", "16")) ||
+	    (rc = put(mfd, "version", FAKE_DRIVER_VERSION)) || (rc = put(vfd, "ibdev", d->dev.name)))
 		goto out;
 	snprintf(target, sizeof(target), "%s/%s", g.dir, pci);
 	if ((rc = link_to(target, cfd, "device")) != 0)
 		goto out;
+	snprintf(target, sizeof(target), "%s/%s", g.dir, mod);
+	if ((rc = link_to(target, dfd, "module")) != 0)
+		goto out;
 	snprintf(target, sizeof(target), "%s/%s", g.dir, drv);
 	rc = link_to(target, pfd, "driver");
 out:
-	for (int *fd = (int[]){cfd, pfd, dfd, vfd}, i = 0; i < 4; i++)
+	for (int *fd = (int[]){cfd, pfd, dfd, vfd, mfd}, i = 0; i < 5; i++)
 		if (fd[i] >= 0)
 			close(fd[i]);
 	return rc;

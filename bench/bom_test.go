@@ -1,0 +1,123 @@
+package bench
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// fakeSysDevices lays out /sys/devices/system with the given files
+// (relative path → content) and points sysDevices at it.
+func fakeSysDevices(t *testing.T, files map[string]string) {
+	t.Helper()
+	root := t.TempDir()
+	for rel, v := range files {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(v+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := sysDevices
+	sysDevices = root
+	t.Cleanup(func() { sysDevices = old })
+}
+
+func pinnedWorkers(cpus ...int) []results.Worker {
+	var w results.Worker
+	for i, c := range cpus {
+		w.PerThread = append(w.PerThread, results.ThreadCounts{Thread: i, CPU: c})
+	}
+	return []results.Worker{w}
+}
+
+// TestPlaceCPUs: the CPUs the threads ran on, whether they are on the
+// device's node, governor, boost and SMT, each read or its reason.
+func TestPlaceCPUs(t *testing.T) {
+	twoNodes := map[string]string{
+		"node/node0/cpulist": "0-3", "node/node1/cpulist": "4-7",
+		"cpu/cpu0/cpufreq/scaling_governor": "performance", "cpu/cpu1/cpufreq/scaling_governor": "performance",
+		"cpu/cpu4/cpufreq/scaling_governor": "powersave",
+		"cpu/cpufreq/boost":                 "0", "cpu/smt/control": "on",
+	}
+	tests := []struct {
+		name                         string
+		files                        map[string]string
+		workers                      []results.Worker
+		numa                         int
+		numaFact                     string
+		threads, on, gov, boost, smt string
+	}{
+		{"pinned on the device's node", twoNodes, pinnedWorkers(0, 1, 1), 0, "0",
+			"pinned: 0-1", "yes (node 0: CPUs 0-3)", "performance", "off", "on"},
+		{"pinned across nodes", twoNodes, pinnedWorkers(1, 4), 0, "0",
+			"pinned: 1,4", "no: CPUs 4 are not on node 0 (its CPUs: 0-3)", "mixed: performance on CPUs 1; powersave on CPUs 4", "off", "on"},
+		{"intel_pstate turbo, no cpufreq (a VM)", map[string]string{"cpu/intel_pstate/no_turbo": "0", "node/node1/cpulist": "4-7"},
+			pinnedWorkers(5), 1, "1", "pinned: 5", "yes (node 1: CPUs 4-7)", results.Unreadable("absent"), "on", results.Unreadable("absent")},
+		{"device without a NUMA node", twoNodes, pinnedWorkers(2), -1, results.Unreadable("none"),
+			"pinned: 2", "unknown: the device's NUMA node is unreadable: none", "unreadable: absent", "off", "on"},
+		{"sim", twoNodes, pinnedWorkers(0), -1, "n/a: sim", "pinned: 0", "n/a: sim", "performance", "off", "on"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fakeSysDevices(t, tt.files)
+			b := &results.BOM{Device: results.DeviceBOM{NUMANode: tt.numaFact}}
+			placeCPUs(b, tt.workers, tt.numa)
+			got := [5]string{b.CPU.ThreadCPUs, b.CPU.OnDeviceNode, b.CPU.Governor, b.CPU.Boost, b.CPU.SMT}
+			if want := [5]string{tt.threads, tt.on, tt.gov, tt.boost, tt.smt}; got != want {
+				t.Errorf("got  %q\nwant %q", got, want)
+			}
+		})
+	}
+	// Unpinned threads ran anywhere the run was allowed.
+	fakeSysDevices(t, twoNodes)
+	b := &results.BOM{Device: results.DeviceBOM{NUMANode: "0"}}
+	placeCPUs(b, []results.Worker{{PerThread: []results.ThreadCounts{{CPU: -1}}}}, 0)
+	if !strings.HasPrefix(b.CPU.ThreadCPUs, "unpinned: any of ") || b.CPU.OnDeviceNode == "" {
+		t.Errorf("unpinned: %+v", b.CPU)
+	}
+}
+
+func TestCPUList(t *testing.T) {
+	for _, s := range []string{"0", "0-3", "0-3,8,10-11"} {
+		cpus, err := parseCPUList(s)
+		if err != nil || cpuList(cpus) != s {
+			t.Errorf("%q: %v, %v → %q", s, cpus, err, cpuList(cpus))
+		}
+	}
+	for _, bad := range []string{"", "a", "3-1", "1-"} {
+		if _, err := parseCPUList(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+// TestResultBOM: every run's result carries the bill of materials, each
+// fact present or saying why not, through the run's own folder.
+func TestResultBOM(t *testing.T) {
+	cfg := testConfig(t, "sharded", "sim", 1, 2, 2)
+	cfg.Iterations = 5
+	cfg.Pin = true
+	runOK(t, cfg)
+	res, err := results.Load(filepath.Join(cfg.Out, results.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := res.Environment.BOM
+	if b == nil {
+		t.Fatal("result.json has no environment.bom")
+	}
+	for _, r := range b.BOMRows() {
+		if r[1] == "" {
+			t.Errorf("bom %s is empty: a fact must be there or say why not", r[0])
+		}
+	}
+	if b.Device.Driver != "n/a: sim" || !strings.HasPrefix(b.CPU.ThreadCPUs, "pinned: ") || b.KernelRelease == "" {
+		t.Errorf("bom: %+v", b)
+	}
+}

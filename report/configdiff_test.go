@@ -1,0 +1,117 @@
+package report
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// TestCompareConfigDiff: runs of different configurations are not
+// comparable (one line naming the differences) unless AllowConfigDiff,
+// when the verdict names them; the device's firmware, the runs' labels
+// and the test double's cost model are what a comparison is for and
+// never block it.
+func TestCompareConfigDiff(t *testing.T) {
+	tests := []struct {
+		name    string
+		change  func(r *results.Result)
+		refused []string // the differences named; nil: comparable
+	}{
+		{"the issue's case: sim 1x1 1 QP against rdma 2x2 16 QPs at rtr", func(r *results.Result) {
+			r.Config.Provider, r.Config.Procs, r.Config.Threads, r.Config.QPs, r.Config.QPState = "rdma", 1, 1, 1, "rtr"
+			r.Environment.Device["name"] = "mlx5_0"
+		}, []string{"provider: sim → rdma", "procs: 2 → 1", "threads: 2 → 1", "qps: 16 → 1", "qp_state: reset → rtr", "device: sim0 → mlx5_0"}},
+		{"the sim's cost model", func(r *results.Result) {
+			r.Config.ProviderOpts = map[string]string{"sim_cost": "reg=2.5µs"}
+		}, []string{"sim_cost: (none) → reg=2.5µs"}},
+		{"the sim's semantics", func(r *results.Result) {
+			r.Config.ProviderOpts = map[string]string{"sim_semantics": "upstream"}
+		}, []string{"sim_semantics: (none) → upstream"}},
+		{"the workload's text", func(r *results.Result) { r.Config.WorkloadSpec += "# changed\n" }, []string{"workload spec: its text changed"}},
+		{"firmware and labels", func(r *results.Result) {
+			r.Environment.Device["fw_ver"] = "2.0"
+			r.Labels = map[string]string{"fw": "2.0"}
+		}, nil},
+		{"the test double's own cost model", func(r *results.Result) {
+			r.Environment.BOM = &results.BOM{Device: results.DeviceBOM{TestDoubleCost: "reg=3us"}}
+		}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := synth{reps: 5, noise: 0.01}.run("runs/base")
+			new := synth{reps: 5, noise: 0.01, seed: 2}.run("runs/new")
+			tt.change(new.Result)
+			c, err := Compare(base, new, defaultOpts())
+			if tt.refused == nil {
+				if err != nil || len(c.ConfigDiffs) > 0 || strings.Contains(c.Verdict(), "different configurations") {
+					t.Fatalf("refused or flagged: %v", err)
+				}
+				return
+			}
+			if err == nil || !errors.Is(err, ErrInput) || strings.Contains(err.Error(), "\n") ||
+				!strings.HasPrefix(err.Error(), "not comparable: runs/base and runs/new differ in configuration (") ||
+				!strings.Contains(err.Error(), "--allow-config-diff") {
+				t.Fatalf("err = %v, want one line refusing the comparison", err)
+			}
+			for _, d := range tt.refused {
+				if !strings.Contains(err.Error(), d) {
+					t.Errorf("the refusal does not name %q: %v", d, err)
+				}
+			}
+			opt := defaultOpts()
+			opt.AllowConfigDiff = true
+			c, err = Compare(base, new, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := c.Verdict()
+			if !strings.Contains(v, "; across different configurations (") {
+				t.Errorf("verdict %q does not say the configurations differ", v)
+			}
+			for _, d := range tt.refused {
+				if !strings.Contains(v, d) {
+					t.Errorf("verdict %q does not name %q", v, d)
+				}
+			}
+		})
+	}
+}
+
+// TestConfigDiffDeviceFacts: a change of the device's own facts (its
+// firmware, the test double's cost model) is what compare and history
+// follow, never a difference of configuration.
+func TestConfigDiffDeviceFacts(t *testing.T) {
+	a, b := synth{reps: 1}.run("a").Result, synth{reps: 1}.run("b").Result
+	a.Environment.BOM = &results.BOM{Device: results.DeviceBOM{TestDoubleCost: "none"}}
+	b.Environment.BOM = &results.BOM{Device: results.DeviceBOM{TestDoubleCost: "reg=2us"}}
+	b.Environment.Device["fw_ver"] = "1.1"
+	if d := ConfigDiff(a, b); len(d) != 0 {
+		t.Errorf("ConfigDiff = %q, want nothing: firmware and the double's cost are the device's", d)
+	}
+}
+
+// TestCompareManyConfigDiff: an N-way set pooling runs of different
+// configurations is refused the same way, and named in the verdict when
+// allowed.
+func TestCompareManyConfigDiff(t *testing.T) {
+	a := synth{reps: 5, noise: 0.01}.run("runs/a")
+	b1 := synth{reps: 5, noise: 0.01, seed: 2}.run("runs/b1")
+	b2 := synth{reps: 5, noise: 0.01, seed: 3}.run("runs/b2")
+	b2.Result.Config.Threads = 8
+	sets := []RunSet{{Name: "fw=1", Runs: []*Run{a}}, {Name: "fw=2", Runs: []*Run{b1, b2}}}
+	_, err := CompareMany(sets, "fw", defaultOpts())
+	if err == nil || !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "not comparable: set fw=2: runs/b1 and runs/b2 differ in configuration (threads: 2 → 8)") {
+		t.Fatalf("err = %v", err)
+	}
+	opt := defaultOpts()
+	opt.AllowConfigDiff = true
+	mc, err := CompareMany(sets, "fw", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := mc.Verdict(); !strings.Contains(v, "across different configurations (within fw=2: threads: 2 → 8)") {
+		t.Errorf("verdict %q does not name the difference", v)
+	}
+}
