@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/xrcbench/xrcbench/internal/safetext"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 )
@@ -68,7 +69,7 @@ func write(out string, q *Qualification, runs map[string]*report.Run, base *Qual
 	if err := pageTmpl.Execute(&page, q); err != nil {
 		return err
 	}
-	return results.WriteFileAtomic(filepath.Join(out, HTMLFile), page.Bytes(), 0o644)
+	return results.WriteFileAtomic(filepath.Join(out, HTMLFile), []byte(safetext.Text(page.String())), 0o644)
 }
 
 // JUnit is the qualification as JUnit XML: a suite per part (conformance,

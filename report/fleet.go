@@ -23,6 +23,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/xrcbench/xrcbench/internal/safetext"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -621,7 +622,7 @@ func (fl *Fleet) WriteFleetHTML(title string, figs []Figure) ([]byte, error) {
 		"Title": title, "R": fr, "Groups": groups,
 		"FailedRows": failed, "Medians": medians, "Figures": figViews, "Headline": fr.Headline(),
 	})
-	return b.Bytes(), err
+	return []byte(safetext.Text(b.String())), err
 }
 
 // Headline says the fleet in a few lines: nodes by status, and who is

@@ -42,3 +42,32 @@ func TestInputFileNotEchoed(t *testing.T) {
 		}
 	}
 }
+
+// What the CLI prints reaches a terminal: an escape sequence in a folder
+// name, a device name or a file's text is printed as \x1b, never as ESC.
+func TestPrintsNoControlCharacters(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run\x1b]0;pwned\a\x1b[2J")
+	tests := []struct {
+		name string
+		args []string
+		want string // on stderr
+	}{
+		{"report of a missing folder", []string{"report", dir}, `run\x1b]0;pwned\x07\x1b[2J`},
+		{"compare of missing folders", []string{"compare", dir, dir + "2"}, `\x1b[2J`},
+		{"a workload named with 8-bit CSI", []string{"run", "--workload", "nosuch\x9b2J"}, `nosuch\x9b2J`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(tt.args...)
+			if code == 0 {
+				t.Fatalf("exit 0\n%s\n%s", stdout, stderr)
+			}
+			if strings.ContainsAny(stdout+stderr, "\x1b\a\u009b") || strings.Contains(stdout+stderr, "\x9b") {
+				t.Errorf("a control character is printed: %q %q", stdout, stderr)
+			}
+			if !strings.Contains(stderr, tt.want) {
+				t.Errorf("stderr %q lacks %q", stderr, tt.want)
+			}
+		})
+	}
+}
