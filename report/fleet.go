@@ -174,6 +174,7 @@ func LoadFleet(dir string, opts FleetOptions) (*Fleet, error) {
 	fr := &FleetReport{Schema: FleetSchema, Threshold: thr, Flagged: []string{}, Merged: map[string]FleetMerged{}}
 	fl := &Fleet{Report: fr, Hists: map[string]*hdrhistogram.Histogram{}}
 	listed := map[string]bool{}
+	claimed := map[string]string{} // node → the folder that holds it
 	jobs := map[string]bool{}
 	mostNodes := 0
 	for _, e := range ents {
@@ -183,6 +184,9 @@ func LoadFleet(dir string, opts FleetOptions) (*Fleet, error) {
 		node, listedHere := loadFleetNode(filepath.Join(dir, e.Name()), fl)
 		if node == nil {
 			continue
+		}
+		if err := claimNode(claimed, dir, node); err != nil {
+			return nil, err
 		}
 		fr.Nodes = append(fr.Nodes, *node)
 		for _, n := range listedHere.NodeList {
