@@ -95,7 +95,7 @@ test: cwarn vet csan fakeverbs
 # 75804, fixed in Go 1.27); a count has no deadline to race.
 FUZZTIME    ?= 1m
 FUZZTARGETS := ./workloads:FuzzParse:3000 ./results:FuzzLoad:2000 ./results:FuzzDecodeHistogram:20000 \
-               ./report:FuzzReadTimeline:800 ./bench:FuzzFrameReader:15000 ./verbs:FuzzParseCost:15000 \
+               ./report:FuzzReadTimeline:800 ./report:FuzzExportCSV:1500 ./bench:FuzzFrameReader:15000 ./verbs:FuzzParseCost:15000 \
                ./verbs:FuzzSimDevice:1500 ./verbs:FuzzDecodeRDMANetlink:20000 \
                ./qualify:FuzzParsePlan:3000
 fuzz:

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/safetext"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 )
@@ -70,7 +71,7 @@ func write(out string, q *Qualification, runs map[string]*report.Run, base *Qual
 	if err := pageTmpl.Execute(&page, q); err != nil {
 		return err
 	}
-	return results.WriteFileAtomic(filepath.Join(out, HTMLFile), page.Bytes(), 0o644)
+	return results.WriteFileAtomic(filepath.Join(out, HTMLFile), []byte(safetext.Text(page.String())), 0o644)
 }
 
 // runWarnings are what a run's result says its reader must know: the

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/xrcbench/xrcbench/internal/safetext"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -86,7 +87,7 @@ func benchPart(s string) string {
 // response time's p50 and p99 on the same line. A run without repetitions
 // contributes one line per kind from its overall figures.
 func WriteBench(w io.Writer, runs []*Run) error {
-	bw := bufio.NewWriter(w)
+	bw := bufio.NewWriter(safetext.NewWriter(w))
 	fmt.Fprintln(bw, "# xrcbench: one line per repetition and op kind; read with benchstat")
 	units := benchUnits
 	if openLoop(runs) {

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/perf/benchmath"
@@ -255,7 +257,8 @@ func CSVStatistics() []string {
 // the run's labels (label:KEY), configuration and environment as columns
 // (provider options as option:KEY, device facts as device:KEY), as pandas'
 // read_csv or R's read.csv load it. Every run's columns are present in
-// every row, empty where a run has no such value.
+// every row, empty where a run has no such value. A text cell that a
+// spreadsheet would take for a formula starts with ' (see csvText).
 func ExportCSV(runs []*Run) ([]byte, error) {
 	if len(runs) == 0 {
 		return nil, inputErrorf("no run folder given")
@@ -299,18 +302,19 @@ func ExportCSV(runs []*Run) ([]byte, error) {
 		var fixed []string
 		labels := runLabels(r)
 		for _, k := range slices.Sorted(maps.Keys(labelKeys)) {
-			fixed = append(fixed, labels[k])
+			fixed = append(fixed, csvText(labels[k]))
 		}
-		fixed = append(fixed, c.Workload, c.Provider, c.Device, strconv.Itoa(c.Procs), strconv.Itoa(c.Threads),
+		fixed = append(fixed, csvText(c.Workload), csvText(c.Provider), csvText(c.Device), strconv.Itoa(c.Procs), strconv.Itoa(c.Threads),
 			strconv.Itoa(c.QPs), secs(c.Duration), strconv.Itoa(c.Iterations), secs(c.Warmup), strconv.Itoa(c.Repetitions),
 			strconv.FormatBool(c.Pin), strconv.FormatInt(c.Seed, 10), secs(c.Interval))
 		for _, k := range slices.Sorted(maps.Keys(optKeys)) {
-			fixed = append(fixed, c.ProviderOpts[k])
+			fixed = append(fixed, csvText(c.ProviderOpts[k]))
 		}
-		fixed = append(fixed, env.Host, env.Kernel, env.CPUModel, strconv.Itoa(env.CPUs), env.GoVersion, env.Version)
+		fixed = append(fixed, csvText(env.Host), csvText(env.Kernel), csvText(env.CPUModel), strconv.Itoa(env.CPUs),
+			csvText(env.GoVersion), csvText(env.Version))
 		for _, k := range slices.Sorted(maps.Keys(devKeys)) {
 			if v, ok := env.Device[k]; ok {
-				fixed = append(fixed, fmt.Sprint(v))
+				fixed = append(fixed, csvText(fmt.Sprint(v)))
 			} else {
 				fixed = append(fixed, "")
 			}
@@ -322,8 +326,8 @@ func ExportCSV(runs []*Run) ([]byte, error) {
 					continue
 				}
 				for _, st := range csvStats {
-					row := []string{run.Dir, r.RunID, r.Started.UTC().Format(time.RFC3339Nano), r.Status,
-						strconv.Itoa(rep.Index), kind, st.name, num(st.get(s)), st.unit}
+					row := []string{csvText(run.Dir), csvText(r.RunID), r.Started.UTC().Format(time.RFC3339Nano), csvText(r.Status),
+						strconv.Itoa(rep.Index), csvText(kind), st.name, num(st.get(s)), st.unit}
 					if err := w.Write(append(row, fixed...)); err != nil {
 						return nil, err
 					}
@@ -334,6 +338,22 @@ func ExportCSV(runs []*Run) ([]byte, error) {
 	w.Flush()
 	return buf.Bytes(), w.Error()
 }
+
+// csvText makes a text cell safe to open in a spreadsheet: a cell that
+// starts with =, +, -, @, a tab or a carriage return is a formula to Excel,
+// LibreOffice and Google Sheets (a label of "=HYPERLINK(...)", a host name
+// of "@SUM(...)"), so it gets a leading ' (OWASP's CSV injection rule),
+// which the spreadsheet shows as text. A plain decimal number is left as it
+// is ("-1" is a number, not a formula, in a label or a device fact too);
+// numeric columns never come here.
+func csvText(s string) string {
+	if s == "" || !strings.ContainsRune("=+-@\t\r", rune(s[0])) || decimalRE.MatchString(s) {
+		return s
+	}
+	return "'" + s
+}
+
+var decimalRE = regexp.MustCompile(`^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$`)
 
 func marshalIndent(v any) ([]byte, error) {
 	b, err := json.MarshalIndent(v, "", "  ")

@@ -318,3 +318,53 @@ func TestExportCSVLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestExportCSVFormulas: a text cell a spreadsheet would run as a formula
+// (OWASP's CSV injection: =, +, -, @, tab, CR first) starts with ' and
+// reads back as its text; a number, negative ones included, stays a
+// number, in a numeric column or a text one.
+func TestExportCSVFormulas(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"equals", `=HYPERLINK("http://x","y")`, `'=HYPERLINK("http://x","y")`},
+		{"plus", "+1+cmd|' /C calc'!A0", "'+1+cmd|' /C calc'!A0"},
+		{"minus", "-2+3", "'-2+3"},
+		{"at", "@SUM(A1:A9)", "'@SUM(A1:A9)"},
+		{"tab", "\t=1", "'\t=1"},
+		{"carriage return", "\r=1", "'\r=1"},
+		{"negative number", "-1", "-1"},
+		{"signed float", "+2.5e-3", "+2.5e-3"},
+		{"plain", "22.31", "22.31"},
+		{"formula later", "a=1", "a=1"},
+		{"empty", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := engineRun(t, "engine-lifecycle")
+			run.Result.Labels = map[string]string{"fw": tt.in}
+			run.Result.Environment.Host = tt.in
+			run.Result.Config.Seed = -7
+			data, err := ExportCSV([]*Run{run})
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			col := map[string]int{}
+			for i, h := range recs[0] {
+				col[h] = i
+			}
+			for _, rec := range recs[1:] {
+				if rec[col["label:fw"]] != tt.want || rec[col["host"]] != tt.want {
+					t.Fatalf("label %q host %q, want %q", rec[col["label:fw"]], rec[col["host"]], tt.want)
+				}
+				if rec[col["seed"]] != "-7" {
+					t.Fatalf("seed %q, want the number -7", rec[col["seed"]])
+				}
+			}
+		})
+	}
+}

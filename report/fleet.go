@@ -23,6 +23,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/xrcbench/xrcbench/internal/safetext"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -173,6 +174,7 @@ func LoadFleet(dir string, opts FleetOptions) (*Fleet, error) {
 	fr := &FleetReport{Schema: FleetSchema, Threshold: thr, Flagged: []string{}, Merged: map[string]FleetMerged{}}
 	fl := &Fleet{Report: fr, Hists: map[string]*hdrhistogram.Histogram{}}
 	listed := map[string]bool{}
+	claimed := map[string]string{} // node → the folder that holds it
 	jobs := map[string]bool{}
 	mostNodes := 0
 	for _, e := range ents {
@@ -182,6 +184,9 @@ func LoadFleet(dir string, opts FleetOptions) (*Fleet, error) {
 		node, listedHere := loadFleetNode(filepath.Join(dir, e.Name()), fl)
 		if node == nil {
 			continue
+		}
+		if err := claimNode(claimed, dir, node); err != nil {
+			return nil, err
 		}
 		fr.Nodes = append(fr.Nodes, *node)
 		for _, n := range listedHere.NodeList {
@@ -621,7 +626,7 @@ func (fl *Fleet) WriteFleetHTML(title string, figs []Figure) ([]byte, error) {
 		"Title": title, "R": fr, "Groups": groups,
 		"FailedRows": failed, "Medians": medians, "Figures": figViews, "Headline": fr.Headline(),
 	})
-	return b.Bytes(), err
+	return []byte(safetext.Text(b.String())), err
 }
 
 // Headline says the fleet in a few lines: nodes by status, and who is

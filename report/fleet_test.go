@@ -1,6 +1,7 @@
 package report
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -162,5 +163,26 @@ func TestFleetBadInput(t *testing.T) {
 	}
 	if _, err := LoadFleet(dir, FleetOptions{}); err == nil || !strings.Contains(err.Error(), "not a fleet folder") {
 		t.Errorf("empty folder: %v", err)
+	}
+}
+
+// Two folders claiming one node (a copied folder, two nodes run under one
+// name) are refused, naming the node and both folders: which measured it?
+func TestFleetNodeClaimedTwice(t *testing.T) {
+	dir := t.TempDir()
+	nodes := []string{"n1", "n2"}
+	writeFleetNode(t, dir, fleetNode{name: "n1", status: results.StatusOK, fw: "22.1", p50ns: 1000}, nodes)
+	writeFleetNode(t, dir, fleetNode{name: "n2", status: results.StatusOK, fw: "22.1", rank: 1, p50ns: 1000}, nodes)
+	if err := os.CopyFS(filepath.Join(dir, "n1-copy"), os.DirFS(filepath.Join(dir, "n1"))); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadFleet(dir, FleetOptions{})
+	if !errors.Is(err, ErrInput) {
+		t.Fatalf("LoadFleet: %v, want an input error", err)
+	}
+	for _, want := range []string{"node n1 ", filepath.Join(dir, "n1") + " and", filepath.Join(dir, "n1-copy")} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
 	}
 }

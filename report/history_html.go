@@ -7,6 +7,8 @@ import (
 	"math"
 	"path/filepath"
 	"strings"
+
+	"github.com/xrcbench/xrcbench/internal/safetext"
 )
 
 // The plot of one series: each run's median with its repetitions' range,
@@ -130,7 +132,7 @@ func (h *History) HTML(out string, hasReport func(run string) bool) ([]byte, err
 		ConfigWarnings []string
 		Plots          []histPlot
 	}{h, h.Regressed(), h.ConfigWarnings(), plots})
-	return b.Bytes(), err
+	return []byte(safetext.Text(b.String())), err
 }
 
 func (h *History) plot(s Series, out string, hasReport func(string) bool) histPlot {

@@ -115,3 +115,58 @@ func TestReportEscapesHostileStrings(t *testing.T) {
 		t.Errorf("report.html does not show the hostile host name as text")
 	}
 }
+
+// A run whose device, host and other strings carry control characters (an
+// escape sequence in a device name, a window-title sequence, an 8-bit CSI,
+// a right-to-left override) writes none of them into any file a person
+// reads: summary.md, bench.txt, report.html and the SVG plots show them as
+// \x1b-style escapes.
+func TestReportEscapesControlCharacters(t *testing.T) {
+	r, err := results.Load(fixtureDir(t, lifecycleFixture()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Config.Workload = "steady\x1b[2J"
+	r.Config.Device = "mlx5_\x1b[31m0"
+	r.Environment.Host = "node\x1b]0;pwned\a1"
+	r.Environment.CPUModel = "EPYC\u009b31m"
+	r.Environment.Kernel = "Linux\u202eevil"
+	r.Environment.Device = map[string]any{"name": "mlx5_\x1b[31m0", "driver": "mlx5\rX"}
+	r.Warnings = append(r.Warnings, "device mlx5_\x1b[31m0 warned")
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.Write(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Generate([]string{dir}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	control := regexp.MustCompile("[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f\u202a-\u202e]")
+	checked := 0
+	for _, path := range rep.Files {
+		if strings.HasSuffix(path, ".png") {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if loc := control.FindIndex(data); loc != nil {
+			t.Errorf("%s carries a control character: %q", filepath.Base(path), data[max(0, loc[0]-20):min(len(data), loc[1]+20)])
+		}
+		checked++
+	}
+	if checked < 4 {
+		t.Errorf("%d files checked, want summary.md, bench.txt, report.html and plots: %v", checked, rep.Files)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, MarkdownFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(md, []byte(`mlx5\_\x1b\[31m0`)) {
+		t.Errorf("summary.md does not show the device name's ESC as \\x1b:\n%s", md)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/safetext"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -392,7 +393,9 @@ func renderHTML(p htmlPage) ([]byte, error) {
 	if err := page.Execute(&b, p); err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	// html/template leaves control characters as they are: harmless to
+	// a browser, not to a terminal the page is cat or grep'd on.
+	return []byte(safetext.Text(b.String())), nil
 }
 
 // timerOverhead says what one timer read costs, with the spread of the

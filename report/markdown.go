@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/safetext"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -94,7 +95,7 @@ func runLength(r *results.Result) string {
 // WriteMarkdown writes summary.md: per run, the summary table and the
 // warnings, fit for a CI job summary or a pull-request comment.
 func WriteMarkdown(w io.Writer, runs []*Run) error {
-	bw := bufio.NewWriter(w)
+	bw := bufio.NewWriter(safetext.NewWriter(w))
 	for i, run := range runs {
 		if i > 0 {
 			fmt.Fprintln(bw)

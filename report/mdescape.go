@@ -10,6 +10,8 @@ import (
 // fill with Markdown or HTML. They are escaped so that they render as the
 // text they are: no heading, list, link, image, emphasis, table cell or
 // raw HTML can come out of them. report.html escapes through html/template.
+// Control characters (an ESC in a device name) are escaped for every
+// output at once, where it is written: see internal/safetext.
 
 // mdText escapes s for Markdown text, tables included: every character
 // that can start markup is backslash-escaped (CommonMark allows that for

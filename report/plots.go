@@ -20,6 +20,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/xrcbench/xrcbench/internal/safetext"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -122,7 +123,9 @@ func renderPlot(p *plot.Plot, outside bool, name, title, caption string) (Figure
 	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&pb, ic.Image()); err != nil {
 		return f, fmt.Errorf("plot %s: png: %w", name, err)
 	}
-	f.SVG, f.PNG = sb.Bytes(), pb.Bytes()
+	// A device or host name in a title would be a control character in
+	// the XML, which no viewer parses.
+	f.SVG, f.PNG = []byte(safetext.Text(sb.String())), pb.Bytes()
 	return f, nil
 }
 

@@ -186,6 +186,15 @@ func (s OpStats) validate() error {
 		return fmt.Errorf("%d errors in %d operations", s.Errors, s.Count)
 	case s.OpsPerSec < 0:
 		return fmt.Errorf("negative ops_per_sec")
+	// A latency is a duration: below zero it is a clock or a file gone
+	// wrong, and every statistic of it with it. (Ordered percentiles
+	// are all negative when any is: the min is the least of them.)
+	case s.Count > 0 && l.Min < 0:
+		return fmt.Errorf("negative latency: min %d ns", l.Min)
+	case s.Count > 0 && l.Mean < 0:
+		return fmt.Errorf("negative latency: mean %g ns", l.Mean)
+	case s.Count > 0 && l.Stddev < 0:
+		return fmt.Errorf("negative stddev %g ns", l.Stddev)
 	case s.Count > 0 && !(l.Min <= l.P50 && l.P50 <= l.P90 && l.P90 <= l.P99 && l.P99 <= l.P999 && l.P999 <= l.Max):
 		return fmt.Errorf("percentiles out of order")
 	}

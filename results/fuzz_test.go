@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,6 +13,8 @@ func FuzzLoad(f *testing.F) {
 	for _, p := range []string{"../report/testdata/sweeps/engine-lifecycle/p1-t1-q4/result.json"} {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b)
+			// A latency below zero, which must not load.
+			f.Add(bytes.Replace(b, []byte(`"min": 30`), []byte(`"min": -30`), 1))
 		}
 	}
 	f.Add([]byte(`{"schema":1,"ops":{}}`))
@@ -23,6 +26,13 @@ func FuzzLoad(f *testing.F) {
 		r, err := Load(dir)
 		if err == nil && r == nil {
 			t.Fatal("Load returned neither a result nor an error")
+		}
+		if err == nil {
+			for kind, s := range r.Ops {
+				if s.Count > 0 && (s.NS.Min < 0 || s.NS.Mean < 0) {
+					t.Fatalf("loaded %s with a negative latency: %+v", kind, s.NS)
+				}
+			}
 		}
 	})
 }

@@ -74,6 +74,19 @@ func TestLoadRejects(t *testing.T) {
 		{"no procs", edit(func(r *Result) { r.Config.Procs = 0 }), "procs=0"},
 		{"more errors than ops", edit(func(r *Result) { s := r.Ops[OpReg]; s.Errors = s.Count + 1; r.Ops[OpReg] = s }), "errors in"},
 		{"percentiles out of order", edit(func(r *Result) { s := r.Ops[OpReg]; s.NS.P99 = s.NS.Max + 1; r.Ops[OpReg] = s }), "out of order"},
+		{"all percentiles below zero", edit(func(r *Result) {
+			s := r.Ops[OpReg]
+			s.NS = Latency{Min: -900, P50: -800, P90: -700, P99: -600, P999: -500, Max: -400, Mean: -700}
+			r.Ops[OpReg] = s
+		}), "ops.reg: negative latency: min -900 ns"},
+		{"negative min", edit(func(r *Result) { s := r.Ops[OpReg]; s.NS.Min = -1; r.Ops[OpReg] = s }), "negative latency: min -1 ns"},
+		{"negative mean", edit(func(r *Result) { s := r.Ops[OpReg]; s.NS.Mean = -3.5; r.Ops[OpReg] = s }), "negative latency: mean -3.5 ns"},
+		{"negative stddev", edit(func(r *Result) { s := r.Ops[OpReg]; s.NS.Stddev = -1; r.Ops[OpReg] = s }), "negative stddev -1 ns"},
+		{"negative in a repetition", edit(func(r *Result) {
+			s := r.Ops[OpReg]
+			s.NS.Min, s.NS.P50 = -20, -10
+			r.Repetitions = []Repetition{{Ops: map[string]OpStats{OpReg: s}}}
+		}), "repetitions[0].ops.reg: negative latency: min -20 ns"},
 		{"storm makespan not the slowest rank", edit(func(r *Result) { r.Storm = sampleStorm(); r.Storm.MakespanNS[1] = 5 }), "makespan 5 ns is not the largest rank time (900 ns)"},
 		{"storm makespan of an unfinished storm", edit(func(r *Result) { r.Storm = sampleStorm(); r.Storm.RankDoneNS[0][1] = -1 }), "not the largest rank time (-1 ns)"},
 		{"storm ranks missing", edit(func(r *Result) { r.Storm = sampleStorm(); r.Storm.RankDoneNS[0] = []int64{1} }), "1 rank times for 2 ranks"},

@@ -66,6 +66,9 @@ the libibverbs test double's own cost model (XRCBENCH_FAKEVERBS_COST, which
 stands in for the device under test) are what a comparison is for: they
 never block it and are named in the header. A qualification folder is not a
 run folder: compare its runs/<name>.
+One run given twice (the same
+run id: one folder twice, or a copy of it) is warned about on stderr: the
+comparison runs, but it is one measurement against itself.
 
 With more than two folders, or --by KEY, compare prints one table with a
 column per run set, each tested against the first set exactly as a two-folder
@@ -99,9 +102,9 @@ Exit status as above: 1 when any set regresses against the first.`,
 				return err
 			}
 			if len(args) > 2 || fl.by != "" || fl.plots != "" {
-				return compareMany(stdout, args, fl.by, fl.plots, fl.format, opts)
+				return compareMany(stdout, stderr, args, fl.by, fl.plots, fl.format, opts)
 			}
-			return compareTwo(stdout, args[0], args[1], opts, write, fl.format)
+			return compareTwo(stdout, stderr, args[0], args[1], opts, write, fl.format)
 		},
 	}
 	f := cmd.Flags()
@@ -152,7 +155,7 @@ func (fl *compareFlags) options() (report.CompareOptions, func(*report.Compariso
 // writes the comparison. A significant regression in a gated metric fails
 // (exit 1; the text format has said so already); a gate that had too few
 // repetitions to decide is not a pass either.
-func compareTwo(stdout io.Writer, baseDir, newDir string, opts report.CompareOptions, write func(*report.Comparison, io.Writer) error, format string) error {
+func compareTwo(stdout, stderr io.Writer, baseDir, newDir string, opts report.CompareOptions, write func(*report.Comparison, io.Writer) error, format string) error {
 	base, err := loadCompared(baseDir)
 	if err != nil {
 		return err
@@ -161,6 +164,7 @@ func compareTwo(stdout io.Writer, baseDir, newDir string, opts report.CompareOpt
 	if err != nil {
 		return err
 	}
+	warnDuplicates(stderr, base, new)
 	c, err := report.Compare(base, new, opts)
 	if err != nil {
 		return inputErr(err)
@@ -211,6 +215,14 @@ func qualificationRuns(dir string) string {
 	return qualify.RunsDir + "/<name> (" + strings.Join(names, ", ") + ")"
 }
 
+// warnDuplicates warns of a run given twice (compare X X, or a copy of
+// X): the comparison still runs, but shows no change whatever changed.
+func warnDuplicates(stderr io.Writer, runs ...*report.Run) {
+	for _, w := range report.DuplicateRuns(runs) {
+		fmt.Fprintln(stderr, "warning: "+w)
+	}
+}
+
 // inputErr maps the report's input errors to exit status 2 and anything
 // else (an I/O failure while reading) to exit status 1.
 func inputErr(err error) error {
@@ -255,7 +267,7 @@ func parseMetrics(s string) ([]report.Metric, error) {
 
 // compareMany is the N-way compare: a set per folder, or per value of
 // the label by; each set against the first.
-func compareMany(stdout io.Writer, dirs []string, by, plots, format string, opts report.CompareOptions) error {
+func compareMany(stdout, stderr io.Writer, dirs []string, by, plots, format string, opts report.CompareOptions) error {
 	write, ok := map[string]func(*report.MultiComparison, io.Writer) error{
 		"text": (*report.MultiComparison).WriteText,
 		"md":   (*report.MultiComparison).WriteMarkdown,
@@ -272,6 +284,7 @@ func compareMany(stdout io.Writer, dirs []string, by, plots, format string, opts
 		}
 		runs = append(runs, run)
 	}
+	warnDuplicates(stderr, runs...)
 	var sets []report.RunSet
 	if by == "" {
 		report.LabelRuns(runs)

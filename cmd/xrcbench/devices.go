@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/xrcbench/xrcbench/internal/safetext"
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
@@ -100,7 +101,10 @@ func writeDevices(w io.Writer, devs []verbs.DeviceInfo) error {
 		if d.LiveQPs != nil {
 			live = fmt.Sprint(*d.LiveQPs)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Name, xrc, openQP, legacy, dash(d.FWVer), ports, numa, dash(d.Driver), live)
+		// Escaped here, not only at stdout: the columns are as wide as
+		// what is shown, and a tab in a name is no column.
+		cell := safetext.Line
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(d.Name), xrc, openQP, legacy, cell(dash(d.FWVer)), ports, numa, cell(dash(d.Driver)), live)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

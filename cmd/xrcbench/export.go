@@ -52,7 +52,9 @@ func newExportCmd(stdout, stderr io.Writer) *cobra.Command {
                 statistic (count, errors, ops_per_sec, min, p50, p90, p99,
                 p999, max, mean, stddev), with the run's configuration
                 and environment as columns (labels as label:KEY), for
-                pandas or R.
+                pandas or R. A text cell starting with =, +, -, @, a tab
+                or a CR (a formula to a spreadsheet) gets a leading ';
+                numbers, negative ones too, stay numbers.
   junit         the gate result of compare BASE_DIR NEW_DIR as JUnit XML,
                 for a CI server's test report: a test case per gated
                 metric (--gate, --threshold as compare), failed on a

@@ -48,7 +48,9 @@ the firmware or the labels, which a history follows) are warned about on
 stderr, one line each naming the run and what differs, and marked in
 history.html and history.json. A change point where the configuration
 changed is "configuration changed", not a regression: it does not set the
-exit status.
+exit status. A run given more than once (the same run id
+in two folders, or one folder twice) is warned about on stderr, once, naming
+the folders: the history counts it as that many runs.
 
 It writes history.json and history.html (a plot per metric with the change
 points marked; each point links to its run's report.html) into --out, by
@@ -132,7 +134,7 @@ order by).`,
 					return outputErr(err)
 				}
 			}
-			for _, w := range h.ConfigWarnings() {
+			for _, w := range append(h.DuplicateRuns(), h.ConfigWarnings()...) {
 				fmt.Fprintln(stderr, "warning: "+w)
 			}
 			if err := h.WriteText(stdout); err != nil {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/internal/safetext"
 )
 
 // Progress modes (--progress).
@@ -50,10 +51,20 @@ type progressView struct {
 	started time.Time
 }
 
-// isTerminal reports whether w is a terminal.
+// isTerminal reports whether w is a terminal (under the safetext.Writer
+// that stderr is).
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := raw(w).(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// raw is the writer under a safetext.Writer: the live display draws with
+// escape sequences of its own, and escapes what it is given (see Write).
+func raw(w io.Writer) io.Writer {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		return u.Unwrap()
+	}
+	return w
 }
 
 // canDraw reports whether w is a terminal a display can be drawn on: one
@@ -62,7 +73,7 @@ func canDraw(w io.Writer) bool {
 	if !isTerminal(w) {
 		return false
 	}
-	width, height, err := term.GetSize(int(w.(*os.File).Fd()))
+	width, height, err := term.GetSize(int(raw(w).(*os.File).Fd()))
 	return err == nil && width > 0 && height > 0
 }
 
@@ -113,7 +124,7 @@ func (v *progressView) update(p bench.Progress) {
 		v.started = time.Now()
 		// Redrawn when the engine reports (about once a second), not on a
 		// timer of mpb's own: the figures change only then.
-		opts := []mpb.ContainerOption{mpb.WithOutput(v.out), mpb.WithManualRefresh(v.refresh)}
+		opts := []mpb.ContainerOption{mpb.WithOutput(raw(v.out)), mpb.WithManualRefresh(v.refresh)}
 		if !isTerminal(v.out) {
 			opts = append(opts, mpb.ForceTTY()) // --progress=always
 		}
@@ -152,14 +163,14 @@ func (v *progressView) update(p bench.Progress) {
 func (v *progressView) Write(b []byte) (int, error) {
 	v.writing.RLock()
 	if p := v.p.Load(); p != nil {
-		n, err := p.Write(b)
+		_, err := p.Write([]byte(safetext.Text(string(b))))
 		v.writing.RUnlock()
 		if err == nil {
 			select {
 			case v.refresh <- time.Now():
 			default:
 			}
-			return n, nil
+			return len(b), nil
 		}
 		return v.out.Write(b)
 	}

@@ -57,7 +57,9 @@ p99 or ops/s of an op kind passes --outlier-threshold (default 3.5):
 0.6745 x (ln value - median of ln values) / MAD of ln values across the
 nodes, the MAD at least ln 1.1 (so a node must differ from the median by
 1.64x or more); max is shown, not scored. With --fail-on-outlier the exit
-status is 1 when a node is flagged (for scheduled health checks).`,
+status is 1 when a node is flagged (for scheduled health checks). Two
+folders claiming the same node are refused (exit status 2): which of them
+measured it?`,
 		Example: `  # the report of one run, written into its folder
   xrcbench report runs/lifecycle
 

@@ -113,7 +113,7 @@ func TestCompareCLI(t *testing.T) {
 	lc := fixture("lifecycle")
 	slow := scaled(t, "reg", 1.25)
 	tests := []compareCase{
-		{"A/A", []string{lc, lc}, 0, []string{"verdict: no significant regression beyond 5%"}, "", false},
+		{"A/A", []string{lc, lc}, 0, []string{"verdict: no significant regression beyond 5%"}, "warning: the same run", false},
 		{"reg +25%", []string{lc, slow}, 1, []string{"regression", "+25.", "verdict: 1 significant regression(s) beyond 5%: reg p50"}, "", false},
 		{"reg +25% md", []string{lc, slow, "--format", "md"}, 1, []string{"| reg | p50 |", "**regression**"}, "significant regression", true},
 		{"reg +25% under a 30% threshold", []string{lc, slow, "--threshold", "30"}, 0, []string{"below threshold", "beyond 30%"}, "", false},
@@ -126,12 +126,12 @@ func TestCompareCLI(t *testing.T) {
 			return bytes.Replace(b, []byte(results.Schema), []byte("xrcbench.result/v2"), 1)
 		})}, 2, nil, `schema "xrcbench.result/v2"`, true},
 		{"different workloads", []string{lc, fixture("noisy")}, 2, nil, "different workloads", true},
-		{"too few repetitions", []string{fixture("tiny"), fixture("tiny")}, 2, []string{"too few repetitions"}, "need at least 5 per run; rerun both with --repetitions 5 or more", true},
+		{"too few repetitions", []string{fixture("tiny"), copyDir(t, fixture("tiny"))}, 2, []string{"too few repetitions"}, "need at least 5 per run; rerun both with --repetitions 5 or more", true},
 		{"one folder", []string{lc}, 2, nil, "needs BASE_DIR and NEW_DIR", true},
 		{"gate on reg p99", []string{lc, slow, "--gate", "reg.p99"}, 1, []string{"verdict: 1 significant regression(s) beyond 5%: reg p99 +25."}, "", false},
 		{"unreg_last gated: reg +25% is information", []string{lc, slow, "--gate", "unreg_last.p50"}, 0, []string{"info", "no significant regression beyond 5% in unreg_last.p50"}, "", false},
 		{"bad gate", []string{lc, lc, "--gate", "reg.p42"}, 2, nil, `unknown metric "p42"`, true},
-		{"gate on a kind not run", []string{lc, lc, "--gate", "reg_invalid.p50"}, 2, nil, "not in both runs", true},
+		{"gate on a kind not run", []string{lc, copyDir(t, lc), "--gate", "reg_invalid.p50"}, 2, nil, "not in both runs", true},
 		{"bad threshold", []string{lc, lc, "--threshold", "five"}, 2, nil, "--threshold", true},
 		{"negative threshold", []string{lc, lc, "--threshold", "-5%"}, 2, nil, "0 or more", true},
 		{"bad alpha", []string{lc, lc, "--alpha", "1.5"}, 2, nil, "--alpha", true},
@@ -277,8 +277,8 @@ func TestCompareManyCLI(t *testing.T) {
 	b := labelled(t, slow, map[string]string{"fw": "2.0"})
 	plots := filepath.Join(t.TempDir(), "plots")
 	tests := []compareCase{
-		{"three folders", []string{lc, lc, slow}, 1, []string{"the baseline", "+25.", "regression", "verdict: 1 significant regression(s) beyond 5% against lifecycle#1: "}, "", false},
-		{"A/A/A", []string{lc, lc, lc}, 0, []string{"verdict: no significant regression beyond 5% against lifecycle#1"}, "", false},
+		{"three folders", []string{lc, lc, slow}, 1, []string{"the baseline", "+25.", "regression", "verdict: 1 significant regression(s) beyond 5% against lifecycle#1: "}, "is given 2 times", false},
+		{"A/A/A", []string{lc, lc, lc}, 0, []string{"verdict: no significant regression beyond 5% against lifecycle#1"}, "is given 3 times", false},
 		{"by fw", []string{"--by", "fw", a1, b, a2}, 1, []string{"fw=1.0: " + a1 + " " + a2 + " (10 repetitions", "sets grouped by label fw", "fw=2.0"}, "", false},
 		{"by fw md", []string{"--by", "fw", a1, b, "--format", "md"}, 1, []string{"| op | metric | role | fw=1.0", "**"}, "significant regression", true},
 		{"by a label one folder lacks", []string{"--by", "board", a1, a2}, 2, nil, "has no label board (it has: fw=1.0)", true},

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/internal/safetext"
 )
 
 // Exit statuses of the CLI contract.
@@ -105,8 +106,11 @@ func markArgsErrors(cmd *cobra.Command) {
 	}
 }
 
-// run is main without the process: it returns the exit status.
+// run is main without the process: it returns the exit status. What it
+// prints passes through safetext: device, host and folder names are data,
+// and no escape sequence of theirs reaches the terminal.
 func run(stdout, stderr io.Writer, args []string) int {
+	stdout, stderr = safetext.NewWriter(stdout), safetext.NewWriter(stderr)
 	return exitCode(newRoot(stdout, stderr), args, stderr)
 }
 

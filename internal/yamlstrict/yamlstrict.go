@@ -100,7 +100,47 @@ func wrap(err error, v any) *Error {
 	if t := reflect.TypeOf(v); t != nil && t.Kind() == reflect.Pointer {
 		if pkg, _, ok := strings.Cut(t.Elem().String(), "."); ok {
 			msg = strings.ReplaceAll(msg, "in type "+pkg+".", "in ")
+			msg = strings.ReplaceAll(msg, "into "+pkg+".", "into ")
 		}
 	}
-	return &Error{Line: line, Msg: strings.Join(strings.Fields(msg), " ")}
+	return &Error{Line: line, Msg: strings.Join(strings.Fields(redact(msg)), " ")}
+}
+
+// The file may not be YAML of ours at all (--workload /etc/shadow): a
+// message names the line and the key, never what the file holds there.
+// yaml.v3 quotes a scalar's first characters in a type error, an unknown
+// or repeated key and an anchor's name whole; those go. A key is named
+// only when it reads as one (a word of letters, digits, '_', '-' or '.',
+// as every key xrcbench knows is): "root:*:20228:0:" does not.
+var (
+	scalarRE  = regexp.MustCompile("(?s)^(cannot unmarshal \\S+) `.*`( into .*)$")
+	unknownRE = regexp.MustCompile(`(?s)^field (.*) not found in (.*)$`)
+	repeatRE  = regexp.MustCompile(`(?s)^mapping key (".*") already defined at line (\d+)$`)
+	anchorRE  = regexp.MustCompile(`(?s)^(unknown anchor|anchor) '.*' (referenced|value contains itself)$`)
+	keyRE     = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,40}$`)
+)
+
+func redact(msg string) string {
+	if m := scalarRE.FindStringSubmatch(msg); m != nil {
+		return m[1] + m[2]
+	}
+	if m := unknownRE.FindStringSubmatch(msg); m != nil {
+		if keyRE.MatchString(m[1]) {
+			return msg
+		}
+		return "unknown key (not shown: it is not a plain word) in " + m[2]
+	}
+	if m := repeatRE.FindStringSubmatch(msg); m != nil {
+		if k, err := strconv.Unquote(m[1]); err == nil && keyRE.MatchString(k) {
+			return "key " + k + " already given at line " + m[2]
+		}
+		return "a key given again, already at line " + m[2]
+	}
+	if m := anchorRE.FindStringSubmatch(msg); m != nil {
+		return m[1] + " " + m[2]
+	}
+	if strings.HasPrefix(msg, "invalid map key") {
+		return "invalid map key"
+	}
+	return msg
 }
