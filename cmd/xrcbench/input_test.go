@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The CLI against hostile input (issue 23, items 7, 9 and 10), through the
+// real binary: a run starts its workers as that binary, and what a user
+// sees is its exit status, its stderr and the folder it leaves.
+
+var (
+	inputBinOnce sync.Once
+	inputBin     string
+	inputBinErr  error
+)
+
+// inputBinary builds xrcbench once for these tests, into the tests' TMPDIR.
+func inputBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: builds xrcbench and runs worker processes")
+	}
+	inputBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "xrcbench-input-bin-")
+		if err != nil {
+			inputBinErr = err
+			return
+		}
+		inputBin = filepath.Join(dir, "xrcbench")
+		if out, err := exec.Command("go", "build", "-o", inputBin, ".").CombinedOutput(); err != nil {
+			inputBinErr = &buildError{err, out}
+		}
+	})
+	if inputBinErr != nil {
+		t.Fatal(inputBinErr)
+	}
+	return inputBin
+}
+
+// runWithin runs the binary, killed after limit: a run that outlasts it
+// by far has waited for something it should not have.
+func runWithin(t *testing.T, limit time.Duration, bin string, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	code, _, stderr := runProcess(exec.CommandContext(ctx, bin, args...))
+	if ctx.Err() != nil {
+		t.Fatalf("%v: still running after %v; stderr %q", args, limit, stderr)
+	}
+	return code, stderr
+}
+
+// wantOneLine fails unless stderr is one line naming want.
+func wantOneLine(t *testing.T, args []string, stderr, want string) {
+	t.Helper()
+	if strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("%v: stderr %q, want one line naming %q", args, stderr, want)
+	}
+}
+
+// A float flag given NaN or an infinity is bad input, said before
+// anything runs: --rate NaN once measured and then failed to write
+// result.json (exit 1), and --rate-total NaN ran a closed loop.
+func TestRunRefusesNonFiniteRates(t *testing.T) {
+	bin := inputBinary(t)
+	for _, tt := range []struct{ cmd, flag, value string }{
+		{"run", "--rate", "NaN"},
+		{"run", "--rate", "nan"},
+		{"run", "--rate", "Inf"},
+		{"run", "--rate", "-Inf"},
+		{"run", "--rate-total", "NaN"},
+		{"run", "--rate-total", "+Inf"},
+		{"run", "--rate-total", "-infinity"},
+		{"sweep", "--rate", "NaN"},
+		{"sweep", "--rate-total", "NaN"},
+	} {
+		t.Run(tt.cmd+tt.flag+"="+tt.value, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			args := []string{tt.cmd, "--quiet", "--duration", "200ms", "--warmup", "0s", tt.flag + "=" + tt.value, "--out", out}
+			code, stderr := runWithin(t, time.Minute, bin, args...)
+			if code != exitUsage {
+				t.Fatalf("%v: exit %d, want %d; stderr %q", args, code, exitUsage, stderr)
+			}
+			wantOneLine(t, args, stderr, tt.flag)
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("%v: %s exists (%v): bad input must write nothing", args, out, err)
+			}
+		})
+	}
+}
+
+// An open loop slower than the time asked (issue 23, item 7). A loop
+// workload timed by --duration ends at its end whatever the rate: --rate
+// 0.05 once made a 300ms run last 20s, and 1e-300 never ended. What must
+// run to its end (rounds, --iterations) is refused when the rate cannot
+// fit it, naming the smallest rate that can.
+func TestRunSlowRate(t *testing.T) {
+	bin := inputBinary(t)
+	t.Run("loop workloads end at --duration", func(t *testing.T) {
+		for _, rate := range []string{"--rate=0.05", "--rate=1e-300", "--rate-total=0.01"} {
+			out := filepath.Join(t.TempDir(), "run")
+			args := []string{"run", "--quiet", "--workload", "steady", "--qps", "2", "--threads", "2",
+				"--duration", "300ms", "--warmup", "200ms", rate, "--out", out}
+			// The first arrival after the start is 20s away at the
+			// fastest of these rates: a run that waits for it is caught.
+			code, stderr := runWithin(t, 15*time.Second, bin, args...)
+			if code != exitOK {
+				t.Fatalf("%v: exit %d; stderr %q", args, code, stderr)
+			}
+			var res struct {
+				Status string `json:"status"`
+			}
+			data, err := os.ReadFile(filepath.Join(out, "result.json"))
+			if err == nil {
+				err = json.Unmarshal(data, &res)
+			}
+			if err != nil || res.Status != "ok" {
+				t.Errorf("%v: result.json %q (%v), want status ok", args, res.Status, err)
+			}
+		}
+	})
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"iterations beyond the longest run", []string{"--iterations", "1000", "--rate", "1e-300"}, "want --rate at least 0.00165"},
+		{"a round past --duration", []string{"--workload", "lifecycle", "--duration", "300ms", "--warmup", "0s", "--rate", "0.05"}, "want --rate at least 3.33"},
+		{"a round past --warmup", []string{"--workload", "lifecycle", "--duration", "1s", "--warmup", "100ms", "--rate", "5"}, "want --rate at least 10"},
+		{"rate-total in its own terms", []string{"--workload", "lifecycle", "--threads", "2", "--duration", "1s", "--warmup", "0s", "--rate-total", "1"}, "want --rate-total at least 2"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			args := append([]string{"run", "--quiet", "--out", out}, tt.args...)
+			code, stderr := runWithin(t, 15*time.Second, bin, args...)
+			if code != exitUsage {
+				t.Fatalf("%v: exit %d, want %d; stderr %q", args, code, exitUsage, stderr)
+			}
+			wantOneLine(t, args, stderr, tt.want)
+		})
+	}
+}
+
+// A plan's Nxcpus too large for the machine is named as written: one of
+// 9223372036854775807xcpus was named -2, its product wrapped.
+func TestQualifyNamesCountAsGiven(t *testing.T) {
+	bin := inputBinary(t)
+	for _, count := range []string{"9223372036854775807xcpus", "4611686018427387904xcpus", "100000xcpus"} {
+		plan := filepath.Join(t.TempDir(), "plan.yaml")
+		body := "name: t\nrepetitions: 1\nduration: 100ms\nwarmup: 0s\nconformance: none\nruns:\n" +
+			"  - {name: s, workload: steady, procs: 1, threads: " + count + ", qps: 4}\n"
+		if err := os.WriteFile(plan, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"qualify", "--plan", plan, "--out", filepath.Join(t.TempDir(), "q")}
+		code, stderr := runWithin(t, time.Minute, bin, args...)
+		if code != exitUsage {
+			t.Fatalf("%v: exit %d, want %d; stderr %q", args, code, exitUsage, stderr)
+		}
+		wantOneLine(t, args, stderr, "threads "+count)
+	}
+}
