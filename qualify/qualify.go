@@ -294,6 +294,17 @@ func stepConfig(o Options, p *Plan, s RunStep, cpus int) (bench.Config, error) {
 		dur, iters = time.Duration(s.Duration), s.Iterations
 	}
 	procs, threads := s.Procs.Resolve(cpus), s.Threads.Resolve(cpus)
+	// Nxcpus is named as written: the count it makes here says little.
+	for _, n := range []struct {
+		name  string
+		c     Count
+		got   int
+		limit int
+	}{{"procs", s.Procs, procs, bench.MaxProcs}, {"threads", s.Threads, threads, bench.MaxThreads}} {
+		if n.c.PerCPU > 0 && n.got > n.limit {
+			return bench.Config{}, fmt.Errorf("%s %s: more than %d on this machine's %d CPUs", n.name, n.c, n.limit, cpus)
+		}
+	}
 	cmd := []string{"xrcbench", "run", "--provider=" + o.Provider, "--workload=" + s.Workload,
 		fmt.Sprintf("--procs=%d", procs), fmt.Sprintf("--threads=%d", threads), fmt.Sprintf("--qps=%d", s.QPs),
 		fmt.Sprintf("--repetitions=%d", reps), "--warmup=" + time.Duration(p.Warmup).String()}
