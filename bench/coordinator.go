@@ -795,6 +795,15 @@ func prepareQPs(dom *verbs.Domain, n int) ([]uint32, error) {
 // release unregisters what the holder holds (destroying those QPs) and
 // closes it.
 func (h *holder) release() error {
+	if h.dev != nil {
+		// A device file cut short under the mapping (its workers died
+		// of it) is not touched: the coordinator would die too, and
+		// write nothing. Giving it up unmaps it.
+		if err := h.dev.Intact(); err != nil {
+			h.dev.Abandon()
+			return err
+		}
+	}
 	var errs []error
 	for _, x := range []struct {
 		dom  *verbs.Domain

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -166,5 +167,68 @@ func TestQualifyNamesCountAsGiven(t *testing.T) {
 			t.Fatalf("%v: exit %d, want %d; stderr %q", args, code, exitUsage, stderr)
 		}
 		wantOneLine(t, args, stderr, "threads "+count)
+	}
+}
+
+// A sim device file truncated mid-run kills the workers that touch it
+// (one line each, sim_guard.c); the coordinator must not touch it after
+// them: it once died of the same SIGBUS (exit 75), wrote nothing and left
+// its private folder, the output's lock and temporary folder behind. Now
+// the run fails as any other: exit 1, result.json written, nothing left.
+func TestRunSimDeviceTruncated(t *testing.T) {
+	bin := inputBinary(t)
+	for _, size := range []int64{0, 4096, 100_000} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			tmp, parent := t.TempDir(), t.TempDir()
+			out := filepath.Join(parent, "run")
+			cmd := exec.Command(bin, "run", "--quiet", "--procs", "2", "--threads", "1", "--qps", "4",
+				"--duration", "20s", "--warmup", "0s", "--out", out)
+			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			var dev string
+			for deadline := time.Now().Add(30 * time.Second); dev == ""; time.Sleep(20 * time.Millisecond) {
+				if m, _ := filepath.Glob(filepath.Join(tmp, "xrcbench-run-*", "rep1", "sim", "sim.dev")); len(m) == 1 {
+					dev = m[0]
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no sim device appeared in %s; stderr %q", tmp, stderr.String())
+				}
+			}
+			time.Sleep(500 * time.Millisecond) // the workers at work on it
+			if err := os.Truncate(dev, size); err != nil {
+				t.Fatal(err)
+			}
+			code := 0
+			if err := cmd.Wait(); err != nil {
+				code = err.(*exec.ExitError).ExitCode()
+			}
+			if code != exitFailed {
+				t.Fatalf("exit %d, want %d; stderr %q", code, exitFailed, stderr.String())
+			}
+			var res struct {
+				Status string `json:"status"`
+			}
+			data, err := os.ReadFile(filepath.Join(out, "result.json"))
+			if err == nil {
+				err = json.Unmarshal(data, &res)
+			}
+			if err != nil || (res.Status != "partial" && res.Status != "failed") {
+				t.Errorf("result.json status %q (%v), want partial or failed", res.Status, err)
+			}
+			if left, _ := filepath.Glob(filepath.Join(parent, ".run*")); len(left) > 0 {
+				t.Errorf("left beside the run folder: %v", left)
+			}
+			if left, _ := filepath.Glob(filepath.Join(tmp, "xrcbench-run-*")); len(left) > 0 {
+				t.Errorf("private folder left: %v", left)
+			}
+			if s := stderr.String(); strings.Contains(s, "goroutine ") || !strings.Contains(s, "truncated while in use") {
+				t.Errorf("stderr %q: want the truncation named, no dump", s)
+			}
+		})
 	}
 }
