@@ -62,6 +62,7 @@ type workerProc struct {
 	ready   bool
 	done    *doneMsg
 	failMsg string // what the worker said when it failed
+	crash   string // the first line of the Go runtime's fatal error, if it died of one
 	exited  bool
 	state   *os.ProcessState
 	readErr error
@@ -88,6 +89,9 @@ func (w *workerProc) describe() string {
 		return fmt.Sprintf("%s: reading its messages: %v (%s)", w.name(), w.readErr, w.exitString())
 	case w.state == nil:
 		return w.name() + " stopped answering"
+	}
+	if w.crash != "" {
+		return fmt.Sprintf("%s died: %s%s", w.name(), w.crash, crashHint(w.crash))
 	}
 	if ws, ok := w.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return fmt.Sprintf("%s was killed by signal %d (%v)", w.name(), int(ws.Signal()), ws.Signal())
@@ -650,11 +654,18 @@ func startPiped(cmd *exec.Cmd) (stdin, stdout, stderr *os.File, err error) {
 }
 
 // forwardStderr copies a worker's stderr to the coordinator's, a line at a
-// time with the worker's name, until the worker closes it.
+// time with the worker's name, until the worker closes it. The Go
+// runtime's fatal error (it could not start a thread: pthread_create
+// failed) is kept for the worker's description, its first line only: the
+// goroutine and register dump after it is nothing a user can act on.
 func (c *coordinator) forwardStderr(w *workerProc, stderr *os.File) {
 	sc := bufio.NewScanner(stderr)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
+		if crashLine(sc.Text()) {
+			w.crash = sc.Text()
+			break
+		}
 		c.errMu.Lock()
 		fmt.Fprintf(c.opts.Stderr, "%s: %s\n", w.name(), sc.Text())
 		c.errMu.Unlock()

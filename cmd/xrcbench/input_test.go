@@ -232,3 +232,44 @@ func TestRunSimDeviceTruncated(t *testing.T) {
 		})
 	}
 }
+
+// Under an address-space limit a run fails in a line, exit 1: below
+// bench.MinAddressSpace it is refused before anything starts; above, a
+// worker the Go runtime aborts (pthread_create failed) is named in one
+// line. It once printed the runtime's register dump and exited 2, as bad
+// usage. The coordinator's own runtime may abort before main under such a
+// limit (nothing in the process can catch that): those runs are told by
+// their first line, and do not count.
+func TestRunUnderAddressSpaceLimit(t *testing.T) {
+	bin := inputBinary(t)
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Skip("no prlimit here")
+	}
+	for _, mib := range []int{900, 1100, 1800} {
+		t.Run(fmt.Sprint(mib), func(t *testing.T) {
+			counted := 0
+			for try := 0; try < 5 && counted < 2; try++ {
+				args := []string{fmt.Sprintf("--as=%d", mib<<20), bin, "run", "--quiet", "--procs", "2", "--threads", "2",
+					"--duration", "200ms", "--warmup", "0s", "--out", filepath.Join(t.TempDir(), "run")}
+				code, stderr := runWithin(t, time.Minute, prlimit, args...)
+				if strings.HasPrefix(stderr, "runtime") || strings.HasPrefix(stderr, "fatal error") {
+					continue // the coordinator's runtime, before main
+				}
+				counted++
+				if code == exitOK {
+					continue // it fit, this time
+				}
+				// A worker's own error line may come before the run's.
+				lines := strings.Split(strings.TrimSpace(stderr), "\n")
+				dump := strings.Contains(stderr, "SIGABRT") || strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "PC=")
+				if code != exitFailed || dump || !strings.HasPrefix(lines[len(lines)-1], "xrcbench: ") {
+					t.Errorf("--as %d MiB: exit %d, want %d, the cause in a line, no dump; stderr %q", mib, code, exitFailed, stderr)
+				}
+			}
+			if counted == 0 {
+				t.Skipf("--as %d MiB: the coordinator's runtime aborted before main every time", mib)
+			}
+		})
+	}
+}
