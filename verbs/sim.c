@@ -885,6 +885,27 @@ void sim_get_config(const struct sim_dev *d, struct sim_config *cfg)
 
 /* ---- domains ------------------------------------------------------------ */
 
+/* tables_sane: the registrant, domain and domain-handle tables hold only
+ * what this code writes (in_use 0 or 1, indexes in range). Bytes scribbled
+ * over them are a damaged device (EIO), not a full one (ENOMEM). With the
+ * device lock held. */
+static int tables_sane(const struct sim_shared *sh)
+{
+	for (uint32_t i = 0; i < SIM_MAX_REGISTRANTS; i++)
+		if (sh->registrants[i].in_use > 1)
+			return EIO;
+	for (uint32_t i = 0; i < SIM_MAX_DOMAINS; i++)
+		if (sh->domains[i].in_use > 1)
+			return EIO;
+	for (uint32_t i = 0; i < SIM_MAX_DHANDLES; i++) {
+		const struct sim_dhandle *h = &sh->dhandles[i];
+
+		if (h->in_use > 1 || (h->in_use && (h->registrant >= SIM_MAX_REGISTRANTS || h->domain >= SIM_MAX_DOMAINS)))
+			return EIO;
+	}
+	return 0;
+}
+
 int sim_open_domain(struct sim_dev *d, int fd, int semantics, struct sim_dom **out)
 {
 	struct sim_shared *sh = d->sh;
@@ -904,6 +925,11 @@ int sim_open_domain(struct sim_dev *d, int fd, int semantics, struct sim_dom **o
 	if (!(m = calloc(1, sizeof(*m))))
 		return ENOMEM;
 	if ((rc = sim_lock(sh)) != 0) {
+		free(m);
+		return rc;
+	}
+	if ((rc = tables_sane(sh)) != 0) {
+		sim_unlock(sh);
 		free(m);
 		return rc;
 	}
