@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -62,7 +63,9 @@ type workerProc struct {
 	ready   bool
 	done    *doneMsg
 	failMsg string // what the worker said when it failed
-	crash   string // the first line of the Go runtime's fatal error, if it died of one
+	// crash is the first line of the Go runtime's fatal error, if it
+	// died of one: set by the stderr reader, read by describe.
+	crash   atomic.Pointer[string]
 	exited  bool
 	state   *os.ProcessState
 	readErr error
@@ -82,6 +85,11 @@ func (w *workerProc) name() string { return fmt.Sprintf("worker %d (pid %d)", w.
 
 // describe says why a worker stopped before finishing.
 func (w *workerProc) describe() string {
+	// A runtime's abort says why the rest failed (a broken pipe, an
+	// exit status 2).
+	if c := w.crash.Load(); c != nil {
+		return fmt.Sprintf("%s died: %s%s", w.name(), *c, crashHint(*c))
+	}
 	switch {
 	case w.failMsg != "":
 		return w.name() + " failed: " + w.failMsg
@@ -89,9 +97,6 @@ func (w *workerProc) describe() string {
 		return fmt.Sprintf("%s: reading its messages: %v (%s)", w.name(), w.readErr, w.exitString())
 	case w.state == nil:
 		return w.name() + " stopped answering"
-	}
-	if w.crash != "" {
-		return fmt.Sprintf("%s died: %s%s", w.name(), w.crash, crashHint(w.crash))
 	}
 	if ws, ok := w.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return fmt.Sprintf("%s was killed by signal %d (%v)", w.name(), int(ws.Signal()), ws.Signal())
@@ -662,8 +667,8 @@ func (c *coordinator) forwardStderr(w *workerProc, stderr *os.File) {
 	sc := bufio.NewScanner(stderr)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if crashLine(sc.Text()) {
-			w.crash = sc.Text()
+		if line := sc.Text(); crashLine(line) {
+			w.crash.Store(&line)
 			break
 		}
 		c.errMu.Lock()
