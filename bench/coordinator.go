@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -62,6 +63,9 @@ type workerProc struct {
 	ready   bool
 	done    *doneMsg
 	failMsg string // what the worker said when it failed
+	// crash is the first line of the Go runtime's fatal error, if it
+	// died of one: set by the stderr reader, read by describe.
+	crash   atomic.Pointer[string]
 	exited  bool
 	state   *os.ProcessState
 	readErr error
@@ -81,6 +85,11 @@ func (w *workerProc) name() string { return fmt.Sprintf("worker %d (pid %d)", w.
 
 // describe says why a worker stopped before finishing.
 func (w *workerProc) describe() string {
+	// A runtime's abort says why the rest failed (a broken pipe, an
+	// exit status 2).
+	if c := w.crash.Load(); c != nil {
+		return fmt.Sprintf("%s died: %s%s", w.name(), *c, crashHint(*c))
+	}
 	switch {
 	case w.failMsg != "":
 		return w.name() + " failed: " + w.failMsg
@@ -650,11 +659,18 @@ func startPiped(cmd *exec.Cmd) (stdin, stdout, stderr *os.File, err error) {
 }
 
 // forwardStderr copies a worker's stderr to the coordinator's, a line at a
-// time with the worker's name, until the worker closes it.
+// time with the worker's name, until the worker closes it. The Go
+// runtime's fatal error (it could not start a thread: pthread_create
+// failed) is kept for the worker's description, its first line only: the
+// goroutine and register dump after it is nothing a user can act on.
 func (c *coordinator) forwardStderr(w *workerProc, stderr *os.File) {
 	sc := bufio.NewScanner(stderr)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
+		if line := sc.Text(); crashLine(line) {
+			w.crash.Store(&line)
+			break
+		}
 		c.errMu.Lock()
 		fmt.Fprintf(c.opts.Stderr, "%s: %s\n", w.name(), sc.Text())
 		c.errMu.Unlock()
@@ -795,6 +811,15 @@ func prepareQPs(dom *verbs.Domain, n int) ([]uint32, error) {
 // release unregisters what the holder holds (destroying those QPs) and
 // closes it.
 func (h *holder) release() error {
+	if h.dev != nil {
+		// A device file cut short under the mapping (its workers died
+		// of it) is not touched: the coordinator would die too, and
+		// write nothing. Giving it up unmaps it.
+		if err := h.dev.Intact(); err != nil {
+			h.dev.Abandon()
+			return err
+		}
+	}
 	var errs []error
 	for _, x := range []struct {
 		dom  *verbs.Domain

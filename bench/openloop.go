@@ -22,6 +22,11 @@ type openLoop struct {
 	rng     *rand.Rand
 	next    uint64  // the intended start of the next operation
 	frac    float64 // the fixed schedule's fraction of a ns carried over
+	// end is when the timed loop ends (the warm-up's or --duration's),
+	// 0 when it ends by a count (--iterations, rounds): an arrival due at
+	// or after it is not waited for, so a rate too low for the time asked
+	// cannot make the run outlast it.
+	end uint64
 
 	first     uint64 // the first intended start of the measurement
 	scheduled int64
@@ -40,7 +45,7 @@ func newOpenLoop(cfg *workerConfig, g int) *openLoop {
 // begin starts the schedule at t0 and forgets what came before (the
 // warm-up's).
 func (o *openLoop) begin(t0 uint64) {
-	o.next, o.first, o.frac = t0, t0, 0
+	o.next, o.first, o.frac, o.end = t0, t0, 0, 0
 	o.scheduled, o.waits, o.lateNS, o.lateMaxNS, o.behindNS, o.behindMax = 0, 0, 0, 0, 0, 0
 }
 
@@ -55,12 +60,21 @@ func (o *openLoop) advance() {
 	o.next += whole
 }
 
+// over says whether the next arrival is due at or after the loop's end.
+func (o *openLoop) over() bool { return o.end > 0 && o.next >= o.end }
+
 // schedule writes the intended starts of steps [a, b), stopping after the
 // first one due more than window after now (or after the schedule's next
-// start, when it is ahead), and returns the end of what it scheduled.
+// start, when it is ahead), and before the first one due at the loop's
+// end, and returns the end of what it scheduled (a: nothing is due before
+// the end).
 func (o *openLoop) schedule(start []uint64, a, b int, window uint64) int {
 	limit := max(o.next, verbs.Now()) + window
 	for i := a; i < b; i++ {
+		if o.over() {
+			b = i
+			break
+		}
 		start[i] = o.next
 		o.advance()
 		if o.next > limit {

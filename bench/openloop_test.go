@@ -139,3 +139,31 @@ func TestOpenLoopStall(t *testing.T) {
 		})
 	}
 }
+
+// The schedule of a timed loop ends at the loop's end: an arrival due at
+// or after it is not scheduled, so no thread waits past the end for it
+// (--rate 0.05 once made a 300ms run last 20s).
+func TestOpenLoopEndsAtTheEnd(t *testing.T) {
+	for _, tt := range []struct {
+		rate float64
+		want int // arrivals before the end: at 0, 1/rate, ...
+	}{{0.05, 1}, {1e-300, 1}, {10, 3}, {10.01, 4}} {
+		o := &openLoop{period: 1e9 / tt.rate}
+		t0 := verbs.Now()
+		o.begin(t0)
+		o.end = t0 + uint64(300*time.Millisecond)
+		start := make([]uint64, 8)
+		n := o.schedule(start, 0, len(start), uint64(time.Second))
+		if n != tt.want || !o.over() {
+			t.Errorf("rate %g: scheduled %d (over %v), want %d before the end", tt.rate, n, o.over(), tt.want)
+		}
+		for _, s := range start[:n] {
+			if s >= o.end {
+				t.Errorf("rate %g: an arrival %v after the start, past the end", tt.rate, time.Duration(s-t0))
+			}
+		}
+		if again := o.schedule(start, n, len(start), uint64(time.Second)); again != n {
+			t.Errorf("rate %g: past the end, scheduled %d more", tt.rate, again-n)
+		}
+	}
+}

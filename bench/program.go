@@ -341,7 +341,12 @@ func (t *thread) runSteps(a, b int) (int, bool, error) {
 	r := t.prog
 	p := r.p
 	if t.open != nil {
-		b = t.open.schedule(p.Start, a, b, t.batchTime())
+		if b = t.open.schedule(p.Start, a, b, t.batchTime()); b == a {
+			// Nothing is due before the loop's end: wait for the end,
+			// not for the arrival (loop sees over and ends there).
+			stop := func() bool { return t.shm.aborted() || t.shm.stopRequested() }
+			return a, false, waitUntil(verbs.Now, t.open.end, stop)
+		}
 	}
 	r.stats = verbs.ProgramStats{}
 	if err := t.dom.RunProgram(p, a, b-a, &r.stats); err != nil {

@@ -196,7 +196,7 @@ func (c *Config) validateFlags() error {
 		return fmt.Errorf("--batch-ops %d: want 1 to %d (0: the default %d)", c.BatchOps, MaxBatchOps, DefaultBatchOps)
 	case c.BatchTime < 0 || c.BatchTime > time.Second:
 		return fmt.Errorf("--batch-time %v: want up to 1s (0: the default %v)", c.BatchTime, DefaultBatchTime)
-	case c.Rate < 0 || c.RateTotal < 0 || c.Rate > MaxRate || c.RateTotal > MaxRate:
+	case !(c.Rate >= 0 && c.Rate <= MaxRate) || !(c.RateTotal >= 0 && c.RateTotal <= MaxRate): // NaN too
 		return fmt.Errorf("--rate %g, --rate-total %g: want positive rates up to %g operations per second", c.Rate, c.RateTotal, float64(MaxRate))
 	case c.Rate > 0 && c.RateTotal > 0:
 		return errors.New("give --rate or --rate-total, not both")
@@ -205,7 +205,7 @@ func (c *Config) validateFlags() error {
 	case c.Arrival != "" && c.threadRate() == 0:
 		return errors.New("--arrival needs --rate or --rate-total")
 	}
-	return nil
+	return c.validateSlowRate()
 }
 
 // validateCapacity refuses a loop or rounds workload that needs more QPs
@@ -363,7 +363,7 @@ func prepareRun(cfg *Config, opts *Options) error {
 	if opts.WorkerExe == "" {
 		return errors.New("bench: no worker executable")
 	}
-	return nil
+	return checkAddressSpace()
 }
 
 // runPrivDir is the run's private directory, and whether it is on a

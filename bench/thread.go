@@ -310,6 +310,7 @@ func (t *thread) run(deadline uint64) error {
 	if t.cfg.Warmup > 0 {
 		end := deadline + uint64(t.cfg.Warmup)
 		t.loopEnd = end
+		t.openLoopEnds(end)
 		if err := t.loop(func(uint64, int64) bool { return verbs.Now() >= end || t.shm.stopRequested() }); err != nil {
 			return err
 		}
@@ -366,10 +367,20 @@ func (t *thread) run(deadline uint64) error {
 	} else {
 		end := deadline + uint64(t.cfg.Duration)
 		t.loopEnd = end
+		t.openLoopEnds(end)
 		done = func(now uint64, _ int64) bool { return now >= end || t.shm.stopRequested() }
 	}
 	err := t.loop(done)
 	return t.endMeasuring(err)
+}
+
+// openLoopEnds makes an open loop's schedule end at end, in loop mode: a
+// round runs to its end, so rounds wait for every arrival (Validate keeps
+// their rates to what the time asked can hold).
+func (t *thread) openLoopEnds(end uint64) {
+	if t.open != nil && t.spec.Mode != workloads.Rounds {
+		t.open.end = end
+	}
 }
 
 // endMeasuring ends the thread's measurement, whatever ended it (err, nil
@@ -396,7 +407,9 @@ func (t *thread) loop(done func(now uint64, passes int64) bool) error {
 		}
 		// A pass is not cut short, unless it outlasts a second (thousands
 		// of QPs on a slow device): then a stop is not kept waiting.
-		if (t.prog.atPassEnd() || verbs.Now()-t.passStart > uint64(time.Second)) && done(verbs.Now(), passes) {
+		// Nor is it when the open loop's next arrival lies past the end.
+		cut := verbs.Now()-t.passStart > uint64(time.Second) || t.open != nil && t.open.over()
+		if (t.prog.atPassEnd() || cut) && done(verbs.Now(), passes) {
 			return nil
 		}
 		if t.prog.atPassEnd() {

@@ -1,6 +1,7 @@
 package qualify
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -11,6 +12,10 @@ func FuzzParsePlan(f *testing.F) {
 	f.Add(DefaultPlan())
 	f.Add([]byte("name: t\nrepetitions: 5\niterations: 10\nconformance: [S1]\nruns:\n  - {name: lc, workload: lifecycle, procs: 2xcpus, threads: cpus, qps: 4}\n" +
 		"criteria:\n  - {run: lc, check: reg.ops_per_sec >= 1.5k}\nsoak: {duration: 1h, memory_growth: 10%}\n"))
+	// An Nxcpus whose product overflows (once named -2), a limit finite
+	// until multiplied (1.7e308M: +Inf).
+	f.Add([]byte("name: t\nrepetitions: 1\nduration: 1s\nruns:\n  - {name: s, workload: steady, procs: 1, threads: 9223372036854775807xcpus, qps: 4}\n"))
+	f.Add([]byte("name: t\nrepetitions: 1\nduration: 1s\nruns:\n  - {name: s, workload: steady, procs: 1, threads: 1, qps: 4}\ncriteria:\n  - {run: s, check: reg.ops_per_sec >= 1.7e308M}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := ParsePlan(data, "fuzz.yaml")
 		if err != nil {
@@ -27,7 +32,7 @@ func FuzzParsePlan(f *testing.F) {
 			}
 		}
 		for _, c := range p.Criteria {
-			if !runs[c.Run] || c.Kind == "" || c.Metric.Name == "" {
+			if !runs[c.Run] || c.Kind == "" || c.Metric.Name == "" || math.IsInf(c.Limit, 0) || math.IsNaN(c.Limit) {
 				t.Fatalf("criterion %+v", c)
 			}
 		}

@@ -151,9 +151,13 @@ func (c *Count) UnmarshalYAML(n *yaml.Node) error {
 	return fmt.Errorf("line %d: count %q: want a positive number, cpus or Nxcpus", n.Line, n.Value)
 }
 
-// Resolve is the count on a machine with cpus CPUs.
+// Resolve is the count on a machine with cpus CPUs; one too large for an
+// int is math.MaxInt, too many, not a product wrapped negative.
 func (c Count) Resolve(cpus int) int {
 	if c.PerCPU > 0 {
+		if cpus > 0 && c.PerCPU > math.MaxInt/cpus {
+			return math.MaxInt
+		}
 		return c.PerCPU * cpus
 	}
 	return c.N
@@ -344,10 +348,11 @@ func parseRate(s string) (float64, error) {
 		mult, s = 1e6, strings.TrimSuffix(s, "M")
 	}
 	f, err := strconv.ParseFloat(s, 64)
+	f *= mult // 1.7e308M is +Inf only once multiplied
 	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
 		return 0, errors.New("not a rate")
 	}
-	return f * mult, nil
+	return f, nil
 }
 
 // LoadPlan reads a plan file, or the default plan when path is "".

@@ -375,6 +375,18 @@ func stepConfig(o Options, p *Plan, step RunStep, cpus int) (bench.Config, error
 	s := o.settings()
 	s.Workload = step.Workload
 	s.Procs, s.Threads, s.QPs = step.Procs.Resolve(cpus), step.Threads.Resolve(cpus), step.QPs
+	// Nxcpus is named as written: the count it makes here (an overflow
+	// can make it negative) says little.
+	for _, n := range []struct {
+		name  string
+		c     Count
+		got   int
+		limit int
+	}{{"procs", step.Procs, s.Procs, bench.MaxProcs}, {"threads", step.Threads, s.Threads, bench.MaxThreads}} {
+		if n.c.PerCPU > 0 && (n.got > n.limit || n.got < 1) {
+			return bench.Config{}, fmt.Errorf("%s %s: more than %d on this machine's %d CPUs", n.name, n.c, n.limit, cpus)
+		}
+	}
 	s.Repetitions, s.Duration, s.Iterations, s.Warmup = p.Repetitions, time.Duration(p.Duration), p.Iterations, time.Duration(p.Warmup)
 	if step.Repetitions > 0 {
 		s.Repetitions = step.Repetitions

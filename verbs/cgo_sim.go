@@ -150,6 +150,21 @@ func simOpen(opts Options) (*Device, error) {
 	return &Device{ops: unsafe.Pointer(&C.xb_sim_ops), handle: unsafe.Pointer(dev), info: info}, nil
 }
 
+// Intact is an error when the device's file was cut short under its
+// mapping (sim; nil for other providers): the next touch past its new end
+// would end this process (SIGBUS, sim_guard.c). A process that must
+// outlive the device, the coordinator, asks before it touches it.
+func (d *Device) Intact() error {
+	if d.closed || d.provider != "sim" {
+		return nil
+	}
+	if rc := C.sim_file_intact((*C.struct_sim_dev)(d.handle)); rc != 0 {
+		return &OpError{Op: "check_device", Provider: d.provider,
+			Err: fmt.Errorf("sim device file %s/sim.dev was truncated while in use: %w", d.info.Extra["dir"], syscall.Errno(rc))}
+	}
+	return nil
+}
+
 var simProvider = &provider{ProviderInfo: ProviderInfo{Name: "sim",
 	Description: "an XRC device emulated in shared memory, with the exact legacy or upstream semantics and an optional cost model"},
 	open: simOpen}

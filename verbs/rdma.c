@@ -861,6 +861,16 @@ int xb_rdma_open(const char *name, int qp_state, void **devp, struct xb_devfacts
 	/* A device named on purpose that lacks XRC still opens: the domain
 	 * open is where the API says so (S11, ibv_open_xrcd -> EOPNOTSUPP),
 	 * and DeviceInfo.XRC tells callers before they try. */
+	/* A scratch domain that failed to open for another reason than a
+	 * missing op (EIO: the double's device damaged) left the other probes
+	 * untried: that failure is the answer, not a missing ibv_open_qp. */
+	if (facts->xrc && facts->open_xrcd_probe != 0 && facts->open_xrcd_probe != XB_PROBE_NOT_TRIED &&
+	    !unsupported(facts->open_xrcd_probe)) {
+		ibv_close_device(ctx);
+		facts->open_errno = facts->open_xrcd_probe;
+		*stage = XB_STAGE_QUERY;
+		return facts->open_xrcd_probe;
+	}
 	if (facts->xrc && (!facts->open_qp || !facts->create_qp_ex)) {
 		/* qedr: XRC, but the probes found no ibv_open_qp, so nobody
 		 * can register. */

@@ -114,6 +114,11 @@ struct sim_dev {
 	 * on must fail an operation, not steer it outside the mapping. */
 	uint32_t max_qps, max_regs;
 	uint64_t qp_off, qp_stride;
+	/* The file mapped, to tell when it was cut short under the mapping
+	 * (sim_file_intact) before touching a page past its new end. */
+	char path[512];
+	dev_t fdev;
+	ino_t fino;
 };
 
 struct sim_dom {
@@ -741,6 +746,16 @@ static void unmap_device(struct sim_shared *sh, size_t size)
 	munmap(sh, size);
 }
 
+int sim_file_intact(const struct sim_dev *d)
+{
+	struct stat st;
+
+	/* Another file there now (or none) leaves our mapping whole. */
+	if (stat(d->path, &st) == 0 && st.st_dev == d->fdev && st.st_ino == d->fino && (uint64_t)st.st_size < d->size)
+		return EIO;
+	return 0;
+}
+
 /* sim_intact: the shared geometry is still what was validated at attach. */
 static int sim_intact(const struct sim_dev *d)
 {
@@ -778,6 +793,13 @@ static int sim_open_config(const char *dir, const struct sim_config *cfg, int se
 	d->sh = sh;
 	d->size = size;
 	d->semantics = semantics;
+	{
+		struct stat st;
+
+		snprintf(d->path, sizeof(d->path), "%s/%s", dir, SIM_FILE);
+		if (fstat(lockfd, &st) == 0)
+			d->fdev = st.st_dev, d->fino = st.st_ino;
+	}
 	d->max_qps = sh->cfg.max_qps;
 	d->max_regs = sh->cfg.max_regs;
 	d->qp_off = sh->qp_off;
@@ -845,7 +867,7 @@ int sim_close(struct sim_dev *d)
 
 	if (!d)
 		return EINVAL;
-	if ((rc = sim_intact(d)) == 0 && (rc = sim_lock(d->sh)) == 0) {
+	if ((rc = sim_file_intact(d)) == 0 && (rc = sim_intact(d)) == 0 && (rc = sim_lock(d->sh)) == 0) {
 		drop_registrant(d->sh, d->registrant);
 		sim_unlock(d->sh);
 	}
@@ -862,6 +884,27 @@ void sim_get_config(const struct sim_dev *d, struct sim_config *cfg)
 }
 
 /* ---- domains ------------------------------------------------------------ */
+
+/* tables_sane: the registrant, domain and domain-handle tables hold only
+ * what this code writes (in_use 0 or 1, indexes in range). Bytes scribbled
+ * over them are a damaged device (EIO), not a full one (ENOMEM). With the
+ * device lock held. */
+static int tables_sane(const struct sim_shared *sh)
+{
+	for (uint32_t i = 0; i < SIM_MAX_REGISTRANTS; i++)
+		if (sh->registrants[i].in_use > 1)
+			return EIO;
+	for (uint32_t i = 0; i < SIM_MAX_DOMAINS; i++)
+		if (sh->domains[i].in_use > 1)
+			return EIO;
+	for (uint32_t i = 0; i < SIM_MAX_DHANDLES; i++) {
+		const struct sim_dhandle *h = &sh->dhandles[i];
+
+		if (h->in_use > 1 || (h->in_use && (h->registrant >= SIM_MAX_REGISTRANTS || h->domain >= SIM_MAX_DOMAINS)))
+			return EIO;
+	}
+	return 0;
+}
 
 int sim_open_domain(struct sim_dev *d, int fd, int semantics, struct sim_dom **out)
 {
@@ -882,6 +925,11 @@ int sim_open_domain(struct sim_dev *d, int fd, int semantics, struct sim_dom **o
 	if (!(m = calloc(1, sizeof(*m))))
 		return ENOMEM;
 	if ((rc = sim_lock(sh)) != 0) {
+		free(m);
+		return rc;
+	}
+	if ((rc = tables_sane(sh)) != 0) {
+		sim_unlock(sh);
 		free(m);
 		return rc;
 	}
@@ -921,7 +969,7 @@ int sim_close_domain(struct sim_dom *m)
 	struct sim_shared *sh = m->dev->sh;
 	int rc;
 
-	if ((rc = sim_intact(m->dev)) != 0 || (rc = sim_lock(sh)) != 0)
+	if ((rc = sim_file_intact(m->dev)) != 0 || (rc = sim_intact(m->dev)) != 0 || (rc = sim_lock(sh)) != 0)
 		return rc;
 	for (uint32_t s = 0; s < sh->cfg.max_qps; s++) {
 		struct sim_qp *qp = qp_at(sh, s);

@@ -116,6 +116,11 @@ void sim_debug_lock_patience(int ms);
  * sim_close register their mappings; sim_guard_install puts the handler
  * in place (the Go provider calls it; returns 0 or an errno). */
 #define SIM_GUARD_EXIT 75
+/* sim_file_intact is EIO when the device file was cut short under dev's
+ * mapping (the next touch past its end would be that SIGBUS), else 0: a
+ * process that must outlive the device (the coordinator) asks before it
+ * touches it; sim_close and sim_close_domain ask themselves. */
+int sim_file_intact(const struct sim_dev *dev);
 int sim_guard_install(void);
 void sim_guard_add(const void *addr, size_t len, const char *path);
 void sim_guard_remove(const void *addr);

@@ -338,6 +338,14 @@ arrived) and start at one wall-clock time, 2s after the last arrival; each
 node records its clock's offset to the shared folder's. xrcbench report
 --fleet DIR then compares the nodes.
 
+--rate and --rate-total (open loop) lower than the time asked holds still end
+on time: a loop workload's thread does not wait for an arrival due after the
+end of --duration or --warmup (--rate 0.05 in a 300ms run measures the one
+operation due at its start). A rate too low for what must run to its end is
+refused (exit 2), naming the smallest that fits: --iterations beyond 7 days
+at one arrival each, or a rounds workload whose first arrival after the start
+lies past the end of --duration or --warmup.
+
 What a latency figure contains (the call and one clock read, chained in C) and
 what is not timed: docs/design.md, "Measurement method".
 

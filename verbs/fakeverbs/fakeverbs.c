@@ -1067,6 +1067,8 @@ static struct ibv_xrcd *fake_open_xrcd(struct ibv_context *c, struct ibv_xrcd_in
 		return null_errno(ENOMEM);
 	rc = sim_open_domain(x->sim, attr->fd, SIM_UPSTREAM, &xd->dom);
 	if (rc) {
+		if (rc == EIO) /* as ibv_open_device says of a damaged device */
+			fprintf(stderr, "fakeverbs: %s/sim.dev is damaged: remove it\n", x->fdev->simdir);
 		free(xd);
 		return null_errno(rc);
 	}

@@ -1,0 +1,59 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// MinAddressSpace is the address-space limit (ulimit -v, prlimit --as)
+// below which no run was seen to start: the Go runtime reserves about
+// 1 GiB of address space at start and glibc a 64 MiB malloc arena per
+// thread, most of it never touched, in the coordinator and in each worker
+// alike. Measured with 1 process x 1 thread on the sim: none ran at
+// 1.4-1.5 GiB (the coordinator's runtime aborted, or the device could not
+// be mapped), all at 2 GiB. Below the floor the run is refused in one line;
+// above it a worker that cannot start its threads says so in one line
+// (crashLine).
+const MinAddressSpace = 3 << 29 // 1.5 GiB
+
+// checkAddressSpace refuses an address-space limit no run can start
+// under: the failure would otherwise be the Go runtime's abort, with a
+// register dump, in a worker or in this process.
+func checkAddressSpace() error {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_AS, &lim); err != nil || lim.Cur == unix.RLIM_INFINITY || lim.Cur >= MinAddressSpace {
+		return nil
+	}
+	return fmt.Errorf("the address-space limit (ulimit -v, prlimit --as) is %d MiB: each xrcbench process reserves more than %d MiB of address space (the Go runtime's heap, a malloc arena per thread; most of it never touched): raise or lift the limit",
+		lim.Cur>>20, MinAddressSpace>>20)
+}
+
+// crashLine says whether line begins the Go runtime's report of a fatal
+// error (it cannot start a thread, is out of memory, a fatal signal),
+// which a dump of every goroutine and the registers follows.
+func crashLine(line string) bool {
+	for _, p := range []string{"runtime/cgo: ", "fatal error: ", "runtime: ", "SIGABRT: ", "SIGSEGV: ", "SIGBUS: "} {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// crashHint is what a crash line suggests of its cause: a limit, when the
+// runtime could not get threads or memory.
+func crashHint(line string) string {
+	for _, s := range []string{"pthread_create failed", "failed to create new OS thread", "out of memory", "cannot allocate memory"} {
+		if strings.Contains(line, s) {
+			var lim unix.Rlimit
+			as := "none"
+			if unix.Getrlimit(unix.RLIMIT_AS, &lim) == nil && lim.Cur != unix.RLIM_INFINITY {
+				as = fmt.Sprintf("%d MiB", lim.Cur>>20)
+			}
+			return fmt.Sprintf(" (could not start its threads or get memory: check the limits on address space, ulimit -v: %s, and on processes, ulimit -u)", as)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,61 @@
+package bench
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/xrcbench/xrcbench/workloads"
+)
+
+// validateSlowRate refuses an open loop too slow for the work asked of
+// it. A loop workload timed by --duration (and its warm-up) needs no
+// floor: its threads do not wait for an arrival due after the end, so the
+// run ends on time whatever the rate. What must run to its end cannot be
+// cut there: --iterations (every pass or round, each at least one
+// operation per thread, so at least Iterations arrivals) must fit in
+// MaxDuration, and a round in flight at the end of --duration or
+// --warmup finishes, so the first arrival after the start must fall
+// within them.
+func (c *Config) validateSlowRate() error {
+	rate := c.threadRate()
+	if rate <= 0 || c.Workload == nil || c.Workload.Mode == workloads.StormMode {
+		return nil
+	}
+	if c.Iterations > 0 {
+		need := float64(c.Iterations) / rate // seconds, at one arrival per pass
+		if need > MaxDuration.Seconds() {
+			return fmt.Errorf("%s: %d iterations of at least one arrival each take %.3g s or more, beyond the longest run (%d days): want %s",
+				c.rateFlag(), c.Iterations, need, MaxDuration/(24*time.Hour), c.atLeast(float64(c.Iterations)/MaxDuration.Seconds()))
+		}
+		return nil
+	}
+	if c.Workload.Mode != workloads.Rounds {
+		return nil
+	}
+	for _, t := range []struct {
+		flag string
+		d    time.Duration
+	}{{"--duration", c.Duration}, {"--warmup", c.Warmup}} {
+		if t.d > 0 && 1/rate > t.d.Seconds() {
+			return fmt.Errorf("%s: the first arrival after the start is %.3g s in, past the end of %s %v, and the rounds workload %s runs each round to its end: want %s",
+				c.rateFlag(), 1/rate, t.flag, t.d, c.Workload.Name, c.atLeast(1/t.d.Seconds()))
+		}
+	}
+	return nil
+}
+
+// rateFlag names the rate as given.
+func (c *Config) rateFlag() string {
+	if c.RateTotal > 0 {
+		return fmt.Sprintf("--rate-total %g (%d threads)", c.RateTotal, c.Procs*c.Threads)
+	}
+	return fmt.Sprintf("--rate %g", c.Rate)
+}
+
+// atLeast is the smallest rate per thread, in the flag the user gave.
+func (c *Config) atLeast(perThread float64) string {
+	if c.RateTotal > 0 {
+		return fmt.Sprintf("--rate-total at least %.3g", perThread*float64(c.Procs*c.Threads))
+	}
+	return fmt.Sprintf("--rate at least %.3g", perThread)
+}
