@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/xrcbench/xrcbench/results"
 )
@@ -205,6 +209,21 @@ func FleetSyncDir(out, jobID string) string {
 	return filepath.Join(out, ".fleet-sync-"+jobID)
 }
 
+// Bounds on what the barrier reads from its folder, which every user who
+// can write the shared --out can fill: an arrival file is a few dozen
+// bytes, and a node leaves at most four entries (its arrival, its marker,
+// and the probe and temporary file it removes).
+const (
+	maxArrivalFile = 4 << 10
+	maxSyncEntries = 4*results.MaxFleetNodes + 64
+	// markerWait is how long a node that gives up waits for its marker
+	// to be written, on a file system that may no longer answer.
+	markerWait = 5 * time.Second
+)
+
+// errBarrierDeadline is the cause of a barrier that reached its deadline.
+var errBarrierDeadline = errors.New("the barrier's deadline passed")
+
 // Meet writes this node's arrival, waits until every node has arrived,
 // then until the common start, and says how that went. Each node's clock
 // offset to the shared folder's is estimated from the mtime of a file it
@@ -212,6 +231,9 @@ func FleetSyncDir(out, jobID string) string {
 // Margin, on the folder's clock, which every node converts to its own.
 // A node that gives up writes so, and every node waiting fails with it:
 // no node measures alone while the others have left.
+//
+// Every file system call runs apart from the wait (see await), so the
+// deadline and ^C hold even where the shared file system stops answering.
 func (b *FleetBarrier) Meet(ctx context.Context) (*results.FleetSync, error) {
 	if b.Fleet.Nodes <= 0 {
 		return nil, fleetErrorf("--fleet-sync: the launcher (%s) does not say how many nodes to wait for", b.Fleet.Launcher)
@@ -223,39 +245,65 @@ func (b *FleetBarrier) Meet(ctx context.Context) (*results.FleetSync, error) {
 		b.Poll = 100 * time.Millisecond
 	}
 	began := time.Now()
-	dir := FleetSyncDir(b.Dir, b.Fleet.JobID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("fleet barrier: %w", err)
+	waiting, stop := context.WithTimeoutCause(ctx, b.Deadline, errBarrierDeadline)
+	defer stop()
+	type arrived struct {
+		dir    *syncDir
+		offset int64
+		err    error
 	}
-	offset, err := clockOffset(dir, b.Fleet.Node)
+	got, err := await(waiting, func() arrived {
+		dir, err := openSyncDir(FleetSyncDir(b.Dir, b.Fleet.JobID))
+		if err != nil {
+			return arrived{err: err}
+		}
+		offset, err := dir.arrive(b.Fleet)
+		if err != nil {
+			dir.close()
+			return arrived{err: err}
+		}
+		return arrived{dir: dir, offset: offset}
+	}, func(a arrived) {
+		if a.dir != nil {
+			a.dir.close()
+		}
+	})
+	if err == nil {
+		err = got.err
+	}
 	if err != nil {
-		return nil, fmt.Errorf("fleet barrier: %w", err)
+		return nil, b.gaveUp(nil, nil, err)
 	}
-	me := arrival{Node: b.Fleet.Node, Rank: b.Fleet.Rank, ClockOffsetNS: offset}
-	data, _ := json.Marshal(me)
-	if err := results.WriteFileAtomic(filepath.Join(dir, b.Fleet.Node+".arrived"), data, 0o644); err != nil {
-		return nil, fmt.Errorf("fleet barrier: %w", err)
-	}
+	dir, offset := got.dir, got.offset
+	defer dir.close()
 	sync := &results.FleetSync{Deadline: results.Duration(b.Deadline), ClockOffsetNS: offset}
-	limit := time.NewTimer(b.Deadline)
-	defer limit.Stop()
 	tick := time.NewTicker(b.Poll)
 	defer tick.Stop()
+	var seen folder // the last reading, which a giving up names
 	for {
-		arrived, last, gaveUp, err := readArrivals(dir)
+		fd, err := dir.dup()
 		if err != nil {
-			return nil, fmt.Errorf("fleet barrier: %w", err)
+			return nil, b.gaveUp(dir, seen.arrived, err)
 		}
-		if len(gaveUp) > 0 {
-			return nil, fmt.Errorf("fleet barrier: %s gave up waiting for the others; %s", strings.Join(gaveUp, ", "), b.missing(arrived))
+		now, err := await(waiting, func() folder { return readArrivals(fd, b.Fleet.Nodes, b.Expected) },
+			func(folder) {})
+		if err == nil {
+			err = now.err
 		}
-		if len(arrived) >= b.Fleet.Nodes {
+		if err != nil {
+			return nil, b.gaveUp(dir, seen.arrived, err)
+		}
+		seen = now
+		if len(seen.gaveUp) > 0 {
+			return nil, fmt.Errorf("fleet barrier: %s gave up waiting for the others; %s", strings.Join(seen.gaveUp, ", "), b.missing(seen.arrived))
+		}
+		if len(seen.arrived) >= b.Fleet.Nodes {
 			sync.WaitedNS = time.Since(began).Nanoseconds()
 			sync.Offsets = map[string]int64{}
-			for _, a := range arrived {
+			for _, a := range seen.arrived {
 				sync.Offsets[a.Node] = a.ClockOffsetNS
 			}
-			sync.StartAt = last.Add(b.Margin).UTC()
+			sync.StartAt = seen.last.Add(b.Margin).UTC()
 			// The start on this node's clock: the folder's time plus
 			// how far ahead this clock runs.
 			local := sync.StartAt.Add(time.Duration(offset))
@@ -272,25 +320,72 @@ func (b *FleetBarrier) Meet(ctx context.Context) (*results.FleetSync, error) {
 		}
 		select {
 		case <-tick.C:
-		case <-limit.C:
-			os.WriteFile(filepath.Join(dir, b.Fleet.Node+".gaveup"), nil, 0o644)
-			return nil, fmt.Errorf("fleet barrier: after %v %s", b.Deadline, b.missing(arrived))
-		case <-ctx.Done():
-			os.WriteFile(filepath.Join(dir, b.Fleet.Node+".gaveup"), nil, 0o644)
-			return nil, fmt.Errorf("fleet barrier: %w", context.Cause(ctx))
+		case <-waiting.Done():
+			return nil, b.gaveUp(dir, seen.arrived, context.Cause(waiting))
 		}
 	}
 }
 
+// await runs fn apart and waits for it until ctx is done: a file system
+// that stops answering (a dead NFS server, a file that blocks) then holds
+// up only fn's goroutine, not the barrier's deadline or ^C. What fn
+// returns after that is handed to abandon, to release it.
+func await[T any](ctx context.Context, fn func() T, abandon func(T)) (T, error) {
+	ch := make(chan T, 1)
+	go func() { ch <- fn() }()
+	select {
+	case v := <-ch:
+		return v, nil
+	case <-ctx.Done():
+		go func() { abandon(<-ch) }()
+		var zero T
+		return zero, context.Cause(ctx)
+	}
+}
+
+// gaveUp writes this node's marker, so that every node still waiting
+// fails with it, and says why the node left: err, which is the
+// deadline's cause when the deadline passed. dir is nil when the node
+// never got into the folder, and then there is no marker to write.
+func (b *FleetBarrier) gaveUp(dir *syncDir, arrived map[string]arrival, err error) error {
+	if errors.Is(err, errBarrierDeadline) {
+		err = fmt.Errorf("after %v %s", b.Deadline, b.missing(arrived))
+	}
+	if dir == nil {
+		return fmt.Errorf("fleet barrier: %w", err)
+	}
+	limit, cancel := context.WithTimeout(context.Background(), markerWait)
+	defer cancel()
+	fd, merr := dir.dup()
+	if merr == nil {
+		var res error
+		res, merr = await(limit, func() error { return markGaveUp(fd, b.Fleet.Node) }, func(error) {})
+		if merr == nil {
+			merr = res
+		}
+	}
+	if merr != nil {
+		return fmt.Errorf("fleet barrier: %w; and the others are not told (%s.gaveup: %v): they wait until their own deadline", err, b.Fleet.Node, merr)
+	}
+	return fmt.Errorf("fleet barrier: %w", err)
+}
+
 // missing names the nodes that never arrived, or their ranks when the
-// launcher does not list the nodes.
+// launcher does not list the nodes; the first few of a big fleet.
 func (b *FleetBarrier) missing(arrived map[string]arrival) string {
+	const named = 32
+	list := func(names []string) string {
+		if len(names) > named {
+			return strings.Join(names[:named], ", ") + fmt.Sprintf(" and %d more", len(names)-named)
+		}
+		return strings.Join(names, ", ")
+	}
 	var names []string
 	for _, a := range arrived {
 		names = append(names, a.Node)
 	}
 	slices.Sort(names)
-	have := fmt.Sprintf("%d of %d nodes arrived (%s)", len(arrived), b.Fleet.Nodes, strings.Join(names, ", "))
+	have := fmt.Sprintf("%d of %d nodes arrived (%s)", len(arrived), b.Fleet.Nodes, list(names))
 	var gone []string
 	if len(b.Expected) > 0 {
 		for _, n := range b.Expected {
@@ -299,7 +394,7 @@ func (b *FleetBarrier) missing(arrived map[string]arrival) string {
 			}
 		}
 		if len(gone) > 0 {
-			return have + "; never arrived: " + strings.Join(gone, ", ")
+			return have + "; never arrived: " + list(gone)
 		}
 	}
 	ranks := map[int]bool{}
@@ -311,68 +406,236 @@ func (b *FleetBarrier) missing(arrived map[string]arrival) string {
 			gone = append(gone, strconv.Itoa(r))
 		}
 	}
-	return have + "; never arrived: rank " + strings.Join(gone, ", ")
+	return have + "; never arrived: rank " + list(gone)
 }
 
-// readArrivals reads the barrier's folder: who arrived, the latest
-// arrival's mtime (the folder's clock), and who gave up.
-func readArrivals(dir string) (map[string]arrival, time.Time, []string, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, time.Time{}, nil, err
+// syncDir is the barrier's folder, held open: every file in it is made
+// and read relative to this descriptor, with O_NOFOLLOW, so neither a link
+// planted in the folder nor one swapped in for the folder after it was
+// checked redirects a write or a read. Every node shares --out, and
+// whoever else can write there can plant anything.
+type syncDir struct {
+	fd   int
+	path string
+}
+
+// openSyncDir makes the barrier's folder, or opens the one another node
+// of the job made, and refuses one that is a link, not a folder, or not
+// owned by this user (all nodes of a job run as one user).
+func openSyncDir(path string) (*syncDir, error) {
+	if err := os.Mkdir(path, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, err
 	}
-	arrived := map[string]arrival{}
-	var last time.Time
-	var gaveUp []string
-	for _, e := range ents {
-		name := e.Name()
-		if n, ok := strings.CutSuffix(name, ".gaveup"); ok {
-			gaveUp = append(gaveUp, n)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == unix.ELOOP || err == unix.ENOTDIR {
+		what := "not a folder"
+		if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
+			what = "a link, not a folder"
+		}
+		return nil, fmt.Errorf("%s is %s: refused as the barrier's folder (remove it)", path, what)
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if uid := os.Geteuid(); st.Uid != uint32(uid) {
+		unix.Close(fd)
+		return nil, fmt.Errorf("%s is owned by uid %d, not by this user (uid %d): refused, a barrier's folder is its own job's (on NFS with root_squash, run the fleet as a user)", path, st.Uid, uid)
+	}
+	return &syncDir{fd: fd, path: path}, nil
+}
+
+func (d *syncDir) close() { unix.Close(d.fd) }
+
+// dup is a descriptor of the folder for a goroutine of its own, which
+// closes it: one that outlives the barrier (see await) never uses a
+// descriptor the barrier closed, or one reused since.
+func (d *syncDir) dup() (int, error) {
+	fd, err := unix.FcntlInt(uintptr(d.fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return -1, &fs.PathError{Op: "dup", Path: d.path, Err: err}
+	}
+	return fd, nil
+}
+
+// create makes name in the folder, new: O_EXCL refuses anything already
+// there, a link included, which it would otherwise follow.
+func createAt(dirfd int, name string) (*os.File, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return nil, &fs.PathError{Op: "create", Path: name, Err: err}
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// writeAt creates name (see createAt), removing what was there, and
+// writes data to it.
+func writeAt(dirfd int, name string, data []byte) error {
+	if err := unix.Unlinkat(dirfd, name, 0); err != nil && err != unix.ENOENT {
+		return &fs.PathError{Op: "remove", Path: name, Err: err}
+	}
+	f, err := createAt(dirfd, name)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	return errors.Join(werr, f.Close())
+}
+
+// arrive estimates this node's clock offset and writes its arrival, whole
+// or not at all: written aside, then renamed over whatever has the name.
+func (d *syncDir) arrive(f *results.Fleet) (int64, error) {
+	offset, err := clockOffset(d.fd, f.Node)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", d.path, err)
+	}
+	data, err := json.Marshal(arrival{Node: f.Node, Rank: f.Rank, ClockOffsetNS: offset})
+	if err != nil {
+		return 0, err
+	}
+	tmp, name := "."+f.Node+".arrived.tmp", f.Node+".arrived"
+	if err := writeAt(d.fd, tmp, data); err != nil {
+		return 0, fmt.Errorf("%s: %w", d.path, err)
+	}
+	if err := unix.Renameat(d.fd, tmp, d.fd, name); err != nil {
+		unix.Unlinkat(d.fd, tmp, 0)
+		return 0, &fs.PathError{Op: "rename", Path: filepath.Join(d.path, name), Err: err}
+	}
+	return offset, nil
+}
+
+// markGaveUp writes node's .gaveup marker in the folder dirfd, which it
+// closes. A marker already there is fine if it is a file; a link or
+// anything else in its place is not written through.
+func markGaveUp(dirfd int, node string) error {
+	defer unix.Close(dirfd)
+	name := node + ".gaveup"
+	f, err := createAt(dirfd, name)
+	if err == nil {
+		return f.Close()
+	}
+	var st unix.Stat_t
+	if !errors.Is(err, unix.EEXIST) || unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fmt.Errorf("%s is there and is not a file", name)
+	}
+	return nil
+}
+
+// folder is what a node read in the barrier's folder: who arrived, the
+// latest arrival's mtime (the folder's clock), and who gave up.
+type folder struct {
+	arrived map[string]arrival
+	last    time.Time
+	gaveUp  []string
+	err     error
+}
+
+// readArrivals reads the barrier's folder dirfd, which it closes. Only
+// regular files count, each read up to maxArrivalFile, and only arrivals
+// that can be the job's: a rank below nodes, one node per rank, a node of
+// expected when the launcher listed them. Anything else under those names
+// (a FIFO, a device, a link, a folder, a file too big, a stale or planted
+// arrival) is passed over: the node it names has not arrived.
+func readArrivals(dirfd int, nodes int, expected []string) folder {
+	defer unix.Close(dirfd)
+	// A fresh open of the folder: descriptors duplicated from one share
+	// its read offset.
+	fd, err := unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return folder{err: err}
+	}
+	dir := os.NewFile(uintptr(fd), ".")
+	defer dir.Close()
+	names, err := dir.Readdirnames(maxSyncEntries + 1)
+	if err != nil && err != io.EOF {
+		return folder{err: err}
+	}
+	if len(names) > maxSyncEntries {
+		return folder{err: fmt.Errorf("the barrier's folder holds more than %d entries, more than a fleet of %d nodes leaves there", maxSyncEntries, results.MaxFleetNodes)}
+	}
+	slices.Sort(names) // which of two arrivals claiming a rank counts does not depend on the listing's order
+	listed := map[string]bool{}
+	for _, n := range expected {
+		listed[n] = true
+	}
+	f := folder{arrived: map[string]arrival{}}
+	ranks := map[int]bool{}
+	for _, name := range names {
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		if node, ok := strings.CutSuffix(name, ".gaveup"); ok {
+			var st unix.Stat_t
+			if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+				f.gaveUp = append(f.gaveUp, node)
+			}
 			continue
 		}
 		node, ok := strings.CutSuffix(name, ".arrived")
-		if !ok || strings.HasPrefix(name, ".") {
+		if !ok || (len(listed) > 0 && !listed[node]) {
 			continue
 		}
-		st, err := os.Stat(filepath.Join(dir, name))
-		if err != nil {
-			continue // replaced meanwhile: the next poll reads it
-		}
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		var a arrival
-		if err != nil || json.Unmarshal(data, &a) != nil || a.Node != node {
+		a, mtime, ok := readArrival(fd, name)
+		if !ok || a.Node != node || a.Rank < 0 || a.Rank >= nodes || ranks[a.Rank] {
 			continue
 		}
-		arrived[node] = a
-		if st.ModTime().After(last) {
-			last = st.ModTime()
+		ranks[a.Rank] = true
+		f.arrived[node] = a
+		if mtime.After(f.last) {
+			f.last = mtime
 		}
 	}
-	return arrived, last, gaveUp, nil
+	return f
+}
+
+// readArrival reads one arrival file, if it is a regular file of at most
+// maxArrivalFile bytes. The open neither follows a link nor waits for a
+// FIFO's writer; the type and size are those of the file opened.
+func readArrival(dirfd int, name string) (arrival, time.Time, bool) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return arrival{}, time.Time{}, false // gone, replaced, or a link
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() > maxArrivalFile {
+		return arrival{}, time.Time{}, false
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxArrivalFile+1))
+	var a arrival
+	if err != nil || len(data) > maxArrivalFile || json.Unmarshal(data, &a) != nil {
+		return arrival{}, time.Time{}, false
+	}
+	return a, st.ModTime(), true
 }
 
 // clockOffset estimates this clock minus the shared folder's: the middle
 // of the local clock read around creating a file, minus the mtime the
 // file system gave it (on NFS, the server's clock).
-func clockOffset(dir, node string) (int64, error) {
-	probe := filepath.Join(dir, "."+node+".probe")
-	os.Remove(probe)
+func clockOffset(dirfd int, node string) (int64, error) {
+	probe := "." + node + ".probe"
+	unix.Unlinkat(dirfd, probe, 0) // a probe left by a node killed here
+	defer unix.Unlinkat(dirfd, probe, 0)
 	before := time.Now()
-	f, err := os.OpenFile(probe, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if err != nil {
+	if err := writeAt(dirfd, probe, []byte(node)); err != nil {
 		return 0, err
 	}
-	_, werr := f.Write([]byte(node))
-	cerr := f.Close()
 	after := time.Now()
-	defer os.Remove(probe)
-	if err := errors.Join(werr, cerr); err != nil {
-		return 0, err
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, probe, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return 0, &fs.PathError{Op: "stat", Path: probe, Err: err}
 	}
-	st, err := os.Stat(probe)
-	if err != nil {
-		return 0, err
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return 0, fmt.Errorf("%s was replaced while it was written", probe)
 	}
 	mid := before.Add(after.Sub(before) / 2)
-	return mid.Sub(st.ModTime()).Nanoseconds(), nil
+	return mid.Sub(time.Unix(st.Mtim.Unix())).Nanoseconds(), nil
 }

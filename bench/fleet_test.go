@@ -3,10 +3,13 @@ package bench
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -138,5 +141,187 @@ func TestFleetBarrierGiveUp(t *testing.T) {
 	}
 	if time.Since(began) > 15*time.Second {
 		t.Errorf("b2 took %v to give up, its deadline was 1m", time.Since(began))
+	}
+}
+
+// plantedBarrier is a barrier of two nodes, b1 and b2, in dir, as node b1
+// sees it, for the tests that plant files where b2's would be.
+func plantedBarrier(dir, job string, deadline, poll time.Duration) *FleetBarrier {
+	return &FleetBarrier{Dir: dir, Fleet: &results.Fleet{Launcher: "slurm", JobID: job, Node: "b1", Rank: 0, Nodes: 2},
+		Expected: []string{"b1", "b2"}, Deadline: deadline, Margin: 100 * time.Millisecond, Poll: poll}
+}
+
+// meetWithin runs b.Meet and fails the test if it has not returned within
+// limit: a barrier stuck on a planted file is what these tests look for.
+func meetWithin(t *testing.T, ctx context.Context, b *FleetBarrier, limit time.Duration) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.Meet(ctx)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(limit):
+		t.Fatalf("Meet still waits after %v (deadline %v)", limit, b.Deadline)
+		return nil
+	}
+}
+
+// unblockFIFO opens path for writing, so a reader stuck opening it (the
+// barrier before it refused FIFOs) goes on and the test can end.
+func unblockFIFO(t *testing.T, path string) {
+	t.Cleanup(func() {
+		if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	})
+}
+
+// What else may sit in the shared barrier folder under another node's
+// name is not that node's arrival: a FIFO, a device, a link, a folder or a
+// file too big to be one. The node neither hangs on it, nor reads it
+// whole, nor counts it: it gives up at its deadline naming b2.
+func TestFleetBarrierPlantedArrival(t *testing.T) {
+	arrival := `{"node":"b2","rank":1,"clock_offset_ns":0}`
+	tests := []struct {
+		name  string
+		plant func(t *testing.T, path string)
+	}{
+		{"fifo", func(t *testing.T, path string) {
+			if err := syscall.Mkfifo(path, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			unblockFIFO(t, path)
+		}},
+		{"link to /dev/zero", func(t *testing.T, path string) {
+			if err := os.Symlink("/dev/zero", path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"link to a file elsewhere", func(t *testing.T, path string) {
+			elsewhere := filepath.Join(t.TempDir(), "b2.arrived")
+			if err := os.WriteFile(elsewhere, []byte(arrival), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(elsewhere, path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"too big", func(t *testing.T, path string) {
+			padded := arrival + strings.Repeat(" ", 1<<20)
+			if err := os.WriteFile(path, []byte(padded), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"folder", func(t *testing.T, path string) {
+			if err := os.Mkdir(path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			b := plantedBarrier(dir, "31", 500*time.Millisecond, 20*time.Millisecond)
+			sync := FleetSyncDir(dir, "31")
+			if err := os.Mkdir(sync, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			tt.plant(t, filepath.Join(sync, "b2.arrived"))
+			err := meetWithin(t, context.Background(), b, 10*time.Second)
+			if err == nil || !strings.Contains(err.Error(), "never arrived: b2") {
+				t.Fatalf("Meet: %v, want it to give up naming b2", err)
+			}
+		})
+	}
+}
+
+// ^C at a barrier whose folder holds a FIFO stops the node at once.
+func TestFleetBarrierInterruptedAtFIFO(t *testing.T) {
+	dir := t.TempDir()
+	sync := FleetSyncDir(dir, "32")
+	if err := os.Mkdir(sync, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(sync, "b2.arrived")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unblockFIFO(t, fifo)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(300*time.Millisecond, func() { cancel(errors.New("interrupt")) })
+	err := meetWithin(t, ctx, plantedBarrier(dir, "32", time.Minute, 20*time.Millisecond), 10*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "interrupt") {
+		t.Fatalf("Meet: %v, want the interrupt", err)
+	}
+}
+
+// A link planted as this node's .gaveup marker is not written through
+// when the node gives up: its target stays as it was.
+func TestFleetBarrierPlantedGaveUp(t *testing.T) {
+	dir := t.TempDir()
+	precious := filepath.Join(t.TempDir(), "precious")
+	if err := os.WriteFile(precious, []byte("keep me"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A long poll: the node reads the folder once, before the link is
+	// there, and next at its deadline, when it gives up.
+	b := plantedBarrier(dir, "33", 400*time.Millisecond, time.Minute)
+	time.AfterFunc(150*time.Millisecond, func() {
+		if err := os.Symlink(precious, filepath.Join(FleetSyncDir(dir, "33"), "b1.gaveup")); err != nil {
+			t.Error(err)
+		}
+	})
+	err := meetWithin(t, context.Background(), b, 10*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "never arrived: b2") {
+		t.Errorf("Meet: %v, want it to give up naming b2", err)
+	}
+	if data, err := os.ReadFile(precious); err != nil || string(data) != "keep me" {
+		t.Errorf("the link's target now holds %q (%v)", data, err)
+	}
+}
+
+// A barrier folder that is a link, or not the caller's, is refused: the
+// node writes nothing through it.
+func TestFleetBarrierPlantedFolder(t *testing.T) {
+	tests := []struct {
+		name  string
+		plant func(t *testing.T, path string) string // the folder whose content must stay empty
+		want  string
+	}{
+		{"link", func(t *testing.T, path string) string {
+			target := t.TempDir()
+			if err := os.Symlink(target, path); err != nil {
+				t.Fatal(err)
+			}
+			return target
+		}, "is a link"},
+		{"another user's", func(t *testing.T, path string) string {
+			if os.Geteuid() != 0 {
+				t.Skip("needs root to make a folder another user owns")
+			}
+			if err := os.Mkdir(path, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chown(path, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+			return path
+		}, "owned by uid 65534"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			watched := tt.plant(t, FleetSyncDir(dir, "34"))
+			err := meetWithin(t, context.Background(), plantedBarrier(dir, "34", 300*time.Millisecond, 20*time.Millisecond), 10*time.Second)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Meet: %v, want a refusal saying %q", err, tt.want)
+			}
+			if ents, _ := os.ReadDir(watched); len(ents) > 0 {
+				t.Errorf("the node wrote %s into the planted folder", ents[0].Name())
+			}
+		})
 	}
 }
