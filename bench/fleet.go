@@ -43,12 +43,14 @@ func fleetErrorf(format string, args ...any) error {
 var nodeName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,254}$`)
 
 // FleetIdentity reads the launcher's environment: Slurm (SLURM_JOB_ID,
-// SLURM_PROCID, SLURM_NNODES, SLURMD_NODENAME, SLURM_LOCALID), Open MPI
+// SLURM_PROCID, SLURM_NNODES, SLURMD_NODENAME, SLURM_LOCALID and the
+// node list, SLURM_JOB_NODELIST), Open MPI
 // (OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK, _LOCAL_SIZE) or PMIx
 // (PMIX_RANK, PMIX_NAMESPACE), in that order; the node is named by the
 // launcher, or else by hostname. A task that is not the first on its node
 // is refused: XRC registration is node-local, and two runs on one device
-// would measure each other.
+// would measure each other. A fleet of more than results.MaxFleetNodes
+// nodes is refused.
 func FleetIdentity(getenv func(string) string, hostname string) (*results.Fleet, error) {
 	num := func(name string) (int, bool, error) {
 		v := getenv(name)
@@ -61,6 +63,15 @@ func FleetIdentity(getenv func(string) string, hostname string) (*results.Fleet,
 		}
 		return n, true, nil
 	}
+	// count is a node count: a few bytes of environment must not size
+	// what a node holds or writes for each node of the fleet.
+	count := func(name string) (int, bool, error) {
+		n, ok, err := num(name)
+		if err == nil && n > results.MaxFleetNodes {
+			return 0, false, fleetErrorf("--fleet: %s=%d: more than the %d nodes a fleet may have", name, n, results.MaxFleetNodes)
+		}
+		return n, ok, err
+	}
 	var f results.Fleet
 	var local int
 	var err error
@@ -71,14 +82,17 @@ func FleetIdentity(getenv func(string) string, hostname string) (*results.Fleet,
 		if f.Rank, _, err = num("SLURM_PROCID"); err != nil {
 			return nil, err
 		}
-		if f.Nodes, ok, err = num("SLURM_NNODES"); err != nil {
+		if f.Nodes, ok, err = count("SLURM_NNODES"); err != nil {
 			return nil, err
 		} else if !ok {
-			if f.Nodes, _, err = num("SLURM_JOB_NUM_NODES"); err != nil {
+			if f.Nodes, _, err = count("SLURM_JOB_NUM_NODES"); err != nil {
 				return nil, err
 			}
 		}
 		if local, _, err = num("SLURM_LOCALID"); err != nil {
+			return nil, err
+		}
+		if f.NodeList, err = ExpandHostlist(getenv("SLURM_JOB_NODELIST")); err != nil {
 			return nil, err
 		}
 	case getenv("OMPI_COMM_WORLD_RANK") != "":
@@ -93,15 +107,16 @@ func FleetIdentity(getenv func(string) string, hostname string) (*results.Fleet,
 		if local, _, err = num("OMPI_COMM_WORLD_LOCAL_RANK"); err != nil {
 			return nil, err
 		}
-		size, _, err := num("OMPI_COMM_WORLD_SIZE")
-		if err != nil {
+		if _, _, err := num("OMPI_COMM_WORLD_SIZE"); err != nil {
 			return nil, err
 		}
 		// One task per node (mpirun -npernode 1): the world is the nodes.
 		if ls, _, err := num("OMPI_COMM_WORLD_LOCAL_SIZE"); err != nil {
 			return nil, err
 		} else if ls <= 1 {
-			f.Nodes = size
+			if f.Nodes, _, err = count("OMPI_COMM_WORLD_SIZE"); err != nil {
+				return nil, err
+			}
 		}
 	case getenv("PMIX_RANK") != "":
 		f.Launcher, f.JobID = "pmix", getenv("PMIX_NAMESPACE")
@@ -129,9 +144,22 @@ func FleetIdentity(getenv func(string) string, hostname string) (*results.Fleet,
 // ExpandHostlist expands a Slurm host list such as "n[01-03,7],gpu1" to
 // its names (n01 n02 n03 n7 gpu1), so that a barrier can name the nodes
 // that never came. Only one bracket per name, as Slurm writes node lists
-// of plain names; anything it cannot read gives nil.
-func ExpandHostlist(s string) []string {
+// of plain names; a list it cannot read gives nil, no error: the list is
+// only for naming. A list of more than results.MaxFleetNodes names, or a
+// name unfit for a node's folder, is an error (ErrFleet): a few bytes of
+// brackets can stand for billions of names.
+func ExpandHostlist(s string) ([]string, error) {
 	var out []string
+	add := func(name string) error {
+		if len(out) >= results.MaxFleetNodes {
+			return fleetErrorf("--fleet: SLURM_JOB_NODELIST names more than %d nodes, the most a fleet may have", results.MaxFleetNodes)
+		}
+		if !nodeName.MatchString(name) {
+			return fleetErrorf("--fleet: SLURM_JOB_NODELIST names a node %q, which cannot name a folder (want up to 255 letters, digits, '.', '_', '-')", trimName(name))
+		}
+		out = append(out, name)
+		return nil
+	}
 	for len(s) > 0 {
 		// The next name ends at a comma outside brackets.
 		end, depth := len(s), 0
@@ -154,13 +182,15 @@ func ExpandHostlist(s string) []string {
 		open := strings.IndexByte(item, '[')
 		if open < 0 {
 			if item != "" {
-				out = append(out, item)
+				if err := add(item); err != nil {
+					return nil, err
+				}
 			}
 			continue
 		}
 		closeAt := strings.IndexByte(item, ']')
 		if closeAt < open || strings.ContainsAny(item[closeAt+1:], "[]") {
-			return nil
+			return nil, nil
 		}
 		prefix, suffix := item[:open], item[closeAt+1:]
 		for _, r := range strings.Split(item[open+1:closeAt], ",") {
@@ -170,16 +200,31 @@ func ExpandHostlist(s string) []string {
 			}
 			a, err1 := strconv.Atoi(lo)
 			b, err2 := strconv.Atoi(hi)
-			if err1 != nil || err2 != nil || b < a || b-a > 100000 {
-				return nil
+			if err1 != nil || err2 != nil || a < 0 || b < a {
+				return nil, nil
+			}
+			// Checked before the loop, so a range of billions costs
+			// nothing: add refuses the first name past the maximum.
+			if b-a >= results.MaxFleetNodes {
+				b = a + results.MaxFleetNodes
 			}
 			for n := a; n <= b; n++ {
 				// Slurm keeps the width of the lower bound: n[08-10].
-				out = append(out, fmt.Sprintf("%s%0*d%s", prefix, len(lo), n, suffix))
+				if err := add(fmt.Sprintf("%s%0*d%s", prefix, len(lo), n, suffix)); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
-	return out
+	return out, nil
+}
+
+// trimName shortens a name for an error message.
+func trimName(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
 }
 
 // FleetBarrier is the meeting of a fleet's nodes on the shared output

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,22 +19,41 @@ import (
 
 func TestExpandHostlist(t *testing.T) {
 	tests := []struct {
-		in   string
-		want []string
+		in      string
+		want    []string
+		wantErr string
 	}{
-		{"n1", []string{"n1"}},
-		{"n[1-3]", []string{"n1", "n2", "n3"}},
-		{"n[08-10],gpu1", []string{"n08", "n09", "n10", "gpu1"}},
-		{"rack[1,3-4]-a,x", []string{"rack1-a", "rack3-a", "rack4-a", "x"}},
-		{"", nil},
-		{"n[3-1]", nil},
-		{"n[a-b]", nil},
-		{"n[1-2", nil},
+		{"n1", []string{"n1"}, ""},
+		{"n[1-3]", []string{"n1", "n2", "n3"}, ""},
+		{"n[08-10],gpu1", []string{"n08", "n09", "n10", "gpu1"}, ""},
+		{"rack[1,3-4]-a,x", []string{"rack1-a", "rack3-a", "rack4-a", "x"}, ""},
+		{"", nil, ""},
+		{"n[3-1]", nil, ""},
+		{"n[a-b]", nil, ""},
+		{"n[1-2", nil, ""},
+		// A few bytes that stand for more nodes than a fleet may have:
+		// refused before they are expanded, not after gigabytes of names.
+		{"n[0-9999999999]", nil, "more than 65536 nodes"},
+		{"n[1-100000" + strings.Repeat(",1-100000", 299) + "]", nil, "more than 65536 nodes"},
+		{"n[1-40000],m[1-40000]", nil, "more than 65536 nodes"},
+		{"n[" + strings.Repeat("0", 100000) + "1-2]", nil, "cannot name a folder"},
+		{"../etc", nil, "cannot name a folder"},
 	}
 	for _, tt := range tests {
-		if got := ExpandHostlist(tt.in); !slices.Equal(got, tt.want) {
-			t.Errorf("ExpandHostlist(%q) = %q, want %q", tt.in, got, tt.want)
+		got, err := ExpandHostlist(tt.in)
+		if tt.wantErr != "" {
+			if err == nil || !errors.Is(err, ErrFleet) || !strings.Contains(err.Error(), tt.wantErr) || len(err.Error()) > 300 {
+				t.Errorf("ExpandHostlist(%.40q): %d names, err %.300v, want a short ErrFleet saying %q", tt.in, len(got), err, tt.wantErr)
+			}
+			continue
 		}
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("ExpandHostlist(%q) = %q, %v, want %q", tt.in, got, err, tt.want)
+		}
+	}
+	// The largest list a fleet may have is still read.
+	if got, err := ExpandHostlist("n[1-65536]"); err != nil || len(got) != results.MaxFleetNodes {
+		t.Errorf("n[1-65536]: %d names, %v", len(got), err)
 	}
 }
 
@@ -57,6 +77,12 @@ func TestFleetIdentity(t *testing.T) {
 		{"more tasks than nodes", map[string]string{"SLURM_JOB_ID": "77", "SLURM_PROCID": "3", "SLURM_NNODES": "2"}, nil, "more tasks than nodes"},
 		{"bad rank", map[string]string{"SLURM_JOB_ID": "77", "SLURM_PROCID": "x"}, nil, `SLURM_PROCID="x"`},
 		{"node name a path", map[string]string{"SLURM_JOB_ID": "77", "SLURM_PROCID": "0", "SLURMD_NODENAME": "../etc"}, nil, "cannot name a folder"},
+		{"slurm node list", map[string]string{"SLURM_JOB_ID": "77", "SLURM_PROCID": "0", "SLURM_NNODES": "2", "SLURM_JOB_NODELIST": "c[1-2]"},
+			&results.Fleet{Launcher: "slurm", JobID: "77", Node: "host", Rank: 0, Nodes: 2, NodeList: []string{"c1", "c2"}}, ""},
+		{"huge SLURM_NNODES", map[string]string{"SLURM_JOB_ID": "77", "SLURM_PROCID": "0", "SLURM_NNODES": "2000000000"}, nil, "SLURM_NNODES=2000000000: more than the 65536 nodes"},
+		{"huge SLURM_JOB_NUM_NODES", map[string]string{"SLURM_JOB_ID": "77", "SLURM_PROCID": "0", "SLURM_JOB_NUM_NODES": "65537"}, nil, "more than the 65536 nodes"},
+		{"huge node list", map[string]string{"SLURM_JOB_ID": "77", "SLURM_PROCID": "0", "SLURM_NNODES": "2", "SLURM_JOB_NODELIST": "n[0-99999]"}, nil, "SLURM_JOB_NODELIST names more than 65536 nodes"},
+		{"huge open mpi world", map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2000000000", "OMPI_COMM_WORLD_LOCAL_RANK": "0", "OMPI_COMM_WORLD_LOCAL_SIZE": "1"}, nil, "OMPI_COMM_WORLD_SIZE=2000000000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -275,8 +301,8 @@ func TestFleetBarrierPlantedGaveUp(t *testing.T) {
 		}
 	})
 	err := meetWithin(t, context.Background(), b, 10*time.Second)
-	if err == nil || !strings.Contains(err.Error(), "never arrived: b2") {
-		t.Errorf("Meet: %v, want it to give up naming b2", err)
+	if err == nil || !strings.Contains(err.Error(), "never arrived: b2") || !strings.Contains(err.Error(), "b1.gaveup") {
+		t.Errorf("Meet: %v, want it to give up naming b2, and say its marker could not be written", err)
 	}
 	if data, err := os.ReadFile(precious); err != nil || string(data) != "keep me" {
 		t.Errorf("the link's target now holds %q (%v)", data, err)
@@ -323,5 +349,37 @@ func TestFleetBarrierPlantedFolder(t *testing.T) {
 				t.Errorf("the node wrote %s into the planted folder", ents[0].Name())
 			}
 		})
+	}
+}
+
+// The biggest fleet identity xrcbench accepts (results.MaxFleetNodes
+// nodes of the longest names, each node's clock offset) still makes a
+// result.json that xrcbench reads: it never writes one it then refuses.
+func TestFleetLimitFitsResult(t *testing.T) {
+	var list strings.Builder
+	for i := range 16 {
+		fmt.Fprintf(&list, ",%s%x-[00001-%05d]", strings.Repeat("n", 248), i, results.MaxFleetNodes/16)
+	}
+	names, err := ExpandHostlist(list.String()[1:])
+	if err != nil || len(names) != results.MaxFleetNodes || len(names[0]) != 255 {
+		t.Fatalf("%d names (%d long), %v", len(names), len(names[0]), err)
+	}
+	offsets := map[string]int64{}
+	for _, n := range names {
+		offsets[n] = -1 << 62
+	}
+	r := &results.Result{
+		Schema: results.Schema, RunID: "r", Status: results.StatusFailed, Error: "fleet barrier: gave up",
+		Config: results.Config{Workload: "steady", Provider: "sim", Procs: 1, Threads: 1, QPs: 1},
+		Ops:    map[string]results.OpStats{},
+		Fleet: &results.Fleet{Launcher: "slurm", JobID: "1", Node: names[0], Nodes: results.MaxFleetNodes, NodeList: names,
+			Sync: &results.FleetSync{Offsets: offsets}},
+	}
+	dir := t.TempDir()
+	if err := results.Write(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := results.Load(dir); err != nil {
+		t.Errorf("the largest fleet's result.json is refused: %v", err)
 	}
 }

@@ -69,9 +69,6 @@ func (f *fleetFlags) apply(cmd *cobra.Command, cfg *bench.Config, opts *bench.Op
 	}
 	shared := cfg.Out
 	cfg.Out = filepath.Join(shared, id.Node)
-	if id.Launcher == "slurm" {
-		id.NodeList = bench.ExpandHostlist(getenv("SLURM_JOB_NODELIST"))
-	}
 	cfg.Fleet = id
 	if deadline > 0 {
 		b := &bench.FleetBarrier{
