@@ -59,7 +59,7 @@ func FleetIdentity(getenv func(string) string, hostname string) (*results.Fleet,
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return 0, false, fleetErrorf("--fleet: %s=%q: want a number", name, v)
+			return 0, false, fleetErrorf("--fleet: %s=%q: want a number", name, trimName(v))
 		}
 		return n, true, nil
 	}
@@ -130,7 +130,7 @@ func FleetIdentity(getenv func(string) string, hostname string) (*results.Fleet,
 		f.Node = hostname
 	}
 	if !nodeName.MatchString(f.Node) {
-		return nil, fleetErrorf("--fleet: node name %q cannot name a folder (want letters, digits, '.', '_', '-')", f.Node)
+		return nil, fleetErrorf("--fleet: node name %q cannot name a folder (want up to 255 letters, digits, '.', '_', '-')", trimName(f.Node))
 	}
 	if local > 0 {
 		return nil, fleetErrorf("--fleet: task %d is the second task on node %s: run one task per node (srun --ntasks-per-node=1, mpirun -npernode 1)", f.Rank, f.Node)
@@ -219,7 +219,8 @@ func ExpandHostlist(s string) ([]string, error) {
 	return out, nil
 }
 
-// trimName shortens a name for an error message.
+// trimName shortens a value from the environment for an error message,
+// which stays one short line however long the value.
 func trimName(s string) string {
 	if len(s) > 64 {
 		return s[:64] + "..."
@@ -284,7 +285,7 @@ func (b *FleetBarrier) Meet(ctx context.Context) (*results.FleetSync, error) {
 		return nil, fleetErrorf("--fleet-sync: the launcher (%s) does not say how many nodes to wait for", b.Fleet.Launcher)
 	}
 	if b.Fleet.JobID == "" || !nodeName.MatchString(b.Fleet.JobID) {
-		return nil, fleetErrorf("--fleet-sync: the launcher (%s) gives no job id fit for a folder name (%q): the barrier needs one per job", b.Fleet.Launcher, b.Fleet.JobID)
+		return nil, fleetErrorf("--fleet-sync: the launcher (%s) gives no job id fit for a folder name (%q): the barrier needs one per job", b.Fleet.Launcher, trimName(b.Fleet.JobID))
 	}
 	if b.Poll <= 0 {
 		b.Poll = 100 * time.Millisecond
