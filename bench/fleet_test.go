@@ -379,6 +379,9 @@ func TestFleetLimitFitsResult(t *testing.T) {
 	if err := results.Write(dir, r); err != nil {
 		t.Fatal(err)
 	}
+	if st, err := os.Stat(filepath.Join(dir, results.FileName)); err == nil {
+		t.Logf("result.json of the largest fleet: %d MiB", st.Size()>>20)
+	}
 	if _, err := results.Load(dir); err != nil {
 		t.Errorf("the largest fleet's result.json is refused: %v", err)
 	}
