@@ -267,6 +267,19 @@ const (
 	markerWait = 5 * time.Second
 )
 
+// Check says whether the launcher gave what the barrier needs: how many
+// nodes to wait for, and a job id fit for its folder's name. An error is
+// ErrFleet: the run can refuse it before it writes anything.
+func (b *FleetBarrier) Check() error {
+	if b.Fleet.Nodes <= 0 {
+		return fleetErrorf("--fleet-sync: the launcher (%s) does not say how many nodes to wait for", b.Fleet.Launcher)
+	}
+	if b.Fleet.JobID == "" || !nodeName.MatchString(b.Fleet.JobID) {
+		return fleetErrorf("--fleet-sync: the launcher (%s) gives no job id fit for a folder name (%q): the barrier needs one per job", b.Fleet.Launcher, trimName(b.Fleet.JobID))
+	}
+	return nil
+}
+
 // errBarrierDeadline is the cause of a barrier that reached its deadline.
 var errBarrierDeadline = errors.New("the barrier's deadline passed")
 
@@ -281,11 +294,8 @@ var errBarrierDeadline = errors.New("the barrier's deadline passed")
 // Every file system call runs apart from the wait (see await), so the
 // deadline and ^C hold even where the shared file system stops answering.
 func (b *FleetBarrier) Meet(ctx context.Context) (*results.FleetSync, error) {
-	if b.Fleet.Nodes <= 0 {
-		return nil, fleetErrorf("--fleet-sync: the launcher (%s) does not say how many nodes to wait for", b.Fleet.Launcher)
-	}
-	if b.Fleet.JobID == "" || !nodeName.MatchString(b.Fleet.JobID) {
-		return nil, fleetErrorf("--fleet-sync: the launcher (%s) gives no job id fit for a folder name (%q): the barrier needs one per job", b.Fleet.Launcher, trimName(b.Fleet.JobID))
+	if err := b.Check(); err != nil {
+		return nil, err
 	}
 	if b.Poll <= 0 {
 		b.Poll = 100 * time.Millisecond
@@ -331,7 +341,7 @@ func (b *FleetBarrier) Meet(ctx context.Context) (*results.FleetSync, error) {
 		if err != nil {
 			return nil, b.gaveUp(dir, seen.arrived, err)
 		}
-		now, err := await(waiting, func() folder { return readArrivals(fd, b.Fleet.Nodes, b.Expected) },
+		now, err := await(waiting, func() folder { return readArrivals(fd, b.Fleet.Nodes) },
 			func(folder) {})
 		if err == nil {
 			err = now.err
@@ -585,11 +595,11 @@ type folder struct {
 
 // readArrivals reads the barrier's folder dirfd, which it closes. Only
 // regular files count, each read up to maxArrivalFile, and only arrivals
-// that can be the job's: a rank below nodes, one node per rank, a node of
-// expected when the launcher listed them. Anything else under those names
-// (a FIFO, a device, a link, a folder, a file too big, a stale or planted
-// arrival) is passed over: the node it names has not arrived.
-func readArrivals(dirfd int, nodes int, expected []string) folder {
+// that can be the job's: named after their node, a rank below nodes, one
+// node per rank. Anything else under those names (a FIFO, a device, a
+// link, a folder, a file too big) is passed over: the node it names has
+// not arrived.
+func readArrivals(dirfd int, nodes int) folder {
 	defer unix.Close(dirfd)
 	// A fresh open of the folder: descriptors duplicated from one share
 	// its read offset.
@@ -607,10 +617,6 @@ func readArrivals(dirfd int, nodes int, expected []string) folder {
 		return folder{err: fmt.Errorf("the barrier's folder holds more than %d entries, more than a fleet of %d nodes leaves there", maxSyncEntries, results.MaxFleetNodes)}
 	}
 	slices.Sort(names) // which of two arrivals claiming a rank counts does not depend on the listing's order
-	listed := map[string]bool{}
-	for _, n := range expected {
-		listed[n] = true
-	}
 	f := folder{arrived: map[string]arrival{}}
 	ranks := map[int]bool{}
 	for _, name := range names {
@@ -625,7 +631,7 @@ func readArrivals(dirfd int, nodes int, expected []string) folder {
 			continue
 		}
 		node, ok := strings.CutSuffix(name, ".arrived")
-		if !ok || (len(listed) > 0 && !listed[node]) {
+		if !ok {
 			continue
 		}
 		a, mtime, ok := readArrival(fd, name)

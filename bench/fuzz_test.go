@@ -151,7 +151,7 @@ func FuzzReadArrivals(f *testing.F) {
 			t.Fatal(err)
 		}
 		done := make(chan folder, 1)
-		go func() { done <- readArrivals(fd, int(nodes), nil) }()
+		go func() { done <- readArrivals(fd, int(nodes)) }()
 		var got folder
 		select {
 		case got = <-done:

@@ -63,6 +63,8 @@ func TestFleetBadInput(t *testing.T) {
 			"SLURM_NNODES=2000000000: more than the 65536 nodes a fleet may have"},
 		{"huge node list", []string{"--fleet", "--fleet-sync=1s"}, map[string]string{"SLURM_JOB_ID": "9", "SLURM_PROCID": "0", "SLURM_NNODES": "2", "SLURMD_NODENAME": "n1",
 			"SLURM_JOB_NODELIST": "n[0-99999],m[0-99999]"}, "SLURM_JOB_NODELIST names more than 65536 nodes"},
+		{"job id unfit for a folder", []string{"--fleet", "--fleet-sync=1s"}, map[string]string{"SLURM_JOB_ID": "../9", "SLURM_PROCID": "0", "SLURM_NNODES": "2", "SLURMD_NODENAME": "n1"},
+			`gives no job id fit for a folder name ("../9")`},
 		{"node count unknown", []string{"--fleet", "--fleet-sync"}, map[string]string{"PMIX_RANK": "0", "PMIX_NAMESPACE": "j"},
 			"does not say how many nodes"},
 	}
