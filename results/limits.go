@@ -14,3 +14,11 @@ const (
 	// a stall), and ops/s and per-interval figures cover another span.
 	DurationDeparture = 0.05
 )
+
+// MaxFleetNodes is the most nodes a fleet run (run --fleet) may have, as
+// the launcher states them (SLURM_NNODES, SLURM_JOB_NODELIST,
+// OMPI_COMM_WORLD_SIZE). A node's result records the job's node list and
+// every node's clock offset, so this bounds result.json too: a fleet this
+// big, with names of 255 characters, writes about 35 MiB, well within the
+// result.json xrcbench reads.
+const MaxFleetNodes = 65536

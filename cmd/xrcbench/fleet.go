@@ -61,22 +61,16 @@ func (f *fleetFlags) apply(cmd *cobra.Command, cfg *bench.Config, opts *bench.Op
 	if err != nil {
 		return usageError{err}
 	}
-	if deadline > 0 && id.Nodes <= 0 {
-		return usagef("--fleet-sync: the launcher (%s) does not say how many nodes to wait for", id.Launcher)
-	}
-	if deadline > 0 && id.JobID == "" {
-		return usagef("--fleet-sync: the launcher (%s) gives no job id, which the barrier needs", id.Launcher)
-	}
 	shared := cfg.Out
 	cfg.Out = filepath.Join(shared, id.Node)
-	if id.Launcher == "slurm" {
-		id.NodeList = bench.ExpandHostlist(getenv("SLURM_JOB_NODELIST"))
-	}
 	cfg.Fleet = id
 	if deadline > 0 {
 		b := &bench.FleetBarrier{
 			Dir: shared, Fleet: id, Deadline: deadline, Margin: fleetStartMargin,
 			Expected: id.NodeList,
+		}
+		if err := b.Check(); err != nil {
+			return usageError{err}
 		}
 		opts.BeforeStart = func(ctx context.Context, res *results.Result) error {
 			sync, err := b.Meet(ctx)

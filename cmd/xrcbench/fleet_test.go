@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/xrcbench/xrcbench/results"
 )
@@ -54,6 +56,15 @@ func TestFleetBadInput(t *testing.T) {
 		{"negative deadline", []string{"--fleet", "--fleet-sync=-1s"}, slurm, "--fleet-sync=-1s"},
 		{"second task", []string{"--fleet"}, map[string]string{"SLURM_JOB_ID": "9", "SLURM_PROCID": "1", "SLURMD_NODENAME": "n1", "SLURM_LOCALID": "1"},
 			"task 1 is the second task on node n1"},
+		// A hostile or broken launcher: a node count, or a node list of a
+		// few bytes, bigger than a fleet may have (once 30 M names, 2.7 GB,
+		// and a result.json too big for report).
+		{"huge SLURM_NNODES", []string{"--fleet", "--fleet-sync=1s"}, map[string]string{"SLURM_JOB_ID": "9", "SLURM_PROCID": "0", "SLURM_NNODES": "2000000000", "SLURMD_NODENAME": "n1"},
+			"SLURM_NNODES=2000000000: more than the 65536 nodes a fleet may have"},
+		{"huge node list", []string{"--fleet", "--fleet-sync=1s"}, map[string]string{"SLURM_JOB_ID": "9", "SLURM_PROCID": "0", "SLURM_NNODES": "2", "SLURMD_NODENAME": "n1",
+			"SLURM_JOB_NODELIST": "n[0-99999],m[0-99999]"}, "SLURM_JOB_NODELIST names more than 65536 nodes"},
+		{"job id unfit for a folder", []string{"--fleet", "--fleet-sync=1s"}, map[string]string{"SLURM_JOB_ID": "../9", "SLURM_PROCID": "0", "SLURM_NNODES": "2", "SLURMD_NODENAME": "n1"},
+			`gives no job id fit for a folder name ("../9")`},
 		{"node count unknown", []string{"--fleet", "--fleet-sync"}, map[string]string{"PMIX_RANK": "0", "PMIX_NAMESPACE": "j"},
 			"does not say how many nodes"},
 	}
@@ -216,5 +227,55 @@ func TestReportFleetExit(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "fleet.html")); err != nil {
 		t.Error(err)
+	}
+}
+
+// A FIFO planted in the barrier's folder under another node's name does
+// not hold a node at the barrier: ^C stops it at once, as anywhere else,
+// and it writes its result, failed.
+func TestFleetSyncInterruptedAtPlantedFIFO(t *testing.T) {
+	bin := engineBinary(t)
+	out := filepath.Join(t.TempDir(), "fleet")
+	sync := filepath.Join(out, ".fleet-sync-1003")
+	if err := os.MkdirAll(sync, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(sync, "n2.arrived")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // frees a node stuck opening it, before the fix
+		if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	})
+	cmd := exec.Command(bin, "run", "--provider", "null", "--workload", "steady", "--qps", "2",
+		"--iterations", "20", "--warmup", "0s", "--quiet", "--fleet", "--fleet-sync=1m", "--out", out)
+	cmd.Env = nodeEnv("1003", 0, 2, "n1", "n[1-2]")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	time.Sleep(1500 * time.Millisecond) // at the barrier, polling
+	cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("the node still runs 15s after ^C; stderr %q", stderr.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitFailed {
+		t.Errorf("exit %d, want 1; stderr %q", code, stderr.String())
+	}
+	r, err := results.Load(filepath.Join(out, "n1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != results.StatusFailed || !strings.Contains(r.Error, "fleet barrier: interrupt") {
+		t.Errorf("status %s, error %q", r.Status, r.Error)
 	}
 }

@@ -332,10 +332,13 @@ the launcher's environment (Slurm's SLURM_JOB_ID, SLURM_PROCID, SLURM_NNODES,
 SLURMD_NODENAME; Open MPI's OMPI_COMM_WORLD_*; PMIx's PMIX_RANK), writes its
 run folder under --out/<node>/ and records job id, node, rank and node count
 in result.json (fleet). A second task on a node is refused (exit 2), as is
---fleet outside a launcher. --fleet-sync[=DEADLINE] makes the nodes meet at a
-barrier in --out (default deadline 5m; the error names the nodes that never
-arrived) and start at one wall-clock time, 2s after the last arrival; each
-node records its clock's offset to the shared folder's. xrcbench report
+--fleet outside a launcher or a fleet of more than 65536 nodes (SLURM_NNODES,
+SLURM_JOB_NODELIST, OMPI_COMM_WORLD_SIZE). --fleet-sync[=DEADLINE] makes the
+nodes meet at a barrier in --out (default deadline 5m; the error names the
+nodes that never arrived) and start at one wall-clock time, 2s after the last
+arrival; each node records its clock's offset to the shared folder's. The
+barrier's folder, --out/.fleet-sync-<job>, must be the user's own and not a
+link; links and anything but regular files in it are ignored. xrcbench report
 --fleet DIR then compares the nodes.
 
 --rate and --rate-total (open loop) lower than the time asked holds still end

@@ -15,7 +15,8 @@
 # 1 and flag exactly that node, and every node's result must be complete.
 #
 # Everything (namespaces, bridge, daemons, files) is torn down on exit,
-# failure included. Skips, exit 0 with the reason, where it cannot run:
+# failure, ^C, SIGTERM and SIGHUP included; what a SIGKILL left behind is
+# torn down by the next run, before it starts (see records below). Skips, exit 0 with the reason, where it cannot run:
 # not root, no unshare/ip, no Slurm or munge installed
 # (apt-get install slurmctld slurmd slurm-client munge).
 #
@@ -35,58 +36,139 @@ for c in unshare nsenter ip slurmctld slurmd srun sinfo scontrol munged; do
 done
 [ -x "$bin" ] || fail "no xrcbench binary at $bin (make build)"
 
+# Every instance records what it makes (pids with their start times,
+# namespaces, links, its work folder) in a file of its own here, before
+# making each: its teardown undoes exactly that, and an instance that
+# could not tear down (SIGKILL, a crash of the machine's shell) is undone
+# by the next one. /run is emptied at boot, as the namespaces are.
+records=/run/xrcbench-slurmtest
+mkdir -p -m 700 "$records"
+
+# starttime PID: the process's start time in clock ticks since boot
+# (/proc/PID/stat, field 22), which tells it from a later process that
+# reuses its pid. Nothing when there is no such process.
+starttime() {
+	local s f
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	s=${s##*) } # past the command name, which may hold spaces
+	read -r -a f <<<"$s"
+	echo "${f[19]}"
+}
+same() { [ -n "$2" ] && [ "$(starttime "$1")" = "$2" ]; }
+
+# undo RECORD: ends the recorded processes that are still those processes,
+# and every process in the recorded namespaces (tasks, slurmstepd), then
+# removes the namespaces, links and work folder, then the record.
+undo() {
+	local - # set +e for this function only: much of what it undoes may be gone
+	set +e
+	local rec=$1 kind a b ns=() links=() procs=() pidfiles=() dir="" sig p
+	while read -r kind a b; do
+		case $kind in
+		netns) ns+=("$a") ;;
+		link) links+=("$a") ;;
+		pid) same "$a" "$b" && procs+=("$a $b") ;;
+		pidfile) pidfiles+=("$a") ;;
+		work) dir=$a ;;
+		esac
+	done <"$rec"
+	# A daemon that forks away (munged) is known by its pid file, in case
+	# the run was killed before it recorded the pid: it counts if its
+	# command line names this run's own work folder.
+	for f in "${pidfiles[@]}"; do
+		p=$(cat "$f" 2>/dev/null) && [ -n "$dir" ] &&
+			tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF "$dir/" &&
+			procs+=("$p $(starttime "$p")")
+	done
+	# And what they started, still theirs (timeout's srun, srun's helper):
+	# a process whose parent was killed first would be out of reach.
+	local tree=("${procs[@]}") i=0 c
+	while [ "$i" -lt "${#tree[@]}" ]; do
+		set -- ${tree[$i]}
+		for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+			tree+=("$c $(starttime "$c")")
+		done
+		i=$((i + 1))
+	done
+	procs=("${tree[@]}")
+	for sig in TERM KILL; do
+		for n in "${ns[@]}"; do
+			ip netns pids "$n" 2>/dev/null | xargs -r kill -"$sig" 2>/dev/null
+		done
+		for p in "${procs[@]}"; do
+			set -- $p
+			same "$1" "$2" && kill -"$sig" "$1" 2>/dev/null
+		done
+		[ "$sig" = TERM ] && { [ ${#ns[@]} -gt 0 ] || [ ${#procs[@]} -gt 0 ]; } && sleep 1
+	done
+	for p in "${procs[@]}"; do set -- $p; wait "$1" 2>/dev/null; done
+	for n in "${ns[@]}"; do ip netns del "$n" 2>/dev/null; done
+	for l in "${links[@]}"; do ip link del "$l" 2>/dev/null; done
+	case $dir in
+	/tmp/xrcbench-slurmtest.*) [ -n "${SLURMTEST_KEEP:-}" ] && [ "$rec" = "${record:-}" ] || rm -rf "$dir" ;;
+	esac
+	rm -f "$rec"
+}
+
+# A stale instance: its record's owner is gone (or its pid is another
+# process's now). A live one is another run of this test: left alone.
+for rec in "$records"/*.rec; do
+	[ -f "$rec" ] || continue
+	read -r kind owner since <"$rec" || true
+	[ "$kind" = owner ] && same "$owner" "$since" && continue
+	say "cleaning up after an earlier run (pid $owner) that could not: $(awk 'NR > 1 { n[$1]++ } END { for (k in n) { printf "%s%d %s", s, n[k], k; s = ", " } }' "$rec")"
+	undo "$rec"
+done
+
 # Names of our own: several runs of this test (or other tests) may share
 # the machine. Interface names stay under 15 characters.
 tag=xs$(( $$ % 100000 ))
 net=10.$(( 64 + $$ % 32 )).$(( $$ % 250 )).0
 pfx=${net%.0}
-work=$(mktemp -d /tmp/xrcbench-slurmtest.XXXXXX)
-# munged wants its socket's folders searchable by all; nothing in it is
-# readable by others.
-chmod 711 "$work"
+record=$records/$tag.rec
+echo "owner $$ $(starttime $$)" >"$record"
+# note KIND NAME [ARG]: record what is about to be made.
+note() { echo "$*" >>"$record"; }
+# started PID: record a process just started.
+started() { note pid "$1" "$(starttime "$1")"; }
 nodes=(xn1 xn2 xn3)
 slow=xn2
-pids=()
 
 teardown() {
 	local rc=$?
 	set +e
-	# Tasks and step daemons live in the nodes' namespaces: end exactly those.
-	for n in "${nodes[@]}"; do
-		ip netns pids "$tag-$n" 2>/dev/null | xargs -r kill -TERM 2>/dev/null
-	done
-	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	sleep 1
-	for n in "${nodes[@]}"; do
-		ip netns pids "$tag-$n" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
-		ip netns del "$tag-$n" 2>/dev/null
-	done
-	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	ip link del "$tag-br" 2>/dev/null
-	if [ "$rc" != 0 ]; then
+	trap '' INT TERM HUP # a second ^C does not cut the teardown short
+	if [ "$rc" != 0 ] && [ -n "${work:-}" ]; then
 		for f in "$work"/log/*.log; do
 			[ -f "$f" ] && { echo "--- $f (last lines)"; tail -n 15 "$f"; }
 		done >&2
 	fi
-	if [ -n "${SLURMTEST_KEEP:-}" ]; then
-		say "kept $work"
-	else
-		rm -rf "$work"
-	fi
+	undo "$record"
+	[ -n "${SLURMTEST_KEEP:-}" ] && [ -n "${work:-}" ] && say "kept $work"
 	exit "$rc"
 }
 trap teardown EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
 
+work=$(mktemp -d /tmp/xrcbench-slurmtest.XXXXXX)
+note work "$work"
+# munged wants its socket's folders searchable by all; nothing in it is
+# readable by others.
+chmod 711 "$work"
 mkdir -p "$work"/{log,run,spool,state,shared}
 
 # The network: a bridge in the root namespace, one namespace per node.
+note link "$tag-br"
 ip link add "$tag-br" type bridge
 ip addr add "$pfx.1/24" dev "$tag-br"
 ip link set "$tag-br" up
 i=10
 for n in "${nodes[@]}"; do
 	i=$((i + 1))
+	note netns "$tag-$n"
+	note link "$tag-$n"
 	ip netns add "$tag-$n"
 	ip link add "$tag-$n" type veth peer name eth0 netns "$tag-$n"
 	ip link set "$tag-$n" master "$tag-br" up
@@ -98,10 +180,12 @@ done
 # munge, with a key and socket of its own.
 dd if=/dev/urandom of="$work/munge.key" bs=1024 count=1 status=none
 chmod 400 "$work/munge.key"
+note pidfile "$work/run/munged.pid"
 munged --force --key-file="$work/munge.key" --socket="$work/run/munge.sock" \
 	--pid-file="$work/run/munged.pid" --log-file="$work/log/munged.log" --seed-file="$work/run/munge.seed"
 for _ in $(seq 50); do [ -s "$work/run/munged.pid" ] && break; sleep 0.1; done
-pids+=("$(cat "$work/run/munged.pid")")
+[ -s "$work/run/munged.pid" ] || fail "munged did not start"
+started "$(cat "$work/run/munged.pid")"
 
 # Per-node environment: slurmd runs the TaskProlog on each node before the
 # task; what it prints as "export NAME=value" is in the task's environment.
@@ -154,7 +238,7 @@ PartitionName=fleet Nodes=xn[1-3] Default=YES MaxTime=10 State=UP
 EOF
 
 slurmctld -D -i -f "$SLURM_CONF" >"$work/log/slurmctld.out" 2>&1 &
-pids+=($!)
+started $!
 for _ in $(seq 100); do scontrol ping 2>/dev/null | grep -q UP && break; sleep 0.2; done
 scontrol ping | grep -q UP || fail "slurmctld did not come up"
 
@@ -165,7 +249,7 @@ for n in "${nodes[@]}"; do
 	# slurmd looks for.)
 	nsenter --net="/run/netns/$tag-$n" unshare --uts sh -c 'hostname "$1"; exec slurmd -D -N "$1" -f "$2"' sh "$n" "$SLURM_CONF" \
 		>"$work/log/slurmd-$n.out" 2>&1 &
-	pids+=($!)
+	started $!
 done
 for _ in $(seq 150); do
 	[ "$(sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l)" = 3 ] && break
@@ -183,9 +267,16 @@ chmod 755 "$work/node-run.sh"
 
 out="$work/shared/fleet"
 say "srun -N 3: xrcbench run --fleet --fleet-sync (slow node: $slow)"
+# In the background, waited for: a signal to this script is then handled
+# at once, not when srun ends.
 timeout 180 srun -N 3 --ntasks-per-node=1 --time=5 "$work/node-run.sh" \
 	--fleet --fleet-sync=60s --provider sim --workload steady --qps 4 --duration 3s --warmup 200ms \
-	--quiet --out "$out" || fail "srun exited $?"
+	--quiet --out "$out" &
+srun_pid=$!
+started "$srun_pid"
+rc=0
+wait "$srun_pid" || rc=$?
+[ "$rc" = 0 ] || fail "srun exited $rc"
 
 for n in "${nodes[@]}"; do
 	grep -q '"status": "ok"' "$out/$n/result.json" || fail "$n: no complete result in $out/$n"
