@@ -607,8 +607,16 @@ func lockFile(path string) (*os.File, error) {
 		held, err1 := f.Stat()
 		now, err2 := os.Lstat(path)
 		if err1 == nil && err2 == nil && os.SameFile(held, now) {
-			f.Truncate(0)
-			f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+			// The pid is what a refused second run names: a lock that
+			// cannot say who holds it is still a lock, but say why.
+			if err := f.Truncate(0); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("writing the pid into %s: %w", path, err)
+			}
+			if _, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("writing the pid into %s: %w", path, err)
+			}
 			return f, nil
 		}
 		f.Close()
@@ -616,6 +624,34 @@ func lockFile(path string) (*os.File, error) {
 			return nil, fmt.Errorf("%s keeps being replaced", path)
 		}
 	}
+}
+
+// LockFolder locks dir for the caller's life as a run locks its --out:
+// flock(2) on the sibling .<name>.lock, holding the pid. A folder another
+// xrcbench holds is refused at once (ErrOutFolder), naming its pid. Other
+// commands that write a folder over a long time (qualify) take it too, so
+// two of them never write one folder.
+func LockFolder(dir string) (unlock func(), err error) {
+	clean := filepath.Clean(dir)
+	parent, name := filepath.Split(clean)
+	if parent == "" {
+		parent = "."
+	}
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, err
+	}
+	at := filepath.Join(parent, "."+name+".lock")
+	f, err := lockFile(at)
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		return nil, outFolderErrorf("%s: another xrcbench is writing it (pid %s, holding %s)", dir, lockHolder(at), at)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("locking %s: %w", dir, err)
+	}
+	return func() {
+		os.Remove(at)
+		f.Close()
+	}, nil
 }
 
 // lockHolder is the pid written in a lock file, or "unknown".
