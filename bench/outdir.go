@@ -28,12 +28,14 @@ import (
 //     file, .<name>.lock, holding the coordinator's pid: a second run into
 //     the same folder is refused at once, naming that pid.
 //   - A run writes into a temporary sibling, .<name>.tmp-<run id>, and puts
-//     it in place at the end: a new folder is renamed into place whole; an
-//     earlier run's folder loses the files that run (and `report` on it)
-//     wrote, then receives the new files, result.json last. A reader sees
-//     the earlier run, or no result.json, or the new run: never a mix.
-//   - A coordinator killed outright leaves the earlier run intact and a
-//     temporary sibling, which the next run into that folder removes.
+//     it in place at the end with one rename: a new folder is renamed into
+//     place whole; over an earlier run the two folders are exchanged, and
+//     the earlier one, set aside, gives the user's files across and loses
+//     its own (commit). A reader sees the earlier run or the new one.
+//   - Nothing inside a run folder is reached through a symbolic link, and
+//     a folder of another user's is refused (internal/safedir).
+//   - A coordinator killed outright leaves one whole run in place and
+//     siblings that the next run into that folder settles (recover).
 
 // ErrOutFolder is matched by the errors about --out itself: a folder that is
 // not ours, or one another run is writing. They are bad input (exit 2).
