@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/xrcbench/xrcbench/internal/regfile"
+	"github.com/xrcbench/xrcbench/internal/safedir"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -26,12 +28,14 @@ import (
 //     file, .<name>.lock, holding the coordinator's pid: a second run into
 //     the same folder is refused at once, naming that pid.
 //   - A run writes into a temporary sibling, .<name>.tmp-<run id>, and puts
-//     it in place at the end: a new folder is renamed into place whole; an
-//     earlier run's folder loses the files that run (and `report` on it)
-//     wrote, then receives the new files, result.json last. A reader sees
-//     the earlier run, or no result.json, or the new run: never a mix.
-//   - A coordinator killed outright leaves the earlier run intact and a
-//     temporary sibling, which the next run into that folder removes.
+//     it in place at the end with one rename: a new folder is renamed into
+//     place whole; over an earlier run the two folders are exchanged, and
+//     the earlier one, set aside, gives the user's files across and loses
+//     its own (commit). A reader sees the earlier run or the new one.
+//   - Nothing inside a run folder is reached through a symbolic link, and
+//     a folder of another user's is refused (internal/safedir).
+//   - A coordinator killed outright leaves one whole run in place and
+//     siblings that the next run into that folder settles (recover).
 
 // ErrOutFolder is matched by the errors about --out itself: a folder that is
 // not ours, or one another run is writing. They are bad input (exit 2).
@@ -67,17 +71,36 @@ func (e *NotWrittenError) Error() string {
 }
 func (e *NotWrittenError) Unwrap() error { return e.Err }
 
-// runFolder is a run's output folder while it is written.
+// runFolder is a run's output folder while it is written. Every rename and
+// removal goes through parent, the folder holding it, opened once, and
+// through safedir handles below it: no symbolic link inside a run folder
+// is ever followed, and a folder not ours is left alone.
 type runFolder struct {
-	final   string // where the run goes: Config.Out
-	tmp     string // where it is written meanwhile
+	given   string // --out as given, for messages
+	final   string // where the run goes: Config.Out, cleaned
+	name    string // its last component
+	runID   string
+	parent  *safedir.Dir
+	tmpName string // the temporary sibling's name in parent
+	tmp     string // and its path, where the run writes meanwhile
 	lock    *os.File
 	lockAt  string
 	earlier *results.Result // the run being replaced, if any
+	// recovered says what a killed commit had left and this run set right,
+	// a line each, for the run to print.
+	recovered []string
 }
 
-// openRunFolder locks out, checks it may be written, and makes the
-// temporary sibling the run writes into.
+// Sibling name prefixes: .<name>.tmp-<run id> is a run being written (or,
+// holding another run's result, the earlier run a killed commit had just
+// swapped out); .<name>.old-<run id> is the earlier run that run <run id>
+// replaced, whose user files are still to be carried across.
+func tmpPrefix(name string) string { return "." + name + ".tmp-" }
+func oldPrefix(name string) string { return "." + name + ".old-" }
+
+// openRunFolder locks out, sets right what a killed commit left there,
+// checks it may be written, and makes the temporary sibling the run writes
+// into.
 func openRunFolder(out, runID string) (*runFolder, error) {
 	clean := filepath.Clean(out)
 	parent, name := filepath.Split(clean)
@@ -90,9 +113,15 @@ func openRunFolder(out, runID string) (*runFolder, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
-	rf := &runFolder{final: clean, lockAt: filepath.Join(parent, "."+name+".lock")}
+	pd, err := safedir.OpenParent(parent)
+	if err != nil {
+		return nil, fmt.Errorf("output folder: %w", err)
+	}
+	rf := &runFolder{given: out, final: clean, name: name, runID: runID, parent: pd,
+		lockAt: filepath.Join(parent, "."+name+".lock")}
 	lock, err := lockFile(rf.lockAt)
 	if err != nil {
+		pd.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			return nil, outFolderErrorf("--out %s: another run is writing it (xrcbench pid %s, holding %s)", out, lockHolder(rf.lockAt), rf.lockAt)
 		}
@@ -100,54 +129,55 @@ func openRunFolder(out, runID string) (*runFolder, error) {
 	}
 	rf.lock = lock
 	fail := func(err error) (*runFolder, error) {
-		rf.unlock()
+		rf.close()
 		return nil, err
 	}
-	if rf.earlier, err = inspectOut(clean); err != nil {
+	// Siblings left by a killed run are ours to settle: we hold the lock.
+	rf.recover()
+	if rf.earlier, err = rf.inspect(); err != nil {
 		return fail(err)
 	}
-	// Temporary siblings of this folder left by a killed run: ours (we hold
-	// the lock, no other run is writing them).
-	if stale, _ := filepath.Glob(filepath.Join(parent, "."+globEscape(name)+".tmp-*")); len(stale) > 0 {
-		for _, s := range stale {
-			if st, err := os.Lstat(s); err == nil && st.IsDir() && ownedByUs(st) {
-				os.RemoveAll(s)
-			}
-		}
-	}
-	rf.tmp = filepath.Join(parent, "."+name+".tmp-"+runID)
-	if err := os.Mkdir(rf.tmp, 0o755); err != nil {
-		return fail(fmt.Errorf("output folder: %w", err))
+	rf.tmpName = tmpPrefix(name) + runID
+	rf.tmp = filepath.Join(parent, rf.tmpName)
+	if err := unix.Mkdirat(pd.Fd(), rf.tmpName, 0o755); err != nil {
+		return fail(fmt.Errorf("output folder: %w", &os.PathError{Op: "mkdir", Path: rf.tmp, Err: err}))
 	}
 	return rf, nil
 }
 
-// inspectOut says whether out may be written: absent, empty, or a run
-// folder (returned, to be replaced).
-func inspectOut(out string) (*results.Result, error) {
-	st, err := os.Lstat(out)
+// inspect says whether the folder may be written: absent, empty, or a run
+// folder (returned, to be replaced). A symbolic link, another user's
+// folder, or (for root) one other users can write, is refused.
+func (rf *runFolder) inspect() (*results.Result, error) {
+	out := rf.given
+	st, err := rf.parent.Lstat(rf.name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
-	if st.Mode()&fs.ModeSymlink != 0 {
-		if st, err = os.Stat(out); err != nil {
-			return nil, outFolderErrorf("--out %s: a symbolic link to nothing usable (%v)", out, err)
-		}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		to, _ := os.Readlink(rf.final)
+		return nil, outFolderErrorf("--out %s: a symbolic link (to %s): give the folder itself; nothing was changed", out, to)
 	}
-	if !st.IsDir() {
-		return nil, outFolderErrorf("--out %s: not a folder", out)
+	d, err := rf.parent.Sub(rf.name)
+	var refused *safedir.RefusedError
+	if errors.As(err, &refused) {
+		return nil, outFolderErrorf("--out %s: %s; nothing was changed", out, refused.Reason)
 	}
-	ents, err := os.ReadDir(out)
+	if err != nil {
+		return nil, fmt.Errorf("output folder: %w", err)
+	}
+	defer d.Close()
+	ents, err := d.ReadDir()
 	if err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
 	if len(ents) == 0 {
 		return nil, nil
 	}
-	r, err := results.Load(out)
+	r, err := results.Load(rf.final)
 	if err != nil || r.RunID == "" {
 		return nil, outFolderErrorf("--out %s: not empty and not an xrcbench run folder (no %s with a run id): give a new or empty folder; nothing was changed", out, results.FileName)
 	}
@@ -157,45 +187,397 @@ func inspectOut(out string) (*results.Result, error) {
 // dir is where the run writes meanwhile.
 func (rf *runFolder) dir() string { return rf.tmp }
 
+// commitStep, when set (by tests), runs between the steps of a commit, to
+// widen the windows a kill can fall into.
+var commitStep func(step string)
+
+func step(name string) {
+	if commitStep != nil {
+		commitStep(name)
+	}
+}
+
+// renameExchange swaps two entries of a folder at once; a variable so that
+// tests can take the way of a file system without RENAME_EXCHANGE.
+var renameExchange = func(dirfd int, a, b string) error {
+	return unix.Renameat2(dirfd, a, dirfd, b, unix.RENAME_EXCHANGE)
+}
+
 // commit puts the written folder in place; files are the names written
 // (result.json among them). The lock is released.
+//
+// The switch is one rename: onto an absent or empty folder, the new folder
+// is renamed over it; onto an earlier run, the two folders are exchanged
+// (RENAME_EXCHANGE), so a reader, and a kill, finds the earlier run whole
+// or the new one whole. The earlier run's folder, swapped out to
+// .<name>.old-<run id>, then gives its user files back to the new one and
+// loses what was ours. Where the file system cannot exchange (NFS), the
+// earlier folder is renamed aside first, and for an instant there is no
+// run folder. A run killed at any point leaves siblings that recover, in
+// the next run into the folder, settles.
 func (rf *runFolder) commit(files []string) error {
-	defer rf.unlock()
-	earlier, err := inspectOut(rf.final)
+	defer rf.close()
+	earlier, err := rf.inspect()
 	if err != nil {
 		// Someone filled the folder meanwhile: leave the run where it is.
 		return fmt.Errorf("%w; the run stays in %s", err, rf.tmp)
 	}
+	p := rf.parent.Fd()
 	if earlier == nil {
 		// Absent or empty: the whole folder goes in at once (rename(2)
 		// replaces an empty folder).
-		if err := os.Rename(rf.tmp, rf.final); err == nil {
+		if err := unix.Renameat(p, rf.tmpName, p, rf.name); err == nil {
 			return nil
 		}
-		if err := os.MkdirAll(rf.final, 0o755); err != nil {
-			return err
+		// An empty folder rename cannot replace (a mount point): there is
+		// no earlier run to lose, so the files go in one by one.
+		return rf.moveFiles(files)
+	}
+	oldName := oldPrefix(rf.name) + rf.runID
+	step("exchange")
+	if err := renameExchange(p, rf.tmpName, rf.name); err == nil {
+		step("exchanged")
+		if err := unix.Renameat(p, rf.tmpName, p, oldName); err != nil {
+			return fmt.Errorf("setting aside the earlier run (now %s): %w", rf.tmp, err)
+		}
+	} else if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP) {
+		if err := unix.Renameat(p, rf.name, p, oldName); err != nil {
+			return fmt.Errorf("setting aside the earlier run in %s: %w; the earlier run is unchanged, the new one stays in %s", rf.final, err, rf.tmp)
+		}
+		step("set aside")
+		if err := unix.Renameat(p, rf.tmpName, p, rf.name); err != nil {
+			unix.Renameat(p, oldName, p, rf.name)
+			return fmt.Errorf("moving the run into %s: %w; it stays in %s", rf.final, err, rf.tmp)
 		}
 	} else {
-		removeRunFiles(rf.final, earlier)
+		return fmt.Errorf("moving the run into %s: %w; the earlier run is unchanged, the new one stays in %s", rf.final, err, rf.tmp)
 	}
-	// result.json last: until it is there the folder is no run at all.
+	step("in place")
+	if kept := rf.finishOld(oldName); kept != "" {
+		rf.recovered = append(rf.recovered, kept)
+	}
+	return nil
+}
+
+// moveFiles moves the run's files into the folder, result.json last: until
+// it is there the folder is no run at all.
+func (rf *runFolder) moveFiles(files []string) error {
+	dst, err := rf.parent.MkdirAll(rf.name, 0o755)
+	if err != nil {
+		return fmt.Errorf("%w; the run stays in %s", err, rf.tmp)
+	}
+	defer dst.Close()
+	src, err := rf.parent.Sub(rf.tmpName)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
 	order := slices.Clone(files)
 	slices.SortStableFunc(order, func(a, b string) int {
 		return boolInt(a == results.FileName) - boolInt(b == results.FileName)
 	})
 	for _, name := range order {
-		if err := os.Rename(filepath.Join(rf.tmp, name), filepath.Join(rf.final, name)); err != nil {
+		if !results.LocalName(name) || strings.Contains(name, "/") {
+			continue
+		}
+		if err := unix.Renameat(src.Fd(), name, dst.Fd(), name); err != nil && !errors.Is(err, unix.ENOENT) {
 			return fmt.Errorf("moving %s into %s: %w; the rest of the run stays in %s", name, rf.final, err, rf.tmp)
 		}
+		step("moved " + name)
 	}
-	return os.Remove(rf.tmp)
+	return unix.Unlinkat(rf.parent.Fd(), rf.tmpName, unix.AT_REMOVEDIR)
+}
+
+// finishOld settles oldName, an earlier run's folder swapped out of the
+// way: what in it is not that run's (nor report's for it) goes across into
+// the run folder, what is goes, and so does the emptied folder. What
+// cannot go across (a file of the user's where the new run has one of
+// that name) stays, with the folder, renamed <name>.kept-<run id> in
+// sight; the returned line says so, "" when all went well.
+//
+// Each step may be cut short by a kill and done again: result.json goes
+// last, so while it is there the folder's own lists say what is ours.
+func (rf *runFolder) finishOld(oldName string) string {
+	old, err := rf.parent.Sub(oldName)
+	if err != nil {
+		return fmt.Sprintf("left %s alone: %v", filepath.Join(rf.parentPath(), oldName), err)
+	}
+	defer old.Close()
+	r, _ := results.Load(filepath.Join(rf.parentPath(), oldName))
+	var m *results.Manifest
+	if r != nil {
+		if mm, err := results.LoadManifest(filepath.Join(rf.parentPath(), oldName)); err == nil && mm.RunID == r.RunID {
+			m = mm
+		}
+	}
+	ours := runFiles(r, m)
+	if dst, err := rf.parent.Sub(rf.name); err == nil {
+		carry(old, dst, ".", ours)
+		dst.Close()
+	}
+	step("carried")
+	removeRunFiles(old, r, m)
+	step("removed")
+	if unix.Unlinkat(rf.parent.Fd(), oldName, unix.AT_REMOVEDIR) == nil {
+		return ""
+	}
+	left, _ := old.ReadDir()
+	kept := rf.name + ".kept-" + strings.TrimPrefix(oldName, oldPrefix(rf.name))
+	if err := unix.Renameat(rf.parent.Fd(), oldName, rf.parent.Fd(), kept); err != nil {
+		kept = oldName
+	}
+	return fmt.Sprintf("kept %s in %s: files of yours beside the earlier run that the new run could not take in (a file of its own has the name)",
+		strings.Join(left, ", "), filepath.Join(rf.parentPath(), kept))
+}
+
+func (rf *runFolder) parentPath() string { return rf.parent.Path() }
+
+// runFiles is every name of the run r in its folder (r's files, report's
+// record m, and the two lists themselves), and every folder on their way
+// (mapped to false).
+func runFiles(r *results.Result, m *results.Manifest) map[string]bool {
+	ours := map[string]bool{}
+	if r == nil {
+		return ours
+	}
+	add := func(name string) {
+		if !results.LocalName(name) {
+			return
+		}
+		ours[name] = true
+		for d := filepath.Dir(name); d != "."; d = filepath.Dir(d) {
+			if !ours[d] {
+				ours[d] = false
+			}
+		}
+	}
+	add(results.FileName)
+	add(results.ReportManifest)
+	for _, n := range r.Files {
+		add(n)
+	}
+	if m != nil {
+		for _, n := range m.Files {
+			add(n)
+		}
+	}
+	return ours
+}
+
+// carry moves what in from's folder rel is not ours into to's: a folder on
+// the way to ours is gone into, anything else (a file, a folder, a
+// symbolic link, as it is) moves whole. Nothing moves over a name to
+// already has.
+func carry(from, to *safedir.Dir, rel string, ours map[string]bool) {
+	names, err := from.ReadDir()
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		path := filepath.Join(rel, n)
+		own, onTheWay := ours[path]
+		if own {
+			continue
+		}
+		if onTheWay {
+			if sub, err := from.Sub(n); err == nil {
+				if dst, err := to.MkdirAll(n, 0o755); err == nil {
+					carry(sub, dst, path, ours)
+					dst.Close()
+				}
+				sub.Close()
+				continue
+			}
+			// Not a folder of ours (a link, another user's): the user's.
+		}
+		step("carry " + path)
+		err := unix.Renameat2(from.Fd(), n, to.Fd(), n, unix.RENAME_NOREPLACE)
+		if errors.Is(err, unix.EINVAL) {
+			// No RENAME_NOREPLACE here (NFS): we hold the lock, and
+			// nothing else writes the new folder yet.
+			if _, err := to.Lstat(n); errors.Is(err, fs.ErrNotExist) {
+				unix.Renameat(from.Fd(), n, to.Fd(), n)
+			}
+		}
+	}
+}
+
+// removeRunFiles removes from dir what the run r wrote there and what
+// `report` wrote for it (m, when it is r's), by their own lists; nothing
+// else, and nothing through a symbolic link. result.json goes last, so
+// that while it is there the lists still say what is ours.
+func removeRunFiles(dir *safedir.Dir, r *results.Result, m *results.Manifest) {
+	if r == nil {
+		return
+	}
+	for _, name := range r.Files {
+		if results.LocalName(name) && name != results.FileName {
+			dir.Remove(name)
+			step("removed " + name)
+		}
+	}
+	if m != nil {
+		dirs := map[string]bool{}
+		for _, name := range m.Files {
+			if results.LocalName(name) {
+				dir.Remove(name)
+				for d := filepath.Dir(name); d != "."; d = filepath.Dir(d) {
+					dirs[d] = true
+				}
+			}
+		}
+		// Folders the report made go too, if nothing else is in them.
+		ds := slices.Sorted(maps.Keys(dirs))
+		for i := len(ds) - 1; i >= 0; i-- {
+			dir.RemoveDir(ds[i]) // fails when not empty, or not a folder of ours: kept
+		}
+	}
+	dir.Remove(results.ReportManifest)
+	dir.Remove(results.FileName)
+}
+
+// recover settles what a run into this folder killed outright left
+// beside it, and notes each in rf.recovered:
+//
+//   - .<name>.tmp-<id> holding another run's result: the earlier run,
+//     just swapped out by run <id>'s commit; it is set aside as .old-<id>
+//     and settled below.
+//   - .<name>.tmp-<id> holding run <id>'s result while the folder holds
+//     no run, part of run <id>'s files in it (an earlier xrcbench moved
+//     files one by one, and was killed halfway): the move is completed.
+//   - any other .<name>.tmp-<id>: a run killed before it was put in place;
+//     removed, as it holds only what that run wrote.
+//   - .<name>.old-<id>: an earlier run set aside by run <id>. With no run
+//     folder (killed between the two renames where the file system cannot
+//     exchange), run <id> goes in place if it was complete, else the
+//     earlier run goes back; then it is settled as a commit settles it.
+func (rf *runFolder) recover() {
+	names, err := rf.parent.ReadDir()
+	if err != nil {
+		return
+	}
+	slices.Sort(names)
+	say := func(format string, args ...any) {
+		rf.recovered = append(rf.recovered, fmt.Sprintf(format, args...))
+	}
+	at := func(n string) string { return filepath.Join(rf.parentPath(), n) }
+	p := rf.parent.Fd()
+	for _, n := range names {
+		id, ok := strings.CutPrefix(n, tmpPrefix(rf.name))
+		if !ok || !rf.ours(n) || slices.Contains(names, oldPrefix(rf.name)+id) {
+			continue // not ours; or settled with its .old- sibling, below
+		}
+		r, _ := results.Load(at(n))
+		switch {
+		case r != nil && r.RunID != id:
+			if unix.Renameat(p, n, p, oldPrefix(rf.name)+id) != nil {
+				say("left %s alone: it holds run %s, and could not be set aside", at(n), r.RunID)
+				continue
+			}
+			names = append(names, oldPrefix(rf.name)+id)
+		case r != nil && rf.halfMoved(n, r):
+			if err := rf.completeMove(n, r); err != nil {
+				say("could not complete moving run %s from %s into %s: %v", id, at(n), rf.final, err)
+				continue
+			}
+			say("completed moving run %s into %s, which a killed run had left half done", id, rf.final)
+		default:
+			os.RemoveAll(at(n))
+			say("removed %s, left by run %s killed before it was put in place", at(n), id)
+		}
+	}
+	for _, n := range names {
+		id, ok := strings.CutPrefix(n, oldPrefix(rf.name))
+		if !ok || !rf.ours(n) {
+			continue
+		}
+		if _, err := rf.parent.Lstat(rf.name); errors.Is(err, fs.ErrNotExist) {
+			tmp := tmpPrefix(rf.name) + id
+			if r, err := results.Load(at(tmp)); err == nil && r.RunID == id && rf.ours(tmp) && unix.Renameat(p, tmp, p, rf.name) == nil {
+				say("put run %s in place in %s: it was killed while putting itself there", id, rf.final)
+			} else {
+				if unix.Renameat(p, n, p, rf.name) == nil {
+					say("put the earlier run back in %s: run %s was killed while replacing it", rf.final, id)
+				}
+				continue
+			}
+		}
+		line := fmt.Sprintf("finished replacing the earlier run in %s (run %s was killed while doing it): your files in it carried across", rf.final, id)
+		if kept := rf.finishOld(n); kept != "" {
+			line += "; " + kept
+		}
+		say("%s", line)
+	}
+}
+
+// tell prints what the folder needed set right, once, unless quiet.
+func (rf *runFolder) tell(opts Options) {
+	if !opts.Quiet {
+		for _, l := range rf.recovered {
+			fmt.Fprintln(opts.Stderr, "note: "+l)
+		}
+	}
+	rf.recovered = nil
+}
+
+// ours says whether the sibling n is a real folder of the current user.
+func (rf *runFolder) ours(n string) bool {
+	st, err := rf.parent.Lstat(n)
+	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && int(st.Uid) == os.Getuid()
+}
+
+// halfMoved says whether the folder holds no run and part of the complete
+// run r, whose temporary sibling tmp holds the rest.
+func (rf *runFolder) halfMoved(tmp string, r *results.Result) bool {
+	dst, err := rf.parent.Sub(rf.name)
+	if err != nil {
+		return false
+	}
+	defer dst.Close()
+	if _, err := dst.Lstat(results.FileName); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	src, err := rf.parent.Sub(tmp)
+	if err != nil {
+		return false
+	}
+	defer src.Close()
+	moved := 0
+	for _, name := range r.Files {
+		if _, err := src.Lstat(name); err == nil {
+			continue
+		}
+		if _, err := dst.Lstat(name); err != nil {
+			return false // lost: not a run to complete
+		}
+		moved++
+	}
+	return moved > 0
+}
+
+// completeMove moves what is left of run r in tmp into the folder,
+// result.json last.
+func (rf *runFolder) completeMove(tmp string, r *results.Result) error {
+	saved := rf.tmpName
+	rf.tmpName = tmp
+	defer func() { rf.tmpName = saved }()
+	return rf.moveFiles(r.Files)
 }
 
 // discard removes the temporary folder (nothing of it is kept) and
 // releases the lock.
 func (rf *runFolder) discard() {
 	os.RemoveAll(rf.tmp)
+	rf.close()
+}
+
+// close releases the lock and the parent's handle.
+func (rf *runFolder) close() {
 	rf.unlock()
+	if rf.parent != nil {
+		rf.parent.Close()
+		rf.parent = nil
+	}
 }
 
 func (rf *runFolder) unlock() {
@@ -208,41 +590,6 @@ func (rf *runFolder) unlock() {
 	os.Remove(rf.lockAt)
 	rf.lock.Close()
 	rf.lock = nil
-}
-
-// removeRunFiles removes from dir what the run r wrote there and what
-// `report` wrote for it, by their own lists; nothing else. result.json
-// goes first, so a reader never takes the rest for a complete run.
-func removeRunFiles(dir string, r *results.Result) {
-	os.Remove(filepath.Join(dir, results.FileName))
-	for _, name := range r.Files {
-		if results.LocalName(name) {
-			os.Remove(filepath.Join(dir, name))
-		}
-	}
-	if m, err := results.LoadManifest(dir); err == nil && m.RunID == r.RunID {
-		dirs := map[string]bool{}
-		for _, name := range m.Files {
-			if results.LocalName(name) {
-				os.Remove(filepath.Join(dir, name))
-				for d := filepath.Dir(name); d != "."; d = filepath.Dir(d) {
-					dirs[d] = true
-				}
-			}
-		}
-		// Folders the report made go too, if nothing else is in them.
-		ds := slices.Sorted(func(yield func(string) bool) {
-			for d := range dirs {
-				if !yield(d) {
-					return
-				}
-			}
-		})
-		for i := len(ds) - 1; i >= 0; i-- {
-			os.Remove(filepath.Join(dir, ds[i])) // fails when not empty: kept
-		}
-	}
-	os.Remove(filepath.Join(dir, results.ReportManifest))
 }
 
 // lockFile takes an exclusive flock on path, created if need be, without
@@ -262,8 +609,16 @@ func lockFile(path string) (*os.File, error) {
 		held, err1 := f.Stat()
 		now, err2 := os.Lstat(path)
 		if err1 == nil && err2 == nil && os.SameFile(held, now) {
-			f.Truncate(0)
-			f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+			// The pid is what a refused second run names: a lock that
+			// cannot say who holds it is still a lock, but say why.
+			if err := f.Truncate(0); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("writing the pid into %s: %w", path, err)
+			}
+			if _, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("writing the pid into %s: %w", path, err)
+			}
 			return f, nil
 		}
 		f.Close()
@@ -271,6 +626,34 @@ func lockFile(path string) (*os.File, error) {
 			return nil, fmt.Errorf("%s keeps being replaced", path)
 		}
 	}
+}
+
+// LockFolder locks dir for the caller's life as a run locks its --out:
+// flock(2) on the sibling .<name>.lock, holding the pid. A folder another
+// xrcbench holds is refused at once (ErrOutFolder), naming its pid. Other
+// commands that write a folder over a long time (qualify) take it too, so
+// two of them never write one folder.
+func LockFolder(dir string) (unlock func(), err error) {
+	clean := filepath.Clean(dir)
+	parent, name := filepath.Split(clean)
+	if parent == "" {
+		parent = "."
+	}
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, err
+	}
+	at := filepath.Join(parent, "."+name+".lock")
+	f, err := lockFile(at)
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		return nil, outFolderErrorf("%s: another xrcbench is writing it (pid %s, holding %s)", dir, lockHolder(at), at)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("locking %s: %w", dir, err)
+	}
+	return func() {
+		os.Remove(at)
+		f.Close()
+	}, nil
 }
 
 // lockHolder is the pid written in a lock file, or "unknown".

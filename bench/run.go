@@ -297,6 +297,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	if err != nil {
 		return nil, err
 	}
+	rf.tell(opts)
 	committed := false
 	defer func() {
 		if !committed {
@@ -341,7 +342,9 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	res.Warnings = append(res.Warnings, resultWarnings(res, &cfg, priv)...)
 	c.warn(res.Warnings, early)
 	res.Files = append(files, results.FileName)
-	if committed, err = writeRun(rf, res, cfg.Out); err != nil {
+	committed, err = writeRun(rf, res, cfg.Out)
+	rf.tell(opts)
+	if err != nil {
 		return res, err
 	}
 	if runErr != nil {

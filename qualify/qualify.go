@@ -183,6 +183,17 @@ func Run(ctx context.Context, o Options) (*Qualification, error) {
 		}
 		base = b
 	}
+	// Locked for the whole qualification, as run locks its --out: two
+	// qualifications (two --resume of one folder) would both run and the
+	// last to finish would decide qualification.json.
+	unlock, err := bench.LockFolder(o.Out)
+	if errors.Is(err, bench.ErrOutFolder) {
+		return nil, usagef("--out %v", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	if err := prepareOut(o); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/xrcbench/xrcbench/internal/safedir"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -254,14 +255,29 @@ func renderFiles(in inputs, fs figureSet, pg htmlPage) ([]reportFile, error) {
 // them in rep.Files; into a run's own folder it also records them in the
 // run's result, so a later run into the folder removes these and nothing
 // the user put beside them.
+//
+// Every file is written beneath a handle of rep.Out (internal/safedir):
+// a symbolic link inside it (plots -> /etc, planted by whoever else can
+// write a shared run folder) is refused, never written through, and so
+// never recorded for a later run to remove.
 func writeFiles(rep *Report, in inputs, files []reportFile) error {
-	if err := os.MkdirAll(filepath.Join(rep.Out, PlotsDir), 0o755); err != nil {
+	if err := os.MkdirAll(rep.Out, 0o755); err != nil {
 		return err
 	}
+	out, err := safedir.Open(rep.Out)
+	if err != nil {
+		return inputErrorf("report folder %v", err)
+	}
+	defer out.Close()
+	plots, err := out.MkdirAll(PlotsDir, 0o755)
+	if err != nil {
+		return inputErrorf("report folder %s: %v", rep.Out, err)
+	}
+	plots.Close()
 	var names []string
 	for _, f := range files {
 		path := filepath.Join(rep.Out, f.name)
-		if err := results.WriteFileAtomic(path, f.data, 0o644); err != nil {
+		if err := out.WriteFile(f.name, f.data, 0o644); err != nil {
 			return err
 		}
 		rep.Files = append(rep.Files, path)

@@ -267,3 +267,46 @@ func TestEngineSweep(t *testing.T) {
 		checkFigure(t, f)
 	}
 }
+
+// A symbolic link inside a run folder (plots -> a folder elsewhere, as
+// another user who can write a shared folder may plant it) is refused:
+// report writes nothing through it, and records nothing there for a later
+// run to remove. Before, the plots went through the link.
+func TestGenerateRefusesLinkInFolder(t *testing.T) {
+	for _, link := range []string{PlotsDir, HTMLFile} {
+		t.Run(link, func(t *testing.T) {
+			dir := copyRun(t, filepath.Join("testdata", "runs", "engine-lifecycle"))
+			outside := t.TempDir()
+			os.RemoveAll(filepath.Join(dir, link))
+			target := outside
+			if link == HTMLFile {
+				target = filepath.Join(outside, "page.html")
+				if err := os.WriteFile(target, []byte("outside"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Generate([]string{dir}, "")
+			ents, _ := os.ReadDir(outside)
+			switch {
+			case link == PlotsDir && err == nil:
+				t.Errorf("report through %s -> %s: no error", link, target)
+			case link == PlotsDir && len(ents) != 0:
+				t.Errorf("report wrote %d files outside the run folder, through %s", len(ents), link)
+			case link == HTMLFile:
+				// A link in a file's place is replaced, never written through.
+				if data, _ := os.ReadFile(target); string(data) != "outside" {
+					t.Errorf("report wrote through %s: the file outside now holds %q", link, data)
+				}
+				if st, err := os.Lstat(filepath.Join(dir, link)); err != nil || st.Mode()&os.ModeSymlink != 0 {
+					t.Errorf("%s is still the link after report (%v)", link, err)
+				}
+			}
+			if m, err := results.LoadManifest(dir); err == nil && link == PlotsDir && len(m.Files) > 0 {
+				t.Errorf("recorded %v for removal though nothing was written", m.Files)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"html"
 	"math"
@@ -535,5 +536,39 @@ func TestQualifyMeasuresAsRun(t *testing.T) {
 		if r.Config.QPState != want || modify != (want != "reset") {
 			t.Errorf("run %s: qp_state %q, modify measured %v; want %s", q.Runs[i].Name, r.Config.QPState, modify, want)
 		}
+	}
+}
+
+// TestQualifyFolderLocked: a qualification locks its folder for its whole
+// life, as run locks --out: a second qualify --resume of the same folder
+// meanwhile is refused at once (exit 2), naming the first one's pid,
+// instead of both running and the last to finish deciding the verdict.
+func TestQualifyFolderLocked(t *testing.T) {
+	bin := engineBinary(t)
+	plan := writePlan(t, "name: slow\nrepetitions: 1\nduration: 3s\nwarmup: 0s\nconformance: none\nruns:\n  - {name: st, workload: steady, procs: 1, threads: 1, qps: 1}\n")
+	out := filepath.Join(t.TempDir(), "q")
+	first := exec.Command(bin, "qualify", "--plan", plan, "--out", out)
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer first.Process.Kill()
+	lock := filepath.Join(filepath.Dir(out), ".q.lock")
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if data, _ := os.ReadFile(lock); strings.TrimSpace(string(data)) == strconv.Itoa(first.Process.Pid) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first qualification never locked %s", out)
+		}
+	}
+	code, stdout, stderr := runEngine(t, "qualify", "--plan", plan, "--out", out, "--resume")
+	if code != 2 || !strings.Contains(stderr, fmt.Sprintf("another xrcbench is writing it (pid %d", first.Process.Pid)) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("a second qualify --resume while the first runs: exit %d, want 2 and one line naming pid %d\n%s\n%s", code, first.Process.Pid, stdout, stderr)
+	}
+	if err := first.Wait(); err != nil {
+		t.Errorf("the first qualification: %v", err)
+	}
+	if _, err := os.Stat(lock); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the lock outlives the qualification: %v", err)
 	}
 }

@@ -1,0 +1,549 @@
+package bench
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/xrcbench/xrcbench/internal/safedir"
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// commitEnv makes the test binary a small run that commits into the
+// folder named (commitChild): the real commit, in a real process, for a
+// test to kill.
+const commitEnv = "XRCBENCH_TEST_COMMIT"
+
+// fakeResult is a minimal valid result of run id listing files.
+func fakeResult(id string, files ...string) *results.Result {
+	return &results.Result{Schema: results.Schema, RunID: id, Status: results.StatusOK,
+		Config: results.Config{Workload: "steady", Provider: "null", Procs: 1, Threads: 1},
+		Ops:    map[string]results.OpStats{"reg": {Count: 1}}, Files: append(files, results.FileName)}
+}
+
+// fakeCommit is a run into out as Run makes it, without the measuring:
+// its .hlog files name the run, result.json is written last, then the
+// commit. It returns the run id and what the commit said it recovered.
+func fakeCommit(out string, kinds ...string) (string, []string, error) {
+	id := results.NewRunID()
+	rf, err := openRunFolder(out, id)
+	if err != nil {
+		return id, nil, err
+	}
+	said := rf.recovered
+	var files []string
+	for _, k := range kinds {
+		name := k + ".hlog"
+		if err := os.WriteFile(filepath.Join(rf.dir(), name), []byte("#xrcbench-run-id: "+id+"\n"), 0o644); err != nil {
+			rf.discard()
+			return id, said, err
+		}
+		files = append(files, name)
+	}
+	res := fakeResult(id, files...)
+	if err := results.Write(rf.dir(), res); err != nil {
+		rf.discard()
+		return id, said, err
+	}
+	err = rf.commit(res.Files)
+	return id, append(said, rf.recovered...), err
+}
+
+// commitChild is the test binary as a run committing into the folder
+// $XRCBENCH_TEST_COMMIT, saying each step of the commit on stdout and
+// sleeping between them ($XRCBENCH_TEST_COMMIT_STEP_MS): the windows a
+// kill must not hurt in, widened. Afterwards it records, as report does,
+// files through the folder's links.
+func commitChild(out string) {
+	ms, _ := strconv.Atoi(os.Getenv("XRCBENCH_TEST_COMMIT_STEP_MS"))
+	commitStep = func(name string) {
+		fmt.Printf("step %s\n", name)
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+	}
+	if os.Getenv("XRCBENCH_TEST_NO_EXCHANGE") == "1" {
+		renameExchange = func(int, string, string) error { return unix.EINVAL }
+	}
+	id, said, err := fakeCommit(out, "reg", "unreg")
+	for _, l := range said {
+		fmt.Println("note: " + l)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println("step committed")
+	// What report records: a plot through the link, and one of its own.
+	d, err := safedir.Open(out)
+	if err == nil {
+		if p, err := d.MkdirAll("plots", 0o755); err == nil {
+			p.WriteFile("a.png", []byte(id), 0o644)
+			p.Close()
+		}
+		d.Close()
+	}
+	results.WriteManifest(out, id, []string{"plots/a.png", "link/x", "link/sub/y", "plots/evil"})
+	fmt.Println("step done")
+}
+
+// tree is every entry under root: its kind, and a file's content.
+func tree(t *testing.T, root string) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			to, _ := os.Readlink(path)
+			got[rel] = "link to " + to
+		case d.IsDir():
+			got[rel] = "folder"
+		default:
+			data, _ := os.ReadFile(path)
+			got[rel] = "file " + string(data)
+		}
+		return nil
+	})
+	return got
+}
+
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		path := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if to, ok := strings.CutPrefix(content, "link to "); ok {
+			if err := os.Symlink(to, path); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// readableRun checks that out holds one whole run: its result loads, and
+// every file it lists is there and names it.
+func readableRun(t *testing.T, out string) *results.Result {
+	t.Helper()
+	r, err := results.Load(out)
+	if err != nil {
+		t.Fatalf("%s holds no run: %v\n%v", out, err, tree(t, filepath.Dir(out)))
+	}
+	for _, f := range r.Files {
+		data, err := os.ReadFile(filepath.Join(out, f))
+		if err != nil {
+			t.Fatalf("run %s lacks %s: %v", r.RunID, f, err)
+		}
+		if strings.HasSuffix(f, ".hlog") && string(data) != "#xrcbench-run-id: "+r.RunID+"\n" {
+			t.Fatalf("run %s: %s is another run's (%q): a mix", r.RunID, f, data)
+		}
+	}
+	return r
+}
+
+// The outside of a run folder: files a symbolic link in the folder points
+// at, which no write and no removal in the folder may reach.
+var outsideFiles = map[string]string{"x": "outside x", "sub/y": "outside y", "a.png": "outside png"}
+
+// plantLinks puts in the run folder out what another user who can write
+// it would: links to outside, and records of report's that name files
+// through them.
+func plantLinks(t *testing.T, out, outside, runID string) {
+	t.Helper()
+	writeTree(t, out, map[string]string{
+		"link":       "link to " + outside,
+		"plots/evil": "link to " + filepath.Join(outside, "x"),
+		"reg.hlog":   "#xrcbench-run-id: " + runID + "\n",
+	})
+	// plots itself a link: report would write through it.
+	if err := results.WriteManifest(out, runID, []string{"link/x", "link/sub/y", "plots/evil", "../outside/x"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A run into a folder holding symbolic links removes what the earlier run
+// listed, and nothing through a link: every file outside stays as it was,
+// the user's links come across as they were.
+func TestRunFolderLinksNotFollowed(t *testing.T) {
+	tests := []struct {
+		name   string
+		plant  func(t *testing.T, out, outside, runID string)
+		listed []string // in the earlier result's files
+	}{
+		{"links in report's record", plantLinks, nil},
+		{"links in the result's files", func(t *testing.T, out, outside, runID string) {
+			writeTree(t, out, map[string]string{"link": "link to " + outside})
+		}, []string{"link/x", "link/sub/y", "link"}},
+		{"plots a link, report's plot in it", func(t *testing.T, out, outside, runID string) {
+			writeTree(t, out, map[string]string{"plots": "link to " + outside})
+			results.WriteManifest(out, runID, []string{"plots/a.png", "plots/x"})
+		}, nil},
+		{"a listed file a link", func(t *testing.T, out, outside, runID string) {
+			writeTree(t, out, map[string]string{"unreg.hlog": "link to " + filepath.Join(outside, "x")})
+		}, []string{"unreg.hlog"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := t.TempDir()
+			outside, out := filepath.Join(base, "outside"), filepath.Join(base, "runs", "run")
+			writeTree(t, outside, outsideFiles)
+			before := tree(t, outside)
+			// The earlier run, then what was planted in it.
+			earlier := results.NewRunID()
+			writeTree(t, out, map[string]string{"notes.txt": "mine"})
+			tt.plant(t, out, outside, earlier)
+			if err := results.Write(out, fakeResult(earlier, tt.listed...)); err != nil {
+				t.Fatal(err)
+			}
+			// The links nobody listed are the user's, to come across.
+			links := map[string]string{}
+			recorded := tt.listed
+			if m, err := results.LoadManifest(out); err == nil {
+				recorded = append(recorded, m.Files...)
+			}
+			for name, what := range tree(t, out) {
+				if strings.HasPrefix(what, "link to ") && !slices.Contains(recorded, name) {
+					links[name] = what
+				}
+			}
+
+			if _, _, err := fakeCommit(out, "reg"); err != nil {
+				t.Fatal(err)
+			}
+			if after := tree(t, outside); !mapsEqual(before, after) {
+				t.Errorf("outside the folder changed:\nbefore %v\nafter  %v", before, after)
+			}
+			r := readableRun(t, out)
+			if r.RunID == earlier {
+				t.Fatal("the new run is not in place")
+			}
+			now := tree(t, out)
+			for name, what := range links {
+				if now[name] != what {
+					t.Errorf("the user's %s (%s) is now %q", name, what, now[name])
+				}
+			}
+			if now["notes.txt"] != "file mine" {
+				t.Errorf("notes.txt: %q", now["notes.txt"])
+			}
+			if left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".run.*")); len(left) != 0 {
+				t.Errorf("left beside the folder: %v", left)
+			}
+		})
+	}
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// A run folder that is a link, or another user's, or (for root) one other
+// users can write, is refused whole: nothing in it or beside it changes.
+func TestRunFolderRefused(t *testing.T) {
+	other := func(t *testing.T, path string) {
+		if os.Geteuid() != 0 {
+			t.Skip("needs root to give a folder to another user")
+		}
+		if err := os.Chown(path, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, out, elsewhere string)
+		want  string
+	}{
+		{"a link to a run folder", func(t *testing.T, out, elsewhere string) {
+			os.Symlink(elsewhere, out)
+		}, "a symbolic link"},
+		{"another user's run folder", func(t *testing.T, out, elsewhere string) {
+			os.Rename(elsewhere, out)
+			other(t, out)
+		}, "owned by user 65534"},
+		{"another user's empty folder", func(t *testing.T, out, elsewhere string) {
+			os.Mkdir(out, 0o755)
+			other(t, out)
+		}, "owned by user 65534"},
+		{"a run folder anyone can write", func(t *testing.T, out, elsewhere string) {
+			if os.Geteuid() != 0 {
+				t.Skip("the mode matters to root only")
+			}
+			os.Rename(elsewhere, out)
+			os.Chmod(out, 0o777)
+		}, "other users can write it"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := t.TempDir()
+			elsewhere, out := filepath.Join(base, "elsewhere"), filepath.Join(base, "runs", "run")
+			os.MkdirAll(filepath.Dir(out), 0o755)
+			writeTree(t, elsewhere, map[string]string{"notes.txt": "mine", "reg.hlog": "#xrcbench-run-id: 1\n"})
+			results.Write(elsewhere, fakeResult("1", "reg.hlog"))
+			tt.setup(t, out, elsewhere)
+			before := tree(t, base)
+			_, _, err := fakeCommit(out, "reg")
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "nothing was changed") {
+				t.Fatalf("err %v, want it to say %q and that nothing was changed", err, tt.want)
+			}
+			if after := tree(t, base); !mapsEqual(before, after) {
+				t.Errorf("changed:\nbefore %v\nafter  %v", before, after)
+			}
+		})
+	}
+}
+
+// A subfolder of the run folder owned by another user is not entered:
+// what is listed in it stays, and so does the folder.
+func TestRunFolderOtherUsersSubfolder(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a folder to another user")
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	earlier := results.NewRunID()
+	writeTree(t, out, map[string]string{"theirs/x": "theirs", "plots/a.png": "ours"})
+	os.Chown(filepath.Join(out, "theirs"), 65534, 65534)
+	results.WriteManifest(out, earlier, []string{"theirs/x", "plots/a.png"})
+	results.Write(out, fakeResult(earlier))
+	if _, _, err := fakeCommit(out, "reg"); err != nil {
+		t.Fatal(err)
+	}
+	readableRun(t, out)
+	now := tree(t, out)
+	if now["theirs/x"] != "file theirs" {
+		t.Errorf("theirs/x: %q, want it untouched", now["theirs/x"])
+	}
+	if _, ok := now["plots/a.png"]; ok {
+		t.Errorf("plots/a.png, the earlier run's, is still there")
+	}
+}
+
+// The user's file where the new run writes one of the same name is not
+// lost: it stays, with what else of the earlier folder could not come
+// across, in <name>.kept-<id>, and the run says so.
+func TestRunFolderKeepsCollidingFile(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	if _, _, err := fakeCommit(out, "reg"); err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, out, map[string]string{"unreg.hlog": "the user's", "notes.txt": "mine"})
+	_, said, err := fakeCommit(out, "reg", "unreg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readableRun(t, out)
+	kept, _ := filepath.Glob(out + ".kept-*")
+	if len(kept) != 1 || len(said) != 1 || !strings.Contains(said[0], "unreg.hlog") || !strings.Contains(said[0], kept[0]) {
+		t.Fatalf("kept %v, said %q", kept, said)
+	}
+	if data, _ := os.ReadFile(filepath.Join(kept[0], "unreg.hlog")); string(data) != "the user's" {
+		t.Errorf("the user's unreg.hlog: %q", data)
+	}
+	if data, _ := os.ReadFile(filepath.Join(out, "notes.txt")); string(data) != "mine" {
+		t.Errorf("notes.txt: %q", data)
+	}
+}
+
+// A folder an earlier xrcbench left half moved (killed while moving files
+// one by one: the earlier run's files gone, part of the new one's in, the
+// rest and result.json still in the temporary sibling) is refused no more:
+// the next run completes the move, says so, and replaces it.
+func TestRunFolderHalfMovedRecovered(t *testing.T) {
+	base := t.TempDir()
+	out := filepath.Join(base, "run")
+	id := "00000000000000aa"
+	tmp := filepath.Join(base, ".run.tmp-"+id)
+	writeTree(t, out, map[string]string{"reg.hlog": "#xrcbench-run-id: " + id + "\n", "notes.txt": "mine"})
+	writeTree(t, tmp, map[string]string{"unreg.hlog": "#xrcbench-run-id: " + id + "\n"})
+	results.Write(tmp, fakeResult(id, "reg.hlog", "unreg.hlog"))
+
+	rf, err := openRunFolder(out, results.NewRunID())
+	if err != nil {
+		t.Fatalf("the folder is still refused: %v", err)
+	}
+	said := rf.recovered
+	rf.discard()
+	if len(said) != 1 || !strings.Contains(said[0], "completed moving run "+id) {
+		t.Errorf("said %q", said)
+	}
+	if r := readableRun(t, out); r.RunID != id {
+		t.Errorf("the folder holds run %s, want %s", r.RunID, id)
+	}
+	if _, err := os.Stat(tmp); err == nil {
+		t.Errorf("%s is still there", tmp)
+	}
+}
+
+// SIGKILL at random moments of a run into a folder holding an earlier run,
+// its user's files and links to outside (real processes: the test binary
+// as commitChild, each step of the commit widened): after every kill,
+// nothing outside has changed and the folder holds one whole run, the
+// earlier or the new; the next run puts right what the killed one left,
+// says so, and no file of the user's is lost.
+func TestCommitKilled(t *testing.T) {
+	tests := []struct {
+		name     string
+		kills    int
+		exchange bool
+	}{
+		{"exchange", 40, true},
+		{"no RENAME_EXCHANGE (NFS)", 20, false},
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := t.TempDir()
+			outside, out := filepath.Join(base, "outside"), filepath.Join(base, "runs", "run")
+			writeTree(t, outside, outsideFiles)
+			before := tree(t, outside)
+			id, _, err := fakeCommit(out, "reg")
+			if err != nil {
+				t.Fatal(err)
+			}
+			plantLinks(t, out, outside, id)
+			user := map[string]string{"notes.txt": "file mine", "plots/mine.svg": "file my plot", "mine/report.html": "file my page"}
+			writeTree(t, out, map[string]string{"notes.txt": "mine", "plots/mine.svg": "my plot", "mine/report.html": "my page"})
+
+			child := func(kill time.Duration) (steps []string, killed bool) {
+				cmd := exec.Command(exe, "-test.run=^$")
+				cmd.Env = append(os.Environ(), commitEnv+"="+out, "XRCBENCH_TEST_COMMIT_STEP_MS=3")
+				if !tt.exchange {
+					cmd.Env = append(cmd.Env, "XRCBENCH_TEST_NO_EXCHANGE=1")
+				}
+				stdout, _ := cmd.StdoutPipe()
+				var stderr strings.Builder
+				cmd.Stderr = &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				if kill > 0 {
+					timer := time.AfterFunc(kill, func() { cmd.Process.Signal(syscall.SIGKILL) })
+					defer timer.Stop()
+				}
+				sc := bufio.NewScanner(stdout)
+				for sc.Scan() {
+					steps = append(steps, sc.Text())
+				}
+				err := cmd.Wait()
+				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+					return steps, true
+				}
+				if err != nil {
+					t.Fatalf("the run: %v\n%s\n%s", err, strings.Join(steps, "\n"), stderr.String())
+				}
+				return steps, false
+			}
+			// How long a whole run takes, to kill within it.
+			start := time.Now()
+			child(0)
+			whole := time.Since(start)
+
+			inCommit, recoveredSaid := 0, 0
+			for i := range tt.kills {
+				left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".run.[to]*-*"))
+				steps, killed := child(time.Duration(rand.Int64N(int64(whole))))
+				last := ""
+				if len(steps) > 0 {
+					last = steps[len(steps)-1]
+				}
+				if killed && strings.HasPrefix(last, "step ") && last != "step committed" && last != "step done" {
+					inCommit++
+				}
+				if len(left) > 0 && slices.ContainsFunc(steps, func(s string) bool { return strings.HasPrefix(s, "note: ") }) {
+					recoveredSaid++
+				}
+				if after := tree(t, outside); !mapsEqual(before, after) {
+					t.Fatalf("kill %d (after %q): outside the folder changed:\nbefore %v\nafter  %v", i, last, before, after)
+				}
+				// Without RENAME_EXCHANGE the earlier run is renamed aside
+				// before the new one goes in: killed between the two
+				// renames, there is no run folder, but the earlier run is
+				// whole beside it, for the next run to put back or finish.
+				if _, err := os.Lstat(out); !tt.exchange && errors.Is(err, fs.ErrNotExist) {
+					aside, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".run.old-*"))
+					if len(aside) != 1 {
+						t.Fatalf("kill %d (after %q): no run folder and %d earlier runs set aside\n%v", i, last, len(aside), tree(t, filepath.Dir(out)))
+					}
+					readableRun(t, aside[0])
+				} else {
+					readableRun(t, out)
+				}
+				// The user's files are in the folder, or in the earlier
+				// run's folder set aside, for the next run to carry across.
+				for name, what := range user {
+					if tree(t, out)[name] != what && !setAside(t, out, name, what) {
+						t.Fatalf("kill %d (after %q): the user's %s is gone\n%v", i, last, name, tree(t, filepath.Dir(out)))
+					}
+				}
+			}
+			// The next run, not killed, settles what is left.
+			left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".run.[to]*-*"))
+			steps, _ := child(0)
+			if len(left) > 0 && !slices.ContainsFunc(steps, func(s string) bool { return strings.HasPrefix(s, "note: ") }) {
+				t.Errorf("the run after the kills found %v and said nothing of it", left)
+			}
+			readableRun(t, out)
+			now := tree(t, out)
+			for name, what := range user {
+				if now[name] != what {
+					t.Errorf("the user's %s: %q, want %q", name, now[name], what)
+				}
+			}
+			if now["link"] != "link to "+outside {
+				t.Errorf("the user's link: %q", now["link"])
+			}
+			if after := tree(t, outside); !mapsEqual(before, after) {
+				t.Errorf("outside the folder changed:\nbefore %v\nafter  %v", before, after)
+			}
+			if ents, _ := os.ReadDir(filepath.Dir(out)); len(ents) != 1 {
+				t.Errorf("beside the folder: %v", ents)
+			}
+			t.Logf("%d kills, %d inside the commit; %d times the next run said what it recovered", tt.kills, inCommit, recoveredSaid)
+			if inCommit < tt.kills/8 {
+				t.Errorf("only %d of %d kills fell inside the commit: the test does not test it", inCommit, tt.kills)
+			}
+		})
+	}
+}
+
+// setAside says whether the user's file name is in an earlier run's folder
+// set aside beside out.
+func setAside(t *testing.T, out, name, what string) bool {
+	aside, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".run.[to]*-*"))
+	for _, a := range aside {
+		if tree(t, a)[name] == what {
+			return true
+		}
+	}
+	return false
+}
