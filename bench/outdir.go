@@ -609,15 +609,12 @@ func lockFile(path string) (*os.File, error) {
 		held, err1 := f.Stat()
 		now, err2 := os.Lstat(path)
 		if err1 == nil && err2 == nil && os.SameFile(held, now) {
-			// The pid is what a refused second run names: a lock that
-			// cannot say who holds it is still a lock, but say why.
-			if err := f.Truncate(0); err != nil {
-				f.Close()
-				return nil, fmt.Errorf("writing the pid into %s: %w", path, err)
-			}
-			if _, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0); err != nil {
-				f.Close()
-				return nil, fmt.Errorf("writing the pid into %s: %w", path, err)
+			// The pid only names the holder to a refused second run: on a
+			// full disk it cannot be written, and the flock is the lock
+			// all the same, so the run goes on (and writes what it can),
+			// and a refused run names the holder "unknown" (lockHolder).
+			if f.Truncate(0) == nil {
+				f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 			}
 			return f, nil
 		}

@@ -434,7 +434,10 @@ func TestCommitKilled(t *testing.T) {
 			user := map[string]string{"notes.txt": "file mine", "plots/mine.svg": "file my plot", "mine/report.html": "file my page"}
 			writeTree(t, out, map[string]string{"notes.txt": "mine", "plots/mine.svg": "my plot", "mine/report.html": "my page"})
 
-			child := func(kill time.Duration) (steps []string, killed bool) {
+			// child runs one commit; kill > 0 kills it that long after its
+			// commit's first step (fromStart: after it started), and
+			// window is how long its commit took, first step to last.
+			child := func(kill time.Duration, fromStart bool) (steps []string, killed bool, window time.Duration) {
 				cmd := exec.Command(exe, "-test.run=^$")
 				cmd.Env = append(os.Environ(), commitEnv+"="+out, "XRCBENCH_TEST_COMMIT_STEP_MS=3")
 				if !tt.exchange {
@@ -446,32 +449,56 @@ func TestCommitKilled(t *testing.T) {
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
-				if kill > 0 {
-					timer := time.AfterFunc(kill, func() { cmd.Process.Signal(syscall.SIGKILL) })
-					defer timer.Stop()
+				arm := func() {
+					if kill > 0 {
+						timer := time.AfterFunc(kill, func() { cmd.Process.Signal(syscall.SIGKILL) })
+						t.Cleanup(func() { timer.Stop() })
+					}
 				}
+				if fromStart {
+					arm()
+				}
+				var first time.Time
 				sc := bufio.NewScanner(stdout)
 				for sc.Scan() {
-					steps = append(steps, sc.Text())
+					l := sc.Text()
+					steps = append(steps, l)
+					switch {
+					case l == "step committed" && !first.IsZero():
+						window = time.Since(first)
+					case strings.HasPrefix(l, "step ") && first.IsZero():
+						first = time.Now()
+						if !fromStart {
+							arm()
+						}
+					}
 				}
 				err := cmd.Wait()
 				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-					return steps, true
+					return steps, true, window
 				}
 				if err != nil {
 					t.Fatalf("the run: %v\n%s\n%s", err, strings.Join(steps, "\n"), stderr.String())
 				}
-				return steps, false
+				return steps, false, window
 			}
-			// How long a whole run takes, to kill within it.
+			// How long a whole run and its commit take, to kill within
+			// them: most kills fall at a random moment of the commit (on a
+			// busy machine, or under the race detector, a moment of the
+			// whole run would rarely be one), every fourth at a random
+			// moment of the whole run.
 			start := time.Now()
-			child(0)
+			_, _, window := child(0, true)
 			whole := time.Since(start)
 
 			inCommit, recoveredSaid := 0, 0
 			for i := range tt.kills {
 				left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".run.[to]*-*"))
-				steps, killed := child(time.Duration(rand.Int64N(int64(whole))))
+				kill, fromStart := time.Duration(1+rand.Int64N(int64(window))), false
+				if i%4 == 0 {
+					kill, fromStart = time.Duration(1+rand.Int64N(int64(whole))), true
+				}
+				steps, killed, _ := child(kill, fromStart)
 				last := ""
 				if len(steps) > 0 {
 					last = steps[len(steps)-1]
@@ -508,7 +535,7 @@ func TestCommitKilled(t *testing.T) {
 			}
 			// The next run, not killed, settles what is left.
 			left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".run.[to]*-*"))
-			steps, _ := child(0)
+			steps, _, _ := child(0, true)
 			if len(left) > 0 && !slices.ContainsFunc(steps, func(s string) bool { return strings.HasPrefix(s, "note: ") }) {
 				t.Errorf("the run after the kills found %v and said nothing of it", left)
 			}
