@@ -26,7 +26,7 @@ type hlogs struct {
 	bufs     map[string]*bufio.Writer
 	writers  map[string]*hdrhistogram.HistogramLogWriter
 	pending  map[int64]map[string]*hdrhistogram.Histogram
-	ends     map[int64]uint64 // pending interval → the latest end a thread reported for it
+	ends     map[int64]uint64                   // pending interval → the latest end a thread reported for it
 	totals   map[string]*hdrhistogram.Histogram // of the repetition, per op kind
 	progress map[int]int64                      // thread → first interval it has not reported
 	threads  int
