@@ -26,6 +26,7 @@ type hlogs struct {
 	bufs     map[string]*bufio.Writer
 	writers  map[string]*hdrhistogram.HistogramLogWriter
 	pending  map[int64]map[string]*hdrhistogram.Histogram
+	ends     map[int64]uint64                   // pending interval → the latest end a thread reported for it
 	totals   map[string]*hdrhistogram.Histogram // of the repetition, per op kind
 	progress map[int]int64                      // thread → first interval it has not reported
 	threads  int
@@ -88,6 +89,7 @@ func writeLogTimes(w *bufio.Writer, start time.Time) {
 
 func (l *hlogs) startRep(threads int) {
 	l.pending = map[int64]map[string]*hdrhistogram.Histogram{}
+	l.ends = map[int64]uint64{}
 	l.totals = map[string]*hdrhistogram.Histogram{}
 	l.progress = map[int]int64{}
 	l.reported = map[int]map[string]int64{}
@@ -115,6 +117,9 @@ func (l *hlogs) add(m *intervalMsg, base uint64) error {
 		iv = map[string]*hdrhistogram.Histogram{}
 		l.pending[m.Index] = iv
 	}
+	if !isLate {
+		l.ends[m.Index] = max(l.ends[m.Index], m.End)
+	}
 	for kind, enc := range m.Hists {
 		if l.writers[kind] == nil {
 			return fmt.Errorf("%w: interval of op kind %q the workload does not have", errProto, kind)
@@ -124,7 +129,7 @@ func (l *hlogs) add(m *intervalMsg, base uint64) error {
 			return err
 		}
 		if isLate {
-			l.write(m.Index, kind, h)
+			l.write(m.Index, kind, h, m.End)
 		} else {
 			if iv[kind] == nil {
 				iv[kind] = results.NewHistogram()
@@ -183,17 +188,27 @@ func (l *hlogs) flush(all bool) {
 	sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
 	for _, i := range idx {
 		for kind, h := range l.pending[i] {
-			l.write(i, kind, h)
+			l.write(i, kind, h, l.ends[i])
 		}
 		delete(l.pending, i)
+		delete(l.ends, i)
 	}
 }
 
-// write writes h as interval i of kind's log.
-func (l *hlogs) write(i int64, kind string, h *hdrhistogram.Histogram) {
-	start := l.wallBase.Add(time.Duration(i) * l.interval)
-	h.SetStartTimeMs(start.UnixMilli())
-	h.SetEndTimeMs(start.Add(l.interval).UnixMilli())
+// write writes h as interval i of kind's log, ending at end
+// (CLOCK_MONOTONIC ns; 0: the interval's planned end). Its length is the
+// time it covered, so the last, short interval of a repetition does not
+// claim a whole interval (a rate read from it would be low) nor overlap
+// the next repetition's: a reader's sum of counts over the sum of lengths
+// is the run's operations per second.
+func (l *hlogs) write(i int64, kind string, h *hdrhistogram.Histogram, end uint64) {
+	from := time.Duration(i) * l.interval
+	to := from + l.interval
+	if end > l.base {
+		to = min(to, max(from, time.Duration(end-l.base)))
+	}
+	h.SetStartTimeMs(l.wallBase.Add(from).UnixMilli())
+	h.SetEndTimeMs(l.wallBase.Add(to).UnixMilli())
 	if err := l.writers[kind].OutputIntervalHistogram(h); err != nil && l.err == nil {
 		l.err = err
 	}

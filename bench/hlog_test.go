@@ -137,6 +137,18 @@ func TestIntervalEncodeFailure(t *testing.T) {
 // or skips the test saying what is missing.
 func hdrJS(t *testing.T, args ...string) string {
 	t.Helper()
+	node := hdrJSReady(t)
+	out, err := exec.Command(node, append([]string{filepath.Join("..", "results", "testdata", "hdrjs.js")}, args...)...).Output()
+	if err != nil {
+		t.Fatalf("node hdrjs.js %v: %v", args, err)
+	}
+	return string(out)
+}
+
+// hdrJSReady is node's path, or skips the test saying what is missing
+// (before a test spends time on a run the reader could not read).
+func hdrJSReady(t *testing.T) string {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node not installed: the independent HdrHistogram reader (npm hdr-histogram-js) cannot run")
@@ -144,11 +156,7 @@ func hdrJS(t *testing.T, args ...string) string {
 	if err := exec.Command(node, "-e", `require("hdr-histogram-js")`).Run(); err != nil {
 		t.Skip("npm module hdr-histogram-js not found by node: `npm install hdr-histogram-js` in a folder and set NODE_PATH=that/node_modules")
 	}
-	out, err := exec.Command(node, append([]string{filepath.Join("..", "results", "testdata", "hdrjs.js")}, args...)...).Output()
-	if err != nil {
-		t.Fatalf("node hdrjs.js %v: %v", args, err)
-	}
-	return string(out)
+	return node
 }
 
 // The log's StartTime and BaseTime carry milliseconds, as the format
@@ -264,5 +272,75 @@ func TestTotalEncodeFailure(t *testing.T) {
 	}
 	if _, in := res.Histograms["unreg"]; !in {
 		t.Errorf("unreg histogram lost: %v", res.Histograms)
+	}
+}
+
+// A real run's .hlog, read by HdrHistogram's JavaScript reader: each
+// interval says the time it covered, so the sum of the counts over the
+// sum of the lengths is result.json's operations per second, intervals
+// follow one another without overlapping, and none runs past the end of
+// its repetition (nor of the run). Before, every line said a whole
+// interval: the last of a 1.3 s repetition claimed 1 s for 0.3 s, and a
+// short --iterations repetition's interval ran into the next one.
+func TestHlogLengthsHdrJS(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		duration   time.Duration
+		iterations int64
+		interval   time.Duration
+	}{
+		{"duration", 1300 * time.Millisecond, 0, time.Second},
+		// About 8 x 10 µs a pass: some 0.4 s a repetition.
+		{"iterations", 0, 5000, 250 * time.Millisecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			hdrJSReady(t)
+			cfg := testConfig(t, "steady", "sim", 1, 1, 4)
+			cfg.SimCost = verbs.Cost{Reg: 10 * time.Microsecond, Unreg: 10 * time.Microsecond}
+			cfg.Repetitions, cfg.Duration, cfg.Iterations, cfg.Interval = 2, tt.duration, tt.iterations, tt.interval
+			res := runOK(t, cfg)
+			exitMs := time.Now().UnixMilli()
+			var reps time.Duration
+			for _, r := range res.Repetitions {
+				reps += time.Duration(r.Duration)
+			}
+			for _, kind := range []string{"reg", "unreg"} {
+				var count, lengthMs, prevEnd int64
+				var short int
+				lines := strings.Split(strings.TrimSpace(hdrJS(t, "hlog", filepath.Join(cfg.Out, kind+".hlog"))), "\n")
+				for i, ln := range lines {
+					var start, end, n, mx int64
+					if _, err := fmt.Sscan(ln, &start, &end, &n, &mx); err != nil {
+						t.Fatalf("%s: JS reader line %q: %v", kind, ln, err)
+					}
+					if end < start || end-start > tt.interval.Milliseconds() {
+						t.Errorf("%s: interval %d lasts %d ms, with intervals of %v", kind, i, end-start, tt.interval)
+					}
+					if end-start < tt.interval.Milliseconds() {
+						short++
+					}
+					if i > 0 && start < prevEnd {
+						t.Errorf("%s: interval %d starts at %d, before the previous one's end %d", kind, i, start, prevEnd)
+					}
+					if end > exitMs {
+						t.Errorf("%s: interval %d ends %d ms after the run returned", kind, i, end-exitMs)
+					}
+					count, lengthMs, prevEnd = count+n, lengthMs+end-start, end
+				}
+				if short != len(res.Repetitions) {
+					t.Errorf("%s: %d intervals shorter than %v, want one a repetition (its last): %q", kind, short, tt.interval, lines)
+				}
+				if count != res.Ops[kind].Count {
+					t.Errorf("%s: the log holds %d operations, result.json %d", kind, count, res.Ops[kind].Count)
+				}
+				if got := time.Duration(lengthMs) * time.Millisecond; math.Abs(float64(got-reps)) > 0.01*float64(reps) {
+					t.Errorf("%s: the intervals last %v in all, the repetitions %v", kind, got, reps)
+				}
+				rate, want := float64(count)/(float64(lengthMs)/1000), res.Ops[kind].OpsPerSec
+				if math.Abs(rate-want) > 0.01*want {
+					t.Errorf("%s: the log's counts over its lengths are %.0f ops/s, result.json says %.0f", kind, rate, want)
+				}
+			}
+		})
 	}
 }

@@ -94,6 +94,10 @@ type intervalMsg struct {
 	Thread int               `json:"thread"`
 	Index  int64             `json:"index"`
 	Hists  map[string]string `json:"hists"` // op kind → encoded histogram
+	// End (CLOCK_MONOTONIC ns) is where the thread's interval ended: its
+	// planned end, or the end of the measurement if that came first (the
+	// last interval of a repetition is usually short).
+	End uint64 `json:"end,omitempty"`
 	// For the live progress only (the result counts from done messages):
 	// the interval's operations with an unexpected outcome, per op kind,
 	// and the passes or rounds the thread has completed so far.

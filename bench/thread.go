@@ -611,7 +611,12 @@ func (t *thread) flushInterval() error { return t.flushIntervalAt(verbs.Now()) }
 // histogram that cannot be encoded is an error of the run: the interval's
 // latencies would be lost, and the figures would not be what was measured.
 func (t *thread) flushIntervalAt(now uint64) error {
-	msg := &intervalMsg{Thread: t.g, Index: t.ivIndex, Hists: map[string]string{}, Rounds: t.rounds}
+	msg := &intervalMsg{Thread: t.g, Index: t.ivIndex, Hists: map[string]string{}, Rounds: t.rounds, End: now}
+	if iv := uint64(t.cfg.Interval); iv > 0 {
+		// Operations that ran past the planned end (the batch in flight)
+		// count in this interval; the next one starts at that end all the same.
+		msg.End = min(now, t.ivStart+uint64(t.ivIndex+1)*iv)
+	}
 	var err error
 	for _, r := range t.recs {
 		if r.ivN == 0 {

@@ -48,7 +48,7 @@ type timelineBuilder struct {
 	firstMs int64
 	started bool
 	width   int64 // ms; 0: a span per interval start
-	baseMs  int64 // the first line's length, the grid's first width (halved)
+	baseMs  int64 // the longest line's length (the interval), the grid's first width (halved)
 	loMs    int64 // earliest start and latest end of any line
 	hiMs    int64
 	limit   int // coarsen past this many spans
@@ -83,6 +83,10 @@ func (b *timelineBuilder) add(h *hdrhistogram.Histogram) {
 		b.baseMs = max(1, h.EndTimeMs()-h.StartTimeMs())
 		b.loMs, b.hiMs = h.StartTimeMs(), h.EndTimeMs()
 	}
+	// Lines last the time they covered: a repetition's last is short, and
+	// may come first (a repetition shorter than an interval). The grid
+	// starts from the interval, the longest line.
+	b.baseMs = max(b.baseMs, h.EndTimeMs()-h.StartTimeMs())
 	b.loMs, b.hiMs = min(b.loMs, h.StartTimeMs()), max(b.hiMs, h.EndTimeMs())
 	k := b.key(h.Tag(), h.StartTimeMs())
 	s := b.spans[k]

@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,5 +180,40 @@ func TestReadTimelineManyTags(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("readTimeline of many tags did not end")
+	}
+}
+
+// A log whose first line is short (a first repetition shorter than one
+// interval: .hlog lengths are the time each interval covered) still sums
+// into spans of whole intervals: the grid starts from the interval, the
+// longest line, not from the first line's length.
+func TestReadTimelineGridFromLongestLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "reg.hlog")
+	h := results.NewHistogram()
+	h.RecordValue(1000)
+	p, err := results.EncodeHistogram(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("#[StartTime: 1796084174.216 (seconds since epoch), 2026-11-30T00:56:14.216Z]\n#[BaseTime: 1796084174.216 (seconds since epoch)]\n")
+	fmt.Fprintf(&b, "0.000,0.001,1.0,%s\n", p) // the first repetition: 1 ms of a 3 ms interval
+	for i := range 2 * TimelinePoints {
+		fmt.Fprintf(&b, "%.3f,0.003,1.0,%s\n", 0.010+0.003*float64(i), p)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ivs, _, _, err := readTimeline(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ivs) == 0 {
+		t.Fatal("no timeline")
+	}
+	// 2, 4, ... intervals of 3 ms (the first line's 1 ms made 2, 4, 8 ms).
+	n := int(math.Round(ivs[0].Span / 0.003))
+	if n < 2 || n&(n-1) != 0 || math.Abs(ivs[0].Span-0.003*float64(n)) > 1e-9 {
+		t.Errorf("%d points of span %gs, want spans of 2, 4, ... 3 ms intervals", len(ivs), ivs[0].Span)
 	}
 }

@@ -46,7 +46,8 @@
  *                               kernel has no RDMA (NULL list, ENOSYS);
  *                               "empty": no devices.
  *   XRCBENCH_FAKEVERBS_NOXRC    set to 1: every device lacks XRC
- *   XRCBENCH_FAKEVERBS_COST     sim cost model, e.g. reg=2us,destroy=300us;
+ *   XRCBENCH_FAKEVERBS_COST     sim cost model as --sim-cost takes it,
+ *                               e.g. reg=2us,destroy=5.6us;
  *                               a new one on a device no live process uses
  *                               applies (the device is made afresh), on one
  *                               in use fails the open with a line saying so
@@ -366,48 +367,145 @@ out:
 	return rc;
 }
 
-/* parse_cost reads "op=DUR,..." with DUR in ns, us or ms; 0 or EINVAL,
- * with the line written: a typo must not quietly give another cost. */
+/* parse_dur reads [s, e) as Go's time.ParseDuration reads a --sim-cost
+ * duration (verbs.ParseCost), so the double and the sim take the same
+ * strings for the same nanoseconds: [+-]?([0-9]*(.[0-9]*)?UNIT)+ with UNIT
+ * ns, us, µs, μs, ms, s, m or h, or a bare 0; a fraction truncated to the
+ * nanosecond by the same double arithmetic (5.6us is 5600ns), digits past
+ * what 63 bits hold ignored. Only 0 to 10 s is taken, as ParseCost's: a
+ * negative or longer one is EINVAL, so nothing can overflow on the way. */
+static int parse_dur(const char *s, const char *e, uint64_t *out)
+{
+	static const struct {
+		const char *name;
+		uint64_t ns;
+	} units[] = {{"ns", 1},
+		     {"us", 1000},
+		     {"\xc2\xb5s", 1000}, /* U+00B5 micro sign */
+		     {"\xce\xbcs", 1000}, /* U+03BC Greek mu */
+		     {"ms", 1000000},
+		     {"s", 1000000000ull},
+		     {"m", 60000000000ull},
+		     {"h", 3600000000000ull}};
+	const uint64_t most = 10000000000ull;
+	uint64_t d = 0;
+	int neg = 0;
+
+#define DIGIT(c) ((c) >= '0' && (c) <= '9')
+	if (s < e && (*s == '-' || *s == '+'))
+		neg = *s++ == '-';
+	if (e - s == 1 && *s == '0') {
+		*out = 0;
+		return 0;
+	}
+	if (s == e)
+		return EINVAL;
+	while (s < e) {
+		uint64_t v = 0, f = 0, unit = 0;
+		double scale = 1;
+		const char *from = s;
+		int pre, post = 0, overflow = 0;
+
+		if (*s != '.' && !DIGIT(*s))
+			return EINVAL;
+		for (; s < e && DIGIT(*s); s++) {
+			if (v > most)
+				return EINVAL; /* too long already, whatever the unit */
+			v = v * 10 + (uint64_t)(*s - '0');
+		}
+		pre = s != from;
+		if (s < e && *s == '.') {
+			from = ++s;
+			for (; s < e && DIGIT(*s); s++) {
+				uint64_t y;
+
+				if (overflow)
+					continue;
+				if (f > (UINT64_C(1) << 63) / 10) {
+					overflow = 1;
+					continue;
+				}
+				y = f * 10 + (uint64_t)(*s - '0');
+				if (y > UINT64_C(1) << 63) {
+					overflow = 1;
+					continue;
+				}
+				f = y;
+				scale *= 10;
+			}
+			post = s != from;
+		}
+		if (!pre && !post)
+			return EINVAL;
+		from = s;
+		while (s < e && *s != '.' && !DIGIT(*s))
+			s++;
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (strlen(units[i].name) == (size_t)(s - from) && !memcmp(units[i].name, from, s - from))
+				unit = units[i].ns;
+		if (unit == 0 || v > most / unit)
+			return EINVAL;
+		v *= unit;
+		if (f > 0)
+			v += (uint64_t)((double)f * ((double)unit / scale));
+		if ((d += v) > most)
+			return EINVAL;
+	}
+#undef DIGIT
+	if (neg && d > 0)
+		return EINVAL;
+	*out = d;
+	return 0;
+}
+
+/* parse_cost reads "op=DUR,..." as --sim-cost does (verbs.ParseCost): the
+ * parts trimmed of spaces, each operation at most once, DUR as parse_dur
+ * reads it; 0 or EINVAL, with the line written: a typo must not quietly
+ * give another cost. */
 static int parse_cost(const char *spec)
 {
-	char buf[256], *save = NULL;
+	static const char *const ops[] = {"create", "reg", "unreg", "destroy", "modify", "reset"};
+	uint64_t *const fields[] = {&g.cfg.cost_create_ns,  &g.cfg.cost_reg_ns,	   &g.cfg.cost_unreg_ns,
+				    &g.cfg.cost_destroy_ns, &g.cfg.cost_modify_ns, &g.cfg.cost_reset_ns};
+	uint64_t val[6] = {0};
+	int seen[6] = {0};
+	const char *p = spec;
 
-	snprintf(buf, sizeof(buf), "%s", spec);
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '='), *unit;
-		uint64_t v, mult = 0;
+	while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+		p++;
+	if (!*p)
+		return 0;
+	for (const char *part = spec;; part++) {
+		const char *end = strchrnul(part, ','), *a = part, *b = end, *eq;
+		size_t op = 0;
 
-		if (eq) {
-			*eq = '\0';
-			errno = 0;
-			v = strtoull(eq + 1, &unit, 10);
-			if (unit != eq + 1 && errno == 0)
-				mult = !strcmp(unit, "ns") ? 1 : !strcmp(unit, "us") ? 1000 : !strcmp(unit, "ms") ? 1000000 : 0;
-		}
-		if (!eq || mult == 0 || v > 10000000000ull / mult) {
-			fprintf(stderr, "fakeverbs: XRCBENCH_FAKEVERBS_COST=%s: bad part \"%s%s%s\" (want OP=N{ns,us,ms}, "
-					"at most 10s, e.g. reg=2us,destroy=300us)\n", spec, tok, eq ? "=" : "", eq ? eq + 1 : "");
+		while (a < b && (*a == ' ' || (*a >= '\t' && *a <= '\r')))
+			a++;
+		while (b > a && (b[-1] == ' ' || (b[-1] >= '\t' && b[-1] <= '\r')))
+			b--;
+		eq = memchr(a, '=', b - a);
+		for (; eq && op < 6; op++)
+			if (strlen(ops[op]) == (size_t)(eq - a) && !memcmp(ops[op], a, eq - a))
+				break;
+		if (eq && op == 6) {
+			fprintf(stderr, "fakeverbs: XRCBENCH_FAKEVERBS_COST=%s: unknown operation \"%.*s\" "
+					"(have create, reg, unreg, destroy, modify, reset)\n", spec, (int)(eq - a), a);
 			return EINVAL;
 		}
-		v *= mult;
-		if (!strcmp(tok, "create"))
-			g.cfg.cost_create_ns = v;
-		else if (!strcmp(tok, "reg"))
-			g.cfg.cost_reg_ns = v;
-		else if (!strcmp(tok, "unreg"))
-			g.cfg.cost_unreg_ns = v;
-		else if (!strcmp(tok, "destroy"))
-			g.cfg.cost_destroy_ns = v;
-		else if (!strcmp(tok, "modify"))
-			g.cfg.cost_modify_ns = v;
-		else if (!strcmp(tok, "reset"))
-			g.cfg.cost_reset_ns = v;
-		else {
-			fprintf(stderr, "fakeverbs: XRCBENCH_FAKEVERBS_COST=%s: unknown operation \"%s\" "
-					"(have create, reg, unreg, destroy, modify, reset)\n", spec, tok);
+		if (!eq || seen[op] || parse_dur(eq + 1, b, &val[op]) != 0) {
+			fprintf(stderr, "fakeverbs: XRCBENCH_FAKEVERBS_COST=%s: bad part \"%.*s\" (want OP=DURATION as "
+					"--sim-cost takes, each OP once, at most 10s, e.g. reg=2us,destroy=5.6us)\n",
+				spec, (int)(b - a), a);
 			return EINVAL;
 		}
+		seen[op] = 1;
+		if (!*end)
+			break;
+		part = end;
 	}
+	for (size_t op = 0; op < 6; op++)
+		if (seen[op])
+			*fields[op] = val[op];
 	return 0;
 }
 
