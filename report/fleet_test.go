@@ -2,6 +2,9 @@ package report
 
 import (
 	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +22,9 @@ type fleetNode struct {
 	rank             int
 	p50ns            int64
 	garbage          bool // result.json that is no result at all
+	// reps are per-repetition reg and unreg p50s: the run's repetitions,
+	// p99 at 3× and ops/s the inverse of each.
+	reps, unregReps []int64
 }
 
 func writeFleetNode(t *testing.T, dir string, n fleetNode, nodeList []string) {
@@ -69,12 +75,100 @@ func writeFleetNode(t *testing.T, dir string, n fleetNode, nodeList []string) {
 			r.Ops[kind] = s
 		}
 	}
+	for i := range n.reps {
+		rep := results.Repetition{Index: i + 1, Ops: map[string]results.OpStats{}}
+		for kind, v := range map[string]int64{results.OpReg: n.reps[i], results.OpUnreg: n.unregReps[i]} {
+			rep.Ops[kind] = results.OpStats{Count: 1000, NS: results.Latency{Min: v / 2, P50: v, P90: 2 * v, P99: 3 * v, P999: 3 * v, Max: 3 * v}, OpsPerSec: 1e9 / float64(v)}
+		}
+		r.Repetitions = append(r.Repetitions, rep)
+	}
 	if err := results.Write(folder, r); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// A fleet of two firmware versions with one slow node, a partial node
+// noisyFleet writes nodes × reps: each repetition's p50 lognormal around
+// 2 µs (reg) and 800 ns (unreg) with σ of 1.5%, a quiet fleet's; node
+// n1's reg is slow× the others'.
+func noisyFleet(t *testing.T, seed int64, nodes, reps int, slow float64) string {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(uint64(seed), 7))
+	draw := func(base float64) int64 { return int64(math.Round(base * math.Exp(0.015*rng.NormFloat64()))) }
+	for i := range nodes {
+		n := fleetNode{name: fmt.Sprintf("n%d", i), status: "ok", fw: "22.41.1000", rank: i}
+		base := 2000.0
+		if i == 1 {
+			base *= slow
+		}
+		for range reps {
+			n.reps = append(n.reps, draw(base))
+			n.unregReps = append(n.unregReps, draw(800))
+		}
+		n.p50ns = slices.Sorted(slices.Values(n.reps))[reps/2]
+		writeFleetNode(t, dir, n, nil)
+	}
+	return dir
+}
+
+// Known answers of the repetitions' test: 6 nodes × 5 repetitions, one
+// node 10% slow in reg, is flagged alone in every seed, by the test (its
+// robust score is under 1: the score alone misses it); 20 fleets of equal
+// nodes flag none.
+func TestFleetRepetitionTest(t *testing.T) {
+	for seed := int64(1); seed <= 5; seed++ {
+		fl, err := LoadFleet(noisyFleet(t, seed, 6, 5, 1.10), FleetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fr := fl.Report
+		if !slices.Equal(fr.Flagged, []string{"n1"}) {
+			t.Errorf("seed %d: flagged %v, want n1 alone", seed, fr.Flagged)
+		}
+		for _, n := range fr.Nodes {
+			if n.Node != "n1" {
+				continue
+			}
+			if s := n.Scores["reg p50"]; math.Abs(s) > fr.Threshold {
+				t.Errorf("seed %d: robust score %v flags n1 by itself: not the case this test is about", seed, s)
+			}
+			if tt := n.Tests["reg p50"]; tt.Reps != 5 || tt.OthersReps != 25 || tt.DeltaPct < 5 || tt.PHolm > fr.Alpha {
+				t.Errorf("seed %d: n1's reg p50 test %+v, want 5 vs 25 repetitions, ≥ 5%% slower, p_holm ≤ %g", seed, tt, fr.Alpha)
+			}
+		}
+		if fr.Tests != 36 || fr.TestNote != "" {
+			t.Errorf("seed %d: %d tests (%q), want 6 nodes × 2 kinds × 3 metrics and no note", seed, fr.Tests, fr.TestNote)
+		}
+	}
+	for seed := int64(1); seed <= 20; seed++ {
+		fl, err := LoadFleet(noisyFleet(t, 100+seed, 6, 5, 1), FleetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fl.Report.Flagged) != 0 {
+			t.Errorf("seed %d: equal nodes, yet flagged %v", seed, fl.Report.Flagged)
+		}
+	}
+	// The minimum effect decides with significance: at 15% the slow node
+	// is significant and yet not flagged.
+	eff := 15.0
+	fl, err := LoadFleet(noisyFleet(t, 1, 6, 5, 1.10), FleetOptions{MinEffect: &eff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fl.Report.Flagged) != 0 {
+		t.Errorf("--min-effect 15%%: flagged %v", fl.Report.Flagged)
+	}
+	// Three repetitions on 6 nodes cannot reach alpha after Holm: said.
+	fl, err = LoadFleet(noisyFleet(t, 1, 6, 3, 1.10), FleetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(fl.Report.TestNote, "too few repetitions") || len(fl.Report.Flagged) != 0 {
+		t.Errorf("6 nodes × 3 repetitions: note %q, flagged %v", fl.Report.TestNote, fl.Report.Flagged)
+	}
+}
+
+// A fleet of two firmware versions with one slow node among its peers, a partial node
 // (scored: what it measured is real), a failed one, one whose result is
 // damaged and one that never wrote a folder.
 func TestFleetReport(t *testing.T) {
@@ -83,10 +177,11 @@ func TestFleetReport(t *testing.T) {
 	nodes := []fleetNode{
 		{name: "c01", status: "ok", fw: "22.41.1000", rank: 0, p50ns: 2000},
 		{name: "c02", status: "ok", fw: "22.41.1000", rank: 1, p50ns: 2100},
-		{name: "c03", status: "ok", fw: "22.39.2048", rank: 2, p50ns: 9000}, // the odd one out
+		{name: "c03", status: "ok", fw: "22.41.1000", rank: 2, p50ns: 9000}, // the odd one out
 		{name: "c04", status: "ok", fw: "22.41.1000", rank: 3, p50ns: 1950},
 		{name: "c05", status: "partial", fw: "22.41.1000", rank: 4, p50ns: 2050},
-		{name: "c06", status: "failed", fw: "22.41.1000", rank: 5},
+		// Alone on its firmware: nodes are judged against their firmware's.
+		{name: "c06", status: "failed", fw: "22.39.2048", rank: 5},
 		{name: "c07", garbage: true},
 	}
 	for _, n := range nodes {
