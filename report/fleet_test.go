@@ -158,13 +158,17 @@ func TestFleetRepetitionTest(t *testing.T) {
 	if len(fl.Report.Flagged) != 0 {
 		t.Errorf("--min-effect 15%%: flagged %v", fl.Report.Flagged)
 	}
-	// Three repetitions on 6 nodes cannot reach alpha after Holm: said.
-	fl, err = LoadFleet(noisyFleet(t, 1, 6, 3, 1.10), FleetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(fl.Report.TestNote, "too few repetitions") || len(fl.Report.Flagged) != 0 {
-		t.Errorf("6 nodes × 3 repetitions: note %q, flagged %v", fl.Report.TestNote, fl.Report.Flagged)
+	// Three repetitions cannot reach alpha after Holm, on 6 nodes (exact
+	// test: 2/C(18,3)·36 > 0.05) as on 64 (3 against 189 repetitions: the
+	// normal approximation's floor, 0.003·384): said.
+	for _, nodes := range []int{6, 64} {
+		fl, err = LoadFleet(noisyFleet(t, 1, nodes, 3, 1.10), FleetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(fl.Report.TestNote, "too few repetitions") || len(fl.Report.Flagged) != 0 {
+			t.Errorf("%d nodes × 3 repetitions: note %q, flagged %v", nodes, fl.Report.TestNote, fl.Report.Flagged)
+		}
 	}
 }
 
@@ -278,6 +282,63 @@ func TestFleetNodeClaimedTwice(t *testing.T) {
 	for _, want := range []string{"node n1 ", filepath.Join(dir, "n1") + " and", filepath.Join(dir, "n1-copy")} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+// TestFleetDetectableEffect is the simulation behind the table of
+// detectable effects in README and docs/design.md: for nodes × reps, the
+// smallest slowdown of one node's reg (in 0.5% steps from the 5% minimum
+// effect) that the fleet flags in at least 95% of 200 fleets, each
+// repetition's p50 lognormal with σ 1.5%. Minutes of CPU: run it with
+// XRCBENCH_FLEET_POWER=1.
+func TestFleetDetectableEffect(t *testing.T) {
+	if os.Getenv("XRCBENCH_FLEET_POWER") == "" {
+		t.Skip("XRCBENCH_FLEET_POWER=1 runs the power simulation")
+	}
+	const trials, sigma = 200, 0.015
+	rng := rand.New(rand.NewPCG(1, 2))
+	flagged := func(nodes, reps int, slow float64) bool {
+		fr := &FleetReport{Threshold: DefaultOutlierThreshold, Alpha: DefaultAlpha, MinEffectPct: DefaultFleetMinEffect, Kinds: []string{results.OpReg, results.OpUnreg}}
+		for i := range nodes {
+			n := FleetNode{Node: fmt.Sprint(i), Ops: map[string]FleetOp{}, reps: map[string][]float64{}}
+			for _, kind := range fr.Kinds {
+				base := 2000.0
+				if kind == results.OpReg && i == 0 {
+					base *= slow
+				}
+				var p50s []float64
+				for range reps {
+					v := base * math.Exp(sigma*rng.NormFloat64())
+					p50s = append(p50s, v)
+					n.reps[kind+" p50"] = append(n.reps[kind+" p50"], v)
+					n.reps[kind+" p99"] = append(n.reps[kind+" p99"], 3*v)
+					n.reps[kind+" ops/s"] = append(n.reps[kind+" ops/s"], 1e9/v)
+				}
+				m := median(p50s)
+				n.Ops[kind] = FleetOp{P50: int64(m), P99: int64(3 * m), OpsPerSec: 1e9 / m}
+			}
+			fr.Nodes = append(fr.Nodes, n)
+		}
+		(&Fleet{Report: fr}).score()
+		return slices.Contains(fr.Flagged, "0")
+	}
+	for _, nodes := range []int{3, 6, 16, 64} {
+		for _, reps := range []int{3, 5, 10} {
+			found := "none up to 30% (the test's floor)"
+			for eff := 5.0; eff <= 30; eff += 0.5 {
+				hits := 0
+				for range trials {
+					if flagged(nodes, reps, 1+eff/100) {
+						hits++
+					}
+				}
+				if hits*100 >= 95*trials {
+					found = fmt.Sprintf("%.1f%%", eff)
+					break
+				}
+			}
+			t.Logf("%3d nodes × %2d repetitions: %s", nodes, reps, found)
 		}
 	}
 }
