@@ -405,12 +405,30 @@ func holm(rows []CompareRow) {
 			idx = append(idx, i)
 		}
 	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(*rows[a].P, *rows[b].P) })
+	ps := make([]float64, len(idx))
+	for i, j := range idx {
+		ps[i] = *rows[j].P
+	}
+	for i, adj := range holmAdjust(ps) {
+		rows[idx[i]].PAdj = &adj
+	}
+}
+
+// holmAdjust is Holm's step-down adjustment of the p-values ps, in their
+// order: p(i)·(m−i) for the i-th smallest of m, made monotone.
+func holmAdjust(ps []float64) []float64 {
+	idx := make([]int, len(ps))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(ps[a], ps[b]) })
+	out := make([]float64, len(ps))
 	m, prev := len(idx), 0.0
 	for i, j := range idx {
-		adj := math.Min(1, math.Max(prev, float64(m-i)**rows[j].P))
-		rows[j].PAdj, prev = &adj, adj
+		out[j] = math.Min(1, math.Max(prev, float64(m-i)*ps[j]))
+		prev = out[j]
 	}
+	return out
 }
 
 // runWarnings gathers both runs' warnings and says which rows each

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"golang.org/x/perf/benchmath"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
@@ -54,16 +55,39 @@ const (
 	madToSigma              = 0.6745
 )
 
-// Metrics of each op kind the fleet report compares. max is one sample,
-// at the mercy of one interruption: shown, never scored.
+// The robust score is blind to a firmware-sized defect (a node 10% slow
+// in a fleet that agrees to 1% scores under 1), so each node is also
+// tested on its repetitions: the Mann-Whitney U test of the node's
+// per-repetition values against the pooled repetitions of the other
+// nodes of its firmware, Holm-adjusted across every node, op kind and
+// metric of the fleet. A node is flagged when the adjusted p is at most
+// DefaultAlpha and its median departs from the others' by at least the
+// minimum effect: significance alone would flag a 0.5% difference in a
+// fleet quiet enough to resolve it, which no one would act on.
+const DefaultFleetMinEffect = 5.0 // percent
+
+// Metrics of each op kind the fleet report compares, with the Metric
+// that reads them per repetition. max is one sample, at the mercy of one
+// interruption: shown, never scored.
 var fleetMetrics = []string{"p50", "p99", "ops/s"}
+
+var fleetMetricName = map[string]string{"p50": "p50", "p99": "p99", "ops/s": "ops_per_sec"}
 
 // FleetReport is fleet.json.
 type FleetReport struct {
-	Schema    string      `json:"schema"`
-	Threshold float64     `json:"threshold"` // |score| above which a node is flagged
-	Jobs      []string    `json:"jobs,omitempty"`
-	Nodes     []FleetNode `json:"nodes"`
+	Schema    string  `json:"schema"`
+	Threshold float64 `json:"threshold"` // |score| above which a node is flagged
+	// Alpha and MinEffectPct decide the repetitions' test: a node is
+	// flagged when its Holm-adjusted p is at most Alpha and its median is
+	// at least MinEffectPct off the others'.
+	Alpha        float64 `json:"alpha"`
+	MinEffectPct float64 `json:"min_effect_pct"`
+	// Tests is how many node tests Holm adjusted over; TestNote says why
+	// they cannot flag anyone when the repetitions are too few.
+	Tests    int         `json:"tests"`
+	TestNote string      `json:"test_note,omitempty"`
+	Jobs     []string    `json:"jobs,omitempty"`
+	Nodes    []FleetNode `json:"nodes"`
 	// Missing lists the nodes the job had (result.json's fleet node_list)
 	// that left no run folder.
 	Missing []string `json:"missing,omitempty"`
@@ -85,22 +109,27 @@ type FleetReport struct {
 
 // FleetNode is one node's row.
 type FleetNode struct {
-	Node     string             `json:"node"`
-	Folder   string             `json:"folder"`
-	Rank     *int               `json:"rank,omitempty"`
-	JobID    string             `json:"job_id,omitempty"`
-	Status   string             `json:"status"` // ok, partial, failed, unreadable
-	Error    string             `json:"error,omitempty"`
-	Device   string             `json:"device,omitempty"`
-	FWVer    string             `json:"fw_ver,omitempty"`
-	Driver   string             `json:"driver,omitempty"`
-	Kernel   string             `json:"kernel,omitempty"`
-	Ops      map[string]FleetOp `json:"ops,omitempty"`
-	Scores   map[string]float64 `json:"scores,omitempty"` // "kind metric" -> score
-	Outliers []string           `json:"outliers,omitempty"`
+	Node   string             `json:"node"`
+	Folder string             `json:"folder"`
+	Rank   *int               `json:"rank,omitempty"`
+	JobID  string             `json:"job_id,omitempty"`
+	Status string             `json:"status"` // ok, partial, failed, unreadable
+	Error  string             `json:"error,omitempty"`
+	Device string             `json:"device,omitempty"`
+	FWVer  string             `json:"fw_ver,omitempty"`
+	Driver string             `json:"driver,omitempty"`
+	Kernel string             `json:"kernel,omitempty"`
+	Ops    map[string]FleetOp `json:"ops,omitempty"`
+	Scores map[string]float64 `json:"scores,omitempty"` // "kind metric" -> score
+	// Tests are the node's repetitions against the other nodes' of its
+	// firmware, per "kind metric".
+	Tests    map[string]FleetTest `json:"tests,omitempty"`
+	Outliers []string             `json:"outliers,omitempty"`
 	// ClockOffsetNS is the node's clock offset to the shared folder's, as
 	// estimated at the barrier (run --fleet-sync).
 	ClockOffsetNS *int64 `json:"clock_offset_ns,omitempty"`
+
+	reps map[string][]float64 // per-repetition values per "kind metric"
 }
 
 // FleetOp is one op kind on one node.
@@ -112,8 +141,19 @@ type FleetOp struct {
 	OpsPerSec float64 `json:"ops_per_sec"`
 }
 
-// FleetMetric is the fleet's centre and spread in one metric.
+// FleetTest is one node's U test in one metric.
+type FleetTest struct {
+	Reps       int     `json:"reps"`
+	OthersReps int     `json:"others_reps"`
+	DeltaPct   float64 `json:"delta_pct"` // node's median over the others' pooled median, −1
+	P          float64 `json:"p"`
+	PHolm      float64 `json:"p_holm"`
+}
+
+// FleetMetric is the centre and spread of one firmware group's nodes in
+// one metric.
 type FleetMetric struct {
+	FWVer  string  `json:"fw_ver,omitempty"`
 	Kind   string  `json:"kind"`
 	Metric string  `json:"metric"`
 	Nodes  int     `json:"nodes"`
@@ -140,6 +180,9 @@ type FleetMerged struct {
 // FleetOptions tune the fleet report.
 type FleetOptions struct {
 	Threshold float64 // 0: DefaultOutlierThreshold
+	// MinEffect is the smallest difference, in percent, the repetitions'
+	// test flags; nil: DefaultFleetMinEffect.
+	MinEffect *float64
 	Counts    CountScale
 }
 
@@ -171,7 +214,11 @@ func LoadFleet(dir string, opts FleetOptions) (*Fleet, error) {
 	if thr <= 0 {
 		thr = DefaultOutlierThreshold
 	}
-	fr := &FleetReport{Schema: FleetSchema, Threshold: thr, Flagged: []string{}, Merged: map[string]FleetMerged{}}
+	eff := DefaultFleetMinEffect
+	if opts.MinEffect != nil {
+		eff = *opts.MinEffect
+	}
+	fr := &FleetReport{Schema: FleetSchema, Threshold: thr, Alpha: DefaultAlpha, MinEffectPct: eff, Flagged: []string{}, Merged: map[string]FleetMerged{}}
 	fl := &Fleet{Report: fr, Hists: map[string]*hdrhistogram.Histogram{}}
 	listed := map[string]bool{}
 	claimed := map[string]string{} // node → the folder that holds it
@@ -282,6 +329,15 @@ func loadFleetNode(dir string, fl *Fleet) (*FleetNode, results.Fleet) {
 			continue
 		}
 		n.Ops[kind] = FleetOp{Count: s.Count, P50: s.NS.P50, P99: s.NS.P99, Max: s.NS.Max, OpsPerSec: s.OpsPerSec}
+		for _, metric := range fleetMetrics {
+			m, _ := MetricByName(fleetMetricName[metric])
+			if v := RepetitionStats(r, kind, m).Values; len(v) > 0 {
+				if n.reps == nil {
+					n.reps = map[string][]float64{}
+				}
+				n.reps[kind+" "+metric] = v
+			}
+		}
 		if !slices.Contains(fr.Kinds, kind) {
 			fr.Kinds = append(fr.Kinds, kind)
 		}
@@ -328,44 +384,73 @@ func median(xs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// score computes every node's robust score in every metric, on the nodes
-// that measured it (ok and partial), and flags those beyond the threshold.
-// Fewer than three nodes have no majority to depart from: nothing is
-// scored.
+// score scores and tests every node in every metric against the nodes of
+// its firmware that measured it (ok and partial): a firmware version is a
+// known difference, and a node is judged against its peers. Fewer than
+// three nodes have no majority to depart from: no robust score; a node
+// with no peer at all is not tested.
 func (fl *Fleet) score() {
 	fr := fl.Report
-	for _, kind := range fr.Kinds {
-		for _, metric := range fleetMetrics {
-			var idx []int
-			var lns []float64
-			for i, n := range fr.Nodes {
-				op, ok := n.Ops[kind]
-				if v := metricValue(op, metric); ok && v > 0 {
-					idx = append(idx, i)
-					lns = append(lns, math.Log(v))
+	var fws []string
+	for _, n := range fr.Nodes {
+		if n.Ops != nil && !slices.Contains(fws, n.FWVer) {
+			fws = append(fws, n.FWVer)
+		}
+	}
+	sort.Strings(fws)
+	type test struct {
+		node int
+		key  string
+	}
+	var tests []test
+	var ps []float64
+	minP := 1.0
+	for _, fw := range fws {
+		for _, kind := range fr.Kinds {
+			for _, metric := range fleetMetrics {
+				key := kind + " " + metric
+				var idx []int
+				for i, n := range fr.Nodes {
+					op, ok := n.Ops[kind]
+					if v := metricValue(op, metric); ok && v > 0 && n.FWVer == fw {
+						idx = append(idx, i)
+					}
+				}
+				fl.robustScore(fw, kind, metric, idx)
+				for _, i := range idx {
+					mine := fr.Nodes[i].reps[key]
+					var others []float64
+					for _, j := range idx {
+						if j != i {
+							others = append(others, fr.Nodes[j].reps[key]...)
+						}
+					}
+					if t, ok := uTest(mine, others); ok {
+						n := &fr.Nodes[i]
+						if n.Tests == nil {
+							n.Tests = map[string]FleetTest{}
+						}
+						tests = append(tests, test{i, key})
+						ps = append(ps, t.P)
+						t.P = roundSig(t.P)
+						n.Tests[key] = t
+						minP = math.Min(minP, separatedP(len(mine), len(others)))
+					}
 				}
 			}
-			if len(idx) < 3 {
-				continue
-			}
-			med := median(lns)
-			dev := make([]float64, len(lns))
-			for i, l := range lns {
-				dev[i] = math.Abs(l - med)
-			}
-			mad := median(dev)
-			fr.Metrics = append(fr.Metrics, FleetMetric{Kind: kind, Metric: metric, Nodes: len(idx), Median: round3(math.Exp(med)), MADLn: round3(mad)})
-			for j, i := range idx {
-				s := round3(madToSigma * (lns[j] - med) / math.Max(mad, madFloor))
-				n := &fr.Nodes[i]
-				if n.Scores == nil {
-					n.Scores = map[string]float64{}
-				}
-				n.Scores[kind+" "+metric] = s
-				if math.Abs(s) > fr.Threshold {
-					n.Outliers = append(n.Outliers, fmt.Sprintf("%s %s %+.1f", kind, metric, s))
-				}
-			}
+		}
+	}
+	fr.Tests = len(tests)
+	if len(tests) > 0 && minP*float64(len(tests)) > fr.Alpha {
+		fr.TestNote = fmt.Sprintf("too few repetitions for the test to flag a node: the smallest p they allow, %.2g, is above %g after Holm over %d tests; the robust score alone decides", minP, fr.Alpha, len(tests))
+	}
+	for k, adj := range holmAdjust(ps) {
+		n := &fr.Nodes[tests[k].node]
+		t := n.Tests[tests[k].key]
+		t.PHolm = roundSig(adj)
+		n.Tests[tests[k].key] = t
+		if adj <= fr.Alpha && math.Abs(t.DeltaPct) >= fr.MinEffectPct {
+			n.Outliers = append(n.Outliers, fmt.Sprintf("%s %+.1f%% (p=%.2g)", tests[k].key, t.DeltaPct, adj))
 		}
 	}
 	for _, n := range fr.Nodes {
@@ -373,6 +458,79 @@ func (fl *Fleet) score() {
 			fr.Flagged = append(fr.Flagged, n.Node)
 		}
 	}
+}
+
+// robustScore scores the nodes idx of firmware fw in one metric.
+func (fl *Fleet) robustScore(fw, kind, metric string, idx []int) {
+	fr := fl.Report
+	if len(idx) < 3 {
+		return
+	}
+	lns := make([]float64, len(idx))
+	for j, i := range idx {
+		lns[j] = math.Log(metricValue(fr.Nodes[i].Ops[kind], metric))
+	}
+	med := median(lns)
+	dev := make([]float64, len(lns))
+	for i, l := range lns {
+		dev[i] = math.Abs(l - med)
+	}
+	mad := median(dev)
+	fr.Metrics = append(fr.Metrics, FleetMetric{FWVer: fw, Kind: kind, Metric: metric, Nodes: len(idx), Median: round3(math.Exp(med)), MADLn: round3(mad)})
+	for j, i := range idx {
+		s := round3(madToSigma * (lns[j] - med) / math.Max(mad, madFloor))
+		n := &fr.Nodes[i]
+		if n.Scores == nil {
+			n.Scores = map[string]float64{}
+		}
+		n.Scores[kind+" "+metric] = s
+		if math.Abs(s) > fr.Threshold {
+			n.Outliers = append(n.Outliers, fmt.Sprintf("%s %s %+.1f", kind, metric, s))
+		}
+	}
+}
+
+// uTest tests a node's repetitions against the others' pooled ones; no
+// test when a side has none.
+func uTest(mine, others []float64) (FleetTest, bool) {
+	if len(mine) == 0 || len(others) == 0 {
+		return FleetTest{}, false
+	}
+	thr := &benchmath.Thresholds{CompareAlpha: DefaultAlpha}
+	// NewSample sorts in place: give it copies.
+	a := benchmath.NewSample(slices.Clone(mine), thr)
+	b := benchmath.NewSample(slices.Clone(others), thr)
+	t := FleetTest{Reps: len(mine), OthersReps: len(others), P: benchmath.AssumeNothing.Compare(a, b).P}
+	if mb := median(others); mb != 0 {
+		t.DeltaPct = round3((median(mine)/mb - 1) * 100)
+	}
+	return t, true
+}
+
+// separatedP is the p-value of n1 repetitions wholly apart from n2: the
+// smallest the test can give. Exact, 2/C(n1+n2, n1), while benchmath
+// computes the U test exactly (small samples); beyond that its normal
+// approximation gives far more (3 against 189: 0.003, not 2·10⁻⁶), so it
+// is asked rather than computed.
+func separatedP(n1, n2 int) float64 {
+	sep := func(n int, off float64) *benchmath.Sample {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = off + float64(i)
+		}
+		return benchmath.NewSample(v, &benchmath.Thresholds{CompareAlpha: DefaultAlpha})
+	}
+	return benchmath.AssumeNothing.Compare(sep(n1, 0), sep(n2, float64(n1))).P
+}
+
+// roundSig keeps a p-value's three significant digits: fleet.json stays
+// readable and stable.
+func roundSig(p float64) float64 {
+	if p == 0 {
+		return 0
+	}
+	e := math.Pow(10, math.Floor(math.Log10(p))-2)
+	return math.Round(p/e) * e
 }
 
 // groupFirmware sorts the nodes by firmware, then name, and lists the
@@ -536,7 +694,7 @@ figcaption { color: #555; font-size: .9em; }
 </section>
 {{end}}
 <p>Fleet median per metric (MAD of ln values): {{join .Medians "; "}}.</p>
-<p>A node is flagged when its robust score in a metric (p50, p99 or ops/s of an op kind) passes ±{{.R.Threshold}}: score = 0.6745·(ln value − median of ln values)/MAD of ln values across the nodes that measured it, the MAD at least ln 1.1; max is shown, not scored (one sample). With fewer than three nodes nothing is scored.</p>
+<p>A node is flagged when its robust score in a metric (p50, p99 or ops/s of an op kind) passes ±{{.R.Threshold}}: score = 0.6745·(ln value − median of ln values)/MAD of ln values across the nodes that measured it, the MAD at least ln 1.1; max is shown, not scored (one sample). With fewer than three nodes nothing is scored. A node is also flagged when the Mann-Whitney U test of its repetitions against the other nodes' pooled repetitions (Holm-adjusted over {{.R.Tests}} tests) is significant at {{.R.Alpha}} and its median is at least {{.R.MinEffectPct}}% off theirs (outliers shown as ±x% with the adjusted p). Nodes are compared only with nodes of the same firmware.</p>
 {{range .Figures}}{{template "figure" .}}
 {{end}}
 </body>
@@ -654,7 +812,10 @@ func (fr *FleetReport) Headline() []string {
 		lines = append(lines, "firmware: "+strings.Join(g, ", "))
 	}
 	if len(fr.Flagged) == 0 {
-		lines = append(lines, fmt.Sprintf("no node departs from the fleet (robust score within ±%g)", fr.Threshold))
+		lines = append(lines, fmt.Sprintf("no node departs from the fleet (robust score within ±%g; no difference of %g%% or more significant at %g over %d repetition tests)", fr.Threshold, fr.MinEffectPct, fr.Alpha, fr.Tests))
+	}
+	if fr.TestNote != "" {
+		lines = append(lines, fr.TestNote)
 	}
 	for _, n := range fr.Nodes {
 		if len(n.Outliers) > 0 {

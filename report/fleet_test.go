@@ -2,6 +2,9 @@ package report
 
 import (
 	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +22,9 @@ type fleetNode struct {
 	rank             int
 	p50ns            int64
 	garbage          bool // result.json that is no result at all
+	// reps are per-repetition reg and unreg p50s: the run's repetitions,
+	// p99 at 3× and ops/s the inverse of each.
+	reps, unregReps []int64
 }
 
 func writeFleetNode(t *testing.T, dir string, n fleetNode, nodeList []string) {
@@ -69,12 +75,104 @@ func writeFleetNode(t *testing.T, dir string, n fleetNode, nodeList []string) {
 			r.Ops[kind] = s
 		}
 	}
+	for i := range n.reps {
+		rep := results.Repetition{Index: i + 1, Ops: map[string]results.OpStats{}}
+		for kind, v := range map[string]int64{results.OpReg: n.reps[i], results.OpUnreg: n.unregReps[i]} {
+			rep.Ops[kind] = results.OpStats{Count: 1000, NS: results.Latency{Min: v / 2, P50: v, P90: 2 * v, P99: 3 * v, P999: 3 * v, Max: 3 * v}, OpsPerSec: 1e9 / float64(v)}
+		}
+		r.Repetitions = append(r.Repetitions, rep)
+	}
 	if err := results.Write(folder, r); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// A fleet of two firmware versions with one slow node, a partial node
+// noisyFleet writes nodes × reps: each repetition's p50 lognormal around
+// 2 µs (reg) and 800 ns (unreg) with σ of 1.5%, a quiet fleet's; node
+// n1's reg is slow× the others'.
+func noisyFleet(t *testing.T, seed int64, nodes, reps int, slow float64) string {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(uint64(seed), 7))
+	draw := func(base float64) int64 { return int64(math.Round(base * math.Exp(0.015*rng.NormFloat64()))) }
+	for i := range nodes {
+		n := fleetNode{name: fmt.Sprintf("n%d", i), status: "ok", fw: "22.41.1000", rank: i}
+		base := 2000.0
+		if i == 1 {
+			base *= slow
+		}
+		for range reps {
+			n.reps = append(n.reps, draw(base))
+			n.unregReps = append(n.unregReps, draw(800))
+		}
+		n.p50ns = slices.Sorted(slices.Values(n.reps))[reps/2]
+		writeFleetNode(t, dir, n, nil)
+	}
+	return dir
+}
+
+// Known answers of the repetitions' test: 6 nodes × 5 repetitions, one
+// node 10% slow in reg, is flagged alone in every seed, by the test (its
+// robust score is under 1: the score alone misses it); 20 fleets of equal
+// nodes flag none.
+func TestFleetRepetitionTest(t *testing.T) {
+	for seed := int64(1); seed <= 5; seed++ {
+		fl, err := LoadFleet(noisyFleet(t, seed, 6, 5, 1.10), FleetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fr := fl.Report
+		if !slices.Equal(fr.Flagged, []string{"n1"}) {
+			t.Errorf("seed %d: flagged %v, want n1 alone", seed, fr.Flagged)
+		}
+		for _, n := range fr.Nodes {
+			if n.Node != "n1" {
+				continue
+			}
+			if s := n.Scores["reg p50"]; math.Abs(s) > fr.Threshold {
+				t.Errorf("seed %d: robust score %v flags n1 by itself: not the case this test is about", seed, s)
+			}
+			if tt := n.Tests["reg p50"]; tt.Reps != 5 || tt.OthersReps != 25 || tt.DeltaPct < 5 || tt.PHolm > fr.Alpha {
+				t.Errorf("seed %d: n1's reg p50 test %+v, want 5 vs 25 repetitions, ≥ 5%% slower, p_holm ≤ %g", seed, tt, fr.Alpha)
+			}
+		}
+		if fr.Tests != 36 || fr.TestNote != "" {
+			t.Errorf("seed %d: %d tests (%q), want 6 nodes × 2 kinds × 3 metrics and no note", seed, fr.Tests, fr.TestNote)
+		}
+	}
+	for seed := int64(1); seed <= 20; seed++ {
+		fl, err := LoadFleet(noisyFleet(t, 100+seed, 6, 5, 1), FleetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fl.Report.Flagged) != 0 {
+			t.Errorf("seed %d: equal nodes, yet flagged %v", seed, fl.Report.Flagged)
+		}
+	}
+	// The minimum effect decides with significance: at 15% the slow node
+	// is significant and yet not flagged.
+	eff := 15.0
+	fl, err := LoadFleet(noisyFleet(t, 1, 6, 5, 1.10), FleetOptions{MinEffect: &eff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fl.Report.Flagged) != 0 {
+		t.Errorf("--min-effect 15%%: flagged %v", fl.Report.Flagged)
+	}
+	// Three repetitions cannot reach alpha after Holm, on 6 nodes (exact
+	// test: 2/C(18,3)·36 > 0.05) as on 64 (3 against 189 repetitions: the
+	// normal approximation's floor, 0.003·384): said.
+	for _, nodes := range []int{6, 64} {
+		fl, err = LoadFleet(noisyFleet(t, 1, nodes, 3, 1.10), FleetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(fl.Report.TestNote, "too few repetitions") || len(fl.Report.Flagged) != 0 {
+			t.Errorf("%d nodes × 3 repetitions: note %q, flagged %v", nodes, fl.Report.TestNote, fl.Report.Flagged)
+		}
+	}
+}
+
+// A fleet of two firmware versions with one slow node among its peers, a partial node
 // (scored: what it measured is real), a failed one, one whose result is
 // damaged and one that never wrote a folder.
 func TestFleetReport(t *testing.T) {
@@ -83,10 +181,11 @@ func TestFleetReport(t *testing.T) {
 	nodes := []fleetNode{
 		{name: "c01", status: "ok", fw: "22.41.1000", rank: 0, p50ns: 2000},
 		{name: "c02", status: "ok", fw: "22.41.1000", rank: 1, p50ns: 2100},
-		{name: "c03", status: "ok", fw: "22.39.2048", rank: 2, p50ns: 9000}, // the odd one out
+		{name: "c03", status: "ok", fw: "22.41.1000", rank: 2, p50ns: 9000}, // the odd one out
 		{name: "c04", status: "ok", fw: "22.41.1000", rank: 3, p50ns: 1950},
 		{name: "c05", status: "partial", fw: "22.41.1000", rank: 4, p50ns: 2050},
-		{name: "c06", status: "failed", fw: "22.41.1000", rank: 5},
+		// Alone on its firmware: nodes are judged against their firmware's.
+		{name: "c06", status: "failed", fw: "22.39.2048", rank: 5},
 		{name: "c07", garbage: true},
 	}
 	for _, n := range nodes {
@@ -183,6 +282,63 @@ func TestFleetNodeClaimedTwice(t *testing.T) {
 	for _, want := range []string{"node n1 ", filepath.Join(dir, "n1") + " and", filepath.Join(dir, "n1-copy")} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+// TestFleetDetectableEffect is the simulation behind the table of
+// detectable effects in README and docs/design.md: for nodes × reps, the
+// smallest slowdown of one node's reg (in 0.5% steps from the 5% minimum
+// effect) that the fleet flags in at least 95% of 200 fleets, each
+// repetition's p50 lognormal with σ 1.5%. Minutes of CPU: run it with
+// XRCBENCH_FLEET_POWER=1.
+func TestFleetDetectableEffect(t *testing.T) {
+	if os.Getenv("XRCBENCH_FLEET_POWER") == "" {
+		t.Skip("XRCBENCH_FLEET_POWER=1 runs the power simulation")
+	}
+	const trials, sigma = 200, 0.015
+	rng := rand.New(rand.NewPCG(1, 2))
+	flagged := func(nodes, reps int, slow float64) bool {
+		fr := &FleetReport{Threshold: DefaultOutlierThreshold, Alpha: DefaultAlpha, MinEffectPct: DefaultFleetMinEffect, Kinds: []string{results.OpReg, results.OpUnreg}}
+		for i := range nodes {
+			n := FleetNode{Node: fmt.Sprint(i), Ops: map[string]FleetOp{}, reps: map[string][]float64{}}
+			for _, kind := range fr.Kinds {
+				base := 2000.0
+				if kind == results.OpReg && i == 0 {
+					base *= slow
+				}
+				var p50s []float64
+				for range reps {
+					v := base * math.Exp(sigma*rng.NormFloat64())
+					p50s = append(p50s, v)
+					n.reps[kind+" p50"] = append(n.reps[kind+" p50"], v)
+					n.reps[kind+" p99"] = append(n.reps[kind+" p99"], 3*v)
+					n.reps[kind+" ops/s"] = append(n.reps[kind+" ops/s"], 1e9/v)
+				}
+				m := median(p50s)
+				n.Ops[kind] = FleetOp{P50: int64(m), P99: int64(3 * m), OpsPerSec: 1e9 / m}
+			}
+			fr.Nodes = append(fr.Nodes, n)
+		}
+		(&Fleet{Report: fr}).score()
+		return slices.Contains(fr.Flagged, "0")
+	}
+	for _, nodes := range []int{3, 6, 16, 64} {
+		for _, reps := range []int{3, 5, 10} {
+			found := "none up to 30% (the test's floor)"
+			for eff := 5.0; eff <= 30; eff += 0.5 {
+				hits := 0
+				for range trials {
+					if flagged(nodes, reps, 1+eff/100) {
+						hits++
+					}
+				}
+				if hits*100 >= 95*trials {
+					found = fmt.Sprintf("%.1f%%", eff)
+					break
+				}
+			}
+			t.Logf("%3d nodes × %2d repetitions: %s", nodes, reps, found)
 		}
 	}
 }

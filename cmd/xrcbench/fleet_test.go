@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -188,6 +191,73 @@ func writeNode(t *testing.T, dir, node string, p50 int64) {
 	}
 	if err := results.Write(filepath.Join(dir, node), r); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// writeNodeReps writes a node's run folder of reps repetitions whose reg
+// p50s are around p50 ns with σ 1.5% (seeded): a quiet fleet's node.
+func writeNodeReps(t *testing.T, dir, node string, p50 float64, reps int, rng *rand.Rand) {
+	t.Helper()
+	r := &results.Result{
+		Schema: results.Schema, RunID: "r-" + node, Status: results.StatusOK,
+		Config: results.Config{Workload: "steady", Provider: "sim", Procs: 1, Threads: 1, QPs: 1},
+		Ops:    map[string]results.OpStats{},
+		Fleet:  &results.Fleet{Launcher: "slurm", JobID: "6", Node: node},
+	}
+	var p50s []int64
+	for i := range reps {
+		v := int64(math.Round(p50 * math.Exp(0.015*rng.NormFloat64())))
+		p50s = append(p50s, v)
+		s := results.OpStats{Count: 500, OpsPerSec: 1e9 / float64(v), NS: results.Latency{Min: v, P50: v, P90: v, P99: v, P999: v, Max: v, Mean: float64(v)}}
+		r.Repetitions = append(r.Repetitions, results.Repetition{Index: i + 1, Ops: map[string]results.OpStats{"reg": s}})
+	}
+	slices.Sort(p50s)
+	v := p50s[reps/2]
+	r.Ops["reg"] = results.OpStats{Count: int64(500 * reps), OpsPerSec: 1e9 / float64(v), NS: results.Latency{Min: v, P50: v, P90: v, P99: v, P999: v, Max: v, Mean: float64(v)}}
+	if err := os.MkdirAll(filepath.Join(dir, node), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.Write(filepath.Join(dir, node), r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// report --fleet on 6 nodes × 5 repetitions, n2 10% slow: the U test
+// flags it (the robust score cannot), --min-effect decides how much is
+// enough, and a bad --min-effect is one line, exit 2.
+func TestReportFleetMinEffect(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(3, 7))
+	for i := range 6 {
+		p := 2000.0
+		if i == 1 {
+			p *= 1.10
+		}
+		writeNodeReps(t, dir, fmt.Sprintf("n%d", i+1), p, 5, rng)
+	}
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"report", "--fleet", dir, "--fail-on-outlier"}, exitFailed, "fleet: flagged: n2"},
+		{[]string{"report", "--fleet", dir}, exitOK, "flagged n2: reg p50 +"},
+		{[]string{"report", "--fleet", dir, "--fail-on-outlier", "--min-effect", "15%"}, exitOK, "no difference of 15% or more"},
+		{[]string{"report", "--fleet", dir, "--min-effect", "x"}, exitUsage, "--min-effect \"x\""},
+		{[]string{"report", dir, "--min-effect", "5%"}, exitUsage, "need --fleet"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args[1:], " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(&stdout, &stderr, tt.args)
+			all := stdout.String() + stderr.String()
+			if code != tt.code || !strings.Contains(all, tt.want) {
+				t.Errorf("exit %d, want %d; output %q lacks %q", code, tt.code, all, tt.want)
+			}
+			if code == exitUsage && strings.Count(stderr.String(), "\n") != 1 {
+				t.Errorf("stderr %q: want one line", stderr.String())
+			}
+		})
 	}
 }
 
