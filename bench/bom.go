@@ -10,7 +10,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,19 +62,7 @@ func revision() string {
 	if buildRevision != "" {
 		return buildRevision
 	}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return results.Unreadable("unstamped")
-	}
-	rev, dirty := "", false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
+	rev, dirty, _ := vcsStamp()
 	switch {
 	case rev == "":
 		return results.Unreadable("unstamped")

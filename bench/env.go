@@ -92,22 +92,10 @@ func Version() string {
 	if buildVersion != "" {
 		return buildVersion
 	}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	rev, dirty := "", false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
+	rev, dirty, module := vcsStamp()
 	if rev == "" {
-		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			return bi.Main.Version
+		if module != "" && module != "(devel)" {
+			return module
 		}
 		return "unknown"
 	}
@@ -118,6 +106,25 @@ func Version() string {
 		rev += "+dirty"
 	}
 	return rev
+}
+
+// vcsStamp is what Go stamped into the binary: the VCS revision (full),
+// whether the tree had changes, and the module's version ("" when the
+// binary carries no build information).
+func vcsStamp() (rev string, dirty bool, module string) {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "", false, ""
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	return rev, dirty, bi.Main.Version
 }
 
 // firmware snapshots an adapter's own command counters (mlx5 debugfs)
