@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"fmt"
 	"html/template"
+	"strings"
 	"time"
 )
 
@@ -39,6 +40,23 @@ type PlanRunRun struct {
 func planAsRun(o Options) *PlanAsRun {
 	p := o.Plan
 	pr := &PlanAsRun{Origin: planOrigin(p), Repetitions: p.Repetitions, Warmup: time.Duration(p.Warmup).String(), Soak: "none"}
+	// The command line's overrides replace the plan's figures in every
+	// run: the plan as run has theirs, and says so.
+	if v := o.Overrides; !v.none() {
+		var said []string
+		if v.Duration != nil {
+			said = append(said, "--duration "+v.Duration.D().String())
+		}
+		if v.Repetitions > 0 {
+			pr.Repetitions = v.Repetitions
+			said = append(said, fmt.Sprintf("--repetitions %d", v.Repetitions))
+		}
+		if v.Warmup != nil {
+			pr.Warmup = v.Warmup.D().String()
+			said = append(said, "--warmup "+pr.Warmup)
+		}
+		pr.Origin += ", with " + strings.Join(said, ", ") + " replacing the plan's"
+	}
 	if d := o.soakDuration(); d > 0 {
 		pr.Soak = d.String()
 	}

@@ -13,20 +13,26 @@ import (
 // repetitions: a file that keeps the default's name but shortens it does
 // not read as the default.
 func TestPlanAsRun(t *testing.T) {
+	d200, d0 := results.Duration(200*time.Millisecond), results.Duration(0)
 	shortened := strings.Replace(strings.Replace(string(DefaultPlan()), "duration: 10s", "duration: 2s", 1),
 		"repetitions: 5 ", "repetitions: 3 ", 1)
 	tests := []struct {
 		name, file, text string
 		soak             time.Duration
-		origin           string
+		over             Overrides
+		origin, warmup   string
 		reps             int
 		length, soakLen  string
 	}{
-		{"embedded", "", string(DefaultPlan()), 0, "default (the embedded default plan)", 5, "10s per repetition", "none"},
-		{"default's text in a file", "p.yaml", string(DefaultPlan()), 0, "default from p.yaml (the embedded default plan's text)", 5, "10s per repetition", "none"},
-		{"shortened, same name", "short.yaml", shortened, time.Minute, "default from short.yaml, changed from the embedded default of that name", 3, "2s per repetition", "1m0s"},
+		{"embedded", "", string(DefaultPlan()), 0, Overrides{}, "default (the embedded default plan)", "1s", 5, "10s per repetition", "none"},
+		{"default's text in a file", "p.yaml", string(DefaultPlan()), 0, Overrides{}, "default from p.yaml (the embedded default plan's text)", "1s", 5, "10s per repetition", "none"},
+		{"shortened, same name", "short.yaml", shortened, time.Minute, Overrides{}, "default from short.yaml, changed from the embedded default of that name", "1s", 3, "2s per repetition", "1m0s"},
 		{"a plan of its own", "tiny.yaml", "name: tiny\nrepetitions: 2\niterations: 20\nwarmup: 0s\nconformance: none\nruns:\n  - {name: lc, workload: lifecycle, procs: 1, threads: 2, qps: 4}\ncriteria: []\n",
-			0, "tiny from tiny.yaml", 2, "20 iterations", "none"},
+			0, Overrides{}, "tiny from tiny.yaml", "0s", 2, "20 iterations", "none"},
+		// The command line's figures replace the plan's, and say so
+		// (the page read "warm-up 1s" after --warmup 0s).
+		{"overridden", "", string(DefaultPlan()), 0, Overrides{Duration: &d200, Repetitions: 2, Warmup: &d0},
+			"default (the embedded default plan), with --duration 200ms, --repetitions 2, --warmup 0s replacing the plan's", "0s", 2, "200ms per repetition", "none"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -34,8 +40,11 @@ func TestPlanAsRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pr := planAsRun(Options{Provider: "sim", Plan: p, Out: t.TempDir(), Soak: tt.soak})
+			pr := planAsRun(Options{Provider: "sim", Plan: p, Out: t.TempDir(), Soak: tt.soak, Overrides: tt.over})
 			r := pr.Runs[0]
+			if pr.Warmup != tt.warmup {
+				t.Errorf("warm-up %s, want %s", pr.Warmup, tt.warmup)
+			}
 			if pr.Origin != tt.origin || pr.Soak != tt.soakLen || r.Repetitions != tt.reps || r.Length != tt.length || r.Procs < 1 || r.Threads < 1 {
 				t.Errorf("got origin %q soak %s, run %+v; want %q %s, %d repetitions of %s", pr.Origin, pr.Soak, r, tt.origin, tt.soakLen, tt.reps, tt.length)
 			}
