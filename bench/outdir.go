@@ -498,6 +498,9 @@ func (rf *runFolder) recover() {
 			} else {
 				if unix.Renameat(p, n, p, rf.name) == nil {
 					say("put the earlier run back in %s: run %s was killed while replacing it", rf.final, id)
+					if rf.ours(tmp) {
+						os.RemoveAll(at(tmp)) // what run <id> wrote: unfinished
+					}
 				}
 				continue
 			}
@@ -609,16 +612,11 @@ func lockFile(path string) (*os.File, error) {
 		held, err1 := f.Stat()
 		now, err2 := os.Lstat(path)
 		if err1 == nil && err2 == nil && os.SameFile(held, now) {
-			// The pid is what a refused second run names: a lock that
-			// cannot say who holds it is still a lock, but say why.
-			if err := f.Truncate(0); err != nil {
-				f.Close()
-				return nil, fmt.Errorf("writing the pid into %s: %w", path, err)
-			}
-			if _, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0); err != nil {
-				f.Close()
-				return nil, fmt.Errorf("writing the pid into %s: %w", path, err)
-			}
+			// The pid is only what a refused second run names ("unknown"
+			// without it): on a full disk the lock still holds, and the
+			// run goes on to say what it could not write.
+			f.Truncate(0)
+			f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 			return f, nil
 		}
 		f.Close()
