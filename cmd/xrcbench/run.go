@@ -79,7 +79,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 	fs.IntVar(&f.repetitions, "repetitions", 1, "independent runs of the whole configuration, each with fresh workers")
 	fs.BoolVar(&f.pin, "pin", false, "pin threads round-robin over the allowed CPUs")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of each thread's QP order")
-	fs.StringVar(&f.out, "out", "", "output folder: new, empty, or an earlier run's, whose files alone are replaced (default runs/<UTC time>-<workload>-<provider>)")
+	fs.StringVar(&f.out, "out", "", "output folder: new, empty, or an earlier run's (yours, not a symbolic link), whose files alone are replaced (default runs/<UTC time>-<workload>-<provider>)")
 	fs.StringVar(&f.simSemantics, "sim-semantics", "legacy", "sim provider: legacy (ibv_reg_xrc_rcv_qp) or upstream (ibv_open_qp)")
 	fs.StringVar(&f.simCost, "sim-cost", "", "sim provider: busy-wait per op, e.g. reg=2us,unreg=2us,destroy=200us")
 	fs.StringVar(&f.qpState, "qp-state", "rtr", "state the creator moves each QP to before anyone registers, timed as op kind modify: reset (none), init, or rtr (as MPI does)")
