@@ -498,6 +498,9 @@ func (rf *runFolder) recover() {
 			} else {
 				if unix.Renameat(p, n, p, rf.name) == nil {
 					say("put the earlier run back in %s: run %s was killed while replacing it", rf.final, id)
+					if rf.ours(tmp) {
+						os.RemoveAll(at(tmp)) // what run <id> wrote: unfinished
+					}
 				}
 				continue
 			}

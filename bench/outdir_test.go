@@ -36,30 +36,44 @@ func fakeResult(id string, files ...string) *results.Result {
 
 // fakeCommit is a run into out as Run makes it, without the measuring:
 // its .hlog files name the run, result.json is written last, then the
-// commit. It returns the run id and what the commit said it recovered.
+// commit. It returns the run id and what the run said it recovered.
 func fakeCommit(out string, kinds ...string) (string, []string, error) {
+	var said []string
+	id, err := fakeCommitTelling(out, func(l string) { said = append(said, l) }, kinds...)
+	return id, said, err
+}
+
+// fakeCommitTelling is fakeCommit telling each line as it comes.
+func fakeCommitTelling(out string, tell func(string), kinds ...string) (string, error) {
 	id := results.NewRunID()
 	rf, err := openRunFolder(out, id)
 	if err != nil {
-		return id, nil, err
+		return id, err
 	}
-	said := rf.recovered
+	for _, l := range rf.recovered {
+		tell(l)
+	}
+	step("opened")
 	var files []string
 	for _, k := range kinds {
 		name := k + ".hlog"
 		if err := os.WriteFile(filepath.Join(rf.dir(), name), []byte("#xrcbench-run-id: "+id+"\n"), 0o644); err != nil {
 			rf.discard()
-			return id, said, err
+			return id, err
 		}
 		files = append(files, name)
 	}
 	res := fakeResult(id, files...)
 	if err := results.Write(rf.dir(), res); err != nil {
 		rf.discard()
-		return id, said, err
+		return id, err
 	}
+	rf.recovered = nil
 	err = rf.commit(res.Files)
-	return id, append(said, rf.recovered...), err
+	for _, l := range rf.recovered {
+		tell(l)
+	}
+	return id, err
 }
 
 // commitChild is the test binary as a run committing into the folder
@@ -73,13 +87,11 @@ func commitChild(out string) {
 		fmt.Printf("step %s\n", name)
 		time.Sleep(time.Duration(ms) * time.Millisecond)
 	}
+	step("start") // before the recovery a kill may also fall into
 	if os.Getenv("XRCBENCH_TEST_NO_EXCHANGE") == "1" {
 		renameExchange = func(int, string, string) error { return unix.EINVAL }
 	}
-	id, said, err := fakeCommit(out, "reg", "unreg")
-	for _, l := range said {
-		fmt.Println("note: " + l)
-	}
+	id, err := fakeCommitTelling(out, func(l string) { fmt.Println("note: " + l) }, "reg", "unreg")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -439,7 +451,8 @@ func TestCommitKilled(t *testing.T) {
 			// window is how long its commit took, first step to last.
 			child := func(kill time.Duration, fromStart bool) (steps []string, killed bool, window time.Duration) {
 				cmd := exec.Command(exe, "-test.run=^$")
-				cmd.Env = append(os.Environ(), commitEnv+"="+out, "XRCBENCH_TEST_COMMIT_STEP_MS=3")
+				// GORACE: a -race binary otherwise sleeps a second on exit.
+				cmd.Env = append(os.Environ(), commitEnv+"="+out, "XRCBENCH_TEST_COMMIT_STEP_MS=3", "GORACE=atexit_sleep_ms=0")
 				if !tt.exchange {
 					cmd.Env = append(cmd.Env, "XRCBENCH_TEST_NO_EXCHANGE=1")
 				}
@@ -503,10 +516,18 @@ func TestCommitKilled(t *testing.T) {
 				if len(steps) > 0 {
 					last = steps[len(steps)-1]
 				}
-				if killed && strings.HasPrefix(last, "step ") && last != "step committed" && last != "step done" {
-					inCommit++
+				if killed && strings.HasPrefix(last, "step ") && !slices.Contains([]string{"step opened", "step committed", "step done"}, last) {
+					inCommit++ // between two steps of a commit (or of a recovery)
 				}
-				if len(left) > 0 && slices.ContainsFunc(steps, func(s string) bool { return strings.HasPrefix(s, "note: ") }) {
+				for _, s := range steps {
+					if strings.HasPrefix(s, "note: ") {
+						t.Log(s)
+					}
+				}
+				if len(left) > 0 && slices.Contains(steps, "step opened") {
+					if !slices.ContainsFunc(steps, func(s string) bool { return strings.HasPrefix(s, "note: ") }) {
+						t.Errorf("kill %d: the run found %v beside the folder and said nothing of it", i, left)
+					}
 					recoveredSaid++
 				}
 				if after := tree(t, outside); !mapsEqual(before, after) {
@@ -573,4 +594,68 @@ func setAside(t *testing.T, out, name, what string) bool {
 		}
 	}
 	return false
+}
+
+// Each state a commit killed outright can leave beside the folder is set
+// right by the next run, which says what it did.
+func TestRecoverKilledCommit(t *testing.T) {
+	const id = "00000000000000bb" // the killed run
+	earlierFiles := map[string]string{"reg.hlog": "#xrcbench-run-id: 1\n", "notes.txt": "mine"}
+	newFiles := map[string]string{"reg.hlog": "#xrcbench-run-id: " + id + "\n"}
+	tests := []struct {
+		name string
+		// What is there: the folder (nil: absent), and siblings by suffix.
+		folder   map[string]string
+		folderID string
+		siblings map[string]string // ".run.tmp-<id>" or ".run.old-<id>" -> which run: "earlier", "new", "new, no result"
+		wantRun  string
+		wantSaid string
+	}{
+		{"exchanged, not yet set aside", newFiles, id, map[string]string{".run.tmp-" + id: "earlier"}, id, "finished replacing the earlier run"},
+		{"set aside, not settled", newFiles, id, map[string]string{".run.old-" + id: "earlier"}, id, "finished replacing the earlier run"},
+		{"no exchange: set aside, new complete", nil, "", map[string]string{".run.old-" + id: "earlier", ".run.tmp-" + id: "new"}, id, "put run " + id + " in place"},
+		{"no exchange: set aside, new unfinished", nil, "", map[string]string{".run.old-" + id: "earlier", ".run.tmp-" + id: "new, no result"}, "1", "put the earlier run back"},
+		{"killed before the commit", earlierFiles, "1", map[string]string{".run.tmp-" + id: "new"}, "1", "killed before it was put in place"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := t.TempDir()
+			out := filepath.Join(base, "run")
+			if tt.folder != nil {
+				writeTree(t, out, tt.folder)
+				results.Write(out, fakeResult(tt.folderID, "reg.hlog"))
+			}
+			for name, which := range tt.siblings {
+				dir := filepath.Join(base, name)
+				switch which {
+				case "earlier":
+					writeTree(t, dir, earlierFiles)
+					results.Write(dir, fakeResult("1", "reg.hlog"))
+				case "new":
+					writeTree(t, dir, newFiles)
+					results.Write(dir, fakeResult(id, "reg.hlog"))
+				default:
+					writeTree(t, dir, newFiles)
+				}
+			}
+			rf, err := openRunFolder(out, results.NewRunID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			said := strings.Join(rf.recovered, "\n")
+			rf.discard()
+			if !strings.Contains(said, tt.wantSaid) {
+				t.Errorf("said %q, want %q", said, tt.wantSaid)
+			}
+			if r := readableRun(t, out); r.RunID != tt.wantRun {
+				t.Errorf("the folder holds run %s, want %s", r.RunID, tt.wantRun)
+			}
+			if data, _ := os.ReadFile(filepath.Join(out, "notes.txt")); string(data) != "mine" {
+				t.Errorf("the user's notes.txt: %q\n%v", data, tree(t, base))
+			}
+			if ents, _ := os.ReadDir(base); len(ents) != 1 {
+				t.Errorf("beside the folder: %v", ents)
+			}
+		})
+	}
 }

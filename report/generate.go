@@ -266,12 +266,12 @@ func writeFiles(rep *Report, in inputs, files []reportFile) error {
 	}
 	out, err := safedir.Open(rep.Out)
 	if err != nil {
-		return inputErrorf("report folder %v", err)
+		return inputErrorf("report folder %v: write the report elsewhere (--out)", err)
 	}
 	defer out.Close()
 	plots, err := out.MkdirAll(PlotsDir, 0o755)
 	if err != nil {
-		return inputErrorf("report folder %s: %v", rep.Out, err)
+		return inputErrorf("report folder %s: %v: write the report elsewhere (--out)", rep.Out, err)
 	}
 	plots.Close()
 	var names []string

@@ -80,6 +80,9 @@ within the plan's memory_growth (default 10%) plus 4 MiB; the last tenth's
 p99 within p99_drift (default 50%) of the first tenth's. --resume continues an interrupted
 qualification in its folder with the same plan: conformance and every run
 that finished (status ok) are reused, the rest (and the soak) run again.
+The folder is locked while a qualification runs in it (.<name>.lock beside
+it): a second one, another --resume say, is refused at once, naming the
+first one's pid.
 
 --duration, --repetitions and --warmup replace the plan's, in every run of
 the battery (a run's own duration, iterations or repetitions included;

@@ -552,14 +552,18 @@ func TestQualifyFolderLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer first.Process.Kill()
+	// Once the folder holds its plan, the first has started in it.
 	lock := filepath.Join(filepath.Dir(out), ".q.lock")
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if data, _ := os.ReadFile(lock); strings.TrimSpace(string(data)) == strconv.Itoa(first.Process.Pid) {
+		if _, err := os.Stat(filepath.Join(out, "plan.yaml")); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the first qualification never locked %s", out)
+			t.Fatalf("the first qualification never started in %s", out)
 		}
+	}
+	if data, _ := os.ReadFile(lock); strings.TrimSpace(string(data)) != strconv.Itoa(first.Process.Pid) {
+		t.Errorf("%s holds %q, want the first qualification's pid %d", lock, data, first.Process.Pid)
 	}
 	code, stdout, stderr := runEngine(t, "qualify", "--plan", plan, "--out", out, "--resume")
 	if code != 2 || !strings.Contains(stderr, fmt.Sprintf("another xrcbench is writing it (pid %d", first.Process.Pid)) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
