@@ -192,16 +192,38 @@ func TestStormPoisson(t *testing.T) {
 	cfg := stormConfig(t, "  nodes: 5\n  arrival: poisson\n  window: 20ms\n  teardown: unreg\n", 2, "")
 	cfg.Interval = 2 * time.Millisecond
 	res := runOK(t, cfg)
+	var crammed []string
 	for _, kind := range []string{"create", "reg"} {
 		hs := hlogIntervals(t, cfg.Out, kind)
 		var total int64
 		for _, h := range hs {
 			total += h.TotalCount()
 		}
-		if intervals := len(hs); total != res.Ops[kind].Count || intervals < 3 {
-			t.Errorf("%s: %d operations in %d intervals of the hlog, result %d: want all, in 3 or more 2ms intervals of a 20ms window", kind, total, intervals, res.Ops[kind].Count)
+		if total != res.Ops[kind].Count {
+			t.Errorf("%s: %d operations in the hlog, result %d: want all", kind, total, res.Ops[kind].Count)
+		}
+		if intervals := len(hs); intervals < 3 {
+			crammed = append(crammed, fmt.Sprintf("%s: %d operations in %d intervals of the hlog: want 3 or more 2ms intervals of a 20ms window", kind, total, intervals))
 		}
 	}
+	// A rank the machine kept off its CPU past its contacts' arrivals runs
+	// them all at once when it gets there: then the storm is not spread
+	// over the window, by the machine's doing, and the measured wait says so.
+	defer func() {
+		if len(crammed) == 0 {
+			return
+		}
+		var waited time.Duration
+		for _, rep := range res.Storm.RankRunQueueNS {
+			for _, ns := range rep {
+				waited = max(waited, time.Duration(ns))
+			}
+		}
+		if waited > cfg.Interval {
+			t.Skipf("%s; a rank waited %v on the run queue (load average %.1f): the machine kept it from its arrivals", strings.Join(crammed, "; "), waited, loadAverage())
+		}
+		t.Errorf("%s (the longest run-queue wait of a rank: %v)", strings.Join(crammed, "; "), waited)
+	}()
 	plan := cfg.Workload.Storm.Plan(5, 2, cfg.Seed)
 	for r, steps := range plan.Ranks {
 		last := steps[len(steps)-1].Start
