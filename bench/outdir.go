@@ -674,11 +674,6 @@ func ownedByUs(st fs.FileInfo) bool {
 	return ok && int(sys.Uid) == os.Getuid()
 }
 
-func globEscape(s string) string {
-	r := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`)
-	return r.Replace(s)
-}
-
 func boolInt(b bool) int {
 	if b {
 		return 1
