@@ -80,8 +80,20 @@ endif
 # -timeout: a package's tests under -race on a busy shared machine (the
 # report package draws every plot of its fixtures) outlast go test's
 # default 10 minutes, which then kills a run that was only slow.
+#
+# gotestsum runs go test and ends with what skipped and why: go test alone
+# prints skip reasons only with -v, so a machine without the rdma-core
+# headers, Chromium or Node would not see what did not run. The whole
+# record (go test -json) is kept in build/test.json. CHILD_TESTS are the
+# child sides of multi-process tests: they run only inside the processes
+# their parents start (with their own -test.run), so here they are left
+# out rather than listed as skipped.
+GOTESTSUM   ?= $(GO) run gotest.tools/gotestsum@v1.13.0
+CHILD_TESTS := ^(TestInDouble|TestDevicesChild)$$
 test: cwarn vet csan fakeverbs
-	$(GO) test -race -tags "$(TAGS)" -count=1 -timeout 30m ./...
+	@mkdir -p build
+	$(GOTESTSUM) --format standard-quiet --jsonfile build/test.json -- \
+		-race -tags "$(TAGS)" -count=1 -timeout 30m -skip '$(CHILD_TESTS)' ./...
 	$(MAKE) fuzz FUZZTIME=quick
 
 # Native Go fuzz targets, each run for FUZZTIME (make fuzz: 1m each).

@@ -75,11 +75,10 @@ func revision() string {
 // placeCPUs fills in the CPUs the threads ran on, whether they are on the
 // device's NUMA node (numa, -1 unknown), and how those CPUs were set up.
 // Unpinned threads could run on any CPU the run was allowed.
-func placeCPUs(b *results.BOM, workers []results.Worker, numa int) {
+func placeCPUs(b *results.BOM, workers []results.Worker, numa int) (cpus []int) {
 	if b == nil {
-		return
+		return nil
 	}
-	var cpus []int
 	for _, w := range workers {
 		for _, t := range w.PerThread {
 			if t.CPU >= 0 && !slices.Contains(cpus, t.CPU) {
@@ -107,6 +106,7 @@ func placeCPUs(b *results.BOM, workers []results.Worker, numa int) {
 	b.CPU.Governor = governor(cpus)
 	b.CPU.Boost = boost()
 	b.CPU.SMT = readSys("cpu/smt/control")
+	return cpus
 }
 
 // onNode says whether cpus are all on NUMA node numa; fact is the device

@@ -29,6 +29,7 @@ type coordinator struct {
 	logs  *hlogs
 	errMu sync.Mutex // serialises writes to opts.Stderr
 	live  *live      // the current repetition's progress
+	ticks cpuTicks   // CPU times at the run's start, for the CPU check
 }
 
 // repOutcome is what one repetition measured.

@@ -35,6 +35,9 @@ type Config struct {
 	Warmup       time.Duration
 	Repetitions  int
 	Pin          bool
+	// NoCPUCheck records the CPUs' setup without judging it (the CPU
+	// check's warnings, cpucheck.go); it changes nothing measured.
+	NoCPUCheck bool
 	Seed         int64
 	Interval     time.Duration // of the .hlog timelines
 	SimSemantics verbs.Semantics
@@ -320,6 +323,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	c.warn(early, nil)
 
 	fw := snapshotFirmware(verbs.Options{Provider: cfg.Provider, Device: cfg.Device})
+	c.ticks = readCPUTicks() // the CPU check's start: how busy SMT siblings were
 	runErr := c.preflight(ctx, res, fw)
 	var done []*repOutcome
 	if runErr == nil {
@@ -488,7 +492,16 @@ func (c *coordinator) describeEnvironment(res *results.Result, fw *firmware) {
 	if !ok {
 		numa = -1
 	}
-	placeCPUs(res.Environment.BOM, res.Workers, numa)
+	cpus := placeCPUs(res.Environment.BOM, res.Workers, numa)
+	busy := checkSiblings(res.Environment.BOM, cpus, c.ticks, readCPUTicks())
+	if b := res.Environment.BOM; b != nil {
+		if c.cfg.NoCPUCheck {
+			b.CPU.Check = "off (--no-cpu-check)"
+		} else {
+			b.CPU.Check = "on"
+			res.Warnings = append(res.Warnings, cpuCheckWarnings(b, busy)...)
+		}
+	}
 }
 
 // alsoFailed adds err to the run's error, if any: the first failure

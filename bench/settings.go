@@ -32,6 +32,7 @@ type Settings struct {
 	QPState      string // reset, init or rtr
 	Seed         int64
 	Pin          bool
+	NoCPUCheck   bool // record the CPUs' setup without judging it
 	Interval     time.Duration
 	SimSemantics string
 	SimCost      string
@@ -104,7 +105,7 @@ func (s Settings) Config() (Config, error) {
 		Provider: s.Provider, Device: s.Device, Workload: spec, WorkloadArg: s.Workload,
 		Procs: s.Procs, Threads: s.Threads, QPs: s.QPs,
 		Duration: s.Duration, Iterations: s.Iterations, Warmup: s.Warmup, Repetitions: s.Repetitions,
-		Pin: s.Pin, Seed: s.Seed, Interval: s.Interval, SimSemantics: sem, SimCost: cost, QPState: state, SimMaxQPs: s.SimMaxQP,
+		Pin: s.Pin, NoCPUCheck: s.NoCPUCheck, Seed: s.Seed, Interval: s.Interval, SimSemantics: sem, SimCost: cost, QPState: state, SimMaxQPs: s.SimMaxQP,
 		Nodes: s.Nodes, Out: s.Out, CommandLine: s.CommandLine(), StallTimeout: s.StallTimeout,
 	}
 	if cfg.Iterations > 0 {
@@ -160,6 +161,7 @@ func (s Settings) CommandLine() []string {
 	for _, l := range s.Labels { // repeatable: one flag per label, as given
 		args = append(args, "--label="+l)
 	}
+	add("no-cpu-check", strconv.FormatBool(s.NoCPUCheck), strconv.FormatBool(d.NoCPUCheck))
 	add("pin", strconv.FormatBool(s.Pin), strconv.FormatBool(d.Pin))
 	add("provider", s.Provider, d.Provider)
 	add("qp-state", s.QPState, d.QPState)

@@ -292,6 +292,10 @@ img{max-width:40em}
 // soakPlots draws each soak run's live QPs, memory and p99 over time.
 func soakPlots(out string, q *Qualification) error {
 	for _, sr := range q.SoakRuns {
+		st := report.Stamp{Line: "soak run " + sr.Name}
+		if r, err := results.Load(sr.Dir); err == nil {
+			st = report.RunStamp(r)
+		}
 		var at, qps, rss, pss, iv []float64
 		for _, s := range sr.Samples {
 			at = append(at, s.AtSec)
@@ -312,7 +316,7 @@ func soakPlots(out string, q *Qualification) error {
 			{sr.Name + "-p99", sr.Name + ": " + sr.P99Kind + " p99 per interval", "interval", "p99 latency", true, []report.TimeLine{{Label: sr.P99Kind + " p99", X: iv, Y: sr.P99}}},
 		}
 		for _, f := range figs {
-			fig, err := report.SeriesFigure(f.name, f.title, f.x, f.y, f.latency, f.series)
+			fig, err := report.SeriesFigure(f.name, f.title, f.x, f.y, f.latency, f.series, st)
 			if err != nil {
 				return err
 			}

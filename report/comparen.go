@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"fmt"
+	"image/color"
 	"io"
 	"maps"
 	"math"
@@ -470,27 +471,39 @@ func (mc *MultiComparison) Figures() ([]Figure, error) {
 
 func (mc *MultiComparison) gateFigure(g Gate, m Metric) (Figure, error) {
 	name := fmt.Sprintf("compare-%s-%s", g.Kind, g.Metric)
-	title := fmt.Sprintf("%s %s across %d sets", g.Kind, g.Metric, len(mc.Sets))
-	ylabel := g.Metric
-	if m.Latency {
-		ylabel += " latency"
+	title := fmt.Sprintf("%s %s across %d sets: change from %s", g.Kind, g.Metric, len(mc.Sets), mc.Sets[0].Name)
+	p := newPlot(title, "set", "change from "+mc.Sets[0].Name+" (%)")
+	st := RunsStamp(mc.sets)
+	base, _, _, ok := pointValue(mc.sets[0], g.Kind, m)
+	if !ok || base == 0 {
+		return emptyFigure(p, name, title, "the first set recorded no "+g.Kind, st)
 	}
-	p := newPlot(title, "set", ylabel)
+	// Changes, not values: a log axis of latencies spans a decade with two
+	// ticks, where a +24% regression looks flat; against the threshold's
+	// band it is plainly outside.
+	rel := func(v float64) float64 { return 100 * (v/base - 1) }
 	var pts sweepPoints
 	var ticks []plot.Tick
-	lo, hi := math.Inf(1), math.Inf(-1)
+	var labels []string
+	lo, hi := -mc.Threshold*1.5, mc.Threshold*1.5
 	for i, run := range mc.sets {
 		ticks = append(ticks, plot.Tick{Value: float64(i), Label: mc.column(i)})
 		y, l, h, ok := pointValue(run, g.Kind, m)
 		if !ok {
 			continue
 		}
-		pts = append(pts, sweepPoint{x: float64(i), y: y, lo: l, hi: h})
-		lo, hi = math.Min(lo, l), math.Max(hi, h)
+		pts = append(pts, sweepPoint{x: float64(i), y: rel(y), lo: rel(l), hi: rel(h)})
+		labels = append(labels, fmt.Sprintf("%+.1f%%", rel(y)))
+		lo, hi = math.Min(lo, rel(l)), math.Max(hi, rel(h))
 	}
-	if len(pts) == 0 {
-		return emptyFigure(p, name, title, "no set recorded "+g.Kind)
+	x0, x1 := -0.5, float64(len(mc.sets))-0.5
+	band, err := plotter.NewPolygon(plotter.XYs{{X: x0, Y: -mc.Threshold}, {X: x1, Y: -mc.Threshold}, {X: x1, Y: mc.Threshold}, {X: x0, Y: mc.Threshold}})
+	if err != nil {
+		return Figure{}, err
 	}
+	band.Color, band.LineStyle.Width = color.RGBA{R: 0xdd, G: 0xee, B: 0xdd, A: 0xff}, 0
+	p.Add(band)
+	p.Legend.Add(fmt.Sprintf("within the threshold (±%g%%)", mc.Threshold), band)
 	l, sc, err := plotter.NewLinePoints(pts)
 	if err != nil {
 		return Figure{}, err
@@ -502,18 +515,27 @@ func (mc *MultiComparison) gateFigure(g Gate, m Metric) (Figure, error) {
 		return Figure{}, err
 	}
 	eb.Color, eb.CapWidth = l.Color, vg.Points(6)
-	p.Add(l, sc, eb)
-	p.X.Min, p.X.Max = -0.5, float64(len(mc.sets))-0.5
-	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	if m.Latency {
-		logY(p, lo, hi)
-	} else {
-		p.Y.Min, p.Y.Max = 0, hi*1.1
-		p.Y.Tick.Marker = rateTicks
+	xys := make(plotter.XYs, len(pts))
+	for i, pt := range pts {
+		xys[i] = plotter.XY{X: pt.x, Y: pt.y}
 	}
-	caption := fmt.Sprintf("Each point is one set (%s): the median of %s %s over its repetitions, the bars spanning the lowest to the highest; each set is tested against %s in the table.",
-		strings.Join(setNames(mc.Sets), ", "), g.Kind, g.Metric, mc.Sets[0].Name)
-	return render(p, name, title, caption)
+	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+	if err != nil {
+		return Figure{}, err
+	}
+	for i := range lb.TextStyle {
+		lb.TextStyle[i].Font.Size = vg.Points(9)
+	}
+	lb.Offset = vg.Point{X: vg.Points(6), Y: vg.Points(2)}
+	p.Add(l, sc, eb, lb)
+	p.X.Min, p.X.Max = x0, x1
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	pad := 0.1 * (hi - lo)
+	p.Y.Min, p.Y.Max = lo-pad, hi+pad
+	p.Legend.Top, p.Legend.Left = true, true
+	caption := fmt.Sprintf("Each point is one set (%s): the change of its median %s %s over its repetitions from %s's (%s), the bars spanning the lowest to the highest repetition; the band is the threshold, ±%g%%. Each set is tested against %s in the table: a point outside the band is a regression only where the test says so.",
+		strings.Join(setNames(mc.Sets), ", "), g.Kind, g.Metric, mc.Sets[0].Name, m.Format(base), mc.Threshold, mc.Sets[0].Name)
+	return render(p, name, title, caption, st)
 }
 
 func setNames(sets []SetInfo) []string {

@@ -3,6 +3,8 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -123,9 +125,30 @@ func TestCompareManyFigures(t *testing.T) {
 	if len(figs) != len(mc.Gates) || len(figs) == 0 {
 		t.Fatalf("%d figures for %d gates", len(figs), len(mc.Gates))
 	}
-	for _, f := range figs {
+	for i, f := range figs {
 		if len(f.PNG) == 0 || !bytes.Contains(f.SVG, []byte("c [fw 1.1]")) || !strings.HasPrefix(f.Name, "compare-") {
 			t.Errorf("figure %s: png %d bytes, svg lacks the set names", f.Name, len(f.PNG))
+		}
+		// Each set's change from the first is drawn and labelled, against
+		// the threshold's band: on a log axis of values +24% looked flat.
+		var texts []string
+		for _, tx := range svgTexts(f.SVG) {
+			texts = append(texts, tx.text)
+		}
+		if want := fmt.Sprintf("within the threshold (±%g%%)", mc.Threshold); !slices.Contains(texts, want) {
+			t.Errorf("figure %s: no threshold band %q among %q", f.Name, want, texts)
+		}
+		g := mc.Gates[i]
+		for j, row := range mc.Rows {
+			if row.Kind != g.Kind || row.Metric != g.Metric {
+				continue
+			}
+			for k, c := range row.Cells[1:] {
+				want := fmt.Sprintf("%+.1f%%", 100*(c.Center.Median/row.Cells[0].Center.Median-1))
+				if !slices.Contains(texts, want) {
+					t.Errorf("figure %s: set %d's change %s (row %d) not labelled among %q", f.Name, k+1, want, j, texts)
+				}
+			}
 		}
 	}
 }

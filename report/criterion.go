@@ -12,6 +12,7 @@ import (
 // kind's metric in every repetition of the candidate run, of the baseline
 // run beside it when there is one, and the limit when it is absolute.
 func CriterionFigure(name, title string, kind string, m Metric, cand, base *Run, limit *float64) (Figure, error) {
+	st := RunStamp(cand.Result)
 	ylabel := m.Name
 	if m.Latency {
 		ylabel += " latency"
@@ -51,7 +52,7 @@ func CriterionFigure(name, title string, kind string, m Metric, cand, base *Run,
 		i++
 	}
 	if i == 0 {
-		return emptyFigure(p, name, title, "no repetition measured "+kind)
+		return emptyFigure(p, name, title, "no repetition measured "+kind, st)
 	}
 	n := 0
 	for _, r := range []*Run{base, cand} {
@@ -84,7 +85,7 @@ func CriterionFigure(name, title string, kind string, m Metric, cand, base *Run,
 	if limit != nil {
 		caption += ", the dashed line the limit"
 	}
-	return renderLegendOutside(p, name, title, caption+".")
+	return renderLegendOutside(p, name, title, caption+".", st)
 }
 
 // TimeLine is one line of a SeriesFigure.
@@ -95,7 +96,7 @@ type TimeLine struct {
 
 // SeriesFigure draws lines over time (a soak's samples): latency on a log
 // axis when latency is set, else a linear axis from 0.
-func SeriesFigure(name, title, xlabel, ylabel string, latency bool, series []TimeLine) (Figure, error) {
+func SeriesFigure(name, title, xlabel, ylabel string, latency bool, series []TimeLine, st Stamp) (Figure, error) {
 	p := newPlot(title, xlabel, ylabel)
 	lo, hi := math.Inf(1), math.Inf(-1)
 	n := 0
@@ -124,12 +125,12 @@ func SeriesFigure(name, title, xlabel, ylabel string, latency bool, series []Tim
 		n++
 	}
 	if n == 0 {
-		return emptyFigure(p, name, title, "nothing was sampled")
+		return emptyFigure(p, name, title, "nothing was sampled", st)
 	}
 	if latency {
 		logY(p, lo, hi)
 	} else {
 		p.Y.Min, p.Y.Max = 0, math.Max(hi*1.1, 1)
 	}
-	return renderLegendOutside(p, name, title, title+".")
+	return renderLegendOutside(p, name, title, title+".", st)
 }

@@ -190,6 +190,9 @@ type FleetOptions struct {
 type Fleet struct {
 	Report *FleetReport
 	Hists  map[string]*hdrhistogram.Histogram
+
+	workloads  []string // the nodes' workloads and providers, for the pictures' stamp
+	testDouble bool     // some node measured through the libibverbs test double
 }
 
 // LoadFleet reads a fleet folder: each sub-folder that is not hidden is a
@@ -306,6 +309,10 @@ func loadFleetNode(dir string, fl *Fleet) (*FleetNode, results.Fleet) {
 		return n, results.Fleet{}
 	}
 	n.Status, n.Error = r.Status, r.Error
+	fl.testDouble = fl.testDouble || IsTestDouble(r)
+	if w := r.Config.Workload + " on " + r.Config.Provider; !slices.Contains(fl.workloads, w) {
+		fl.workloads = append(fl.workloads, w)
+	}
 	var id results.Fleet
 	if r.Fleet != nil {
 		id = *r.Fleet
@@ -574,6 +581,26 @@ func (fr *FleetReport) WriteJSON() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// stamp is the fleet's pictures' stamp: what the nodes ran, how many,
+// their devices and firmware.
+func (fl *Fleet) stamp() Stamp {
+	var devs []string
+	for _, n := range fl.Report.Nodes {
+		d := n.Device
+		if n.FWVer != "" {
+			d += " fw " + n.FWVer
+		}
+		if d != "" && !slices.Contains(devs, d) {
+			devs = append(devs, d)
+		}
+	}
+	line := "fleet of " + plural(len(fl.Report.Nodes), "node") + ": " + strings.Join(fl.workloads, "; ")
+	if len(devs) > 0 {
+		line += " · " + strings.Join(devs, ", ")
+	}
+	return Stamp{Line: line, TestDouble: fl.testDouble}
+}
+
 // FleetFigures are the heatmap and one merged histogram per op kind.
 func (fl *Fleet) FleetFigures(scale CountScale) ([]Figure, error) {
 	var figs []Figure
@@ -587,7 +614,7 @@ func (fl *Fleet) FleetFigures(scale CountScale) ([]Figure, error) {
 		if h == nil {
 			continue
 		}
-		f, err := latencyHistogram("fleet-"+fileSafe(kind)+"-histogram", kind, h, scale)
+		f, err := latencyHistogram("fleet-"+fileSafe(kind)+"-histogram", kind, h, scale, fl.stamp())
 		if err != nil {
 			return nil, err
 		}

@@ -44,6 +44,11 @@ type HistoryOptions struct {
 	// ("reg p50: window 40 of 199"), from several goroutines one call at
 	// a time.
 	Progress func(string)
+	// XLabel is what the x axis of history.html names each run by:
+	// "date" (its start), or a label KEY (its --label KEY value). ""
+	// (the default): commit when a run carries --label commit=..., else
+	// the date.
+	XLabel string
 }
 
 // HistoryPoint is one run of a series.
@@ -52,6 +57,7 @@ type HistoryPoint struct {
 	RunID   string    `json:"run_id,omitempty"`
 	Started time.Time `json:"started"`
 	Key     string    `json:"order_key,omitempty"` // the label value, when ordered by one
+	X       string    `json:"x,omitempty"`         // what the x axis names it by (History.XLabel)
 	Status  string    `json:"status"`
 	// Median over the run's repetitions, their MAD, min and max.
 	N      int     `json:"repetitions"`
@@ -125,7 +131,9 @@ type History struct {
 	Alpha        float64  `json:"alpha"`
 	Permutations int      `json:"permutations"`
 	Method       string   `json:"method"`
-	Notes        []string `json:"notes,omitempty"` // runs left out, and why
+	// XLabel is what each point's X names: "date" or a label's key.
+	XLabel string   `json:"x_label,omitempty"`
+	Notes  []string `json:"notes,omitempty"` // runs left out, and why
 	// ConfigChanges are the runs whose configuration differs from the
 	// run before them: a change point there is not the code's.
 	ConfigChanges []HistoryConfigChange `json:"config_changes,omitempty"`
@@ -196,6 +204,12 @@ func BuildHistoryContext(ctx context.Context, dirs []string, opt HistoryOptions)
 		return nil, err
 	}
 	orderRuns(runs, labelKey != "")
+	if h.XLabel, err = xLabelOf(opt.XLabel, runs); err != nil {
+		return nil, err
+	}
+	for i := range runs {
+		runs[i].x = runs[i].xValue(h.XLabel)
+	}
 	h.Runs = len(runs)
 	h.ConfigChanges = configChanges(runs)
 	gates := opt.Gates
@@ -228,6 +242,41 @@ type historyRun struct {
 	dir string
 	r   *results.Result
 	key string
+	x   string // what the x axis names it by
+}
+
+// xLabelOf is the x axis's naming of the runs: asked, else commit when a
+// run has that label (CI runs are ordered by what they measured), else
+// the date.
+func xLabelOf(asked string, runs []historyRun) (string, error) {
+	has := func(key string) bool {
+		return slices.ContainsFunc(runs, func(run historyRun) bool {
+			_, ok := runLabels(run.r)[key]
+			return ok
+		})
+	}
+	switch {
+	case asked == "date":
+		return asked, nil
+	case asked != "" && !has(asked):
+		return "", inputErrorf("--x-label %q: no run has that label (want date or the key of a --label the runs carry)", asked)
+	case asked != "":
+		return asked, nil
+	case has("commit"):
+		return "commit", nil
+	}
+	return "date", nil
+}
+
+// xValue is the run's name on an x axis naming runs by xl.
+func (run historyRun) xValue(xl string) string {
+	if xl == "date" {
+		return run.r.Started.UTC().Format("2006-01-02 15:04")
+	}
+	if v, ok := runLabels(run.r)[xl]; ok {
+		return v
+	}
+	return "–" // this run has no such label
 }
 
 // withDefaults fills in opt's order and minimum effect and checks the
@@ -374,7 +423,7 @@ func seriesPoints(runs []historyRun, kind string, m Metric) (points []HistoryPoi
 		}
 		lo, hi := slices.Min(rs.Values), slices.Max(rs.Values)
 		points = append(points, HistoryPoint{
-			Run: run.dir, RunID: run.r.RunID, Started: run.r.Started, Key: run.key, Status: run.r.Status,
+			Run: run.dir, RunID: run.r.RunID, Started: run.r.Started, Key: run.key, X: run.x, Status: run.r.Status,
 			N: len(rs.Values), Median: rs.Median, MAD: rs.MAD, Min: lo, Max: hi,
 		})
 		runAt = append(runAt, i)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/xrcbench/xrcbench/internal/safetext"
+	"github.com/xrcbench/xrcbench/results"
 )
 
 // The plot of one series: each run's median with its repetitions' range,
@@ -68,6 +69,8 @@ type histPlot struct {
 	Bands     []histBand
 	Ticks     []histTick
 	XTicks    []histXTick
+	XTitle    string // what the x axis names the runs by
+	YTitle    string // the metric and its unit
 	Lines     []string
 	Alert     bool
 }
@@ -101,7 +104,8 @@ Change points (vertical lines; red: regression, green: improvement, grey: the co
 {{end}}{{range .Marks}}<line x1="{{.X}}" x2="{{.X}}" y1="{{$p.Top}}" y2="{{$p.Bottom}}" stroke="{{if .Config}}#888{{else if .Regression}}#c00{{else}}#080{{end}}" stroke-dasharray="4 3" stroke-width="2"><title>{{.Label}}</title></line>
 {{end}}{{range .Points}}<a href="{{.Href}}"><title>{{.Title}}</title><line x1="{{.X}}" x2="{{.X}}" y1="{{.YLo}}" y2="{{.YHi}}" stroke="#68a"/><circle cx="{{.X}}" cy="{{.Y}}" r="4" fill="{{if .Partial}}#fff{{else}}#246{{end}}" stroke="#246"/></a>
 {{end}}{{range .XTicks}}<text x="{{.X}}" y="{{$p.TickY}}" text-anchor="middle">{{.Label}}</text>
-{{end}}<text x="{{.MidX}}" y="{{.AxisY}}" text-anchor="middle">run (in order)</text>
+{{end}}<text x="{{.MidX}}" y="{{.AxisY}}" text-anchor="middle">{{.XTitle}}</text>
+<text transform="translate(14 {{.MidY}}) rotate(-90)" text-anchor="middle">{{.YTitle}}</text>
 </svg>
 <ul>{{range .Lines}}<li>{{.}}</li>{{end}}</ul>
 {{end}}
@@ -115,6 +119,7 @@ func (b histBand) Width() float64 { return b.X2 - b.X1 }
 func (p histPlot) Right() float64 { return p.Left + p.PlotW }
 func (p histPlot) TickX() float64 { return p.Left - 6 }
 func (p histPlot) MidX() float64  { return p.Left + p.PlotW/2 }
+func (p histPlot) MidY() float64  { return p.Top + p.PlotH/2 }
 func (p histPlot) AxisY() float64 { return p.Bottom + 30 }
 func (p histPlot) TickY() float64 { return p.Bottom + 14 }
 
@@ -140,15 +145,8 @@ func (h *History) plot(s Series, out string, hasReport func(string) bool) histPl
 		Title: s.Kind + " " + s.Metric, W: histW, H: histH, Left: histLeft, Top: histTop,
 		PlotW: histPlotW, PlotH: histPlotH, Bottom: histTop + histPlotH, Alert: s.LatestAfterRegression,
 	}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, pt := range s.Points {
-		lo, hi = math.Min(lo, pt.Min), math.Max(hi, pt.Max)
-	}
-	if hi <= lo {
-		lo, hi = lo*0.9, hi*1.1+1
-	}
-	pad := (hi - lo) * 0.05
-	lo, hi = lo-pad, hi+pad
+	lo, hi := yRange(s.Points)
+	p.XTitle, p.YTitle = h.xTitle(), s.Kind+" "+s.Metric+" ("+s.metric.Unit()+")"
 	n := len(s.Points)
 	x := func(i float64) float64 {
 		if n == 1 {
@@ -160,7 +158,7 @@ func (h *History) plot(s Series, out string, hasReport func(string) bool) histPl
 	every := max(1, int(niceStep(float64(n)/10)))
 	for i := 0; i < n; i++ {
 		if (i+1)%every == 0 || i == 0 {
-			p.XTicks = append(p.XTicks, histXTick{X: x(float64(i)), Label: fmt.Sprint(i + 1)})
+			p.XTicks = append(p.XTicks, histXTick{X: x(float64(i)), Label: h.xTick(s.Points[i], i)})
 		}
 	}
 	for _, v := range niceTicks(lo, hi, 5) {
@@ -168,9 +166,15 @@ func (h *History) plot(s Series, out string, hasReport func(string) bool) histPl
 	}
 	var path strings.Builder
 	for i, pt := range s.Points {
-		href := filepath.Join(pt.Run, HTMLFile)
+		// A run without its report links to its result.json, which every
+		// run folder has: a link to a report.html not yet written is dead.
+		target := HTMLFile
+		if hasReport != nil && !hasReport(pt.Run) {
+			target = results.FileName
+		}
+		href := filepath.Join(pt.Run, target)
 		if rel, err := filepath.Rel(absOr(out), absOr(pt.Run)); err == nil {
-			href = filepath.Join(rel, HTMLFile)
+			href = filepath.Join(rel, target)
 		}
 		title := fmt.Sprintf("run %d: %s, %s median of %d (range %s–%s)", i+1, pt.Run, s.metric.Format(pt.Median), pt.N, s.metric.Format(pt.Min), s.metric.Format(pt.Max))
 		if pt.Key != "" {
@@ -223,6 +227,67 @@ func (h *History) plot(s Series, out string, hasReport func(string) bool) histPl
 		}
 	}
 	return p
+}
+
+// historyMinSpan is the least share of the series' median the y axis
+// spans: autoscaled to the points alone, a 2% wobble of noise fills the
+// plot's height and reads as a cliff.
+const historyMinSpan = 0.2
+
+// yRange is the y axis's range for points: theirs with a margin, and at
+// least historyMinSpan of their median around their middle, never below
+// zero for figures that cannot be.
+func yRange(points []HistoryPoint) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	var meds []float64
+	for _, pt := range points {
+		lo, hi = math.Min(lo, pt.Min), math.Max(hi, pt.Max)
+		meds = append(meds, pt.Median)
+	}
+	if len(meds) == 0 {
+		return 0, 1
+	}
+	floor := lo >= 0
+	if span := historyMinSpan * math.Abs(median(meds)); hi-lo < span {
+		mid := (lo + hi) / 2
+		lo, hi = mid-span/2, mid+span/2
+	}
+	if hi <= lo { // all zero
+		lo, hi = lo-1, hi+1
+	}
+	pad := (hi - lo) * 0.05
+	lo, hi = lo-pad, hi+pad
+	if floor && lo < 0 {
+		lo = 0
+	}
+	return lo, hi
+}
+
+// xTitle is the x axis's title: what the runs are named by, and their order.
+func (h *History) xTitle() string {
+	what := "run start (UTC)"
+	if h.XLabel != "date" && h.XLabel != "" {
+		what = "--label " + h.XLabel
+	}
+	order := "start time"
+	if k, ok := strings.CutPrefix(h.OrderBy, "label:"); ok {
+		order = "--label " + k
+	}
+	return what + ", in order of " + order
+}
+
+// xTick is point i's name under the x axis: a commit shortened as git
+// does, a date without its year.
+func (h *History) xTick(pt HistoryPoint, i int) string {
+	switch {
+	case pt.X == "":
+		return fmt.Sprint(i + 1)
+	case h.XLabel == "date" && len(pt.X) == len("2006-01-02 15:04"):
+		return pt.X[len("2006-"):]
+	case len(pt.X) > 12 && strings.Trim(pt.X, "0123456789abcdef") == "":
+		return pt.X[:8]
+	}
+	return pt.X
 }
 
 func absOr(p string) string {

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -403,5 +404,81 @@ func TestConfigDiff(t *testing.T) {
 				t.Errorf("ConfigDiff = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// history.html's axes say what they show: the x axis names each run by
+// its commit when runs carry one (else its date, or the label asked
+// for), the y axis the metric and unit; a flat series of 1% noise spans
+// at most a fifth of the plot's height, not all of it; a run without a
+// report.html links to its result.json, not to a dead page.
+func TestHistoryHTMLAxes(t *testing.T) {
+	withCommit := func(i int, r *results.Result) {
+		r.Labels = map[string]string{"commit": fmt.Sprintf("%040x", 0xabc0+i), "board": fmt.Sprint("b", i)}
+	}
+	tests := []struct {
+		name      string
+		configure func(int, *results.Result)
+		xLabel    string
+		wantX     string // the first run's tick
+		wantTitle string
+	}{
+		{"commit by default", withCommit, "", "00000000", "--label commit, in order of start time"},
+		{"date without commit", nil, "", "01-01 00:00", "run start (UTC), in order of start time"},
+		{"a label asked for", withCommit, "board", "b0", "--label board, in order of start time"},
+		{"date asked for", withCommit, "date", "01-01 00:00", "run start (UTC), in order of start time"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := writeHistoryWith(t, 12, 0.01, 1, step(99, 1), tt.configure)
+			h, err := BuildHistory([]string{root}, HistoryOptions{XLabel: tt.xLabel, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			withReport := map[string]bool{}
+			for i, pt := range h.Series[0].Points {
+				withReport[pt.Run] = i%2 == 0
+			}
+			page, err := h.HTML(root, func(run string) bool { return withReport[run] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := string(page)
+			for _, want := range []string{">" + tt.wantX + "<", ">" + tt.wantTitle + "<", ">reg p50 (latency)<", "/" + results.FileName + `"`, "/" + HTMLFile + `"`} {
+				if !strings.Contains(s, want) {
+					t.Errorf("history.html lacks %q", want)
+				}
+			}
+			if strings.Contains(s, "run (in order)") {
+				t.Error("history.html still says run (in order)")
+			}
+			// Each point links to what exists.
+			for _, pt := range h.Series[0].Points {
+				rel, _ := filepath.Rel(root, pt.Run)
+				want := filepath.ToSlash(filepath.Join(rel, map[bool]string{true: HTMLFile, false: results.FileName}[withReport[pt.Run]]))
+				if !strings.Contains(s, `href="`+want+`"`) {
+					t.Errorf("point %s: no link to %s", pt.Run, want)
+				}
+			}
+		})
+	}
+	// The y axis of a flat, 1%-noisy series: the points' spread is a
+	// small part of the plot's height.
+	root := writeHistory(t, 20, 0.01, 2, step(99, 1))
+	h, err := BuildHistory([]string{root}, HistoryOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := h.Series[0]
+	lo, hi := yRange(s.Points)
+	var meds []float64
+	for _, pt := range s.Points {
+		meds = append(meds, pt.Median)
+	}
+	if share := (slices.Max(meds) - slices.Min(meds)) / (hi - lo); share > 0.5 {
+		t.Errorf("the medians (%.0f–%.0f) fill %.0f%% of the y axis %.0f–%.0f: noise drawn as a cliff", slices.Min(meds), slices.Max(meds), 100*share, lo, hi)
+	}
+	if _, err := BuildHistory([]string{root}, HistoryOptions{XLabel: "nosuch"}); err == nil || !strings.Contains(err.Error(), `--x-label "nosuch"`) {
+		t.Errorf("an --x-label no run has: %v", err)
 	}
 }

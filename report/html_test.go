@@ -202,8 +202,14 @@ func TestHTMLSingleRun(t *testing.T) {
 			}
 			page := string(data)
 			title := htmlEscape(Title(run.Result))
-			if n := strings.Count(page, title); n != 2 { // <title> and <h1>
-				t.Errorf("the run's title %q appears %d times, want twice (<title>, <h1>)", title, n)
+			// The pictures carry it in their stamp (they leave the page);
+			// the page's own text says it twice.
+			text := regexp.MustCompile(`(?s)<svg.*?</svg>`).ReplaceAllString(page, "")
+			if n := strings.Count(text, title); n != 2 { // <title> and <h1>
+				t.Errorf("the run's title %q appears %d times outside the pictures, want twice (<title>, <h1>)", title, n)
+			}
+			if n, want := strings.Count(page, "<svg"), strings.Count(page, RunStamp(run.Result).Line); n == 0 || want < n {
+				t.Errorf("%d pictures, %d of them stamped with %q", n, want, RunStamp(run.Result).Line)
 			}
 			checkHeadline(t, page, []*Run{run}, false)
 			for _, name := range []string{"overlay-spectrum.png", "overlay-histogram.png"} {

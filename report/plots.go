@@ -50,18 +50,82 @@ var (
 	legendFontSize     = vg.Points(10)
 )
 
+// Stamp is what a picture says, inside the image, about what it shows:
+// a PNG pasted into a firmware report or a ticket has left its run
+// folder, and without it "reg: percentile spectrum" could be of any run.
+type Stamp struct {
+	Line       string // workload, provider, device and firmware, QP state, date
+	TestDouble bool   // measured through the libibverbs test double: marked on the picture
+}
+
+// RunStamp is the stamp of one run's pictures.
+func RunStamp(r *results.Result) Stamp {
+	parts := []string{Title(r)}
+	if d := deviceIdentity(r.Environment); d != "" {
+		parts = append(parts, d)
+	}
+	if !r.Started.IsZero() {
+		parts = append(parts, r.Started.UTC().Format("2006-01-02 15:04 UTC"))
+	}
+	return Stamp{Line: strings.Join(parts, " · "), TestDouble: IsTestDouble(r)}
+}
+
+// RunsStamp is the stamp of a picture of several runs: the one's stamp
+// when there is one, else what they share and how many they are.
+func RunsStamp(runs []*Run) Stamp {
+	if len(runs) == 1 {
+		return RunStamp(runs[0].Result)
+	}
+	var st Stamp
+	seen := map[string]bool{}
+	var ids []string
+	for _, r := range runs {
+		st.TestDouble = st.TestDouble || IsTestDouble(r.Result)
+		id := r.Result.Config.Workload + " on " + r.Result.Config.Provider
+		if d := deviceIdentity(r.Result.Environment); d != "" {
+			id += " " + d
+		}
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	st.Line = plural(len(runs), "run") + ": " + strings.Join(ids, "; ")
+	return st
+}
+
+// deviceIdentity is the device's name and firmware, where known.
+func deviceIdentity(env results.Environment) string {
+	name, _ := env.Device["name"].(string)
+	fw, _ := env.Device["fw_ver"].(string)
+	switch {
+	case name != "" && fw != "":
+		return name + " fw " + fw
+	case name != "":
+		return name
+	}
+	return ""
+}
+
+// stampFontSize is the stamp's: small, as a caption under the frame.
+var stampFontSize = vg.Points(7)
+
+// testDoubleMark is written in red on every picture of the test double's
+// figures, which say nothing about an adapter.
+const testDoubleMark = "TEST DOUBLE"
+
 // render draws p as SVG and PNG, with its legend inside the frame.
-func render(p *plot.Plot, name, title, caption string) (Figure, error) {
-	return renderPlot(p, false, name, title, caption)
+func render(p *plot.Plot, name, title, caption string, st Stamp) (Figure, error) {
+	return renderPlot(p, false, name, title, caption, st)
 }
 
 // renderLegendOutside draws p with its legend in a band right of the
 // frame, where it cannot cover a curve: for plots with many lines.
-func renderLegendOutside(p *plot.Plot, name, title, caption string) (Figure, error) {
-	return renderPlot(p, true, name, title, caption)
+func renderLegendOutside(p *plot.Plot, name, title, caption string, st Stamp) (Figure, error) {
+	return renderPlot(p, true, name, title, caption, st)
 }
 
-func renderPlot(p *plot.Plot, outside bool, name, title, caption string) (Figure, error) {
+func renderPlot(p *plot.Plot, outside bool, name, title, caption string, st Stamp) (Figure, error) {
 	f := Figure{Name: name, Title: title, Caption: caption}
 	leg := p.Legend
 	if outside {
@@ -79,11 +143,33 @@ func renderPlot(p *plot.Plot, outside bool, name, title, caption string) (Figure
 	if p.Title.Text != "" {
 		titleH = p.Title.TextStyle.Height(p.Title.Text) + p.Title.Padding
 	}
+	stampSty := p.X.Tick.Label
+	stampSty.Font.Size = stampFontSize
+	stampSty.Color = color.Gray{Y: 0x55}
+	stampSty.XAlign, stampSty.YAlign = draw.XLeft, draw.YBottom
+	markSty := stampSty
+	markSty.Font.Size = stampFontSize * 9 / 7
+	markSty.Color = color.RGBA{R: 0xcc, A: 0xff}
 	drawOn := func(dc draw.Canvas) {
 		// One white ground under frame and legend band alike.
 		dc.SetColor(color.White)
 		dc.Fill(dc.Rectangle.Path())
 		c := draw.Crop(dc, padLeft, -padRight, padBottom, -padTop)
+		// The stamp is a line of its own under everything else, led by
+		// the test double's mark in red.
+		x, h := c.Min.X, vg.Length(0)
+		if st.TestDouble {
+			c.FillText(markSty, vg.Point{X: x, Y: c.Min.Y}, testDoubleMark)
+			x += markSty.Width(testDoubleMark) + vg.Points(6)
+			h = markSty.Height(testDoubleMark)
+		}
+		if st.Line != "" {
+			c.FillText(stampSty, vg.Point{X: x, Y: c.Min.Y}, st.Line)
+			h = max(h, stampSty.Height(st.Line))
+		}
+		if h > 0 {
+			c = draw.Crop(c, 0, 0, h+vg.Points(4), 0)
+		}
 		if outside {
 			w := min(leg.Rectangle(c).Size().X, legendOutsideWidth)
 			band := draw.Crop(c, c.Size().X-w, 0, 0, -titleH)
@@ -370,7 +456,7 @@ func useLog(scale CountScale, hidden bool) bool {
 const logCountNote = " The count axis is logarithmic: on a linear one the long tail beyond p99 would be under 2% of the tallest bin, invisible."
 
 // latencyHistogram draws h on a log time axis, binsPer bins per decade.
-func latencyHistogram(name, kind string, h *hdrhistogram.Histogram, scale CountScale) (Figure, error) {
+func latencyHistogram(name, kind string, h *hdrhistogram.Histogram, scale CountScale, st Stamp) (Figure, error) {
 	title := kind + ": latency histogram"
 	p := newPlot(title, "latency", "operations per bin")
 	lb := binLatencies(h)
@@ -379,7 +465,7 @@ func latencyHistogram(name, kind string, h *hdrhistogram.Histogram, scale CountS
 		caption += fmt.Sprintf(" %s of 0 ns (below the timer's resolution) counted in the lowest bin.", plural(int(lb.zeros), "operation"))
 	}
 	if len(lb.bins) == 0 {
-		return emptyFigure(p, name, title, "no operations recorded")
+		return emptyFigure(p, name, title, "no operations recorded", st)
 	}
 	p99 := float64(results.ValueAtPercentile(h, 99))
 	log := useLog(scale, lb.tailHidden(p99))
@@ -406,12 +492,12 @@ func latencyHistogram(name, kind string, h *hdrhistogram.Histogram, scale CountS
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = nsTicks
 	p.X.Min, p.X.Max = logRange(lb.bins[0].Min, lb.bins[len(lb.bins)-1].Max)
-	return render(p, name, title, caption)
+	return render(p, name, title, caption, st)
 }
 
 // overlayHistogram draws the histograms of several op kinds (or runs) as
 // outlines on one log latency axis, so their shapes compare at a glance.
-func overlayHistogram(name, title string, labels []string, hs []*hdrhistogram.Histogram, scale CountScale) (Figure, error) {
+func overlayHistogram(name, title string, labels []string, hs []*hdrhistogram.Histogram, scale CountScale, st Stamp) (Figure, error) {
 	p := newPlot(title, "latency", "operations per bin")
 	var all []latencyBins
 	hidden, peak := false, 0.0
@@ -427,7 +513,7 @@ func overlayHistogram(name, title string, labels []string, hs []*hdrhistogram.Hi
 		lo, hi = math.Min(lo, lb.bins[0].Min), math.Max(hi, lb.bins[len(lb.bins)-1].Max)
 	}
 	if peak == 0 {
-		return emptyFigure(p, name, title, "no operations recorded")
+		return emptyFigure(p, name, title, "no operations recorded", st)
 	}
 	log := useLog(scale, hidden)
 	countAxis(p, log, peak)
@@ -462,7 +548,7 @@ func overlayHistogram(name, title string, labels []string, hs []*hdrhistogram.Hi
 	if log {
 		caption += logCountNote
 	}
-	return renderLegendOutside(p, name, title, caption)
+	return renderLegendOutside(p, name, title, caption, st)
 }
 
 // styleLine gives the i-th line of a plot its own colour and dash
@@ -511,7 +597,7 @@ var percentileTicks = plot.TickerFunc(func(min, max float64) []plot.Tick {
 })
 
 // spectrum draws the percentile spectra of one or more histograms.
-func spectrum(name, title string, labels []string, hs []*hdrhistogram.Histogram) (Figure, error) {
+func spectrum(name, title string, labels []string, hs []*hdrhistogram.Histogram, st Stamp) (Figure, error) {
 	p := newPlot(title, "percentile (%)", "latency")
 	lo, hi, xmax := math.Inf(1), 0.0, 1.0
 	for i, h := range hs {
@@ -542,22 +628,68 @@ func spectrum(name, title string, labels []string, hs []*hdrhistogram.Histogram)
 		}
 	}
 	if hi == 0 {
-		return emptyFigure(p, name, title, "no operations recorded")
+		return emptyFigure(p, name, title, "no operations recorded", st)
 	}
 	p.Legend.Top, p.Legend.Left = true, true
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = percentileTicks
 	p.X.Min, p.X.Max = 1, math.Max(10, xmax)
 	logY(p, lo, hi)
+	if len(hs) == 1 {
+		if err := markPercentiles(p, hs[0], xmax); err != nil {
+			return Figure{}, err
+		}
+	}
 	rend := render
 	if len(hs) > 1 {
 		rend = renderLegendOutside
 	}
-	return rend(p, name, title, "Latency at each percentile; the x axis is 1/(1−p), so every added nine gets the same width. Each line ends at the highest percentile its operation count resolves.")
+	return rend(p, name, title, "Latency at each percentile; the x axis is 1/(1−p), so every added nine gets the same width. Each line ends at the highest percentile its operation count resolves.", st)
+}
+
+// spectrumMarks are the percentiles a lone spectrum names on itself: the
+// figures a firmware report quotes, readable off the picture alone.
+var spectrumMarks = []float64{50, 99, 99.9}
+
+// markPercentiles marks and labels h's spectrumMarks that its operation
+// count resolves (those at most xmax on the 1/(1−p) axis).
+func markPercentiles(p *plot.Plot, h *hdrhistogram.Histogram, xmax float64) error {
+	vals := results.ValuesAtPercentiles(h, spectrumMarks...)
+	var xys plotter.XYs
+	var labels []string
+	for i, q := range spectrumMarks {
+		x := 1 / (1 - q/100)
+		if x > xmax*(1+1e-9) {
+			break
+		}
+		xys = append(xys, plotter.XY{X: x, Y: positive(float64(vals[i]))})
+		labels = append(labels, fmt.Sprintf("p%s %s", strconv.FormatFloat(q, 'f', -1, 64), fmtDur(vals[i])))
+	}
+	if len(xys) == 0 {
+		return nil
+	}
+	sc, err := plotter.NewScatter(xys)
+	if err != nil {
+		return err
+	}
+	sc.GlyphStyle.Radius = vg.Points(2.5)
+	sc.GlyphStyle.Color = color.Black
+	l, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+	if err != nil {
+		return err
+	}
+	for i := range l.TextStyle {
+		l.TextStyle[i].Font.Size = vg.Points(8)
+		// Left of and above the point: the line rises to the right.
+		l.TextStyle[i].XAlign, l.TextStyle[i].YAlign = draw.XRight, draw.YBottom
+	}
+	l.Offset = vg.Point{X: -vg.Points(3), Y: vg.Points(3)}
+	p.Add(sc, l)
+	return nil
 }
 
 // timeline draws p50, p99 and max per interval of a .hlog.
-func timeline(name, kind string, ivs []Interval) (Figure, error) {
+func timeline(name, kind string, ivs []Interval, st Stamp) (Figure, error) {
 	title := kind + ": latency over time"
 	p := newPlot(title, "time since the first interval (s)", "latency")
 	type series struct {
@@ -604,7 +736,7 @@ func timeline(name, kind string, ivs []Interval) (Figure, error) {
 		}
 	}
 	if hi == 0 {
-		return emptyFigure(p, name, title, "no interval recorded an operation")
+		return emptyFigure(p, name, title, "no interval recorded an operation", st)
 	}
 	logY(p, lo, hi)
 	p.X.Tick.Marker = linearTicks
@@ -614,7 +746,7 @@ func timeline(name, kind string, ivs []Interval) (Figure, error) {
 		// memory) the same size whatever the run's length.
 		caption = fmt.Sprintf("p50, p99 and max of %s in each %s span of %s.hlog (the log's intervals summed, to draw at most %d points); a drift or a spike shows what a single summary hides.", kind, FormatNS(ivs[0].Span*1e9), kind, TimelinePoints)
 	}
-	return renderLegendOutside(p, name, title, caption)
+	return renderLegendOutside(p, name, title, caption, st)
 }
 
 // segments splits intervals where time jumps (between repetitions, or
@@ -633,20 +765,20 @@ func segments(ivs []Interval) [][]Interval {
 
 // emptyFigure renders a plot that says why it has no data, rather than
 // leaving a hole in the report.
-func emptyFigure(p *plot.Plot, name, title, why string) (Figure, error) {
+func emptyFigure(p *plot.Plot, name, title, why string, st Stamp) (Figure, error) {
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
 	l, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: 0.5, Y: 0.5}}, Labels: []string{why}})
 	if err != nil {
 		return Figure{}, err
 	}
 	p.Add(l)
-	return render(p, name, title, why+".")
+	return render(p, name, title, why+".", st)
 }
 
 // workerThroughput draws each thread's (or, without per-thread counts, each
 // worker process's) operations per second, one bar group per op kind:
 // unequal bars mean some threads got the contended resource more often.
-func workerThroughput(name string, run *Run) (Figure, error) {
+func workerThroughput(name string, run *Run, st Stamp) (Figure, error) {
 	r := run.Result
 	title := "operations per worker thread"
 	secs := 0.0
@@ -669,7 +801,7 @@ func workerThroughput(name string, run *Run) (Figure, error) {
 		}
 	}
 	if len(labels) == 0 || len(kinds) == 0 {
-		return emptyFigure(p, name, title, "the result has no per-worker counts")
+		return emptyFigure(p, name, title, "the result has no per-worker counts", st)
 	}
 	peak := 0.0
 	// Bars of one group share the room of one x unit.
@@ -703,7 +835,7 @@ func workerThroughput(name string, run *Run) (Figure, error) {
 	if unit == "operations" {
 		caption = "Operations of each worker thread (the result records no repetition durations, so no rate)."
 	}
-	return render(p, name, title, caption)
+	return render(p, name, title, caption, st)
 }
 
 // workerCounts sums each worker thread's (or, without per-thread counts,
@@ -743,6 +875,7 @@ func workerCounts(r *results.Result) (labels []string, counts []map[string]int64
 // throughput. prefix is prepended to the file names (several runs in one
 // report); scale is the histograms' count axis.
 func RunFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
+	st := RunStamp(run.Result)
 	var figs []Figure
 	add := func(f Figure, err error) error {
 		if err == nil {
@@ -753,10 +886,10 @@ func RunFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
 	for _, kind := range run.Kinds {
 		h, ok := run.Hists[kind]
 		if ok {
-			if err := add(latencyHistogram(prefix+fileSafe(kind)+"-histogram", kind, h, scale)); err != nil {
+			if err := add(latencyHistogram(prefix+fileSafe(kind)+"-histogram", kind, h, scale, st)); err != nil {
 				return nil, err
 			}
-			if err := add(spectrum(prefix+fileSafe(kind)+"-spectrum", kind+": percentile spectrum", []string{""}, []*hdrhistogram.Histogram{h})); err != nil {
+			if err := add(spectrum(prefix+fileSafe(kind)+"-spectrum", kind+": percentile spectrum", []string{""}, []*hdrhistogram.Histogram{h}, st)); err != nil {
 				return nil, err
 			}
 		}
@@ -764,21 +897,21 @@ func RunFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
 			// An open loop (--rate): response time from the intended start
 			// beside service time, as wrk2 plots them; where the curves part
 			// is time spent behind the schedule.
-			if err := add(spectrum(prefix+fileSafe(kind)+"-response-spectrum", kind+": service and response time", []string{"service", "response"}, []*hdrhistogram.Histogram{h, hr})); err != nil {
+			if err := add(spectrum(prefix+fileSafe(kind)+"-response-spectrum", kind+": service and response time", []string{"service", "response"}, []*hdrhistogram.Histogram{h, hr}, st)); err != nil {
 				return nil, err
 			}
 		}
 		if ivs, ok := run.Timelines[kind]; ok {
-			if err := add(timeline(prefix+fileSafe(kind)+"-timeline", kind, ivs)); err != nil {
+			if err := add(timeline(prefix+fileSafe(kind)+"-timeline", kind, ivs, st)); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if err := add(workerThroughput(prefix+"workers", run)); err != nil {
+	if err := add(workerThroughput(prefix+"workers", run, st)); err != nil {
 		return nil, err
 	}
-	if st := run.Result.Storm; st != nil {
-		sf, err := stormFigures(st, prefix)
+	if storm := run.Result.Storm; storm != nil {
+		sf, err := stormFigures(storm, prefix, st)
 		if err != nil {
 			return nil, err
 		}
@@ -791,6 +924,7 @@ func RunFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
 // axis: overlay-spectrum and overlay-histogram (after prefix), the plots
 // the headline points at. A run of one kind has nothing to overlay.
 func KindOverlayFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
+	st := RunStamp(run.Result)
 	var labels []string
 	var hs []*hdrhistogram.Histogram
 	for _, k := range run.Kinds {
@@ -802,11 +936,11 @@ func KindOverlayFigures(run *Run, prefix string, scale CountScale) ([]Figure, er
 	if len(hs) < 2 {
 		return nil, nil
 	}
-	sp, err := spectrum(prefix+"overlay-spectrum", "all op kinds: percentile spectra", labels, hs)
+	sp, err := spectrum(prefix+"overlay-spectrum", "all op kinds: percentile spectra", labels, hs, st)
 	if err != nil {
 		return nil, err
 	}
-	hi, err := overlayHistogram(prefix+"overlay-histogram", "all op kinds: latency histograms", labels, hs, scale)
+	hi, err := overlayHistogram(prefix+"overlay-histogram", "all op kinds: latency histograms", labels, hs, scale, st)
 	if err != nil {
 		return nil, err
 	}
@@ -828,7 +962,7 @@ func OverlayFigures(runs []*Run) ([]Figure, error) {
 		if len(hs) < 2 {
 			continue
 		}
-		f, err := spectrum("overlay-"+fileSafe(kind)+"-spectrum", kind+": percentile spectra of "+plural(len(hs), "run"), labels, hs)
+		f, err := spectrum("overlay-"+fileSafe(kind)+"-spectrum", kind+": percentile spectra of "+plural(len(hs), "run"), labels, hs, RunsStamp(runs))
 		if err != nil {
 			return nil, err
 		}

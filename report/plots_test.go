@@ -114,12 +114,12 @@ func TestLogAxisGuards(t *testing.T) {
 	}
 	for _, tt := range hists {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := latencyHistogram("h", "reg", tt.h, CountsAuto)
+			f, err := latencyHistogram("h", "reg", tt.h, CountsAuto, Stamp{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			checkFigure(t, f)
-			f, err = spectrum("s", "reg", []string{""}, []*hdrhistogram.Histogram{tt.h})
+			f, err = spectrum("s", "reg", []string{""}, []*hdrhistogram.Histogram{tt.h}, Stamp{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,7 +138,7 @@ func TestLogAxisGuards(t *testing.T) {
 	}
 	for _, tt := range timelines {
 		t.Run("timeline "+tt.name, func(t *testing.T) {
-			f, err := timeline("t", "reg", tt.ivs)
+			f, err := timeline("t", "reg", tt.ivs, Stamp{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -299,7 +299,7 @@ func TestCountScale(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := latencyHistogram("h", "reg", tt.h, tt.scale)
+			f, err := latencyHistogram("h", "reg", tt.h, tt.scale, Stamp{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -470,5 +470,52 @@ func TestResponseSpectrum(t *testing.T) {
 	}
 	if want := []string{"reg-response-spectrum"}; !slices.Equal(got, want) {
 		t.Errorf("response spectra %v, want %v", got, want)
+	}
+}
+
+// TestPictureStamp: every picture of a run names, inside the image, the
+// run it shows (workload, provider, shape, QP state, device and firmware,
+// date) and carries the TEST DOUBLE mark exactly when the run went
+// through the double; a lone spectrum names its p50, p99 and p99.9.
+func TestPictureStamp(t *testing.T) {
+	for _, f := range allFixtures() {
+		t.Run(f.name, func(t *testing.T) {
+			run := loadFixture(t, f)
+			st := RunStamp(run.Result)
+			for _, part := range []string{Title(run.Result), run.Result.Started.UTC().Format("2006-01-02")} {
+				if !strings.Contains(st.Line, part) {
+					t.Errorf("stamp %q lacks %q", st.Line, part)
+				}
+			}
+			if fw, _ := f.device["fw_ver"].(string); fw != "" && !strings.Contains(st.Line, "fw "+fw) {
+				t.Errorf("stamp %q lacks the firmware %s", st.Line, fw)
+			}
+			figs, err := RunFigures(run, "", CountsAuto)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, fig := range figs {
+				var texts []string
+				for _, tx := range svgTexts(fig.SVG) {
+					texts = append(texts, tx.text)
+				}
+				if !slices.Contains(texts, st.Line) {
+					t.Errorf("%s: no stamp %q among its texts", fig.Name, st.Line)
+				}
+				if got := slices.Contains(texts, testDoubleMark); got != IsTestDouble(run.Result) {
+					t.Errorf("%s: TEST DOUBLE mark %v, the run through the double %v", fig.Name, got, IsTestDouble(run.Result))
+				}
+				if strings.HasSuffix(fig.Name, "-spectrum") && !strings.Contains(fig.Name, "response") {
+					kind := strings.TrimSuffix(fig.Name, "-spectrum")
+					h := run.Hists[kind]
+					v := results.ValuesAtPercentiles(h, 50, 99)
+					for i, want := range []string{"p50 " + fmtDur(v[0]), "p99 " + fmtDur(v[1])} {
+						if h.TotalCount() >= []int64{2, 100}[i] && !slices.Contains(texts, want) {
+							t.Errorf("%s: no mark %q among %q", fig.Name, want, texts)
+						}
+					}
+				}
+			}
+		})
 	}
 }

@@ -76,6 +76,16 @@ func (m Metric) Format(v float64) string {
 	return FormatRate(v)
 }
 
+// Unit names what the metric measures and in what: latencies are
+// written with their own SI prefix (FormatNS), rates in operations per
+// second.
+func (m Metric) Unit() string {
+	if m.Latency {
+		return "latency"
+	}
+	return "ops/s"
+}
+
 // Thresholds above which the report warns. They are judgement calls,
 // named here so the report can say which limit was crossed.
 const (

@@ -153,7 +153,7 @@ func writeStormMarkdown(w io.Writer, st *results.Storm) {
 
 // stormFigures draws a storm's "time to fully wired" CDF over ranks, one
 // line per repetition, and its makespan (and teardown) per repetition.
-func stormFigures(st *results.Storm, prefix string) ([]Figure, error) {
+func stormFigures(st *results.Storm, prefix string, stamp Stamp) ([]Figure, error) {
 	var figs []Figure
 	p := newPlot("time to fully wired, over ranks", "time since the storm's start (ms)", "share of ranks wired")
 	lines := 0
@@ -183,7 +183,7 @@ func stormFigures(st *results.Storm, prefix string) ([]Figure, error) {
 	p.X.Min = 0
 	p.Legend.Left, p.Legend.Top = true, true
 	caption := "Per repetition, the share of ranks that hold every QP of their plan, against the time since the storm's start; a step per rank. The last step is the makespan; a long tail is a few slow ranks."
-	f, err := render(p, prefix+"storm-wired-cdf", "Time to fully wired", caption)
+	f, err := render(p, prefix+"storm-wired-cdf", "Time to fully wired", caption, stamp)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +228,7 @@ func stormFigures(st *results.Storm, prefix string) ([]Figure, error) {
 		}
 		return ts
 	})
-	f, err = render(p, prefix+"storm-makespan", "Makespan across repetitions", "Each repetition's makespan (the slowest rank's time to fully wired) and teardown. Repetitions are independent storms on a fresh device: their spread is the run-to-run noise.")
+	f, err = render(p, prefix+"storm-makespan", "Makespan across repetitions", "Each repetition's makespan (the slowest rank's time to fully wired) and teardown. Repetitions are independent storms on a fresh device: their spread is the run-to-run noise.", stamp)
 	if err != nil {
 		return nil, err
 	}
@@ -301,6 +301,6 @@ func stormSweepFigure(sr *SweepReport) (Figure, bool, error) {
 	p.X.Tick.Marker = valueTicks(slices.Sorted(maps.Keys(nodes)))
 	p.Legend.Left, p.Legend.Top = true, true
 	f, err := render(p, "sweep-storm-makespan", sr.Workload+": makespan against nodes",
-		"The median makespan over repetitions (bars: their range) against the job's nodes. The dotted line scales the smallest point linearly with nodes-1, as every rank's share of creations and registrations grows: above it the storm scales worse than its work (contention in the device or the driver), below it better.")
+		"The median makespan over repetitions (bars: their range) against the job's nodes. The dotted line scales the smallest point linearly with nodes-1, as every rank's share of creations and registrations grows: above it the storm scales worse than its work (contention in the device or the driver), below it better.", RunsStamp(sr.Runs))
 	return f, true, err
 }

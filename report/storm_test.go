@@ -73,7 +73,7 @@ func TestStormRunQueueNote(t *testing.T) {
 }
 
 func TestStormFigures(t *testing.T) {
-	figs, err := stormFigures(testStorm(), "x-")
+	figs, err := stormFigures(testStorm(), "x-", Stamp{})
 	if err != nil {
 		t.Fatal(err)
 	}

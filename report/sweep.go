@@ -211,7 +211,7 @@ func sweepPlot(sr *SweepReport, name, title, xlabel string, m sweepMetric,
 	p := newPlot(title, xlabel, m.unit)
 	sl := collectSweepLines(sr, m, xOf, seriesOf)
 	if len(sl.lines) == 0 {
-		return emptyFigure(p, name, title, "no point recorded an operation")
+		return emptyFigure(p, name, title, "no point recorded an operation", RunsStamp(sr.Runs))
 	}
 	xl := sl.xs
 	span := math.Max(xl[len(xl)-1]-xl[0], 1)
@@ -242,7 +242,7 @@ func sweepPlot(sr *SweepReport, name, title, xlabel string, m sweepMetric,
 		caption += "one repetition each, so no error bars. "
 	}
 	caption += "Markers and dashes tell lines apart, and each line is shifted sideways a little, so lines that coincide stay visible."
-	return renderLegendOutside(p, name, title, caption)
+	return renderLegendOutside(p, name, title, caption, RunsStamp(sr.Runs))
 }
 
 // sweepLine is one line of a sweep plot: an op kind, or an op kind and a

@@ -49,6 +49,13 @@ type CPUBOM struct {
 	Governor     string `json:"frequency_governor"` // scaling_governor of those CPUs ("performance", "mixed: ...")
 	Boost        string `json:"boost"`              // turbo/boost: "on" or "off"
 	SMT          string `json:"smt"`                // "on", "off", "notsupported", ...
+	// SiblingsBusy is how busy the measured CPUs' SMT siblings outside
+	// the measured set were during the run ("CPU 3 (sibling of 1): 45%
+	// busy; ..."), or why that is not known. Absent before it was read.
+	SiblingsBusy string `json:"smt_siblings_busy,omitempty"`
+	// Check is whether the CPU check judged these facts: "on", or "off"
+	// (--no-cpu-check: recorded, not judged). Absent before the check.
+	Check string `json:"cpu_check,omitempty"`
 }
 
 // Unreadable is the value of a fact that could not be read, why being
@@ -73,8 +80,16 @@ func (b *BOM) BOMRows() [][2]string {
 	if d.TestDoubleCost != "" {
 		rows = append(rows, [2]string{"test double cost model", d.TestDoubleCost})
 	}
-	return append(rows,
+	rows = append(rows,
 		[2]string{"CPU model", c.Model}, [2]string{"threads' CPUs", c.ThreadCPUs},
 		[2]string{"on the device's NUMA node", c.OnDeviceNode}, [2]string{"frequency governor", c.Governor},
 		[2]string{"turbo/boost", c.Boost}, [2]string{"SMT", c.SMT})
+	// Results that predate the CPU check have neither.
+	if c.SiblingsBusy != "" {
+		rows = append(rows, [2]string{"SMT siblings busy", c.SiblingsBusy})
+	}
+	if c.Check != "" {
+		rows = append(rows, [2]string{"CPU check", c.Check})
+	}
+	return rows
 }

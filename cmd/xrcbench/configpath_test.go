@@ -92,6 +92,7 @@ func TestRunCommandRoundTrip(t *testing.T) {
 		{"--warmup=250ms"},
 		{"--repetitions=4"},
 		{"--pin"},
+		{"--no-cpu-check"},
 		{"--seed=42"},
 		{"--interval=250ms"},
 		{"--qp-state=reset"},

