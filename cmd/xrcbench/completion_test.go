@@ -77,6 +77,7 @@ func TestBashCompletion(t *testing.T) {
 		{"the providers", "xrcbench run --provider ", "63", providers, ""},
 		{"the providers of qualify", "xrcbench qualify --provider s", "9", []string{"sim"}, ""},
 		{"the sim's device", "xrcbench run --device ", "9", []string{verbs.SimDeviceName}, ""},
+		{"the sim's device after -d", "xrcbench sweep -d ", "9", []string{verbs.SimDeviceName}, ""},
 		{"the double's devices", "xrcbench run --provider rdma --device ", "63", []string{"xbfake0", "xbnoxrc0"}, "xbfake0,xbnoxrc0:noxrc"},
 		{"a device of the double for conform", "xrcbench conform --provider legacy --device xbf", "9", []string{"xbfake0"}, "xbfake0,xbnoxrc0:noxrc"},
 	}

@@ -129,7 +129,7 @@ nothing worse happened); 2 bad usage or a bad plan (the line is named).`,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&fl.provider, "provider", "sim", "provider: "+providerList())
-	fs.StringVar(&fl.device, "device", "", "device name (rdma, legacy); default the first with XRC")
+	fs.StringVarP(&fl.device, "device", "d", "", "device name (rdma, legacy); default the first with XRC")
 	fs.StringVar(&fl.baseline, "baseline", "", "an earlier qualification's folder: relative criteria are judged against its runs")
 	fs.StringVar(&fl.planFile, "plan", "", "plan file (YAML); default the embedded plan (--show-plan prints it)")
 	fs.StringVar(&fl.out, "out", "", "qualification folder: new or empty, or with --resume an interrupted one (default runs/<UTC time>-qualify-<provider>)")

@@ -39,7 +39,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 	d := bench.Defaults()
 	s := &f.s
 	fs.StringVar(&s.Provider, "provider", d.Provider, "provider: "+providerList())
-	fs.StringVar(&s.Device, "device", d.Device, "device name (rdma, legacy); default the first with XRC")
+	fs.StringVarP(&s.Device, "device", "d", d.Device, "device name (rdma, legacy); default the first with XRC")
 	fs.StringVar(&s.Workload, "workload", d.Workload, "built-in workload ("+strings.Join(workloads.Names(), ", ")+") or a YAML file")
 	if sweep {
 		fs.StringVar(&f.procs, "procs", fmt.Sprint(d.Procs), "worker processes, a list: 1,2,4")
@@ -52,8 +52,8 @@ func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 		fs.IntVar(&s.QPs, "qps", d.QPs, "QPs: per round (rounds workloads), shared by all, or per thread (per_thread workloads)")
 		fs.IntVar(&s.Nodes, "nodes", d.Nodes, "storm workloads: the job's nodes, this one included (default the workload's storm.nodes)")
 	}
-	fs.DurationVar(&s.Duration, "duration", d.Duration, "measured time of each repetition (excludes --warmup)")
-	fs.Int64Var(&s.Iterations, "iterations", d.Iterations, "instead of --duration: passes per thread (loop workloads) or rounds (rounds workloads)")
+	fs.VarP(newSecondsDuration(d.Duration, &s.Duration), "duration", "D", "measured time of each repetition (excludes --warmup); a bare number is seconds, as perftest's -D")
+	fs.Int64VarP(&s.Iterations, "iterations", "n", d.Iterations, "instead of --duration: passes per thread (loop workloads) or rounds (rounds workloads)")
 	fs.DurationVar(&s.Warmup, "warmup", d.Warmup, "run and discard this long before measuring (0 for none)")
 	fs.IntVar(&s.Repetitions, "repetitions", d.Repetitions, "independent runs of the whole configuration, each with fresh workers")
 	fs.BoolVar(&s.Pin, "pin", d.Pin, "pin threads round-robin over the allowed CPUs")
