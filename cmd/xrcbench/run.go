@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +34,7 @@ type runFlags struct {
 	nodes               string // sweep: a list
 	progress            string
 	quiet               bool
+	json                bool // --json: the summary as one JSON document on stdout
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
@@ -66,6 +68,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 	fs.DurationVar(&s.Interval, "interval", d.Interval, "interval of the .hlog timelines")
 	fs.StringVar(&f.progress, "progress", progressAuto, "live progress on stderr: auto (on a terminal), always or never")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors (the run folder is written as always)")
+	fs.BoolVar(&f.json, "json", false, "print the summary as one JSON document on stdout (status, folder, per op kind figures) in place of the table; progress and warnings stay on stderr")
 	fs.StringArrayVar(&s.Labels, "label", nil, "key=value stored in result.json and shown in every report, e.g. fw=22.31.1014 (repeatable); compare --by KEY groups runs by it")
 	fs.IntVar(&s.BatchOps, "batch-ops", d.BatchOps, "steps per op program; one call into C runs at most these (a program that leaves the registrations as it found them runs as a ring, call after call, until the interval ends)")
 	fs.DurationVar(&s.BatchTime, "batch-time", d.BatchTime, "or about this much work per call, whichever is less; a ring looks at the clock and for a stop this often")
@@ -407,7 +410,16 @@ or failed, the error names the worker); 2 bad usage or input.`,
 				}
 				ctx, cancel := interruptible(stderr)
 				defer cancel()
-				return runOne(ctx, stdout, cfg, opts, f.watch(&opts, stderr, cfg, ""))
+				if !f.json {
+					_, err := runOne(ctx, stdout, cfg, opts, f.watch(&opts, stderr, cfg, ""))
+					return err
+				}
+				res, err := runOne(ctx, io.Discard, cfg, opts, f.watch(&opts, stderr, cfg, ""))
+				if errors.As(err, new(usageError)) {
+					return err
+				}
+				jerr := writeJSON(stdout, newRunJSON(cfg.Out, res, !errors.As(err, new(*bench.NotWrittenError)), err))
+				return cmp.Or(err, jerr)
 			},
 		}
 		f.register(cmd.Flags(), false)
@@ -417,8 +429,9 @@ or failed, the error names the worker); 2 bad usage or input.`,
 }
 
 // runOne runs cfg, prints the summary, writes the run folder's summary.md
-// and bench.txt, and maps the outcome to an exit.
-func runOne(ctx context.Context, stdout io.Writer, cfg bench.Config, opts bench.Options, view *progressView) error {
+// and bench.txt, and maps the outcome to an exit; the result is the
+// engine's (nil when it had none).
+func runOne(ctx context.Context, stdout io.Writer, cfg bench.Config, opts bench.Options, view *progressView) (*results.Result, error) {
 	view.start(cfg.Repetitions)
 	res, err := bench.Run(ctx, cfg, opts)
 	view.finish()
@@ -440,15 +453,15 @@ func runOne(ctx context.Context, stdout io.Writer, cfg bench.Config, opts bench.
 		var re *bench.RunError
 		switch {
 		case errors.Is(err, bench.ErrOutFolder):
-			return usageError{err}
+			return res, usageError{err}
 		case nw != nil:
-			return failure{err: fmt.Errorf("run %s: %w", res.Status, err)}
+			return res, failure{err: fmt.Errorf("run %s: %w", res.Status, err)}
 		case errors.As(err, &re):
-			return failure{err: fmt.Errorf("run %s: %w (result.json written to %s)", re.Status, err, cfg.Out)}
+			return res, failure{err: fmt.Errorf("run %s: %w (result.json written to %s)", re.Status, err, cfg.Out)}
 		}
-		return failure{err: err}
+		return res, failure{err: err}
 	}
-	return nil
+	return res, nil
 }
 
 // writeSummaries writes summary.md and bench.txt into a run folder from
