@@ -11,7 +11,7 @@ TAGS    := $(if $(HAVE_VERBS),rdma,)
 BIN     := bin/xrcbench
 CWARN   := -Wall -Wextra -Werror -std=gnu11
 
-.PHONY: all build run test vet cwarn csan lint bench fakeverbs fuzz soak vmtest slurmtest clean tags man completions install
+.PHONY: all build run test vet cwarn csan lint bench fakeverbs fuzz soak vmtest slurmtest clean tags man completions install dist disttest
 
 all: build
 
@@ -56,6 +56,18 @@ install: build man completions
 	install -D -m 644 $(COMPDIR)/xrcbench.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/xrcbench.fish
 	install -D -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/xrcbench/README.md
 	install -D -m 644 LICENSE $(DESTDIR)$(PREFIX)/share/doc/xrcbench/LICENSE
+
+# dist: build/dist/ gets xrcbench-<version>-linux-<arch>.tar.gz (binary,
+# man pages, completions, README, LICENSE), a .deb and an .rpm of the same
+# files under /usr, and SHA256SUMS (packaging/dist.sh; nfpm, pinned, runs
+# through go run). disttest installs the .deb into a clean Debian root and
+# uses it there, and reads the .rpm's file list and metadata
+# (test/dist/run.sh; needs root, mmdebstrap and rpm, or skips saying why).
+dist: build man completions
+	GO=$(GO) BIN=$(BIN) packaging/dist.sh
+
+disttest: dist
+	test/dist/run.sh build/dist
 
 # run: a real benchmark on the sim device, with a cost model that makes the
 # destruction on the last unreg visible (unreg vs unreg_last), into a fixed
