@@ -147,7 +147,8 @@ func TestJSONQualify(t *testing.T) {
 	if len(doc.Criteria) != 2 || len(doc.Conformance) == 0 || !reflect.DeepEqual(doc.Criteria, q.Criteria) || !reflect.DeepEqual(doc.Conformance, q.Conformance) {
 		t.Errorf("criteria %+v, conformance %d rows; want qualification.json's", doc.Criteria, len(doc.Conformance))
 	}
-	if !strings.Contains(stderr, "lc") || strings.Contains(stdout, "qualification folder:") {
+	if !strings.Contains(stderr, "qualify: conformance on sim") || !strings.Contains(stderr, "qualify: run lc: xrcbench run ") ||
+		strings.Contains(stdout, "qualification folder:") {
 		t.Errorf("the steps belong on stderr, the folder line nowhere:\nstdout %s\nstderr %s", stdout, stderr)
 	}
 }
