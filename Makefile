@@ -11,7 +11,7 @@ TAGS    := $(if $(HAVE_VERBS),rdma,)
 BIN     := bin/xrcbench
 CWARN   := -Wall -Wextra -Werror -std=gnu11
 
-.PHONY: all build run test vet cwarn csan lint bench fakeverbs fuzz soak vmtest slurmtest clean tags
+.PHONY: all build run test vet cwarn csan lint bench fakeverbs fuzz soak vmtest slurmtest clean tags man completions install dist disttest
 
 all: build
 
@@ -24,6 +24,50 @@ LDFLAGS  := $(if $(VERSION),-X github.com/xrcbench/xrcbench/bench.buildVersion=$
 
 build:
 	$(GO) build -tags "$(TAGS)" -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/xrcbench
+
+# man: a page per command (xrcbench.1, xrcbench-run.1, ...) written by the
+# binary from its own commands (the hidden `manpages` command), so a page
+# says what --help says. Dated by the last commit, so the same tree gives
+# the same pages.
+MANDIR   := build/man
+COMPDIR  := build/completions
+EPOCH    := $(shell git log -1 --format=%ct 2>/dev/null)
+man: build
+	rm -rf $(MANDIR)
+	$(if $(EPOCH),SOURCE_DATE_EPOCH=$(EPOCH)) ./$(BIN) manpages $(MANDIR)
+
+# completions: the shells' completion scripts, under the names each shell
+# looks for (bash's needs the bash-completion package).
+completions: build
+	mkdir -p $(COMPDIR)
+	./$(BIN) completion bash > $(COMPDIR)/xrcbench
+	./$(BIN) completion zsh > $(COMPDIR)/_xrcbench
+	./$(BIN) completion fish > $(COMPDIR)/xrcbench.fish
+
+# install: the binary, man pages and completions under PREFIX (DESTDIR
+# for staging), where man, bash-completion, zsh and fish look.
+PREFIX  ?= /usr/local
+install: build man completions
+	install -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/xrcbench
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 $(MANDIR)/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -D -m 644 $(COMPDIR)/xrcbench $(DESTDIR)$(PREFIX)/share/bash-completion/completions/xrcbench
+	install -D -m 644 $(COMPDIR)/_xrcbench $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_xrcbench
+	install -D -m 644 $(COMPDIR)/xrcbench.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/xrcbench.fish
+	install -D -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/xrcbench/README.md
+	install -D -m 644 LICENSE $(DESTDIR)$(PREFIX)/share/doc/xrcbench/LICENSE
+
+# dist: build/dist/ gets xrcbench-<version>-linux-<arch>.tar.gz (binary,
+# man pages, completions, README, LICENSE), a .deb and an .rpm of the same
+# files under /usr, and SHA256SUMS (packaging/dist.sh; nfpm, pinned, runs
+# through go run). disttest installs the .deb into a clean Debian root and
+# uses it there, and reads the .rpm's file list and metadata
+# (test/dist/run.sh; needs root, mmdebstrap and rpm, or skips saying why).
+dist: build man completions
+	GO=$(GO) BIN=$(BIN) packaging/dist.sh
+
+disttest: dist
+	test/dist/run.sh build/dist
 
 # run: a real benchmark on the sim device, with a cost model that makes the
 # destruction on the last unreg visible (unreg vs unreg_last), into a fixed

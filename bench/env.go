@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -86,34 +87,57 @@ func cpuModel() string {
 // It is for builds where Go's own VCS stamping is off (-buildvcs=false).
 var buildVersion string
 
-// Version is the VCS revision xrcbench was built from, "+dirty" when the
-// tree had changes, or "unknown" for a build without VCS information.
+// Version names the build: the version given at link time; else the
+// module's release version from Go's build information (go install
+// github.com/xrcbench/xrcbench/cmd/xrcbench@v1.2.3 gives "v1.2.3", as
+// does a build of a checkout at that tag); else the VCS revision it was
+// built from, "+dirty" when the tree had changes; else the module's
+// pseudo-version (go install ...@<commit>); else "unknown".
 func Version() string {
-	if buildVersion != "" {
-		return buildVersion
+	bi, _ := debug.ReadBuildInfo()
+	return versionOf(buildVersion, bi)
+}
+
+// pseudoVersion matches the tail of a Go pseudo-version (a commit's
+// time and revision: v0.0.0-20260102150405-abcdef012345), which names a
+// commit, not a release.
+var pseudoVersion = regexp.MustCompile(`[-.]\d{14}-[0-9a-f]{12}(\+dirty)?$`)
+
+// versionOf is Version for the link-time version linked and the build
+// information bi (nil when the binary has none).
+func versionOf(linked string, bi *debug.BuildInfo) string {
+	if linked != "" {
+		return linked
 	}
-	rev, dirty, module := vcsStamp()
-	if rev == "" {
-		if module != "" && module != "(devel)" {
-			return module
+	rev, dirty, module := stampOf(bi)
+	released := module != "" && module != "(devel)" && !pseudoVersion.MatchString(module)
+	switch {
+	case released:
+		return module
+	case rev != "":
+		if len(rev) > 12 {
+			rev = rev[:12]
 		}
-		return "unknown"
+		if dirty {
+			rev += "+dirty"
+		}
+		return rev
+	case module != "" && module != "(devel)":
+		return module
 	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if dirty {
-		rev += "+dirty"
-	}
-	return rev
+	return "unknown"
 }
 
 // vcsStamp is what Go stamped into the binary: the VCS revision (full),
 // whether the tree had changes, and the module's version ("" when the
 // binary carries no build information).
 func vcsStamp() (rev string, dirty bool, module string) {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
+	bi, _ := debug.ReadBuildInfo()
+	return stampOf(bi)
+}
+
+func stampOf(bi *debug.BuildInfo) (rev string, dirty bool, module string) {
+	if bi == nil {
 		return "", false, ""
 	}
 	for _, s := range bi.Settings {

@@ -140,7 +140,7 @@ func simOpen(opts Options) (*Device, error) {
 	C.sim_get_config(dev, &cfg)
 	C.sim_set_target(dev, C.int(opts.QPState))
 	info := DeviceInfo{
-		Name: "sim0", XRC: cfg.no_xrc == 0, OpenQP: true, LegacyAPI: true,
+		Name: SimDeviceName, XRC: cfg.no_xrc == 0, OpenQP: true, LegacyAPI: true,
 		Semantics: string(o.Semantics), MaxQP: int(cfg.max_qps), Ports: 1, NUMANode: -1,
 		Extra: map[string]string{"dir": o.Dir, "max_regs_per_qp": fmt.Sprint(cfg.max_regs)},
 	}

@@ -9,6 +9,9 @@ import (
 // without it (without the rdma tag, which make adds when the headers exist).
 const RDMANotBuilt = "not built: install libibverbs-dev, then make build"
 
+// SimDeviceName is the name the sim provider's device reports.
+const SimDeviceName = "sim0"
+
 // ProviderInfo describes a provider and whether this build and machine
 // can use it.
 type ProviderInfo struct {

@@ -41,11 +41,13 @@ import (
 	"os"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/xrcbench/xrcbench/internal/regfile"
+	"github.com/xrcbench/xrcbench/internal/suggest"
 	"github.com/xrcbench/xrcbench/internal/yamlstrict"
 )
 
@@ -246,7 +248,11 @@ func Get(nameOrFile string) (*Spec, error) {
 	}
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && !strings.ContainsAny(nameOrFile, "/.") {
-			return nil, fmt.Errorf("%w %q: built-ins are %s, or give a YAML file", ErrUnknown, nameOrFile, strings.Join(Names(), ", "))
+			hint := suggest.Phrase(suggest.For(nameOrFile, Names()), strconv.Quote)
+			if hint != "" {
+				hint += " "
+			}
+			return nil, fmt.Errorf("%w %q: %sbuilt-ins are %s, or give a YAML file", ErrUnknown, nameOrFile, hint, strings.Join(Names(), ", "))
 		}
 		return nil, fmt.Errorf("%w %q: %v", ErrUnknown, nameOrFile, err)
 	}

@@ -23,6 +23,7 @@ func newHistoryCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		out, orderBy, gates, minEffect, xLabel string
 		alpha                          float64
+		asJSON                         bool
 	)
 	cmd := &cobra.Command{
 		Use:   "history DIR... [--out DIR]",
@@ -137,10 +138,20 @@ order by).`,
 			for _, w := range append(h.DuplicateRuns(), h.ConfigWarnings()...) {
 				fmt.Fprintln(stderr, "warning: "+w)
 			}
-			if err := h.WriteText(stdout); err != nil {
-				return outputErr(err)
+			if asJSON {
+				doc := historyJSON{Command: "history", Status: "ok", Folder: out, History: js}
+				if h.Regressed() {
+					doc.Status = "regressed"
+				}
+				if err := writeJSON(stdout, doc); err != nil {
+					return err
+				}
+			} else {
+				if err := h.WriteText(stdout); err != nil {
+					return outputErr(err)
+				}
+				fmt.Fprintf(stdout, "wrote %s and %s\n", filepath.Join(out, report.HistoryHTMLFile), filepath.Join(out, report.HistoryJSONFile))
 			}
-			fmt.Fprintf(stdout, "wrote %s and %s\n", filepath.Join(out, report.HistoryHTMLFile), filepath.Join(out, report.HistoryJSONFile))
 			if h.Regressed() {
 				return failure{err: errors.New("the latest run sits after a regression change point"), quiet: false}
 			}
@@ -148,6 +159,7 @@ order by).`,
 		},
 	}
 	f := cmd.Flags()
+	f.BoolVar(&asJSON, "json", false, "print history.json as one JSON document on stdout ({command, status: ok or regressed, folder, history}) in place of the text; warnings stay on stderr")
 	f.StringVar(&out, "out", "", "folder for history.html and history.json (default: the folder of runs, when one is given)")
 	f.StringVar(&orderBy, "order-by", "start", "order of the runs: start (their start time) or label:KEY (their --label KEY, numerically when all are numbers)")
 	f.StringVar(&gates, "gate", "", "metrics to follow, KIND.METRIC comma-separated (default: the workload's, as compare)")

@@ -23,7 +23,7 @@ type qualifyFlags struct {
 	provider, device, baseline, planFile, out string
 	simSemantics, simCost                     string
 	resume, showPlan, quiet                   bool
-	allowInconclusive                         bool
+	allowInconclusive, json                   bool
 	soak                                      time.Duration
 	labels                                    []string
 	duration, warmup                          time.Duration // overrides of the plan's, when given
@@ -124,12 +124,12 @@ nothing worse happened); 2 bad usage or a bad plan (the line is named).`,
 			if err != nil {
 				return err
 			}
-			return runQualify(stdout, stderr, o, fl.quiet, fl.allowInconclusive)
+			return runQualify(stdout, stderr, o, fl)
 		},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&fl.provider, "provider", "sim", "provider: "+providerList())
-	fs.StringVar(&fl.device, "device", "", "device name (rdma, legacy); default the first with XRC")
+	fs.StringVarP(&fl.device, "device", "d", "", "device name (rdma, legacy); default the first with XRC")
 	fs.StringVar(&fl.baseline, "baseline", "", "an earlier qualification's folder: relative criteria are judged against its runs")
 	fs.StringVar(&fl.planFile, "plan", "", "plan file (YAML); default the embedded plan (--show-plan prints it)")
 	fs.StringVar(&fl.out, "out", "", "qualification folder: new or empty, or with --resume an interrupted one (default runs/<UTC time>-qualify-<provider>)")
@@ -143,6 +143,7 @@ nothing worse happened); 2 bad usage or a bad plan (the line is named).`,
 	fs.IntVar(&fl.repetitions, "repetitions", 0, "repetitions of every run, in place of the plan's (default: the plan's)")
 	fs.DurationVar(&fl.warmup, "warmup", 0, "warm-up of every run, in place of the plan's; 0s for none (default: the plan's)")
 	fs.BoolVarP(&fl.quiet, "quiet", "q", false, "print nothing but errors (the folder is written as always)")
+	fs.BoolVar(&fl.json, "json", false, "print the verdict as one JSON document on stdout (status, summary, folder, each conformance check's, criterion's and soak check's verdict); the steps stay on stderr")
 	fs.BoolVar(&fl.allowInconclusive, "allow-inconclusive", false, "exit 0 when the verdict is inconclusive (a change beyond a limit the test cannot confirm) and nothing failed")
 	return cmd
 }
@@ -227,10 +228,11 @@ func (fl *qualifyFlags) overrides(flags *pflag.FlagSet) (qualify.Overrides, erro
 	return v, nil
 }
 
-// runQualify runs the qualification and says where its folder is; a
-// verdict other than pass is a failure (exit 1), already summed up unless
-// quiet, but for inconclusive when allowInconclusive.
-func runQualify(stdout, stderr io.Writer, o qualify.Options, quiet, allowInconclusive bool) error {
+// runQualify runs the qualification and says where its folder is (with
+// --json, the verdicts on stdout); a verdict other than pass is a failure
+// (exit 1), already summed up on stdout unless quiet or --json, but for
+// inconclusive when --allow-inconclusive.
+func runQualify(stdout, stderr io.Writer, o qualify.Options, fl qualifyFlags) error {
 	ctx, cancel := interruptible(stderr)
 	defer cancel()
 	q, err := qualify.Run(ctx, o)
@@ -240,12 +242,19 @@ func runQualify(stdout, stderr io.Writer, o qualify.Options, quiet, allowInconcl
 		}
 		return failure{err: err}
 	}
-	if !quiet {
+	if fl.json {
+		doc := qualifyJSON{Command: "qualify", Status: q.Verdict, Summary: q.Summary, Folder: o.Out,
+			Conformance: q.Conformance, Criteria: q.Criteria, Soak: q.Soak}
+		if err := writeJSON(stdout, doc); err != nil {
+			return err
+		}
+	} else if !fl.quiet {
 		fmt.Fprintf(stdout, "%s\nqualification folder: %s (%s, %s, %s)\n", q.Summary, o.Out,
 			qualify.JSONFile, qualify.JUnitFile, qualify.HTMLFile)
 	}
-	if q.Verdict != qualify.Pass && !(q.Verdict == qualify.Inconclusive && allowInconclusive) {
-		return failure{err: errors.New(q.Summary), quiet: !quiet}
+	if q.Verdict != qualify.Pass && !(q.Verdict == qualify.Inconclusive && fl.allowInconclusive) {
+		// Said on stderr unless stdout has it already (no --quiet, no --json).
+		return failure{err: errors.New(q.Summary), quiet: !fl.quiet && !fl.json}
 	}
 	return nil
 }

@@ -73,7 +73,7 @@ docs/design.md in the xrcbench source.`,
 	root.SetErr(stderr)
 	root.Version = bench.Version()
 	root.SetVersionTemplate(versionText())
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	for _, sub := range subcommands {
 		root.AddCommand(sub(stdout, stderr))
 	}
@@ -82,6 +82,7 @@ docs/design.md in the xrcbench source.`,
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	markArgsErrors(root)
+	registerCompletions(root)
 	return root
 }
 
@@ -118,8 +119,10 @@ func run(stdout, stderr io.Writer, args []string) int {
 func exitCode(root *cobra.Command, args []string, stderr io.Writer) int {
 	root.SetArgs(args)
 	// An unknown command is bad usage; cobra finds that out before any
-	// command runs, with a plain error.
-	if _, _, err := root.Find(args); err != nil {
+	// command runs, with a plain error. Find does not know the hidden
+	// commands a shell's completion script calls (cobra adds them only
+	// when it executes), so those go straight to Execute.
+	if _, _, err := root.Find(args); err != nil && !isCompletionRequest(args) {
 		fmt.Fprintln(stderr, "xrcbench: "+oneLine(err.Error()))
 		return exitUsage
 	}
@@ -143,6 +146,12 @@ func exitCode(root *cobra.Command, args []string, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "xrcbench: "+oneLine(err.Error()))
 	return exitFailed
+}
+
+// isCompletionRequest reports whether args are a completion script's
+// call (xrcbench __complete ...), which cobra answers itself.
+func isCompletionRequest(args []string) bool {
+	return len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,13 +34,14 @@ type runFlags struct {
 	nodes               string // sweep: a list
 	progress            string
 	quiet               bool
+	json                bool // --json: the summary as one JSON document on stdout
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 	d := bench.Defaults()
 	s := &f.s
 	fs.StringVar(&s.Provider, "provider", d.Provider, "provider: "+providerList())
-	fs.StringVar(&s.Device, "device", d.Device, "device name (rdma, legacy); default the first with XRC")
+	fs.StringVarP(&s.Device, "device", "d", d.Device, "device name (rdma, legacy); default the first with XRC")
 	fs.StringVar(&s.Workload, "workload", d.Workload, "built-in workload ("+strings.Join(workloads.Names(), ", ")+") or a YAML file")
 	if sweep {
 		fs.StringVar(&f.procs, "procs", fmt.Sprint(d.Procs), "worker processes, a list: 1,2,4")
@@ -52,8 +54,8 @@ func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 		fs.IntVar(&s.QPs, "qps", d.QPs, "QPs: per round (rounds workloads), shared by all, or per thread (per_thread workloads)")
 		fs.IntVar(&s.Nodes, "nodes", d.Nodes, "storm workloads: the job's nodes, this one included (default the workload's storm.nodes)")
 	}
-	fs.DurationVar(&s.Duration, "duration", d.Duration, "measured time of each repetition (excludes --warmup)")
-	fs.Int64Var(&s.Iterations, "iterations", d.Iterations, "instead of --duration: passes per thread (loop workloads) or rounds (rounds workloads)")
+	fs.VarP(newSecondsDuration(d.Duration, &s.Duration), "duration", "D", "measured time of each repetition (excludes --warmup); a bare number is seconds, as perftest's -D")
+	fs.Int64VarP(&s.Iterations, "iterations", "n", d.Iterations, "instead of --duration: passes per thread (loop workloads) or rounds (rounds workloads)")
 	fs.DurationVar(&s.Warmup, "warmup", d.Warmup, "run and discard this long before measuring (0 for none)")
 	fs.IntVar(&s.Repetitions, "repetitions", d.Repetitions, "independent runs of the whole configuration, each with fresh workers")
 	fs.BoolVar(&s.Pin, "pin", d.Pin, "pin threads round-robin over the allowed CPUs")
@@ -67,6 +69,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 	fs.DurationVar(&s.Interval, "interval", d.Interval, "interval of the .hlog timelines")
 	fs.StringVar(&f.progress, "progress", progressAuto, "live progress on stderr: auto (on a terminal), always or never")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors (the run folder is written as always)")
+	fs.BoolVar(&f.json, "json", false, "print the summary as one JSON document on stdout (status, folder, per op kind figures) in place of the table; progress and warnings stay on stderr")
 	fs.StringArrayVar(&s.Labels, "label", nil, "key=value stored in result.json and shown in every report, e.g. fw=22.31.1014 (repeatable); compare --by KEY groups runs by it")
 	fs.IntVar(&s.BatchOps, "batch-ops", d.BatchOps, "steps per op program; one call into C runs at most these (a program that leaves the registrations as it found them runs as a ring, call after call, until the interval ends)")
 	fs.DurationVar(&s.BatchTime, "batch-time", d.BatchTime, "or about this much work per call, whichever is less; a ring looks at the clock and for a stop this often")
@@ -408,7 +411,16 @@ or failed, the error names the worker); 2 bad usage or input.`,
 				}
 				ctx, cancel := interruptible(stderr)
 				defer cancel()
-				return runOne(ctx, stdout, cfg, opts, f.watch(&opts, stderr, cfg, ""))
+				if !f.json {
+					_, err := runOne(ctx, stdout, cfg, opts, f.watch(&opts, stderr, cfg, ""))
+					return err
+				}
+				res, err := runOne(ctx, io.Discard, cfg, opts, f.watch(&opts, stderr, cfg, ""))
+				if errors.As(err, new(usageError)) {
+					return err
+				}
+				jerr := writeJSON(stdout, newRunJSON(cfg.Out, res, !errors.As(err, new(*bench.NotWrittenError)), err))
+				return cmp.Or(err, jerr)
 			},
 		}
 		f.register(cmd.Flags(), false)
@@ -418,8 +430,9 @@ or failed, the error names the worker); 2 bad usage or input.`,
 }
 
 // runOne runs cfg, prints the summary, writes the run folder's summary.md
-// and bench.txt, and maps the outcome to an exit.
-func runOne(ctx context.Context, stdout io.Writer, cfg bench.Config, opts bench.Options, view *progressView) error {
+// and bench.txt, and maps the outcome to an exit; the result is the
+// engine's (nil when it had none).
+func runOne(ctx context.Context, stdout io.Writer, cfg bench.Config, opts bench.Options, view *progressView) (*results.Result, error) {
 	view.start(cfg.Repetitions)
 	res, err := bench.Run(ctx, cfg, opts)
 	view.finish()
@@ -441,15 +454,15 @@ func runOne(ctx context.Context, stdout io.Writer, cfg bench.Config, opts bench.
 		var re *bench.RunError
 		switch {
 		case errors.Is(err, bench.ErrOutFolder):
-			return usageError{err}
+			return res, usageError{err}
 		case nw != nil:
-			return failure{err: fmt.Errorf("run %s: %w", res.Status, err)}
+			return res, failure{err: fmt.Errorf("run %s: %w", res.Status, err)}
 		case errors.As(err, &re):
-			return failure{err: fmt.Errorf("run %s: %w (result.json written to %s)", re.Status, err, cfg.Out)}
+			return res, failure{err: fmt.Errorf("run %s: %w (result.json written to %s)", re.Status, err, cfg.Out)}
 		}
-		return failure{err: err}
+		return res, failure{err: err}
 	}
-	return nil
+	return res, nil
 }
 
 // writeSummaries writes summary.md and bench.txt into a run folder from

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -136,15 +137,21 @@ func (f *runFlags) sweepConfigs(cmd *cobra.Command) ([]bench.Config, error) {
 func (f *runFlags) runSweep(ctx context.Context, stdout, stderr io.Writer, root string, cfgs []bench.Config, opts bench.Options) error {
 	idx := &results.Sweep{Schema: results.SweepSchema}
 	var failed []string
+	// With --json stdout is the document's alone: each point's own
+	// lines go to stderr, its table nowhere.
+	human, pointLog := stdout, stdout
+	if f.json {
+		human, pointLog = io.Discard, stderr
+	}
 	for i, cfg := range cfgs {
 		dir, point := sweepPoint(cfg)
 		cfg.Out = filepath.Join(root, dir)
 		if !f.quiet {
-			fmt.Fprintf(stdout, "== point %d/%d: %s\n", i+1, len(cfgs), point)
+			fmt.Fprintf(pointLog, "== point %d/%d: %s\n", i+1, len(cfgs), point)
 		}
 		popts := opts
 		view := f.watch(&popts, stderr, cfg, fmt.Sprintf("point %d/%d: ", i+1, len(cfgs)))
-		err := runOne(ctx, stdout, cfg, popts, view)
+		_, err := runOne(ctx, human, cfg, popts, view)
 		status := results.StatusOK
 		if err != nil {
 			status = results.StatusFailed
@@ -166,17 +173,21 @@ func (f *runFlags) runSweep(ctx context.Context, stdout, stderr io.Writer, root 
 			break
 		}
 	}
+	var err error
+	switch {
+	case len(failed) > 0:
+		err = failure{err: errors.New("sweep: point(s) failed: " + strings.Join(failed, ", ")), quiet: false}
+	case ctx.Err() != nil:
+		err = failure{err: fmt.Errorf("sweep interrupted after %d of %d points", len(idx.Points), len(cfgs))}
+	}
+	if f.json {
+		return cmp.Or(err, writeJSON(stdout, newSweepJSON(root, idx, err, len(idx.Points) < len(cfgs))))
+	}
 	if !f.quiet {
 		printSweep(stdout, root, idx)
 		fmt.Fprintf(stdout, "sweep folder: %s (%d points)\n", root, len(idx.Points))
 	}
-	if len(failed) > 0 {
-		return failure{err: errors.New("sweep: point(s) failed: " + strings.Join(failed, ", ")), quiet: false}
-	}
-	if ctx.Err() != nil {
-		return failure{err: fmt.Errorf("sweep interrupted after %d of %d points", len(idx.Points), len(cfgs))}
-	}
-	return nil
+	return err
 }
 
 // sweepPoint names a point: its folder under the sweep's, and how the

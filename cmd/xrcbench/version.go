@@ -57,7 +57,10 @@ func init() {
 			Use:   "version",
 			Short: "Print the version, revision, Go version and whether the rdma provider is built",
 			Long: `version prints what this binary is: the version its results record
-(environment.xrcbench_version), the VCS revision it was built from, the Go
+(environment.xrcbench_version: make build's git describe; without it the
+module's release tag from Go's build information, as go install
+github.com/xrcbench/xrcbench/cmd/xrcbench@v0.1.0 records it, else the VCS
+revision, else unknown), the VCS revision it was built from, the Go
 version that built it, and whether the rdma provider is compiled in (it is
 left out when the rdma-core headers were not installed at build time).
 xrcbench --version prints the same.`,

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/cobra/doc"
+	"github.com/spf13/pflag"
+
+	"github.com/xrcbench/xrcbench/bench"
+)
+
+// manCommand is hidden: make man (and make dist) calls it to write the
+// man pages from the commands themselves, so they say what --help says.
+const manCommand = "manpages"
+
+func init() {
+	subcommands = append(subcommands, func(stdout, _ io.Writer) *cobra.Command {
+		return &cobra.Command{
+			Use:    manCommand + " DIR",
+			Short:  "Write a man page per command (section 1) into DIR",
+			Hidden: true,
+			Args:   cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				if err := os.MkdirAll(args[0], 0o755); err != nil {
+					return failure{err: err}
+				}
+				if err := writeManPages(cmd.Root(), args[0]); err != nil {
+					return failure{err: err}
+				}
+				_, err := fmt.Fprintf(stdout, "man pages written to %s\n", args[0])
+				return outputErr(err)
+			},
+		}
+	})
+}
+
+// writeManPages writes xrcbench.1, xrcbench-run.1, ... for every command a
+// user can call. The date is SOURCE_DATE_EPOCH's when set (reproducible
+// packages), else today's.
+func writeManPages(root *cobra.Command, dir string) error {
+	root.DisableAutoGenTag = true
+	literalText(root, map[*pflag.Flag]bool{})
+	return doc.GenManTree(root, &doc.GenManHeader{
+		Section: "1",
+		Source:  "xrcbench " + bench.Version(),
+		Manual:  "xrcbench manual",
+	}, dir)
+}
+
+// literalText makes the help texts of cmd and its subcommands come out of
+// cobra/doc's Markdown rendering as they read in --help: "<kind>.hlog"
+// must not lose "<kind>" as an HTML tag, nor "*" turn into emphasis. Flags
+// that several commands share are escaped once.
+func literalText(cmd *cobra.Command, done map[*pflag.Flag]bool) {
+	cmd.Short, cmd.Long = markdownLiteral(cmd.Short), markdownLiteral(cmd.Long)
+	escape := func(f *pflag.Flag) {
+		if !done[f] {
+			f.Usage, done[f] = markdownLiteral(f.Usage), true
+		}
+	}
+	cmd.Flags().VisitAll(escape)
+	cmd.PersistentFlags().VisitAll(escape)
+	for _, sub := range cmd.Commands() {
+		literalText(sub, done)
+	}
+}
+
+// markdownLiteral is text that Markdown renders as it reads. Indented
+// lines are code blocks, shown as they are: they stay unescaped.
+func markdownLiteral(text string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "\t") && !strings.HasPrefix(l, "    ") {
+			lines[i] = markdownEscaper.Replace(l)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// markdownEscaper backslash-escapes every character Markdown gives a
+// meaning (blackfriday's escapable characters).
+var markdownEscaper = func() *strings.Replacer {
+	var pairs []string
+	for _, c := range "\\`*_{}[]()#+-.!:|&<>~" {
+		pairs = append(pairs, string(c), "\\"+string(c))
+	}
+	return strings.NewReplacer(pairs...)
+}()
