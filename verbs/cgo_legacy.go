@@ -87,7 +87,7 @@ func legacyOpen(opts Options) (*Device, error) {
 	var h unsafe.Pointer
 	var f C.struct_xb_devfacts
 	var stage C.int
-	if rc := C.xb_legacy_open(name, C.int(opts.QPState), &h, &f, &stage); rc != 0 {
+	if rc := C.xb_legacy_open(name, C.int(opts.QPState), 0, -1, &h, &f, &stage); rc != 0 {
 		var all []devFacts
 		if s := int(stage); s == stageNotFound || s == stageNoXRCAny {
 			all, _, _ = legacyList()

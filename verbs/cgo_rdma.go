@@ -33,7 +33,7 @@ func rdmaOpen(opts Options) (*Device, error) {
 	var h unsafe.Pointer
 	var f C.struct_xb_devfacts
 	var stage C.int
-	if rc := C.xb_rdma_open(name, C.int(opts.QPState), &h, &f, &stage); rc != 0 {
+	if rc := C.xb_rdma_open(name, C.int(opts.QPState), 0, -1, &h, &f, &stage); rc != 0 {
 		var all []devFacts
 		if s := int(stage); s == stageNotFound || s == stageNoXRCAny {
 			all, _, _ = rdmaList()

@@ -24,8 +24,12 @@ extern const struct xb_ops xb_rdma_ops;
  * RTR the port, its address and a local XRC send QP are prepared here,
  * and a port that is not ACTIVE fails with XB_STAGE_PORT (ENETDOWN), one
  * without a LID or GID with XB_STAGE_NOADDR (EADDRNOTAVAIL).
+ * want_port (0: automatic) and want_gid (-1: automatic) choose the port
+ * and GID (rtrpath.h); one the device lacks fails the open whatever
+ * qp_state is, with XB_STAGE_BADPORT, _BADGID or _PORT (not ACTIVE).
  */
-int xb_rdma_open(const char *name, int qp_state, void **dev, struct xb_devfacts *facts, int *stage);
+int xb_rdma_open(const char *name, int qp_state, int want_port, int want_gid, void **dev, struct xb_devfacts *facts,
+		 int *stage);
 
 /*
  * xb_rdma_list fills up to max entries of facts, one per device, opening
