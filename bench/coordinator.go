@@ -182,7 +182,7 @@ func (c *coordinator) progressTicker() (<-chan time.Time, func()) {
 // device lives in the repetition's own directory.
 func (c *coordinator) repVerbs(dir string) verbs.Options {
 	cfg := &c.cfg
-	return verbs.Options{Provider: cfg.Provider, Device: cfg.Device, QPState: cfg.QPState,
+	return verbs.Options{Provider: cfg.Provider, Device: cfg.Device, QPState: cfg.QPState, Port: cfg.IBPort, GIDIndex: cfg.GIDIndex,
 		Sim: verbs.SimOptions{Dir: filepath.Join(dir, "sim"), Semantics: cfg.semantics(), Cost: cfg.SimCost, MaxQPs: cfg.SimMaxQPs}}
 }
 

@@ -33,14 +33,15 @@ func rdmaOpen(opts Options) (*Device, error) {
 	var h unsafe.Pointer
 	var f C.struct_xb_devfacts
 	var stage C.int
-	if rc := C.xb_rdma_open(name, C.int(opts.QPState), 0, -1, &h, &f, &stage); rc != 0 {
+	if rc := C.xb_rdma_open(name, C.int(opts.QPState), C.int(opts.Port), C.int(opts.wantGID()), &h, &f, &stage); rc != 0 {
 		var all []devFacts
 		if s := int(stage); s == stageNotFound || s == stageNoXRCAny {
 			all, _, _ = rdmaList()
 		}
-		return nil, openError("rdma", int(stage), syscall.Errno(rc), factsFromC(&f, true), all)
+		return nil, openError("rdma", int(stage), syscall.Errno(rc), factsFromC(&f, true).asked(opts), all)
 	}
 	info := factsFromC(&f, true).info(rdmaLibrary())
+	info.Path = pathFromC(&f)
 	info.Semantics = string(Upstream)
 	return &Device{ops: unsafe.Pointer(&C.xb_rdma_ops), handle: h, info: info}, nil
 }

@@ -462,7 +462,7 @@ func TestPortInfo(t *testing.T) {
 		{portFacts{Queried: true, State: 9, ActiveMTU: 0, LinkLayer: 7}, PortInfo{Port: 1, State: "state9", LinkLayer: "link_layer7"}},
 	}
 	for _, tt := range tests {
-		if got := tt.f.portInfo(1); got != tt.want {
+		if got := tt.f.portInfo(1); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%+v: %+v, want %+v", tt.f, got, tt.want)
 		}
 	}

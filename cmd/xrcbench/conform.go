@@ -18,6 +18,7 @@ func init() { subcommands = append(subcommands, newConformCmd) }
 func newConformCmd(stdout, stderr io.Writer) *cobra.Command {
 	var provider, device, semantics string
 	var asJSON bool
+	var ibPort, gidIndex int
 	cmd := &cobra.Command{
 		Use:   "conform",
 		Short: "Check a provider against the XRC semantics S1–S15",
@@ -53,12 +54,16 @@ state, so it has nothing to check).`,
 			if provider != "sim" && cmd.Flags().Changed("sim-semantics") {
 				return usagef("--sim-semantics applies to --provider sim only")
 			}
+			gid, err := pathChoice(provider, device, ibPort, gidIndex)
+			if err != nil {
+				return err
+			}
 			work, err := os.MkdirTemp("", "xrcbench-conform-")
 			if err != nil {
 				return failure{err: err}
 			}
 			defer os.RemoveAll(work)
-			rep, err := verbs.Conform(verbs.Options{Provider: provider, Device: device,
+			rep, err := verbs.Conform(verbs.Options{Provider: provider, Device: device, Port: ibPort, GIDIndex: gid,
 				Sim: verbs.SimOptions{Semantics: sem}}, work)
 			if err != nil {
 				return failure{err: fmt.Errorf("conform: %w", err)}
@@ -85,6 +90,7 @@ state, so it has nothing to check).`,
 	fs := cmd.Flags()
 	fs.StringVar(&provider, "provider", "sim", "provider: "+providerList())
 	fs.StringVar(&device, "device", "", "device name (rdma, legacy); default the first with XRC")
+	registerPath(fs, &ibPort, &gidIndex)
 	fs.StringVar(&semantics, "sim-semantics", "legacy", "sim provider: legacy (ibv_reg_xrc_rcv_qp) or upstream (ibv_open_qp)")
 	fs.BoolVar(&asJSON, "json", false, `print {"provider", "semantics", "checks": [{"id", "name", "status", "detail"}]}; status is pass, fail, skip or self-test`)
 	return cmd
