@@ -59,6 +59,20 @@ func rdmaList() ([]devFacts, string, error) {
 	return out, rdmaLibrary(), nil
 }
 
+// rdmaKernelCloseXRCD calls ibv_close_xrcd on m's XRCD with its handles
+// held, without the harness's EBUSY guard: the kernel's answer.
+func rdmaKernelCloseXRCD(m *Domain) syscall.Errno {
+	return syscall.Errno(C.xb_rdma_kernel_close_xrcd(m.handle))
+}
+
+// rdmaKernelUnreg destroys a handle to qpn that m's device context holds
+// through any domain, without the harness's per-domain guard; called is
+// false when the context holds none, so no call was made.
+func rdmaKernelUnreg(m *Domain, qpn uint32) (e syscall.Errno, called bool) {
+	rc := int(C.xb_rdma_kernel_unreg(m.handle, C.uint32_t(qpn)))
+	return syscall.Errno(max(rc, 0)), rc >= 0
+}
+
 // rdmaDomainHandles is how many QP handles the registrant holds in m.
 func rdmaDomainHandles(m *Domain) int { return int(C.xb_rdma_dom_handles(m.handle)) }
 

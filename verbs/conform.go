@@ -406,6 +406,9 @@ func checkRegForeign(c *conformer) (string, error) {
 }
 
 func checkUnregNotRegistered(c *conformer) (string, error) {
+	if c.upstream && c.opts.Provider == "rdma" {
+		return c.kernelUnregNotRegistered()
+	}
 	if c.upstream {
 		return "", skipError("n/a in the upstream API: there is no handle to destroy")
 	}
@@ -421,12 +424,74 @@ func checkUnregNotRegistered(c *conformer) (string, error) {
 	)
 }
 
+// kernelUnregNotRegistered is S8 on the rdma provider, asked of the kernel
+// in a child registrant (its handle is destroyed): one that never
+// registered has no handle, so no call can name the QP; one whose handle
+// was opened through another domain than the unreg names gets what
+// ibv_destroy_qp of that handle answers, since the kernel destroys
+// handles and a handle does not say which domain was meant. The
+// provider's own table answers EINVAL in both cases, before any call
+// (the harness's guard, what runs see).
+func (c *conformer) kernelUnregNotRegistered() (string, error) {
+	r, q, err := c.created(1)
+	if err != nil {
+		return "", err
+	}
+	a := r[0]
+	ans, err := askKernel(childSpec{Action: "kernel-s8", Options: c.opts, Domain: c.domainPath(""), QPN: q})
+	if err != nil {
+		return "", err
+	}
+	if err := steps(
+		func() error {
+			if ans.NeverCalled {
+				return errors.New("a registrant without a handle to the QP made a call: the provider found a handle it should not hold")
+			}
+			return nil
+		},
+		func() error {
+			return want("kernel: ibv_destroy_qp of the child's handle, asked through its other domain", errnoErr(int(ans.ForeignErrno)), 0)
+		},
+		func() error {
+			if !ans.ForeignCalled || ans.HandlesLeft != 0 {
+				return fmt.Errorf("kernel: the child's handle was not destroyed (call made %v, %d handle(s) left)", ans.ForeignCalled, ans.HandlesLeft)
+			}
+			return nil
+		},
+		func() error { return c.wantAlive("after the child's foreign unreg", q, true) },
+		func() error { _, err := a.Unreg(q); return want("creator unreg", err, 0) },
+	); err != nil {
+		return "", err
+	}
+	return "kernel (asked in a child): a registrant without a handle has no call to make; ibv_destroy_qp of a handle " +
+		"asked through another domain succeeds (0) and drops that handle only, the QP living on for the creator: the upstream " +
+		"API has no per-domain registration to refuse. The harness's guard answers EINVAL in both cases in runs", nil
+}
+
 func checkCloseBusy(c *conformer) (string, error) {
 	r, q, err := c.created(1)
 	if err != nil {
 		return "", err
 	}
 	a := r[0]
+	if c.opts.Provider == "rdma" {
+		// Asked of the kernel in a child (what a provider leaves of a
+		// domain whose close failed is its own business), then the
+		// harness's guard, which runs see.
+		ans, err := askKernel(childSpec{Action: "kernel-s9", Options: c.opts, Domain: c.domainPath("")})
+		if err != nil {
+			return "", err
+		}
+		if err := want("kernel: ibv_close_xrcd with a QP handle held (asked in a child)", errnoErr(int(ans.CloseErrno)), syscall.EBUSY); err != nil {
+			return "", err
+		}
+		return "kernel (asked in a child): ibv_close_xrcd with a QP handle held is EBUSY; the harness's guard says EBUSY too, " +
+			"before any call; after the unreg the close succeeds", steps(
+			func() error { return want("close while registered (the harness's guard)", a.Close(), syscall.EBUSY) },
+			func() error { _, err = a.Unreg(q); return want("unreg", err, 0) },
+			func() error { return want("close after unreg", a.Close(), 0) },
+		)
+	}
 	return "close while registered is EBUSY; after the unreg it succeeds", steps(
 		func() error { return want("close while registered", a.Close(), syscall.EBUSY) },
 		func() error { _, err = a.Unreg(q); return want("unreg", err, 0) },

@@ -241,9 +241,11 @@ static int rdma_close_domain(void *domp)
 
 	if (!d || !d->xrcd)
 		return EINVAL;
-	/* S9: the kernel refuses too (the XRCD is still referenced by our
-	 * QP handles), but saying EBUSY here keeps the handles intact
-	 * instead of leaving a half-closed domain. */
+	/* S9, the harness's own guard: the kernel refuses too (EBUSY, while
+	 * QP handles opened through this XRCD handle exist), but saying so
+	 * here keeps the handles intact instead of trusting every provider
+	 * to leave a domain whole after a refused close.
+	 * xb_rdma_kernel_close_xrcd asks the kernel itself (conform). */
 	if (d->handles)
 		return EBUSY;
 	errno = 0;
@@ -324,7 +326,7 @@ static int rdma_unreg(void *domp, uint32_t qpn, uint32_t *flags)
 		return EINVAL;
 	s = slot_find(d, qpn);
 	if (!s)
-		return EINVAL; /* no handle: the upstream form of S8 */
+		return EINVAL; /* the harness's guard, S8: no handle in this domain (xb_rdma_kernel_unreg asks the kernel) */
 	/* Destroy the newest handle first; on failure it stays ours. */
 	qp = s->n > 1 ? s->more[s->n - 2] : s->one;
 	errno = 0;
@@ -554,6 +556,57 @@ const struct xb_ops xb_rdma_ops = {
 	.modify = rdma_modify,
 	.close_device = rdma_close_device,
 };
+
+int xb_rdma_kernel_close_xrcd(void *domp)
+{
+	struct rdma_dom *d = domp;
+	int rc;
+
+	if (!d || !d->xrcd)
+		return EINVAL;
+	errno = 0;
+	rc = ibv_close_xrcd(d->xrcd);
+	if (rc)
+		return rc > 0 ? rc : failed_errno();
+	/* Closed with handles held (a kernel that does not refuse): they
+	 * refer to a gone XRCD, so they are dropped unreleased; the caller
+	 * is a child that exits next. */
+	dom_unlink(d);
+	for (size_t i = 0; i <= d->mask; i++)
+		free(d->slots[i].more);
+	free(d->slots);
+	free(d);
+	return 0;
+}
+
+int xb_rdma_kernel_unreg(void *domp, uint32_t qpn)
+{
+	struct rdma_dom *d = domp;
+
+	if (!d || !d->xrcd || qpn > XB_QPN_MAX)
+		return EINVAL;
+	/* A handle to qpn held by this context through any domain: the
+	 * kernel destroys handles, and a handle does not say which domain a
+	 * caller meant. */
+	for (struct rdma_dom *o = d->dev->doms; o; o = o->next) {
+		struct rdma_slot *s = slot_find(o, qpn);
+		struct ibv_qp *qp;
+		int rc;
+
+		if (!s)
+			continue;
+		qp = s->n > 1 ? s->more[s->n - 2] : s->one;
+		errno = 0;
+		rc = ibv_destroy_qp(qp);
+		if (rc)
+			return rc > 0 ? rc : failed_errno();
+		o->handles--;
+		if (--s->n == 0)
+			slot_remove(o, s);
+		return 0;
+	}
+	return -1;
+}
 
 size_t xb_rdma_dom_handles(void *domp)
 {
