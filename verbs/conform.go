@@ -542,8 +542,87 @@ func checkProcessExit(c *conformer) (string, error) {
 	if _, err := b.Unreg(q2); err != nil {
 		return "", err
 	}
-	return "a SIGKILLed child's registrations are dropped: the survivor's unreg destroys the QP, and a QP whose last registrant was killed is destroyed",
-		c.wantAlive("after its last registrant was killed", q2, false)
+	if err := c.wantAlive("after the survivor's unreg", q2, false); err != nil {
+		return "", err
+	}
+	// Case 3: the killed process held the only handle.
+	q3, err := a.CreateRcvQP()
+	if err != nil {
+		return "", err
+	}
+	ch, err := startChild(childSpec{Action: "reg", Options: c.opts, Domain: c.domainPath(""), QPN: q3})
+	if err != nil {
+		return "", fmt.Errorf("child registrant: %w", err)
+	}
+	_, err = a.Unreg(q3)
+	if kerr := ch.kill(); err == nil {
+		err = kerr
+	}
+	if err != nil {
+		return "", err
+	}
+	done := "a SIGKILLed child's registrations are dropped: the survivor's unreg destroys the QP, and a QP whose only registrant was killed is destroyed"
+	k := c.s10Kernel()
+	if !k.closesOnly {
+		if err := c.wantAlive("after its only registrant was killed", q3, false); err != nil {
+			return "", err
+		}
+		return done + k.note, nil
+	}
+	// Before 4.13 the dead process's handle was only closed: the QP
+	// lives on, bound to its XRCD, until the XRCD is deallocated (its
+	// last domain handle closed).
+	if err := c.wantAlive("after its only registrant was killed ("+k.release+": it stays with its XRCD)", q3, true); err != nil {
+		return "", err
+	}
+	c.closeAll()
+	if err := c.wantAlive("after every domain handle closed (the XRCD deallocated)", q3, false); err != nil {
+		return "", err
+	}
+	return "a SIGKILLed child's registrations are dropped: the survivor's unreg destroys the QP; a QP whose only registrant " +
+		"was killed outlives it, bound to its XRCD, and goes when the XRCD is deallocated (" + k.release + ", before 4.13)", nil
+}
+
+// s10Kernel is the kernel behaviour S10 expects of the rdma provider: the
+// running kernel's (uname), or the test double's, which models 4.13 on.
+// Before Linux 4.13 the uverbs cleanup of a closed file only closed a
+// shared (XRC target) QP handle, ib_close_qp, so a QP whose last handle a
+// dead process held stayed bound to its XRCD (as "RDMA/uverbs: Export XRC
+// TGT QPs to user space" designed it); from 4.13 uverbs_free_qp destroys
+// every handle with ib_destroy_qp, the last one destroying the QP.
+func (c *conformer) s10Kernel() s10Behaviour {
+	if c.opts.Provider != "rdma" {
+		return s10Behaviour{}
+	}
+	if c.info.TestDouble {
+		return s10Behaviour{note: " (the test double models Linux 4.13 on)"}
+	}
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return s10Behaviour{note: " (kernel release unknown: 4.13 on assumed)"}
+	}
+	return s10For(unix.ByteSliceToString(u.Release[:]))
+}
+
+// s10Behaviour: closesOnly when the kernel only closes a dead process's
+// shared QP handles (before 4.13); note is said with the outcome.
+type s10Behaviour struct {
+	release    string
+	closesOnly bool
+	note       string
+}
+
+// s10For reads a kernel release ("4.9.0-8-amd64", "6.8.0-45-generic").
+func s10For(release string) s10Behaviour {
+	var major, minor int
+	if n, _ := fmt.Sscanf(release, "%d.%d", &major, &minor); n != 2 {
+		return s10Behaviour{release: release, note: fmt.Sprintf(" (kernel release %q unreadable: 4.13 on assumed)", release)}
+	}
+	b := s10Behaviour{release: "Linux " + release, closesOnly: major < 4 || major == 4 && minor < 13}
+	if !b.closesOnly {
+		b.note = " (" + b.release + ", 4.13 on)"
+	}
+	return b
 }
 
 func checkNoXRC(c *conformer) (string, error) {
