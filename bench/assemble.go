@@ -228,6 +228,17 @@ func mergeLeaks(acc, l *results.LeakCheck) *results.LeakCheck {
 	}
 	acc.Checked = acc.Checked && l.Checked
 	acc.Leaked = append(acc.Leaked, l.Leaked...)
+	if l.DestroysUnconfirmed != nil {
+		n := *l.DestroysUnconfirmed
+		if acc.DestroysUnconfirmed != nil {
+			n += *acc.DestroysUnconfirmed
+		}
+		acc.DestroysUnconfirmed = &n
+	}
+	acc.UnconfirmedQPNs = append(acc.UnconfirmedQPNs, l.UnconfirmedQPNs...)
+	if acc.DeviceList == "" {
+		acc.DeviceList = l.DeviceList
+	}
 	if l.Detail != "" && l.Detail != acc.Detail {
 		acc.Detail += "; " + l.Detail
 	}
@@ -324,6 +335,9 @@ func probeLeaks(vo verbs.Options, h *holder, created *qpSet, complete bool) *res
 	}
 	lc.Detail = fmt.Sprintf("probed %d QP number(s): every one the run created (%d by the holder, %d by the threads)",
 		probed, len(h.held)+len(h.foreign), byThreads)
+	if vo.Provider == "rdma" {
+		confirmDestroys(lc, dev.Info(), made, h.foreign)
+	}
 	if !complete {
 		// What the failed workers' threads created is unknown here; the
 		// kernel drops a dead process's registrations (S10), but that is
@@ -333,6 +347,32 @@ func probeLeaks(vo verbs.Options, h *holder, created *qpSet, complete bool) *res
 	}
 	lc.Checked = true
 	return lc
+}
+
+// confirmDestroys asks the device itself which of the run's QP numbers it
+// still lists once all of them were destroyed (the probe destroyed those
+// that leaked): ibv_destroy_qp of a shared QP's last handle returns 0 even
+// when the hardware destroy failed, so only the device's own list (RDMA
+// netlink) can say a destruction did not happen.
+func confirmDestroys(lc *results.LeakCheck, info verbs.DeviceInfo, made *qpSet, foreign []uint32) {
+	listed, how, err := verbs.DeviceQPs(info)
+	if err != nil {
+		lc.DeviceList = "n/a: " + err.Error()
+		return
+	}
+	lc.DeviceList = how
+	check := func(q uint32) error {
+		if listed[q] {
+			lc.UnconfirmedQPNs = append(lc.UnconfirmedQPNs, q)
+		}
+		return nil
+	}
+	made.each(check)
+	for _, q := range foreign {
+		check(q)
+	}
+	n := len(lc.UnconfirmedQPNs)
+	lc.DestroysUnconfirmed = &n
 }
 
 // cpuWarnings says when the measurement did not have the CPUs it needed:

@@ -193,6 +193,11 @@ func (c *coordinator) releaseHolder(out *repOutcome, vo verbs.Options, h *holder
 		out.warnings = append(out.warnings, fmt.Sprintf("repetition %d: releasing the holder: %v", out.index+1, err))
 	}
 	out.leaks = checkLeaks(vo, h, out.created, len(out.threads) == c.cfg.Procs*c.cfg.Threads)
+	if lc := out.leaks; lc != nil && lc.DestroysUnconfirmed != nil && *lc.DestroysUnconfirmed > 0 {
+		out.warnings = append(out.warnings, fmt.Sprintf("repetition %d: %d QP destruction(s) not confirmed: ibv_destroy_qp returned 0, "+
+			"but %s still lists QP(s) %v (a destroy the kernel did not report; a later ibv_close_xrcd may fail EBUSY)",
+			out.index+1, *lc.DestroysUnconfirmed, lc.DeviceList, lc.UnconfirmedQPNs))
+	}
 }
 
 // repRun is one repetition in flight: its workers, the barrier segment

@@ -169,6 +169,7 @@ func (f devFacts) info(library string) DeviceInfo {
 			in.PortInfo = append(in.PortInfo, pi)
 		}
 	}
+	in.sysfsDir = f.sysfsDir()
 	s := readSysfs(f.sysfsDir())
 	in.Driver, in.NUMANode = s.driver, s.numa
 	for k, v := range s.extra {

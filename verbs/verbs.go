@@ -187,6 +187,9 @@ type DeviceInfo struct {
 	// and its version, board_id, PCIe link, ...), each fact or why it
 	// could not be read; nil for providers without a sysfs device.
 	BOM *results.DeviceBOM `json:"bom,omitempty"`
+	// sysfsDir is the device's sysfs directory (libibverbs' ibdev_path),
+	// where DeviceQPs finds the test double's device.
+	sysfsDir string
 }
 
 // PortInfo is one port of a device.

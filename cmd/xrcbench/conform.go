@@ -121,4 +121,7 @@ func printConform(w io.Writer, rep verbs.ConformReport) {
 		fmt.Fprintf(w, ", %d self-test(s) of the sim, not counted as evidence", n)
 	}
 	fmt.Fprintln(w)
+	if rep.Destructions != "" {
+		fmt.Fprintln(w, "destructions: "+rep.Destructions)
+	}
 }

@@ -85,3 +85,49 @@ func TestRunPathChoice(t *testing.T) {
 		})
 	}
 }
+
+// TestRunUnconfirmedDestroys: a run on rdma asks the device itself
+// (through the double, its own device list; on a host, RDMA netlink)
+// which of the QPs it created are still there after their destruction
+// was reported. A device whose destroys fail silently (ibv_destroy_qp
+// returns 0) gives a count in result.json and a warning; a good one 0.
+func TestRunUnconfirmedDestroys(t *testing.T) {
+	lib := testdouble.LibDir(t)
+	bin := rdmaBinary(t)
+	env := testdouble.Env(lib, filepath.Join(t.TempDir(), "state"), "xbfake0,xbsilent0:silentdestroy")
+	for _, tc := range []struct {
+		device string
+		silent bool
+	}{{"xbfake0", false}, {"xbsilent0", true}} {
+		t.Run(tc.device, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			cmd := exec.Command(bin, "run", "--progress", "never", "--provider", "rdma", "--device", tc.device, "--workload", "lifecycle",
+				"--qps", "2", "--iterations", "3", "--warmup", "0s", "--out", out)
+			cmd.Env = env
+			code, _, stderr := runProcess(cmd)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			r, err := results.Load(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := r.Leaks
+			if l == nil || l.DestroysUnconfirmed == nil || l.DeviceList != "the test double's device" {
+				t.Fatalf("leak check %+v: want a count from the test double's device", l)
+			}
+			created := int(r.Ops[results.OpCreate].Count)
+			want := 0
+			if tc.silent {
+				want = created
+			}
+			if *l.DestroysUnconfirmed != want || len(l.UnconfirmedQPNs) != want || created == 0 {
+				t.Errorf("destroys_unconfirmed %d (%d numbers), want %d of the %d created", *l.DestroysUnconfirmed, len(l.UnconfirmedQPNs), want, created)
+			}
+			warned := strings.Contains(stderr, "QP destruction(s) not confirmed") && strings.Contains(strings.Join(r.Warnings, "\n"), "not confirmed")
+			if warned != tc.silent {
+				t.Errorf("warning given %v, want %v: %s", warned, tc.silent, stderr)
+			}
+		})
+	}
+}

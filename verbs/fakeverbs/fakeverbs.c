@@ -47,7 +47,11 @@
  *                               indexes 0-5 of an 8-entry table, 6 and 7
  *                               empty), ports=N (N ports, 1-4, port P
  *                               with LID P), down=P (port P is DOWN;
- *                               repeatable), driver=NAME;
+ *                               repeatable), silentdestroy (the last
+ *                               handle's ibv_destroy_qp returns 0 but the
+ *                               hardware keeps the QP, as when the
+ *                               kernel's shared-QP path ignores a failed
+ *                               destroy), driver=NAME;
  *                               default "xbfake0". "none": the
  *                               kernel has no RDMA (NULL list, ENOSYS);
  *                               "empty": no devices.
@@ -65,7 +69,11 @@
  * does (ports/P/{state,link_layer,gids/I,gid_attrs/types/I}), and every
  * modify to RTR the double accepts is recorded in the state folder, file
  * rtr-<device>: "port P sgid_index I" (or "port P lid L" without a GRH),
- * so a test can see which port and GID the provider used.
+ * so a test can see which port and GID the provider used. A silentdestroy
+ * device appends the QP number of each destruction it did not perform to
+ * silent-<device> (hex, one a line): the QPs its hardware still has, which
+ * xrcbench reads as the device's list (verbs.DeviceQPs) as it reads RDMA
+ * netlink for a kernel device.
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -136,6 +144,7 @@ struct fake_device {
 	struct ibv_device dev; /* what applications see */
 	int index;
 	int noxrc, noopenqp, eacces, portdown, noaddr, roce;
+	int silentdestroy; /* see XRCBENCH_FAKEVERBS_DEVICES */
 	int nports;     /* 1 to FAKE_MAX_PORTS */
 	unsigned down;  /* bit P: port P is DOWN */
 	char driver[64];
@@ -629,6 +638,8 @@ static void add_device(char *spec)
 			d->noaddr = 1;
 		else if (!strcmp(f, "roce"))
 			d->roce = 1;
+		else if (!strcmp(f, "silentdestroy"))
+			d->silentdestroy = 1;
 		else if (!strncmp(f, "ports=", 6) && f[6] >= '1' && f[6] <= '0' + FAKE_MAX_PORTS && !f[7])
 			d->nports = f[6] - '0';
 		else if (!strncmp(f, "down=", 5) && f[5] >= '1' && f[5] <= '0' + FAKE_MAX_PORTS && !f[6])
@@ -639,7 +650,7 @@ static void add_device(char *spec)
 			/* A typo must not quietly give a device other than the
 			 * test asked for. */
 			fprintf(stderr, "fakeverbs: XRCBENCH_FAKEVERBS_DEVICES: unknown flag \"%s\" of device %s "
-					"(have noxrc, noopenqp, eacces, portdown, noaddr, roce, ports=1-%d, down=PORT, "
+					"(have noxrc, noopenqp, eacces, portdown, noaddr, roce, ports=1-%d, down=PORT, silentdestroy, "
 					"driver=NAME)\n", f, name, FAKE_MAX_PORTS);
 			g.list_errno = EINVAL;
 			return;
@@ -1688,6 +1699,24 @@ static struct ibv_qp *fake_open_qp(struct ibv_context *c, struct ibv_qp_open_att
 	return qp;
 }
 
+/* record_silent appends qpn to the state folder's silent-<device>: a
+ * line of its own, written at once (O_APPEND), so concurrent processes'
+ * lines never mix. */
+static void record_silent(const struct fake_device *d, uint32_t qpn)
+{
+	char name[128], line[16];
+	int fd, n;
+
+	snprintf(name, sizeof(name), "silent-%s", d->dev.name);
+	fd = openat(g.dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	n = snprintf(line, sizeof(line), "%06x\n", qpn);
+	if (write(fd, line, (size_t)n) != n)
+		fprintf(stderr, "fakeverbs: cannot record the silent destruction of qp %#x of %s\n", qpn, d->dev.name);
+	close(fd);
+}
+
 EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	struct fake_ctx *x;
@@ -1708,8 +1737,13 @@ EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 		return EINVAL;
 	}
 	/* Dropping this handle is the unreg; the last one destroys the QP.
-	 * A send QP is only a number. */
+	 * A send QP is only a number. silentdestroy: the kernel's shared-QP
+	 * path (__ib_destroy_shared_qp) returns 0 even when destroying the
+	 * real QP failed; here the QP leaves the XRC domain and stays on the
+	 * device (silent-<device>). */
 	rc = q->xrcd ? sim_unreg(q->xrcd->dom, qp->qp_num, &flags) : 0;
+	if (rc == 0 && q->xrcd && x->fdev->silentdestroy && (flags & XB_DESTROYED))
+		record_silent(x->fdev, qp->qp_num);
 	if (rc == 0) {
 		*p = q->next;
 		if (q->xrcd)
