@@ -33,6 +33,15 @@ without INIT is EINVAL, as are RTR to INIT and RTR to RTR; a registrant's
 modify moves the QP for all; the last unreg destroys a QP in RTR. They skip
 on a port that is down or has no address.
 
+On --provider rdma, S8 and S9 are asked of the kernel itself, in a child
+process (the provider's own guards answer them before any call in runs), S10
+expects the running kernel's behaviour (before Linux 4.13 a dead process's
+last handle is only closed and its QP stays with the XRCD), and after every
+last unreg the device's own QP list (RDMA netlink) must no longer name the
+QP, since ibv_destroy_qp can return 0 for a destroy that failed; a
+"destructions:" line says how many were confirmed, or why none could be.
+-i/--ib-port and -x/--gid-index choose the port and GID as for run.
+
 One line per check: id, PASS/FAIL/SKIP/SELF-TEST, and what was seen against
 what was expected. Checks a provider cannot do are SKIP with the reason. On
 the sim, S11 is SELF-TEST: the sim is configured without XRC and answers with
