@@ -367,32 +367,15 @@ static int make_ini(struct legacy_dom *d)
 static int modify_one(struct legacy_dom *d, uint32_t qpn, int state)
 {
 	struct legacy_dev *dev = d->dev;
-	struct xb_qp_move m;
 	struct xb_legacy_qp_attr a;
-	int rc, stage;
+	int rc, stage, mask;
 
 	if (state == XB_QPS_RTR && ((rc = xb_path_choose(&legacy_pathlib, dev->ctx, &dev->path, 1, &stage)) != 0 ||
 				    (rc = make_ini(d)) != 0))
 		return rc;
-	if ((rc = xb_path_move(&legacy_pathlib, dev->ctx, &dev->path, state, d->ini ? d->ini->qp_num : 0, &m)) != 0)
+	if ((rc = xb_path_move(&legacy_pathlib, dev->ctx, &dev->path, state, d->ini ? d->ini->qp_num : 0, &a, &mask)) != 0)
 		return rc;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = m.state;
-	a.pkey_index = m.pkey_index;
-	a.port_num = m.port_num;
-	a.qp_access_flags = m.access;
-	a.path_mtu = m.path_mtu;
-	a.dest_qp_num = m.dest_qp_num;
-	a.rq_psn = m.rq_psn;
-	a.max_dest_rd_atomic = m.max_dest_rd_atomic;
-	a.min_rnr_timer = m.min_rnr_timer;
-	a.ah_attr.port_num = m.ah.port_num;
-	a.ah_attr.dlid = m.ah.dlid;
-	a.ah_attr.is_global = (uint8_t)m.ah.is_global;
-	memcpy(a.ah_attr.grh.dgid.raw, m.ah.dgid, sizeof(a.ah_attr.grh.dgid.raw));
-	a.ah_attr.grh.sgid_index = m.ah.sgid_index;
-	a.ah_attr.grh.hop_limit = m.ah.hop_limit;
-	return norm(fns.modify_xrc_rcv_qp(d->xd, qpn, &a, m.mask));
+	return norm(fns.modify_xrc_rcv_qp(d->xd, qpn, &a, mask));
 }
 
 static int legacy_modify(void *domp, uint32_t qpn, int state)

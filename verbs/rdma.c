@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -439,37 +440,34 @@ static int prepare_path(struct rdma_dev *dev, int *stage)
 	return 0;
 }
 
+/* rtrpath.c fills the verbs ABI's struct ibv_qp_attr as legacy_abi.h
+ * declares it; it must be this header's, field for field. */
+_Static_assert(sizeof(struct xb_legacy_qp_attr) == sizeof(struct ibv_qp_attr), "ibv_qp_attr layout");
+#define SAME_AT(f) (offsetof(struct xb_legacy_qp_attr, f) == offsetof(struct ibv_qp_attr, f))
+_Static_assert(SAME_AT(qp_state) && SAME_AT(path_mtu) && SAME_AT(rq_psn) && SAME_AT(dest_qp_num) &&
+		       SAME_AT(qp_access_flags) && SAME_AT(ah_attr) && SAME_AT(pkey_index) &&
+		       SAME_AT(max_dest_rd_atomic) && SAME_AT(min_rnr_timer) && SAME_AT(port_num) &&
+		       SAME_AT(ah_attr.grh.dgid) && SAME_AT(ah_attr.grh.sgid_index) && SAME_AT(ah_attr.grh.hop_limit) &&
+		       SAME_AT(ah_attr.dlid) && SAME_AT(ah_attr.is_global) && SAME_AT(ah_attr.port_num),
+	       "ibv_qp_attr layout");
+#undef SAME_AT
+
 /* modify_one makes one transition of qp with the attributes rtrpath.c
  * chooses (xb_path_move). */
 static int modify_one(struct rdma_dev *dev, struct ibv_qp *qp, int state)
 {
-	struct xb_qp_move m;
+	struct xb_legacy_qp_attr m;
 	struct ibv_qp_attr a;
-	int rc, stage;
+	int rc, stage, mask;
 
 	if (state == XB_QPS_RTR && (rc = prepare_path(dev, &stage)) != 0)
 		return rc;
 	if ((rc = xb_path_move(&rdma_pathlib, dev->ctx, &dev->path, state,
-			       dev->path.ini ? ((struct ibv_qp *)dev->path.ini)->qp_num : 0, &m)) != 0)
+			       dev->path.ini ? ((struct ibv_qp *)dev->path.ini)->qp_num : 0, &m, &mask)) != 0)
 		return rc;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = (enum ibv_qp_state)m.state;
-	a.pkey_index = m.pkey_index;
-	a.port_num = m.port_num;
-	a.qp_access_flags = (unsigned int)m.access;
-	a.path_mtu = (enum ibv_mtu)m.path_mtu;
-	a.dest_qp_num = m.dest_qp_num;
-	a.rq_psn = m.rq_psn;
-	a.max_dest_rd_atomic = m.max_dest_rd_atomic;
-	a.min_rnr_timer = m.min_rnr_timer;
-	a.ah_attr.port_num = m.ah.port_num;
-	a.ah_attr.dlid = m.ah.dlid;
-	a.ah_attr.is_global = (uint8_t)m.ah.is_global;
-	memcpy(a.ah_attr.grh.dgid.raw, m.ah.dgid, sizeof(a.ah_attr.grh.dgid.raw));
-	a.ah_attr.grh.sgid_index = m.ah.sgid_index;
-	a.ah_attr.grh.hop_limit = m.ah.hop_limit;
+	memcpy(&a, &m, sizeof(a));
 	errno = 0;
-	rc = ibv_modify_qp(qp, &a, m.mask);
+	rc = ibv_modify_qp(qp, &a, mask);
 	return rc ? (rc > 0 ? rc : failed_errno()) : 0;
 }
 

@@ -153,42 +153,42 @@ int xb_path_objects(const struct xb_pathlib *lib, void *ctx, struct xb_path *p)
 }
 
 int xb_path_move(const struct xb_pathlib *lib, void *ctx, struct xb_path *p, int state, uint32_t dest_qpn,
-		 struct xb_qp_move *m)
+		 struct xb_legacy_qp_attr *a, int *mask)
 {
 	int rc, stage;
 
-	memset(m, 0, sizeof(*m));
-	m->state = state;
-	m->mask = XB_QP_STATE;
+	memset(a, 0, sizeof(*a));
+	a->qp_state = state;
+	*mask = XB_QP_STATE;
 	switch (state) {
 	case XB_QPS_RESET:
 		return 0;
 	case XB_QPS_INIT:
 		if ((rc = xb_path_choose(lib, ctx, p, 0, &stage)) != 0)
 			return rc;
-		m->pkey_index = 0;
-		m->port_num = p->port;
-		m->access = XB_ACCESS_REMOTE_WRITE | XB_ACCESS_REMOTE_READ;
-		m->mask |= XB_QP_PKEY_INDEX | XB_QP_PORT | XB_QP_ACCESS_FLAGS;
+		a->pkey_index = 0;
+		a->port_num = p->port;
+		a->qp_access_flags = XB_ACCESS_REMOTE_WRITE | XB_ACCESS_REMOTE_READ;
+		*mask |= XB_QP_PKEY_INDEX | XB_QP_PORT | XB_QP_ACCESS_FLAGS;
 		return 0;
 	case XB_QPS_RTR:
 		if ((rc = xb_path_choose(lib, ctx, p, 1, &stage)) != 0)
 			return rc;
-		m->path_mtu = p->mtu;
-		m->dest_qp_num = dest_qpn;
-		m->rq_psn = 0;
-		m->max_dest_rd_atomic = 4;
-		m->min_rnr_timer = 25;
-		m->ah.port_num = p->port;
-		m->ah.dlid = p->ethernet ? 0 : p->lid; /* RoCE has no LID */
+		a->path_mtu = p->mtu;
+		a->dest_qp_num = dest_qpn;
+		a->rq_psn = 0;
+		a->max_dest_rd_atomic = 4;
+		a->min_rnr_timer = 25;
+		a->ah_attr.port_num = p->port;
+		a->ah_attr.dlid = p->ethernet ? 0 : p->lid; /* RoCE has no LID */
 		if (p->is_global) {
-			m->ah.is_global = 1;
-			memcpy(m->ah.dgid, p->gid, sizeof(m->ah.dgid));
-			m->ah.sgid_index = (uint8_t)p->gid_index;
-			m->ah.hop_limit = 1;
+			a->ah_attr.is_global = 1;
+			memcpy(a->ah_attr.grh.dgid.raw, p->gid, sizeof(a->ah_attr.grh.dgid.raw));
+			a->ah_attr.grh.sgid_index = (uint8_t)p->gid_index;
+			a->ah_attr.grh.hop_limit = 1;
 		}
-		m->mask |= XB_QP_AV | XB_QP_PATH_MTU | XB_QP_DEST_QPN | XB_QP_RQ_PSN | XB_QP_MAX_DEST_RD_ATOMIC |
-			   XB_QP_MIN_RNR_TIMER;
+		*mask |= XB_QP_AV | XB_QP_PATH_MTU | XB_QP_DEST_QPN | XB_QP_RQ_PSN | XB_QP_MAX_DEST_RD_ATOMIC |
+			 XB_QP_MIN_RNR_TIMER;
 		return 0;
 	}
 	return EINVAL;

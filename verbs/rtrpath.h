@@ -24,6 +24,8 @@
 
 #include <stdint.h>
 
+#include "legacy_abi.h" /* struct ibv_qp_attr as OFED and rdma-core lay it out */
+
 /* enum ibv_qp_attr_mask and enum ibv_access_flags: the values OFED and
  * rdma-core share (rdma.c and legacy.c assert it). */
 #define XB_QP_STATE (1 << 0)
@@ -86,24 +88,6 @@ struct xb_path {
 	void *pd, *cq, *ini;
 };
 
-/* The attributes of one transition, in the shared ABI values; each
- * provider copies them into its struct ibv_qp_attr. */
-struct xb_qp_move {
-	int state, mask;
-	uint16_t pkey_index;
-	uint8_t port_num;
-	int access;
-	int32_t path_mtu;
-	uint32_t dest_qp_num, rq_psn;
-	uint8_t max_dest_rd_atomic, min_rnr_timer;
-	struct {
-		int is_global;
-		uint16_t dlid;
-		uint8_t port_num, sgid_index, hop_limit;
-		uint8_t dgid[16];
-	} ah;
-};
-
 /* xb_path_init starts a path for a device with nports ports. */
 void xb_path_init(struct xb_path *p, int nports, int want_port, int want_gid);
 
@@ -126,16 +110,19 @@ void xb_path_facts(const struct xb_path *p, struct xb_devfacts *f);
 int xb_path_objects(const struct xb_pathlib *lib, void *ctx, struct xb_path *p);
 
 /*
- * xb_path_move fills m with the attributes and masks the kernel's
+ * xb_path_move fills a (zeroed first) and *mask with the attributes and masks the kernel's
  * qp_state_table requires of an XRC_TGT QP for the transition to state
  * (XB_QPS_RESET, _INIT or _RTR; and OFED's ibv_modify_xrc_rcv_qp
  * documented the same): INIT the pkey index, port and access flags; RTR
  * the address vector, path MTU, destination QP dest_qpn, receive PSN,
  * responder resources and RNR timer (Open MPI openib's 4 and 25). INIT
- * and RTR choose the path first (xb_path_choose). 0 or an errno.
+ * and RTR choose the path first (xb_path_choose). 0 or an errno. The
+ * struct is the verbs ABI's struct ibv_qp_attr, the same in OFED and
+ * rdma-core (legacy_abi.h); rdma.c asserts it against its header and
+ * copies it into its own.
  */
 int xb_path_move(const struct xb_pathlib *lib, void *ctx, struct xb_path *p, int state, uint32_t dest_qpn,
-		 struct xb_qp_move *m);
+		 struct xb_legacy_qp_attr *a, int *mask);
 
 /*
  * xb_path_close releases what the path made (the send QP p->ini, the CQ,
