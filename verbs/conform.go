@@ -531,11 +531,11 @@ func checkCloseBusy(c *conformer) (string, error) {
 			return "", err
 		}
 		return "kernel (asked in a child): ibv_close_xrcd with a QP handle held is EBUSY; the harness's guard says EBUSY too, " +
-			"before any call; after the unreg the close succeeds", steps(
-			func() error { return want("close while registered (the harness's guard)", a.Close(), syscall.EBUSY) },
-			func() error { _, err = a.Unreg(q); return want("unreg", err, 0) },
-			func() error { return want("close after unreg", a.Close(), 0) },
-		)
+				"before any call; after the unreg the close succeeds", steps(
+				func() error { return want("close while registered (the harness's guard)", a.Close(), syscall.EBUSY) },
+				func() error { _, err = a.Unreg(q); return want("unreg", err, 0) },
+				func() error { return want("close after unreg", a.Close(), 0) },
+			)
 	}
 	return "close while registered is EBUSY; after the unreg it succeeds", steps(
 		func() error { return want("close while registered", a.Close(), syscall.EBUSY) },
