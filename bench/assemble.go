@@ -336,7 +336,11 @@ func probeLeaks(vo verbs.Options, h *holder, created *qpSet, complete bool) *res
 	lc.Detail = fmt.Sprintf("probed %d QP number(s): every one the run created (%d by the holder, %d by the threads)",
 		probed, len(h.held)+len(h.foreign), byThreads)
 	if vo.Provider == "rdma" {
-		confirmDestroys(lc, dev.Info(), made, h.foreign)
+		// The holder's QPs, just released; the threads' were asked
+		// before (coordinator.releaseHolder), while the holder still
+		// held the domain that keeps a QP whose destroy failed.
+		listed, how, err := stillListed(dev.Info(), list(h.held), list(h.foreign))
+		addUnconfirmed(lc, listed, how, err)
 	}
 	if !complete {
 		// What the failed workers' threads created is unknown here; the
@@ -349,28 +353,38 @@ func probeLeaks(vo verbs.Options, h *holder, created *qpSet, complete bool) *res
 	return lc
 }
 
-// confirmDestroys asks the device itself which of the run's QP numbers it
-// still lists once all of them were destroyed (the probe destroyed those
-// that leaked): ibv_destroy_qp of a shared QP's last handle returns 0 even
-// when the hardware destroy failed, so only the device's own list (RDMA
-// netlink) can say a destruction did not happen.
-func confirmDestroys(lc *results.LeakCheck, info verbs.DeviceInfo, made *qpSet, foreign []uint32) {
-	listed, how, err := verbs.DeviceQPs(info)
+// stillListed asks the device itself which of the QP numbers sets give
+// it still lists, once all of them were destroyed: ibv_destroy_qp of a
+// shared QP's last handle returns 0 even when the hardware destroy failed
+// (the kernel keeps the QP with its XRCD), so only the device's own list
+// (RDMA netlink) can say a destruction did not happen.
+func stillListed(info verbs.DeviceInfo, sets ...func(func(uint32) error) error) (listed []uint32, how string, err error) {
+	qpns, how, err := verbs.DeviceQPs(info)
 	if err != nil {
-		lc.DeviceList = "n/a: " + err.Error()
+		return nil, "", err
+	}
+	for _, each := range sets {
+		each(func(q uint32) error {
+			if qpns[q] {
+				listed = append(listed, q)
+			}
+			return nil
+		})
+	}
+	return listed, how, nil
+}
+
+// addUnconfirmed records in lc what stillListed said.
+func addUnconfirmed(lc *results.LeakCheck, listed []uint32, how string, err error) {
+	if err != nil {
+		lc.DeviceList, lc.DestroysUnconfirmed = "n/a: "+err.Error(), nil
 		return
 	}
+	if strings.HasPrefix(lc.DeviceList, "n/a") {
+		return // one answer missing: nothing is confirmed
+	}
 	lc.DeviceList = how
-	check := func(q uint32) error {
-		if listed[q] {
-			lc.UnconfirmedQPNs = append(lc.UnconfirmedQPNs, q)
-		}
-		return nil
-	}
-	made.each(check)
-	for _, q := range foreign {
-		check(q)
-	}
+	lc.UnconfirmedQPNs = append(lc.UnconfirmedQPNs, listed...)
 	n := len(lc.UnconfirmedQPNs)
 	lc.DestroysUnconfirmed = &n
 }
