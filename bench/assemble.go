@@ -228,6 +228,17 @@ func mergeLeaks(acc, l *results.LeakCheck) *results.LeakCheck {
 	}
 	acc.Checked = acc.Checked && l.Checked
 	acc.Leaked = append(acc.Leaked, l.Leaked...)
+	if l.DestroysUnconfirmed != nil {
+		n := *l.DestroysUnconfirmed
+		if acc.DestroysUnconfirmed != nil {
+			n += *acc.DestroysUnconfirmed
+		}
+		acc.DestroysUnconfirmed = &n
+	}
+	acc.UnconfirmedQPNs = append(acc.UnconfirmedQPNs, l.UnconfirmedQPNs...)
+	if acc.DeviceList == "" {
+		acc.DeviceList = l.DeviceList
+	}
 	if l.Detail != "" && l.Detail != acc.Detail {
 		acc.Detail += "; " + l.Detail
 	}
@@ -324,6 +335,13 @@ func probeLeaks(vo verbs.Options, h *holder, created *qpSet, complete bool) *res
 	}
 	lc.Detail = fmt.Sprintf("probed %d QP number(s): every one the run created (%d by the holder, %d by the threads)",
 		probed, len(h.held)+len(h.foreign), byThreads)
+	if vo.Provider == "rdma" {
+		// The holder's QPs, just released; the threads' were asked
+		// before (coordinator.releaseHolder), while the holder still
+		// held the domain that keeps a QP whose destroy failed.
+		listed, how, err := stillListed(dev.Info(), list(h.held), list(h.foreign))
+		addUnconfirmed(lc, listed, how, err)
+	}
 	if !complete {
 		// What the failed workers' threads created is unknown here; the
 		// kernel drops a dead process's registrations (S10), but that is
@@ -333,6 +351,42 @@ func probeLeaks(vo verbs.Options, h *holder, created *qpSet, complete bool) *res
 	}
 	lc.Checked = true
 	return lc
+}
+
+// stillListed asks the device itself which of the QP numbers sets give
+// it still lists, once all of them were destroyed: ibv_destroy_qp of a
+// shared QP's last handle returns 0 even when the hardware destroy failed
+// (the kernel keeps the QP with its XRCD), so only the device's own list
+// (RDMA netlink) can say a destruction did not happen.
+func stillListed(info verbs.DeviceInfo, sets ...func(func(uint32) error) error) (listed []uint32, how string, err error) {
+	qpns, how, err := verbs.DeviceQPs(info)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, each := range sets {
+		each(func(q uint32) error {
+			if qpns[q] {
+				listed = append(listed, q)
+			}
+			return nil
+		})
+	}
+	return listed, how, nil
+}
+
+// addUnconfirmed records in lc what stillListed said.
+func addUnconfirmed(lc *results.LeakCheck, listed []uint32, how string, err error) {
+	if err != nil {
+		lc.DeviceList, lc.DestroysUnconfirmed = "n/a: "+err.Error(), nil
+		return
+	}
+	if strings.HasPrefix(lc.DeviceList, "n/a") {
+		return // one answer missing: nothing is confirmed
+	}
+	lc.DeviceList = how
+	lc.UnconfirmedQPNs = append(lc.UnconfirmedQPNs, listed...)
+	n := len(lc.UnconfirmedQPNs)
+	lc.DestroysUnconfirmed = &n
 }
 
 // cpuWarnings says when the measurement did not have the CPUs it needed:

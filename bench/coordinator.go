@@ -183,17 +183,34 @@ func (c *coordinator) progressTicker() (<-chan time.Time, func()) {
 // device lives in the repetition's own directory.
 func (c *coordinator) repVerbs(dir string) verbs.Options {
 	cfg := &c.cfg
-	return verbs.Options{Provider: cfg.Provider, Device: cfg.Device, QPState: cfg.QPState,
+	return verbs.Options{Provider: cfg.Provider, Device: cfg.Device, QPState: cfg.QPState, Port: cfg.IBPort, GIDIndex: cfg.GIDIndex,
 		Sim: verbs.SimOptions{Dir: filepath.Join(dir, "sim"), Semantics: cfg.semantics(), Cost: cfg.SimCost, MaxQPs: cfg.SimMaxQPs}}
 }
 
 // releaseHolder releases the holder's QPs, then probes for QPs left
 // behind; a failed release is a warning, since the measurement stands.
 func (c *coordinator) releaseHolder(out *repOutcome, vo verbs.Options, h *holder) {
+	// rdma: the QPs the threads destroyed must be gone from the device
+	// while the holder still holds the domain, which keeps a QP whose
+	// destroy failed (its release could have the kernel retry it).
+	var listed []uint32
+	var how string
+	listErr := errors.New("the holder has no device")
+	if vo.Provider == "rdma" && h.dev != nil {
+		listed, how, listErr = stillListed(h.dev.Info(), out.created.each)
+	}
 	if err := h.release(); err != nil {
 		out.warnings = append(out.warnings, fmt.Sprintf("repetition %d: releasing the holder: %v", out.index+1, err))
 	}
 	out.leaks = checkLeaks(vo, h, out.created, len(out.threads) == c.cfg.Procs*c.cfg.Threads)
+	if vo.Provider == "rdma" && out.leaks != nil && out.leaks.Method == "reg_probe" {
+		addUnconfirmed(out.leaks, listed, how, listErr)
+	}
+	if lc := out.leaks; lc != nil && lc.DestroysUnconfirmed != nil && *lc.DestroysUnconfirmed > 0 {
+		out.warnings = append(out.warnings, fmt.Sprintf("repetition %d: %d QP destruction(s) not confirmed: ibv_destroy_qp returned 0, "+
+			"but %s still lists QP(s) %v (a destroy the kernel did not report; a later ibv_close_xrcd may fail EBUSY)",
+			out.index+1, *lc.DestroysUnconfirmed, lc.DeviceList, lc.UnconfirmedQPNs))
+	}
 }
 
 // repRun is one repetition in flight: its workers, the barrier segment

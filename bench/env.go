@@ -53,6 +53,14 @@ func environment(info verbs.DeviceInfo) results.Environment {
 	if info.MaxQP != 0 {
 		env.Device["max_qp"] = info.MaxQP
 	}
+	if p := info.Path; p != nil { // the port and GID QPs were moved through
+		env.Device["port"] = p.Port
+		if p.GIDIndex >= 0 {
+			env.Device["gid_index"] = p.GIDIndex
+			add("gid", p.GID)
+			add("gid_type", p.GIDType)
+		}
+	}
 	if len(info.Extra) > 0 {
 		env.ProviderDetail = map[string]string{}
 		for k, v := range info.Extra {

@@ -46,6 +46,11 @@ type Config struct {
 	// before anyone registers (production: RTR), timed as op kind
 	// modify. The zero value, reset, moves nothing.
 	QPState verbs.QPState
+	// IBPort and GIDIndex are the port and GID table entry the rdma and
+	// legacy providers move QPs through (--ib-port, --gid-index); 0 and
+	// nil are automatic (verbs.Options).
+	IBPort   int
+	GIDIndex *int
 	// SimMaxQPs is the sim device's capacity in live QPs; 0 is
 	// verbs.DefaultSimMaxQPs.
 	SimMaxQPs int
@@ -643,6 +648,17 @@ func (c *coordinator) newResult(runID, scheduling string) *results.Result {
 		}
 		if cfg.SimMaxQPs != 0 {
 			r.Config.ProviderOpts["sim_max_qp"] = fmt.Sprint(cfg.SimMaxQPs)
+		}
+	}
+	// The port and GID asked for (the ones used are the device's, in
+	// Environment.Device: port, gid_index, gid, gid_type).
+	if cfg.IBPort != 0 || cfg.GIDIndex != nil {
+		r.Config.ProviderOpts = map[string]string{}
+		if cfg.IBPort != 0 {
+			r.Config.ProviderOpts["ib_port"] = fmt.Sprint(cfg.IBPort)
+		}
+		if cfg.GIDIndex != nil {
+			r.Config.ProviderOpts["gid_index"] = fmt.Sprint(*cfg.GIDIndex)
 		}
 	}
 	return r

@@ -30,6 +30,8 @@ type Settings struct {
 	Warmup       time.Duration
 	Repetitions  int
 	QPState      string // reset, init or rtr
+	IBPort       int    // rdma, legacy: 0 automatic
+	GIDIndex     int    // rdma, legacy: -1 automatic
 	Seed         int64
 	Pin          bool
 	NoCPUCheck   bool // record the CPUs' setup without judging it
@@ -54,8 +56,9 @@ func Defaults() Settings {
 		Provider: "sim", Workload: "steady",
 		Procs: 1, Threads: 1, QPs: 16,
 		Duration: 10 * time.Second, Warmup: time.Second, Repetitions: 1,
-		QPState: verbs.QPRTR.String(), // as MPI does
-		Seed:    1, Interval: time.Second,
+		QPState:  verbs.QPRTR.String(), // as MPI does
+		GIDIndex: -1,
+		Seed:     1, Interval: time.Second,
 		SimSemantics: string(verbs.Legacy),
 		BatchOps:     DefaultBatchOps, BatchTime: DefaultBatchTime,
 	}
@@ -95,6 +98,10 @@ func (s Settings) Config() (Config, error) {
 	if s.Provider != "sim" && (s.SimCost != "" || sem != verbs.Legacy || s.SimMaxQP != 0) {
 		return Config{}, fmt.Errorf("--sim-cost, --sim-semantics and --sim-max-qp apply to --provider sim only")
 	}
+	gid, err := PathChoice(s.Provider, s.IBPort, s.GIDIndex)
+	if err != nil {
+		return Config{}, err
+	}
 	labels, err := results.ParseLabels(s.Labels)
 	if err != nil {
 		return Config{}, fmt.Errorf("--label: %w", err)
@@ -106,6 +113,7 @@ func (s Settings) Config() (Config, error) {
 		Procs: s.Procs, Threads: s.Threads, QPs: s.QPs,
 		Duration: s.Duration, Iterations: s.Iterations, Warmup: s.Warmup, Repetitions: s.Repetitions,
 		Pin: s.Pin, NoCPUCheck: s.NoCPUCheck, Seed: s.Seed, Interval: s.Interval, SimSemantics: sem, SimCost: cost, QPState: state, SimMaxQPs: s.SimMaxQP,
+		IBPort: s.IBPort, GIDIndex: gid,
 		Nodes: s.Nodes, Out: s.Out, CommandLine: s.CommandLine(), StallTimeout: s.StallTimeout,
 	}
 	if cfg.Iterations > 0 {
@@ -124,6 +132,24 @@ func (s Settings) Config() (Config, error) {
 	}
 	cfg.Out = s.Out
 	return cfg, nil
+}
+
+// PathChoice checks --ib-port (0: automatic) and --gid-index (-1:
+// automatic) as run, conform and qualify take them, and returns the GID
+// index as Config and verbs.Options hold it (nil: automatic). Whether the
+// device has them is the device's to say (verbs.ErrBadPath).
+func PathChoice(provider string, port, gidIndex int) (*int, error) {
+	switch {
+	case port < 0 || port > 255:
+		return nil, fmt.Errorf("--ib-port %d: want a port number, 1 to 255 (0: the first ACTIVE port)", port)
+	case gidIndex < -1 || gidIndex > 255:
+		return nil, fmt.Errorf("--gid-index %d: want a GID table index, 0 to 255 (-1: automatic)", gidIndex)
+	case (port != 0 || gidIndex >= 0) && provider != "rdma" && provider != "legacy":
+		return nil, fmt.Errorf("--ib-port and --gid-index apply to --provider rdma and legacy only")
+	case gidIndex < 0:
+		return nil, nil
+	}
+	return &gidIndex, nil
 }
 
 // CommandLine is the `xrcbench run` command that reproduces the settings:
@@ -154,6 +180,8 @@ func (s Settings) CommandLine() []string {
 	if !storm && s.Iterations <= 0 {
 		add("duration", dur(s.Duration), dur(d.Duration))
 	}
+	add("gid-index", num(int64(s.GIDIndex)), num(int64(d.GIDIndex)))
+	add("ib-port", num(int64(s.IBPort)), num(int64(d.IBPort)))
 	add("interval", dur(s.Interval), dur(d.Interval))
 	if !storm && s.Iterations > 0 {
 		add("iterations", num(s.Iterations), "")

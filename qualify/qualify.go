@@ -46,18 +46,22 @@ const (
 // Options configure Run.
 type Options struct {
 	Provider, Device string
-	Plan             *Plan
-	Baseline         string // an earlier qualification's folder; "" none
-	Out              string
-	Resume           bool
-	Labels           map[string]string
-	SimSemantics     verbs.Semantics
-	SimCost          verbs.Cost
-	Engine           bench.Options // how workers are started
-	Log              io.Writer     // one line per step
-	Alpha            float64       // compare's; 0: report.DefaultAlpha
-	Soak             time.Duration // the soak's length; 0: the plan's (none when it has none)
-	Overrides        Overrides     // the command line's replacements of the plan's figures
+	// IBPort and GIDIndex: the port and GID every step and conform use
+	// (rdma, legacy); 0 and nil automatic.
+	IBPort       int
+	GIDIndex     *int
+	Plan         *Plan
+	Baseline     string // an earlier qualification's folder; "" none
+	Out          string
+	Resume       bool
+	Labels       map[string]string
+	SimSemantics verbs.Semantics
+	SimCost      verbs.Cost
+	Engine       bench.Options // how workers are started
+	Log          io.Writer     // one line per step
+	Alpha        float64       // compare's; 0: report.DefaultAlpha
+	Soak         time.Duration // the soak's length; 0: the plan's (none when it has none)
+	Overrides    Overrides     // the command line's replacements of the plan's figures
 }
 
 // Overrides replace the plan's duration, repetitions and warm-up in every
@@ -309,7 +313,7 @@ func conformance(o Options, logf func(string, ...any)) (*verbs.ConformReport, er
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	rep, err := verbs.Conform(verbs.Options{Provider: o.Provider, Device: o.Device, Sim: verbs.SimOptions{Semantics: o.SimSemantics}}, work)
+	rep, err := verbs.Conform(verbs.Options{Provider: o.Provider, Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex, Sim: verbs.SimOptions{Semantics: o.SimSemantics}}, work)
 	if err != nil {
 		// Not fatal: every conformance row is then an error, and the runs
 		// still say what they can.
@@ -364,7 +368,10 @@ func conformanceRows(req Conformance, rep *verbs.ConformReport) []Row {
 // model and labels of the options and the plan's QP state.
 func (o Options) settings() bench.Settings {
 	s := bench.Defaults()
-	s.Provider, s.Device = o.Provider, o.Device
+	s.Provider, s.Device, s.IBPort = o.Provider, o.Device, o.IBPort
+	if o.GIDIndex != nil {
+		s.GIDIndex = *o.GIDIndex
+	}
 	if o.SimSemantics != "" {
 		s.SimSemantics = string(o.SimSemantics)
 	}

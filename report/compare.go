@@ -552,7 +552,7 @@ func differences(base, new *Run) []string {
 	}
 	diff("host", b.Environment.Host, n.Environment.Host)
 	diff("provider", b.Config.Provider, n.Config.Provider)
-	for _, k := range []string{"name", "fw_ver", "hw_ver", "vendor_part_id", "driver"} {
+	for _, k := range []string{"name", "fw_ver", "hw_ver", "vendor_part_id", "driver", "port", "gid_index", "gid_type"} {
 		bv, bok := b.Environment.Device[k]
 		nv, nok := n.Environment.Device[k]
 		if bok || nok {

@@ -192,6 +192,12 @@ func harnessRows(r *results.Result) []kv {
 			v = fmt.Sprintf("%d leaked (%s)", len(l.Leaked), l.Method)
 		}
 		rows = append(rows, kv{"leak check", v})
+		switch {
+		case l.DestroysUnconfirmed != nil:
+			rows = append(rows, kv{"destructions not confirmed by the device", fmt.Sprintf("%d (%s)", *l.DestroysUnconfirmed, l.DeviceList)})
+		case l.DeviceList != "":
+			rows = append(rows, kv{"destructions not confirmed by the device", l.DeviceList})
+		}
 	}
 	return rows
 }

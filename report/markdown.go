@@ -60,7 +60,8 @@ func deviceLine(env results.Environment) string {
 		return ""
 	}
 	var parts []string
-	for _, k := range []string{"name", "fw_ver", "hw_ver", "vendor_id", "vendor_part_id", "driver", "numa_node"} {
+	// port and gid_*: what the rdma and legacy providers moved QPs through
+	for _, k := range []string{"name", "fw_ver", "hw_ver", "vendor_id", "vendor_part_id", "driver", "numa_node", "port", "gid_index", "gid_type", "gid"} {
 		if v, ok := env.Device[k]; ok && fmt.Sprint(v) != "" {
 			parts = append(parts, fmt.Sprintf("%s %v", k, v))
 		}

@@ -331,6 +331,15 @@ type LeakCheck struct {
 	Method  string   `json:"method"` // "sim_inspect" or "reg_probe"
 	Leaked  []uint32 `json:"leaked,omitempty"`
 	Detail  string   `json:"detail,omitempty"`
+	// The rdma provider: after the probe, the QP numbers the run created
+	// that the device itself still lists (RDMA netlink; the test double's
+	// own device list): destructions ibv_destroy_qp reported that did
+	// not happen. DeviceList names where the list came from, or says
+	// "n/a: why" when the device cannot be asked (then nothing is
+	// confirmed, and the count is absent); absent for the other providers.
+	DestroysUnconfirmed *int     `json:"destroys_unconfirmed,omitempty"`
+	UnconfirmedQPNs     []uint32 `json:"unconfirmed_qpns,omitempty"`
+	DeviceList          string   `json:"device_list,omitempty"`
 }
 
 // Fleet is one node's run of a fleet run, as its launcher (Slurm, Open MPI,

@@ -54,6 +54,24 @@ func factsFromC(f *C.struct_xb_devfacts, knowsOps bool) devFacts {
 	}
 }
 
+// pathFromC is the port and GID an opened device chose (struct
+// xb_devfacts' path_* fields), nil when it chose none.
+func pathFromC(f *C.struct_xb_devfacts) *PathInfo {
+	if f.path_port == 0 {
+		return nil
+	}
+	p := &PathInfo{Port: int(f.path_port), PortChosen: f.path_port_chosen != 0,
+		GIDIndex: int(f.path_gid_index), GIDChosen: f.path_gid_chosen != 0}
+	if p.GIDIndex >= 0 {
+		var gid [16]byte
+		for i := range gid {
+			gid[i] = byte(f.path_gid[i])
+		}
+		p.GID, p.GIDType = formatGID(gid), gidTypeName(int(f.path_gid_type))
+	}
+	return p
+}
+
 // legacyProbe says whether the loaded libibverbs exports the legacy XRC API.
 func legacyProbe() (bool, string) {
 	var why [256]C.char
@@ -87,14 +105,15 @@ func legacyOpen(opts Options) (*Device, error) {
 	var h unsafe.Pointer
 	var f C.struct_xb_devfacts
 	var stage C.int
-	if rc := C.xb_legacy_open(name, C.int(opts.QPState), &h, &f, &stage); rc != 0 {
+	if rc := C.xb_legacy_open(name, C.int(opts.QPState), C.int(opts.Port), C.int(opts.wantGID()), &h, &f, &stage); rc != 0 {
 		var all []devFacts
 		if s := int(stage); s == stageNotFound || s == stageNoXRCAny {
 			all, _, _ = legacyList()
 		}
-		return nil, openError("legacy", int(stage), syscall.Errno(rc), factsFromC(&f, false), all)
+		return nil, openError("legacy", int(stage), syscall.Errno(rc), factsFromC(&f, false).asked(opts), all)
 	}
 	info := factsFromC(&f, false).info(legacyLibrary())
+	info.Path = pathFromC(&f)
 	info.Semantics = string(Legacy)
 	info.LegacyAPI = info.XRC
 	return &Device{ops: unsafe.Pointer(&C.xb_legacy_ops), handle: h, info: info}, nil

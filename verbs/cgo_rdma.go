@@ -33,14 +33,15 @@ func rdmaOpen(opts Options) (*Device, error) {
 	var h unsafe.Pointer
 	var f C.struct_xb_devfacts
 	var stage C.int
-	if rc := C.xb_rdma_open(name, C.int(opts.QPState), &h, &f, &stage); rc != 0 {
+	if rc := C.xb_rdma_open(name, C.int(opts.QPState), C.int(opts.Port), C.int(opts.wantGID()), &h, &f, &stage); rc != 0 {
 		var all []devFacts
 		if s := int(stage); s == stageNotFound || s == stageNoXRCAny {
 			all, _, _ = rdmaList()
 		}
-		return nil, openError("rdma", int(stage), syscall.Errno(rc), factsFromC(&f, true), all)
+		return nil, openError("rdma", int(stage), syscall.Errno(rc), factsFromC(&f, true).asked(opts), all)
 	}
 	info := factsFromC(&f, true).info(rdmaLibrary())
+	info.Path = pathFromC(&f)
 	info.Semantics = string(Upstream)
 	return &Device{ops: unsafe.Pointer(&C.xb_rdma_ops), handle: h, info: info}, nil
 }
@@ -56,6 +57,20 @@ func rdmaList() ([]devFacts, string, error) {
 		out = append(out, factsFromC(&facts[i], true))
 	}
 	return out, rdmaLibrary(), nil
+}
+
+// rdmaKernelCloseXRCD calls ibv_close_xrcd on m's XRCD with its handles
+// held, without the harness's EBUSY guard: the kernel's answer.
+func rdmaKernelCloseXRCD(m *Domain) syscall.Errno {
+	return syscall.Errno(C.xb_rdma_kernel_close_xrcd(m.handle))
+}
+
+// rdmaKernelUnreg destroys a handle to qpn that m's device context holds
+// through any domain, without the harness's per-domain guard; called is
+// false when the context holds none, so no call was made.
+func rdmaKernelUnreg(m *Domain, qpn uint32) (e syscall.Errno, called bool) {
+	rc := int(C.xb_rdma_kernel_unreg(m.handle, C.uint32_t(qpn)))
+	return syscall.Errno(max(rc, 0)), rc >= 0
 }
 
 // rdmaDomainHandles is how many QP handles the registrant holds in m.

@@ -20,7 +20,9 @@ type childSpec struct {
 	// "reg": open, register with QPN, wait; "holdlock": take the sim
 	// device lock (QPN 0) or QPN's lock, wait; "regtouch": as reg, then
 	// on a line from the parent unregister QPN (touching its slot again)
-	// and exit 0 if that returned at all.
+	// and exit 0 if that returned at all; "kernel-s8", "kernel-s9": ask
+	// the kernel what the rdma provider's guards answer themselves
+	// (conform), print one "answer" line and exit.
 	Action  string
 	Options Options
 	Domain  string
@@ -72,6 +74,17 @@ func runChild(raw string) error {
 		if err := simHoldLock(spec.Options.Sim.Dir, spec.QPN); err != nil {
 			return err
 		}
+	case "kernel-s8", "kernel-s9":
+		a, err := kernelAsk(spec)
+		if err != nil {
+			return err
+		}
+		raw, err := json.Marshal(a)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("answer %s\n", raw)
+		return nil
 	default:
 		return fmt.Errorf("unknown child action %q", spec.Action)
 	}
@@ -79,6 +92,84 @@ func runChild(raw string) error {
 	// Wait to be killed; a closed stdin means the parent is gone.
 	io.Copy(io.Discard, os.Stdin)
 	return nil
+}
+
+// kernelAnswer is what a kernel-s8 or kernel-s9 child saw.
+type kernelAnswer struct {
+	// S8: an unreg by a registrant that never registered (no handle:
+	// Called false, no call can name the QP), then one through another
+	// domain than its handle was opened through.
+	NeverCalled   bool          `json:"never_called"`
+	ForeignErrno  syscall.Errno `json:"foreign_errno"`
+	ForeignCalled bool          `json:"foreign_called"`
+	HandlesLeft   int           `json:"handles_left"` // in the domain the handle was opened through
+	// S9: ibv_close_xrcd with a QP handle held.
+	CloseErrno syscall.Errno `json:"close_errno"`
+}
+
+// kernelAsk makes the calls of a kernel-s8 or kernel-s9 child, in a
+// registrant of its own: the device, spec.Domain, and for S8 a second
+// domain (spec.Domain + "-foreign").
+func kernelAsk(spec childSpec) (kernelAnswer, error) {
+	var a kernelAnswer
+	dev, err := Open(spec.Options)
+	if err != nil {
+		return a, err
+	}
+	dom, err := dev.OpenDomain(spec.Domain, false)
+	if err != nil {
+		return a, err
+	}
+	if spec.Action == "kernel-s9" {
+		if _, err := dom.CreateRcvQP(); err != nil {
+			return a, err
+		}
+		a.CloseErrno = rdmaKernelCloseXRCD(dom)
+		return a, nil
+	}
+	foreign, err := dev.OpenDomain(spec.Domain+"-foreign", true)
+	if err != nil {
+		return a, err
+	}
+	_, never := rdmaKernelUnreg(foreign, spec.QPN)
+	a.NeverCalled = never
+	if err := dom.Reg(spec.QPN); err != nil {
+		return a, err
+	}
+	a.ForeignErrno, a.ForeignCalled = rdmaKernelUnreg(foreign, spec.QPN)
+	a.HandlesLeft = rdmaDomainHandles(dom)
+	return a, nil
+}
+
+// askKernel runs a kernel-s8 or kernel-s9 child to its end and returns
+// its answer.
+func askKernel(spec childSpec) (kernelAnswer, error) {
+	var a kernelAnswer
+	exe, err := os.Executable()
+	if err != nil {
+		return a, err
+	}
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return a, err
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+string(raw))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = 30 * time.Second
+	out, err := cmd.Output()
+	if err != nil {
+		return a, fmt.Errorf("child (%s): %v: %s", spec.Action, err, strings.TrimSpace(stderr.String()))
+	}
+	line, ok := strings.CutPrefix(strings.TrimSpace(string(out)), "answer ")
+	if !ok {
+		return a, fmt.Errorf("child (%s) said %q", spec.Action, out)
+	}
+	if err := json.Unmarshal([]byte(line), &a); err != nil {
+		return a, fmt.Errorf("child (%s): %v", spec.Action, err)
+	}
+	return a, nil
 }
 
 // child is a running child process.

@@ -26,6 +26,13 @@ type ConformReport struct {
 	Device    string  `json:"device"`
 	Semantics string  `json:"semantics"`
 	Checks    []Check `json:"checks"`
+	// Destructions says how the rdma provider's destructions were
+	// confirmed: after every last unreg a check expects to destroy, the
+	// QP number must be gone from the device's own list (RDMA netlink),
+	// since ibv_destroy_qp of a shared QP's last handle returns 0 even
+	// when the hardware destroy failed. "n/a: why" where the device
+	// cannot be asked; absent for other providers.
+	Destructions string `json:"destructions,omitempty"`
 }
 
 // Failed reports whether any check failed.
@@ -132,6 +139,14 @@ func Conform(opts Options, workDir string) (ConformReport, error) {
 		}
 		rep.Checks = append(rep.Checks, res)
 	}
+	if opts.Provider == "rdma" && info.XRC {
+		switch {
+		case c.unconfirmable != "":
+			rep.Destructions = "n/a: " + c.unconfirmable + "; a destruction the kernel does not report (ibv_destroy_qp returns 0) cannot be caught here"
+		case c.confirmed > 0:
+			rep.Destructions = fmt.Sprintf("%d destruction(s) confirmed through %s: each QP number gone from the device after its last unreg", c.confirmed, c.listedBy)
+		}
+	}
 	return rep, nil
 }
 
@@ -143,6 +158,31 @@ type conformer struct {
 	upstream  bool
 	domainSeq int
 	open      []*Domain
+	// The rdma provider's destructions confirmed through the device's
+	// own list (DeviceQPs), or why it cannot be asked.
+	confirmed     int
+	listedBy      string
+	unconfirmable string
+}
+
+// wantGone confirms, on the rdma provider, that the device itself no
+// longer lists qpn after an unreg that reported its destruction.
+func (c *conformer) wantGone(step string, qpn uint32) error {
+	if c.opts.Provider != "rdma" || c.unconfirmable != "" {
+		return nil
+	}
+	qpns, how, err := DeviceQPs(c.info)
+	if err != nil {
+		c.unconfirmable = err.Error()
+		return nil
+	}
+	if qpns[qpn] {
+		return fmt.Errorf("%s: the unreg returned 0, but %s still lists qp %#06x on %s: a destruction the kernel did not report",
+			step, how, qpn, c.info.Name)
+	}
+	c.confirmed++
+	c.listedBy = how
+	return nil
 }
 
 // registrant opens a new device context on the check's domain (or on the
@@ -250,6 +290,11 @@ func (c *conformer) alive(qpn uint32) (bool, error) {
 }
 
 func (c *conformer) wantAlive(step string, qpn uint32, want bool) error {
+	if !want {
+		if err := c.wantGone(step, qpn); err != nil {
+			return err
+		}
+	}
 	got, err := c.alive(qpn)
 	if err != nil {
 		return fmt.Errorf("%s: probing qp %#06x: %v", step, qpn, err)
@@ -406,6 +451,9 @@ func checkRegForeign(c *conformer) (string, error) {
 }
 
 func checkUnregNotRegistered(c *conformer) (string, error) {
+	if c.upstream && c.opts.Provider == "rdma" {
+		return c.kernelUnregNotRegistered()
+	}
 	if c.upstream {
 		return "", skipError("n/a in the upstream API: there is no handle to destroy")
 	}
@@ -421,12 +469,74 @@ func checkUnregNotRegistered(c *conformer) (string, error) {
 	)
 }
 
+// kernelUnregNotRegistered is S8 on the rdma provider, asked of the kernel
+// in a child registrant (its handle is destroyed): one that never
+// registered has no handle, so no call can name the QP; one whose handle
+// was opened through another domain than the unreg names gets what
+// ibv_destroy_qp of that handle answers, since the kernel destroys
+// handles and a handle does not say which domain was meant. The
+// provider's own table answers EINVAL in both cases, before any call
+// (the harness's guard, what runs see).
+func (c *conformer) kernelUnregNotRegistered() (string, error) {
+	r, q, err := c.created(1)
+	if err != nil {
+		return "", err
+	}
+	a := r[0]
+	ans, err := askKernel(childSpec{Action: "kernel-s8", Options: c.opts, Domain: c.domainPath(""), QPN: q})
+	if err != nil {
+		return "", err
+	}
+	if err := steps(
+		func() error {
+			if ans.NeverCalled {
+				return errors.New("a registrant without a handle to the QP made a call: the provider found a handle it should not hold")
+			}
+			return nil
+		},
+		func() error {
+			return want("kernel: ibv_destroy_qp of the child's handle, asked through its other domain", errnoErr(int(ans.ForeignErrno)), 0)
+		},
+		func() error {
+			if !ans.ForeignCalled || ans.HandlesLeft != 0 {
+				return fmt.Errorf("kernel: the child's handle was not destroyed (call made %v, %d handle(s) left)", ans.ForeignCalled, ans.HandlesLeft)
+			}
+			return nil
+		},
+		func() error { return c.wantAlive("after the child's foreign unreg", q, true) },
+		func() error { _, err := a.Unreg(q); return want("creator unreg", err, 0) },
+	); err != nil {
+		return "", err
+	}
+	return "kernel (asked in a child): a registrant without a handle has no call to make; ibv_destroy_qp of a handle " +
+		"asked through another domain succeeds (0) and drops that handle only, the QP living on for the creator: the upstream " +
+		"API has no per-domain registration to refuse. The harness's guard answers EINVAL in both cases in runs", nil
+}
+
 func checkCloseBusy(c *conformer) (string, error) {
 	r, q, err := c.created(1)
 	if err != nil {
 		return "", err
 	}
 	a := r[0]
+	if c.opts.Provider == "rdma" {
+		// Asked of the kernel in a child (what a provider leaves of a
+		// domain whose close failed is its own business), then the
+		// harness's guard, which runs see.
+		ans, err := askKernel(childSpec{Action: "kernel-s9", Options: c.opts, Domain: c.domainPath("")})
+		if err != nil {
+			return "", err
+		}
+		if err := want("kernel: ibv_close_xrcd with a QP handle held (asked in a child)", errnoErr(int(ans.CloseErrno)), syscall.EBUSY); err != nil {
+			return "", err
+		}
+		return "kernel (asked in a child): ibv_close_xrcd with a QP handle held is EBUSY; the harness's guard says EBUSY too, " +
+				"before any call; after the unreg the close succeeds", steps(
+				func() error { return want("close while registered (the harness's guard)", a.Close(), syscall.EBUSY) },
+				func() error { _, err = a.Unreg(q); return want("unreg", err, 0) },
+				func() error { return want("close after unreg", a.Close(), 0) },
+			)
+	}
 	return "close while registered is EBUSY; after the unreg it succeeds", steps(
 		func() error { return want("close while registered", a.Close(), syscall.EBUSY) },
 		func() error { _, err = a.Unreg(q); return want("unreg", err, 0) },
@@ -477,8 +587,87 @@ func checkProcessExit(c *conformer) (string, error) {
 	if _, err := b.Unreg(q2); err != nil {
 		return "", err
 	}
-	return "a SIGKILLed child's registrations are dropped: the survivor's unreg destroys the QP, and a QP whose last registrant was killed is destroyed",
-		c.wantAlive("after its last registrant was killed", q2, false)
+	if err := c.wantAlive("after the survivor's unreg", q2, false); err != nil {
+		return "", err
+	}
+	// Case 3: the killed process held the only handle.
+	q3, err := a.CreateRcvQP()
+	if err != nil {
+		return "", err
+	}
+	ch, err := startChild(childSpec{Action: "reg", Options: c.opts, Domain: c.domainPath(""), QPN: q3})
+	if err != nil {
+		return "", fmt.Errorf("child registrant: %w", err)
+	}
+	_, err = a.Unreg(q3)
+	if kerr := ch.kill(); err == nil {
+		err = kerr
+	}
+	if err != nil {
+		return "", err
+	}
+	done := "a SIGKILLed child's registrations are dropped: the survivor's unreg destroys the QP, and a QP whose only registrant was killed is destroyed"
+	k := c.s10Kernel()
+	if !k.closesOnly {
+		if err := c.wantAlive("after its only registrant was killed", q3, false); err != nil {
+			return "", err
+		}
+		return done + k.note, nil
+	}
+	// Before 4.13 the dead process's handle was only closed: the QP
+	// lives on, bound to its XRCD, until the XRCD is deallocated (its
+	// last domain handle closed).
+	if err := c.wantAlive("after its only registrant was killed ("+k.release+": it stays with its XRCD)", q3, true); err != nil {
+		return "", err
+	}
+	c.closeAll()
+	if err := c.wantAlive("after every domain handle closed (the XRCD deallocated)", q3, false); err != nil {
+		return "", err
+	}
+	return "a SIGKILLed child's registrations are dropped: the survivor's unreg destroys the QP; a QP whose only registrant " +
+		"was killed outlives it, bound to its XRCD, and goes when the XRCD is deallocated (" + k.release + ", before 4.13)", nil
+}
+
+// s10Kernel is the kernel behaviour S10 expects of the rdma provider: the
+// running kernel's (uname), or the test double's, which models 4.13 on.
+// Before Linux 4.13 the uverbs cleanup of a closed file only closed a
+// shared (XRC target) QP handle, ib_close_qp, so a QP whose last handle a
+// dead process held stayed bound to its XRCD (as "RDMA/uverbs: Export XRC
+// TGT QPs to user space" designed it); from 4.13 uverbs_free_qp destroys
+// every handle with ib_destroy_qp, the last one destroying the QP.
+func (c *conformer) s10Kernel() s10Behaviour {
+	if c.opts.Provider != "rdma" {
+		return s10Behaviour{}
+	}
+	if c.info.TestDouble {
+		return s10Behaviour{note: " (the test double models Linux 4.13 on)"}
+	}
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return s10Behaviour{note: " (kernel release unknown: 4.13 on assumed)"}
+	}
+	return s10For(unix.ByteSliceToString(u.Release[:]))
+}
+
+// s10Behaviour: closesOnly when the kernel only closes a dead process's
+// shared QP handles (before 4.13); note is said with the outcome.
+type s10Behaviour struct {
+	release    string
+	closesOnly bool
+	note       string
+}
+
+// s10For reads a kernel release ("4.9.0-8-amd64", "6.8.0-45-generic").
+func s10For(release string) s10Behaviour {
+	var major, minor int
+	if n, _ := fmt.Sscanf(release, "%d.%d", &major, &minor); n != 2 {
+		return s10Behaviour{release: release, note: fmt.Sprintf(" (kernel release %q unreadable: 4.13 on assumed)", release)}
+	}
+	b := s10Behaviour{release: "Linux " + release, closesOnly: major < 4 || major == 4 && minor < 13}
+	if !b.closesOnly {
+		b.note = " (" + b.release + ", 4.13 on)"
+	}
+	return b
 }
 
 func checkNoXRC(c *conformer) (string, error) {

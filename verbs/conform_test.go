@@ -68,3 +68,28 @@ func TestErrnoName(t *testing.T) {
 		}
 	}
 }
+
+// S10 on rdma expects the running kernel's cleanup of a dead process's
+// shared QP handles: before 4.13 only closed (the QP stays with its
+// XRCD), from 4.13 destroyed.
+func TestS10KernelRelease(t *testing.T) {
+	for _, tt := range []struct {
+		release    string
+		closesOnly bool
+		note       string
+	}{
+		{"3.10.0-1160.el7.x86_64", true, ""},
+		{"4.9.0-8-amd64", true, ""},
+		{"4.12.14-lp150.12-default", true, ""},
+		{"4.13.0-16-generic", false, " (Linux 4.13.0-16-generic, 4.13 on)"},
+		{"4.18.0-553.el8_10.x86_64", false, " (Linux 4.18.0-553.el8_10.x86_64, 4.13 on)"},
+		{"5.4.0", false, " (Linux 5.4.0, 4.13 on)"},
+		{"6.8.0-45-generic", false, " (Linux 6.8.0-45-generic, 4.13 on)"},
+		{"garbage", false, ` (kernel release "garbage" unreadable: 4.13 on assumed)`},
+	} {
+		got := s10For(tt.release)
+		if got.closesOnly != tt.closesOnly || got.note != tt.note {
+			t.Errorf("s10For(%q) = %+v, want closesOnly %v note %q", tt.release, got, tt.closesOnly, tt.note)
+		}
+	}
+}

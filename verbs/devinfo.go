@@ -7,9 +7,11 @@ package verbs
 import (
 	"debug/elf"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,6 +37,15 @@ type devFacts struct {
 	KnowsOps bool
 	// PortFacts: each port's query (struct xb_portfacts), port p at [p-1].
 	PortFacts []portFacts
+	// WantPort and WantGID are the port and GID index the user asked
+	// for (Options.Port, Options.GIDIndex; 0 and -1 when automatic).
+	WantPort, WantGID int
+}
+
+// asked records the port and GID index opts asks for, for the error.
+func (f devFacts) asked(opts Options) devFacts {
+	f.WantPort, f.WantGID = opts.Port, opts.wantGID()
+	return f
 }
 
 // portFacts mirrors struct xb_portfacts (rdma_facts.h): the verbs enums.
@@ -150,9 +161,15 @@ func (f devFacts) info(library string) DeviceInfo {
 	}
 	for i, p := range f.PortFacts {
 		if p.Queried {
-			in.PortInfo = append(in.PortInfo, p.portInfo(i+1))
+			pi := p.portInfo(i + 1)
+			var err error
+			if pi.GIDs, err = readGIDs(f.sysfsDir(), i+1); err != nil {
+				pi.GIDsNote = "n/a: " + err.Error()
+			}
+			in.PortInfo = append(in.PortInfo, pi)
 		}
 	}
+	in.sysfsDir = f.sysfsDir()
 	s := readSysfs(f.sysfsDir())
 	in.Driver, in.NUMANode = s.driver, s.numa
 	for k, v := range s.extra {
@@ -280,13 +297,17 @@ type deviceError struct {
 	msg          string
 	errno        syscall.Errno
 	notSupported bool
+	badPath      bool // the user's --ib-port or --gid-index
 }
 
 func (e *deviceError) Error() string { return e.msg }
 
 func (e *deviceError) Unwrap() []error {
-	if e.notSupported {
+	switch {
+	case e.notSupported:
 		return []error{e.errno, ErrNotSupported}
+	case e.badPath:
+		return []error{e.errno, ErrBadPath}
 	}
 	return []error{e.errno}
 }
@@ -306,6 +327,8 @@ const (
 	stagePort
 	stageNoAddr
 	stageINI
+	stageBadPort
+	stageBadGID
 )
 
 // openError explains why a provider could not open a device: provider is
@@ -349,15 +372,74 @@ func openError(provider string, stage int, errno syscall.Errno, f devFacts, all 
 		e.msg = "the legacy XRC API is not available: " + f.Name
 		e.notSupported = true
 	case stagePort:
+		if f.WantPort > 0 {
+			e.msg = fmt.Sprintf("device %s: port %d is %s, not ACTIVE (--ib-port %d): choose an ACTIVE port (%s; xrcbench devices lists them)",
+				f.Name, f.WantPort, f.portState(f.WantPort), f.WantPort, f.activePorts())
+			e.badPath = true
+			break
+		}
 		e.msg = fmt.Sprintf("device %s has no ACTIVE port (%s): --qp-state rtr needs a port with a link to give each QP a loopback address; use --qp-state init", f.Name, errnoName(errno))
 	case stageNoAddr:
 		e.msg = fmt.Sprintf("device %s: its port has no address (no LID on InfiniBand, no GID on RoCE; %s): --qp-state rtr needs one for each QP's loopback path; use --qp-state init", f.Name, errnoName(errno))
 	case stageINI:
 		e.msg = fmt.Sprintf("device %s: cannot make the local XRC send QP (and its PD and CQ) whose number --qp-state rtr gives each receive QP as destination: %s (%s); use --qp-state init", f.Name, errno.Error(), errnoName(errno))
+	case stageBadPort:
+		e.msg = fmt.Sprintf("device %s has no port %d (--ib-port %d): its ports are 1 to %d", f.Name, f.WantPort, f.WantPort, max(f.Ports, 1))
+		e.badPath = true
+	case stageBadGID:
+		e.msg = fmt.Sprintf("device %s: --gid-index %d is past the GID table of its port or an empty entry%s: xrcbench devices lists each port's GIDs",
+			f.Name, f.WantGID, f.gidTableNote())
+		e.badPath = true
 	default:
 		e.msg = fmt.Sprintf("%s: cannot open a device: %s", provider, errno.Error())
 	}
 	return e
+}
+
+// portState names port p's state as devices prints it ("unknown" when
+// it was not queried).
+func (f devFacts) portState(p int) string {
+	if p < 1 || p > len(f.PortFacts) || !f.PortFacts[p-1].Queried {
+		return "in an unknown state"
+	}
+	return f.PortFacts[p-1].portInfo(p).State
+}
+
+// activePorts lists the ACTIVE ports, for an error that asks for one.
+func (f devFacts) activePorts() string {
+	var act []string
+	for i, p := range f.PortFacts {
+		if p.Queried && p.State == 4 { // IBV_PORT_ACTIVE
+			act = append(act, strconv.Itoa(i+1))
+		}
+	}
+	if len(act) == 0 {
+		return "it has none"
+	}
+	return "ACTIVE: " + strings.Join(act, ", ")
+}
+
+// gidTableNote says which entries the chosen port's table has, from sysfs.
+func (f devFacts) gidTableNote() string {
+	port := f.WantPort
+	if port == 0 {
+		port = 1
+		for i, p := range f.PortFacts {
+			if p.Queried && p.State == 4 {
+				port = i + 1
+				break
+			}
+		}
+	}
+	gids, err := readGIDs(f.sysfsDir(), port)
+	if err != nil || len(gids) == 0 {
+		return fmt.Sprintf(" (port %d)", port)
+	}
+	var idx []string
+	for _, g := range gids {
+		idx = append(idx, strconv.Itoa(g.Index))
+	}
+	return fmt.Sprintf(" (port %d has entries %s)", port, strings.Join(idx, ", "))
 }
 
 // openFailure explains a device that libibverbs lists but cannot open.
@@ -463,3 +545,91 @@ func (in *DeviceInfo) setLiveQPs(all map[string][]LiveQP, err error) {
 func errListFailed(rc int) error {
 	return openError("", stageList, syscall.Errno(-rc), devFacts{}, nil)
 }
+
+// readGIDs reads port's GID table from the device's sysfs directory:
+// ports/<port>/gids/<index> (the address) and gid_attrs/types/<index>
+// (its type, where the kernel has it: 4.5 on), the non-empty entries in
+// index order, as ibv_devinfo -v and show_gids list them.
+func readGIDs(dir string, port int) ([]GIDEntry, error) {
+	pdir := filepath.Join(dir, "ports", strconv.Itoa(port))
+	names, err := os.ReadDir(filepath.Join(pdir, "gids"))
+	if err != nil {
+		return nil, err
+	}
+	ethernet := false
+	if ll, err := os.ReadFile(filepath.Join(pdir, "link_layer")); err == nil {
+		ethernet = strings.TrimSpace(string(ll)) == "Ethernet"
+	}
+	var out []GIDEntry
+	for _, n := range names {
+		i, err := strconv.Atoi(n.Name())
+		if err != nil || i < 0 {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join(pdir, "gids", n.Name()))
+		if err != nil {
+			continue
+		}
+		gid, ok := parseGID(strings.TrimSpace(string(raw)))
+		if !ok || gid == [16]byte{} {
+			continue // an empty slot of the table
+		}
+		e := GIDEntry{Index: i, Address: formatGID(gid)}
+		if t, err := os.ReadFile(filepath.Join(pdir, "gid_attrs", "types", n.Name())); err == nil {
+			switch strings.TrimSpace(string(t)) {
+			case "RoCE v2":
+				e.Type = gidTypeName(gidRoCEv2)
+			case "IB/RoCE v1":
+				e.Type = gidTypeName(gidRoCEv1)
+			}
+		}
+		if !ethernet {
+			e.Type = gidTypeName(gidIB) // the kernel names an InfiniBand GID "IB/RoCE v1" too
+		}
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b GIDEntry) int { return a.Index - b.Index })
+	return out, nil
+}
+
+// The values of enum xb_gid_type (rtrpath.h).
+const (
+	gidUnknown = -1
+	gidIB      = 0
+	gidRoCEv1  = 1
+	gidRoCEv2  = 2
+)
+
+func gidTypeName(t int) string {
+	switch t {
+	case gidIB:
+		return "IB"
+	case gidRoCEv1:
+		return "RoCE v1"
+	case gidRoCEv2:
+		return "RoCE v2"
+	}
+	return ""
+}
+
+// parseGID reads a GID as sysfs writes it: eight groups of four hex
+// digits, fe80:0000:0000:0000:fa4e:0000:0000:0100.
+func parseGID(s string) ([16]byte, bool) {
+	var g [16]byte
+	groups := strings.Split(s, ":")
+	if len(groups) != 8 {
+		return g, false
+	}
+	for i, grp := range groups {
+		v, err := strconv.ParseUint(grp, 16, 16)
+		if err != nil || len(grp) != 4 {
+			return g, false
+		}
+		g[2*i], g[2*i+1] = byte(v>>8), byte(v)
+	}
+	return g, true
+}
+
+// formatGID writes a GID as an IPv6 address (an IPv4-mapped one as
+// ::ffff:a.b.c.d), which is what a RoCE GID is and how a user knows it.
+func formatGID(g [16]byte) string { return netip.AddrFrom16(g).String() }

@@ -126,7 +126,7 @@ func TestDevFactsInfo(t *testing.T) {
 	in := f.info("/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0")
 	want := DeviceInfo{Name: "mlx5_0", XRC: true, OpenQP: true, FWVer: "16.35.2000", HWVer: "0x0",
 		VendorID: 0x02c9, VendorPartID: 4119, NodeGUID: "0002:c903:00a0:b1c2", MaxQP: 262144, Ports: 1,
-		Driver: "mlx5_core", NUMANode: 0, Library: "rdma-core 44.0"}
+		Driver: "mlx5_core", NUMANode: 0, Library: "rdma-core 44.0", sysfsDir: cls}
 	got := in
 	got.Extra, got.Capabilities, got.BOM = nil, nil, nil // TestCapabilities, TestSysfsBOM
 	if !reflect.DeepEqual(got, want) {
@@ -462,7 +462,7 @@ func TestPortInfo(t *testing.T) {
 		{portFacts{Queried: true, State: 9, ActiveMTU: 0, LinkLayer: 7}, PortInfo{Port: 1, State: "state9", LinkLayer: "link_layer7"}},
 	}
 	for _, tt := range tests {
-		if got := tt.f.portInfo(1); got != tt.want {
+		if got := tt.f.portInfo(1); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%+v: %+v, want %+v", tt.f, got, tt.want)
 		}
 	}

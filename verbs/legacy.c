@@ -34,6 +34,7 @@
 
 #include "devselect.h"
 #include "legacy.h"
+#include "rtrpath.h"
 
 struct legacy_fns {
 	void *lib;
@@ -131,14 +132,9 @@ struct legacy_dev {
 	void *ctx; /* struct ibv_context * */
 	struct legacy_dom *doms; /* open domains, to release on close */
 	int target;              /* the QP state XB_QPS_TARGET means */
-	int nports;
-	/* what INIT and RTR need (see rdma.c's struct rdma_path) */
-	int port_found;
-	uint8_t port;
-	int active, mtu, is_global, gid_index;
-	uint16_t lid;
-	union xb_legacy_gid gid;
-	void *pd, *cq; /* for the send QPs, made with the first one */
+	/* what INIT and RTR need (rtrpath.h); the PD and CQ for the
+	 * domains' send QPs are made with the first one */
+	struct xb_path path;
 };
 
 struct legacy_dom {
@@ -256,54 +252,90 @@ static int legacy_unreg(void *domp, uint32_t qpn, uint32_t *flags)
 	return norm(fns.unreg_xrc_rcv_qp(d->xd, qpn));
 }
 
-/* find_port: the first ACTIVE port, else port 1, with its address. */
-static int find_port(struct legacy_dev *dev)
+_Static_assert(XB_QP_STATE == XB_LEGACY_QP_STATE && XB_QP_ACCESS_FLAGS == XB_LEGACY_QP_ACCESS_FLAGS &&
+		       XB_QP_PKEY_INDEX == XB_LEGACY_QP_PKEY_INDEX && XB_QP_PORT == XB_LEGACY_QP_PORT &&
+		       XB_QP_AV == XB_LEGACY_QP_AV && XB_QP_PATH_MTU == XB_LEGACY_QP_PATH_MTU &&
+		       XB_QP_RQ_PSN == XB_LEGACY_QP_RQ_PSN && XB_QP_MIN_RNR_TIMER == XB_LEGACY_QP_MIN_RNR_TIMER &&
+		       XB_QP_MAX_DEST_RD_ATOMIC == XB_LEGACY_QP_MAX_DEST_RD_ATOMIC &&
+		       XB_QP_DEST_QPN == XB_LEGACY_QP_DEST_QPN && XB_ACCESS_REMOTE_WRITE == XB_LEGACY_ACCESS_REMOTE_WRITE &&
+		       XB_ACCESS_REMOTE_READ == XB_LEGACY_ACCESS_REMOTE_READ && XB_PORT_ACTIVE == XB_LEGACY_PORT_ACTIVE &&
+		       XB_LINK_LAYER_ETHERNET == XB_LEGACY_LINK_LAYER_ETHERNET,
+	       "rtrpath.h's values are legacy_abi.h's");
+
+/* The path's calls (rtrpath.h) through the resolved symbols. */
+static int path_query_port(void *ctx, uint8_t port, struct xb_port_answer *a)
 {
 	struct xb_legacy_port_attr pa;
 	int rc;
 
-	for (int p = 1; p <= (dev->nports > 0 ? dev->nports : 1); p++) {
-		memset(&pa, 0, sizeof(pa));
-		if ((rc = norm(fns.query_port(dev->ctx, (uint8_t)p, &pa))) != 0)
-			return rc;
-		if (pa.state == XB_LEGACY_PORT_ACTIVE || p == 1) {
-			dev->port = (uint8_t)p;
-			dev->active = pa.state == XB_LEGACY_PORT_ACTIVE;
-			dev->mtu = pa.active_mtu;
-			dev->lid = pa.lid;
-			dev->is_global = pa.link_layer == XB_LEGACY_LINK_LAYER_ETHERNET;
-			dev->gid_index = -1;
-			for (int i = 0; dev->is_global && i < pa.gid_tbl_len && dev->gid_index < 0; i++) {
-				static const union xb_legacy_gid zero;
-
-				if (norm(fns.query_gid(dev->ctx, (uint8_t)p, i, &dev->gid)) == 0 &&
-				    memcmp(&dev->gid, &zero, sizeof(zero)))
-					dev->gid_index = i;
-			}
-			if (dev->active)
-				break;
-		}
-	}
-	dev->port_found = 1;
+	memset(&pa, 0, sizeof(pa));
+	if ((rc = norm(fns.query_port(ctx, port, &pa))) != 0)
+		return rc;
+	*a = (struct xb_port_answer){.state = pa.state, .active_mtu = pa.active_mtu, .link_layer = pa.link_layer,
+				     .gid_tbl_len = pa.gid_tbl_len, .lid = pa.lid};
 	return 0;
 }
 
-/* check_rtr: what RTR needs of the port, with the stage that says so. */
-static int check_rtr(struct legacy_dev *dev, int *stage)
+/* OFED 1.x and MLNX_OFED's libibverbs have no call that says a GID's type
+ * (rdma-core's ibv_query_gid_ex came later), so it is read where the
+ * kernel publishes it, as rdma-core's ibv_query_gid_type does: sysfs
+ * <ibdev_path>/ports/<port>/gid_attrs/types/<index>. A kernel without
+ * that file (before 4.5, RoCE v1 only) leaves the type unknown. */
+static int gid_type_of(void *ctx, uint8_t port, int index)
 {
+	/* struct ibv_context starts with its struct ibv_device * in both APIs */
+	const struct xb_legacy_device *dev = *(const struct xb_legacy_device *const *)ctx;
+	char path[XB_IBV_PATH_MAX + 64], buf[32] = "";
+	FILE *f;
+
+	if (!dev)
+		return XB_GID_TYPE_UNKNOWN;
+	snprintf(path, sizeof(path), "%s/ports/%u/gid_attrs/types/%d", dev->ibdev_path, (unsigned)port, index);
+	if (!(f = fopen(path, "re")))
+		return XB_GID_TYPE_UNKNOWN;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	if (!strncmp(buf, "RoCE v2", 7))
+		return XB_GID_TYPE_ROCE_V2;
+	if (!strncmp(buf, "IB/RoCE v1", 10))
+		return XB_GID_TYPE_ROCE_V1;
+	return XB_GID_TYPE_UNKNOWN;
+}
+
+static int path_query_gid(void *ctx, uint8_t port, int index, uint8_t gid[16], int *type)
+{
+	union xb_legacy_gid g;
+	struct xb_legacy_port_attr pa;
 	int rc;
 
-	*stage = XB_STAGE_PORT;
-	if (!dev->port_found && (rc = find_port(dev)) != 0)
+	if ((rc = norm(fns.query_gid(ctx, port, index, &g))) != 0)
 		return rc;
-	if (!dev->active)
-		return ENETDOWN;
-	*stage = XB_STAGE_NOADDR;
-	if (dev->is_global ? dev->gid_index < 0 : dev->lid == 0)
-		return EADDRNOTAVAIL;
-	*stage = XB_STAGE_OK;
+	memcpy(gid, g.raw, 16);
+	memset(&pa, 0, sizeof(pa));
+	*type = XB_GID_TYPE_UNKNOWN;
+	if (norm(fns.query_port(ctx, port, &pa)) == 0)
+		*type = pa.link_layer == XB_LEGACY_LINK_LAYER_ETHERNET ? gid_type_of(ctx, port, index) : XB_GID_TYPE_IB;
 	return 0;
 }
+
+static void *path_alloc_pd(void *ctx) { return fns.alloc_pd(ctx); }
+static int path_dealloc_pd(void *pd) { return norm(fns.dealloc_pd(pd)); }
+static void *path_create_cq(void *ctx) { return fns.create_cq(ctx, 1, NULL, NULL, 0); }
+static int path_destroy_cq(void *cq) { return norm(fns.destroy_cq(cq)); }
+static int path_destroy_qp(void *qp) { return norm(fns.destroy_qp(qp)); }
+static int path_close_device(void *ctx) { return norm(fns.close_device(ctx)); }
+
+static const struct xb_pathlib legacy_pathlib = {
+	.query_port = path_query_port,
+	.query_gid = path_query_gid,
+	.alloc_pd = path_alloc_pd,
+	.dealloc_pd = path_dealloc_pd,
+	.create_cq = path_create_cq,
+	.destroy_cq = path_destroy_cq,
+	.destroy_qp = path_destroy_qp,
+	.close_device = path_close_device,
+};
 
 /* make_ini makes the domain's send QP, and the device's PD and CQ with the
  * first one. */
@@ -312,72 +344,37 @@ static int make_ini(struct legacy_dom *d)
 	struct legacy_dev *dev = d->dev;
 	struct xb_legacy_qp_init_attr qa;
 
+	int rc;
+
 	if (d->ini)
 		return 0;
-	errno = 0;
-	if (!dev->pd && !(dev->pd = fns.alloc_pd(dev->ctx)))
-		return errno > 0 ? errno : ENOMEM;
-	errno = 0;
-	if (!dev->cq && !(dev->cq = fns.create_cq(dev->ctx, 1, NULL, NULL, 0)))
-		return errno > 0 ? errno : ENOMEM;
+	if ((rc = xb_path_objects(&legacy_pathlib, dev->ctx, &dev->path)) != 0)
+		return rc;
 	memset(&qa, 0, sizeof(qa));
-	qa.send_cq = qa.recv_cq = dev->cq;
+	qa.send_cq = qa.recv_cq = dev->path.cq;
 	qa.cap.max_send_wr = 1;
 	qa.cap.max_send_sge = 1;
 	qa.qp_type = XB_LEGACY_QPT_XRC;
 	qa.xrc_domain = d->xd;
 	errno = 0;
-	if (!(d->ini = fns.create_qp(dev->pd, &qa)))
+	if (!(d->ini = fns.create_qp(dev->path.pd, &qa)))
 		return errno > 0 ? errno : EINVAL;
 	return 0;
 }
 
-/* modify_one makes one transition with the attributes of rdma.c's
- * modify_one, through ibv_modify_xrc_rcv_qp. */
+/* modify_one makes one transition with the attributes rtrpath.c chooses
+ * (xb_path_move), through ibv_modify_xrc_rcv_qp. */
 static int modify_one(struct legacy_dom *d, uint32_t qpn, int state)
 {
 	struct legacy_dev *dev = d->dev;
 	struct xb_legacy_qp_attr a;
-	int mask = XB_LEGACY_QP_STATE, rc, stage;
+	int rc, stage, mask;
 
-	memset(&a, 0, sizeof(a));
-	switch (state) {
-	case XB_QPS_RESET:
-		a.qp_state = XB_QPS_RESET;
-		break;
-	case XB_QPS_INIT:
-		if (!dev->port_found && (rc = find_port(dev)) != 0)
-			return rc;
-		a.qp_state = XB_QPS_INIT;
-		a.pkey_index = 0;
-		a.port_num = dev->port;
-		a.qp_access_flags = XB_LEGACY_ACCESS_REMOTE_WRITE | XB_LEGACY_ACCESS_REMOTE_READ;
-		mask |= XB_LEGACY_QP_PKEY_INDEX | XB_LEGACY_QP_PORT | XB_LEGACY_QP_ACCESS_FLAGS;
-		break;
-	case XB_QPS_RTR:
-		if ((rc = check_rtr(dev, &stage)) != 0 || (rc = make_ini(d)) != 0)
-			return rc;
-		a.qp_state = XB_QPS_RTR;
-		a.path_mtu = dev->mtu;
-		a.dest_qp_num = d->ini->qp_num;
-		a.rq_psn = 0;
-		a.max_dest_rd_atomic = 4;
-		a.min_rnr_timer = 25;
-		a.ah_attr.port_num = dev->port;
-		if (dev->is_global) {
-			a.ah_attr.is_global = 1;
-			a.ah_attr.grh.dgid = dev->gid;
-			a.ah_attr.grh.sgid_index = (uint8_t)dev->gid_index;
-			a.ah_attr.grh.hop_limit = 1;
-		} else {
-			a.ah_attr.dlid = dev->lid;
-		}
-		mask |= XB_LEGACY_QP_AV | XB_LEGACY_QP_PATH_MTU | XB_LEGACY_QP_DEST_QPN | XB_LEGACY_QP_RQ_PSN |
-			XB_LEGACY_QP_MAX_DEST_RD_ATOMIC | XB_LEGACY_QP_MIN_RNR_TIMER;
-		break;
-	default:
-		return EINVAL;
-	}
+	if (state == XB_QPS_RTR && ((rc = xb_path_choose(&legacy_pathlib, dev->ctx, &dev->path, 1, &stage)) != 0 ||
+				    (rc = make_ini(d)) != 0))
+		return rc;
+	if ((rc = xb_path_move(&legacy_pathlib, dev->ctx, &dev->path, state, d->ini ? d->ini->qp_num : 0, &a, &mask)) != 0)
+		return rc;
 	return norm(fns.modify_xrc_rcv_qp(d->xd, qpn, &a, mask));
 }
 
@@ -424,14 +421,7 @@ static int legacy_close_device(void *devp)
 		fns.close_xrc_domain(d->xd);
 		free(d);
 	}
-	if (dev->cq && (rc = norm(fns.destroy_cq(dev->cq))) != 0)
-		return rc;
-	dev->cq = NULL;
-	if (dev->pd && (rc = norm(fns.dealloc_pd(dev->pd))) != 0)
-		return rc;
-	dev->pd = NULL;
-	rc = dev->ctx ? norm(fns.close_device(dev->ctx)) : 0;
-	if (rc)
+	if ((rc = xb_path_close(&legacy_pathlib, dev->ctx, &dev->path)) != 0)
 		return rc;
 	free(dev);
 	return 0;
@@ -513,7 +503,8 @@ static const struct xb_devlib legacy_lib = {
 	.no_xrc_errno = ENOSYS,
 };
 
-int xb_legacy_open(const char *name, int qp_state, void **devp, struct xb_devfacts *facts, int *stage)
+int xb_legacy_open(const char *name, int qp_state, int want_port, int want_gid, void **devp,
+		   struct xb_devfacts *facts, int *stage)
 {
 	struct legacy_dev *dev;
 	void *ctx;
@@ -537,12 +528,15 @@ int xb_legacy_open(const char *name, int qp_state, void **devp, struct xb_devfac
 	}
 	dev->ctx = ctx;
 	dev->target = qp_state;
-	dev->nports = facts->phys_port_cnt;
-	if (qp_state == XB_QPS_RTR && facts->xrc && (rc = check_rtr(dev, stage)) != 0) {
+	xb_path_init(&dev->path, facts->phys_port_cnt, want_port, want_gid);
+	/* As xb_rdma_open: what RTR needs, and the port and GID asked for,
+	 * are checked now, not in the first timed modify. */
+	if (facts->xrc && (rc = xb_path_choose(&legacy_pathlib, ctx, &dev->path, qp_state == XB_QPS_RTR, stage)) != 0) {
 		fns.close_device(ctx);
 		free(dev);
 		return rc;
 	}
+	xb_path_facts(&dev->path, facts);
 	*devp = dev;
 	return 0;
 }

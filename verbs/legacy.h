@@ -18,7 +18,8 @@ extern const struct xb_ops xb_legacy_ops;
 int xb_legacy_probe(char *why, size_t len);
 
 /* As xb_rdma_open, through the legacy API; S11 is ENOSYS here. */
-int xb_legacy_open(const char *name, int qp_state, void **dev, struct xb_devfacts *facts, int *stage);
+int xb_legacy_open(const char *name, int qp_state, int want_port, int want_gid, void **dev, struct xb_devfacts *facts,
+		   int *stage);
 
 /* As xb_rdma_list; needs only the device calls, not the XRC ones. */
 int xb_legacy_list(struct xb_devfacts *facts, int max);

@@ -93,8 +93,46 @@ type conformCase struct {
 var conformCases = []conformCase{
 	{"legacy", "xbfake0", "legacy", statuses("S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15", "S11")},
 	{"legacy", "xbnoxrc0", "legacy", statuses("S11", "S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15")},
-	{"rdma", "xbfake0", "upstream", statuses("S1 S2 S3 S4 S5 S6 S7 S9 S10 S12 S13 S14 S15", "S8 S11")},
+	{"rdma", "xbfake0", "upstream", statuses("S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15", "S11")},
 	{"rdma", "xbnoxrc0", "upstream", statuses("S11", "S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15")},
+}
+
+// TestDoubleConformSilentDestroy: a device whose last ibv_destroy_qp of a
+// QP returns 0 and leaves the QP (the kernel's shared-QP path when the
+// hardware destroy fails) fails conform on rdma at the first last unreg,
+// because the device itself still lists the QP number; a good device's
+// destructions are each confirmed that way.
+func TestDoubleConformSilentDestroy(t *testing.T) {
+	if !RDMABuilt {
+		t.Skip("the rdma provider is not in this build: " + RDMANotBuilt)
+	}
+	runInDouble(t, "conform-silent", "xbfake0,xbsilent0:silentdestroy", "")
+}
+
+func init() {
+	doubleCases["conform-silent"] = func(t *testing.T, _ string) {
+		for _, tc := range []struct {
+			device, s1, destructions string
+		}{
+			{"xbfake0", "pass", "destruction(s) confirmed through the test double's device"},
+			{"xbsilent0", "fail", ""},
+		} {
+			rep, err := Conform(Options{Provider: "rdma", Device: tc.device}, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			s1 := rep.Checks[0]
+			if s1.ID != "S1" || s1.Status != tc.s1 {
+				t.Errorf("%s: S1 %s: %s, want %s", tc.device, s1.Status, s1.Detail, tc.s1)
+			}
+			if tc.s1 == "fail" && !strings.Contains(s1.Detail, "still lists qp") {
+				t.Errorf("%s: S1 failed for another reason: %s", tc.device, s1.Detail)
+			}
+			if !strings.Contains(rep.Destructions, tc.destructions) {
+				t.Errorf("%s: destructions %q, want %q", tc.device, rep.Destructions, tc.destructions)
+			}
+		}
+	}
 }
 
 // TestDoubleConform runs the conformance table S1–S15 through the legacy

@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -38,33 +39,18 @@
 
 #include "devselect.h"
 #include "rdma.h"
+#include "rtrpath.h"
 
 struct rdma_dom;
-
-/* What moving a receive QP to INIT and RTR needs, found once per context.
- * RTR needs a loopback address on the port (its LID on InfiniBand, a GID
- * of its table on RoCE) and a destination QP number: that of a local XRC
- * send (XRC_INI) QP made for the purpose, which needs a PD and a CQ. */
-struct rdma_path {
-	int ready;     /* port, mtu and address found, ini made */
-	uint8_t port;  /* the first ACTIVE port, else 1 */
-	int active;    /* that port is ACTIVE */
-	enum ibv_mtu mtu;
-	uint16_t lid;  /* InfiniBand */
-	int is_global; /* RoCE: address by GID */
-	int gid_index;
-	union ibv_gid gid;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *ini;
-};
 
 struct rdma_dev {
 	struct ibv_context *ctx;
 	struct rdma_dom *doms; /* open domain handles, to release on close */
 	int target;            /* the QP state XB_QPS_TARGET means */
-	int nports;
-	struct rdma_path path;
+	/* What moving a receive QP to INIT and RTR needs (rtrpath.h): the
+	 * port and its address, and a local XRC send (XRC_INI) QP, made for
+	 * the purpose, whose number is RTR's destination. */
+	struct xb_path path;
 };
 
 /* One QP number's handles held by this registrant. Most registrants hold
@@ -256,9 +242,11 @@ static int rdma_close_domain(void *domp)
 
 	if (!d || !d->xrcd)
 		return EINVAL;
-	/* S9: the kernel refuses too (the XRCD is still referenced by our
-	 * QP handles), but saying EBUSY here keeps the handles intact
-	 * instead of leaving a half-closed domain. */
+	/* S9, the harness's own guard: the kernel refuses too (EBUSY, while
+	 * QP handles opened through this XRCD handle exist), but saying so
+	 * here keeps the handles intact instead of trusting every provider
+	 * to leave a domain whole after a refused close.
+	 * xb_rdma_kernel_close_xrcd asks the kernel itself (conform). */
 	if (d->handles)
 		return EBUSY;
 	errno = 0;
@@ -339,7 +327,7 @@ static int rdma_unreg(void *domp, uint32_t qpn, uint32_t *flags)
 		return EINVAL;
 	s = slot_find(d, qpn);
 	if (!s)
-		return EINVAL; /* no handle: the upstream form of S8 */
+		return EINVAL; /* the harness's guard, S8: no handle in this domain (xb_rdma_kernel_unreg asks the kernel) */
 	/* Destroy the newest handle first; on failure it stays ours. */
 	qp = s->n > 1 ? s->more[s->n - 2] : s->one;
 	errno = 0;
@@ -352,121 +340,91 @@ static int rdma_unreg(void *domp, uint32_t qpn, uint32_t *flags)
 	return 0;
 }
 
-/* find_port picks the port a receive QP is bound to: the first ACTIVE
- * one, else port 1 (INIT needs only a valid number; RTR refuses a port
- * that is not ACTIVE, see find_address). */
-static int find_port(struct rdma_dev *dev)
+_Static_assert(XB_QP_STATE == IBV_QP_STATE && XB_QP_ACCESS_FLAGS == IBV_QP_ACCESS_FLAGS &&
+		       XB_QP_PKEY_INDEX == IBV_QP_PKEY_INDEX && XB_QP_PORT == IBV_QP_PORT && XB_QP_AV == IBV_QP_AV &&
+		       XB_QP_PATH_MTU == IBV_QP_PATH_MTU && XB_QP_RQ_PSN == IBV_QP_RQ_PSN &&
+		       XB_QP_MIN_RNR_TIMER == IBV_QP_MIN_RNR_TIMER && XB_QP_MAX_DEST_RD_ATOMIC == IBV_QP_MAX_DEST_RD_ATOMIC &&
+		       XB_QP_DEST_QPN == IBV_QP_DEST_QPN && XB_ACCESS_REMOTE_WRITE == IBV_ACCESS_REMOTE_WRITE &&
+		       XB_ACCESS_REMOTE_READ == IBV_ACCESS_REMOTE_READ && XB_PORT_ACTIVE == IBV_PORT_ACTIVE &&
+		       XB_LINK_LAYER_ETHERNET == IBV_LINK_LAYER_ETHERNET,
+	       "rtrpath.h's values are the verbs ABI's");
+
+/* The path's calls (rtrpath.h) through rdma-core. */
+static int path_query_port(void *ctx, uint8_t port, struct xb_port_answer *a)
 {
 	struct ibv_port_attr pa;
 	int rc;
-
-	dev->path.port = 1;
-	dev->path.active = 0;
-	for (int p = 1; p <= (dev->nports > 0 ? dev->nports : 1); p++) {
-		memset(&pa, 0, sizeof(pa));
-		errno = 0;
-		rc = ibv_query_port(dev->ctx, (uint8_t)p, &pa);
-		if (rc)
-			return rc > 0 ? rc : failed_errno();
-		if (pa.state == IBV_PORT_ACTIVE || p == 1) {
-			dev->path.port = (uint8_t)p;
-			dev->path.active = pa.state == IBV_PORT_ACTIVE;
-			dev->path.mtu = pa.active_mtu;
-			dev->path.lid = pa.lid;
-			dev->path.is_global = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
-			if (dev->path.active)
-				break;
-		}
-	}
-	return 0;
-}
-
-/* find_gid picks the port's GID to loop back to on RoCE: a RoCE v2 entry
- * if there is one, else the first non-zero one. */
-static int find_gid(struct rdma_dev *dev)
-{
-	struct ibv_port_attr pa;
-	int best = -1, best_v2 = 0;
 
 	memset(&pa, 0, sizeof(pa));
-	if (ibv_query_port(dev->ctx, dev->path.port, &pa))
-		return EADDRNOTAVAIL;
-	for (int i = 0; i < pa.gid_tbl_len; i++) {
-		struct ibv_gid_entry e;
-		static const union ibv_gid zero;
-
-		memset(&e, 0, sizeof(e));
-		if (ibv_query_gid_ex(dev->ctx, dev->path.port, (uint32_t)i, &e, 0))
-			continue;
-		if (!memcmp(&e.gid, &zero, sizeof(zero)))
-			continue;
-		if (best < 0 || (!best_v2 && e.gid_type == IBV_GID_TYPE_ROCE_V2)) {
-			best = i;
-			best_v2 = e.gid_type == IBV_GID_TYPE_ROCE_V2;
-			dev->path.gid = e.gid;
-		}
-	}
-	if (best < 0)
-		return EADDRNOTAVAIL;
-	dev->path.gid_index = best;
+	errno = 0;
+	if ((rc = ibv_query_port(ctx, port, &pa)) != 0)
+		return rc > 0 ? rc : failed_errno();
+	*a = (struct xb_port_answer){.state = pa.state, .active_mtu = pa.active_mtu, .link_layer = pa.link_layer,
+				     .gid_tbl_len = pa.gid_tbl_len, .lid = pa.lid};
 	return 0;
 }
 
-/* path_release frees what prepare_path made. */
-static int path_release(struct rdma_path *p)
+/* ibv_query_gid_ex reads the entry's type from the kernel's GID table
+ * (sysfs gid_attrs/types where the kernel has no ioctl for it). */
+static int path_query_gid(void *ctx, uint8_t port, int index, uint8_t gid[16], int *type)
 {
+	struct ibv_gid_entry e;
 	int rc;
 
-	if (p->ini) {
-		errno = 0;
-		if ((rc = ibv_destroy_qp(p->ini)) != 0)
-			return rc > 0 ? rc : failed_errno();
-		p->ini = NULL;
+	memset(&e, 0, sizeof(e));
+	errno = 0;
+	if ((rc = ibv_query_gid_ex(ctx, port, (uint32_t)index, &e, 0)) != 0)
+		return rc > 0 ? rc : failed_errno();
+	memcpy(gid, e.gid.raw, 16);
+	switch (e.gid_type) {
+	case IBV_GID_TYPE_IB:
+		*type = XB_GID_TYPE_IB;
+		break;
+	case IBV_GID_TYPE_ROCE_V1:
+		*type = XB_GID_TYPE_ROCE_V1;
+		break;
+	case IBV_GID_TYPE_ROCE_V2:
+		*type = XB_GID_TYPE_ROCE_V2;
+		break;
+	default:
+		*type = XB_GID_TYPE_UNKNOWN;
 	}
-	if (p->cq) {
-		errno = 0;
-		if ((rc = ibv_destroy_cq(p->cq)) != 0)
-			return rc > 0 ? rc : failed_errno();
-		p->cq = NULL;
-	}
-	if (p->pd) {
-		errno = 0;
-		if ((rc = ibv_dealloc_pd(p->pd)) != 0)
-			return rc > 0 ? rc : failed_errno();
-		p->pd = NULL;
-	}
-	p->ready = 0;
 	return 0;
 }
 
-/* prepare_path finds what RTR needs: ENETDOWN when the port is not
- * ACTIVE, EADDRNOTAVAIL when it has no LID (InfiniBand) or no GID (RoCE),
- * else an errno of the PD, CQ or XRC send QP it makes. */
+static void *path_alloc_pd(void *ctx) { return ibv_alloc_pd(ctx); }
+static int path_dealloc_pd(void *pd) { return ibv_dealloc_pd(pd); }
+static void *path_create_cq(void *ctx) { return ibv_create_cq(ctx, 1, NULL, NULL, 0); }
+static int path_destroy_cq(void *cq) { return ibv_destroy_cq(cq); }
+static int path_destroy_qp(void *qp) { return ibv_destroy_qp(qp); }
+static int path_close_device(void *ctx) { return ibv_close_device(ctx); }
+
+static const struct xb_pathlib rdma_pathlib = {
+	.query_port = path_query_port,
+	.query_gid = path_query_gid,
+	.alloc_pd = path_alloc_pd,
+	.dealloc_pd = path_dealloc_pd,
+	.create_cq = path_create_cq,
+	.destroy_cq = path_destroy_cq,
+	.destroy_qp = path_destroy_qp,
+	.close_device = path_close_device,
+};
+
+/* prepare_path finds what RTR needs (xb_path_choose's errnos and stages),
+ * then makes the XRC send QP RTR points at, with its PD and CQ
+ * (XB_STAGE_INI). */
 static int prepare_path(struct rdma_dev *dev, int *stage)
 {
 	struct ibv_qp_init_attr_ex qa;
 	int rc;
 
-	if (dev->path.ready)
+	if (dev->path.ini)
 		return 0;
-	*stage = XB_STAGE_PORT;
-	if ((rc = find_port(dev)) != 0)
+	if ((rc = xb_path_choose(&rdma_pathlib, dev->ctx, &dev->path, 1, stage)) != 0)
 		return rc;
-	if (!dev->path.active)
-		return ENETDOWN;
-	*stage = XB_STAGE_NOADDR;
-	if (dev->path.is_global ? (rc = find_gid(dev)) != 0 : dev->path.lid == 0)
-		return rc ? rc : EADDRNOTAVAIL;
 	*stage = XB_STAGE_INI;
-	errno = 0;
-	if (!(dev->path.pd = ibv_alloc_pd(dev->ctx)))
-		return failed_errno();
-	errno = 0;
-	if (!(dev->path.cq = ibv_create_cq(dev->ctx, 1, NULL, NULL, 0))) {
-		rc = failed_errno();
-		path_release(&dev->path);
+	if ((rc = xb_path_objects(&rdma_pathlib, dev->ctx, &dev->path)) != 0)
 		return rc;
-	}
 	memset(&qa, 0, sizeof(qa));
 	qa.qp_type = IBV_QPT_XRC_SEND;
 	qa.comp_mask = IBV_QP_INIT_ATTR_PD;
@@ -476,65 +434,38 @@ static int prepare_path(struct rdma_dev *dev, int *stage)
 	qa.cap.max_send_wr = 1;
 	qa.cap.max_send_sge = 1;
 	errno = 0;
-	if (!(dev->path.ini = ibv_create_qp_ex(dev->ctx, &qa))) {
-		rc = failed_errno();
-		path_release(&dev->path);
-		return rc;
-	}
-	dev->path.ready = 1;
+	if (!(dev->path.ini = ibv_create_qp_ex(dev->ctx, &qa)))
+		return failed_errno();
 	*stage = XB_STAGE_OK;
 	return 0;
 }
 
-/* modify_one makes one transition of qp with the attributes and masks
- * the kernel's qp_state_table requires of an XRC_TGT QP (and OFED's
- * ibv_modify_xrc_rcv_qp documented): INIT needs the pkey index, port and
- * access flags; RTR the address vector, path MTU, destination QP, receive
- * PSN, responder resources and RNR timer. max_dest_rd_atomic and
- * min_rnr_timer are Open MPI openib's defaults (4, 25). */
+/* rtrpath.c fills the verbs ABI's struct ibv_qp_attr as legacy_abi.h
+ * declares it; it must be this header's, field for field. */
+_Static_assert(sizeof(struct xb_legacy_qp_attr) == sizeof(struct ibv_qp_attr), "ibv_qp_attr layout");
+#define SAME_AT(f) (offsetof(struct xb_legacy_qp_attr, f) == offsetof(struct ibv_qp_attr, f))
+_Static_assert(SAME_AT(qp_state) && SAME_AT(path_mtu) && SAME_AT(rq_psn) && SAME_AT(dest_qp_num) &&
+		       SAME_AT(qp_access_flags) && SAME_AT(ah_attr) && SAME_AT(pkey_index) &&
+		       SAME_AT(max_dest_rd_atomic) && SAME_AT(min_rnr_timer) && SAME_AT(port_num) &&
+		       SAME_AT(ah_attr.grh.dgid) && SAME_AT(ah_attr.grh.sgid_index) && SAME_AT(ah_attr.grh.hop_limit) &&
+		       SAME_AT(ah_attr.dlid) && SAME_AT(ah_attr.is_global) && SAME_AT(ah_attr.port_num),
+	       "ibv_qp_attr layout");
+#undef SAME_AT
+
+/* modify_one makes one transition of qp with the attributes rtrpath.c
+ * chooses (xb_path_move). */
 static int modify_one(struct rdma_dev *dev, struct ibv_qp *qp, int state)
 {
+	struct xb_legacy_qp_attr m;
 	struct ibv_qp_attr a;
-	int mask = IBV_QP_STATE, rc, stage;
+	int rc, stage, mask;
 
-	memset(&a, 0, sizeof(a));
-	switch (state) {
-	case XB_QPS_RESET:
-		a.qp_state = IBV_QPS_RESET;
-		break;
-	case XB_QPS_INIT:
-		if (!dev->path.port && (rc = find_port(dev)) != 0)
-			return rc;
-		a.qp_state = IBV_QPS_INIT;
-		a.pkey_index = 0;
-		a.port_num = dev->path.port;
-		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-		mask |= IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
-		break;
-	case XB_QPS_RTR:
-		if ((rc = prepare_path(dev, &stage)) != 0)
-			return rc;
-		a.qp_state = IBV_QPS_RTR;
-		a.path_mtu = dev->path.mtu;
-		a.dest_qp_num = dev->path.ini->qp_num;
-		a.rq_psn = 0;
-		a.max_dest_rd_atomic = 4;
-		a.min_rnr_timer = 25;
-		a.ah_attr.port_num = dev->path.port;
-		if (dev->path.is_global) {
-			a.ah_attr.is_global = 1;
-			a.ah_attr.grh.dgid = dev->path.gid;
-			a.ah_attr.grh.sgid_index = (uint8_t)dev->path.gid_index;
-			a.ah_attr.grh.hop_limit = 1;
-		} else {
-			a.ah_attr.dlid = dev->path.lid;
-		}
-		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			IBV_QP_MIN_RNR_TIMER;
-		break;
-	default:
-		return EINVAL;
-	}
+	if (state == XB_QPS_RTR && (rc = prepare_path(dev, &stage)) != 0)
+		return rc;
+	if ((rc = xb_path_move(&rdma_pathlib, dev->ctx, &dev->path, state,
+			       dev->path.ini ? ((struct ibv_qp *)dev->path.ini)->qp_num : 0, &m, &mask)) != 0)
+		return rc;
+	memcpy(&a, &m, sizeof(a));
 	errno = 0;
 	rc = ibv_modify_qp(qp, &a, mask);
 	return rc ? (rc > 0 ? rc : failed_errno()) : 0;
@@ -607,12 +538,8 @@ static int rdma_close_device(void *devp)
 			return rc;
 		dev->doms = next;
 	}
-	if ((rc = path_release(&dev->path)) != 0)
+	if ((rc = xb_path_close(&rdma_pathlib, dev->ctx, &dev->path)) != 0)
 		return rc;
-	errno = 0;
-	rc = dev->ctx ? ibv_close_device(dev->ctx) : 0;
-	if (rc)
-		return rc > 0 ? rc : failed_errno();
 	free(dev);
 	return 0;
 }
@@ -627,6 +554,57 @@ const struct xb_ops xb_rdma_ops = {
 	.modify = rdma_modify,
 	.close_device = rdma_close_device,
 };
+
+int xb_rdma_kernel_close_xrcd(void *domp)
+{
+	struct rdma_dom *d = domp;
+	int rc;
+
+	if (!d || !d->xrcd)
+		return EINVAL;
+	errno = 0;
+	rc = ibv_close_xrcd(d->xrcd);
+	if (rc)
+		return rc > 0 ? rc : failed_errno();
+	/* Closed with handles held (a kernel that does not refuse): they
+	 * refer to a gone XRCD, so they are dropped unreleased; the caller
+	 * is a child that exits next. */
+	dom_unlink(d);
+	for (size_t i = 0; i <= d->mask; i++)
+		free(d->slots[i].more);
+	free(d->slots);
+	free(d);
+	return 0;
+}
+
+int xb_rdma_kernel_unreg(void *domp, uint32_t qpn)
+{
+	struct rdma_dom *d = domp;
+
+	if (!d || !d->xrcd || qpn > XB_QPN_MAX)
+		return EINVAL;
+	/* A handle to qpn held by this context through any domain: the
+	 * kernel destroys handles, and a handle does not say which domain a
+	 * caller meant. */
+	for (struct rdma_dom *o = d->dev->doms; o; o = o->next) {
+		struct rdma_slot *s = slot_find(o, qpn);
+		struct ibv_qp *qp;
+		int rc;
+
+		if (!s)
+			continue;
+		qp = s->n > 1 ? s->more[s->n - 2] : s->one;
+		errno = 0;
+		rc = ibv_destroy_qp(qp);
+		if (rc)
+			return rc > 0 ? rc : failed_errno();
+		o->handles--;
+		if (--s->n == 0)
+			slot_remove(o, s);
+		return 0;
+	}
+	return -1;
+}
 
 size_t xb_rdma_dom_handles(void *domp)
 {
@@ -850,7 +828,8 @@ static const struct xb_devlib rdma_lib = {
 	.no_xrc_errno = EOPNOTSUPP,
 };
 
-int xb_rdma_open(const char *name, int qp_state, void **devp, struct xb_devfacts *facts, int *stage)
+int xb_rdma_open(const char *name, int qp_state, int want_port, int want_gid, void **devp, struct xb_devfacts *facts,
+		 int *stage)
 {
 	struct rdma_dev *dev;
 	void *ctx;
@@ -885,15 +864,17 @@ int xb_rdma_open(const char *name, int qp_state, void **devp, struct xb_devfacts
 	}
 	dev->ctx = ctx;
 	dev->target = qp_state;
-	dev->nports = facts->phys_port_cnt;
+	xb_path_init(&dev->path, facts->phys_port_cnt, want_port, want_gid);
 	/* RTR's needs are found now, not in the first timed modify: a port
-	 * that is down or has no address fails the open, in one line. */
-	if (qp_state == XB_QPS_RTR && facts->xrc && (rc = prepare_path(dev, stage)) != 0) {
-		path_release(&dev->path);
-		ibv_close_device(ctx);
+	 * that is down or has no address fails the open, in one line; so
+	 * does a port or GID asked for that the device does not have. */
+	if (facts->xrc && ((qp_state == XB_QPS_RTR && (rc = prepare_path(dev, stage)) != 0) ||
+			   (qp_state != XB_QPS_RTR && (rc = xb_path_choose(&rdma_pathlib, ctx, &dev->path, 0, stage)) != 0))) {
+		xb_path_close(&rdma_pathlib, ctx, &dev->path);
 		free(dev);
 		return rc;
 	}
+	xb_path_facts(&dev->path, facts);
 	*devp = dev;
 	return 0;
 }

@@ -24,8 +24,12 @@ extern const struct xb_ops xb_rdma_ops;
  * RTR the port, its address and a local XRC send QP are prepared here,
  * and a port that is not ACTIVE fails with XB_STAGE_PORT (ENETDOWN), one
  * without a LID or GID with XB_STAGE_NOADDR (EADDRNOTAVAIL).
+ * want_port (0: automatic) and want_gid (-1: automatic) choose the port
+ * and GID (rtrpath.h); one the device lacks fails the open whatever
+ * qp_state is, with XB_STAGE_BADPORT, _BADGID or _PORT (not ACTIVE).
  */
-int xb_rdma_open(const char *name, int qp_state, void **dev, struct xb_devfacts *facts, int *stage);
+int xb_rdma_open(const char *name, int qp_state, int want_port, int want_gid, void **dev, struct xb_devfacts *facts,
+		 int *stage);
 
 /*
  * xb_rdma_list fills up to max entries of facts, one per device, opening
@@ -39,6 +43,19 @@ int xb_rdma_count(void);
 
 /* xb_rdma_library names the file libibverbs was loaded from ("" if unknown). */
 void xb_rdma_library(char *buf, size_t len);
+
+/*
+ * The kernel asked without the harness's guards (conform's S8 and S9, in
+ * a child process, since what a provider does after such a call is not
+ * the harness's to know):
+ * xb_rdma_kernel_close_xrcd calls ibv_close_xrcd on dom's XRCD whatever
+ * handles it still has, and returns the call's errno (0: dom is gone);
+ * xb_rdma_kernel_unreg destroys a handle to qpn that dom's device context
+ * holds through any of its domains and returns the call's errno, or -1
+ * when the context holds none (no call can name the QP).
+ */
+int xb_rdma_kernel_close_xrcd(void *dom);
+int xb_rdma_kernel_unreg(void *dom, uint32_t qpn);
 
 /* Inspection for tests: live handles this registrant holds in dom. */
 size_t xb_rdma_dom_handles(void *dom);

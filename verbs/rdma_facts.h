@@ -47,6 +47,11 @@ struct xb_devfacts {
 	int32_t open_xrcd_probe, create_qp_ex_probe, open_qp_probe;
 	int32_t legacy_api; /* the loaded libibverbs exports ibv_reg_xrc_rcv_qp & co */
 	struct xb_portfacts ports[XB_MAX_PORTS]; /* port p at [p-1] */
+	/* The port and GID an opened device moves QPs through (rtrpath.h):
+	 * path_port 0 when none was chosen (--qp-state reset, or no XRC);
+	 * path_gid_index -1 when no GID is used (InfiniBand by LID). */
+	int32_t path_port, path_port_chosen, path_gid_index, path_gid_chosen, path_gid_type;
+	uint8_t path_gid[16];
 };
 
 #define XB_PROBE_NOT_TRIED (-1)
@@ -71,6 +76,8 @@ enum xb_open_stage {
 	XB_STAGE_PORT = 10,    /* --qp-state rtr: the port is not ACTIVE (or cannot be queried) */
 	XB_STAGE_NOADDR = 11,  /* --qp-state rtr: the port has no LID (InfiniBand) or GID (RoCE) */
 	XB_STAGE_INI = 12,     /* --qp-state rtr: the local XRC send QP (or its PD, CQ) failed */
+	XB_STAGE_BADPORT = 13, /* --ib-port: the device has no such port */
+	XB_STAGE_BADGID = 14,  /* --gid-index: past the port's GID table, or an empty entry */
 };
 
 #endif

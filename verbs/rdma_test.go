@@ -317,7 +317,11 @@ func init() {
 			Semantics: "upstream", FWVer: "99.1.0", HWVer: "0x1", VendorID: 0xfa4e, VendorPartID: 4242,
 			NodeGUID: "fa4e:0000:0000:0100", MaxQP: DefaultSimMaxQPs, Ports: 1, Driver: "xrcbench_fake",
 			NUMANode: 0, Library: "xrcbench fakeverbs (test double)", TestDouble: true,
-			PortInfo: []PortInfo{{Port: 1, State: "ACTIVE", ActiveMTU: 4096, LinkLayer: "InfiniBand"}}}
+			PortInfo: []PortInfo{{Port: 1, State: "ACTIVE", ActiveMTU: 4096, LinkLayer: "InfiniBand",
+				GIDs: []GIDEntry{{Index: 0, Type: "IB", Address: "fe80::fa4e:0:0:100"}}}},
+			// Open's default QP state is reset: the automatic port is
+			// found, no GID is needed (InfiniBand: the LID).
+			Path: &PathInfo{Port: 1, GIDIndex: -1}}
 		got := in
 		got.Extra, got.Capabilities, got.BOM = nil, nil, nil // checked below, from Devices and the bill of materials
 		if !jsonEqual(got, want) {
@@ -464,4 +468,102 @@ func jsonEqual(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
+}
+
+// pathCase is one choice of port and GID through the double: what the
+// opened device says it uses, and what the double saw in the RTR modify
+// (its state folder's rtr-<device> file), or the error a bad choice gets.
+type pathCase struct {
+	Device   string
+	Port     int
+	GID      *int
+	Path     *PathInfo
+	RTR      string // "port P lid L" or "port P sgid_index I"
+	Err      string // a bad choice: what the one line says
+	ErrState QPState
+}
+
+func gidIndex(i int) *int { return &i }
+
+// TestDoublePathChoice: both providers honour --ib-port and --gid-index
+// (Options.Port, GIDIndex) on a two-port InfiniBand device and a RoCE
+// device with several GIDs per port, choose automatically as documented
+// (the first ACTIVE port; on RoCE the first RoCE v2 GID), and refuse a
+// port or GID the device lacks, whatever the QP state, as ErrBadPath.
+func TestDoublePathChoice(t *testing.T) {
+	for _, p := range []string{"rdma", "legacy"} {
+		t.Run(p, func(t *testing.T) {
+			runInDouble(t, "path-choice", "xbtwo0:ports=3:down=3,xbroce0:roce:ports=2", p)
+		})
+	}
+}
+
+func init() {
+	doubleCases["path-choice"] = func(t *testing.T, provider string) {
+		state := os.Getenv("XRCBENCH_FAKEVERBS_DIR")
+		cases := []pathCase{
+			{Device: "xbtwo0", Path: &PathInfo{Port: 1, GIDIndex: -1}, RTR: "port 1 lid 1"},
+			{Device: "xbtwo0", Port: 2, Path: &PathInfo{Port: 2, PortChosen: true, GIDIndex: -1}, RTR: "port 2 lid 2"},
+			{Device: "xbtwo0", Port: 2, GID: gidIndex(0), Path: &PathInfo{Port: 2, PortChosen: true, GIDIndex: 0,
+				GIDType: "IB", GID: "fe80::fa4e:0:0:101", GIDChosen: true}, RTR: "port 2 sgid_index 0"},
+			{Device: "xbroce0", Path: &PathInfo{Port: 1, GIDIndex: 1, GIDType: "RoCE v2", GID: "fe80::fa4e:0:0:200"},
+				RTR: "port 1 sgid_index 1"},
+			{Device: "xbroce0", Port: 2, GID: gidIndex(2), Path: &PathInfo{Port: 2, PortChosen: true, GIDIndex: 2,
+				GIDType: "RoCE v1", GID: "::ffff:192.0.2.18", GIDChosen: true}, RTR: "port 2 sgid_index 2"},
+			{Device: "xbroce0", GID: gidIndex(5), Path: &PathInfo{Port: 1, GIDIndex: 5, GIDType: "RoCE v2",
+				GID: "2001:db8::11", GIDChosen: true}, RTR: "port 1 sgid_index 5"},
+			{Device: "xbtwo0", Port: 4, Err: "device xbtwo0 has no port 4 (--ib-port 4): its ports are 1 to 3", ErrState: QPRTR},
+			{Device: "xbtwo0", Port: 4, Err: "has no port 4", ErrState: QPReset},
+			{Device: "xbtwo0", Port: 3, Err: "port 3 is DOWN, not ACTIVE (--ib-port 3): choose an ACTIVE port (ACTIVE: 1, 2;", ErrState: QPInit},
+			{Device: "xbroce0", GID: gidIndex(8), Err: "--gid-index 8 is past the GID table of its port or an empty entry (port 1 has entries 0, 1, 2, 3, 4, 5)", ErrState: QPRTR},
+			{Device: "xbroce0", GID: gidIndex(6), Err: "--gid-index 6 is past the GID table", ErrState: QPReset},
+		}
+		for i, c := range cases {
+			opts := Options{Provider: provider, Device: c.Device, Port: c.Port, GIDIndex: c.GID, QPState: QPRTR}
+			if c.Err != "" {
+				opts.QPState = c.ErrState
+				dev, err := Open(opts)
+				if err == nil {
+					dev.Close()
+					t.Errorf("case %d: %s port %d gid %v opened, want %q", i, c.Device, c.Port, c.GID, c.Err)
+					continue
+				}
+				if !strings.Contains(err.Error(), c.Err) || !errors.Is(err, ErrBadPath) || strings.Contains(err.Error(), "\n") {
+					t.Errorf("case %d: %v (ErrBadPath %v), want one line with %q", i, err, errors.Is(err, ErrBadPath), c.Err)
+				}
+				continue
+			}
+			dev, err := Open(opts)
+			if err != nil {
+				t.Fatalf("case %d: %v", i, err)
+			}
+			if got := dev.Info().Path; !jsonEqual(got, c.Path) {
+				t.Errorf("case %d: path %+v, want %+v", i, got, c.Path)
+			}
+			dom, err := dev.OpenDomain(filepath.Join(t.TempDir(), "dom"), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(filepath.Join(state, "rtr-"+c.Device))
+			q, err := dom.CreateRcvQP()
+			if err == nil {
+				err = dom.MoveQP(q)
+			}
+			if err != nil {
+				t.Fatalf("case %d: %v", i, err)
+			}
+			if got, err := os.ReadFile(filepath.Join(state, "rtr-"+c.Device)); err != nil || strings.TrimSpace(string(got)) != c.RTR {
+				t.Errorf("case %d: the double's RTR used %q (%v), want %q", i, got, err, c.RTR)
+			}
+			if _, err := dom.Unreg(q); err != nil {
+				t.Error(err)
+			}
+			if err := dom.Close(); err != nil {
+				t.Error(err)
+			}
+			if err := dev.Close(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
 }

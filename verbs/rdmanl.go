@@ -11,7 +11,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -482,4 +485,47 @@ func decodeQP(b []byte) (LiveQP, error) {
 		return LiveQP{}, fmt.Errorf("a QP entry without its number, type or state (qpn %v, type %v, state %v)", haveQPN, haveType, haveState)
 	}
 	return q, nil
+}
+
+// DeviceQPs lists the QP numbers a device holds as the kernel sees them,
+// so a destruction libibverbs reported can be confirmed: through RDMA
+// netlink (what "rdma resource show qp" lists) for a kernel device; for
+// the libibverbs test double, which plays the kernel, its own device (the
+// sim in its state folder, found from its fake sysfs path). how names
+// the source ("rdma netlink", "the test double's device"); an error says
+// why the device cannot be asked, and then nothing can be confirmed.
+func DeviceQPs(info DeviceInfo) (qpns map[uint32]bool, how string, err error) {
+	ibdevPath := info.sysfsDir
+	qpns = map[uint32]bool{}
+	if info.TestDouble {
+		// <state>/sysfs/class/infiniband/<name> -> <state>/<name>
+		dir, ok := strings.CutSuffix(ibdevPath, filepath.Join("sysfs", "class", "infiniband", info.Name))
+		if !ok || info.Name == "" {
+			return nil, "", fmt.Errorf("the test double's device %s has no state folder in %q", info.Name, ibdevPath)
+		}
+		snap, err := InspectSim(filepath.Join(dir, info.Name))
+		if err != nil {
+			return nil, "", fmt.Errorf("inspecting the test double's device %s: %w", info.Name, err)
+		}
+		for _, q := range snap.QPs {
+			qpns[q.QPN] = true
+		}
+		// A silentdestroy device's hardware keeps what it did not destroy.
+		if raw, err := os.ReadFile(filepath.Join(dir, "silent-"+info.Name)); err == nil {
+			for _, l := range strings.Fields(string(raw)) {
+				if q, err := strconv.ParseUint(l, 16, 24); err == nil {
+					qpns[uint32(q)] = true
+				}
+			}
+		}
+		return qpns, "the test double's device", nil
+	}
+	qps, err := LiveQPs(info.Name)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, q := range qps {
+		qpns[q.QPN] = true
+	}
+	return qpns, "rdma netlink", nil
 }

@@ -100,6 +100,10 @@ var (
 	ErrNotSupported = errors.New("not supported")
 	// ErrClosed: the device or domain was closed.
 	ErrClosed = errors.New("closed")
+	// ErrBadPath: the port or GID index the user chose (Options.Port,
+	// Options.GIDIndex) does not exist on the device or cannot be used
+	// (a port that is not ACTIVE): bad input, not a failed run.
+	ErrBadPath = errors.New("no such port or GID")
 )
 
 // OpError is the error of one verbs operation. It wraps a syscall.Errno,
@@ -166,8 +170,13 @@ type DeviceInfo struct {
 	// figures measured through it are not hardware.
 	TestDouble bool `json:"is_test_double,omitempty"`
 	// PortInfo: each port's state, active MTU and link layer, as
-	// ibv_query_port answered (devices lists them; absent elsewhere).
+	// ibv_query_port answered, and its GID table from sysfs (devices
+	// lists them; absent elsewhere).
 	PortInfo []PortInfo `json:"port_info,omitempty"`
+	// Path is the port and GID an opened device moves QPs through
+	// (rdma, legacy); nil where none is chosen (--qp-state reset
+	// without --ib-port or --gid-index, or a device without XRC).
+	Path *PathInfo `json:"path,omitempty"`
 	// LiveQPs is how many QPs the kernel lists for the device through
 	// RDMA netlink, LiveQPNs their numbers in increasing order; absent,
 	// with LiveQPsNote ("n/a: <why>"), where the kernel could not be asked.
@@ -178,6 +187,9 @@ type DeviceInfo struct {
 	// and its version, board_id, PCIe link, ...), each fact or why it
 	// could not be read; nil for providers without a sysfs device.
 	BOM *results.DeviceBOM `json:"bom,omitempty"`
+	// sysfsDir is the device's sysfs directory (libibverbs' ibdev_path),
+	// where DeviceQPs finds the test double's device.
+	sysfsDir string
 }
 
 // PortInfo is one port of a device.
@@ -186,6 +198,29 @@ type PortInfo struct {
 	State     string `json:"state"`                // DOWN, INIT, ARMED, ACTIVE, ...
 	ActiveMTU int    `json:"active_mtu,omitempty"` // bytes; absent when the port reported none
 	LinkLayer string `json:"link_layer"`           // InfiniBand or Ethernet
+	// GIDs is the port's GID table as sysfs lists it (non-empty entries
+	// only), so a user can choose --gid-index; GIDsNote says why it is
+	// absent where sysfs could not be read.
+	GIDs     []GIDEntry `json:"gids,omitempty"`
+	GIDsNote string     `json:"gids_note,omitempty"`
+}
+
+// GIDEntry is one entry of a port's GID table.
+type GIDEntry struct {
+	Index   int    `json:"index"`
+	Type    string `json:"type"`    // "RoCE v2", "RoCE v1", "IB", or "" when sysfs does not say
+	Address string `json:"address"` // IPv6 notation, as ibv_devinfo -v prints GIDs
+}
+
+// PathInfo is the port and GID QPs are moved through, and whether the
+// user chose them (--ib-port, --gid-index) or the provider did.
+type PathInfo struct {
+	Port       int    `json:"port"`
+	PortChosen bool   `json:"port_chosen"`
+	GIDIndex   int    `json:"gid_index"` // -1: no GID (InfiniBand, addressed by LID)
+	GIDType    string `json:"gid_type,omitempty"`
+	GID        string `json:"gid,omitempty"`
+	GIDChosen  bool   `json:"gid_chosen"`
 }
 
 // Capability is one upstream XRC call (open_xrcd, create_qp_ex, open_qp),
@@ -206,7 +241,23 @@ type Options struct {
 	// number is the destination) when the device opens, and fail there
 	// when the port is down or has no address.
 	QPState QPState
-	Sim     SimOptions
+	// Port is the port QPs are moved through (rdma, legacy; perftest's
+	// -i/--ib-port); 0 is automatic: the first ACTIVE port, else 1.
+	Port int
+	// GIDIndex is the entry of the port's GID table RTR addresses (rdma,
+	// legacy; perftest's -x/--gid-index); nil is automatic: on RoCE the
+	// first RoCE v2 entry, else the first non-empty one; on InfiniBand
+	// none (the LID). A pointer, so the zero Options stay automatic.
+	GIDIndex *int
+	Sim      SimOptions
+}
+
+// wantGID is o.GIDIndex as the C side takes it: -1 for automatic.
+func (o Options) wantGID() int {
+	if o.GIDIndex == nil {
+		return -1
+	}
+	return *o.GIDIndex
 }
 
 // Device is one opened device context: one registrant. Each benchmark

@@ -179,3 +179,43 @@ func TestPlanStepCommandRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// The port and GID flags, short (perftest's -i, -x) and long, come back
+// from the recorded command line as the same settings and configuration.
+func TestPathFlagsRoundTrip(t *testing.T) {
+	parse := func(args []string) bench.Settings {
+		var f runFlags
+		cmd := &cobra.Command{Use: "run"}
+		f.register(cmd.Flags(), false)
+		if err := cmd.ParseFlags(args); err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		return f.s
+	}
+	for _, args := range [][]string{
+		{"--provider=rdma", "-i", "2"},
+		{"--provider=legacy", "-x", "0"},
+		{"--provider=rdma", "--ib-port=1", "--gid-index=3"},
+		{"--provider=legacy", "-i2", "-x5", "--device=mlx5_1"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			s := parse(args)
+			cfg, err := s.Config()
+			if err != nil {
+				t.Fatal(err)
+			}
+			again := parse(cfg.CommandLine[2:])
+			if !reflect.DeepEqual(s, again) {
+				t.Errorf("settings %+v, from %q: %+v", s, cfg.CommandLine, again)
+			}
+			cfg2, err := again.Config()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameConfig(t, cfg, cfg2)
+			if cfg.IBPort != s.IBPort || (s.GIDIndex >= 0) != (cfg.GIDIndex != nil) || cfg.GIDIndex != nil && *cfg.GIDIndex != s.GIDIndex {
+				t.Errorf("config port %d gid %v, want %d and %d", cfg.IBPort, cfg.GIDIndex, s.IBPort, s.GIDIndex)
+			}
+		})
+	}
+}

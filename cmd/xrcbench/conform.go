@@ -18,6 +18,7 @@ func init() { subcommands = append(subcommands, newConformCmd) }
 func newConformCmd(stdout, stderr io.Writer) *cobra.Command {
 	var provider, device, semantics string
 	var asJSON bool
+	var ibPort, gidIndex int
 	cmd := &cobra.Command{
 		Use:   "conform",
 		Short: "Check a provider against the XRC semantics S1–S15",
@@ -31,6 +32,15 @@ run --qp-state makes, as the kernel's state table allows them: RESET to RTR
 without INIT is EINVAL, as are RTR to INIT and RTR to RTR; a registrant's
 modify moves the QP for all; the last unreg destroys a QP in RTR. They skip
 on a port that is down or has no address.
+
+On --provider rdma, S8 and S9 are asked of the kernel itself, in a child
+process (the provider's own guards answer them before any call in runs), S10
+expects the running kernel's behaviour (before Linux 4.13 a dead process's
+last handle is only closed and its QP stays with the XRCD), and after every
+last unreg the device's own QP list (RDMA netlink) must no longer name the
+QP, since ibv_destroy_qp can return 0 for a destroy that failed; a
+"destructions:" line says how many were confirmed, or why none could be.
+-i/--ib-port and -x/--gid-index choose the port and GID as for run.
 
 One line per check: id, PASS/FAIL/SKIP/SELF-TEST, and what was seen against
 what was expected. Checks a provider cannot do are SKIP with the reason. On
@@ -53,12 +63,16 @@ state, so it has nothing to check).`,
 			if provider != "sim" && cmd.Flags().Changed("sim-semantics") {
 				return usagef("--sim-semantics applies to --provider sim only")
 			}
+			gid, err := pathChoice(provider, device, ibPort, gidIndex)
+			if err != nil {
+				return err
+			}
 			work, err := os.MkdirTemp("", "xrcbench-conform-")
 			if err != nil {
 				return failure{err: err}
 			}
 			defer os.RemoveAll(work)
-			rep, err := verbs.Conform(verbs.Options{Provider: provider, Device: device,
+			rep, err := verbs.Conform(verbs.Options{Provider: provider, Device: device, Port: ibPort, GIDIndex: gid,
 				Sim: verbs.SimOptions{Semantics: sem}}, work)
 			if err != nil {
 				return failure{err: fmt.Errorf("conform: %w", err)}
@@ -85,6 +99,7 @@ state, so it has nothing to check).`,
 	fs := cmd.Flags()
 	fs.StringVar(&provider, "provider", "sim", "provider: "+providerList())
 	fs.StringVarP(&device, "device", "d", "", "device name (rdma, legacy); default the first with XRC")
+	registerPath(fs, &ibPort, &gidIndex)
 	fs.StringVar(&semantics, "sim-semantics", "legacy", "sim provider: legacy (ibv_reg_xrc_rcv_qp) or upstream (ibv_open_qp)")
 	fs.BoolVar(&asJSON, "json", false, `print {"provider", "semantics", "checks": [{"id", "name", "status", "detail"}]}; status is pass, fail, skip or self-test`)
 	return cmd
@@ -115,4 +130,7 @@ func printConform(w io.Writer, rep verbs.ConformReport) {
 		fmt.Fprintf(w, ", %d self-test(s) of the sim, not counted as evidence", n)
 	}
 	fmt.Fprintln(w)
+	if rep.Destructions != "" {
+		fmt.Fprintln(w, "destructions: "+rep.Destructions)
+	}
 }

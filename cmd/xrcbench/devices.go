@@ -22,7 +22,9 @@ func init() {
 			Short: "List the RDMA devices libibverbs sees, and what each can do for XRC",
 			Long: `devices lists every RDMA device libibverbs reports, opening each to query it:
 its XRC capability (IBV_DEVICE_XRC), firmware, ports (each one's state, active
-MTU and link layer), NUMA node and driver, whether the upstream ibv_open_qp
+MTU, link layer and GID table from sysfs: index, type IB, RoCE v1 or RoCE v2,
+and address, to choose run's --ib-port and --gid-index from), NUMA node and
+driver, whether the upstream ibv_open_qp
 path (--provider rdma) and the legacy OFED ibv_reg_xrc_rcv_qp API (--provider
 legacy) are usable on it, and how many QPs the kernel holds for it (LIVE_QPS,
 with --json their numbers too).
@@ -131,6 +133,11 @@ func writeDevices(w io.Writer, devs []verbs.DeviceInfo) error {
 				mtu = fmt.Sprintf("active MTU %d", p.ActiveMTU)
 			}
 			fmt.Fprintf(w, "port: %s/%d %s, %s, %s\n", d.Name, p.Port, p.State, mtu, p.LinkLayer)
+			// The GID table, so --gid-index can be chosen (--ib-port
+			// chooses the port).
+			for _, g := range p.GIDs {
+				fmt.Fprintf(w, "  gid %d: %s %s\n", g.Index, dash(g.Type), g.Address)
+			}
 		}
 	}
 	// Live QPs: where the kernel could not be asked, why; once when every

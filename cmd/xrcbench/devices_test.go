@@ -130,11 +130,20 @@ func TestDevicesDouble(t *testing.T) {
 				"port: xbfake0/1 ACTIVE, active MTU 4096, InfiniBand", "note: live QPs n/a: "}, ""},
 		{"roce port down", "xbroce0:roce:portdown", []string{"devices"}, 0, nil,
 			[]string{"port: xbroce0/1 DOWN, active MTU 1024, Ethernet"}, ""},
+		// Each port's GID table, read from sysfs, to choose --ib-port and
+		// --gid-index from: RoCE v1 and v2 per address, empty entries left out.
+		{"gid tables", "xbtwo0:ports=2:down=2,xbroce0:roce", []string{"devices"}, 0, nil,
+			[]string{"port: xbtwo0/1 ACTIVE, active MTU 4096, InfiniBand\n  gid 0: IB fe80::fa4e:0:0:100\n" +
+				"port: xbtwo0/2 DOWN, active MTU 4096, InfiniBand\n  gid 0: IB fe80::fa4e:0:0:101\n",
+				"port: xbroce0/1 ACTIVE, active MTU 1024, Ethernet\n  gid 0: RoCE v1 fe80::fa4e:0:0:200\n" +
+					"  gid 1: RoCE v2 fe80::fa4e:0:0:200\n  gid 2: RoCE v1 ::ffff:192.0.2.17\n  gid 3: RoCE v2 ::ffff:192.0.2.17\n" +
+					"  gid 4: RoCE v1 2001:db8::11\n  gid 5: RoCE v2 2001:db8::11\nnote"}, ""},
 		{"permission denied", "xbfake0,xblocked0:eacces", []string{"devices"}, 0,
 			[][]string{{"xblocked0", "?", "?", "?", "-", "-", "0", "xrcbench_fake", "n/a"}},
 			[]string{"note: xblocked0: cannot open /dev/infiniband/uverbs1", "permission denied"}, ""},
 		{"json", "xbfake0", []string{"devices", "--json"}, 0, nil, []string{`"name": "xbfake0"`, `"xrc": true`, `"numa_node": 0`,
-			`"port_info": [`, `"state": "ACTIVE"`, `"active_mtu": 4096`, `"link_layer": "InfiniBand"`, `"live_qps_note": "n/a: `}, ""},
+			`"port_info": [`, `"state": "ACTIVE"`, `"active_mtu": 4096`, `"link_layer": "InfiniBand"`, `"live_qps_note": "n/a: `,
+			`"gids": [`, `"type": "IB"`, `"address": "fe80::fa4e:0:0:100"`}, ""},
 		{"no kernel RDMA", "none", []string{"devices"}, 1, nil, nil, "no RDMA device found"},
 		{"no devices", "empty", []string{"devices"}, 1, nil, nil, "no RDMA device found: libibverbs lists none"},
 		{"no devices json", "empty", []string{"devices", "--json"}, 1, nil, []string{"[]"}, "--provider sim"},

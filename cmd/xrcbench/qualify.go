@@ -24,6 +24,7 @@ type qualifyFlags struct {
 	simSemantics, simCost                     string
 	resume, showPlan, quiet                   bool
 	allowInconclusive, json                   bool
+	ibPort, gidIndex                          int
 	soak                                      time.Duration
 	labels                                    []string
 	duration, warmup                          time.Duration // overrides of the plan's, when given
@@ -130,6 +131,7 @@ nothing worse happened); 2 bad usage or a bad plan (the line is named).`,
 	fs := cmd.Flags()
 	fs.StringVar(&fl.provider, "provider", "sim", "provider: "+providerList())
 	fs.StringVarP(&fl.device, "device", "d", "", "device name (rdma, legacy); default the first with XRC")
+	registerPath(fs, &fl.ibPort, &fl.gidIndex)
 	fs.StringVar(&fl.baseline, "baseline", "", "an earlier qualification's folder: relative criteria are judged against its runs")
 	fs.StringVar(&fl.planFile, "plan", "", "plan file (YAML); default the embedded plan (--show-plan prints it)")
 	fs.StringVar(&fl.out, "out", "", "qualification folder: new or empty, or with --resume an interrupted one (default runs/<UTC time>-qualify-<provider>)")
@@ -190,7 +192,11 @@ func (fl *qualifyFlags) options(flags *pflag.FlagSet, plan *qualify.Plan, stderr
 	if err != nil {
 		return none, err
 	}
-	o := qualify.Options{Provider: fl.provider, Device: fl.device, Plan: plan, Baseline: fl.baseline, Out: out,
+	gid, err := pathChoice(fl.provider, fl.device, fl.ibPort, fl.gidIndex)
+	if err != nil {
+		return none, err
+	}
+	o := qualify.Options{Provider: fl.provider, Device: fl.device, IBPort: fl.ibPort, GIDIndex: gid, Plan: plan, Baseline: fl.baseline, Out: out,
 		Resume: fl.resume, Labels: ls, SimSemantics: sem, SimCost: cost, Engine: engine, Log: log, Soak: fl.soak,
 		Overrides: over}
 	if fl.soak < 0 || fl.soak > bench.MaxDuration {

@@ -27,7 +27,7 @@ func TestQualifyFlagsOptions(t *testing.T) {
 			break
 		}
 	}
-	good := qualifyFlags{provider: "sim", out: t.TempDir(), simSemantics: "legacy", labels: []string{"fw=1.2"}}
+	good := qualifyFlags{provider: "sim", out: t.TempDir(), simSemantics: "legacy", labels: []string{"fw=1.2"}, gidIndex: -1}
 	with := func(change func(*qualifyFlags)) qualifyFlags {
 		f := good
 		change(&f)
@@ -47,6 +47,8 @@ func TestQualifyFlagsOptions(t *testing.T) {
 		{"sim cost", with(func(f *qualifyFlags) { f.simCost = "reg=fast" }), nil, "--sim-cost"},
 		{"sim flags on another provider", with(func(f *qualifyFlags) { f.provider = other; f.simCost = "reg=1us" }), []string{"sim-cost"}, "apply to --provider sim only"},
 		{"resume without a folder", with(func(f *qualifyFlags) { f.out = ""; f.resume = true }), nil, "--resume needs the --out folder"},
+		{"port on the sim", with(func(f *qualifyFlags) { f.ibPort = 1 }), nil, "--ib-port and --gid-index apply to --provider rdma and legacy only"},
+		{"gid index out of range", with(func(f *qualifyFlags) { f.gidIndex = 256 }), nil, "--gid-index 256: want a GID table index, 0 to 255"},
 		{"negative soak", with(func(f *qualifyFlags) { f.soak = -time.Second }), nil, "--soak"},
 		{"overrides", with(func(f *qualifyFlags) { f.duration, f.repetitions, f.warmup = 2*time.Second, 3, 0 }), []string{"duration", "repetitions", "warmup"}, ""},
 		{"duration 0", with(func(f *qualifyFlags) { f.duration = 0 }), []string{"duration"}, "--duration 0s"},

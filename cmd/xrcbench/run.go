@@ -42,6 +42,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 	s := &f.s
 	fs.StringVar(&s.Provider, "provider", d.Provider, "provider: "+providerList())
 	fs.StringVarP(&s.Device, "device", "d", d.Device, "device name (rdma, legacy); default the first with XRC")
+	registerPath(fs, &s.IBPort, &s.GIDIndex)
 	fs.StringVar(&s.Workload, "workload", d.Workload, "built-in workload ("+strings.Join(workloads.Names(), ", ")+") or a YAML file")
 	if sweep {
 		fs.StringVar(&f.procs, "procs", fmt.Sprint(d.Procs), "worker processes, a list: 1,2,4")
@@ -135,7 +136,47 @@ func (f *runFlags) config(cmd *cobra.Command, procs, threads, qps, nodes int) (b
 	if err != nil {
 		return bench.Config{}, usageError{err}
 	}
+	if err := checkPath(cfg.Provider, cfg.Device, cfg.QPState, cfg.IBPort, cfg.GIDIndex); err != nil {
+		return bench.Config{}, err
+	}
 	return cfg, nil
+}
+
+// registerPath adds -i/--ib-port and -x/--gid-index, perftest's flags,
+// as run, sweep, conform and qualify take them.
+func registerPath(fs *pflag.FlagSet, port, gid *int) {
+	d := bench.Defaults()
+	fs.IntVarP(port, "ib-port", "i", d.IBPort, "port QPs are moved through (rdma, legacy; as perftest's -i); 0: the first ACTIVE port (xrcbench devices lists the ports)")
+	fs.IntVarP(gid, "gid-index", "x", d.GIDIndex, "GID table entry of the port RTR addresses (rdma, legacy; as perftest's -x); -1: on RoCE the first RoCE v2 entry, on InfiniBand none (the LID); xrcbench devices lists each port's GIDs")
+}
+
+// pathChoice checks --ib-port and --gid-index for conform and qualify
+// (run's go through bench.Settings), and that the device has them: the
+// GID index as verbs.Options takes it, or a usage error.
+func pathChoice(provider, device string, port, gidIndex int) (*int, error) {
+	gid, err := bench.PathChoice(provider, port, gidIndex)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return gid, checkPath(provider, device, verbs.QPRTR, port, gid)
+}
+
+// checkPath opens the device once with the port and GID index the user
+// chose, so one the device lacks (no such port, a port that is not
+// ACTIVE, an index past the GID table) is bad input, said in one line
+// before anything runs. Any other failure to open is the run's to report.
+func checkPath(provider, device string, state verbs.QPState, port int, gid *int) error {
+	if port == 0 && gid == nil {
+		return nil
+	}
+	dev, err := verbs.Open(verbs.Options{Provider: provider, Device: device, QPState: state, Port: port, GIDIndex: gid})
+	if errors.Is(err, verbs.ErrBadPath) {
+		return usageError{err}
+	}
+	if err == nil {
+		dev.Close()
+	}
+	return nil
 }
 
 // measureTime is how long each repetition measures: --duration, or 0 when

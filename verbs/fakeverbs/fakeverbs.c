@@ -40,8 +40,18 @@
  *                               eacces (opening the uverbs file is
  *                               denied), portdown (the port is DOWN,
  *                               no LID), noaddr (ACTIVE, but LID 0),
- *                               roce (an Ethernet port addressed by a
- *                               RoCE v2 GID, no LID), driver=NAME;
+ *                               roce (Ethernet ports addressed by GIDs,
+ *                               no LID: per port a RoCE v1 and a v2 entry
+ *                               for each of a link-local, an IPv4-mapped
+ *                               192.0.2.P and an IPv6 2001:db8::P address,
+ *                               indexes 0-5 of an 8-entry table, 6 and 7
+ *                               empty), ports=N (N ports, 1-4, port P
+ *                               with LID P), down=P (port P is DOWN;
+ *                               repeatable), silentdestroy (the last
+ *                               handle's ibv_destroy_qp returns 0 but the
+ *                               hardware keeps the QP, as when the
+ *                               kernel's shared-QP path ignores a failed
+ *                               destroy), driver=NAME;
  *                               default "xbfake0". "none": the
  *                               kernel has no RDMA (NULL list, ENOSYS);
  *                               "empty": no devices.
@@ -54,6 +64,16 @@
  *   XRCBENCH_FAKEVERBS_FW_VER   the firmware version every device reports
  *                               (ibv_query_device, sysfs fw_ver), default
  *                               99.1.0: a test plays firmware builds with it
+ *
+ * The ports and GID tables are laid out in the fake sysfs as the kernel
+ * does (ports/P/{state,link_layer,gids/I,gid_attrs/types/I}), and every
+ * modify to RTR the double accepts is recorded in the state folder, file
+ * rtr-<device>: "port P sgid_index I" (or "port P lid L" without a GRH),
+ * so a test can see which port and GID the provider used. A silentdestroy
+ * device appends the QP number of each destruction it did not perform to
+ * silent-<device> (hex, one a line): the QPs its hardware still has, which
+ * xrcbench reads as the device's list (verbs.DeviceQPs) as it reads RDMA
+ * netlink for a kernel device.
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -110,6 +130,8 @@ _Static_assert((int)XB_QPS_RESET == (int)IBV_QPS_RESET && (int)XB_QPS_INIT == (i
 
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_DEVICES 16
+#define FAKE_MAX_PORTS 4
+#define ROCE_GID_TBL_LEN 8 /* entries 0-5 in use, 6 and 7 empty */
 
 /* The marker of the double: a symbol no rdma-core exports, so xrcbench
  * (verbs/devinfo.go) can tell from the loaded library itself, not from its
@@ -122,6 +144,9 @@ struct fake_device {
 	struct ibv_device dev; /* what applications see */
 	int index;
 	int noxrc, noopenqp, eacces, portdown, noaddr, roce;
+	int silentdestroy; /* see XRCBENCH_FAKEVERBS_DEVICES */
+	int nports;     /* 1 to FAKE_MAX_PORTS */
+	unsigned down;  /* bit P: port P is DOWN */
 	char driver[64];
 	char simdir[512];
 };
@@ -322,6 +347,62 @@ static uint64_t node_guid(int index)
  * as MLNX_OFED's modules do. */
 #define FAKE_DRIVER_VERSION "xrcbench-fakeverbs-1"
 
+static void fill_port(const struct fake_device *d, unsigned port, struct ibv_port_attr *p);
+static int port_gid(const struct fake_device *d, unsigned port, unsigned index, union ibv_gid *gid, int *type);
+
+/* make_sysfs_ports writes each port's state, link layer and GID table
+ * under cls (ports/P/gids/I, eight groups of four hex digits, and
+ * gid_attrs/types/I for a used entry, "IB/RoCE v1" or "RoCE v2"), as the
+ * kernel's sysfs.c shows them: what devices reads to list the GIDs. */
+static int make_sysfs_ports(const struct fake_device *d, const char *cls)
+{
+	static const char *const states[] = {"0: NOP", "1: DOWN", "2: INIT", "3: ARMED", "4: ACTIVE", "5: ACTIVE_DEFER"};
+	char dir[400], buf[64];
+	int rc = 0;
+
+	for (int port = 1; port <= d->nports && rc == 0; port++) {
+		struct ibv_port_attr pa;
+		int pfd, gfd = -1, tfd = -1;
+
+		fill_port(d, (unsigned)port, &pa);
+		snprintf(dir, sizeof(dir), "%s/ports/%d", cls, port);
+		if ((pfd = dir_at(dir)) < 0)
+			return errno;
+		snprintf(dir, sizeof(dir), "%s/ports/%d/gids", cls, port);
+		gfd = dir_at(dir);
+		snprintf(dir, sizeof(dir), "%s/ports/%d/gid_attrs/types", cls, port);
+		tfd = dir_at(dir);
+		if (gfd < 0 || tfd < 0)
+			rc = errno;
+		if (rc == 0)
+			rc = put(pfd, "state", states[pa.state <= IBV_PORT_ACTIVE_DEFER ? pa.state : 0]);
+		if (rc == 0)
+			rc = put(pfd, "link_layer", pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand");
+		for (int i = 0; rc == 0 && i < pa.gid_tbl_len; i++) {
+			union ibv_gid gid;
+			int type;
+			char name[16];
+
+			port_gid(d, (unsigned)port, (unsigned)i, &gid, &type);
+			snprintf(name, sizeof(name), "%d", i);
+			snprintf(buf, sizeof(buf), "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x",
+				 gid.raw[0], gid.raw[1], gid.raw[2], gid.raw[3], gid.raw[4], gid.raw[5], gid.raw[6],
+				 gid.raw[7], gid.raw[8], gid.raw[9], gid.raw[10], gid.raw[11], gid.raw[12], gid.raw[13],
+				 gid.raw[14], gid.raw[15]);
+			rc = put(gfd, name, buf);
+			/* the kernel has no type for an empty entry (EINVAL on read) */
+			if (rc == 0 && memcmp(&gid, &(union ibv_gid){0}, sizeof(gid)))
+				rc = put(tfd, name, type == IBV_GID_TYPE_ROCE_V2 ? "RoCE v2" : "IB/RoCE v1");
+		}
+		close(pfd);
+		if (gfd >= 0)
+			close(gfd);
+		if (tfd >= 0)
+			close(tfd);
+	}
+	return rc;
+}
+
 /* make_sysfs lays out what rdma-core and xrcbench read about a device:
  * <sysfs>/class/infiniband/<name>/{fw_ver,node_guid,board_id,hca_type}
  * with device -> a PCI-named directory holding numa_node, the PCIe link
@@ -359,7 +440,9 @@ static int make_sysfs(struct fake_device *d)
 	if ((rc = link_to(target, dfd, "module")) != 0)
 		goto out;
 	snprintf(target, sizeof(target), "%s/%s", g.dir, drv);
-	rc = link_to(target, pfd, "driver");
+	if ((rc = link_to(target, pfd, "driver")) != 0)
+		goto out;
+	rc = make_sysfs_ports(d, cls);
 out:
 	for (int *fd = (int[]){cfd, pfd, dfd, vfd, mfd}, i = 0; i < 5; i++)
 		if (fd[i] >= 0)
@@ -555,19 +638,28 @@ static void add_device(char *spec)
 			d->noaddr = 1;
 		else if (!strcmp(f, "roce"))
 			d->roce = 1;
+		else if (!strcmp(f, "silentdestroy"))
+			d->silentdestroy = 1;
+		else if (!strncmp(f, "ports=", 6) && f[6] >= '1' && f[6] <= '0' + FAKE_MAX_PORTS && !f[7])
+			d->nports = f[6] - '0';
+		else if (!strncmp(f, "down=", 5) && f[5] >= '1' && f[5] <= '0' + FAKE_MAX_PORTS && !f[6])
+			d->down |= 1u << (f[5] - '0');
 		else if (!strncmp(f, "driver=", 7))
 			snprintf(d->driver, sizeof(d->driver), "%s", f + 7);
 		else {
 			/* A typo must not quietly give a device other than the
 			 * test asked for. */
 			fprintf(stderr, "fakeverbs: XRCBENCH_FAKEVERBS_DEVICES: unknown flag \"%s\" of device %s "
-					"(have noxrc, noopenqp, eacces, portdown, noaddr, roce, driver=NAME)\n", f, name);
+					"(have noxrc, noopenqp, eacces, portdown, noaddr, roce, ports=1-%d, down=PORT, silentdestroy, "
+					"driver=NAME)\n", f, name, FAKE_MAX_PORTS);
 			g.list_errno = EINVAL;
 			return;
 		}
 	}
 	if (noxrc && !strcmp(noxrc, "1"))
 		d->noxrc = 1;
+	if (!d->nports)
+		d->nports = 1;
 	d->dev.node_type = IBV_NODE_CA;
 	d->dev.transport_type = IBV_TRANSPORT_IB;
 	snprintf(d->dev.name, sizeof(d->dev.name), "%s", name);
@@ -1029,21 +1121,62 @@ EXPORT int ibv_query_device(struct ibv_context *c, struct ibv_device_attr *a)
 	a->max_srq_sge = 31;
 	a->max_pkeys = 128;
 	a->local_ca_ack_delay = 16;
-	a->phys_port_cnt = 1;
+	a->phys_port_cnt = (uint8_t)x->fdev->nports;
 	return 0;
 }
 
-static void fill_port(const struct fake_device *d, struct ibv_port_attr *p)
+static int port_ok(const struct fake_device *d, unsigned port)
+{
+	return port >= 1 && port <= (unsigned)d->nports;
+}
+
+/* port_gid is entry index of port's GID table and its type (enum
+ * ibv_gid_type); an empty entry is all zero. EINVAL past the table. An
+ * InfiniBand port has one entry, its link-local GID from the node GUID;
+ * a RoCE port the table make_sysfs describes, as mlx5 fills one: per
+ * address a RoCE v1 and then a v2 entry. */
+static int port_gid(const struct fake_device *d, unsigned port, unsigned index, union ibv_gid *gid, int *type)
+{
+	memset(gid, 0, sizeof(*gid));
+	*type = IBV_GID_TYPE_IB;
+	if (!port_ok(d, port) || index >= (d->roce ? ROCE_GID_TBL_LEN : 1u))
+		return EINVAL;
+	if (!d->roce) {
+		gid->global.subnet_prefix = htobe64(0xfe80000000000000ull);
+		gid->global.interface_id = htobe64(node_guid(d->index) + port - 1);
+		return 0;
+	}
+	*type = index % 2 ? IBV_GID_TYPE_ROCE_V2 : IBV_GID_TYPE_ROCE_V1;
+	switch (index / 2) {
+	case 0: /* link-local, from the port's MAC as a kernel makes it */
+		gid->global.subnet_prefix = htobe64(0xfe80000000000000ull);
+		gid->global.interface_id = htobe64(node_guid(d->index) + port - 1);
+		break;
+	case 1: /* IPv4-mapped ::ffff:192.0.2.P (TEST-NET-1) */
+		gid->raw[10] = gid->raw[11] = 0xff;
+		gid->raw[12] = 192, gid->raw[13] = 0, gid->raw[14] = 2, gid->raw[15] = (uint8_t)(d->index * 16 + port);
+		break;
+	case 2: /* IPv6 2001:db8::P (documentation prefix) */
+		gid->raw[0] = 0x20, gid->raw[1] = 0x01, gid->raw[2] = 0x0d, gid->raw[3] = 0xb8;
+		gid->raw[15] = (uint8_t)(d->index * 16 + port);
+		break;
+	default: /* an empty slot */
+		*type = IBV_GID_TYPE_IB;
+	}
+	return 0;
+}
+
+static void fill_port(const struct fake_device *d, unsigned port, struct ibv_port_attr *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->state = IBV_PORT_ACTIVE;
 	p->max_mtu = IBV_MTU_4096;
 	p->active_mtu = IBV_MTU_4096;
-	p->gid_tbl_len = 1;
+	p->gid_tbl_len = d->roce ? ROCE_GID_TBL_LEN : 1;
 	p->port_cap_flags = 0x2651e848;
 	p->max_msg_sz = 0x40000000;
 	p->pkey_tbl_len = 1;
-	p->lid = 1;
+	p->lid = (uint16_t)port;
 	p->sm_lid = 1;
 	p->max_vl_num = 4;
 	p->subnet_timeout = 18;
@@ -1058,7 +1191,7 @@ static void fill_port(const struct fake_device *d, struct ibv_port_attr *p)
 	}
 	if (d->noaddr)
 		p->lid = 0;
-	if (d->portdown) {
+	if (d->portdown || (d->down & (1u << port))) {
 		p->state = IBV_PORT_DOWN;
 		p->phys_state = 3; /* DISABLED */
 		p->lid = 0;
@@ -1072,9 +1205,9 @@ static int fake_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_
 
 	if (!x || !attr)
 		return EINVAL;
-	if (port != 1)
+	if (!port_ok(x->fdev, port))
 		return EINVAL;
-	fill_port(x->fdev, &p);
+	fill_port(x->fdev, port, &p);
 	memcpy(attr, &p, len < sizeof(p) ? len : sizeof(p));
 	return 0;
 }
@@ -1090,46 +1223,51 @@ EXPORT int ibv_query_port(struct ibv_context *c, uint8_t port, struct _compat_ib
 EXPORT int ibv_query_gid(struct ibv_context *c, uint8_t port, int index, union ibv_gid *gid)
 {
 	struct fake_ctx *x = ctx_of(c);
+	int type;
 
-	if (!x || !gid || port != 1 || index != 0)
+	if (!x || !gid || index < 0)
 		return EINVAL;
-	memset(gid, 0, sizeof(*gid));
-	gid->global.subnet_prefix = htobe64(0xfe80000000000000ull);
-	gid->global.interface_id = htobe64(node_guid(x->fdev->index));
-	return 0;
+	return port_gid(x->fdev, port, (unsigned)index, gid, &type) ? EINVAL : 0;
 }
 
 EXPORT int _ibv_query_gid_ex(struct ibv_context *c, uint32_t port, uint32_t index, struct ibv_gid_entry *entry,
 			     uint32_t flags, size_t entry_size)
 {
+	struct fake_ctx *x = ctx_of(c);
 	struct ibv_gid_entry e;
-	int rc;
+	int type;
 
-	if (flags || !entry || entry_size < sizeof(e))
+	if (!x || flags || !entry || entry_size < sizeof(e))
 		return EINVAL;
 	memset(&e, 0, sizeof(e));
-	if ((rc = ibv_query_gid(c, (uint8_t)port, (int)index, &e.gid)) != 0)
-		return rc;
+	if (port_gid(x->fdev, port, index, &e.gid, &type))
+		return EINVAL;
+	/* rdma-core fails an empty entry ENODATA (it has no type) */
+	if (!memcmp(&e.gid, &(union ibv_gid){0}, sizeof(e.gid)))
+		return ENODATA;
 	e.gid_index = index;
 	e.port_num = port;
-	e.gid_type = ctx_of(c)->fdev->roce ? IBV_GID_TYPE_ROCE_V2 : IBV_GID_TYPE_IB;
+	e.gid_type = (uint32_t)type;
 	memcpy(entry, &e, sizeof(e));
 	return 0;
 }
 
 /* rdma-core's private ibv_query_gid_type (driver.h), which ibv_devinfo
- * uses; the type is enum ibv_gid_type_sysfs, 0 being "IB/RoCE v1". */
+ * uses; the type is enum ibv_gid_type_sysfs: 0 "IB/RoCE v1", 1 "RoCE v2". */
 EXPORT int ibv_query_gid_type(struct ibv_context *c, uint8_t port, unsigned int index, int *type)
 {
-	if (!ctx_of(c) || port != 1 || index != 0 || !type)
+	union ibv_gid gid;
+	int t;
+
+	if (!ctx_of(c) || !type || port_gid(ctx_of(c)->fdev, port, index, &gid, &t))
 		return EINVAL;
-	*type = ctx_of(c)->fdev->roce ? 1 : 0; /* 1: RoCE v2 */
+	*type = t == IBV_GID_TYPE_ROCE_V2;
 	return 0;
 }
 
 EXPORT int ibv_query_pkey(struct ibv_context *c, uint8_t port, int index, __be16 *pkey)
 {
-	if (!ctx_of(c) || port != 1 || index != 0 || !pkey)
+	if (!ctx_of(c) || !port_ok(ctx_of(c)->fdev, port) || index != 0 || !pkey)
 		return EINVAL;
 	*pkey = htobe16(0xffff);
 	return 0;
@@ -1137,7 +1275,7 @@ EXPORT int ibv_query_pkey(struct ibv_context *c, uint8_t port, int index, __be16
 
 EXPORT int ibv_get_pkey_index(struct ibv_context *c, uint8_t port, __be16 pkey)
 {
-	if (!ctx_of(c) || port != 1)
+	if (!ctx_of(c) || !port_ok(ctx_of(c)->fdev, port))
 		return -EINVAL;
 	return pkey == htobe16(0xffff) ? 0 : -ENOENT;
 }
@@ -1391,10 +1529,13 @@ static int modify_ok(int cur, int next, int mask)
 static int attrs_ok(const struct fake_device *d, const struct ibv_qp_attr *a, int mask)
 {
 	struct ibv_port_attr p;
+	unsigned port = (mask & IBV_QP_AV) ? a->ah_attr.port_num : a->port_num;
 
-	fill_port(d, &p);
-	if ((mask & IBV_QP_PORT) && a->port_num != 1)
+	if (((mask & IBV_QP_PORT) && !port_ok(d, a->port_num)) || ((mask & IBV_QP_AV) && !port_ok(d, port)))
 		return 0;
+	if (!(mask & (IBV_QP_PORT | IBV_QP_AV)))
+		port = 1;
+	fill_port(d, port, &p);
 	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index >= p.pkey_tbl_len)
 		return 0;
 	if ((mask & IBV_QP_PATH_MTU) && (a->path_mtu < IBV_MTU_256 || a->path_mtu > p.active_mtu))
@@ -1402,17 +1543,35 @@ static int attrs_ok(const struct fake_device *d, const struct ibv_qp_attr *a, in
 	if ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > 0xffffff)
 		return 0;
 	if (mask & IBV_QP_AV) {
-		if (a->ah_attr.port_num != 1)
+		union ibv_gid gid;
+		int type;
+
+		if (p.link_layer == IBV_LINK_LAYER_ETHERNET && !a->ah_attr.is_global)
+			return 0; /* RoCE: the GRH is mandatory */
+		if (p.link_layer != IBV_LINK_LAYER_ETHERNET && (a->ah_attr.dlid == 0 || a->ah_attr.dlid != p.lid))
+			return 0; /* a loopback path: the port's own LID */
+		/* The source GID must be a used entry of the table, and the
+		 * loopback destination that same address. */
+		if (a->ah_attr.is_global &&
+		    (port_gid(d, port, a->ah_attr.grh.sgid_index, &gid, &type) ||
+		     !memcmp(&gid, &(union ibv_gid){0}, sizeof(gid)) || memcmp(&gid, &a->ah_attr.grh.dgid, sizeof(gid))))
 			return 0;
-		if (p.link_layer == IBV_LINK_LAYER_ETHERNET) {
-			/* RoCE: the GRH is mandatory, its source GID from the table */
-			if (!a->ah_attr.is_global || a->ah_attr.grh.sgid_index >= p.gid_tbl_len)
-				return 0;
-		} else if (a->ah_attr.dlid == 0 || (!a->ah_attr.is_global && a->ah_attr.dlid != p.lid)) {
-			return 0;
-		}
 	}
 	return 1;
+}
+
+/* record_rtr writes which port and GID (or LID) the last accepted RTR of
+ * a device used into the state folder, for tests. */
+static void record_rtr(const struct fake_device *d, const struct ibv_qp_attr *a)
+{
+	char name[128], v[96];
+
+	snprintf(name, sizeof(name), "rtr-%s", d->dev.name);
+	if (a->ah_attr.is_global)
+		snprintf(v, sizeof(v), "port %u sgid_index %u", a->ah_attr.port_num, a->ah_attr.grh.sgid_index);
+	else
+		snprintf(v, sizeof(v), "port %u lid %u", a->ah_attr.port_num, a->ah_attr.dlid);
+	put(g.dirfd, name, v);
 }
 
 /* modify_rcv moves XRC receive QP qpn of dom as the kernel would. */
@@ -1430,7 +1589,9 @@ static int modify_rcv(struct fake_ctx *x, struct sim_dom *dom, uint32_t qpn, str
 		return EINVAL;
 	if (!modify_ok(cur, attr->qp_state, mask) || !attrs_ok(x->fdev, attr, mask))
 		return EINVAL;
-	return sim_modify(dom, qpn, attr->qp_state);
+	if ((rc = sim_modify(dom, qpn, attr->qp_state)) == 0 && attr->qp_state == IBV_QPS_RTR)
+		record_rtr(x->fdev, attr);
+	return rc;
 }
 
 EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
@@ -1538,6 +1699,24 @@ static struct ibv_qp *fake_open_qp(struct ibv_context *c, struct ibv_qp_open_att
 	return qp;
 }
 
+/* record_silent appends qpn to the state folder's silent-<device>: a
+ * line of its own, written at once (O_APPEND), so concurrent processes'
+ * lines never mix. */
+static void record_silent(const struct fake_device *d, uint32_t qpn)
+{
+	char name[128], line[16];
+	int fd, n;
+
+	snprintf(name, sizeof(name), "silent-%s", d->dev.name);
+	fd = openat(g.dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	n = snprintf(line, sizeof(line), "%06x\n", qpn);
+	if (write(fd, line, (size_t)n) != n)
+		fprintf(stderr, "fakeverbs: cannot record the silent destruction of qp %#x of %s\n", qpn, d->dev.name);
+	close(fd);
+}
+
 EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	struct fake_ctx *x;
@@ -1558,8 +1737,13 @@ EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 		return EINVAL;
 	}
 	/* Dropping this handle is the unreg; the last one destroys the QP.
-	 * A send QP is only a number. */
+	 * A send QP is only a number. silentdestroy: the kernel's shared-QP
+	 * path (__ib_destroy_shared_qp) returns 0 even when destroying the
+	 * real QP failed; here the QP leaves the XRC domain and stays on the
+	 * device (silent-<device>). */
 	rc = q->xrcd ? sim_unreg(q->xrcd->dom, qp->qp_num, &flags) : 0;
+	if (rc == 0 && q->xrcd && x->fdev->silentdestroy && (flags & XB_DESTROYED))
+		record_silent(x->fdev, qp->qp_num);
 	if (rc == 0) {
 		*p = q->next;
 		if (q->xrcd)

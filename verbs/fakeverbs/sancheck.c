@@ -157,6 +157,17 @@ static void check_busy_close(const char *dir)
 	printf("sancheck: close with 80 busy domains: ok\n");
 }
 
+/* The providers' opens with the automatic port and GID. */
+static int rdma_open(const char *name, int qp_state, void **dev, struct xb_devfacts *f, int *stage)
+{
+	return xb_rdma_open(name, qp_state, 0, -1, dev, f, stage);
+}
+
+static int legacy_open(const char *name, int qp_state, void **dev, struct xb_devfacts *f, int *stage)
+{
+	return xb_legacy_open(name, qp_state, 0, -1, dev, f, stage);
+}
+
 int main(int argc, char **argv)
 {
 	char why[256], path[512];
@@ -165,9 +176,9 @@ int main(int argc, char **argv)
 	check_probes();
 	check_busy_close(argv[1]);
 	snprintf(path, sizeof(path), "%s/dom-rdma", argv[1]);
-	exercise("rdma", &xb_rdma_ops, xb_rdma_open, path, 1);
+	exercise("rdma", &xb_rdma_ops, rdma_open, path, 1);
 	CHECK(xb_legacy_probe(why, sizeof(why)) == 0);
 	snprintf(path, sizeof(path), "%s/dom-legacy", argv[1]);
-	exercise("legacy", &xb_legacy_ops, xb_legacy_open, path, 0);
+	exercise("legacy", &xb_legacy_ops, legacy_open, path, 0);
 	return 0;
 }
