@@ -23,21 +23,21 @@ import (
 
 // Config is one benchmark configuration: what `xrcbench run` was asked.
 type Config struct {
-	Provider     string
-	Device       string
-	Workload     *workloads.Spec
-	WorkloadArg  string // as given: a built-in name or a file
-	Procs        int
-	Threads      int // per process
-	QPs          int // per round (rounds), shared set, or per thread (per_thread scope)
-	Duration     time.Duration
-	Iterations   int64 // passes (loop) or rounds (rounds); 0: use Duration
-	Warmup       time.Duration
-	Repetitions  int
-	Pin          bool
+	Provider    string
+	Device      string
+	Workload    *workloads.Spec
+	WorkloadArg string // as given: a built-in name or a file
+	Procs       int
+	Threads     int // per process
+	QPs         int // per round (rounds), shared set, or per thread (per_thread scope)
+	Duration    time.Duration
+	Iterations  int64 // passes (loop) or rounds (rounds); 0: use Duration
+	Warmup      time.Duration
+	Repetitions int
+	Pin         bool
 	// NoCPUCheck records the CPUs' setup without judging it (the CPU
 	// check's warnings, cpucheck.go); it changes nothing measured.
-	NoCPUCheck bool
+	NoCPUCheck   bool
 	Seed         int64
 	Interval     time.Duration // of the .hlog timelines
 	SimSemantics verbs.Semantics

@@ -22,8 +22,8 @@ func init() { subcommands = append(subcommands, newHistoryCmd) }
 func newHistoryCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		out, orderBy, gates, minEffect, xLabel string
-		alpha                          float64
-		asJSON                         bool
+		alpha                                  float64
+		asJSON                                 bool
 	)
 	cmd := &cobra.Command{
 		Use:   "history DIR... [--out DIR]",
