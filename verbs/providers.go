@@ -9,6 +9,10 @@ import (
 // without it (without the rdma tag, which make adds when the headers exist).
 const RDMANotBuilt = "not built: install libibverbs-dev, then make build"
 
+// NoCgo is why no provider is available in a binary built without cgo
+// (nocgo.go; CgoBuilt is false there).
+const NoCgo = "not built: this binary was built without cgo (CGO_ENABLED=0); build it with a C compiler (make build)"
+
 // ProviderInfo describes a provider and whether this build and machine
 // can use it.
 type ProviderInfo struct {
