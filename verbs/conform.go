@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // Check is the outcome of one conformance check.
@@ -204,24 +202,6 @@ func want(step string, err error, want syscall.Errno) error {
 	}
 	return nil
 }
-
-func errnoName(e syscall.Errno) string {
-	if e == 0 {
-		return "success"
-	}
-	// Linux's 95 is both; x/sys says ENOTSUP, the verbs man pages and
-	// the kernel's XRC code say EOPNOTSUPP.
-	if e == syscall.EOPNOTSUPP {
-		return "EOPNOTSUPP"
-	}
-	if n := unix.ErrnoName(e); n != "" {
-		return n
-	}
-	return fmt.Sprintf("errno %d", int(e))
-}
-
-// ErrnoName names an errno as C does ("EINVAL"), for reports.
-func ErrnoName(e syscall.Errno) string { return errnoName(e) }
 
 // wantDestroyed checks an unreg's destroy flag when the provider knows it.
 func wantDestroyed(step string, got, want Destroyed) error {

@@ -1,9 +1,6 @@
 package verbs
 
-import (
-	"syscall"
-	"testing"
-)
+import "testing"
 
 // TestConformSim runs the whole semantics table on the sim device in both
 // semantics. Every check must pass, except those the semantics itself has
@@ -57,14 +54,5 @@ func TestConformDetectsBrokenSemantics(t *testing.T) {
 	defer c.closeAll()
 	if _, err := checkRegAgain(c); err == nil {
 		t.Fatal("S3 with upstream expectations passed on a legacy device")
-	}
-}
-
-func TestErrnoName(t *testing.T) {
-	for e, want := range map[syscall.Errno]string{0: "success", syscall.ENODEV: "ENODEV", syscall.EOPNOTSUPP: "EOPNOTSUPP",
-		syscall.ETIMEDOUT: "ETIMEDOUT", syscall.Errno(4000): "errno 4000"} {
-		if got := ErrnoName(e); got != want {
-			t.Errorf("ErrnoName(%d) = %q, want %q", int(e), got, want)
-		}
 	}
 }
