@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/device"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
@@ -148,7 +149,7 @@ func (sr *SoakRun) countedBy(n int, how string) {
 
 // liveQPs reads the device's live QP count, and says how: the sim's and
 // the double's device inspected; a real device through the kernel's own
-// list of its QPs (RDMA netlink, verbs.LiveQPs, as devices reads it), or
+// list of its QPs (RDMA netlink, device.LiveQPs, as devices reads it), or
 // in one line why the kernel could not be asked.
 func liveQPs(o Options) (int, string) {
 	switch {
@@ -169,14 +170,14 @@ func liveQPs(o Options) (int, string) {
 	case o.Device == "":
 		return -1, "none: no --device named, so no device to ask the kernel about"
 	}
-	return kernelQPs(verbs.LiveQPs(o.Device))
+	return kernelQPs(device.LiveQPs(o.Device))
 }
 
-// kernelQPs is the count in the kernel's answer (verbs.LiveQPs's list or
+// kernelQPs is the count in the kernel's answer (device.LiveQPs's list or
 // its error): every QP it lists for the device, the device's own GSI
 // included, as devices counts them; where the kernel could not be asked,
 // -1 and its reason.
-func kernelQPs(qps []verbs.LiveQP, err error) (int, string) {
+func kernelQPs(qps []device.LiveQP, err error) (int, string) {
 	if err != nil {
 		return -1, "none: " + err.Error()
 	}

@@ -1,4 +1,4 @@
-package verbs
+package device
 
 // The kernel's own list of a device's QPs, read through RDMA netlink
 // (NETLINK_RDMA, the nldev client, as iproute2's `rdma resource show qp`
