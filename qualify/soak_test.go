@@ -119,7 +119,7 @@ func TestKernelQPs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n, method := kernelQPs(tt.qps, tt.err)
+			n, method := kernelQPs(len(tt.qps), tt.err)
 			if n != tt.count || method != tt.method {
 				t.Fatalf("%d %q, want %d %q", n, method, tt.count, tt.method)
 			}
