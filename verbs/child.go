@@ -134,6 +134,19 @@ func startChild(spec childSpec) (*child, error) {
 	return &child{cmd: cmd, stdin: stdin}, nil
 }
 
+// KillRegistrant re-executes this program as a registrant on qpn in the
+// domain file domain (opened with opts), waits until it has registered,
+// SIGKILLs it and reaps it: a process that exits without unregistering,
+// for conformance's check that the kernel (or the sim) drops what a dead
+// process held. The program's main (or TestMain) calls MaybeRunChild.
+func KillRegistrant(opts Options, domain string, qpn uint32) error {
+	ch, err := startChild(childSpec{Action: "reg", Options: opts, Domain: domain, QPN: qpn})
+	if err != nil {
+		return err
+	}
+	return ch.kill()
+}
+
 // kill SIGKILLs the child and waits for it, so it is gone, not a zombie.
 func (c *child) kill() error {
 	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {

@@ -2,7 +2,6 @@ package verbs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -69,75 +68,7 @@ func TestInDouble(t *testing.T) {
 	f(t, os.Getenv(doubleArgEnv))
 }
 
-// wantChecks is the expected status of each conformance check.
-type wantChecks map[string]string
-
-func statuses(pass, skip string) wantChecks {
-	w := wantChecks{}
-	for _, id := range strings.Fields(pass) {
-		w[id] = "pass"
-	}
-	for _, id := range strings.Fields(skip) {
-		w[id] = "skip"
-	}
-	return w
-}
-
-// conformCase is one run of the conformance table through the double.
-type conformCase struct {
-	Provider, Device string
-	Semantics        string
-	Want             wantChecks
-}
-
-var conformCases = []conformCase{
-	{"legacy", "xbfake0", "legacy", statuses("S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15", "S11")},
-	{"legacy", "xbnoxrc0", "legacy", statuses("S11", "S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15")},
-	{"rdma", "xbfake0", "upstream", statuses("S1 S2 S3 S4 S5 S6 S7 S9 S10 S12 S13 S14 S15", "S8 S11")},
-	{"rdma", "xbnoxrc0", "upstream", statuses("S11", "S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15")},
-}
-
-// TestDoubleConform runs the conformance table S1–S15 through the legacy
-// and rdma providers against the double; S10 re-executes the test binary
-// as real child processes that are SIGKILLed while registered.
-func TestDoubleConform(t *testing.T) {
-	for _, c := range conformCases {
-		c := c
-		t.Run(c.Provider+"/"+c.Device, func(t *testing.T) {
-			if p := providers[c.Provider]; p == nil {
-				t.Fatalf("provider %s is not registered", c.Provider)
-			} else if p.open == nil {
-				t.Skipf("%s: not in this build: %s", c.Provider, p.Reason)
-			}
-			arg, _ := json.Marshal(c)
-			runInDouble(t, "conform", "xbfake0,xbnoxrc0:noxrc", string(arg))
-		})
-	}
-}
-
 func init() {
-	doubleCases["conform"] = func(t *testing.T, arg string) {
-		var c conformCase
-		if err := json.Unmarshal([]byte(arg), &c); err != nil {
-			t.Fatal(err)
-		}
-		rep, err := Conform(Options{Provider: c.Provider, Device: c.Device}, t.TempDir())
-		if err != nil {
-			t.Fatalf("Conform: %v", err)
-		}
-		if rep.Semantics != c.Semantics || rep.Device != c.Device {
-			t.Errorf("report: semantics %q device %q, want %q %q", rep.Semantics, rep.Device, c.Semantics, c.Device)
-		}
-		if len(rep.Checks) != len(c.Want) {
-			t.Errorf("%d checks, want %d", len(rep.Checks), len(c.Want))
-		}
-		for _, chk := range rep.Checks {
-			t.Logf("%-4s %-5s %s: %s", chk.ID, chk.Status, chk.Name, chk.Detail)
-			if want := c.Want[chk.ID]; chk.Status != want {
-				t.Errorf("%s %s: %s (%s), want %s", chk.ID, chk.Name, chk.Status, chk.Detail, want)
-			}
-		}
-	}
 	doubleCases["legacy-device"] = func(t *testing.T, _ string) {
 		if ok, why := legacyProbe(); !ok {
 			t.Fatalf("legacy API not found in the double: %s", why)
