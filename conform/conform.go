@@ -91,7 +91,7 @@ var conformChecks = []conformCheck{
 // Conform runs the checks S1–S15 against the provider opts names, keeping
 // its domain files (and, for sim without a Dir, its device) in workDir.
 // Checks that need other processes re-execute this program: main (and
-// TestMain) must call MaybeRunChild first.
+// TestMain) must call verbs.MaybeRunChild first.
 func Conform(opts verbs.Options, workDir string) (ConformReport, error) {
 	if opts.Provider == "" {
 		opts.Provider = "sim"
