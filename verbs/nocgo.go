@@ -99,21 +99,6 @@ func simHoldLock(string, uint32) error        { return ErrNoCgo }
 // Intact is nil: without cgo no device is open.
 func (d *Device) Intact() error { return nil }
 
-// SimQP is one live QP of a sim device.
-type SimQP struct {
-	QPN         uint32
-	Domain      int // slot of its domain in the device
-	Registrants int // registrant entries
-	Handles     int // registrations counted as upstream handles
-}
-
-// SimSnapshot is the state of a sim device.
-type SimSnapshot struct {
-	QPs         []SimQP
-	Registrants int // open device contexts
-	Domains     int // live domains
-}
-
 // InspectSim needs sim.c: ErrNoCgo.
 func InspectSim(string) (SimSnapshot, error) { return SimSnapshot{}, ErrNoCgo }
 
