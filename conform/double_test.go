@@ -1,15 +1,11 @@
 package conform
 
 import (
-	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/xrcbench/xrcbench/internal/testdouble"
 	"github.com/xrcbench/xrcbench/verbs"
@@ -62,22 +58,8 @@ func TestDoubleConform(t *testing.T) {
 				t.Skipf("%s: not in this build: %s", c.Provider, why)
 			}
 			arg, _ := json.Marshal(c)
-			// A child that hangs (a lock never released) fails the test in
-			// bounded time instead of stalling the whole run.
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestConformInDouble$", "-test.v", "-test.count=1")
-			cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) } // a goroutine dump says where
-			cmd.WaitDelay = 10 * time.Second
-			cmd.Env = append(testdouble.Env(lib, filepath.Join(t.TempDir(), "state"), "xbfake0,xbnoxrc0:noxrc"), conformCaseEnv+"="+string(arg))
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("child (%s): %v\n%s", arg, err, out)
-			}
-			if !strings.Contains(string(out), "--- PASS: TestConformInDouble") {
-				t.Fatalf("child did not pass:\n%s", out)
-			}
-			t.Logf("child:\n%s", out)
+			testdouble.RunTest(t, "TestConformInDouble",
+				append(testdouble.Env(lib, filepath.Join(t.TempDir(), "state"), "xbfake0,xbnoxrc0:noxrc"), conformCaseEnv+"="+string(arg)))
 		})
 	}
 }

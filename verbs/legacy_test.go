@@ -1,15 +1,12 @@
 package verbs
 
 import (
-	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/xrcbench/xrcbench/internal/testdouble"
 )
@@ -37,22 +34,8 @@ var doubleLibDir, doubleEnv = testdouble.LibDir, testdouble.Env
 func runInDouble(t *testing.T, name, devices, arg string) {
 	t.Helper()
 	lib := doubleLibDir(t)
-	// A child that hangs (a lock never released) fails the test in
-	// bounded time instead of stalling the whole run.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestInDouble$", "-test.v", "-test.count=1")
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) } // a goroutine dump says where
-	cmd.WaitDelay = 10 * time.Second
-	cmd.Env = append(doubleEnv(lib, filepath.Join(t.TempDir(), "state"), devices), doubleCaseEnv+"="+name, doubleArgEnv+"="+arg)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("child %s (devices %q): %v\n%s", name, devices, err, out)
-	}
-	if !strings.Contains(string(out), "--- PASS: TestInDouble") {
-		t.Fatalf("child %s did not pass:\n%s", name, out)
-	}
-	t.Logf("child %s:\n%s", name, out)
+	testdouble.RunTest(t, "TestInDouble",
+		append(doubleEnv(lib, filepath.Join(t.TempDir(), "state"), devices), doubleCaseEnv+"="+name, doubleArgEnv+"="+arg))
 }
 
 // TestInDouble is the child side of runInDouble.
