@@ -133,7 +133,7 @@ endif
 # their parents start (with their own -test.run), so here they are left
 # out rather than listed as skipped.
 GOTESTSUM   ?= $(GO) run gotest.tools/gotestsum@v1.13.0
-CHILD_TESTS := ^(TestInDouble|TestDevicesChild)$$
+CHILD_TESTS := ^(TestInDouble|TestDevicesChild|TestConformInDouble|TestConformSilentInDouble)$$
 test: cwarn vet csan fakeverbs
 	@mkdir -p build
 	$(GOTESTSUM) --format standard-quiet --jsonfile build/test.json -- \
@@ -152,7 +152,7 @@ test: cwarn vet csan fakeverbs
 FUZZTIME    ?= 1m
 FUZZTARGETS := ./workloads:FuzzParse:3000 ./results:FuzzLoad:2000 ./results:FuzzDecodeHistogram:20000 \
                ./report:FuzzReadTimeline:800 ./report:FuzzExportCSV:1500 ./bench:FuzzFrameReader:15000 ./verbs:FuzzParseCost:15000 \
-               ./verbs:FuzzSimDevice:1500 ./verbs:FuzzDecodeRDMANetlink:20000 \
+               ./verbs:FuzzSimDevice:1500 ./device:FuzzDecodeRDMANetlink:20000 \
                ./qualify:FuzzParsePlan:3000 ./bench:FuzzFleetIdentity:15000 ./bench:FuzzReadArrivals:800
 fuzz:
 	@for t in $(FUZZTARGETS); do \

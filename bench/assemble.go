@@ -13,6 +13,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/xrcbench/xrcbench/device"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
@@ -359,7 +360,7 @@ func probeLeaks(vo verbs.Options, h *holder, created *qpSet, complete bool) *res
 // (the kernel keeps the QP with its XRCD), so only the device's own list
 // (RDMA netlink) can say a destruction did not happen.
 func stillListed(info verbs.DeviceInfo, sets ...func(func(uint32) error) error) (listed []uint32, how string, err error) {
-	qpns, how, err := verbs.DeviceQPs(info)
+	qpns, how, err := device.DeviceQPs(info)
 	if err != nil {
 		return nil, "", err
 	}

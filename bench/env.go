@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/xrcbench/xrcbench/device"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 )
@@ -165,7 +166,7 @@ func stampOf(bi *debug.BuildInfo) (rev string, dirty bool, module string) {
 // is the whole run, not the measured one: no share is derived from it.
 type firmware struct {
 	info   verbs.DeviceInfo
-	before verbs.FWSnapshot
+	before device.FWSnapshot
 	taken  bool
 }
 
@@ -181,7 +182,7 @@ func snapshotFirmware(vo verbs.Options) *firmware {
 	}
 	info := dev.Info()
 	dev.Close()
-	return &firmware{info: info, before: verbs.SnapshotFWCommands(info), taken: true}
+	return &firmware{info: info, before: device.SnapshotFWCommands(info), taken: true}
 }
 
 // record adds the firmware command counts and mean times over the run, or
@@ -190,7 +191,7 @@ func (f *firmware) record(env *results.Environment) {
 	if !f.taken {
 		return
 	}
-	delta := verbs.FWCommandsSince(f.before, verbs.SnapshotFWCommands(f.info))
+	delta := device.FWCommandsSince(f.before, device.SnapshotFWCommands(f.info))
 	if env.ProviderDetail == nil {
 		env.ProviderDetail = map[string]string{}
 	}

@@ -241,6 +241,22 @@ type FleetBarrier struct {
 	Poll   time.Duration
 }
 
+// BeforeStart meets the fleet at the barrier (Meet) as a run's
+// Options.BeforeStart: it records the meeting in the result (Fleet.Sync)
+// and warns when this node saw the last arrival only after the common
+// start, so started late.
+func (b *FleetBarrier) BeforeStart(ctx context.Context, res *results.Result) error {
+	sync, err := b.Meet(ctx)
+	if err != nil {
+		return err
+	}
+	res.Fleet.Sync = sync
+	if sync.LateNS > 0 {
+		res.Warnings = append(res.Warnings, "fleet: this node saw the last arrival after the common start and started "+time.Duration(sync.LateNS).Round(time.Millisecond).String()+" late")
+	}
+	return nil
+}
+
 // arrival is one node's file at the barrier.
 type arrival struct {
 	Node          string `json:"node"`

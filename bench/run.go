@@ -1,7 +1,3 @@
-// Package bench is the engine of xrcbench: the coordinator that starts
-// worker processes (its own binary, re-executed), the worker threads that
-// run a workload on one registrant each, the shared-memory barrier between
-// them, and the assembly of their histograms into a results.Result.
 package bench
 
 import (

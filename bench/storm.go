@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/xrcbench/xrcbench/device"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
@@ -455,13 +456,13 @@ func (c *Config) validateStorm() error {
 }
 
 // stormExitTeardown times a storm's teardown exit: from the last rank's
-// exit (exited, seen at ns) until the device (named device, the one the
+// exit (exited, seen at ns) until the device (named name, the one the
 // run opened) lists none of the job's QPs (created: every QP number the
 // ranks created). The sim device drops a dead process's handles when it
 // is next opened, as the kernel does when the process ends, so this times
 // that reaping and one inspection. rdma and legacy ask the kernel's RDMA
-// netlink for the device's QPs (verbs.LiveQPs), where it has one.
-func stormExitTeardown(vo verbs.Options, device string, created *qpSet, exited uint64) (int64, string) {
+// netlink for the device's QPs (device.LiveQPs), where it has one.
+func stormExitTeardown(vo verbs.Options, name string, created *qpSet, exited uint64) (int64, string) {
 	var left func() (int, error)
 	switch stormExitMethod(vo.Provider) {
 	case "sim_inspect":
@@ -477,7 +478,7 @@ func stormExitTeardown(vo verbs.Options, device string, created *qpSet, exited u
 			return -1, "not measurable here: the ranks reported no QP they created"
 		}
 		left = func() (int, error) {
-			qps, err := verbs.LiveQPs(device)
+			qps, err := device.LiveQPs(name)
 			return jobQPsLeft(qps, created), err
 		}
 	default:
@@ -486,7 +487,7 @@ func stormExitTeardown(vo verbs.Options, device string, created *qpSet, exited u
 	until := time.Now().Add(30 * time.Second)
 	for {
 		n, err := left()
-		var ne *verbs.NetlinkError
+		var ne *device.NetlinkError
 		switch {
 		case errors.As(err, &ne):
 			return -1, "not measurable here: " + ne.Reason
@@ -505,7 +506,7 @@ func stormExitTeardown(vo verbs.Options, device string, created *qpSet, exited u
 // among those the ranks created. The kernel frees a number with its QP,
 // so a number listed again later is a new QP only if something else made
 // one meanwhile; the 30s bound keeps that from hanging the run.
-func jobQPsLeft(listed []verbs.LiveQP, created *qpSet) int {
+func jobQPsLeft(listed []device.LiveQP, created *qpSet) int {
 	n := 0
 	for _, q := range listed {
 		if created.has(q.QPN) {

@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/xrcbench/xrcbench/device"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
@@ -37,16 +38,16 @@ func TestJobQPsLeft(t *testing.T) {
 	for _, q := range []uint32{0x11, 0x12, 0x1a2b} {
 		created.add(q)
 	}
-	gsi := verbs.LiveQP{QPN: 1, Type: "GSI", State: "RTS", KernName: "ib_core"}
+	gsi := device.LiveQP{QPN: 1, Type: "GSI", State: "RTS", KernName: "ib_core"}
 	tests := []struct {
 		name   string
-		listed []verbs.LiveQP
+		listed []device.LiveQP
 		want   int
 	}{
 		{"none listed", nil, 0},
-		{"only the device's GSI", []verbs.LiveQP{gsi}, 0},
-		{"two of the job's", []verbs.LiveQP{gsi, {QPN: 0x11, Type: "XRC_TGT"}, {QPN: 0x1a2b, Type: "XRC_TGT"}}, 2},
-		{"another process's QP", []verbs.LiveQP{gsi, {QPN: 0x13, Type: "RC", PID: 99}}, 0},
+		{"only the device's GSI", []device.LiveQP{gsi}, 0},
+		{"two of the job's", []device.LiveQP{gsi, {QPN: 0x11, Type: "XRC_TGT"}, {QPN: 0x1a2b, Type: "XRC_TGT"}}, 2},
+		{"another process's QP", []device.LiveQP{gsi, {QPN: 0x13, Type: "RC", PID: 99}}, 0},
 	}
 	for _, tt := range tests {
 		if got := jobQPsLeft(tt.listed, created); got != tt.want {

@@ -1,9 +1,3 @@
-// Package qualify runs a firmware qualification: a plan (YAML) of
-// conformance checks, benchmark runs and criteria, judged absolutely and
-// against a baseline qualification with compare's test, written as
-// qualification.json, junit.xml and qualification.html. It drives the
-// engine (bench) and judges with the report package; cmd/xrcbench's
-// `qualify` is its command line.
 package qualify
 
 import (

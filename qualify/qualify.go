@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/conform"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
@@ -293,14 +294,14 @@ func prepareOut(o Options) error {
 	return results.WriteFileAtomic(planPath, []byte(o.Plan.Source), 0o644)
 }
 
-func conformance(o Options, logf func(string, ...any)) (*verbs.ConformReport, error) {
+func conformance(o Options, logf func(string, ...any)) (*conform.ConformReport, error) {
 	path := filepath.Join(o.Out, ConfFile)
 	if o.Plan.Conformance.None {
 		return nil, nil
 	}
 	if o.Resume {
 		if data, err := os.ReadFile(path); err == nil {
-			var rep verbs.ConformReport
+			var rep conform.ConformReport
 			if json.Unmarshal(data, &rep) == nil && len(rep.Checks) > 0 {
 				logf("conformance: reusing %s", path)
 				return &rep, nil
@@ -313,12 +314,12 @@ func conformance(o Options, logf func(string, ...any)) (*verbs.ConformReport, er
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	rep, err := verbs.Conform(verbs.Options{Provider: o.Provider, Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex, Sim: verbs.SimOptions{Semantics: o.SimSemantics}}, work)
+	rep, err := conform.Conform(verbs.Options{Provider: o.Provider, Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex, Sim: verbs.SimOptions{Semantics: o.SimSemantics}}, work)
 	if err != nil {
 		// Not fatal: every conformance row is then an error, and the runs
 		// still say what they can.
-		rep = verbs.ConformReport{Provider: o.Provider, Device: o.Device,
-			Checks: []verbs.Check{{ID: "conform", Name: "conformance could run", Status: verbs.CheckFail, Detail: err.Error()}}}
+		rep = conform.ConformReport{Provider: o.Provider, Device: o.Device,
+			Checks: []conform.Check{{ID: "conform", Name: "conformance could run", Status: conform.CheckFail, Detail: err.Error()}}}
 	}
 	data, _ := json.MarshalIndent(rep, "", "  ")
 	if err := results.WriteFileAtomic(path, append(data, '\n'), 0o644); err != nil {
@@ -328,7 +329,7 @@ func conformance(o Options, logf func(string, ...any)) (*verbs.ConformReport, er
 }
 
 // conformanceRows judges the checks the plan requires.
-func conformanceRows(req Conformance, rep *verbs.ConformReport) []Row {
+func conformanceRows(req Conformance, rep *conform.ConformReport) []Row {
 	if rep == nil {
 		return nil
 	}
@@ -337,26 +338,26 @@ func conformanceRows(req Conformance, rep *verbs.ConformReport) []Row {
 		required := req.All || slices.Contains(req.IDs, c.ID)
 		r := Row{Name: c.ID + " " + c.Name, Message: c.Detail, Evidence: []string{ConfFile}}
 		switch {
-		case c.Status == verbs.CheckFail && required:
+		case c.Status == conform.CheckFail && required:
 			r.Verdict = Fail
-		case c.Status == verbs.CheckPass || c.Status == verbs.CheckSelfTest:
+		case c.Status == conform.CheckPass || c.Status == conform.CheckSelfTest:
 			r.Verdict = Pass
-			if c.Status == verbs.CheckSelfTest {
+			if c.Status == conform.CheckSelfTest {
 				r.Message = "self-test (passes by construction, not evidence): " + c.Detail
 			}
-		case c.Status == verbs.CheckSkip && required && !req.All:
+		case c.Status == conform.CheckSkip && required && !req.All:
 			// Named in the plan, so it must run.
 			r.Verdict, r.Message = Fail, "required by the plan but skipped: "+c.Detail
 		default:
 			r.Verdict = Skipped
-			if c.Status == verbs.CheckFail {
+			if c.Status == conform.CheckFail {
 				r.Message = "failed, not required by the plan: " + c.Detail
 			}
 		}
 		rows = append(rows, r)
 	}
 	for _, id := range req.IDs {
-		if !slices.ContainsFunc(rep.Checks, func(c verbs.Check) bool { return c.ID == id }) {
+		if !slices.ContainsFunc(rep.Checks, func(c conform.Check) bool { return c.ID == id }) {
 			rows = append(rows, Row{Name: id, Verdict: Fail, Message: "required by the plan, but conform has no check " + id})
 		}
 	}

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/device"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
-	"github.com/xrcbench/xrcbench/verbs"
 )
 
 // SoakSpec is a plan's soak: lifecycle, then churn, each for half the
@@ -148,39 +148,40 @@ func (sr *SoakRun) countedBy(n int, how string) {
 
 // liveQPs reads the device's live QP count, and says how: the sim's and
 // the double's device inspected; a real device through the kernel's own
-// list of its QPs (RDMA netlink, verbs.LiveQPs, as devices reads it), or
-// in one line why the kernel could not be asked.
+// list of its QPs (RDMA netlink, device.LiveQPs, as devices reads it), or
+// in one line why the kernel could not be asked. device.CountQPs knows
+// which is which.
 func liveQPs(o Options) (int, string) {
+	var simDir string
 	switch {
 	case o.Provider == "sim":
-		if devs := bench.LiveSimDevices(); len(devs) == 1 {
-			if snap, err := verbs.InspectSim(devs[0]); err == nil {
-				return len(snap.QPs), "sim_inspect"
-			}
+		devs := bench.LiveSimDevices()
+		if len(devs) != 1 {
+			return -1, device.BySimInspect
 		}
-		return -1, "sim_inspect"
-	case os.Getenv("XRCBENCH_FAKEVERBS_DIR") != "" && o.Device != "":
-		// The double's device is none of the kernel's: asking the kernel
-		// about its name would only say it has no such device.
-		if snap, err := verbs.InspectSim(filepath.Join(os.Getenv("XRCBENCH_FAKEVERBS_DIR"), o.Device)); err == nil {
-			return len(snap.QPs), "double_inspect"
-		}
-		return -1, "double_inspect"
+		simDir = devs[0]
 	case o.Device == "":
 		return -1, "none: no --device named, so no device to ask the kernel about"
 	}
-	return kernelQPs(verbs.LiveQPs(o.Device))
+	n, how, err := device.CountQPs(o.Provider, o.Device, simDir)
+	if how == device.ByNetlink {
+		return kernelQPs(n, err)
+	}
+	if err != nil {
+		return -1, how
+	}
+	return n, how
 }
 
-// kernelQPs is the count in the kernel's answer (verbs.LiveQPs's list or
-// its error): every QP it lists for the device, the device's own GSI
+// kernelQPs is the count in the kernel's answer (n QPs listed, or its
+// error): every QP it lists for the device, the device's own GSI
 // included, as devices counts them; where the kernel could not be asked,
 // -1 and its reason.
-func kernelQPs(qps []verbs.LiveQP, err error) (int, string) {
+func kernelQPs(n int, err error) (int, string) {
 	if err != nil {
 		return -1, "none: " + err.Error()
 	}
-	return len(qps), "netlink"
+	return n, device.ByNetlink
 }
 
 // judgeSoak gives a soak run's verdicts: QPs, memory, p99 drift.

@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/xrcbench/xrcbench/device"
 	"github.com/xrcbench/xrcbench/results"
-	"github.com/xrcbench/xrcbench/verbs"
 )
 
 func samplesOf(qps []int, pss []int64) []SoakSample {
@@ -92,24 +92,26 @@ func TestDriftVerdict(t *testing.T) {
 }
 
 // kernelQPs counts what the kernel's RDMA netlink lists for the device
-// (fake answers of verbs.LiveQPs here), as devices counts it; where the
+// (fake answers of device.LiveQPs here), as devices counts it; where the
 // kernel could not be asked, the soak's QP verdict says why in one line.
 func TestKernelQPs(t *testing.T) {
-	gsi := verbs.LiveQP{QPN: 1, Type: "GSI", State: "RTS", Port: 1, KernName: "ib_core"}
-	tgt := func(qpn uint32) verbs.LiveQP { return verbs.LiveQP{QPN: qpn, Type: "XRC_TGT", State: "RTR", PID: 4242} }
-	noNetlink := &verbs.NetlinkError{Errno: syscall.EPROTONOSUPPORT,
+	gsi := device.LiveQP{QPN: 1, Type: "GSI", State: "RTS", Port: 1, KernName: "ib_core"}
+	tgt := func(qpn uint32) device.LiveQP {
+		return device.LiveQP{QPN: qpn, Type: "XRC_TGT", State: "RTR", PID: 4242}
+	}
+	noNetlink := &device.NetlinkError{Errno: syscall.EPROTONOSUPPORT,
 		Reason: "the kernel has no RDMA netlink (socket NETLINK_RDMA: EPROTONOSUPPORT): ib_core is not loaded"}
-	noDevice := &verbs.NetlinkError{Errno: syscall.ENODEV, Reason: `the kernel's RDMA netlink has no device named "mlx5_9" (it lists mlx5_0)`}
+	noDevice := &device.NetlinkError{Errno: syscall.ENODEV, Reason: `the kernel's RDMA netlink has no device named "mlx5_9" (it lists mlx5_0)`}
 	tests := []struct {
 		name    string
-		qps     []verbs.LiveQP
+		qps     []device.LiveQP
 		err     error
 		count   int
 		method  string
 		verdict string // QPVerdict on 20 samples of this answer
 		msg     string
 	}{
-		{"the GSI and two XRC targets", []verbs.LiveQP{gsi, tgt(0x11), tgt(0x1a2b)}, nil, 3, "netlink", Pass, "live QPs (netlink) came back to 3"},
+		{"the GSI and two XRC targets", []device.LiveQP{gsi, tgt(0x11), tgt(0x1a2b)}, nil, 3, "netlink", Pass, "live QPs (netlink) came back to 3"},
 		{"no QPs at all", nil, nil, 0, "netlink", Pass, "live QPs (netlink) came back to 0"},
 		{"no RDMA netlink", nil, noNetlink, -1, "none: " + noNetlink.Reason, Skipped,
 			"live QPs not sampled (none: the kernel has no RDMA netlink (socket NETLINK_RDMA: EPROTONOSUPPORT): ib_core is not loaded; 0 sample(s))"},
@@ -117,7 +119,7 @@ func TestKernelQPs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n, method := kernelQPs(tt.qps, tt.err)
+			n, method := kernelQPs(len(tt.qps), tt.err)
 			if n != tt.count || method != tt.method {
 				t.Fatalf("%d %q, want %d %q", n, method, tt.count, tt.method)
 			}
@@ -162,7 +164,7 @@ func TestCountedBy(t *testing.T) {
 	}
 }
 
-// On rdma and legacy the soak asks the kernel through verbs.LiveQPs, as
+// On rdma and legacy the soak asks the kernel through device.LiveQPs, as
 // devices does, and needs no iproute2: an `rdma` on PATH that would
 // answer "qp 4" is never run. This machine's kernel answers what it
 // answers (no RDMA netlink on most CI machines, or no such device); the
@@ -177,10 +179,10 @@ func TestLiveQPsAsksTheKernel(t *testing.T) {
 	}
 	t.Setenv("PATH", bin)
 	t.Setenv("XRCBENCH_FAKEVERBS_DIR", "")
-	_, kerr := verbs.LiveQPs(dev)
-	var ne *verbs.NetlinkError
+	_, kerr := device.LiveQPs(dev)
+	var ne *device.NetlinkError
 	if !errors.As(kerr, &ne) {
-		t.Fatalf("verbs.LiveQPs(%q): %v, want the kernel's reason", dev, kerr)
+		t.Fatalf("device.LiveQPs(%q): %v, want the kernel's reason", dev, kerr)
 	}
 	for _, provider := range []string{"rdma", "legacy"} {
 		n, method := liveQPs(Options{Provider: provider, Device: dev})

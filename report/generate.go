@@ -230,14 +230,8 @@ func renderFiles(in inputs, fs figureSet, pg htmlPage) ([]reportFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	var md, bench bytes.Buffer
-	if in.sweep != nil {
-		writeSweepMarkdown(&md, in.sweep, pg.TestDouble)
-	}
-	if err := WriteMarkdown(&md, in.runs); err != nil {
-		return nil, err
-	}
-	if err := WriteBench(&bench, in.runs); err != nil {
+	summaries, err := renderSummaries(in, pg.TestDouble)
+	if err != nil {
 		return nil, err
 	}
 	var files []reportFile
@@ -247,8 +241,40 @@ func renderFiles(in inputs, fs figureSet, pg htmlPage) ([]reportFile, error) {
 				reportFile{filepath.Join(PlotsDir, f.Name+".png"), f.PNG})
 		}
 	}
-	return append(files, reportFile{MarkdownFile, md.Bytes()}, reportFile{BenchFile, bench.Bytes()},
-		reportFile{HTMLFile, html}), nil
+	return append(append(files, summaries...), reportFile{HTMLFile, html}), nil
+}
+
+// renderSummaries formats summary.md and bench.txt, the text files of a
+// report and all that `run` writes beside its result (WriteSummaries).
+func renderSummaries(in inputs, testDouble bool) ([]reportFile, error) {
+	var md, bench bytes.Buffer
+	if in.sweep != nil {
+		writeSweepMarkdown(&md, in.sweep, testDouble)
+	}
+	if err := WriteMarkdown(&md, in.runs); err != nil {
+		return nil, err
+	}
+	if err := WriteBench(&bench, in.runs); err != nil {
+		return nil, err
+	}
+	return []reportFile{{MarkdownFile, md.Bytes()}, {BenchFile, bench.Bytes()}}, nil
+}
+
+// WriteSummaries writes summary.md and bench.txt into the run folder dir,
+// as a full report (GenerateWith) has them, without report.html and the
+// plots: what `xrcbench run` leaves beside result.json. They are recorded
+// as the run's own, so a later run into the folder removes them.
+func WriteSummaries(dir string) error {
+	run, err := LoadRun(dir)
+	if err != nil {
+		return fmt.Errorf("%s and %s not written: %w", MarkdownFile, BenchFile, err)
+	}
+	in := inputs{runs: []*Run{run}}
+	files, err := renderSummaries(in, false)
+	if err != nil {
+		return err
+	}
+	return writeFiles(&Report{Out: dir}, in, files)
 }
 
 // writeFiles writes the files into rep.Out, each atomically, and records
@@ -269,11 +295,15 @@ func writeFiles(rep *Report, in inputs, files []reportFile) error {
 		return inputErrorf("report folder %v: write the report elsewhere (--out)", err)
 	}
 	defer out.Close()
-	plots, err := out.MkdirAll(PlotsDir, 0o755)
-	if err != nil {
-		return inputErrorf("report folder %s: %v: write the report elsewhere (--out)", rep.Out, err)
+	// The plots folder is a full report's (report.html links it, even
+	// with no plot in it); the summaries alone have none.
+	if slices.ContainsFunc(files, func(f reportFile) bool { return f.name == HTMLFile }) {
+		plots, err := out.MkdirAll(PlotsDir, 0o755)
+		if err != nil {
+			return inputErrorf("report folder %s: %v: write the report elsewhere (--out)", rep.Out, err)
+		}
+		plots.Close()
 	}
-	plots.Close()
 	var names []string
 	for _, f := range files {
 		path := filepath.Join(rep.Out, f.name)

@@ -1,9 +1,3 @@
-// Package results is the contract between the engine and the report: the
-// types of result.json (schema v1), its atomic writing, its loading with
-// validation, and the encoding of latency histograms.
-//
-// bench writes a run folder through this package; report reads it through
-// this package and never imports bench.
 package results
 
 import "time"

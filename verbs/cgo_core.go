@@ -60,6 +60,10 @@ import "C"
 
 import "unsafe"
 
+// CgoBuilt says whether this binary has the C hot path and its providers
+// compiled in (nocgo.go: false, built with CGO_ENABLED=0).
+const CgoBuilt = true
+
 // cHandle is an opaque pointer into C (a provider's ops table, device
 // context or domain handle). Only the cgo_*.go files look through it.
 type cHandle = unsafe.Pointer

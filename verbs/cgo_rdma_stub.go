@@ -1,11 +1,11 @@
-//go:build !rdma
+//go:build !rdma || !cgo
 
 package verbs
 
 import "syscall"
 
-// Without the rdma tag the rdma provider is known but unavailable, so
-// `xrcbench list` and `--provider rdma` say what to do.
+// Without the rdma tag (or without cgo) the rdma provider is known but
+// unavailable, so `xrcbench list` and `--provider rdma` say what to do.
 
 // RDMABuilt says whether this binary has the rdma provider compiled in.
 const RDMABuilt = false

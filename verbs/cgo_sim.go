@@ -169,21 +169,6 @@ var simProvider = &provider{ProviderInfo: ProviderInfo{Name: "sim",
 	Description: "an XRC device emulated in shared memory, with the exact legacy or upstream semantics and an optional cost model"},
 	open: simOpen}
 
-// SimQP is one live QP of a sim device.
-type SimQP struct {
-	QPN         uint32
-	Domain      int // slot of its domain in the device
-	Registrants int // registrant entries
-	Handles     int // registrations counted as upstream handles
-}
-
-// SimSnapshot is the state of a sim device.
-type SimSnapshot struct {
-	QPs         []SimQP
-	Registrants int // open device contexts
-	Domains     int // live domains
-}
-
 // withSim opens the sim device in dir as it is, for one call.
 func withSim(dir string, f func(*C.struct_sim_dev) error) error {
 	if _, err := os.Lstat(dir + "/sim.dev"); err != nil {

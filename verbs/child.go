@@ -225,6 +225,53 @@ func startChild(spec childSpec) (*child, error) {
 	return &child{cmd: cmd, stdin: stdin}, nil
 }
 
+// KillRegistrant re-executes this program as a registrant on qpn in the
+// domain file domain (opened with opts), waits until it has registered,
+// SIGKILLs it and reaps it: a process that exits without unregistering,
+// for conformance's check that the kernel (or the sim) drops what a dead
+// process held. The program's main (or TestMain) calls MaybeRunChild.
+func KillRegistrant(opts Options, domain string, qpn uint32) error {
+	ch, err := startChild(childSpec{Action: "reg", Options: opts, Domain: domain, QPN: qpn})
+	if err != nil {
+		return err
+	}
+	return ch.kill()
+}
+
+// ChildRegistrant is a registrant in another process of this program,
+// started by StartRegistrant: conformance's process-exit checks kill it.
+type ChildRegistrant struct{ ch *child }
+
+// StartRegistrant re-executes this program as a registrant on qpn in the
+// domain at path and returns once it holds the registration.
+func StartRegistrant(opts Options, domain string, qpn uint32) (*ChildRegistrant, error) {
+	ch, err := startChild(childSpec{Action: "reg", Options: opts, Domain: domain, QPN: qpn})
+	if err != nil {
+		return nil, err
+	}
+	return &ChildRegistrant{ch}, nil
+}
+
+// Kill SIGKILLs the registrant and waits until it is gone.
+func (r *ChildRegistrant) Kill() error { return r.ch.kill() }
+
+// KernelAnswer is what a child asked of the kernel (AskKernelS8,
+// AskKernelS9), past the rdma provider's own guards.
+type KernelAnswer = kernelAnswer
+
+// AskKernelS8 asks, in a child registrant of its own on domain (and a
+// second domain beside it), what an unreg by a registrant without a
+// handle and one through another domain than the handle's answer.
+func AskKernelS8(opts Options, domain string, qpn uint32) (KernelAnswer, error) {
+	return askKernel(childSpec{Action: "kernel-s8", Options: opts, Domain: domain, QPN: qpn})
+}
+
+// AskKernelS9 asks, in a child, what ibv_close_xrcd answers with a QP
+// handle held.
+func AskKernelS9(opts Options, domain string) (KernelAnswer, error) {
+	return askKernel(childSpec{Action: "kernel-s9", Options: opts, Domain: domain})
+}
+
 // kill SIGKILLs the child and waits for it, so it is gone, not a zombie.
 func (c *child) kill() error {
 	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {

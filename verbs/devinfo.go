@@ -497,6 +497,8 @@ func orUnknown(s string) string {
 // Devices lists every RDMA device libibverbs reports, opening each to
 // query it. A device that cannot be opened is listed with the reason in
 // Extra["error"]. With no device at all, the error says why in one line.
+// It is the cgo half of device.Devices, which adds what the kernel lists
+// of each device's QPs.
 func Devices() ([]DeviceInfo, error) {
 	facts, lib, err := listDevices()
 	if err != nil {
@@ -507,37 +509,15 @@ func Devices() ([]DeviceInfo, error) {
 	}
 	out := make([]DeviceInfo, 0, len(facts))
 	syms := legacySymbols()
-	live, liveErr := LiveQPsAll()
 	for _, f := range facts {
 		in := f.info(lib)
 		in.Provider = listProvider
 		if f.LegacyAPI && syms != "" {
 			in.Extra["legacy_symbols"] = syms
 		}
-		in.setLiveQPs(live, liveErr)
 		out = append(out, in)
 	}
 	return out, nil
-}
-
-// setLiveQPs fills in the kernel's count of the device's QPs, from all
-// (LiveQPsAll's answer, or its error err): "n/a: <why>" where the kernel
-// could not be asked or does not list the device.
-func (in *DeviceInfo) setLiveQPs(all map[string][]LiveQP, err error) {
-	qps, ok := all[in.Name]
-	switch {
-	case err != nil:
-		in.LiveQPsNote = "n/a: " + err.Error()
-	case !ok:
-		in.LiveQPsNote = fmt.Sprintf("n/a: the kernel's RDMA netlink does not list %s", in.Name)
-	default:
-		n := len(qps)
-		in.LiveQPs = &n
-		in.LiveQPNs = make([]uint32, 0, n)
-		for _, q := range qps {
-			in.LiveQPNs = append(in.LiveQPNs, q.QPN)
-		}
-	}
 }
 
 // errListFailed turns a failed device list (a negative errno from C) into

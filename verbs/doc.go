@@ -52,4 +52,17 @@
 // cgo is confined to the cgo_*.go files; the C sources are xb.h and
 // batch.c (the loop and the clock), storm.c, null.c, sim.h and sim.c (also linked
 // into the libibverbs test double in fakeverbs/), rdma*.c and legacy*.c.
+// Without cgo (CGO_ENABLED=0) nocgo.go stands in for the cgo_*.go files,
+// as the standard library's net and os/user do: the package builds, every
+// provider is known and unavailable (NoCgo), and CgoBuilt is false, so
+// the analysis half of xrcbench builds where there is no C compiler.
+//
+// # Not here
+//
+// Its one concern is the providers and the hot path. Discovery around a
+// device (the kernel's live QPs through RDMA netlink, the firmware
+// counters in debugfs, live QPs for every provider) is package device;
+// the conformance checks S1–S15 are package conform. Both stand on verbs
+// through the smallest hooks: Devices (the providers' device list),
+// InspectSim, and KillRegistrant with MaybeRunChild (a child registrant).
 package verbs

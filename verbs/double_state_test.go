@@ -28,7 +28,7 @@ func init() {
 	doubleCases["open"] = func(t *testing.T, _ string) {
 		dev, err := Open(Options{Provider: "rdma", Device: "xbfake0"})
 		if err != nil {
-			fmt.Printf("open error: %s: %v\n", ErrnoName(errnoOf(err)), err)
+			fmt.Printf("open error: %s: %v\n", errnoName(errnoOf(err)), err)
 			return
 		}
 		fmt.Println("open ok")

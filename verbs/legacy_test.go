@@ -1,16 +1,12 @@
 package verbs
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/xrcbench/xrcbench/internal/testdouble"
 )
@@ -38,22 +34,8 @@ var doubleLibDir, doubleEnv = testdouble.LibDir, testdouble.Env
 func runInDouble(t *testing.T, name, devices, arg string) {
 	t.Helper()
 	lib := doubleLibDir(t)
-	// A child that hangs (a lock never released) fails the test in
-	// bounded time instead of stalling the whole run.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestInDouble$", "-test.v", "-test.count=1")
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) } // a goroutine dump says where
-	cmd.WaitDelay = 10 * time.Second
-	cmd.Env = append(doubleEnv(lib, filepath.Join(t.TempDir(), "state"), devices), doubleCaseEnv+"="+name, doubleArgEnv+"="+arg)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("child %s (devices %q): %v\n%s", name, devices, err, out)
-	}
-	if !strings.Contains(string(out), "--- PASS: TestInDouble") {
-		t.Fatalf("child %s did not pass:\n%s", name, out)
-	}
-	t.Logf("child %s:\n%s", name, out)
+	testdouble.RunTest(t, "TestInDouble",
+		append(doubleEnv(lib, filepath.Join(t.TempDir(), "state"), devices), doubleCaseEnv+"="+name, doubleArgEnv+"="+arg))
 }
 
 // TestInDouble is the child side of runInDouble.
@@ -69,113 +51,7 @@ func TestInDouble(t *testing.T) {
 	f(t, os.Getenv(doubleArgEnv))
 }
 
-// wantChecks is the expected status of each conformance check.
-type wantChecks map[string]string
-
-func statuses(pass, skip string) wantChecks {
-	w := wantChecks{}
-	for _, id := range strings.Fields(pass) {
-		w[id] = "pass"
-	}
-	for _, id := range strings.Fields(skip) {
-		w[id] = "skip"
-	}
-	return w
-}
-
-// conformCase is one run of the conformance table through the double.
-type conformCase struct {
-	Provider, Device string
-	Semantics        string
-	Want             wantChecks
-}
-
-var conformCases = []conformCase{
-	{"legacy", "xbfake0", "legacy", statuses("S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15", "S11")},
-	{"legacy", "xbnoxrc0", "legacy", statuses("S11", "S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15")},
-	{"rdma", "xbfake0", "upstream", statuses("S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15", "S11")},
-	{"rdma", "xbnoxrc0", "upstream", statuses("S11", "S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15")},
-}
-
-// TestDoubleConformSilentDestroy: a device whose last ibv_destroy_qp of a
-// QP returns 0 and leaves the QP (the kernel's shared-QP path when the
-// hardware destroy fails) fails conform on rdma at the first last unreg,
-// because the device itself still lists the QP number; a good device's
-// destructions are each confirmed that way.
-func TestDoubleConformSilentDestroy(t *testing.T) {
-	if !RDMABuilt {
-		t.Skip("the rdma provider is not in this build: " + RDMANotBuilt)
-	}
-	runInDouble(t, "conform-silent", "xbfake0,xbsilent0:silentdestroy", "")
-}
-
 func init() {
-	doubleCases["conform-silent"] = func(t *testing.T, _ string) {
-		for _, tc := range []struct {
-			device, s1, destructions string
-		}{
-			{"xbfake0", "pass", "destruction(s) confirmed through the test double's device"},
-			{"xbsilent0", "fail", ""},
-		} {
-			rep, err := Conform(Options{Provider: "rdma", Device: tc.device}, t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			s1 := rep.Checks[0]
-			if s1.ID != "S1" || s1.Status != tc.s1 {
-				t.Errorf("%s: S1 %s: %s, want %s", tc.device, s1.Status, s1.Detail, tc.s1)
-			}
-			if tc.s1 == "fail" && !strings.Contains(s1.Detail, "still lists qp") {
-				t.Errorf("%s: S1 failed for another reason: %s", tc.device, s1.Detail)
-			}
-			if !strings.Contains(rep.Destructions, tc.destructions) {
-				t.Errorf("%s: destructions %q, want %q", tc.device, rep.Destructions, tc.destructions)
-			}
-		}
-	}
-}
-
-// TestDoubleConform runs the conformance table S1–S15 through the legacy
-// and rdma providers against the double; S10 re-executes the test binary
-// as real child processes that are SIGKILLed while registered.
-func TestDoubleConform(t *testing.T) {
-	for _, c := range conformCases {
-		c := c
-		t.Run(c.Provider+"/"+c.Device, func(t *testing.T) {
-			if p := providers[c.Provider]; p == nil {
-				t.Fatalf("provider %s is not registered", c.Provider)
-			} else if p.open == nil {
-				t.Skipf("%s: not in this build: %s", c.Provider, p.Reason)
-			}
-			arg, _ := json.Marshal(c)
-			runInDouble(t, "conform", "xbfake0,xbnoxrc0:noxrc", string(arg))
-		})
-	}
-}
-
-func init() {
-	doubleCases["conform"] = func(t *testing.T, arg string) {
-		var c conformCase
-		if err := json.Unmarshal([]byte(arg), &c); err != nil {
-			t.Fatal(err)
-		}
-		rep, err := Conform(Options{Provider: c.Provider, Device: c.Device}, t.TempDir())
-		if err != nil {
-			t.Fatalf("Conform: %v", err)
-		}
-		if rep.Semantics != c.Semantics || rep.Device != c.Device {
-			t.Errorf("report: semantics %q device %q, want %q %q", rep.Semantics, rep.Device, c.Semantics, c.Device)
-		}
-		if len(rep.Checks) != len(c.Want) {
-			t.Errorf("%d checks, want %d", len(rep.Checks), len(c.Want))
-		}
-		for _, chk := range rep.Checks {
-			t.Logf("%-4s %-5s %s: %s", chk.ID, chk.Status, chk.Name, chk.Detail)
-			if want := c.Want[chk.ID]; chk.Status != want {
-				t.Errorf("%s %s: %s (%s), want %s", chk.ID, chk.Name, chk.Status, chk.Detail, want)
-			}
-		}
-	}
 	doubleCases["legacy-device"] = func(t *testing.T, _ string) {
 		if ok, why := legacyProbe(); !ok {
 			t.Fatalf("legacy API not found in the double: %s", why)

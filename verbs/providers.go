@@ -12,6 +12,10 @@ const RDMANotBuilt = "not built: install libibverbs-dev, then make build"
 // SimDeviceName is the name the sim provider's device reports.
 const SimDeviceName = "sim0"
 
+// NoCgo is why no provider is available in a binary built without cgo
+// (nocgo.go; CgoBuilt is false there).
+const NoCgo = "not built: this binary was built without cgo (CGO_ENABLED=0); build it with a C compiler (make build)"
+
 // ProviderInfo describes a provider and whether this build and machine
 // can use it.
 type ProviderInfo struct {

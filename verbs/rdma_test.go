@@ -339,9 +339,6 @@ func init() {
 		if in.Extra["pci"] != "0000:fa:00.0" || in.Extra["board_id"] != "XRCBENCH_FAKE_0001" {
 			t.Errorf("extra: %v", in.Extra)
 		}
-		if s := SnapshotFWCommands(in); !strings.Contains(s.NotReadable, "driver xrcbench_fake") {
-			t.Errorf("fw snapshot of a non-mlx5 device: %+v", s)
-		}
 
 		// Devices lists all three, each with what it can do.
 		all, err := Devices()

@@ -44,7 +44,7 @@ func mustErrno(t *testing.T, what string, err error, want syscall.Errno) {
 		return
 	}
 	if !errors.Is(err, want) {
-		t.Fatalf("%s: got %v, want %s", what, err, ErrnoName(want))
+		t.Fatalf("%s: got %v, want %s", what, err, errnoName(want))
 	}
 }
 

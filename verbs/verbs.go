@@ -192,6 +192,10 @@ type DeviceInfo struct {
 	sysfsDir string
 }
 
+// SysfsDir is the device's sysfs directory (libibverbs' ibdev_path), ""
+// where the provider has none: device discovery reads it.
+func (in DeviceInfo) SysfsDir() string { return in.sysfsDir }
+
 // PortInfo is one port of a device.
 type PortInfo struct {
 	Port      int    `json:"port"`

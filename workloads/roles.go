@@ -6,7 +6,7 @@ import (
 	"strings"
 	"syscall"
 
-	"golang.org/x/sys/unix"
+	"github.com/xrcbench/xrcbench/internal/errname"
 )
 
 // Creator is the thread (global index among n) that creates QP q in round
@@ -50,18 +50,9 @@ func ErrnoByName(s string) (syscall.Errno, bool) {
 	return 0, false
 }
 
-// ErrnoName is the symbolic name of e ("EINVAL"), or "errno N".
-func ErrnoName(e syscall.Errno) string {
-	// Linux's 95 is both; x/sys says ENOTSUP, the verbs man pages and
-	// the kernel's XRC code say EOPNOTSUPP.
-	if e == syscall.EOPNOTSUPP {
-		return "EOPNOTSUPP"
-	}
-	if n := unix.ErrnoName(e); n != "" {
-		return n
-	}
-	return fmt.Sprintf("errno %d", int(e))
-}
+// ErrnoName is the symbolic name of e ("EINVAL"), or "errno N"
+// (internal/errname, the one spelling the project uses).
+func ErrnoName(e syscall.Errno) string { return errname.Name(e) }
 
 // simulate runs the spec's phases on a model of the XRC registration
 // state (docs/design.md, S1-S5) for 1, 2 and 3 threads, with the same role

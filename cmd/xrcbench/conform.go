@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/xrcbench/xrcbench/conform"
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
@@ -72,7 +73,7 @@ state, so it has nothing to check).`,
 				return failure{err: err}
 			}
 			defer os.RemoveAll(work)
-			rep, err := verbs.Conform(verbs.Options{Provider: provider, Device: device, Port: ibPort, GIDIndex: gid,
+			rep, err := conform.Conform(verbs.Options{Provider: provider, Device: device, Port: ibPort, GIDIndex: gid,
 				Sim: verbs.SimOptions{Semantics: sem}}, work)
 			if err != nil {
 				return failure{err: fmt.Errorf("conform: %w", err)}
@@ -106,7 +107,7 @@ state, so it has nothing to check).`,
 }
 
 // checked counts the checks that are evidence (passed or failed).
-func checked(rep verbs.ConformReport) int {
+func checked(rep conform.ConformReport) int {
 	n := 0
 	for _, c := range rep.Checks {
 		if c.Evidence() {
@@ -116,7 +117,7 @@ func checked(rep verbs.ConformReport) int {
 	return n
 }
 
-func printConform(w io.Writer, rep verbs.ConformReport) {
+func printConform(w io.Writer, rep conform.ConformReport) {
 	fmt.Fprintf(w, "conform: provider %s, device %s, %s semantics\n", rep.Provider, rep.Device, rep.Semantics)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	counts := map[string]int{}
@@ -125,8 +126,8 @@ func printConform(w io.Writer, rep verbs.ConformReport) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, strings.ToUpper(c.Status), c.Name, c.Detail)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%d passed, %d failed, %d skipped", counts[verbs.CheckPass], counts[verbs.CheckFail], counts[verbs.CheckSkip])
-	if n := counts[verbs.CheckSelfTest]; n > 0 {
+	fmt.Fprintf(w, "%d passed, %d failed, %d skipped", counts[conform.CheckPass], counts[conform.CheckFail], counts[conform.CheckSkip])
+	if n := counts[conform.CheckSelfTest]; n > 0 {
 		fmt.Fprintf(w, ", %d self-test(s) of the sim, not counted as evidence", n)
 	}
 	fmt.Fprintln(w)

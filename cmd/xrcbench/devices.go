@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/xrcbench/xrcbench/device"
 	"github.com/xrcbench/xrcbench/internal/safetext"
 	"github.com/xrcbench/xrcbench/verbs"
 )
@@ -49,7 +50,7 @@ libibverbs test double (make fakeverbs).`,
   xrcbench run --provider rdma --device mlx5_0   # benchmark one of them`,
 			Args: cobra.NoArgs,
 			RunE: func(*cobra.Command, []string) error {
-				devs, err := verbs.Devices()
+				devs, err := device.Devices()
 				if errors.Is(err, verbs.ErrNotSupported) {
 					// No device here: still a list for a script (an
 					// empty one), and a way to go on without hardware.

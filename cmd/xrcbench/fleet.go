@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/xrcbench/xrcbench/bench"
-	"github.com/xrcbench/xrcbench/results"
 )
 
 // Fleet runs: one `run --fleet` per node, started by srun or mpirun.
@@ -72,17 +70,7 @@ func (f *fleetFlags) apply(cmd *cobra.Command, cfg *bench.Config, opts *bench.Op
 		if err := b.Check(); err != nil {
 			return usageError{err}
 		}
-		opts.BeforeStart = func(ctx context.Context, res *results.Result) error {
-			sync, err := b.Meet(ctx)
-			if err != nil {
-				return err
-			}
-			res.Fleet.Sync = sync
-			if sync.LateNS > 0 {
-				res.Warnings = append(res.Warnings, "fleet: this node saw the last arrival after the common start and started "+time.Duration(sync.LateNS).Round(time.Millisecond).String()+" late")
-			}
-			return nil
-		}
+		opts.BeforeStart = b.BeforeStart
 	}
 	return nil
 }

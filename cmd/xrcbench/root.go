@@ -10,6 +10,7 @@ import (
 
 	"github.com/xrcbench/xrcbench/bench"
 	"github.com/xrcbench/xrcbench/internal/safetext"
+	"github.com/xrcbench/xrcbench/verbs"
 )
 
 // Exit statuses of the CLI contract.
@@ -74,6 +75,7 @@ docs/design.md in the xrcbench source.`,
 	root.Version = bench.Version()
 	root.SetVersionTemplate(versionText())
 	root.SetFlagErrorFunc(flagError)
+	root.PersistentPreRunE = refuseWithoutCgo
 	for _, sub := range subcommands {
 		root.AddCommand(sub(stdout, stderr))
 	}
@@ -84,6 +86,23 @@ docs/design.md in the xrcbench source.`,
 	markArgsErrors(root)
 	registerCompletions(root)
 	return root
+}
+
+// measuring names the commands that open a device or run the C hot path.
+// A binary built without cgo (CGO_ENABLED=0) has no provider, so it
+// refuses them in one line; its analysis commands (report, compare,
+// export, history, list, version) work as in any build.
+var measuring = map[string]bool{"run": true, "sweep": true, "conform": true, "devices": true,
+	"calibrate": true, "qualify": true, workerCommand: true}
+
+// refuseWithoutCgo is the root's pre-run: a measuring command in a binary
+// built without cgo fails (exit 1, as a provider not built here does: the
+// input is fine, this binary cannot do it).
+func refuseWithoutCgo(cmd *cobra.Command, _ []string) error {
+	if !verbs.CgoBuilt && measuring[cmd.Name()] {
+		return failure{err: fmt.Errorf("%s needs a cgo build: this binary was built with CGO_ENABLED=0 (build it with a C compiler: make build)", cmd.Name())}
+	}
+	return nil
 }
 
 // markArgsErrors makes every command's argument check report bad usage:

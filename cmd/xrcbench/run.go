@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -484,7 +483,7 @@ func runOne(ctx context.Context, stdout io.Writer, cfg bench.Config, opts bench.
 		if nw != nil {
 			// The folder holds the earlier run, or nothing: no summaries.
 			where = oneLine(nw.Error())
-		} else if serr := writeSummaries(cfg.Out); serr != nil && !opts.Quiet {
+		} else if serr := report.WriteSummaries(cfg.Out); serr != nil && !opts.Quiet {
 			fmt.Fprintln(view, "warning: "+oneLine(serr.Error()))
 		}
 		if !opts.Quiet {
@@ -504,32 +503,6 @@ func runOne(ctx context.Context, stdout io.Writer, cfg bench.Config, opts bench.
 		return res, failure{err: err}
 	}
 	return res, nil
-}
-
-// writeSummaries writes summary.md and bench.txt into a run folder from
-// the result.json just written, as `report` does (report adds report.html
-// and plots/, which take longer). A run that wrote nothing a report can
-// read (failed before measuring) gets none, and says why.
-func writeSummaries(dir string) error {
-	run, err := report.LoadRun(dir)
-	if err != nil {
-		return fmt.Errorf("%s and %s not written: %w", report.MarkdownFile, report.BenchFile, err)
-	}
-	var md, bt bytes.Buffer
-	if err := report.WriteMarkdown(&md, []*report.Run{run}); err != nil {
-		return err
-	}
-	if err := report.WriteBench(&bt, []*report.Run{run}); err != nil {
-		return err
-	}
-	if err := results.WriteFileAtomic(filepath.Join(dir, report.MarkdownFile), md.Bytes(), 0o644); err != nil {
-		return err
-	}
-	if err := results.WriteFileAtomic(filepath.Join(dir, report.BenchFile), bt.Bytes(), 0o644); err != nil {
-		return err
-	}
-	// Ours, as report's are: a later run into the folder removes them.
-	return report.RecordFiles(dir, run.Result.RunID, []string{report.MarkdownFile, report.BenchFile})
 }
 
 // printSummary is the compact table of a run.

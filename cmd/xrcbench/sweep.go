@@ -17,7 +17,6 @@ import (
 
 	"github.com/xrcbench/xrcbench/bench"
 	"github.com/xrcbench/xrcbench/results"
-	"github.com/xrcbench/xrcbench/workloads"
 )
 
 // parseList reads a list flag such as "1,2,4": positive integers, no
@@ -130,50 +129,32 @@ func (f *runFlags) sweepConfigs(cmd *cobra.Command) ([]bench.Config, error) {
 	return cfgs, nil
 }
 
-// runSweep runs the points in turn into root, indexing sweep.json after
+// runSweep runs the points in turn into root (bench.Sweep), indexing sweep.json after
 // each, so an interrupted sweep keeps what it measured. A failed point
 // does not stop the others, but fails the sweep (exit 1), as an
 // interruption does.
 func (f *runFlags) runSweep(ctx context.Context, stdout, stderr io.Writer, root string, cfgs []bench.Config, opts bench.Options) error {
-	idx := &results.Sweep{Schema: results.SweepSchema}
-	var failed []string
 	// With --json stdout is the document's alone: each point's own
 	// lines go to stderr, its table nowhere.
 	human, pointLog := stdout, stdout
 	if f.json {
 		human, pointLog = io.Discard, stderr
 	}
-	for i, cfg := range cfgs {
-		dir, point := sweepPoint(cfg)
-		cfg.Out = filepath.Join(root, dir)
+	idx, failed, err := bench.Sweep(ctx, root, cfgs, func(p bench.SweepPoint) error {
 		if !f.quiet {
-			fmt.Fprintf(pointLog, "== point %d/%d: %s\n", i+1, len(cfgs), point)
+			fmt.Fprintf(pointLog, "== point %d/%d: %s\n", p.Index+1, len(cfgs), p.Name)
 		}
 		popts := opts
-		view := f.watch(&popts, stderr, cfg, fmt.Sprintf("point %d/%d: ", i+1, len(cfgs)))
-		_, err := runOne(ctx, human, cfg, popts, view)
-		status := results.StatusOK
+		view := f.watch(&popts, stderr, p.Cfg, fmt.Sprintf("point %d/%d: ", p.Index+1, len(cfgs)))
+		_, err := runOne(ctx, human, p.Cfg, popts, view)
 		if err != nil {
-			status = results.StatusFailed
-			if r, lerr := results.Load(cfg.Out); lerr == nil {
-				status = r.Status
-			}
-			failed = append(failed, dir)
 			fmt.Fprintln(stderr, "xrcbench: "+oneLine(err.Error()))
 		}
-		pt := results.SweepPoint{Dir: dir, Procs: cfg.Procs, Threads: cfg.Threads, QPs: cfg.QPs, Status: status}
-		if cfg.Workload.Mode == workloads.StormMode {
-			pt.Nodes = cfg.StormNodes()
-		}
-		idx.Points = append(idx.Points, pt)
-		if werr := results.WriteSweep(root, idx); werr != nil {
-			return failure{err: fmt.Errorf("writing sweep.json: %w", werr)}
-		}
-		if ctx.Err() != nil {
-			break
-		}
+		return err
+	})
+	if err != nil {
+		return failure{err: err}
 	}
-	var err error
 	switch {
 	case len(failed) > 0:
 		err = failure{err: errors.New("sweep: point(s) failed: " + strings.Join(failed, ", ")), quiet: false}
@@ -188,17 +169,6 @@ func (f *runFlags) runSweep(ctx context.Context, stdout, stderr io.Writer, root 
 		fmt.Fprintf(stdout, "sweep folder: %s (%d points)\n", root, len(idx.Points))
 	}
 	return err
-}
-
-// sweepPoint names a point: its folder under the sweep's, and how the
-// progress line says it. A storm's point is named by its nodes.
-func sweepPoint(cfg bench.Config) (dir, point string) {
-	if cfg.Workload.Mode == workloads.StormMode {
-		return fmt.Sprintf("p%d-t%d-n%d", cfg.Procs, cfg.Threads, cfg.StormNodes()),
-			fmt.Sprintf("%d procs x %d threads, %d nodes (%d QPs)", cfg.Procs, cfg.Threads, cfg.StormNodes(), cfg.QPs)
-	}
-	return fmt.Sprintf("p%d-t%d-q%d", cfg.Procs, cfg.Threads, cfg.QPs),
-		fmt.Sprintf("%d procs x %d threads, %d QPs", cfg.Procs, cfg.Threads, cfg.QPs)
 }
 
 // printSweep is the sweep's overview: per point, the p50 and rate of each

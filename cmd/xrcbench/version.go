@@ -44,7 +44,10 @@ func versionText() string {
 		rev += ", with uncommitted changes"
 	}
 	rdma := "built"
-	if !verbs.RDMABuilt {
+	switch {
+	case !verbs.CgoBuilt:
+		rdma = verbs.NoCgo
+	case !verbs.RDMABuilt:
 		rdma = verbs.RDMANotBuilt
 	}
 	return fmt.Sprintf("xrcbench %s\nrevision: %s\ngo: %s %s/%s\nrdma provider: %s\n",

@@ -6,9 +6,14 @@
 package testdouble
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // LibDir is the folder holding the double's libibverbs.so.1, found from
@@ -38,6 +43,31 @@ func Env(lib, stateDir, devices string) []string {
 	}
 	return append(os.Environ(), "LD_LIBRARY_PATH="+ld, "XRCBENCH_FAKEVERBS_DIR="+stateDir,
 		"XRCBENCH_FAKEVERBS_DEVICES="+devices)
+}
+
+// RunTest runs the test named test of this test binary in a child process
+// with environment env (Env's, with the caller's settings): the dynamic
+// linker picks libibverbs at exec time, so only a child can load the
+// double. The child's failure, or a child that did not pass test, fails
+// t; its output is logged. A child that hangs (a lock never released)
+// gets SIGQUIT after 2 minutes, its goroutine dump saying where, so the
+// test fails in bounded time instead of stalling the whole run.
+func RunTest(t testing.TB, test string, env []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+test+"$", "-test.v", "-test.count=1")
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
+	cmd.WaitDelay = 10 * time.Second
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child %s: %v\n%s", test, err, out)
+	}
+	if !strings.Contains(string(out), "--- PASS: "+test) {
+		t.Fatalf("child %s did not pass:\n%s", test, out)
+	}
+	t.Logf("child %s:\n%s", test, out)
 }
 
 // moduleRoot is the nearest folder at or above the working directory (a

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xrcbench/xrcbench/conform"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 )
@@ -320,7 +321,7 @@ func checkConformRDMA(tr *transcript) error {
 	if err != nil {
 		return err
 	}
-	var rep verbs.ConformReport
+	var rep conform.ConformReport
 	if err := json.Unmarshal([]byte(s.out), &rep); err != nil {
 		return fmt.Errorf("conform --json: %v (exit %d, stderr %s)", err, s.rc, s.errOut)
 	}
@@ -328,10 +329,10 @@ func checkConformRDMA(tr *transcript) error {
 	for _, c := range rep.Checks {
 		switch {
 		case c.ID == "S11":
-			if c.Status != verbs.CheckPass || !strings.Contains(c.Detail, "EOPNOTSUPP") {
+			if c.Status != conform.CheckPass || !strings.Contains(c.Detail, "EOPNOTSUPP") {
 				bad = append(bad, fmt.Sprintf("S11 %s: %s (want pass, EOPNOTSUPP)", c.Status, c.Detail))
 			}
-		case c.Status != verbs.CheckSkip || !strings.Contains(c.Detail, "lacks XRC"):
+		case c.Status != conform.CheckSkip || !strings.Contains(c.Detail, "lacks XRC"):
 			bad = append(bad, fmt.Sprintf("%s %s: %s (want skip: the device lacks XRC)", c.ID, c.Status, c.Detail))
 		}
 	}

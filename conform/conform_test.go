@@ -1,8 +1,9 @@
-package verbs
+package conform
 
 import (
-	"syscall"
 	"testing"
+
+	"github.com/xrcbench/xrcbench/verbs"
 )
 
 // TestConformSim runs the whole semantics table on the sim device in both
@@ -10,14 +11,14 @@ import (
 // no such behaviour for, which must skip with a reason.
 func TestConformSim(t *testing.T) {
 	for _, tc := range []struct {
-		sem      Semantics
+		sem      verbs.Semantics
 		wantSkip map[string]bool
 	}{
-		{Legacy, map[string]bool{}},
-		{Upstream, map[string]bool{"S8": true}},
+		{verbs.Legacy, map[string]bool{}},
+		{verbs.Upstream, map[string]bool{"S8": true}},
 	} {
 		t.Run(string(tc.sem), func(t *testing.T) {
-			rep, err := Conform(Options{Provider: "sim", Sim: SimOptions{Semantics: tc.sem}}, t.TempDir())
+			rep, err := Conform(verbs.Options{Provider: "sim", Sim: verbs.SimOptions{Semantics: tc.sem}}, t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,21 +52,12 @@ func TestConformSim(t *testing.T) {
 // registrant checked with upstream expectations must fail S3.
 func TestConformDetectsBrokenSemantics(t *testing.T) {
 	dir := t.TempDir()
-	c := &conformer{opts: Options{Provider: "sim", Sim: SimOptions{Dir: dir + "/sim", Semantics: Legacy}},
-		dir: dir, info: DeviceInfo{XRC: true}, upstream: true}
+	c := &conformer{opts: verbs.Options{Provider: "sim", Sim: verbs.SimOptions{Dir: dir + "/sim", Semantics: verbs.Legacy}},
+		dir: dir, info: verbs.DeviceInfo{XRC: true}, upstream: true}
 	c.domainSeq = 1
 	defer c.closeAll()
 	if _, err := checkRegAgain(c); err == nil {
 		t.Fatal("S3 with upstream expectations passed on a legacy device")
-	}
-}
-
-func TestErrnoName(t *testing.T) {
-	for e, want := range map[syscall.Errno]string{0: "success", syscall.ENODEV: "ENODEV", syscall.EOPNOTSUPP: "EOPNOTSUPP",
-		syscall.ETIMEDOUT: "ETIMEDOUT", syscall.Errno(4000): "errno 4000"} {
-		if got := ErrnoName(e); got != want {
-			t.Errorf("ErrnoName(%d) = %q, want %q", int(e), got, want)
-		}
 	}
 }
 

@@ -1,4 +1,4 @@
-package verbs
+package conform
 
 import (
 	"errors"
@@ -7,6 +7,9 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/xrcbench/xrcbench/device"
+	"github.com/xrcbench/xrcbench/verbs"
 )
 
 // Check is the outcome of one conformance check.
@@ -98,27 +101,27 @@ var conformChecks = []conformCheck{
 // Conform runs the checks S1–S15 against the provider opts names, keeping
 // its domain files (and, for sim without a Dir, its device) in workDir.
 // Checks that need other processes re-execute this program: main (and
-// TestMain) must call MaybeRunChild first.
-func Conform(opts Options, workDir string) (ConformReport, error) {
+// TestMain) must call verbs.MaybeRunChild first.
+func Conform(opts verbs.Options, workDir string) (ConformReport, error) {
 	if opts.Provider == "" {
 		opts.Provider = "sim"
 	}
 	if opts.Provider == "sim" && opts.Sim.Dir == "" {
 		opts.Sim.Dir = filepath.Join(workDir, "sim")
 	}
-	probe, err := Open(opts)
+	probe, err := verbs.Open(opts)
 	if err != nil {
 		return ConformReport{}, err
 	}
 	info := probe.Info()
 	probe.Close()
 	rep := ConformReport{Provider: opts.Provider, Device: info.Name, Semantics: info.Semantics}
-	c := &conformer{opts: opts, dir: workDir, info: info, upstream: info.Semantics == string(Upstream)}
+	c := &conformer{opts: opts, dir: workDir, info: info, upstream: info.Semantics == string(verbs.Upstream)}
 	for _, chk := range conformChecks {
 		c.domainSeq++
 		detail, err := func() (string, error) {
 			defer c.closeAll()
-			if info.Semantics == string(NoSemantics) {
+			if info.Semantics == string(verbs.NoSemantics) {
 				return "", skipError(fmt.Sprintf("provider %s keeps no state by design (it measures the harness's own overhead)", opts.Provider))
 			}
 			if !info.XRC && chk.id != "S11" {
@@ -152,12 +155,12 @@ func Conform(opts Options, workDir string) (ConformReport, error) {
 
 // conformer holds what one run of the checks shares.
 type conformer struct {
-	opts      Options
+	opts      verbs.Options
 	dir       string
-	info      DeviceInfo
+	info      verbs.DeviceInfo
 	upstream  bool
 	domainSeq int
-	open      []*Domain
+	open      []*verbs.Domain
 	// The rdma provider's destructions confirmed through the device's
 	// own list (DeviceQPs), or why it cannot be asked.
 	confirmed     int
@@ -171,7 +174,7 @@ func (c *conformer) wantGone(step string, qpn uint32) error {
 	if c.opts.Provider != "rdma" || c.unconfirmable != "" {
 		return nil
 	}
-	qpns, how, err := DeviceQPs(c.info)
+	qpns, how, err := device.DeviceQPs(c.info)
 	if err != nil {
 		c.unconfirmable = err.Error()
 		return nil
@@ -187,8 +190,8 @@ func (c *conformer) wantGone(step string, qpn uint32) error {
 
 // registrant opens a new device context on the check's domain (or on the
 // domain with suffix sfx, for S7).
-func (c *conformer) registrant(sfx string) (*Domain, error) {
-	dev, err := Open(c.opts)
+func (c *conformer) registrant(sfx string) (*verbs.Domain, error) {
+	dev, err := verbs.Open(c.opts)
 	if err != nil {
 		return nil, err
 	}
@@ -203,8 +206,8 @@ func (c *conformer) registrant(sfx string) (*Domain, error) {
 
 // created opens n registrants on the check's domain and has the first
 // create a QP: the set-up most checks start from.
-func (c *conformer) created(n int) ([]*Domain, uint32, error) {
-	var regs []*Domain
+func (c *conformer) created(n int) ([]*verbs.Domain, uint32, error) {
+	var regs []*verbs.Domain
 	for range n {
 		r, err := c.registrant("")
 		if err != nil {
@@ -245,27 +248,9 @@ func want(step string, err error, want syscall.Errno) error {
 	return nil
 }
 
-func errnoName(e syscall.Errno) string {
-	if e == 0 {
-		return "success"
-	}
-	// Linux's 95 is both; x/sys says ENOTSUP, the verbs man pages and
-	// the kernel's XRC code say EOPNOTSUPP.
-	if e == syscall.EOPNOTSUPP {
-		return "EOPNOTSUPP"
-	}
-	if n := unix.ErrnoName(e); n != "" {
-		return n
-	}
-	return fmt.Sprintf("errno %d", int(e))
-}
-
-// ErrnoName names an errno as C does ("EINVAL"), for reports.
-func ErrnoName(e syscall.Errno) string { return errnoName(e) }
-
 // wantDestroyed checks an unreg's destroy flag when the provider knows it.
-func wantDestroyed(step string, got, want Destroyed) error {
-	if got == DestroyUnknown || got == want {
+func wantDestroyed(step string, got, want verbs.Destroyed) error {
+	if got == verbs.DestroyUnknown || got == want {
 		return nil
 	}
 	return fmt.Errorf("%s: the QP was %s, want %s", step, got, want)
@@ -322,10 +307,10 @@ func checkCreateRegisters(c *conformer) (string, error) {
 		return "", err
 	}
 	a := r[0]
-	var d Destroyed
+	var d verbs.Destroyed
 	return "creator's unreg succeeds and destroys the QP", steps(
 		func() error { d, err = a.Unreg(q); return want("creator unreg", err, 0) },
-		func() error { return wantDestroyed("creator unreg", d, WasDestroyed) },
+		func() error { return wantDestroyed("creator unreg", d, verbs.WasDestroyed) },
 		func() error { return c.wantAlive("after creator unreg", q, false) },
 	)
 }
@@ -336,14 +321,14 @@ func checkRegAdds(c *conformer) (string, error) {
 		return "", err
 	}
 	a, b := r[0], r[1]
-	var d Destroyed
+	var d verbs.Destroyed
 	return "B's reg keeps the QP alive after the creator's unreg; B's unreg destroys it", steps(
 		func() error { return want("B reg", b.Reg(q), 0) },
 		func() error { d, err = a.Unreg(q); return want("creator unreg", err, 0) },
-		func() error { return wantDestroyed("creator unreg", d, NotDestroyed) },
+		func() error { return wantDestroyed("creator unreg", d, verbs.NotDestroyed) },
 		func() error { return c.wantAlive("after creator unreg", q, true) },
 		func() error { d, err = b.Unreg(q); return want("B unreg", err, 0) },
-		func() error { return wantDestroyed("B unreg", d, WasDestroyed) },
+		func() error { return wantDestroyed("B unreg", d, verbs.WasDestroyed) },
 		func() error { return c.wantAlive("after B unreg", q, false) },
 	)
 }
@@ -354,7 +339,7 @@ func checkRegAgain(c *conformer) (string, error) {
 		return "", err
 	}
 	a, b := r[0], r[1]
-	var d Destroyed
+	var d verbs.Destroyed
 	common := []func() error{
 		func() error { return want("B reg", b.Reg(q), 0) },
 		func() error { return want("B reg again", b.Reg(q), 0) },
@@ -363,15 +348,15 @@ func checkRegAgain(c *conformer) (string, error) {
 	}
 	if c.upstream {
 		return "each reg is a counted handle: B's second unreg destroys the QP", steps(append(common,
-			func() error { return wantDestroyed("B unreg", d, NotDestroyed) },
+			func() error { return wantDestroyed("B unreg", d, verbs.NotDestroyed) },
 			func() error { return c.wantAlive("after B's first unreg", q, true) },
 			func() error { d, err = b.Unreg(q); return want("B unreg again", err, 0) },
-			func() error { return wantDestroyed("B unreg again", d, WasDestroyed) },
+			func() error { return wantDestroyed("B unreg again", d, verbs.WasDestroyed) },
 			func() error { return c.wantAlive("after B's second unreg", q, false) },
 		)...)
 	}
 	return "the second reg adds nothing: B's one unreg destroys the QP, a second is EINVAL", steps(append(common,
-		func() error { return wantDestroyed("B unreg", d, WasDestroyed) },
+		func() error { return wantDestroyed("B unreg", d, verbs.WasDestroyed) },
 		func() error { return c.wantAlive("after B unreg", q, false) },
 		func() error { _, err = b.Unreg(q); return want("B unreg again", err, syscall.EINVAL) },
 	)...)
@@ -383,13 +368,13 @@ func checkUnregRemoves(c *conformer) (string, error) {
 		return "", err
 	}
 	a, b := r[0], r[1]
-	var d Destroyed
+	var d verbs.Destroyed
 	return "B's unreg returns 0 and keeps the QP; the creator's unreg then destroys it", steps(
 		func() error { return want("B reg", b.Reg(q), 0) },
 		func() error { d, err = b.Unreg(q); return want("B unreg", err, 0) },
-		func() error { return wantDestroyed("B unreg", d, NotDestroyed) },
+		func() error { return wantDestroyed("B unreg", d, verbs.NotDestroyed) },
 		func() error { d, err = a.Unreg(q); return want("creator unreg", err, 0) },
-		func() error { return wantDestroyed("creator unreg", d, WasDestroyed) },
+		func() error { return wantDestroyed("creator unreg", d, verbs.WasDestroyed) },
 		func() error { return c.wantAlive("after creator unreg", q, false) },
 	)
 }
@@ -400,12 +385,12 @@ func checkLastUnregDestroys(c *conformer) (string, error) {
 		return "", err
 	}
 	a, b := r[0], r[1]
-	var d Destroyed
+	var d verbs.Destroyed
 	return "after the last unreg the QP number is invalid for every registrant", steps(
 		func() error { return want("B reg", b.Reg(q), 0) },
 		func() error { _, err = a.Unreg(q); return want("creator unreg", err, 0) },
 		func() error { d, err = b.Unreg(q); return want("last unreg", err, 0) },
-		func() error { return wantDestroyed("last unreg", d, WasDestroyed) },
+		func() error { return wantDestroyed("last unreg", d, verbs.WasDestroyed) },
 		func() error { return want("B reg after destroy", b.Reg(q), syscall.EINVAL) },
 		func() error { return want("creator reg after destroy", a.Reg(q), syscall.EINVAL) },
 	)
@@ -425,7 +410,7 @@ func checkRegUnknown(c *conformer) (string, error) {
 	return fmt.Sprintf("reg of destroyed qp %#06x and of qp 2^24 fail with EINVAL", q), steps(
 		func() error { _, err = a.Unreg(q); return want("creator unreg", err, 0) },
 		func() error { return want("reg of a destroyed QP number", a.Reg(q), syscall.EINVAL) },
-		func() error { return want("reg of QP number 2^24", a.Reg(MaxQPN+1), syscall.EINVAL) },
+		func() error { return want("reg of QP number 2^24", a.Reg(verbs.MaxQPN+1), syscall.EINVAL) },
 	)
 }
 
@@ -483,7 +468,7 @@ func (c *conformer) kernelUnregNotRegistered() (string, error) {
 		return "", err
 	}
 	a := r[0]
-	ans, err := askKernel(childSpec{Action: "kernel-s8", Options: c.opts, Domain: c.domainPath(""), QPN: q})
+	ans, err := verbs.AskKernelS8(c.opts, c.domainPath(""), q)
 	if err != nil {
 		return "", err
 	}
@@ -495,7 +480,7 @@ func (c *conformer) kernelUnregNotRegistered() (string, error) {
 			return nil
 		},
 		func() error {
-			return want("kernel: ibv_destroy_qp of the child's handle, asked through its other domain", errnoErr(int(ans.ForeignErrno)), 0)
+			return want("kernel: ibv_destroy_qp of the child's handle, asked through its other domain", errnoErr(ans.ForeignErrno), 0)
 		},
 		func() error {
 			if !ans.ForeignCalled || ans.HandlesLeft != 0 {
@@ -523,11 +508,11 @@ func checkCloseBusy(c *conformer) (string, error) {
 		// Asked of the kernel in a child (what a provider leaves of a
 		// domain whose close failed is its own business), then the
 		// harness's guard, which runs see.
-		ans, err := askKernel(childSpec{Action: "kernel-s9", Options: c.opts, Domain: c.domainPath("")})
+		ans, err := verbs.AskKernelS9(c.opts, c.domainPath(""))
 		if err != nil {
 			return "", err
 		}
-		if err := want("kernel: ibv_close_xrcd with a QP handle held (asked in a child)", errnoErr(int(ans.CloseErrno)), syscall.EBUSY); err != nil {
+		if err := want("kernel: ibv_close_xrcd with a QP handle held (asked in a child)", errnoErr(ans.CloseErrno), syscall.EBUSY); err != nil {
 			return "", err
 		}
 		return "kernel (asked in a child): ibv_close_xrcd with a QP handle held is EBUSY; the harness's guard says EBUSY too, " +
@@ -557,11 +542,11 @@ func checkProcessExit(c *conformer) (string, error) {
 	if err := c.killedChild(q1); err != nil {
 		return "", err
 	}
-	var d Destroyed
+	var d verbs.Destroyed
 	if err := steps(
 		func() error { return c.wantAlive("after the child's death", q1, true) },
 		func() error { d, err = a.Unreg(q1); return want("creator unreg after the child's death", err, 0) },
-		func() error { return wantDestroyed("creator unreg after the child's death", d, WasDestroyed) },
+		func() error { return wantDestroyed("creator unreg after the child's death", d, verbs.WasDestroyed) },
 		func() error { return c.wantAlive("after the creator's unreg", q1, false) },
 	); err != nil {
 		return "", err
@@ -595,12 +580,12 @@ func checkProcessExit(c *conformer) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ch, err := startChild(childSpec{Action: "reg", Options: c.opts, Domain: c.domainPath(""), QPN: q3})
+	ch, err := verbs.StartRegistrant(c.opts, c.domainPath(""), q3)
 	if err != nil {
 		return "", fmt.Errorf("child registrant: %w", err)
 	}
 	_, err = a.Unreg(q3)
-	if kerr := ch.kill(); err == nil {
+	if kerr := ch.Kill(); err == nil {
 		err = kerr
 	}
 	if err != nil {
@@ -679,7 +664,7 @@ func checkNoXRC(c *conformer) (string, error) {
 		opts.Sim.NoXRC = true
 		opts.Sim.Dir = filepath.Join(c.dir, "sim-noxrc")
 	}
-	dev, err := Open(opts)
+	dev, err := verbs.Open(opts)
 	if err != nil {
 		return "", err
 	}
@@ -708,11 +693,7 @@ func checkNoXRC(c *conformer) (string, error) {
 // until it has registered, SIGKILLs it and reaps it: a process that exits
 // without unregistering.
 func (c *conformer) killedChild(qpn uint32) error {
-	ch, err := startChild(childSpec{Action: "reg", Options: c.opts, Domain: c.domainPath(""), QPN: qpn})
-	if err != nil {
-		return fmt.Errorf("child registrant: %w", err)
-	}
-	if err := ch.kill(); err != nil {
+	if err := verbs.KillRegistrant(c.opts, c.domainPath(""), qpn); err != nil {
 		return fmt.Errorf("child registrant: %w", err)
 	}
 	return nil
@@ -720,7 +701,7 @@ func (c *conformer) killedChild(qpn uint32) error {
 
 // modify makes one transition; a port that is down or has no address
 // (what RTR needs) skips the check instead of failing it.
-func modify(step string, d *Domain, qpn uint32, to QPState, wantErr syscall.Errno) error {
+func modify(step string, d *verbs.Domain, qpn uint32, to verbs.QPState, wantErr syscall.Errno) error {
 	err := d.ModifyQP(qpn, to)
 	if errors.Is(err, syscall.ENETDOWN) || errors.Is(err, syscall.EADDRNOTAVAIL) {
 		return skipError(fmt.Sprintf("%s: the device's port is down or has no address (%v), so no QP can reach RTR here", step, err))
@@ -735,9 +716,9 @@ func checkRTRWithoutInit(c *conformer) (string, error) {
 	}
 	a := r[0]
 	return "RESET to RTR is EINVAL (not in the kernel's state table); RESET to INIT to RTR succeeds", steps(
-		func() error { return modify("RESET to RTR", a, q, QPRTR, syscall.EINVAL) },
-		func() error { return modify("RESET to INIT", a, q, QPInit, 0) },
-		func() error { return modify("INIT to RTR", a, q, QPRTR, 0) },
+		func() error { return modify("RESET to RTR", a, q, verbs.QPRTR, syscall.EINVAL) },
+		func() error { return modify("RESET to INIT", a, q, verbs.QPInit, 0) },
+		func() error { return modify("INIT to RTR", a, q, verbs.QPRTR, 0) },
 	)
 }
 
@@ -748,13 +729,13 @@ func checkRTRBackToInit(c *conformer) (string, error) {
 	}
 	a := r[0]
 	return "INIT to INIT succeeds; RTR to INIT and RTR to RTR are EINVAL; any state to RESET succeeds", steps(
-		func() error { return modify("RESET to INIT", a, q, QPInit, 0) },
-		func() error { return modify("INIT to INIT", a, q, QPInit, 0) },
-		func() error { return modify("INIT to RTR", a, q, QPRTR, 0) },
-		func() error { return modify("RTR to INIT", a, q, QPInit, syscall.EINVAL) },
-		func() error { return modify("RTR to RTR", a, q, QPRTR, syscall.EINVAL) },
-		func() error { return modify("RTR to RESET", a, q, QPReset, 0) },
-		func() error { return modify("RESET to INIT again", a, q, QPInit, 0) },
+		func() error { return modify("RESET to INIT", a, q, verbs.QPInit, 0) },
+		func() error { return modify("INIT to INIT", a, q, verbs.QPInit, 0) },
+		func() error { return modify("INIT to RTR", a, q, verbs.QPRTR, 0) },
+		func() error { return modify("RTR to INIT", a, q, verbs.QPInit, syscall.EINVAL) },
+		func() error { return modify("RTR to RTR", a, q, verbs.QPRTR, syscall.EINVAL) },
+		func() error { return modify("RTR to RESET", a, q, verbs.QPReset, 0) },
+		func() error { return modify("RESET to INIT again", a, q, verbs.QPInit, 0) },
 	)
 }
 
@@ -765,10 +746,10 @@ func checkModifyShared(c *conformer) (string, error) {
 	}
 	a, b := r[0], r[1]
 	return "B's modify to RTR moves the QP the creator put in INIT; the creator's own INIT to RTR is then EINVAL", steps(
-		func() error { return modify("creator RESET to INIT", a, q, QPInit, 0) },
+		func() error { return modify("creator RESET to INIT", a, q, verbs.QPInit, 0) },
 		func() error { return want("B reg", b.Reg(q), 0) },
-		func() error { return modify("B INIT to RTR", b, q, QPRTR, 0) },
-		func() error { return modify("creator INIT to RTR", a, q, QPRTR, syscall.EINVAL) },
+		func() error { return modify("B INIT to RTR", b, q, verbs.QPRTR, 0) },
+		func() error { return modify("creator INIT to RTR", a, q, verbs.QPRTR, syscall.EINVAL) },
 	)
 }
 
@@ -778,12 +759,12 @@ func checkDestroyFromRTR(c *conformer) (string, error) {
 		return "", err
 	}
 	a := r[0]
-	var d Destroyed
+	var d verbs.Destroyed
 	return "the creator's unreg of its QP in RTR succeeds and destroys it", steps(
-		func() error { return modify("RESET to INIT", a, q, QPInit, 0) },
-		func() error { return modify("INIT to RTR", a, q, QPRTR, 0) },
+		func() error { return modify("RESET to INIT", a, q, verbs.QPInit, 0) },
+		func() error { return modify("INIT to RTR", a, q, verbs.QPRTR, 0) },
 		func() error { d, err = a.Unreg(q); return want("creator unreg", err, 0) },
-		func() error { return wantDestroyed("creator unreg", d, WasDestroyed) },
+		func() error { return wantDestroyed("creator unreg", d, verbs.WasDestroyed) },
 		func() error { return c.wantAlive("after creator unreg", q, false) },
 	)
 }

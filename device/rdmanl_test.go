@@ -1,4 +1,4 @@
-package verbs
+package device
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package verbs
+package device
 
 // The kernel's own list of a device's QPs, read through RDMA netlink
 // (NETLINK_RDMA, the nldev client, as iproute2's `rdma resource show qp`
@@ -19,6 +19,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/xrcbench/xrcbench/verbs"
 )
 
 // From include/uapi/rdma/rdma_netlink.h.
@@ -494,8 +496,8 @@ func decodeQP(b []byte) (LiveQP, error) {
 // sim in its state folder, found from its fake sysfs path). how names
 // the source ("rdma netlink", "the test double's device"); an error says
 // why the device cannot be asked, and then nothing can be confirmed.
-func DeviceQPs(info DeviceInfo) (qpns map[uint32]bool, how string, err error) {
-	ibdevPath := info.sysfsDir
+func DeviceQPs(info verbs.DeviceInfo) (qpns map[uint32]bool, how string, err error) {
+	ibdevPath := info.SysfsDir()
 	qpns = map[uint32]bool{}
 	if info.TestDouble {
 		// <state>/sysfs/class/infiniband/<name> -> <state>/<name>
@@ -503,7 +505,7 @@ func DeviceQPs(info DeviceInfo) (qpns map[uint32]bool, how string, err error) {
 		if !ok || info.Name == "" {
 			return nil, "", fmt.Errorf("the test double's device %s has no state folder in %q", info.Name, ibdevPath)
 		}
-		snap, err := InspectSim(filepath.Join(dir, info.Name))
+		snap, err := verbs.InspectSim(filepath.Join(dir, info.Name))
 		if err != nil {
 			return nil, "", fmt.Errorf("inspecting the test double's device %s: %w", info.Name, err)
 		}

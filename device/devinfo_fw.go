@@ -1,4 +1,4 @@
-package verbs
+package device
 
 // Firmware command counters of mlx5 adapters, from debugfs. The kernel
 // driver times every firmware command it issues and keeps, per command,
@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/xrcbench/xrcbench/verbs"
 )
 
 // FWCommands are the firmware commands a snapshot reads: those of the
@@ -52,11 +54,11 @@ type FWSnapshot struct {
 // SnapshotFWCommands reads the mlx5 firmware command counters of the
 // device info describes (as returned by Device.Info or Devices). It never
 // fails: when the counters cannot be read, NotReadable says why.
-func SnapshotFWCommands(info DeviceInfo) FWSnapshot {
+func SnapshotFWCommands(info verbs.DeviceInfo) FWSnapshot {
 	return snapshotFWCommands(debugfsRoot, info)
 }
 
-func snapshotFWCommands(root string, info DeviceInfo) FWSnapshot {
+func snapshotFWCommands(root string, info verbs.DeviceInfo) FWSnapshot {
 	s := FWSnapshot{Device: info.Name, Taken: time.Now()}
 	pci := info.Extra["pci"]
 	switch {

@@ -1,0 +1,65 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/workloads"
+)
+
+// SweepPoint is a point of a sweep as Sweep hands it to the caller: its
+// index among the points, its configuration (Out is its run folder), and
+// how a progress line names it.
+type SweepPoint struct {
+	Index int
+	Cfg   Config
+	Name  string
+}
+
+// Sweep runs the points cfgs in turn into root, one run folder each,
+// rewriting sweep.json after each point, so an interrupted sweep keeps
+// what it measured. run runs one point (Run, with the caller's progress
+// and summary around it); a point whose run fails is indexed with the
+// status its folder holds and named in failed, and the next point runs.
+// It stops after the point during which ctx was cancelled. The error is
+// only sweep.json's, which ends the sweep.
+func Sweep(ctx context.Context, root string, cfgs []Config, run func(SweepPoint) error) (idx *results.Sweep, failed []string, err error) {
+	idx = &results.Sweep{Schema: results.SweepSchema}
+	for i, cfg := range cfgs {
+		dir, name := sweepPointName(cfg)
+		cfg.Out = filepath.Join(root, dir)
+		status := results.StatusOK
+		if err := run(SweepPoint{Index: i, Cfg: cfg, Name: name}); err != nil {
+			status = results.StatusFailed
+			if r, lerr := results.Load(cfg.Out); lerr == nil {
+				status = r.Status
+			}
+			failed = append(failed, dir)
+		}
+		pt := results.SweepPoint{Dir: dir, Procs: cfg.Procs, Threads: cfg.Threads, QPs: cfg.QPs, Status: status}
+		if cfg.Workload.Mode == workloads.StormMode {
+			pt.Nodes = cfg.StormNodes()
+		}
+		idx.Points = append(idx.Points, pt)
+		if werr := results.WriteSweep(root, idx); werr != nil {
+			return idx, failed, fmt.Errorf("writing sweep.json: %w", werr)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return idx, failed, nil
+}
+
+// sweepPointName names a point: its folder under the sweep's, and how the
+// progress line says it. A storm's point is named by its nodes.
+func sweepPointName(cfg Config) (dir, point string) {
+	if cfg.Workload.Mode == workloads.StormMode {
+		return fmt.Sprintf("p%d-t%d-n%d", cfg.Procs, cfg.Threads, cfg.StormNodes()),
+			fmt.Sprintf("%d procs x %d threads, %d nodes (%d QPs)", cfg.Procs, cfg.Threads, cfg.StormNodes(), cfg.QPs)
+	}
+	return fmt.Sprintf("p%d-t%d-q%d", cfg.Procs, cfg.Threads, cfg.QPs),
+		fmt.Sprintf("%d procs x %d threads, %d QPs", cfg.Procs, cfg.Threads, cfg.QPs)
+}

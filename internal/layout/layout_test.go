@@ -1,0 +1,149 @@
+package layout
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/xrcbench/xrcbench/"
+
+// allowed is, for every package of the module, the packages of the module
+// it may import (internal/ aside: see below). The imports go one way,
+// down this list: cmd drives everything; qualify drives the engine and
+// judges with report; bench is the engine over the providers; device
+// (discovery) and conform (the semantics checks) stand on verbs; report
+// reads run folders only through results and knows nothing of how they
+// were measured. A new package must be placed here.
+var allowed = map[string][]string{
+	"cmd/xrcbench":       {"bench", "conform", "device", "qualify", "report", "results", "verbs", "workloads"},
+	"qualify":            {"bench", "conform", "device", "report", "results", "verbs", "workloads"},
+	"bench":              {"device", "results", "verbs", "workloads"},
+	"device":             {"results", "verbs"},
+	"conform":            {"verbs"},
+	"verbs":              {"results"},
+	"workloads":          {},
+	"report":             {"report/changepoint", "results"},
+	"report/changepoint": {},
+	"results":            {},
+	"test/vm":            {},
+	"internal/layout":    {},
+}
+
+// analysis are the packages a build without cgo must give in full, and
+// which therefore may not depend on anything that measures.
+var analysis = []string{"report", "report/changepoint", "results"}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+	CgoFiles   []string
+	Error      *struct{ Err string }
+}
+
+// list is go list -deps of the module's packages in one build
+// configuration (env added to the test's, tags as -tags).
+func list(t *testing.T, tags string, env ...string) map[string]pkg {
+	t.Helper()
+	args := []string{"list", "-json=ImportPath,Imports,Deps,CgoFiles,Error"}
+	if tags != "" {
+		args = append(args, "-tags", tags)
+	}
+	cmd := exec.Command("go", append(args, "./...")...)
+	cmd.Dir = filepath.Join("..", "..")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go %s: %v", strings.Join(args, " "), err)
+	}
+	pkgs := map[string]pkg{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if p.Error != nil {
+			t.Fatalf("%s: %s", p.ImportPath, p.Error.Err)
+		}
+		pkgs[strings.TrimPrefix(p.ImportPath, module)] = p
+	}
+	return pkgs
+}
+
+// ours is the module's packages among paths, named inside the module.
+func ours(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if strings.HasPrefix(p, module) {
+			out = append(out, strings.TrimPrefix(p, module))
+		}
+	}
+	return out
+}
+
+func internal(p string) bool { return strings.HasPrefix(p, "internal/") }
+
+func TestImports(t *testing.T) {
+	for _, build := range []struct {
+		name, tags string
+		env        []string
+		cgo        bool
+	}{
+		{"default", "", nil, true},
+		{"rdma", "rdma", nil, true},
+		{"without cgo", "", []string{"CGO_ENABLED=0"}, false},
+	} {
+		t.Run(build.name, func(t *testing.T) {
+			pkgs := list(t, build.tags, build.env...)
+			for name, p := range pkgs {
+				want, placed := allowed[name]
+				if !placed && !internal(name) {
+					t.Errorf("%s is in no layer: place it in allowed (and in docs/design.md)", name)
+				}
+				for _, imp := range ours(p.Imports) {
+					switch {
+					case imp == "internal/testdouble":
+						t.Errorf("%s imports internal/testdouble, which only tests may", name)
+					case internal(imp):
+						// Small helpers any package may use.
+					case internal(name):
+						t.Errorf("%s imports %s: internal/ packages import no other package of the project", name, imp)
+					case !slices.Contains(want, imp):
+						t.Errorf("%s imports %s: not allowed (it may import %v)", name, imp, want)
+					}
+				}
+				// cgo is confined to verbs, which has it in every build that
+				// has cgo, and stands in without it (nocgo.go).
+				hasCgo := len(p.CgoFiles) > 0
+				if name == "verbs" && hasCgo != build.cgo {
+					t.Errorf("verbs: cgo files %v in a build with cgo %v", p.CgoFiles, build.cgo)
+				}
+				if name != "verbs" && hasCgo {
+					t.Errorf("%s has cgo files %v: cgo belongs in verbs only", name, p.CgoFiles)
+				}
+			}
+			for _, name := range analysis {
+				p, ok := pkgs[name]
+				if !ok {
+					t.Fatalf("no package %s", name)
+				}
+				for _, dep := range ours(p.Deps) {
+					if !internal(dep) && !slices.Contains(analysis, dep) {
+						t.Errorf("%s depends on %s: the analysis half reads run folders through results only", name, dep)
+					}
+				}
+			}
+		})
+	}
+}

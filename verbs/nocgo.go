@@ -1,0 +1,109 @@
+//go:build !cgo
+
+package verbs
+
+// Without cgo (CGO_ENABLED=0, no C toolchain) this file stands in for the
+// cgo_*.go files, as the standard library's net and os/user do: the
+// package builds, so the analysis half of xrcbench (report, compare,
+// export, history) builds and runs on a machine without a C compiler,
+// while every provider is known but unavailable and says why. Nothing
+// here measures: the hot path is C.
+
+import (
+	"math"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// CgoBuilt says whether this binary has the C hot path and its providers
+// compiled in (false: built with CGO_ENABLED=0).
+const CgoBuilt = false
+
+// ErrNoCgo is returned by what needs the C half in a binary built without
+// cgo.
+var ErrNoCgo = &deviceError{msg: "xrcbench was built without cgo (CGO_ENABLED=0): " +
+	"measuring needs a cgo build (make build)", errno: syscall.ENOSYS, notSupported: true}
+
+type cHandle = unsafe.Pointer
+
+// The status words' bits, as xb.h defines them (XB_ERRNO_MASK,
+// XB_DESTROY_KNOWN, XB_DESTROYED).
+const (
+	statusErrnoMask    = 0xffff
+	statusDestroyKnown = 1 << 16
+	statusDestroyed    = 1 << 17
+)
+
+// No provider opens a device here (every open is nil), so no Domain
+// exists and nothing below is reached with a handle; were it reached, each
+// fails rather than pretends to have measured.
+func cOpenDomain(_, _ unsafe.Pointer, _ int) (unsafe.Pointer, int) { return nil, int(syscall.ENOSYS) }
+func cCloseDomain(_, _ unsafe.Pointer) int                         { return int(syscall.ENOSYS) }
+func cModify(_, _ unsafe.Pointer, _ uint32, _ int) int             { return int(syscall.ENOSYS) }
+func cCloseDevice(_, _ unsafe.Pointer) int                         { return int(syscall.ENOSYS) }
+
+// cRunBatch fails every operation with ENOSYS.
+func cRunBatch(_, _ unsafe.Pointer, _ Op, b *Batch, n int) int {
+	for i := range n {
+		b.NS[i], b.Status[i] = 0, uint32(syscall.ENOSYS)
+	}
+	return n
+}
+
+// cRunProgram runs no step: the stats stay zero.
+func cRunProgram(_, _ unsafe.Pointer, _ *Program, _, _ int, _ *ProgramStats, _ *Repeat) {}
+
+// cRunStorm runs no step and ends as halted.
+func cRunStorm(_, _ unsafe.Pointer, _ *Program, _ *Storm) int { return int(StormHalted) }
+
+// cBucketIndex has no C loop to mirror: -1, which no caller indexes with
+// (HistogramIndex serves the cgo build's tests only).
+func cBucketIndex(uint64, int) int { return -1 }
+
+// cBareTimerLoop has no C loop to run: ns stays as it is. calibrate, its
+// one caller, is refused by the CLI in a build without cgo.
+func cBareTimerLoop([]uint64) {}
+
+// nowNS reads CLOCK_MONOTONIC, the clock xb_now_ns reads.
+func nowNS() uint64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		return uint64(time.Now().UnixNano())
+	}
+	return uint64(ts.Nano())
+}
+
+// timerOverheadNS has no C timer to measure: NaN, not a figure.
+func timerOverheadNS() float64 { return math.NaN() }
+
+var (
+	nullProvider = &provider{ProviderInfo: ProviderInfo{Name: "null",
+		Description: "every operation succeeds at once and keeps no state: the harness's own overhead", Reason: NoCgo}}
+	simProvider = &provider{ProviderInfo: ProviderInfo{Name: "sim",
+		Description: "an XRC device emulated in shared memory, with the exact legacy or upstream semantics and an optional cost model", Reason: NoCgo}}
+	legacyProvider = &provider{ProviderInfo: ProviderInfo{Name: "legacy",
+		Description: "the OFED legacy XRC API (ibv_reg_xrc_rcv_qp), resolved at run time with dlsym", Reason: NoCgo}}
+)
+
+// The rdma provider's own stub (cgo_rdma_stub.go) says to install the
+// headers; without cgo that would not be enough.
+func init() { rdmaProvider.Reason = NoCgo }
+
+func legacyList() ([]devFacts, string, error) { return nil, "", ErrNoCgo }
+func legacySymbols() string                   { return "" }
+func simHoldLock(string, uint32) error        { return ErrNoCgo }
+
+// Intact is nil: without cgo no device is open.
+func (d *Device) Intact() error { return nil }
+
+// InspectSim needs sim.c: ErrNoCgo.
+func InspectSim(string) (SimSnapshot, error) { return SimSnapshot{}, ErrNoCgo }
+
+// SimRegistrants needs sim.c: ErrNoCgo.
+func SimRegistrants(string, uint32) ([]int, []int, error) { return nil, nil, ErrNoCgo }
+
+// ReapSim needs sim.c: ErrNoCgo.
+func ReapSim(string, int) (int, error) { return 0, ErrNoCgo }
