@@ -26,7 +26,7 @@ var allowed = map[string][]string{
 	"qualify":            {"bench", "conform", "device", "report", "results", "verbs", "workloads"},
 	"bench":              {"device", "results", "verbs", "workloads"},
 	"device":             {"results", "verbs"},
-	"conform":            {"verbs"},
+	"conform":            {"device", "verbs"},
 	"verbs":              {"results"},
 	"workloads":          {},
 	"report":             {"report/changepoint", "results"},
