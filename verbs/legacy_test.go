@@ -37,7 +37,13 @@ var doubleLibDir, doubleEnv = testdouble.LibDir, testdouble.Env
 // devices; arg is handed to the case. The child's failures fail t.
 func runInDouble(t *testing.T, name, devices, arg string) {
 	t.Helper()
-	lib := doubleLibDir(t)
+	runInDoubleAt(t, doubleLibDir(t), nil, name, devices, arg)
+}
+
+// runInDoubleAt is runInDouble with the double in lib (the MLNX_OFED
+// build, testdouble.MlnxLibDir) and env added to the child's environment.
+func runInDoubleAt(t *testing.T, lib string, env []string, name, devices, arg string) {
+	t.Helper()
 	// A child that hangs (a lock never released) fails the test in
 	// bounded time instead of stalling the whole run.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -46,6 +52,7 @@ func runInDouble(t *testing.T, name, devices, arg string) {
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) } // a goroutine dump says where
 	cmd.WaitDelay = 10 * time.Second
 	cmd.Env = append(doubleEnv(lib, filepath.Join(t.TempDir(), "state"), devices), doubleCaseEnv+"="+name, doubleArgEnv+"="+arg)
+	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("child %s (devices %q): %v\n%s", name, devices, err, out)

@@ -15,12 +15,38 @@ const (
 	// Legacy: the OFED ibv_reg_xrc_rcv_qp API. Registration is idempotent
 	// per registrant (S3) and unreg without registration is EINVAL (S8).
 	Legacy Semantics = "legacy"
+	// LegacyMlnx: the same calls as MLNX_OFED 2.x-4.x implements them,
+	// over the upstream API with one table of QPs per process: the
+	// process is the registrant, a second reg in it is EEXIST (S3) and an
+	// unreg through any of its domains destroys its handle (S8).
+	LegacyMlnx Semantics = "legacy-mlnx"
 	// Upstream: rdma-core's ibv_open_qp API. Every open is a counted
 	// handle (S3).
 	Upstream Semantics = "upstream"
 	// NoSemantics: the null provider keeps no state, by design.
 	NoSemantics Semantics = "none"
 )
+
+// What a registration belongs to (DeviceInfo.Registrant).
+const (
+	RegistrantContext = "context"
+	RegistrantProcess = "process"
+	RegistrantHandle  = "handle"
+)
+
+// registrantOf is what a registration belongs to under semantics s; ""
+// for the null provider, which keeps no registrations.
+func registrantOf(s Semantics) string {
+	switch s {
+	case Legacy:
+		return RegistrantContext
+	case LegacyMlnx:
+		return RegistrantProcess
+	case Upstream:
+		return RegistrantHandle
+	}
+	return ""
+}
 
 // ParseSemantics checks a --sim-semantics value.
 func ParseSemantics(s string) (Semantics, error) {
