@@ -1763,6 +1763,11 @@ static struct xb_legacy_xrc_domain *mlnx_open_domain(struct ibv_context *c, int 
 	struct ibv_xrcd_init_attr a = {.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
 				       .fd = fd, .oflags = oflag};
 
+	/* MLNX_OFED's ibv_open_xrcd is ENOSYS where the provider left the
+	 * op empty (no dummy ops in that library), as a driver without XRC
+	 * does. */
+	if (ctx_of(c)->fdev->noxrc)
+		return null_errno(ENOSYS);
 	return (struct xb_legacy_xrc_domain *)fake_open_xrcd(c, &a);
 }
 
