@@ -420,6 +420,15 @@ func (c *coordinator) preflight(ctx context.Context, res *results.Result, fw *fi
 		return fmt.Errorf("device %s lacks XRC (IBV_DEVICE_XRC is not in its device_cap_flags), so there is nothing to measure on it; "+
 			"xrcbench devices lists which devices have it", fw.info.Name)
 	}
+	if fw.taken && fw.info.Registrant == verbs.RegistrantProcess && c.cfg.Threads > 1 {
+		// MLNX_OFED's legacy layer keeps one handle per QP number per
+		// process: the threads of one would share one registration, and
+		// every reg but the first would be EEXIST. One thread per process
+		// is one registrant each, as the workloads assume.
+		return fmt.Errorf("the legacy API here is MLNX_OFED's compatibility layer (mlnx-compat), where a process is one registrant, "+
+			"so --threads %d would share one registration per QP; run one thread per process: --threads 1 --procs %d",
+			c.cfg.Threads, c.cfg.Procs*c.cfg.Threads)
+	}
 	if c.opts.BeforeStart != nil {
 		return c.opts.BeforeStart(ctx, res)
 	}
