@@ -425,12 +425,18 @@ func Devices() ([]DeviceInfo, error) {
 	}
 	out := make([]DeviceInfo, 0, len(facts))
 	syms := legacySymbols()
+	var flavor, flavorWhy string
+	if syms != "" {
+		flavor, flavorWhy = legacyFlavor()
+	}
 	live, liveErr := LiveQPsAll()
 	for _, f := range facts {
 		in := f.info(lib)
 		in.Provider = listProvider
 		if f.LegacyAPI && syms != "" {
 			in.Extra["legacy_symbols"] = syms
+			in.LegacyFlavor = flavor
+			in.Extra["legacy_flavor_evidence"] = flavorWhy
 		}
 		in.setLiveQPs(live, liveErr)
 		out = append(out, in)
