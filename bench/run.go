@@ -170,6 +170,11 @@ func (c *Config) validateFlags() error {
 		return fmt.Errorf("--threads %d: want 1 to %d", c.Threads, MaxThreads)
 	case c.QPs <= 0 || c.QPs > MaxQPs:
 		return fmt.Errorf("--qps %d: want 1 to %d", c.QPs, MaxQPs)
+	case c.Provider == "sim" && c.SimSemantics == verbs.LegacyMlnx && c.Threads > 1:
+		// As preflight refuses it on the real library: one registrant per
+		// process, so the threads of one would share its registrations.
+		return fmt.Errorf("--sim-semantics legacy-mlnx: a process is one registrant, so --threads %d would share one registration per QP; "+
+			"run one thread per process: --threads 1 --procs %d", c.Threads, c.Procs*c.Threads)
 	case c.Duration < 0 || c.Iterations < 0 || c.Warmup < 0:
 		return errors.New("--duration, --iterations and --warmup must not be negative")
 	case c.Duration > 0 && c.Iterations > 0:

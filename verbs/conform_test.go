@@ -15,6 +15,7 @@ func TestConformSim(t *testing.T) {
 	}{
 		{Legacy, map[string]bool{}},
 		{Upstream, map[string]bool{"S8": true}},
+		{LegacyMlnx, map[string]bool{}},
 	} {
 		t.Run(string(tc.sem), func(t *testing.T) {
 			rep, err := Conform(Options{Provider: "sim", Sim: SimOptions{Semantics: tc.sem}}, t.TempDir())
@@ -47,16 +48,33 @@ func TestConformSim(t *testing.T) {
 	}
 }
 
-// TestConformDetectsBrokenSemantics proves the table can fail: a legacy
-// registrant checked with upstream expectations must fail S3.
+// TestConformDetectsBrokenSemantics proves the table can fail: a device
+// checked with another semantics' expectations fails the checks where the
+// two differ (a registrant is a context in legacy, a counted handle
+// upstream, the process in legacy-mlnx).
 func TestConformDetectsBrokenSemantics(t *testing.T) {
-	dir := t.TempDir()
-	c := &conformer{opts: Options{Provider: "sim", Sim: SimOptions{Dir: dir + "/sim", Semantics: Legacy}},
-		dir: dir, info: DeviceInfo{XRC: true}, upstream: true}
-	c.domainSeq = 1
-	defer c.closeAll()
-	if _, err := checkRegAgain(c); err == nil {
-		t.Fatal("S3 with upstream expectations passed on a legacy device")
+	for _, tc := range []struct {
+		device, expect Semantics
+		check          func(*conformer) (string, error)
+		id             string
+	}{
+		{Legacy, Upstream, checkRegAgain, "S3"},
+		{Legacy, LegacyMlnx, checkRegAgain, "S3"},
+		{Legacy, LegacyMlnx, checkUnregNotRegistered, "S8"},
+		{LegacyMlnx, Legacy, checkRegAdds, "S2"},
+		{LegacyMlnx, Legacy, checkModifyShared, "S14"},
+		{Upstream, LegacyMlnx, checkRegAgain, "S3"},
+	} {
+		t.Run(string(tc.device)+"/"+string(tc.expect)+"/"+tc.id, func(t *testing.T) {
+			dir := t.TempDir()
+			c := &conformer{opts: Options{Provider: "sim", Sim: SimOptions{Dir: dir + "/sim", Semantics: tc.device}},
+				dir: dir, info: DeviceInfo{XRC: true}, upstream: tc.expect == Upstream, mlnx: tc.expect == LegacyMlnx}
+			c.domainSeq = 1
+			defer c.closeAll()
+			if _, err := tc.check(c); err == nil {
+				t.Fatalf("%s with %s expectations passed on a %s device", tc.id, tc.expect, tc.device)
+			}
+		})
 	}
 }
 

@@ -51,10 +51,10 @@ func registrantOf(s Semantics) string {
 // ParseSemantics checks a --sim-semantics value.
 func ParseSemantics(s string) (Semantics, error) {
 	switch Semantics(s) {
-	case Legacy, Upstream:
+	case Legacy, LegacyMlnx, Upstream:
 		return Semantics(s), nil
 	}
-	return "", fmt.Errorf("unknown semantics %q: want legacy or upstream", s)
+	return "", fmt.Errorf("unknown semantics %q: want legacy, legacy-mlnx or upstream", s)
 }
 
 // Cost is the sim device's cost model: a busy-wait per operation kind.

@@ -85,7 +85,7 @@ state, so it has nothing to check).`,
 	fs := cmd.Flags()
 	fs.StringVar(&provider, "provider", "sim", "provider: "+providerList())
 	fs.StringVar(&device, "device", "", "device name (rdma, legacy); default the first with XRC")
-	fs.StringVar(&semantics, "sim-semantics", "legacy", "sim provider: legacy (ibv_reg_xrc_rcv_qp) or upstream (ibv_open_qp)")
+	fs.StringVar(&semantics, "sim-semantics", "legacy", "sim provider: legacy (ibv_reg_xrc_rcv_qp as OFED 1.x), legacy-mlnx (as MLNX_OFED's compatibility layer) or upstream (ibv_open_qp)")
 	fs.BoolVar(&asJSON, "json", false, `print {"provider", "semantics", "checks": [{"id", "name", "status", "detail"}]}; status is pass, fail, skip or self-test`)
 	return cmd
 }

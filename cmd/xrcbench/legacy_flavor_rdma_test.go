@@ -78,9 +78,9 @@ func TestRunLegacyFlavorsThroughDouble(t *testing.T) {
 					}
 				}
 				if w == "storm" && (r.Ops["create"].Count == 0 || r.Ops["reg"].Count == 0 ||
-					r.Ops["unreg"].Count != r.Ops["create"].Count+r.Ops["reg"].Count) {
-					t.Errorf("storm: create %d reg %d unreg %d: every registration must be undone once", r.Ops["create"].Count,
-						r.Ops["reg"].Count, r.Ops["unreg"].Count)
+					r.Ops["unreg"].Count+r.Ops["unreg_last"].Count != r.Ops["create"].Count+r.Ops["reg"].Count) {
+					t.Errorf("storm: create %d reg %d unreg %d unreg_last %d: every registration must be undone once", r.Ops["create"].Count,
+						r.Ops["reg"].Count, r.Ops["unreg"].Count, r.Ops["unreg_last"].Count)
 				}
 				dev := r.Environment.Device
 				if dev["semantics"] != f.semantics || dev["legacy_flavor"] != f.name || dev["registrant"] != f.registrant {
