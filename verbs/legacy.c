@@ -14,7 +14,7 @@
  * RTR's destination is a local XRC send QP (legacy type IBV_QPT_XRC, made
  * with ibv_create_qp in the same domain, as Open MPI's XOOB made them).
  *
- * rdma-core removed these calls, so nothing here is linked: every symbol is
+ * rdma-core does not have these calls, so nothing here is linked: every symbol is
  * resolved with dlsym on the libibverbs.so.1 the process has loaded (or
  * loads now), and the provider is available only where all of them exist.
  * The layouts it relies on are in legacy_abi.h with the ABI assumption.
