@@ -60,7 +60,7 @@ func deviceLine(env results.Environment) string {
 		return ""
 	}
 	var parts []string
-	for _, k := range []string{"name", "fw_ver", "hw_ver", "vendor_id", "vendor_part_id", "driver", "numa_node"} {
+	for _, k := range []string{"name", "fw_ver", "hw_ver", "vendor_id", "vendor_part_id", "driver", "numa_node", "legacy_flavor", "registrant"} {
 		if v, ok := env.Device[k]; ok && fmt.Sprint(v) != "" {
 			parts = append(parts, fmt.Sprintf("%s %v", k, v))
 		}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -85,6 +86,11 @@ func TestRunLegacyFlavorsThroughDouble(t *testing.T) {
 				dev := r.Environment.Device
 				if dev["semantics"] != f.semantics || dev["legacy_flavor"] != f.name || dev["registrant"] != f.registrant {
 					t.Errorf("device %v: want semantics %s, legacy_flavor %s, registrant %s", dev, f.semantics, f.name, f.registrant)
+				}
+				// Every report names them too; summary.md is written with the run.
+				if md, err := os.ReadFile(filepath.Join(out, "summary.md")); err != nil ||
+					!strings.Contains(string(md), "legacy_flavor "+f.name) || !strings.Contains(string(md), "registrant "+f.registrant) {
+					t.Errorf("summary.md (%v) does not name legacy_flavor %s and registrant %s", err, f.name, f.registrant)
 				}
 				snap, err := verbs.InspectSim(filepath.Join(state, "xbfake0"))
 				if err != nil {
