@@ -102,6 +102,31 @@ func TestRunLegacyFlavorsThroughDouble(t *testing.T) {
 			})
 		}
 	}
+	// Where no two threads of a process register one QP, threads are
+	// fine on MLNX_OFED too: churn's and sharded's QPs are each thread's.
+	for _, w := range []string{"churn", "sharded"} {
+		t.Run("mlnx-compat/threads/"+w, func(t *testing.T) {
+			state, out := filepath.Join(t.TempDir(), "state"), filepath.Join(t.TempDir(), "run")
+			cmd := exec.Command(bin, "run", "--provider", "legacy", "--device", "xbfake0", "--workload", w, "--procs", "2",
+				"--threads", "2", "--qps", "4", "--iterations", "25", "--warmup", "100ms", "--quiet", "--out", out)
+			cmd.Env = testdouble.Env(testdouble.MlnxLibDir(t), state, "xbfake0")
+			var e bytes.Buffer
+			cmd.Stderr = &e
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%v\nstderr:\n%s", err, e.String())
+			}
+			r, err := results.Load(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]map[string]int64{"churn": {"create": 400, "unreg_last": 400}, "sharded": {"reg": 400, "unreg": 400}}[w]
+			for kind, n := range want {
+				if o := r.Ops[kind]; r.Status != "ok" || int64(o.Count) != n || o.Errors != 0 {
+					t.Errorf("status %q, %s: count %d errors %d, want %d and 0", r.Status, kind, o.Count, o.Errors, n)
+				}
+			}
+		})
+	}
 	t.Run("mlnx-compat/threads-refused", func(t *testing.T) {
 		state, out := filepath.Join(t.TempDir(), "state"), filepath.Join(t.TempDir(), "run")
 		cmd := exec.Command(bin, "run", "--provider", "legacy", "--device", "xbfake0", "--workload", "steady", "--procs", "2",

@@ -56,6 +56,20 @@ func TestRunSimLegacyMlnx(t *testing.T) {
 			}
 		})
 	}
+	t.Run("threads/sharded", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "run")
+		if code, stdout, stderr := runEngine(t, "run", "--sim-semantics", "legacy-mlnx", "--workload", "sharded", "--procs", "2",
+			"--threads", "2", "--qps", "2", "--iterations", "10", "--warmup", "0s", "--quiet", "--out", out); code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		r, err := results.Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := r.Ops["reg"]; r.Status != "ok" || o.Count != 80 || o.Errors != 0 {
+			t.Errorf("status %q, reg count %d errors %d: want ok, 80, 0", r.Status, o.Count, o.Errors)
+		}
+	})
 	t.Run("threads-refused", func(t *testing.T) {
 		code, _, stderr := runEngine(t, "run", "--sim-semantics", "legacy-mlnx", "--workload", "steady", "--procs", "2",
 			"--threads", "2", "--iterations", "10", "--out", filepath.Join(t.TempDir(), "run"))
