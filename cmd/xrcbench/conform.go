@@ -32,6 +32,15 @@ without INIT is EINVAL, as are RTR to INIT and RTR to RTR; a registrant's
 modify moves the QP for all; the last unreg destroys a QP in RTR. They skip
 on a port that is down or has no address.
 
+Each semantics is checked against its own column of the table. On the
+legacy provider that is the flavor of the library it is bound to (devices
+says which): ofed1, OFED 1.x, where a registrant is a device context, or
+mlnx-compat, MLNX_OFED's compatibility layer (and --sim-semantics
+legacy-mlnx), where it is the process: a second reg in the process is EEXIST,
+an unreg through any of its contexts or domains destroys its one handle, the
+second registrant of S4 and S10 is a child process, and S9 also gives up a
+device holding a QP and registers that QP again from a new context.
+
 One line per check: id, PASS/FAIL/SKIP/SELF-TEST, and what was seen against
 what was expected. Checks a provider cannot do are SKIP with the reason. On
 the sim, S11 is SELF-TEST: the sim is configured without XRC and answers with
@@ -40,7 +49,8 @@ when any check fails, or when none could run (the null provider keeps no
 state, so it has nothing to check).`,
 		Example: `  xrcbench conform
   xrcbench conform --sim-semantics upstream --json
-  xrcbench conform --provider rdma --device mlx5_0`,
+  xrcbench conform --provider rdma --device mlx5_0
+  xrcbench conform --provider legacy`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !verbs.IsProvider(provider) {
