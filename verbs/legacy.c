@@ -30,8 +30,8 @@
  * context, an unreg through any domain destroys the process's one handle,
  * and ibv_close_device leaves the table's handles of that context behind
  * (a later unreg of one touches freed memory). There the process is the
- * registrant, and this file keeps its own copy of the table (struct
- * mlnx_held) so that closing a device unregisters what it holds first.
+ * registrant, and this file keeps its own copy of the table (held) so
+ * that closing a device unregisters what it holds first.
  * Which library is loaded is decided once per process by xb_legacy_flavor.
  */
 #define _GNU_SOURCE
