@@ -1803,12 +1803,16 @@ static int mlnx_reg(struct xb_legacy_xrc_domain *d, uint32_t qpn)
 
 static int mlnx_unreg(uint32_t qpn)
 {
-	struct ibv_qp *qp = mlnx_find("ibv_unreg_xrc_rcv_qp", qpn);
+	struct ibv_qp *qp;
 	struct mlnx_entry *e;
 
-	if (!qp) /* the domain is not looked at */
+	if (!mlnx_find("ibv_unreg_xrc_rcv_qp", qpn)) /* the domain is not looked at */
 		return EINVAL;
-	e = xb_qpn_take(&mlnx_qps, qpn);
+	/* Taken out before the destroy (the library finds, clears, then
+	 * destroys): of two racing unregs, one gets the handle. */
+	if (!(e = xb_qpn_take(&mlnx_qps, qpn)))
+		return EINVAL;
+	qp = e->qp;
 	free(e);
 	return ibv_destroy_qp(qp);
 }
