@@ -296,7 +296,12 @@ func probeLeaks(vo verbs.Options, h *holder, created *qpSet, complete bool) *res
 		return each(func(q uint32) error {
 			probed++
 			err := dom.Reg(q)
-			if err == nil {
+			// EEXIST where the process is the registrant (MLNX_OFED's
+			// legacy layer): this process still holds it, after a
+			// holder's release that failed; alive, and its unreg is the
+			// process's last.
+			held := errors.Is(err, syscall.EEXIST) && dev.Info().Registrant == verbs.RegistrantProcess
+			if err == nil || held {
 				lc.Leaked = append(lc.Leaked, q)
 				dom.Unreg(q) // the last registration: destroys what leaked
 			} else if !errors.Is(err, syscall.EINVAL) {

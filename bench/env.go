@@ -42,6 +42,8 @@ func environment(info verbs.DeviceInfo) results.Environment {
 		}
 	}
 	add("semantics", info.Semantics)
+	add("legacy_flavor", info.LegacyFlavor)
+	add("registrant", info.Registrant)
 	add("fw_ver", info.FWVer)
 	add("hw_ver", info.HWVer)
 	add("node_guid", info.NodeGUID)

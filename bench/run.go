@@ -174,6 +174,11 @@ func (c *Config) validateFlags() error {
 		return fmt.Errorf("--threads %d: want 1 to %d", c.Threads, MaxThreads)
 	case c.QPs <= 0 || c.QPs > MaxQPs:
 		return fmt.Errorf("--qps %d: want 1 to %d", c.QPs, MaxQPs)
+	case c.Provider == "sim" && c.SimSemantics == verbs.LegacyMlnx && c.Threads > 1 && threadsShareQPs(c.Workload):
+		// As preflight refuses it on the real library: one registrant per
+		// process, so the threads of one would share its registrations.
+		return fmt.Errorf("--sim-semantics legacy-mlnx: a process is one registrant, so the %d threads of a process would share one "+
+			"registration of each QP %s shares; run one thread per process: --threads 1 --procs %d", c.Threads, c.Workload.Name, c.Procs*c.Threads)
 	case c.Duration < 0 || c.Iterations < 0 || c.Warmup < 0:
 		return errors.New("--duration, --iterations and --warmup must not be negative")
 	case c.Duration > 0 && c.Iterations > 0:
@@ -358,6 +363,27 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	return res, nil
 }
 
+// threadsShareQPs reports whether two threads of one process register the
+// same QP in spec. Where the process is the registrant (MLNX_OFED's legacy
+// layer) they would share one registration, and every reg after the first
+// would be EEXIST, so such a run needs one thread per process; a loop on
+// each thread's own QPs (sharded, churn), or one whose regs all fail by
+// design (errors), has one registering thread per QP as it is.
+func threadsShareQPs(spec *workloads.Spec) bool {
+	if spec == nil || spec.Mode != workloads.Loop {
+		return true // rounds hand QPs between threads; a storm's ranks share theirs
+	}
+	if spec.QPs.Scope == workloads.PerThread {
+		return false
+	}
+	for _, p := range spec.Phases {
+		if p.Op != workloads.OpRegInvalid && p.Op != workloads.OpRegForeign {
+			return true
+		}
+	}
+	return false
+}
+
 // prepareRun fills in the defaults of the configuration and options and
 // refuses what cannot run.
 func prepareRun(cfg *Config, opts *Options) error {
@@ -424,6 +450,16 @@ func (c *coordinator) preflight(ctx context.Context, res *results.Result, fw *fi
 		// any worker starts, and once (soft-RoCE under make vmtest).
 		return fmt.Errorf("device %s lacks XRC (IBV_DEVICE_XRC is not in its device_cap_flags), so there is nothing to measure on it; "+
 			"xrcbench devices lists which devices have it", fw.info.Name)
+	}
+	if fw.taken && fw.info.Registrant == verbs.RegistrantProcess && c.cfg.Threads > 1 && threadsShareQPs(c.cfg.Workload) {
+		// MLNX_OFED's legacy layer keeps one handle per QP number per
+		// process: threads of one registering the same QP would share one
+		// registration, and every reg but the first would be EEXIST. One
+		// thread per process is one registrant each, as the workloads
+		// assume.
+		return fmt.Errorf("the legacy API here is MLNX_OFED's compatibility layer (mlnx-compat), where a process is one registrant, "+
+			"so the %d threads of a process would share one registration of each QP %s shares; run one thread per process: --threads 1 --procs %d",
+			c.cfg.Threads, c.cfg.Workload.Name, c.cfg.Procs*c.cfg.Threads)
 	}
 	if c.opts.BeforeStart != nil {
 		return c.opts.BeforeStart(ctx, res)

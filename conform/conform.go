@@ -116,7 +116,8 @@ func Conform(opts verbs.Options, workDir string) (ConformReport, error) {
 	info := probe.Info()
 	probe.Close()
 	rep := ConformReport{Provider: opts.Provider, Device: info.Name, Semantics: info.Semantics}
-	c := &conformer{opts: opts, dir: workDir, info: info, upstream: info.Semantics == string(verbs.Upstream)}
+	c := &conformer{opts: opts, dir: workDir, info: info, upstream: info.Semantics == string(verbs.Upstream),
+		mlnx: info.Semantics == string(verbs.LegacyMlnx)}
 	for _, chk := range conformChecks {
 		c.domainSeq++
 		detail, err := func() (string, error) {
@@ -155,10 +156,14 @@ func Conform(opts verbs.Options, workDir string) (ConformReport, error) {
 
 // conformer holds what one run of the checks shares.
 type conformer struct {
-	opts      verbs.Options
-	dir       string
-	info      verbs.DeviceInfo
-	upstream  bool
+	opts     verbs.Options
+	dir      string
+	info     verbs.DeviceInfo
+	upstream bool
+	// mlnx: MLNX_OFED's legacy calls, where the process is the
+	// registrant: a second registrant in this process is no registrant,
+	// so where a check needs one it is a child process (heldByChild).
+	mlnx      bool
 	domainSeq int
 	open      []*verbs.Domain
 	// The rdma provider's destructions confirmed through the device's
@@ -236,6 +241,17 @@ func (c *conformer) closeAll() {
 	c.open = nil
 }
 
+// heldByChild starts a child process registered on qpn in the check's
+// domain and returns its kill: on MLNX_OFED the registrant that keeps a
+// QP alive besides this process must be another process.
+func (c *conformer) heldByChild(qpn uint32) (func() error, error) {
+	ch, err := verbs.StartRegistrant(c.opts, c.domainPath(""), qpn)
+	if err != nil {
+		return nil, fmt.Errorf("child registrant: %w", err)
+	}
+	return ch.Kill, nil
+}
+
 // want checks that err carries errno want (0: success), naming the step.
 func want(step string, err error, want syscall.Errno) error {
 	var got syscall.Errno
@@ -266,6 +282,9 @@ func (c *conformer) alive(qpn uint32) (bool, error) {
 	err = p.Reg(qpn)
 	if errors.Is(err, syscall.EINVAL) {
 		return false, nil
+	}
+	if c.mlnx && errors.Is(err, syscall.EEXIST) {
+		return true, nil // this process holds it
 	}
 	if err != nil {
 		return false, err
@@ -322,6 +341,13 @@ func checkRegAdds(c *conformer) (string, error) {
 	}
 	a, b := r[0], r[1]
 	var d verbs.Destroyed
+	if c.mlnx {
+		return "B, another context of the creator's process, is no new registrant: its reg is EEXIST, the creator's unreg destroys the QP", steps(
+			func() error { return want("B reg", b.Reg(q), syscall.EEXIST) },
+			func() error { _, err = a.Unreg(q); return want("creator unreg", err, 0) },
+			func() error { return c.wantAlive("after creator unreg", q, false) },
+		)
+	}
 	return "B's reg keeps the QP alive after the creator's unreg; B's unreg destroys it", steps(
 		func() error { return want("B reg", b.Reg(q), 0) },
 		func() error { d, err = a.Unreg(q); return want("creator unreg", err, 0) },
@@ -340,6 +366,15 @@ func checkRegAgain(c *conformer) (string, error) {
 	}
 	a, b := r[0], r[1]
 	var d verbs.Destroyed
+	if c.mlnx {
+		return "a second reg in the creator's process is EEXIST, through its own context or another; one unreg destroys the QP, a second is EINVAL", steps(
+			func() error { return want("creator reg again", a.Reg(q), syscall.EEXIST) },
+			func() error { return want("B reg", b.Reg(q), syscall.EEXIST) },
+			func() error { _, err = a.Unreg(q); return want("creator unreg", err, 0) },
+			func() error { return c.wantAlive("after creator unreg", q, false) },
+			func() error { _, err = a.Unreg(q); return want("creator unreg again", err, syscall.EINVAL) },
+		)
+	}
 	common := []func() error{
 		func() error { return want("B reg", b.Reg(q), 0) },
 		func() error { return want("B reg again", b.Reg(q), 0) },
@@ -363,6 +398,9 @@ func checkRegAgain(c *conformer) (string, error) {
 }
 
 func checkUnregRemoves(c *conformer) (string, error) {
+	if c.mlnx {
+		return mlnxUnregRemoves(c)
+	}
 	r, q, err := c.created(2)
 	if err != nil {
 		return "", err
@@ -379,7 +417,38 @@ func checkUnregRemoves(c *conformer) (string, error) {
 	)
 }
 
+// mlnxUnregRemoves is S4 where the registrant is the process: a child
+// process is the other registrant.
+func mlnxUnregRemoves(c *conformer) (string, error) {
+	r, q, err := c.created(1)
+	if err != nil {
+		return "", err
+	}
+	kill, err := c.heldByChild(q)
+	if err != nil {
+		return "", err
+	}
+	return "the creator's unreg returns 0 and leaves the QP to the child process registered on it; the child's death destroys it", steps(
+		func() error { _, err := r[0].Unreg(q); return want("creator unreg", err, 0) },
+		func() error { return c.wantAlive("after creator unreg", q, true) },
+		kill,
+		func() error { return c.wantAlive("after the child's death", q, false) },
+	)
+}
+
 func checkLastUnregDestroys(c *conformer) (string, error) {
+	if c.mlnx {
+		r, q, err := c.created(1)
+		if err != nil {
+			return "", err
+		}
+		a := r[0]
+		return "after the process's one unreg the QP number is invalid for every context of it", steps(
+			func() error { _, err = a.Unreg(q); return want("last unreg", err, 0) },
+			func() error { return want("creator reg after destroy", a.Reg(q), syscall.EINVAL) },
+			func() error { return c.wantAlive("after the last unreg", q, false) },
+		)
+	}
 	r, q, err := c.created(2)
 	if err != nil {
 		return "", err
@@ -427,6 +496,13 @@ func checkRegForeign(c *conformer) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if c.mlnx {
+		return "reg through another domain fails with EINVAL and leaves the QP alone (an unreg through it is S8's)", steps(
+			func() error { return want("reg from the foreign domain", f.Reg(q), syscall.EINVAL) },
+			func() error { return c.wantAlive("after the foreign reg", q, true) },
+			func() error { _, err = a.Unreg(q); return want("creator unreg", err, 0) },
+		)
+	}
 	return "reg through another domain fails with EINVAL and leaves the QP alone (a non-XRC QP cannot be made through this API)", steps(
 		func() error { return want("reg from the foreign domain", f.Reg(q), syscall.EINVAL) },
 		func() error { _, err = f.Unreg(q); return want("unreg from the foreign domain", err, syscall.EINVAL) },
@@ -441,6 +517,9 @@ func checkUnregNotRegistered(c *conformer) (string, error) {
 	}
 	if c.upstream {
 		return "", skipError("n/a in the upstream API: there is no handle to destroy")
+	}
+	if c.mlnx {
+		return mlnxUnregForeign(c)
 	}
 	r, q, err := c.created(2)
 	if err != nil {
@@ -498,6 +577,36 @@ func (c *conformer) kernelUnregNotRegistered() (string, error) {
 		"API has no per-domain registration to refuse. The harness's guard answers EINVAL in both cases in runs", nil
 }
 
+// mlnxUnregForeign is S8 on MLNX_OFED: the library finds the handle by
+// number alone, so an unreg by a context that never registered, even
+// through another domain, destroys the process's one handle.
+func mlnxUnregForeign(c *conformer) (string, error) {
+	r, q, err := c.created(2)
+	if err != nil {
+		return "", err
+	}
+	a, b := r[0], r[1]
+	f, err := c.registrant("-foreign")
+	if err != nil {
+		return "", err
+	}
+	q2, err := a.CreateRcvQP()
+	if err != nil {
+		return "", err
+	}
+	return "an unreg by another context of the process that never registered, or through another domain, returns 0 and destroys the process's handle; the creator's unreg is then EINVAL", steps(
+		func() error { _, err := b.Unreg(q); return want("unreg without reg", err, 0) },
+		func() error { return c.wantAlive("after the unreg without reg", q, false) },
+		func() error { _, err := a.Unreg(q); return want("creator unreg", err, syscall.EINVAL) },
+		func() error { _, err := f.Unreg(q2); return want("unreg through the foreign domain", err, 0) },
+		func() error { return c.wantAlive("after the foreign unreg", q2, false) },
+		func() error {
+			_, err := a.Unreg(q2)
+			return want("creator unreg of the second QP", err, syscall.EINVAL)
+		},
+	)
+}
+
 func checkCloseBusy(c *conformer) (string, error) {
 	r, q, err := c.created(1)
 	if err != nil {
@@ -522,10 +631,47 @@ func checkCloseBusy(c *conformer) (string, error) {
 				func() error { return want("close after unreg", a.Close(), 0) },
 			)
 	}
-	return "close while registered is EBUSY; after the unreg it succeeds", steps(
+	busy := steps(
 		func() error { return want("close while registered", a.Close(), syscall.EBUSY) },
 		func() error { _, err = a.Unreg(q); return want("unreg", err, 0) },
 		func() error { return want("close after unreg", a.Close(), 0) },
+	)
+	if !c.mlnx || busy != nil {
+		return "close while registered is EBUSY; after the unreg it succeeds", busy
+	}
+	return "close while registered is EBUSY; after the unreg it succeeds; a device given up while registered leaves no handle " +
+		"behind in the process's table (its QP, kept by a child process, registers again from a new context)", mlnxClosedContext(c)
+}
+
+// mlnxClosedContext: MLNX_OFED keeps a closed context's handles in its
+// table (a later reg of the number is EEXIST, an unreg touches freed
+// memory), so the provider must unregister before closing. A device that
+// is given up holding a QP another process keeps alive must leave the
+// number free for a new context of this process.
+func mlnxClosedContext(c *conformer) error {
+	g, err := c.registrant("")
+	if err != nil {
+		return err
+	}
+	q, err := g.CreateRcvQP()
+	if err != nil {
+		return err
+	}
+	kill, err := c.heldByChild(q)
+	if err != nil {
+		return err
+	}
+	defer kill()
+	if err := g.Device().Abandon(); err != nil {
+		return fmt.Errorf("give the device up while registered: %v", err)
+	}
+	n, err := c.registrant("")
+	if err != nil {
+		return err
+	}
+	return steps(
+		func() error { return want("reg from a new context after the close", n.Reg(q), 0) },
+		func() error { _, err := n.Unreg(q); return want("its unreg", err, 0) },
 	)
 }
 
@@ -555,6 +701,21 @@ func checkProcessExit(c *conformer) (string, error) {
 	q2, err := a.CreateRcvQP()
 	if err != nil {
 		return "", err
+	}
+	if c.mlnx {
+		// The other registrant must be another process.
+		kill, err := c.heldByChild(q2)
+		if err != nil {
+			return "", err
+		}
+		if _, err := a.Unreg(q2); err != nil {
+			return "", err
+		}
+		if err := kill(); err != nil {
+			return "", err
+		}
+		return "a SIGKILLed child's registrations are dropped: the survivor's unreg destroys the QP, and a QP whose last registrant was killed is destroyed",
+			c.wantAlive("after its last registrant was killed", q2, false)
 	}
 	b, err := c.registrant("")
 	if err != nil {
@@ -745,6 +906,14 @@ func checkModifyShared(c *conformer) (string, error) {
 		return "", err
 	}
 	a, b := r[0], r[1]
+	if c.mlnx {
+		return "B's reg is EEXIST (the process holds the QP), yet its modify to RTR through its own domain moves the process's handle; the creator's own INIT to RTR is then EINVAL", steps(
+			func() error { return modify("creator RESET to INIT", a, q, verbs.QPInit, 0) },
+			func() error { return want("B reg", b.Reg(q), syscall.EEXIST) },
+			func() error { return modify("B INIT to RTR", b, q, verbs.QPRTR, 0) },
+			func() error { return modify("creator INIT to RTR", a, q, verbs.QPRTR, syscall.EINVAL) },
+		)
+	}
 	return "B's modify to RTR moves the QP the creator put in INIT; the creator's own INIT to RTR is then EINVAL", steps(
 		func() error { return modify("creator RESET to INIT", a, q, verbs.QPInit, 0) },
 		func() error { return want("B reg", b.Reg(q), 0) },

@@ -16,6 +16,7 @@ func TestConformSim(t *testing.T) {
 	}{
 		{verbs.Legacy, map[string]bool{}},
 		{verbs.Upstream, map[string]bool{"S8": true}},
+		{verbs.LegacyMlnx, map[string]bool{}},
 	} {
 		t.Run(string(tc.sem), func(t *testing.T) {
 			rep, err := Conform(verbs.Options{Provider: "sim", Sim: verbs.SimOptions{Semantics: tc.sem}}, t.TempDir())
@@ -48,16 +49,33 @@ func TestConformSim(t *testing.T) {
 	}
 }
 
-// TestConformDetectsBrokenSemantics proves the table can fail: a legacy
-// registrant checked with upstream expectations must fail S3.
+// TestConformDetectsBrokenSemantics proves the table can fail: a device
+// checked with another semantics' expectations fails the checks where the
+// two differ (a registrant is a context in legacy, a counted handle
+// upstream, the process in legacy-mlnx).
 func TestConformDetectsBrokenSemantics(t *testing.T) {
-	dir := t.TempDir()
-	c := &conformer{opts: verbs.Options{Provider: "sim", Sim: verbs.SimOptions{Dir: dir + "/sim", Semantics: verbs.Legacy}},
-		dir: dir, info: verbs.DeviceInfo{XRC: true}, upstream: true}
-	c.domainSeq = 1
-	defer c.closeAll()
-	if _, err := checkRegAgain(c); err == nil {
-		t.Fatal("S3 with upstream expectations passed on a legacy device")
+	for _, tc := range []struct {
+		device, expect verbs.Semantics
+		check          func(*conformer) (string, error)
+		id             string
+	}{
+		{verbs.Legacy, verbs.Upstream, checkRegAgain, "S3"},
+		{verbs.Legacy, verbs.LegacyMlnx, checkRegAgain, "S3"},
+		{verbs.Legacy, verbs.LegacyMlnx, checkUnregNotRegistered, "S8"},
+		{verbs.LegacyMlnx, verbs.Legacy, checkRegAdds, "S2"},
+		{verbs.LegacyMlnx, verbs.Legacy, checkModifyShared, "S14"},
+		{verbs.Upstream, verbs.LegacyMlnx, checkRegAgain, "S3"},
+	} {
+		t.Run(string(tc.device)+"/"+string(tc.expect)+"/"+tc.id, func(t *testing.T) {
+			dir := t.TempDir()
+			c := &conformer{opts: verbs.Options{Provider: "sim", Sim: verbs.SimOptions{Dir: dir + "/sim", Semantics: tc.device}},
+				dir: dir, info: verbs.DeviceInfo{XRC: true}, upstream: tc.expect == verbs.Upstream, mlnx: tc.expect == verbs.LegacyMlnx}
+			c.domainSeq = 1
+			defer c.closeAll()
+			if _, err := tc.check(c); err == nil {
+				t.Fatalf("%s with %s expectations passed on a %s device", tc.id, tc.expect, tc.device)
+			}
+		})
 	}
 }
 

@@ -38,24 +38,30 @@ type conformCase struct {
 	Provider, Device string
 	Semantics        string
 	Want             wantChecks
+	Mlnx             bool // through the MLNX_OFED build of the double
 }
 
 var conformCases = []conformCase{
-	{"legacy", "xbfake0", "legacy", statuses("S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15", "S11")},
-	{"legacy", "xbnoxrc0", "legacy", statuses("S11", "S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15")},
-	{"rdma", "xbfake0", "upstream", statuses("S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15", "S11")},
-	{"rdma", "xbnoxrc0", "upstream", statuses("S11", "S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15")},
+	{"legacy", "xbfake0", "legacy", statuses("S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15", "S11"), false},
+	{"legacy", "xbnoxrc0", "legacy", statuses("S11", "S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15"), false},
+	{"legacy", "xbfake0", "legacy-mlnx", statuses("S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15", "S11"), true},
+	{"legacy", "xbnoxrc0", "legacy-mlnx", statuses("S11", "S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15"), true},
+	{"rdma", "xbfake0", "upstream", statuses("S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15", "S11"), false},
+	{"rdma", "xbnoxrc0", "upstream", statuses("S11", "S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15"), false},
 }
 
 // TestDoubleConform runs the conformance table S1–S15 through the legacy
 // and rdma providers against the double; S10 re-executes the test binary
 // as real child processes that are SIGKILLed while registered.
 func TestDoubleConform(t *testing.T) {
-	lib := testdouble.LibDir(t)
 	for _, c := range conformCases {
-		t.Run(c.Provider+"/"+c.Device, func(t *testing.T) {
+		t.Run(c.Provider+"/"+c.Semantics+"/"+c.Device, func(t *testing.T) {
 			if ok, why := built(c.Provider); !ok {
 				t.Skipf("%s: not in this build: %s", c.Provider, why)
+			}
+			lib := testdouble.LibDir(t)
+			if c.Mlnx {
+				lib = testdouble.MlnxLibDir(t)
 			}
 			arg, _ := json.Marshal(c)
 			testdouble.RunTest(t, "TestConformInDouble",

@@ -61,7 +61,7 @@ func deviceLine(env results.Environment) string {
 	}
 	var parts []string
 	// port and gid_*: what the rdma and legacy providers moved QPs through
-	for _, k := range []string{"name", "fw_ver", "hw_ver", "vendor_id", "vendor_part_id", "driver", "numa_node", "port", "gid_index", "gid_type", "gid"} {
+	for _, k := range []string{"name", "fw_ver", "hw_ver", "vendor_id", "vendor_part_id", "driver", "numa_node", "legacy_flavor", "registrant", "port", "gid_index", "gid_type", "gid"} {
 		if v, ok := env.Device[k]; ok && fmt.Sprint(v) != "" {
 			parts = append(parts, fmt.Sprintf("%s %v", k, v))
 		}

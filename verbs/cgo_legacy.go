@@ -89,6 +89,52 @@ func legacySymbols() string {
 	return C.GoString(&buf[0])
 }
 
+// The libraries that implement the legacy XRC API (legacy_abi.h), as
+// xb_legacy_flavor names them.
+const (
+	// FlavorOFED1: OFED 1.x libibverbs, the calls reaching the kernel
+	// through the driver's ibv_more_ops; a registration belongs to the
+	// context (uverbs file).
+	FlavorOFED1 = "ofed1"
+	// FlavorMlnxCompat: MLNX_OFED 2.x-4.x, the calls a compatibility
+	// layer over the upstream ones with one table of QPs per process; the
+	// process is the registrant.
+	FlavorMlnxCompat = "mlnx-compat"
+	// FlavorUnknown: the evidence fits neither; the provider refuses it.
+	FlavorUnknown = "unknown"
+)
+
+// legacyFlavor is the flavor of the loaded libibverbs and the evidence it
+// was decided by; the first call probes a device with XRC.
+func legacyFlavor() (string, string) {
+	var why [512]C.char
+	fl := C.xb_legacy_flavor(&why[0], C.size_t(len(why)))
+	names := map[C.int]string{C.XB_LEGACY_OFED1: FlavorOFED1, C.XB_LEGACY_MLNX_COMPAT: FlavorMlnxCompat}
+	name, ok := names[fl]
+	if !ok {
+		name = FlavorUnknown
+	}
+	return name, C.GoString(&why[0])
+}
+
+// legacyDecide is the flavor rule alone (xb_legacy_decide), for its tests:
+// compatExports, whether the upstream command calls are exported; probe,
+// what the second reg answered (-1: no probe ran).
+func legacyDecide(compatExports bool, probe int) (string, string) {
+	var why [512]C.char
+	exp := C.int(0)
+	if compatExports {
+		exp = 1
+	}
+	fl := C.xb_legacy_decide(exp, C.int(probe), &why[0], C.size_t(len(why)))
+	names := map[C.int]string{C.XB_LEGACY_OFED1: FlavorOFED1, C.XB_LEGACY_MLNX_COMPAT: FlavorMlnxCompat}
+	name, ok := names[fl]
+	if !ok {
+		name = FlavorUnknown
+	}
+	return name, C.GoString(&why[0])
+}
+
 func legacyLibrary() string {
 	var buf [512]C.char
 	C.xb_legacy_library(&buf[0], C.size_t(len(buf)))
@@ -99,6 +145,11 @@ func legacyOpen(opts Options) (*Device, error) {
 	if ok, why := legacyProbe(); !ok {
 		return nil, &deviceError{msg: "the legacy XRC API (ibv_reg_xrc_rcv_qp) is not available: " + why,
 			errno: syscall.ENOSYS, notSupported: true}
+	}
+	flavor, why := legacyFlavor()
+	if flavor == FlavorUnknown {
+		return nil, &deviceError{msg: "the legacy XRC API's library is neither OFED 1.x nor MLNX_OFED's compatibility layer, " +
+			"so what a registration means is unknown: " + why, errno: syscall.ENOTSUP, notSupported: true}
 	}
 	name := C.CString(opts.Device)
 	defer C.free(unsafe.Pointer(name))
@@ -114,7 +165,12 @@ func legacyOpen(opts Options) (*Device, error) {
 	}
 	info := factsFromC(&f, false).info(legacyLibrary())
 	info.Path = pathFromC(&f)
-	info.Semantics = string(Legacy)
+	info.Semantics, info.Registrant = string(Legacy), RegistrantContext
+	if flavor == FlavorMlnxCompat {
+		info.Semantics, info.Registrant = string(LegacyMlnx), RegistrantProcess
+	}
+	info.LegacyFlavor = flavor
+	info.Extra["legacy_flavor_evidence"] = why
 	info.LegacyAPI = info.XRC
 	return &Device{ops: unsafe.Pointer(&C.xb_legacy_ops), handle: h, info: info}, nil
 }

@@ -76,7 +76,7 @@ func simOpenC(dir string, cfg *C.struct_sim_config, sem Semantics) (*C.struct_si
 		return nil, err
 	}
 	csem := C.int(C.SIM_LEGACY)
-	if sem == Upstream {
+	if sem == Upstream || sem == LegacyMlnx { // MLNX_OFED's layer is over the upstream calls
 		csem = C.SIM_UPSTREAM
 	}
 	// A device file truncated under the mapping ends this process with
@@ -147,7 +147,11 @@ func simOpen(opts Options) (*Device, error) {
 	if c := o.Cost.String(); c != "" {
 		info.Extra["cost"] = c
 	}
-	return &Device{ops: unsafe.Pointer(&C.xb_sim_ops), handle: unsafe.Pointer(dev), info: info}, nil
+	ops := unsafe.Pointer(&C.xb_sim_ops)
+	if o.Semantics == LegacyMlnx {
+		ops = unsafe.Pointer(&C.xb_sim_mlnx_ops)
+	}
+	return &Device{ops: ops, handle: unsafe.Pointer(dev), info: info}, nil
 }
 
 // Intact is an error when the device's file was cut short under its

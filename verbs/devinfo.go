@@ -509,11 +509,17 @@ func Devices() ([]DeviceInfo, error) {
 	}
 	out := make([]DeviceInfo, 0, len(facts))
 	syms := legacySymbols()
+	var flavor, flavorWhy string
+	if syms != "" {
+		flavor, flavorWhy = legacyFlavor()
+	}
 	for _, f := range facts {
 		in := f.info(lib)
 		in.Provider = listProvider
 		if f.LegacyAPI && syms != "" {
 			in.Extra["legacy_symbols"] = syms
+			in.LegacyFlavor = flavor
+			in.Extra["legacy_flavor_evidence"] = flavorWhy
 		}
 		out = append(out, in)
 	}

@@ -6,14 +6,17 @@
 // # Providers
 //
 //   - sim: an XRC device emulated in file-backed shared memory, with the
-//     exact semantics S1–S15 of docs/design.md in two modes (Legacy, Upstream)
+//     exact semantics S1–S15 of docs/design.md in three modes (Legacy,
+//     LegacyMlnx, Upstream)
 //     and an optional cost model (Cost). Separate processes that open the
 //     same directory share one device, and domain files are shared by
 //     inode, as the kernel shares XRC domains.
 //   - null: every operation succeeds at once; it measures the harness.
 //   - rdma: rdma-core's upstream API (ibv_open_xrcd, ibv_create_qp_ex,
 //     ibv_open_qp, ibv_destroy_qp); built with the tag rdma.
-//   - legacy: the OFED API (ibv_reg_xrc_rcv_qp ...), resolved with dlsym.
+//   - legacy: the legacy API (ibv_reg_xrc_rcv_qp ...), resolved with dlsym,
+//     as OFED 1.x (FlavorOFED1) or MLNX_OFED's compatibility layer
+//     (FlavorMlnxCompat) implements it: DeviceInfo.LegacyFlavor says which.
 //
 // # Registrants
 //
@@ -22,7 +25,11 @@
 // idempotent per registrant, threads of one process never undo each
 // other's registrations. In the upstream API a registrant holds one handle
 // per open; that bookkeeping stays inside this package, so both semantics
-// read the same to callers: Reg and Unreg take a QP number.
+// read the same to callers: Reg and Unreg take a QP number. The exception
+// is MLNX_OFED's legacy layer (LegacyMlnx), where the process is the
+// registrant (DeviceInfo.Registrant): there a second Device of the same
+// process is no new registrant, and its Reg of a QP the process holds is
+// EEXIST.
 //
 // # The hot path
 //

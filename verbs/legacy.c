@@ -14,13 +14,25 @@
  * RTR's destination is a local XRC send QP (legacy type IBV_QPT_XRC, made
  * with ibv_create_qp in the same domain, as Open MPI's XOOB made them).
  *
- * rdma-core removed these calls, so nothing here is linked: every symbol is
+ * rdma-core does not have these calls, so nothing here is linked: every symbol is
  * resolved with dlsym on the libibverbs.so.1 the process has loaded (or
  * loads now), and the provider is available only where all of them exist.
  * The layouts it relies on are in legacy_abi.h with the ABI assumption.
  *
- * One struct legacy_dev is one ibv_context, that is one uverbs file, which
- * is what the legacy kernel counts as a registrant.
+ * Two libraries implement these calls (legacy_abi.h), and they differ in
+ * who the registrant is. OFED 1.x passes them to the kernel through the
+ * driver's ibv_more_ops: a registration is the kernel's and belongs to
+ * the uverbs file, so one struct legacy_dev (one ibv_context) is one
+ * registrant. MLNX_OFED 2.x-4.x implements them over the upstream calls
+ * (ibv_open_xrcd, ibv_create_qp_ex, ibv_open_qp, ibv_destroy_qp) and keeps
+ * every QP it opened in one table per process keyed by QP number alone:
+ * a reg of a number the process holds fails EEXIST whatever the domain or
+ * context, an unreg through any domain destroys the process's one handle,
+ * and ibv_close_device leaves the table's handles of that context behind
+ * (a later unreg of one touches freed memory). There the process is the
+ * registrant, and this file keeps its own copy of the table (held) so
+ * that closing a device unregisters what it holds first.
+ * Which library is loaded is decided once per process by xb_legacy_flavor.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -31,10 +43,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "devselect.h"
 #include "legacy.h"
 #include "rtrpath.h"
+#include "qpntable.h"
 
 struct legacy_fns {
 	void *lib;
@@ -67,6 +81,7 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static int load_err;          /* 0, or why the API is not usable */
 static char load_why[256];    /* ... in words */
 static int base_err;          /* 0 when the device calls resolved */
+static int compat_exports;    /* the upstream command calls MLNX_OFED's layer is built on */
 
 static void load(void)
 {
@@ -116,6 +131,11 @@ static void load(void)
 			 "%s does not export %s: it is rdma-core, which removed the legacy XRC API; use --provider rdma",
 			 file, syms[i].name);
 	}
+	/* MLNX_OFED's libibverbs.map exports the command calls its providers
+	 * implement open_xrcd and open_qp with at IBVERBS_1.1; OFED 1.x
+	 * predates them, and rdma-core has them only at IBVERBS_PRIVATE_n. */
+	compat_exports = dlvsym(fns.lib, "ibv_cmd_open_xrcd", "IBVERBS_1.1") &&
+			 dlvsym(fns.lib, "ibv_cmd_open_qp", "IBVERBS_1.1");
 }
 
 int xb_legacy_probe(char *why, size_t len)
@@ -162,6 +182,50 @@ static int ini_release(struct legacy_dom *d);
 static int norm(int rc)
 {
 	return rc < 0 ? -rc : rc;
+}
+
+static int flavor_now(void);
+
+/*
+ * held: on MLNX_OFED, which QP numbers this process holds and through which
+ * domain (struct legacy_dom *), mirroring the library's own table. It
+ * exists for one reason: the library forgets nothing when a context
+ * closes, so legacy_close_device must unregister what its device still
+ * holds before it closes the context, or the table keeps handles into
+ * freed memory.
+ */
+static struct xb_qpn_table held = XB_QPN_TABLE_INIT;
+
+/* mlnx_hold records that d now holds qpn. An ENOMEM leaves the library's
+ * handle unrecorded, so the caller undoes it. */
+static int mlnx_hold(struct legacy_dom *d, uint32_t qpn)
+{
+	int rc = xb_qpn_put(&held, qpn, d);
+
+	return rc == EEXIST ? 0 : rc; /* the library answered EEXIST for that */
+}
+
+static int held_by_dev(void *val, void *dev)
+{
+	return ((struct legacy_dom *)val)->dev == dev;
+}
+
+/* mlnx_release_dev unregisters every QP dev's domains hold, before its
+ * context closes: the order MLNX_OFED needs. 0 or the first errno. */
+static int mlnx_release_dev(struct legacy_dev *dev)
+{
+	struct legacy_dom *d;
+	uint32_t qpn = 0;
+	int first = 0;
+
+	while ((d = xb_qpn_first(&held, held_by_dev, dev, &qpn)) != NULL) {
+		int rc = norm(fns.unreg_xrc_rcv_qp(d->xd, qpn));
+
+		if (rc && !first)
+			first = rc;
+		xb_qpn_take(&held, qpn); /* gone from the library's table either way */
+	}
+	return first;
 }
 
 static int legacy_open_domain(void *devp, int fd, void **domp)
@@ -229,7 +293,11 @@ static int legacy_create(void *domp, uint32_t *qpn, uint32_t *flags)
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_type = XB_LEGACY_QPT_XRC;
 	attr.xrc_domain = d->xd;
-	return norm(fns.create_xrc_rcv_qp(&attr, qpn));
+	int rc = norm(fns.create_xrc_rcv_qp(&attr, qpn));
+
+	if (rc == 0 && flavor_now() == XB_LEGACY_MLNX_COMPAT && (rc = mlnx_hold(d, *qpn)) != 0)
+		fns.unreg_xrc_rcv_qp(d->xd, *qpn);
+	return rc;
 }
 
 static int legacy_reg(void *domp, uint32_t qpn, uint32_t *flags)
@@ -239,7 +307,13 @@ static int legacy_reg(void *domp, uint32_t qpn, uint32_t *flags)
 	(void)flags;
 	if (!d || !d->xd || qpn > XB_QPN_MAX)
 		return EINVAL;
-	return norm(fns.reg_xrc_rcv_qp(d->xd, qpn));
+	int rc = norm(fns.reg_xrc_rcv_qp(d->xd, qpn));
+
+	/* EEXIST on MLNX_OFED: the process holds qpn already, and the
+	 * library destroyed the handle it had just opened. */
+	if (rc == 0 && flavor_now() == XB_LEGACY_MLNX_COMPAT && (rc = mlnx_hold(d, qpn)) != 0)
+		fns.unreg_xrc_rcv_qp(d->xd, qpn);
+	return rc;
 }
 
 static int legacy_unreg(void *domp, uint32_t qpn, uint32_t *flags)
@@ -249,7 +323,12 @@ static int legacy_unreg(void *domp, uint32_t qpn, uint32_t *flags)
 	(void)flags;
 	if (!d || !d->xd || qpn > XB_QPN_MAX)
 		return EINVAL;
-	return norm(fns.unreg_xrc_rcv_qp(d->xd, qpn));
+	int rc = norm(fns.unreg_xrc_rcv_qp(d->xd, qpn));
+
+	/* On MLNX_OFED through any domain: the process's one handle went. */
+	if (rc == 0 && flavor_now() == XB_LEGACY_MLNX_COMPAT)
+		xb_qpn_take(&held, qpn);
+	return rc;
 }
 
 _Static_assert(XB_QP_STATE == XB_LEGACY_QP_STATE && XB_QP_ACCESS_FLAGS == XB_LEGACY_QP_ACCESS_FLAGS &&
@@ -410,6 +489,12 @@ static int legacy_close_device(void *devp)
 
 	if (!dev)
 		return EINVAL;
+	/* MLNX_OFED drops nothing from its table when the context closes:
+	 * what this device holds is unregistered first, while the context
+	 * its handles live in is still open. A failure leaves the device
+	 * open, to be tried again. */
+	if (flavor_now() == XB_LEGACY_MLNX_COMPAT && (rc = mlnx_release_dev(dev)) != 0)
+		return rc;
 	/* Domains still open were given up by the caller: closing the
 	 * context drops their registrations, as on process exit, so a
 	 * close_xrc_domain that says EBUSY is not an error here. */
@@ -503,6 +588,134 @@ static const struct xb_devlib legacy_lib = {
 	.no_xrc_errno = ENOSYS,
 };
 
+int xb_legacy_decide(int exports, int probe_rc, char *why, size_t len)
+{
+	static const char upstream[] = "ibv_cmd_open_xrcd and ibv_cmd_open_qp at IBVERBS_1.1";
+
+	if (probe_rc < 0) {
+		/* No device with XRC to probe: the exports alone. */
+		snprintf(why, len, "no device with XRC to probe; the library %s %s", exports ? "exports" : "does not export",
+			 upstream);
+		return exports ? XB_LEGACY_MLNX_COMPAT : XB_LEGACY_OFED1;
+	}
+	if (probe_rc == EEXIST && exports) {
+		snprintf(why, len,
+			 "a reg of a QP the same context created failed EEXIST (the process already holds it) and the "
+			 "library exports %s: MLNX_OFED's compatibility layer",
+			 upstream);
+		return XB_LEGACY_MLNX_COMPAT;
+	}
+	if (probe_rc == 0 && !exports) {
+		snprintf(why, len,
+			 "a reg of a QP the same context created succeeded (the kernel's registration is per context and "
+			 "idempotent) and the library does not export %s: OFED 1.x",
+			 upstream);
+		return XB_LEGACY_OFED1;
+	}
+	if (probe_rc == EEXIST)
+		snprintf(why, len,
+			 "a reg of a QP the same context created failed EEXIST, as MLNX_OFED's compatibility layer "
+			 "answers, but the library does not export %s, which that layer is built on",
+			 upstream);
+	else if (probe_rc == 0)
+		snprintf(why, len,
+			 "a reg of a QP the same context created succeeded, as OFED 1.x answers, but the library exports "
+			 "%s, as MLNX_OFED's does",
+			 upstream);
+	else
+		snprintf(why, len,
+			 "a reg of a QP the same context created failed with errno %d (%s), which neither OFED 1.x nor "
+			 "MLNX_OFED answers",
+			 probe_rc, strerror(probe_rc));
+	return XB_LEGACY_UNKNOWN;
+}
+
+/* probe_second_reg creates a scratch QP in a scratch domain of ctx, regs
+ * it from the same context (the creator is registered already: S1) and
+ * releases both; it returns what the reg answered, or -1 with why in
+ * note when no scratch QP could be made. */
+static int probe_second_reg(void *ctx, char *note, size_t len)
+{
+	const char *tmp = getenv("TMPDIR");
+	char path[512];
+	struct xb_legacy_qp_init_attr attr;
+	struct xb_legacy_xrc_domain *d;
+	uint32_t qpn = 0;
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "%s/xrcbench-flavor-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if ((fd = mkstemp(path)) < 0) {
+		snprintf(note, len, "no scratch domain file in %s: %s", tmp && *tmp ? tmp : "/tmp", strerror(errno));
+		return -1;
+	}
+	unlink(path); /* an inode no other domain names */
+	errno = 0;
+	d = fns.open_xrc_domain(ctx, fd, O_CREAT);
+	rc = errno;
+	close(fd);
+	if (!d) {
+		snprintf(note, len, "the scratch domain did not open (errno %d)", rc);
+		return -1;
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_type = XB_LEGACY_QPT_XRC;
+	attr.xrc_domain = d;
+	if ((rc = norm(fns.create_xrc_rcv_qp(&attr, &qpn))) != 0) {
+		fns.close_xrc_domain(d);
+		snprintf(note, len, "the scratch QP was not created (errno %d)", rc);
+		return -1;
+	}
+	rc = norm(fns.reg_xrc_rcv_qp(d, qpn));
+	/* One unreg releases the QP in both libraries: OFED 1.x's second reg
+	 * added nothing (S3), MLNX_OFED's opened nothing. */
+	fns.unreg_xrc_rcv_qp(d, qpn);
+	fns.close_xrc_domain(d);
+	return rc;
+}
+
+static pthread_once_t flavor_once = PTHREAD_ONCE_INIT;
+static int flavor;
+static char flavor_why[512];
+
+static void decide_flavor(void)
+{
+	struct xb_devfacts f;
+	char note[256] = "";
+	void *ctx = NULL;
+	int stage = 0, probe = -1;
+
+	pthread_once(&load_once, load);
+	if (load_err) {
+		snprintf(flavor_why, sizeof(flavor_why), "%s", load_why);
+		return;
+	}
+	if (xb_select_device(&legacy_lib, NULL, &ctx, &f, &stage) == 0) {
+		probe = probe_second_reg(ctx, note, sizeof(note));
+		fns.close_device(ctx);
+	}
+	flavor = xb_legacy_decide(compat_exports, probe, flavor_why, sizeof(flavor_why));
+	if (probe < 0 && note[0]) {
+		size_t n = strlen(flavor_why);
+
+		snprintf(flavor_why + n, sizeof(flavor_why) - n, " (%s)", note);
+	}
+}
+
+static int flavor_now(void)
+{
+	pthread_once(&flavor_once, decide_flavor);
+	return flavor;
+}
+
+int xb_legacy_flavor(char *why, size_t len)
+{
+	int fl = flavor_now();
+
+	if (why && len)
+		snprintf(why, len, "%s", flavor_why);
+	return fl;
+}
+
 int xb_legacy_open(const char *name, int qp_state, int want_port, int want_gid, void **devp,
 		   struct xb_devfacts *facts, int *stage)
 {
@@ -517,6 +730,7 @@ int xb_legacy_open(const char *name, int qp_state, int want_port, int want_gid, 
 		*stage = XB_STAGE_NOSYM;
 		return load_err;
 	}
+	flavor_now(); /* the probe runs before this device is used */
 	/* A named device without XRC opens; its domain open fails with
 	 * ENOSYS, which is S11 in the legacy API. */
 	if ((rc = xb_select_device(&legacy_lib, name, &ctx, facts, stage)) != 0)
@@ -561,11 +775,14 @@ void xb_legacy_library(char *buf, size_t len)
 
 void xb_legacy_symvers(char *buf, size_t len)
 {
-	/* The version nodes OFED's libibverbs.map had; the XRC calls were in
-	 * IBVERBS_1.1. A symbol bound at neither is named as found. */
+	/* The version nodes OFED's and MLNX_OFED's libibverbs.map have; the
+	 * XRC calls are in IBVERBS_1.1 in both. A symbol bound at neither is
+	 * named as found. */
 	static const char *const syms[] = {
-		"ibv_open_xrc_domain", "ibv_close_xrc_domain", "ibv_create_xrc_rcv_qp",
-		"ibv_reg_xrc_rcv_qp", "ibv_unreg_xrc_rcv_qp",
+		"ibv_open_xrc_domain", "ibv_close_xrc_domain", "ibv_create_xrc_rcv_qp", "ibv_reg_xrc_rcv_qp",
+		"ibv_unreg_xrc_rcv_qp", "ibv_modify_xrc_rcv_qp",
+		/* what MLNX_OFED's compatibility layer is built on */
+		"ibv_cmd_open_xrcd", "ibv_cmd_open_qp",
 	};
 	static const char *const vers[] = {"IBVERBS_1.1", "IBVERBS_1.0"};
 	size_t used = 0;

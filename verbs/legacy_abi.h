@@ -1,8 +1,21 @@
 /*
- * legacy_abi.h: the binary layouts of the OFED legacy XRC API, declared
- * here because no installed header has them any more (rdma-core dropped
- * the API in 2011) and because the legacy provider must build where no
- * <infiniband/verbs.h> exists at all.
+ * legacy_abi.h: the binary layouts of the legacy XRC API, declared here
+ * because no installed header has them (upstream libibverbs never had the
+ * API, nor rdma-core after it: it was OFED's, community OFED dropped it at
+ * 3.12, and MLNX_OFED kept it as a compatibility layer through 4.x) and
+ * because the legacy provider must build where no <infiniband/verbs.h>
+ * exists at all.
+ *
+ * Two libraries implement it (legacy.c tells which is loaded). OFED 1.x
+ * libibverbs (1.1.x with the XRC patches) dispatches the calls through the
+ * driver's struct ibv_more_ops, the last member of struct ibv_context
+ * after abi_compat, and its ibv_open_xrc_domain returns the struct
+ * xb_legacy_xrc_domain below, whose handle is the kernel's. MLNX_OFED
+ * 2.x-4.x (libibverbs 1.2.x "mlnx") has no more_ops: its legacy calls wrap
+ * the upstream ones, and ibv_open_xrc_domain returns an upstream struct
+ * ibv_xrcd cast to that type, of which only the context pointer is in
+ * the same place: what follows it is no handle. So nothing here reads a
+ * domain's handle; the pointer is only handed back to the library.
  *
  * ABI assumption, checked by static asserts in verbs/fakeverbs against the
  * installed rdma-core header where one exists: the legacy struct
@@ -35,8 +48,8 @@
 #define XB_LEGACY_QPT_XRC 5
 
 struct xb_legacy_xrc_domain {
-	void *context; /* struct ibv_context * */
-	uint32_t handle;
+	void *context;   /* struct ibv_context *, in both libraries */
+	uint32_t handle; /* OFED 1.x only; never read (see above) */
 };
 
 struct xb_legacy_qp_cap {

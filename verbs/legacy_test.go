@@ -33,9 +33,15 @@ var doubleLibDir, doubleEnv = testdouble.LibDir, testdouble.Env
 // devices; arg is handed to the case. The child's failures fail t.
 func runInDouble(t *testing.T, name, devices, arg string) {
 	t.Helper()
-	lib := doubleLibDir(t)
+	runInDoubleAt(t, doubleLibDir(t), nil, name, devices, arg)
+}
+
+// runInDoubleAt is runInDouble with the double in lib (the MLNX_OFED
+// build, testdouble.MlnxLibDir) and env added to the child's environment.
+func runInDoubleAt(t *testing.T, lib string, env []string, name, devices, arg string) {
+	t.Helper()
 	testdouble.RunTest(t, "TestInDouble",
-		append(doubleEnv(lib, filepath.Join(t.TempDir(), "state"), devices), doubleCaseEnv+"="+name, doubleArgEnv+"="+arg))
+		append(append(doubleEnv(lib, filepath.Join(t.TempDir(), "state"), devices), doubleCaseEnv+"="+name, doubleArgEnv+"="+arg), env...))
 }
 
 // TestInDouble is the child side of runInDouble.

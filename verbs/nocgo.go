@@ -94,6 +94,7 @@ func init() { rdmaProvider.Reason = NoCgo }
 
 func legacyList() ([]devFacts, string, error) { return nil, "", ErrNoCgo }
 func legacySymbols() string                   { return "" }
+func legacyFlavor() (string, string)          { return "", "" }
 func simHoldLock(string, uint32) error        { return ErrNoCgo }
 
 // Intact is nil: without cgo no device is open.

@@ -619,7 +619,7 @@ static int legacy_api_present(void)
 {
 	static const char *const syms[] = {
 		"ibv_open_xrc_domain", "ibv_close_xrc_domain", "ibv_create_xrc_rcv_qp",
-		"ibv_reg_xrc_rcv_qp", "ibv_unreg_xrc_rcv_qp",
+		"ibv_reg_xrc_rcv_qp", "ibv_unreg_xrc_rcv_qp", "ibv_modify_xrc_rcv_qp",
 	};
 
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++)

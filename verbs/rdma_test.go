@@ -314,7 +314,7 @@ func init() {
 		defer dev.Close()
 		in := dev.Info()
 		want := DeviceInfo{Name: "xbfake0", Provider: "rdma", XRC: true, OpenQP: true, LegacyAPI: true,
-			Semantics: "upstream", FWVer: "99.1.0", HWVer: "0x1", VendorID: 0xfa4e, VendorPartID: 4242,
+			Semantics: "upstream", Registrant: RegistrantHandle, FWVer: "99.1.0", HWVer: "0x1", VendorID: 0xfa4e, VendorPartID: 4242,
 			NodeGUID: "fa4e:0000:0000:0100", MaxQP: DefaultSimMaxQPs, Ports: 1, Driver: "xrcbench_fake",
 			NUMANode: 0, Library: "xrcbench fakeverbs (test double)", TestDouble: true,
 			PortInfo: []PortInfo{{Port: 1, State: "ACTIVE", ActiveMTU: 4096, LinkLayer: "InfiniBand",

@@ -1323,6 +1323,11 @@ int sim_debug_hold_lock(struct sim_dev *d, uint32_t qpn)
 	return qp_lock(d->sh, qp_slot(d->sh, qpn));
 }
 
+struct sim_dev *sim_dom_dev(const struct sim_dom *m)
+{
+	return m ? m->dev : NULL;
+}
+
 /* ---- the xb_ops table of the Go sim provider ----------------------------- */
 
 static int ops_open_domain(void *dev, int fd, void **dom)

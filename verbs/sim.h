@@ -64,6 +64,9 @@ void sim_get_config(const struct sim_dev *dev, struct sim_config *cfg);
 /* Domains: fd is an open file naming the domain (by inode). Without XRC
  * the open fails with ENOSYS (legacy) or EOPNOTSUPP (upstream). */
 int sim_open_domain(struct sim_dev *dev, int fd, int semantics, struct sim_dom **out);
+
+/* sim_dom_dev is the device (registrant) a domain handle was opened by. */
+struct sim_dev *sim_dom_dev(const struct sim_dom *m);
 int sim_close_domain(struct sim_dom *dom); /* EBUSY while registered (S9) */
 
 int sim_create(struct sim_dom *dom, uint32_t *qpn, uint32_t *flags);
@@ -126,5 +129,9 @@ void sim_guard_add(const void *addr, size_t len, const char *path);
 void sim_guard_remove(const void *addr);
 
 extern const struct xb_ops xb_sim_ops;
+
+/* xb_sim_mlnx_ops: the sim device behind MLNX_OFED's legacy layer
+ * (sim_mlnx.c), --sim-semantics legacy-mlnx. */
+extern const struct xb_ops xb_sim_mlnx_ops;
 
 #endif

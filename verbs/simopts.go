@@ -15,6 +15,11 @@ const (
 	// Legacy: the OFED ibv_reg_xrc_rcv_qp API. Registration is idempotent
 	// per registrant (S3) and unreg without registration is EINVAL (S8).
 	Legacy Semantics = "legacy"
+	// LegacyMlnx: the same calls as MLNX_OFED 2.x-4.x implements them,
+	// over the upstream API with one table of QPs per process: the
+	// process is the registrant, a second reg in it is EEXIST (S3) and an
+	// unreg through any of its domains destroys its handle (S8).
+	LegacyMlnx Semantics = "legacy-mlnx"
 	// Upstream: rdma-core's ibv_open_qp API. Every open is a counted
 	// handle (S3).
 	Upstream Semantics = "upstream"
@@ -22,13 +27,34 @@ const (
 	NoSemantics Semantics = "none"
 )
 
+// What a registration belongs to (DeviceInfo.Registrant).
+const (
+	RegistrantContext = "context"
+	RegistrantProcess = "process"
+	RegistrantHandle  = "handle"
+)
+
+// registrantOf is what a registration belongs to under semantics s; ""
+// for the null provider, which keeps no registrations.
+func registrantOf(s Semantics) string {
+	switch s {
+	case Legacy:
+		return RegistrantContext
+	case LegacyMlnx:
+		return RegistrantProcess
+	case Upstream:
+		return RegistrantHandle
+	}
+	return ""
+}
+
 // ParseSemantics checks a --sim-semantics value.
 func ParseSemantics(s string) (Semantics, error) {
 	switch Semantics(s) {
-	case Legacy, Upstream:
+	case Legacy, LegacyMlnx, Upstream:
 		return Semantics(s), nil
 	}
-	return "", fmt.Errorf("unknown semantics %q: want legacy or upstream", s)
+	return "", fmt.Errorf("unknown semantics %q: want legacy, legacy-mlnx or upstream", s)
 }
 
 // Cost is the sim device's cost model: a busy-wait per operation kind.

@@ -144,12 +144,20 @@ func errnoErr(rc int) error {
 // DeviceInfo describes an opened device. Fields a provider does not know
 // are empty.
 type DeviceInfo struct {
-	Name         string            `json:"name"`
-	Provider     string            `json:"provider"`
-	XRC          bool              `json:"xrc"`
-	OpenQP       bool              `json:"open_qp"`    // the upstream ibv_open_qp path is usable
-	LegacyAPI    bool              `json:"legacy_api"` // ibv_reg_xrc_rcv_qp is usable
-	Semantics    string            `json:"semantics,omitempty"`
+	Name      string `json:"name"`
+	Provider  string `json:"provider"`
+	XRC       bool   `json:"xrc"`
+	OpenQP    bool   `json:"open_qp"`    // the upstream ibv_open_qp path is usable
+	LegacyAPI bool   `json:"legacy_api"` // ibv_reg_xrc_rcv_qp is usable
+	Semantics string `json:"semantics,omitempty"`
+	// LegacyFlavor: for the legacy provider, which library implements
+	// the legacy API (FlavorOFED1 or FlavorMlnxCompat).
+	LegacyFlavor string `json:"legacy_flavor,omitempty"`
+	// Registrant is what one registration belongs to under the device's
+	// semantics: RegistrantContext (a device context, so each benchmark
+	// thread is one), RegistrantProcess (MLNX_OFED: every thread of a
+	// process shares one), or RegistrantHandle (upstream: each open).
+	Registrant   string            `json:"registrant,omitempty"`
 	FWVer        string            `json:"fw_ver,omitempty"`
 	HWVer        string            `json:"hw_ver,omitempty"`
 	VendorID     uint32            `json:"vendor_id,omitempty"`
@@ -300,6 +308,9 @@ func Open(opts Options) (*Device, error) {
 	}
 	d.provider = opts.Provider
 	d.info.Provider = opts.Provider
+	if d.info.Registrant == "" {
+		d.info.Registrant = registrantOf(Semantics(d.info.Semantics))
+	}
 	return d, nil
 }
 

@@ -43,6 +43,15 @@ QP, since ibv_destroy_qp can return 0 for a destroy that failed; a
 "destructions:" line says how many were confirmed, or why none could be.
 -i/--ib-port and -x/--gid-index choose the port and GID as for run.
 
+Each semantics is checked against its own column of the table. On the
+legacy provider that is the flavor of the library it is bound to (devices
+says which): ofed1, OFED 1.x, where a registrant is a device context, or
+mlnx-compat, MLNX_OFED's compatibility layer (and --sim-semantics
+legacy-mlnx), where it is the process: a second reg in the process is EEXIST,
+an unreg through any of its contexts or domains destroys its one handle, the
+second registrant of S4 and S10 is a child process, and S9 also gives up a
+device holding a QP and registers that QP again from a new context.
+
 One line per check: id, PASS/FAIL/SKIP/SELF-TEST, and what was seen against
 what was expected. Checks a provider cannot do are SKIP with the reason. On
 the sim, S11 is SELF-TEST: the sim is configured without XRC and answers with
@@ -51,7 +60,8 @@ when any check fails, or when none could run (the null provider keeps no
 state, so it has nothing to check).`,
 		Example: `  xrcbench conform
   xrcbench conform --sim-semantics upstream --json
-  xrcbench conform --provider rdma --device mlx5_0`,
+  xrcbench conform --provider rdma --device mlx5_0
+  xrcbench conform --provider legacy`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !verbs.IsProvider(provider) {
@@ -101,7 +111,7 @@ state, so it has nothing to check).`,
 	fs.StringVar(&provider, "provider", "sim", "provider: "+providerList())
 	fs.StringVarP(&device, "device", "d", "", "device name (rdma, legacy); default the first with XRC")
 	registerPath(fs, &ibPort, &gidIndex)
-	fs.StringVar(&semantics, "sim-semantics", "legacy", "sim provider: legacy (ibv_reg_xrc_rcv_qp) or upstream (ibv_open_qp)")
+	fs.StringVar(&semantics, "sim-semantics", "legacy", "sim provider: legacy (ibv_reg_xrc_rcv_qp as OFED 1.x), legacy-mlnx (as MLNX_OFED's compatibility layer) or upstream (ibv_open_qp)")
 	fs.BoolVar(&asJSON, "json", false, `print {"provider", "semantics", "checks": [{"id", "name", "status", "detail"}]}; status is pass, fail, skip or self-test`)
 	return cmd
 }

@@ -42,6 +42,14 @@ ibv_create_qp_ex of an XRC receive QP in it, and ibv_open_qp of a QP number
 no QP has (EINVAL: implemented; EOPNOTSUPP: not). One "probe:" line per call
 and device says what each call returned.
 
+Where the library exports the legacy API, "legacy flavor:" says which
+library implements it, and how that was found out: ofed1 (OFED 1.x, a
+registration belongs to a device context) or mlnx-compat (MLNX_OFED 2.x to
+4.x, a compatibility layer over the upstream calls where the process is the
+registrant), told apart by whether it exports ibv_cmd_open_xrcd and
+ibv_cmd_open_qp at IBVERBS_1.1 and by what a second reg of a scratch QP in
+one process answers (EEXIST on mlnx-compat); unknown where the two disagree.
+
 Exit status 1 when there is no device (with --json, [] is still printed on
 stdout); the message says how to go on without one: --provider sim, or the
 libibverbs test double (make fakeverbs).`,
@@ -124,6 +132,10 @@ func writeDevices(w io.Writer, devs []verbs.DeviceInfo) error {
 			// The legacy layouts are an assumption (see the README): which
 			// library versions the calls come from says what was relied on.
 			fmt.Fprintf(w, "legacy XRC symbols: %s\n", syms)
+			// Which library they are says what a registration is.
+			if d.LegacyFlavor != "" {
+				fmt.Fprintf(w, "legacy flavor: %s (%s)\n", d.LegacyFlavor, d.Extra["legacy_flavor_evidence"])
+			}
 			break
 		}
 	}

@@ -138,7 +138,7 @@ nothing worse happened); 2 bad usage or a bad plan (the line is named).`,
 	fs.BoolVar(&fl.resume, "resume", false, "continue the qualification in --out, reusing its conformance and finished runs")
 	fs.BoolVar(&fl.showPlan, "show-plan", false, "print the plan (the default, or --plan's) and exit")
 	fs.StringArrayVar(&fl.labels, "label", nil, "key=value stored with every run and the qualification (repeatable), e.g. fw=22.31.1014")
-	fs.StringVar(&fl.simSemantics, "sim-semantics", "legacy", "sim provider: legacy or upstream")
+	fs.StringVar(&fl.simSemantics, "sim-semantics", "legacy", "sim provider: legacy, legacy-mlnx or upstream")
 	fs.StringVar(&fl.simCost, "sim-cost", "", "sim provider: busy-wait per op, e.g. destroy=200us")
 	fs.DurationVar(&fl.soak, "soak", 0, "after the runs, soak for this long: lifecycle then churn, half each, sampling live QPs, memory and p99 (default: the plan's soak, if any)")
 	fs.DurationVar(&fl.duration, "duration", 0, "measure every run this long per repetition, in place of the plan's duration or iterations (default: the plan's)")

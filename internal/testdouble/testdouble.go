@@ -32,6 +32,17 @@ func LibDir(t testing.TB) string {
 	return dir
 }
 
+// MlnxLibDir is the folder of the double built to play MLNX_OFED's
+// libibverbs (build/fakeverbs/mlnx-compat), or a skip as LibDir's.
+func MlnxLibDir(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(LibDir(t), "mlnx-compat")
+	if _, err := os.Stat(filepath.Join(dir, "libibverbs.so.1")); err != nil {
+		t.Skipf("the MLNX_OFED build of the test double is not built (%s): run make fakeverbs", dir)
+	}
+	return dir
+}
+
 // Env is the environment of a process that loads the double from lib,
 // keeps the double's state (its devices' QPs, shared by every process of
 // one test) in stateDir, and lists the devices spec devices

@@ -64,6 +64,34 @@
  *   XRCBENCH_FAKEVERBS_FW_VER   the firmware version every device reports
  *                               (ibv_query_device, sysfs fw_ver), default
  *                               99.1.0: a test plays firmware builds with it
+ *   XRCBENCH_FAKEVERBS_LEGACY   which library's legacy XRC calls the double
+ *                               plays: "ofed1" (OFED 1.x: the kernel's
+ *                               registrations, one per context) or
+ *                               "mlnx-compat" (MLNX_OFED 2.x-4.x: a layer
+ *                               over the upstream ops with one table of
+ *                               QPs per process, below); default the
+ *                               build's own (FAKE_LEGACY_DEFAULT)
+ *
+ * Two builds, one source: build/fakeverbs/libibverbs.so.1 plays OFED 1.x,
+ * build/fakeverbs/mlnx-compat/libibverbs.so.1 (FAKE_MLNX_EXPORTS) plays
+ * MLNX_OFED and also exports, at IBVERBS_1.1 as MLNX_OFED's
+ * libibverbs.map does, the command calls that library's providers build
+ * open_xrcd and open_qp on (ibv_cmd_open_xrcd, ibv_cmd_open_qp; here they
+ * fail ENOSYS: only a provider calls them). Both export the legacy calls at
+ * IBVERBS_1.1, as both real maps do. XRCBENCH_FAKEVERBS_LEGACY set against
+ * its build plays a library whose exports and answers disagree.
+ *
+ * mlnx-compat, as MLNX_OFED's src/verbs.c: ibv_open_xrc_domain returns the
+ * upstream struct ibv_xrcd (no handle at offset 8), ibv_create_xrc_rcv_qp
+ * is create_qp_ex(XRC_RECV), ibv_reg_xrc_rcv_qp is open_qp, and each
+ * opened QP goes into one process-wide table keyed by QP number only: a
+ * second one for a number already there is destroyed again and answered
+ * EEXIST; unreg (ibv_destroy_qp) and modify (ibv_modify_qp) find the
+ * handle by number whatever the domain, EINVAL when there is none. As in
+ * that library, ibv_close_device leaves the context's entries in the table;
+ * where the library would then touch freed memory (an unreg or modify of
+ * such an entry), the double says so on stderr and aborts, so that a
+ * caller closing in the wrong order fails loudly, not by chance.
  *
  * The ports and GID tables are laid out in the fake sysfs as the kernel
  * does (ports/P/{state,link_layer,gids/I,gid_attrs/types/I}), and every
@@ -90,6 +118,7 @@
 #include <infiniband/verbs.h>
 
 #include "legacy_abi.h"
+#include "qpntable.h"
 #include "sim.h"
 
 /* The legacy layouts must agree with the upstream ones where they overlap:
@@ -198,6 +227,7 @@ static struct {
 	char sysfs[600];
 	struct sim_config cfg;
 	char fw_ver[64]; /* XRCBENCH_FAKEVERBS_FW_VER, as ibv_device_attr.fw_ver */
+	int mlnx;        /* XRCBENCH_FAKEVERBS_LEGACY=mlnx-compat */
 } g = {.once = PTHREAD_ONCE_INIT, .dirfd = -1, .fw_ver = "99.1.0"};
 
 /* ---- configuration and the fake sysfs ----------------------------------- */
@@ -683,6 +713,22 @@ static void add_device(char *spec)
 	g.n++;
 }
 
+#ifndef FAKE_LEGACY_DEFAULT
+#define FAKE_LEGACY_DEFAULT "ofed1"
+#endif
+
+static int parse_legacy(const char *v)
+{
+	if (!v || !*v)
+		v = FAKE_LEGACY_DEFAULT;
+	if (!strcmp(v, "ofed1") || !strcmp(v, "mlnx-compat")) {
+		g.mlnx = !strcmp(v, "mlnx-compat");
+		return 0;
+	}
+	fprintf(stderr, "fakeverbs: XRCBENCH_FAKEVERBS_LEGACY=%s: want ofed1 or mlnx-compat\n", v);
+	return EINVAL;
+}
+
 static void init(void)
 {
 	const char *dir = getenv("XRCBENCH_FAKEVERBS_DIR");
@@ -699,6 +745,8 @@ static void init(void)
 	if (cost && (g.list_errno = parse_cost(cost)) != 0)
 		return;
 	if (fw && (g.list_errno = parse_fw_ver(fw)) != 0)
+		return;
+	if ((g.list_errno = parse_legacy(getenv("XRCBENCH_FAKEVERBS_LEGACY"))) != 0)
 		return;
 	if (!devs)
 		devs = "xbfake0";
@@ -1014,6 +1062,8 @@ EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
 	return &x->vctx.context;
 }
 
+static void mlnx_forget_ctx(struct fake_ctx *x);
+
 EXPORT int ibv_close_device(struct ibv_context *c)
 {
 	struct fake_ctx *x = ctx_of(c);
@@ -1021,6 +1071,7 @@ EXPORT int ibv_close_device(struct ibv_context *c)
 
 	if (!x)
 		return EINVAL;
+	mlnx_forget_ctx(x);
 	/* What the kernel does when the uverbs file closes: every handle
 	 * goes (a last one destroys its QP), then the domains. */
 	while (x->qps) {
@@ -1761,6 +1812,7 @@ EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 /* Reached by ibv_create_qp_ex with only IBV_QP_INIT_ATTR_PD. The double
  * has no data path, so no ordinary QPs. */
 static struct fake_ldom *ldom_of(struct xb_legacy_xrc_domain *d);
+static struct fake_xrcd *mlnx_xrcd_of(struct xb_legacy_xrc_domain *d);
 
 EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
@@ -1778,9 +1830,18 @@ EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *
 		return x ? send_qp(x, pd, attr->send_cq, attr->recv_cq, attr->qp_context, IBV_QPT_XRC_SEND)
 			 : null_errno(EINVAL);
 	}
-	/* The legacy API's XRC send QP: type 5, in an XRC domain. */
+	/* The legacy API's XRC send QP: type 5, in an XRC domain (an
+	 * upstream XRCD on mlnx-compat). */
 	if ((int)attr->qp_type != XB_LEGACY_QPT_XRC)
 		return null_errno(EOPNOTSUPP);
+	if (g.mlnx) {
+		struct fake_xrcd *xd = mlnx_xrcd_of(la->xrc_domain);
+
+		if (!xd || &xd->ctx->vctx.context != pd->context)
+			return null_errno(EINVAL);
+		return send_qp(xd->ctx, pd, attr->send_cq, attr->recv_cq, attr->qp_context,
+			       (enum ibv_qp_type)XB_LEGACY_QPT_XRC);
+	}
 	if (!(l = ldom_of(la->xrc_domain)) || &l->ctx->vctx.context != pd->context)
 		return null_errno(EINVAL);
 	return send_qp(l->ctx, pd, attr->send_cq, attr->recv_cq, attr->qp_context, (enum ibv_qp_type)XB_LEGACY_QPT_XRC);
@@ -1796,6 +1857,148 @@ EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, 
 {
 	(void)qp, (void)op, (void)flags;
 	return 0;
+}
+
+/* ---- the legacy XRC API, MLNX_OFED's compatibility layer ------------------ */
+
+/* One entry of the process-wide table: the handle, and the context it was
+ * opened in, which ibv_close_device marks closed (qp then dangles in the
+ * real library; here it is dropped and the entry only remembered). */
+struct mlnx_entry {
+	struct ibv_qp *qp;
+	struct fake_ctx *ctx;
+	int closed;
+};
+
+static struct xb_qpn_table mlnx_qps = XB_QPN_TABLE_INIT;
+
+static struct fake_xrcd *mlnx_xrcd_of(struct xb_legacy_xrc_domain *d)
+{
+	struct ibv_xrcd *xrcd = (struct ibv_xrcd *)d;
+	struct fake_ctx *x = xrcd ? ctx_of(xrcd->context) : NULL;
+	struct fake_xrcd *xd;
+
+	if (!x)
+		return NULL;
+	pthread_mutex_lock(&x->lock);
+	xd = xrcd_of(x, xrcd);
+	pthread_mutex_unlock(&x->lock);
+	return xd;
+}
+
+static int open_in_ctx(void *val, void *x)
+{
+	struct mlnx_entry *e = val;
+
+	return !e->closed && e->ctx == x;
+}
+
+static void mlnx_forget_ctx(struct fake_ctx *x)
+{
+	struct mlnx_entry *e;
+	uint32_t qpn;
+
+	if (!g.mlnx)
+		return;
+	while ((e = xb_qpn_first(&mlnx_qps, open_in_ctx, x, &qpn)) != NULL) {
+		e->closed = 1;
+		e->qp = NULL;
+	}
+}
+
+/* mlnx_store is the library's ibv_store_xrc_qp: a number already in the
+ * table keeps its first handle, and the new one is destroyed again. */
+static int mlnx_store(struct ibv_qp *qp)
+{
+	struct mlnx_entry *e = malloc(sizeof(*e));
+	int rc;
+
+	if (!e) {
+		ibv_destroy_qp(qp);
+		return ENOMEM;
+	}
+	*e = (struct mlnx_entry){.qp = qp, .ctx = ctx_of(qp->context)};
+	if ((rc = xb_qpn_put(&mlnx_qps, qp->qp_num, e)) != 0) {
+		free(e);
+		ibv_destroy_qp(qp);
+	}
+	return rc;
+}
+
+/* mlnx_find is the library's ibv_find_xrc_qp, for a caller about to use
+ * the handle: one whose context was closed is where the library would
+ * touch freed memory. */
+static struct ibv_qp *mlnx_find(const char *call, uint32_t qpn)
+{
+	struct mlnx_entry *e = xb_qpn_get(&mlnx_qps, qpn);
+
+	if (e && e->closed) {
+		fprintf(stderr,
+			"fakeverbs: %s(qp %#x): its handle's context was closed; MLNX_OFED would now use a freed "
+			"struct ibv_qp\n",
+			call, qpn);
+		abort();
+	}
+	return e ? e->qp : NULL;
+}
+
+static struct xb_legacy_xrc_domain *mlnx_open_domain(struct ibv_context *c, int fd, int oflag)
+{
+	struct ibv_xrcd_init_attr a = {.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+				       .fd = fd, .oflags = oflag};
+
+	/* MLNX_OFED's ibv_open_xrcd is ENOSYS where the provider left the
+	 * op empty (no dummy ops in that library), as a driver without XRC
+	 * does. */
+	if (ctx_of(c)->fdev->noxrc)
+		return null_errno(ENOSYS);
+	return (struct xb_legacy_xrc_domain *)fake_open_xrcd(c, &a);
+}
+
+static int mlnx_create(struct xb_legacy_qp_init_attr *attr, uint32_t *qpn)
+{
+	struct fake_xrcd *xd = mlnx_xrcd_of(attr->xrc_domain);
+	struct ibv_qp_init_attr_ex a = {.qp_type = IBV_QPT_XRC_RECV, .comp_mask = IBV_QP_INIT_ATTR_XRCD};
+	struct ibv_qp *qp;
+
+	if (!xd)
+		return EINVAL;
+	a.xrcd = &xd->xrcd;
+	if (!(qp = fake_create_qp_ex(xd->xrcd.context, &a)))
+		return errno;
+	*qpn = qp->qp_num;
+	return mlnx_store(qp);
+}
+
+static int mlnx_reg(struct xb_legacy_xrc_domain *d, uint32_t qpn)
+{
+	struct fake_xrcd *xd = mlnx_xrcd_of(d);
+	struct ibv_qp_open_attr a = {.comp_mask = IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_TYPE,
+				     .qp_num = qpn, .qp_type = IBV_QPT_XRC_RECV};
+	struct ibv_qp *qp;
+
+	if (!xd)
+		return EINVAL;
+	a.xrcd = &xd->xrcd;
+	if (!(qp = fake_open_qp(xd->xrcd.context, &a)))
+		return errno;
+	return mlnx_store(qp);
+}
+
+static int mlnx_unreg(uint32_t qpn)
+{
+	struct ibv_qp *qp;
+	struct mlnx_entry *e;
+
+	if (!mlnx_find("ibv_unreg_xrc_rcv_qp", qpn)) /* the domain is not looked at */
+		return EINVAL;
+	/* Taken out before the destroy (the library finds, clears, then
+	 * destroys): of two racing unregs, one gets the handle. */
+	if (!(e = xb_qpn_take(&mlnx_qps, qpn)))
+		return EINVAL;
+	qp = e->qp;
+	free(e);
+	return ibv_destroy_qp(qp);
 }
 
 /* ---- the legacy OFED XRC API ---------------------------------------------- */
@@ -1815,6 +2018,8 @@ EXPORT struct xb_legacy_xrc_domain *ibv_open_xrc_domain(struct ibv_context *c, i
 
 	if (!x || fd < 0 || (oflag & ~O_CREAT))
 		return null_errno(EINVAL);
+	if (g.mlnx)
+		return mlnx_open_domain(c, fd, oflag);
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return null_errno(ENOMEM);
@@ -1835,11 +2040,13 @@ EXPORT struct xb_legacy_xrc_domain *ibv_open_xrc_domain(struct ibv_context *c, i
 
 EXPORT int ibv_close_xrc_domain(struct xb_legacy_xrc_domain *d)
 {
-	struct fake_ldom *l = ldom_of(d), **p;
+	struct fake_ldom *l, **p;
 	struct fake_ctx *x;
 	int rc;
 
-	if (!l)
+	if (g.mlnx) /* ibv_close_xrcd: EBUSY while a QP handle is open in it */
+		return mlnx_xrcd_of(d) ? fake_close_xrcd((struct ibv_xrcd *)d) : EINVAL;
+	if (!(l = ldom_of(d)))
 		return EINVAL;
 	x = l->ctx;
 	pthread_mutex_lock(&x->lock);
@@ -1863,35 +2070,64 @@ EXPORT int ibv_create_xrc_rcv_qp(struct xb_legacy_qp_init_attr *attr, uint32_t *
 	struct fake_ldom *l;
 	uint32_t flags = 0;
 
-	if (!attr || !qpn || !(l = ldom_of(attr->xrc_domain)) || attr->qp_type != XB_LEGACY_QPT_XRC)
+	if (!attr || !qpn || !attr->xrc_domain)
+		return EINVAL;
+	if (g.mlnx) /* the type is not looked at: XRC_RECV is what is made */
+		return mlnx_create(attr, qpn);
+	if (!(l = ldom_of(attr->xrc_domain)) || attr->qp_type != XB_LEGACY_QPT_XRC)
 		return EINVAL;
 	return sim_create(l->dom, qpn, &flags);
 }
 
 EXPORT int ibv_reg_xrc_rcv_qp(struct xb_legacy_xrc_domain *d, uint32_t qpn)
 {
-	struct fake_ldom *l = ldom_of(d);
+	struct fake_ldom *l;
 	uint32_t flags = 0;
 
+	if (g.mlnx)
+		return mlnx_reg(d, qpn);
+	l = ldom_of(d);
 	return l ? sim_reg(l->dom, qpn, &flags) : EINVAL;
 }
 
 EXPORT int ibv_modify_xrc_rcv_qp(struct xb_legacy_xrc_domain *d, uint32_t qpn, struct ibv_qp_attr *attr, int mask)
 {
-	struct fake_ldom *l = ldom_of(d);
+	struct fake_ldom *l;
 
-	if (!l || !attr)
+	if (g.mlnx) {
+		struct ibv_qp *qp = mlnx_find("ibv_modify_xrc_rcv_qp", qpn);
+
+		return qp ? ibv_modify_qp(qp, attr, mask) : EINVAL; /* the domain is not looked at */
+	}
+	if (!(l = ldom_of(d)) || !attr)
 		return EINVAL;
 	return modify_rcv(l->ctx, l->dom, qpn, attr, mask);
 }
 
 EXPORT int ibv_unreg_xrc_rcv_qp(struct xb_legacy_xrc_domain *d, uint32_t qpn)
 {
-	struct fake_ldom *l = ldom_of(d);
+	struct fake_ldom *l;
 	uint32_t flags = 0;
 
+	if (g.mlnx)
+		return mlnx_unreg(qpn);
+	l = ldom_of(d);
 	return l ? sim_unreg(l->dom, qpn, &flags) : EINVAL;
 }
+
+#ifdef FAKE_MLNX_EXPORTS
+/* MLNX_OFED's providers implement open_xrcd and open_qp with these; an
+ * application never calls them, and here nothing does. */
+EXPORT int ibv_cmd_open_xrcd(void)
+{
+	return ENOSYS;
+}
+
+EXPORT int ibv_cmd_open_qp(void)
+{
+	return ENOSYS;
+}
+#endif
 
 /* ---- small exported helpers rdma-core has and tools use ------------------- */
 

@@ -168,10 +168,63 @@ static int legacy_open(const char *name, int qp_state, void **dev, struct xb_dev
 	return xb_legacy_open(name, qp_state, 0, -1, dev, f, stage);
 }
 
+/* MLNX_OFED's legacy layer (the mlnx-compat build of the double): the
+ * process is the registrant, and the provider must unregister what a
+ * device holds before closing it; the double aborts where the library
+ * would touch a closed context's handle. */
+static void exercise_mlnx(const char *domfile)
+{
+	struct xb_devfacts f;
+	void *dev, *dev2, *dom, *dom2;
+	int stage, fd;
+	static uint32_t qpns[NQP], status[NQP];
+	static uint64_t ns[NQP];
+	char why[512];
+
+	CHECK(xb_legacy_flavor(why, sizeof(why)) == XB_LEGACY_MLNX_COMPAT);
+	CHECK(xb_legacy_open("", XB_QPS_RTR, 0, -1, &dev, &f, &stage) == 0);
+	CHECK(xb_legacy_open("xbfake0", XB_QPS_RTR, 0, -1, &dev2, &f, &stage) == 0);
+	fd = open(domfile, O_RDWR | O_CREAT, 0600);
+	CHECK(fd >= 0);
+	CHECK(xb_legacy_ops.open_domain(dev, fd, &dom) == 0);
+	CHECK(xb_legacy_ops.open_domain(dev2, fd, &dom2) == 0);
+	close(fd);
+	CHECK(xb_run_batch(&xb_legacy_ops, dom, XB_OP_CREATE, qpns, NQP, ns, status) == 0);
+	CHECK(xb_run_batch(&xb_legacy_ops, dom, XB_OP_MODIFY, qpns, NQP, ns, status) == 0);
+	/* the process holds them all: a second context's reg is EEXIST */
+	CHECK(xb_run_batch(&xb_legacy_ops, dom2, XB_OP_REG, qpns, NQP, ns, status) == NQP);
+	for (int i = 0; i < NQP; i++)
+		CHECK((status[i] & XB_ERRNO_MASK) == EEXIST);
+	/* half are unregistered through the other context, which destroys */
+	CHECK(xb_run_batch(&xb_legacy_ops, dom2, XB_OP_UNREG, qpns, NQP / 2, ns, status) == 0);
+	CHECK(xb_run_batch(&xb_legacy_ops, dom, XB_OP_UNREG, qpns, NQP / 2, ns, status) == NQP / 2);
+	CHECK(xb_legacy_ops.close_domain(dom2) == 0);
+	CHECK(xb_legacy_ops.close_device(dev2) == 0);
+	/* dev is given up holding the other half: its close unregisters
+	 * them first, so nothing dangles and every QP is gone */
+	CHECK(xb_legacy_ops.close_device(dev) == 0);
+	CHECK(xb_legacy_open("xbfake0", XB_QPS_RESET, 0, -1, &dev, &f, &stage) == 0);
+	fd = open(domfile, O_RDWR);
+	CHECK(fd >= 0);
+	CHECK(xb_legacy_ops.open_domain(dev, fd, &dom) == 0);
+	close(fd);
+	CHECK(xb_run_batch(&xb_legacy_ops, dom, XB_OP_REG, qpns, NQP, ns, status) == NQP);
+	for (int i = 0; i < NQP; i++)
+		CHECK((status[i] & XB_ERRNO_MASK) == EINVAL);
+	CHECK(xb_legacy_ops.close_domain(dom) == 0);
+	CHECK(xb_legacy_ops.close_device(dev) == 0);
+	printf("sancheck: legacy (mlnx-compat semantics): ok\n");
+}
+
 int main(int argc, char **argv)
 {
 	char why[256], path[512];
 
+	if (argc == 3 && !strcmp(argv[2], "mlnx-compat")) {
+		snprintf(path, sizeof(path), "%s/dom-mlnx", argv[1]);
+		exercise_mlnx(path);
+		return 0;
+	}
 	CHECK(argc == 2);
 	check_probes();
 	check_busy_close(argv[1]);
