@@ -605,10 +605,10 @@ func openLoopFigures(res *results.Result, done []*repOutcome, cfg Config, wall f
 	end := time.Duration(ol.BacklogEndNS)
 	switch {
 	case ol.Saturated:
-		res.Warnings = append(res.Warnings, fmt.Sprintf("open loop saturated: a thread was more than %v behind its schedule for %.0f%% of its measurement (the backlog %v at the end, at most %v; achieved %.3g ops/s of the %.3g requested): the device did not keep up, and the response times measure the queue; lower --rate",
-			limit, over, end.Round(time.Microsecond), time.Duration(ol.BacklogMaxNS).Round(time.Microsecond), ol.AchievedOpsPerSec, ol.RequestedOpsPerSec))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("open loop saturated: a thread was more than %v behind its schedule for %.0f%% of its measurement (the backlog %v at the end, at most %v; achieved %.3g ops/s of the %.3g requested): it did not keep up, and the response times measure the queue; lower --rate (or, where the workers lacked a CPU, quiet the machine)",
+			limit, over, sig3(ol.BacklogEndNS), sig3(ol.BacklogMaxNS), ol.AchievedOpsPerSec, ol.RequestedOpsPerSec))
 	case end > limit:
-		res.Warnings = append(res.Warnings, fmt.Sprintf("open loop: the last operations began %v behind their intended starts, and about %.0f due before the end were not run (achieved %.3g ops/s of the %.3g requested); the backlog was beyond %v for only %.0f%% of the measurement, so this is a stall at the end (the machine, real-time throttling), not a device that did not keep up",
-			end.Round(time.Microsecond), end.Seconds()*rate, ol.AchievedOpsPerSec, ol.RequestedOpsPerSec, limit, over))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("open loop: the last operations began %v behind their intended starts, and about %.0f due before the end were not run (achieved %.3g ops/s of the %.3g requested); the backlog was beyond %v for only %.0f%% of the measurement, so this is a stall at the end (the machine, real-time throttling), not a run that did not keep up: the response times hold the stall but not the operations it left unrun",
+			sig3(ol.BacklogEndNS), end.Seconds()*rate, ol.AchievedOpsPerSec, ol.RequestedOpsPerSec, limit, over))
 	}
 }

@@ -206,7 +206,7 @@ func TestSaturationVerdict(t *testing.T) {
 			"the last operations began 50ms behind their intended starts, and about 4000 due before the end were not run (achieved 7.6e+04 ops/s of the 8e+04 requested); the backlog was beyond 10ms for only 5% of the measurement, so this is a stall at the end"},
 		{"stall in the middle, drained", 80_000, 100_000, 300 * ms, false, ""},
 		{"sustained", 66_000, 170 * ms, 900 * ms, true,
-			"open loop saturated: a thread was more than 10ms behind its schedule for 90% of its measurement (the backlog 170ms at the end, at most 170ms; achieved 6.6e+04 ops/s of the 8e+04 requested): the device did not keep up"},
+			"open loop saturated: a thread was more than 10ms behind its schedule for 90% of its measurement (the backlog 170ms at the end, at most 170ms; achieved 6.6e+04 ops/s of the 8e+04 requested): it did not keep up, and the response times measure the queue; lower --rate"},
 		{"half the time", 70_000, 60 * ms, s / 2, true, "open loop saturated"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
