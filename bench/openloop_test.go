@@ -332,3 +332,32 @@ func TestMD1(t *testing.T) {
 		t.Errorf("fixed arrivals: %g, %g, want the service time", mean, p50)
 	}
 }
+
+// A thread's sustained backlog: the time from one program run's end to
+// the next one's counts as behind when the later run ended more than the
+// limit behind its schedule; what came before the measurement does not.
+func TestOpenLoopBacklogTime(t *testing.T) {
+	ms := uint64(time.Millisecond)
+	o := &openLoop{period: 1e5}
+	o.begin(1000 * ms)
+	o.limit = 10 * ms
+	for _, r := range []struct{ at, behind uint64 }{
+		{1001, 0}, {1002, 9 * ms}, // within the limit
+		{1050, 60 * ms}, {1060, 50 * ms}, // a stall: 48 + 10 ms behind
+		{1061, 10 * ms}, // at the limit: not beyond it
+		{1100, 0},
+		{1400, 300 * ms}, // a stall to the end: 300 ms
+	} {
+		o.ran(&verbs.ProgramStats{BehindNS: r.behind}, r.at*ms)
+	}
+	if want := (48 + 10 + 300) * ms; o.overNS != want {
+		t.Errorf("behind beyond the limit for %v, want %v", time.Duration(o.overNS), time.Duration(want))
+	}
+	if o.behindNS != 300*ms || o.behindMax != 300*ms {
+		t.Errorf("backlog %v at the end, at most %v; want 300ms", time.Duration(o.behindNS), time.Duration(o.behindMax))
+	}
+	o.begin(2000 * ms)
+	if o.overNS != 0 || o.mark != 2000*ms {
+		t.Errorf("a new measurement starts with %v behind, marked at %v", time.Duration(o.overNS), time.Duration(o.mark))
+	}
+}
