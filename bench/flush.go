@@ -2,10 +2,12 @@ package bench
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"golang.org/x/sys/unix"
 
 	"github.com/xrcbench/xrcbench/results"
 )
@@ -90,6 +92,16 @@ func startFlusher(t *thread) *flusher {
 
 func (f *flusher) serve() {
 	defer close(f.done)
+	// The flusher wakes at every interval's end, when its thread has just
+	// handed it an interval: woken on that thread's CPU (the scheduler
+	// favours the waker's on a busy machine) a SCHED_OTHER thread would
+	// preempt it for the encoding, a stall at the boundary all the same.
+	// SCHED_BATCH keeps its fair share of the CPU but never preempts on
+	// waking. The OS thread is the flusher's alone, and ends with it, so
+	// no other goroutine runs at that policy. Best effort: a kernel that
+	// refuses leaves it at SCHED_OTHER.
+	runtime.LockOSThread()
+	unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_BATCH}, 0)
 	for j := range f.jobs {
 		if !f.failed.Load() {
 			if err := f.encode(j); err != nil {

@@ -224,6 +224,56 @@ func TestOpenLoopStall(t *testing.T) {
 	}
 }
 
+// One stall in the last moments of a run that otherwise kept up is not
+// saturation: a worker at ρ = 0.8 stopped 0.8 s into a 1 s measurement
+// until past its end (as real-time throttling once stopped a SCHED_FIFO
+// run, leaving 4043 operations unrun) left its last operations far behind
+// and a fifth of its arrivals unrun, and the run was called "did not keep
+// up". The verdict judges the sustained backlog, and the warning names the
+// stall at the end.
+func TestOpenLoopEndStall(t *testing.T) {
+	cfg := openConfig(t, 80000, time.Second)
+	opts, stderr := testOptions(t, "XRCBENCH_TEST_WORKER_SAY_MEASURING=1")
+	var o runOutcome
+	load := measureLoad(t, func() {
+		done, _ := startRun(t, cfg, opts, 1)
+		pidOf := regexp.MustCompile(`worker 0 \(pid (\d+)\): thread 0 measuring`)
+		var pid int
+		for deadline := time.Now().Add(60 * time.Second); pid == 0; time.Sleep(5 * time.Millisecond) {
+			if m := pidOf.FindStringSubmatch(stderr.String()); m != nil {
+				pid, _ = strconv.Atoi(m[1])
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the thread never measured:\n%s", stderr)
+			}
+		}
+		time.Sleep(800 * time.Millisecond)
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(400 * time.Millisecond)
+		if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+		o = <-done
+	})
+	if o.err != nil {
+		t.Fatalf("Run: %v\nstderr:\n%s", o.err, stderr)
+	}
+	ol := o.res.OpenLoop
+	if ol.BacklogEndNS < int64(100*time.Millisecond) {
+		t.Fatalf("open_loop %+v: the stall did not reach the end, so this test checked nothing", *ol)
+	}
+	var failures []string
+	if ol.Saturated || ol.BacklogOverShare >= 0.5 {
+		failures = append(failures, fmt.Sprintf("saturated %v, beyond %v behind for %.0f%% of the measurement: want one stall at the end, not saturation (%+v)",
+			ol.Saturated, time.Duration(ol.BacklogLimitNS), 100*ol.BacklogOverShare, *ol))
+	} else if w := strings.Join(o.res.Warnings, "\n"); !strings.Contains(w, "so this is a stall at the end") || strings.Contains(w, "saturated") {
+		t.Errorf("warnings %q: want the stall at the end named, and no saturation", o.res.Warnings)
+	}
+	failOrSkip(t, load, failures)
+}
+
 // The schedule of a timed loop ends at the loop's end: an arrival due at
 // or after it is not scheduled, so no thread waits past the end for it
 // (--rate 0.05 once made a 300ms run last 20s).
