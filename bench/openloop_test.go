@@ -177,16 +177,7 @@ func TestOpenLoopStall(t *testing.T) {
 			cfg := openConfig(t, 10000, 2*time.Second)
 			opts, stderr := testOptions(t, "XRCBENCH_TEST_WORKER_SAY_MEASURING=1")
 			done, _ := startRun(t, cfg, opts, 1)
-			pidOf := regexp.MustCompile(`worker 0 \(pid (\d+)\): thread 0 measuring`)
-			var pid int
-			for deadline := time.Now().Add(60 * time.Second); pid == 0; time.Sleep(10 * time.Millisecond) {
-				if m := pidOf.FindStringSubmatch(stderr.String()); m != nil {
-					pid, _ = strconv.Atoi(m[1])
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the thread never measured:\n%s", stderr)
-				}
-			}
+			pid := measuringWorker(t, stderr)
 			time.Sleep(time.Duration(300+200*run) * time.Millisecond)
 			if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 				t.Fatal(err)
@@ -237,16 +228,7 @@ func TestOpenLoopEndStall(t *testing.T) {
 	var o runOutcome
 	load := measureLoad(t, func() {
 		done, _ := startRun(t, cfg, opts, 1)
-		pidOf := regexp.MustCompile(`worker 0 \(pid (\d+)\): thread 0 measuring`)
-		var pid int
-		for deadline := time.Now().Add(60 * time.Second); pid == 0; time.Sleep(5 * time.Millisecond) {
-			if m := pidOf.FindStringSubmatch(stderr.String()); m != nil {
-				pid, _ = strconv.Atoi(m[1])
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the thread never measured:\n%s", stderr)
-			}
-		}
+		pid := measuringWorker(t, stderr)
 		time.Sleep(800 * time.Millisecond)
 		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
@@ -272,6 +254,23 @@ func TestOpenLoopEndStall(t *testing.T) {
 		t.Errorf("warnings %q: want the stall at the end named, and no saturation", o.res.Warnings)
 	}
 	failOrSkip(t, load, failures)
+}
+
+// measuringWorker waits until worker 0's thread 0 says it measures (a run
+// started with XRCBENCH_TEST_WORKER_SAY_MEASURING=1) and returns the
+// worker's pid.
+func measuringWorker(t *testing.T, stderr *syncBuffer) int {
+	t.Helper()
+	pidOf := regexp.MustCompile(`worker 0 \(pid (\d+)\): thread 0 measuring`)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if m := pidOf.FindStringSubmatch(stderr.String()); m != nil {
+			pid, _ := strconv.Atoi(m[1])
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the thread never measured:\n%s", stderr)
+		}
+	}
 }
 
 // The schedule of a timed loop ends at the loop's end: an arrival due at
