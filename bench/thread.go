@@ -37,10 +37,12 @@ var dropUnexpected = func(d *verbs.Domain, qpn uint32) error {
 
 // kindRec is one op kind's recording in one thread. The hot path adds one
 // count per operation to iv, a bare array in the layout of the project's
-// HDR histograms (see record.go); once per interval iv goes to the
-// coordinator as a real histogram and is cleared. The coordinator merges
-// the intervals into the timelines and the totals, so a thread holds one
-// array per op kind whatever the run length.
+// HDR histograms (see record.go); once per interval iv is swapped for a
+// clear one and goes, through the thread's flusher (flush.go), to the
+// coordinator as a real histogram. The coordinator merges the intervals
+// into the timelines and the totals, so a thread holds two arrays per op
+// kind (the one it counts in, the one being sent), a few more only while
+// its flusher is behind, whatever the run length.
 type kindRec struct {
 	kind    string
 	iv      []int64
