@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
 
 	"github.com/xrcbench/xrcbench/results"
@@ -70,7 +69,7 @@ type flusher struct {
 	jobs    chan *flushJob
 	spare   chan ivBuf // cleared sets for the next swap
 	done    chan struct{}
-	scratch *hdrhistogram.Histogram
+	enc     *v2Encoder
 
 	failed atomic.Bool // err is set
 	mu     sync.Mutex
@@ -81,7 +80,7 @@ type flusher struct {
 // for the first swap (allocated now, not at an interval's end).
 func startFlusher(t *thread) *flusher {
 	f := &flusher{g: t.g, report: t.report, jobs: make(chan *flushJob, flusherQueue),
-		spare: make(chan ivBuf, 2), done: make(chan struct{}), scratch: results.NewHistogram()}
+		spare: make(chan ivBuf, 2), done: make(chan struct{}), enc: newV2Encoder()}
 	for _, r := range t.recs {
 		f.kinds = append(f.kinds, r.kind)
 	}
@@ -124,6 +123,9 @@ func (f *flusher) serve() {
 	}
 }
 
+// encodeInterval is v2Encoder.encode; tests replace it to make it fail.
+var encodeInterval = (*v2Encoder).encode
+
 // encode fills j's message with its histograms. A histogram that cannot
 // be encoded is an error of the run: the interval's latencies would be
 // lost, and the figures would not be what was measured.
@@ -132,13 +134,13 @@ func (f *flusher) encode(j *flushJob) error {
 	m.Hists = make(map[string]string, 2*len(j.kinds))
 	for _, k := range j.kinds {
 		kind := f.kinds[k.idx]
-		s, err := encodeHistogram(histogramInto(f.scratch, kindWindow(j.buf.service, k.idx)))
+		s, err := encodeInterval(f.enc, kindWindow(j.buf.service, k.idx))
 		if err != nil {
 			return fmt.Errorf("thread %d: encoding the %s latencies of interval %d (%d operations): %w", f.g, kind, m.Index, k.n, err)
 		}
 		m.Hists[kind] = s
 		if j.buf.response != nil {
-			s, err := encodeHistogram(histogramInto(f.scratch, kindWindow(j.buf.response, k.idx)))
+			s, err := encodeInterval(f.enc, kindWindow(j.buf.response, k.idx))
 			if err != nil {
 				return fmt.Errorf("thread %d: encoding the %s response times of interval %d (%d operations): %w", f.g, kind, m.Index, k.n, err)
 			}

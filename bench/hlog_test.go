@@ -119,8 +119,8 @@ func TestIntervalEncodeFailure(t *testing.T) {
 	th := nullThread(t, "steady", 4, func(c *workerConfig) { c.BatchOps = 4 })
 	var reported []*intervalMsg
 	th.report = func(m *intervalMsg) { reported = append(reported, m) }
-	encodeHistogram = func(*hdrhistogram.Histogram) (string, error) { return "", errors.New("no space in the encoder") }
-	defer func() { encodeHistogram = results.EncodeHistogram }()
+	defer func(f func(*v2Encoder, []int64) (string, error)) { encodeInterval = f }(encodeInterval)
+	encodeInterval = func(*v2Encoder, []int64) (string, error) { return "", errors.New("no space in the encoder") }
 
 	th.measuring, th.ivNext = true, 0 // the first batch ends the interval
 	if _, err := th.loopChunk(0); err != nil {
