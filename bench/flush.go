@@ -63,13 +63,13 @@ const flusherQueue = 4
 
 // flusher is a thread's encoder of ended intervals.
 type flusher struct {
-	g       int
-	kinds   []string // the thread's kinds by index
-	report  func(*intervalMsg)
-	jobs    chan *flushJob
-	spare   chan ivBuf // cleared sets for the next swap
-	done    chan struct{}
-	enc     *v2Encoder
+	g      int
+	kinds  []string // the thread's kinds by index
+	report func(*intervalMsg)
+	jobs   chan *flushJob
+	spare  chan ivBuf // cleared sets for the next swap
+	done   chan struct{}
+	enc    *v2Encoder
 
 	failed atomic.Bool // err is set
 	mu     sync.Mutex
