@@ -14,8 +14,8 @@ import (
 // A measured thread never stops for its interval's report. At an
 // interval's end it swaps its interval arrays for a clear set (double
 // buffering) and hands the full set to its flusher, a goroutine that
-// measures nothing: it turns the counts into histograms, encodes them,
-// sends them to the outbox and clears the set for the next swap. Encoding
+// measures nothing: it encodes the counts as histograms (v2enc.go), sends
+// them to the outbox and clears the set for the next swap. Encoding
 // took the thread 4-30 ms at every interval boundary before, the longest
 // untimed gap of a run, and in an open loop every operation due meanwhile
 // waited for it (issue 25).
