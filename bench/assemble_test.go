@@ -82,6 +82,7 @@ func TestHarnessFigures(t *testing.T) {
 		maxGap    int64
 		gapKind   string
 		timer     float64
+		open      bool
 		warnings  []string
 		noWarning []string
 	}{
@@ -109,13 +110,31 @@ func TestHarnessFigures(t *testing.T) {
 				thread(1, 1_000_000, 0, map[string]int64{"reg": 500_000, "unreg": 400_000}, map[string]int64{"reg": 3_000, "unreg": 3_000}, 3_000, "unreg", 24, 96),
 			},
 			share: 0.75, minShare: 0.6, maxGap: 200_000, gapKind: "reg", timer: 60.5,
-			warnings: []string{"coverage 75% (least covered thread 60%, limit 90%)",
-				"reg: an untimed stretch of 200µs before one of its batches (thread 0, repetition 1, 5µs after its start) exceeds its p99.9 50µs",
+			warnings: []string{"coverage 75% (least covered thread 60%, limit 90%): the rest of the threads' working time was outside timed operations, a stall there is in no latency (coordinated omission)",
+				"reg: an untimed stretch of 200µs before one of its batches (thread 0, repetition 1, 5µs after its start) exceeds its service p99.9 50µs: a stall there is in no latency (coordinated omission)",
 				"timer overhead moved during the run: 24.5ns before, 96.5ns after"},
-			noWarning: []string{"unreg: an untimed"},
+			noWarning: []string{"unreg: an untimed", "due during it"},
+		},
+		{
+			// In an open loop the same stall is in the response time of
+			// every operation due during it, not in no latency.
+			name: "a stall between batches of an open loop", open: true,
+			threads: []threadResult{
+				thread(0, 1_000_000, 0, map[string]int64{"reg": 300_000, "unreg": 300_000}, map[string]int64{"reg": 200_000, "unreg": 3_000}, 200_000, "reg", 25, 25),
+				thread(1, 1_000_000, 0, map[string]int64{"reg": 500_000, "unreg": 400_000}, map[string]int64{"reg": 3_000, "unreg": 3_000}, 3_000, "unreg", 25, 25),
+			},
+			share: 0.75, minShare: 0.6, maxGap: 200_000, gapKind: "reg", timer: 25,
+			warnings: []string{"coverage 75% (least covered thread 60%, limit 90%): the rest of the threads' working time was outside timed operations, a stall there is in no service time but in the response time of every operation due during it",
+				"reg: an untimed stretch of 200µs before one of its batches (thread 0, repetition 1, 5µs after its start) exceeds its service p99.9 50µs: a stall there is in no service time but in the response time of every operation due during it, counted as if the device had queued them: if the stall is the machine's (or the harness's), the response times overstate the device; quiet the machine or --pin the threads and run again"},
+			noWarning: []string{"coordinated omission", "unreg: an untimed"},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if c.open {
+				for i := range c.threads {
+					c.threads[i].Open = &openResult{}
+				}
+			}
 			rep := &repOutcome{threads: c.threads, workers: []*workerProc{
 				{done: &doneMsg{RSSKB: 24_000, PSSKB: 11_400}}, {done: &doneMsg{RSSKB: 23_000, PSSKB: 10_600}}}}
 			res := &results.Result{Ops: ops}
@@ -163,5 +182,54 @@ func TestAccountGaps(t *testing.T) {
 	}
 	if th.gapNS != 1_000_000 || th.gapAt != 570 || th.gapKind != "reg" {
 		t.Errorf("thread's longest gap %d at %d before %q, want 1000000 at 570 before reg", th.gapNS, th.gapAt, th.gapKind)
+	}
+}
+
+// The saturation verdict judges the sustained backlog: a run at ρ = 0.8
+// that one stall in its last moments left thousands of operations behind
+// (a SCHED_FIFO run throttled at its end: 4043 operations unrun) kept up,
+// and the warning names the stall at the end instead; a run more than the
+// limit behind for most of its time did not keep up, whatever its end.
+func TestSaturationVerdict(t *testing.T) {
+	const s = uint64(time.Second)
+	ms := uint64(time.Millisecond)
+	for _, c := range []struct {
+		name      string
+		ops       int64
+		end, over uint64 // backlog at the end; time beyond the limit
+		saturated bool
+		warn      string // "": no warning
+	}{
+		{"kept up", 80_000, 20_000, 0, false, ""},
+		// 4043 operations due in the last 50 ms were not run: 95% achieved
+		{"stall at the end", 80_000 - 4043, 50 * ms, 50 * ms, false,
+			"the last operations began 50ms behind their intended starts, and about 4000 due before the end were not run (achieved 7.6e+04 ops/s of the 8e+04 requested); the backlog was beyond 10ms for only 5% of the measurement, so this is a stall at the end"},
+		{"stall in the middle, drained", 80_000, 100_000, 300 * ms, false, ""},
+		{"sustained", 66_000, 170 * ms, 900 * ms, true,
+			"open loop saturated: a thread was more than 10ms behind its schedule for 90% of its measurement (the backlog 170ms at the end, at most 170ms; achieved 6.6e+04 ops/s of the 8e+04 requested): it did not keep up, and the response times measure the queue; lower --rate"},
+		{"half the time", 70_000, 60 * ms, s / 2, true, "open loop saturated"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr := threadResult{Started: s, Ended: 2 * s, Kinds: map[string]kindResult{"reg": {Count: c.ops}},
+				Open: &openResult{BehindNS: int64(c.end), BehindMaxNS: int64(max(c.end, 170*ms)), OverNS: int64(c.over), LimitNS: int64(backlogLimit(time.Second))}}
+			res := &results.Result{}
+			openLoopFigures(res, []*repOutcome{{threads: []threadResult{tr}}}, Config{Rate: 80_000, Procs: 1, Threads: 1}, 1)
+			ol := res.OpenLoop
+			if ol.Saturated != c.saturated || ol.BacklogOverShare != float64(c.over)/float64(s) || ol.BacklogLimitNS != int64(10*ms) {
+				t.Errorf("saturated %v (backlog beyond %v for a share %g), want %v", ol.Saturated, time.Duration(ol.BacklogLimitNS), ol.BacklogOverShare, c.saturated)
+			}
+			if c.warn == "" {
+				if len(res.Warnings) != 0 {
+					t.Errorf("warnings %q, want none", res.Warnings)
+				}
+			} else if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], c.warn) {
+				t.Errorf("warnings %q, want one saying %q", res.Warnings, c.warn)
+			}
+		})
+	}
+	for d, want := range map[time.Duration]time.Duration{0: 10 * time.Millisecond, time.Second: 10 * time.Millisecond, 100 * time.Millisecond: 5 * time.Millisecond} {
+		if got := backlogLimit(d); got != want {
+			t.Errorf("backlogLimit(%v) = %v, want %v", d, got, want)
+		}
 	}
 }

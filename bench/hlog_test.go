@@ -119,11 +119,27 @@ func TestIntervalEncodeFailure(t *testing.T) {
 	th := nullThread(t, "steady", 4, func(c *workerConfig) { c.BatchOps = 4 })
 	var reported []*intervalMsg
 	th.report = func(m *intervalMsg) { reported = append(reported, m) }
-	encodeHistogram = func(*hdrhistogram.Histogram) (string, error) { return "", errors.New("no space in the encoder") }
-	defer func() { encodeHistogram = results.EncodeHistogram }()
+	defer func(f func(*v2Encoder, []int64) (string, error)) { encodeInterval = f }(encodeInterval)
+	encodeInterval = func(*v2Encoder, []int64) (string, error) { return "", errors.New("no space in the encoder") }
 
 	th.measuring, th.ivNext = true, 0 // the first batch ends the interval
-	_, err := th.loopChunk(0)
+	if _, err := th.loopChunk(0); err != nil {
+		t.Fatal(err)
+	}
+	// The flusher encodes the interval while the thread goes on; its
+	// failure is the thread's at the next interval's end, and at the
+	// measurement's end (closeFlush) at the latest.
+	for deadline := time.Now().Add(10 * time.Second); th.flush.failure() == nil && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if th.flush.failure() == nil {
+		t.Fatal("the flusher never failed to encode the interval")
+	}
+	th.ivNext = 0
+	if _, err := th.loopChunk(0); err == nil || err.Error() != th.flush.failure().Error() {
+		t.Errorf("the next interval's end = %v, want the encoding failure (%v)", err, th.flush.failure())
+	}
+	err := th.closeFlush()
 	if err == nil || !strings.Contains(err.Error(), "encoding the reg latencies of interval 0 (4 operations)") ||
 		!strings.Contains(err.Error(), "no space in the encoder") {
 		t.Errorf("err = %v, want the encoding failure named", err)

@@ -35,6 +35,13 @@ type openLoop struct {
 	lateMaxNS uint64
 	behindNS  uint64 // how far behind its intended start the last operation began
 	behindMax uint64
+	// The sustained backlog (the saturation verdict's evidence): the time
+	// since the measurement's start during which the thread was more than
+	// limit behind, sampled at the end of every program run (at least
+	// every --batch-time) and counted back to the previous sample.
+	limit  uint64
+	mark   uint64
+	overNS uint64
 }
 
 func newOpenLoop(cfg *workerConfig, g int) *openLoop {
@@ -47,6 +54,7 @@ func newOpenLoop(cfg *workerConfig, g int) *openLoop {
 func (o *openLoop) begin(t0 uint64) {
 	o.next, o.first, o.frac, o.end = t0, t0, 0, 0
 	o.scheduled, o.waits, o.lateNS, o.lateMaxNS, o.behindNS, o.behindMax = 0, 0, 0, 0, 0, 0
+	o.mark, o.overNS = t0, 0
 }
 
 func (o *openLoop) advance() {
@@ -85,11 +93,15 @@ func (o *openLoop) schedule(start []uint64, a, b int, window uint64) int {
 	return b
 }
 
-// ran adds a program run's waits and backlog.
-func (o *openLoop) ran(st *verbs.ProgramStats, n int) {
+// ran adds a program run that ended at now: its waits and backlog.
+func (o *openLoop) ran(st *verbs.ProgramStats, now uint64) {
 	o.waits += st.Waits
 	o.lateNS += st.LateNS
 	o.lateMaxNS = max(o.lateMaxNS, st.LateMaxNS)
 	o.behindNS = st.BehindNS
 	o.behindMax = max(o.behindMax, st.BehindNS)
+	if st.BehindNS > o.limit && now > o.mark {
+		o.overNS += now - o.mark
+	}
+	o.mark = max(o.mark, now)
 }

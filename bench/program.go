@@ -354,7 +354,7 @@ func (t *thread) runSteps(a, b int) (int, bool, error) {
 	}
 	timed := t.tally()
 	if t.open != nil {
-		t.open.ran(&r.stats, b-a)
+		t.open.ran(&r.stats, verbs.Now())
 	}
 	if r.creates && t.created != nil {
 		for i := a; i < b; i++ {

@@ -154,6 +154,10 @@ type openResult struct {
 	LateMaxNS   int64 `json:"late_max_ns"`
 	BehindNS    int64 `json:"behind_ns"`
 	BehindMaxNS int64 `json:"behind_max_ns"`
+	// OverNS is how long the thread was more than LimitNS behind its
+	// schedule (openLoop.overNS).
+	OverNS  int64 `json:"over_ns"`
+	LimitNS int64 `json:"limit_ns"`
 }
 
 // kindResult is one thread's counts of one op kind. Its latencies are the

@@ -13,7 +13,8 @@ import (
 // 100 s, 3 significant digits: unit magnitude 0, 2048 sub-buckets). This
 // is the index computation of hdrhistogram-go without its per-value
 // checks, which cost as much as the null provider's operation itself;
-// histogramInto turns the array back into a histogram once per interval.
+// histogramInto turns the array back into a histogram where one is needed
+// (the flusher encodes the array itself, v2enc.go).
 // The op programs' C loop counts with its own copy of bucketIndex
 // (xb_bucket_index in verbs/xb.h); TestBucketIndexAgrees holds Go, C and
 // hdrhistogram-go together.

@@ -104,8 +104,10 @@ func TestRingIntervals(t *testing.T) {
 	defer func(d uint64) { repeatCallMax = d }(repeatCallMax)
 	repeatCallMax = uint64(time.Hour)
 	th := nullThread(t, "steady", 1, func(c *workerConfig) { c.Interval = 20 * time.Millisecond })
+	// The thread's flusher sends the reports while the thread goes on.
+	sent := make(chan *intervalMsg, 16)
+	th.report = func(m *intervalMsg) { sent <- m }
 	var reports []*intervalMsg
-	th.report = func(m *intervalMsg) { reports = append(reports, m) }
 	now := verbs.Now()
 	th.measuring, th.ivStart, th.ivNext = true, now, now+uint64(20*time.Millisecond)
 	for call := range 5 {
@@ -116,8 +118,13 @@ func TestRingIntervals(t *testing.T) {
 		if end := verbs.Now(); end < due || end > due+uint64(time.Minute) {
 			t.Errorf("call %d ended %v after its interval's end", call, time.Duration(end-due))
 		}
-		if len(reports) != call+1 {
-			t.Fatalf("after %d calls, %d intervals reported", call+1, len(reports))
+		select {
+		case m := <-sent:
+			reports = append(reports, m)
+		case <-time.After(time.Minute):
+		}
+		if len(reports) != call+1 || len(sent) != 0 {
+			t.Fatalf("after %d calls, %d intervals reported", call+1, len(reports)+len(sent))
 		}
 		if call > 0 && reports[call].Index <= reports[call-1].Index {
 			t.Errorf("interval %d reported after %d", reports[call].Index, reports[call-1].Index)

@@ -8,7 +8,6 @@ import (
 	"syscall"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
 
 	"github.com/xrcbench/xrcbench/results"
@@ -38,10 +37,12 @@ var dropUnexpected = func(d *verbs.Domain, qpn uint32) error {
 
 // kindRec is one op kind's recording in one thread. The hot path adds one
 // count per operation to iv, a bare array in the layout of the project's
-// HDR histograms (see record.go); once per interval iv goes to the
-// coordinator as a real histogram and is cleared. The coordinator merges
-// the intervals into the timelines and the totals, so a thread holds one
-// array per op kind whatever the run length.
+// HDR histograms (see record.go); once per interval iv is swapped for a
+// clear one and goes, through the thread's flusher (flush.go), to the
+// coordinator as a real histogram. The coordinator merges the intervals
+// into the timelines and the totals, so a thread holds two arrays per op
+// kind (the one it counts in, the one being sent), a few more only while
+// its flusher is behind, whatever the run length.
 type kindRec struct {
 	kind    string
 	iv      []int64
@@ -112,7 +113,7 @@ type thread struct {
 	// the kinds' interval counts, kind after kind: recs[i].iv and ivResp
 	// are windows on these
 	ivAll, ivRespAll []int64
-	scratch          *hdrhistogram.Histogram // for encoding, reused
+	flush            *flusher // encodes and sends the ended intervals; nil until the first
 	cpu              int
 	order            []int      // slot order, a per-thread permutation from the seed
 	slots            []uint32   // QP number per slot (loop mode)
@@ -146,8 +147,7 @@ type thread struct {
 }
 
 func newThread(cfg *workerConfig, spec *workloads.Spec, local int, sh *shm) *thread {
-	t := &thread{cfg: cfg, spec: spec, g: cfg.ThreadBase + local, n: cfg.TotalThreads, q: cfg.QPs, shm: sh, cpu: -1,
-		scratch: results.NewHistogram()}
+	t := &thread{cfg: cfg, spec: spec, g: cfg.ThreadBase + local, n: cfg.TotalThreads, q: cfg.QPs, shm: sh, cpu: -1}
 	if cfg.Rate > 0 {
 		t.open = newOpenLoop(cfg, t.g)
 	}
@@ -161,15 +161,9 @@ func newThread(cfg *workerConfig, spec *workloads.Spec, local int, sh *shm) *thr
 	if t.open != nil {
 		t.ivRespAll = make([]int64, len(kinds)*histCounts)
 	}
-	window := func(all []int64, i int) []int64 {
-		if all == nil {
-			return nil
-		}
-		return all[i*histCounts : (i+1)*histCounts : (i+1)*histCounts]
-	}
 	for i, kind := range kinds {
 		byKind[kind] = i
-		t.recs = append(t.recs, newKindRec(kind, window(t.ivAll, i), window(t.ivRespAll, i)))
+		t.recs = append(t.recs, newKindRec(kind, kindWindow(t.ivAll, i), kindWindow(t.ivRespAll, i)))
 	}
 	if i, ok := byKind[results.OpModify]; ok {
 		t.modify = &phaseRT{Phase: workloads.Phase{Op: results.OpModify}, op: verbs.OpModify, rec: t.recs[i], kindIdx: i}
@@ -362,12 +356,18 @@ func (t *thread) run(deadline uint64) error {
 	var done func(uint64, int64) bool
 	t.loopEnd = 0
 	if t.cfg.Iterations > 0 {
+		if t.open != nil {
+			t.open.limit = uint64(backlogLimit(0))
+		}
 		t.passLimit = t.cfg.Iterations
 		done = func(_ uint64, passes int64) bool { return passes >= t.cfg.Iterations || t.shm.stopRequested() }
 	} else {
 		end := deadline + uint64(t.cfg.Duration)
 		t.loopEnd = end
 		t.openLoopEnds(end)
+		if t.open != nil {
+			t.open.limit = uint64(backlogLimit(t.cfg.Duration))
+		}
 		done = func(now uint64, _ int64) bool { return now >= end || t.shm.stopRequested() }
 	}
 	err := t.loop(done)
@@ -390,6 +390,10 @@ func (t *thread) endMeasuring(err error) error {
 	t.ended = verbs.Now()
 	t.measuring = false
 	if ferr := t.flushInterval(); err == nil {
+		err = ferr
+	}
+	// Unmeasured now: every interval goes out before the thread's result.
+	if ferr := t.closeFlush(); err == nil {
 		err = ferr
 	}
 	t.timerPost = verbs.TimerOverheadNS()
@@ -606,19 +610,25 @@ var encodeHistogram = results.EncodeHistogram
 
 func (t *thread) flushInterval() error { return t.flushIntervalAt(verbs.Now()) }
 
-// flushIntervalAt ends the current interval: its histograms go to the
-// coordinator, which sums them into the timelines and the totals. A
-// histogram that cannot be encoded is an error of the run: the interval's
-// latencies would be lost, and the figures would not be what was measured.
+// flushIntervalAt ends the current interval: its counts go to the
+// flusher (flush.go), which encodes them and sends them to the
+// coordinator, which sums them into the timelines and the totals; the
+// thread goes on at once with a clear set. An earlier interval that could
+// not be encoded is the thread's error from here on.
 func (t *thread) flushIntervalAt(now uint64) error {
-	msg := &intervalMsg{Thread: t.g, Index: t.ivIndex, Hists: map[string]string{}, Rounds: t.rounds, End: now}
+	if t.flush != nil {
+		if err := t.flush.failure(); err != nil {
+			return err
+		}
+	}
+	msg := &intervalMsg{Thread: t.g, Index: t.ivIndex, Rounds: t.rounds, End: now}
 	if iv := uint64(t.cfg.Interval); iv > 0 {
 		// Operations that ran past the planned end (the batch in flight)
 		// count in this interval; the next one starts at that end all the same.
 		msg.End = min(now, t.ivStart+uint64(t.ivIndex+1)*iv)
 	}
-	var err error
-	for _, r := range t.recs {
+	var kinds []flushKind
+	for i, r := range t.recs {
 		if r.ivN == 0 {
 			continue
 		}
@@ -628,27 +638,15 @@ func (t *thread) flushIntervalAt(now uint64) error {
 			}
 			msg.Errors[r.kind], r.shown = d, r.errors
 		}
-		if t.report != nil && err == nil {
-			s, eerr := encodeHistogram(histogramInto(t.scratch, r.iv))
-			if eerr != nil {
-				err = fmt.Errorf("thread %d: encoding the %s latencies of interval %d (%d operations): %w", t.g, r.kind, t.ivIndex, r.ivN, eerr)
-			}
-			msg.Hists[r.kind] = s
-			if r.ivResp != nil && err == nil {
-				s, eerr := encodeHistogram(histogramInto(t.scratch, r.ivResp))
-				if eerr != nil {
-					err = fmt.Errorf("thread %d: encoding the %s response times of interval %d (%d operations): %w", t.g, r.kind, t.ivIndex, r.ivN, eerr)
-				}
-				msg.Hists[r.kind+results.ResponseSuffix] = s
-			}
+		if t.report != nil {
+			kinds = append(kinds, flushKind{idx: i, n: r.ivN})
+			r.ivN = 0
+		} else {
+			r.endInterval()
 		}
-		r.endInterval()
 	}
-	if err != nil {
-		return err
-	}
-	if t.report != nil && len(msg.Hists) > 0 {
-		t.report(msg)
+	if len(kinds) > 0 {
+		t.handOver(msg, kinds)
 	}
 	if iv := uint64(t.cfg.Interval); iv > 0 && now >= t.ivStart {
 		t.ivIndex = int64((now - t.ivStart) / iv)
@@ -669,7 +667,8 @@ func (t *thread) result() (threadResult, error) {
 	}
 	if o := t.open; o != nil {
 		tr.Open = &openResult{Scheduled: o.scheduled, Waits: int64(o.waits), LateNS: int64(o.lateNS),
-			LateMaxNS: int64(o.lateMaxNS), BehindNS: int64(o.behindNS), BehindMaxNS: int64(o.behindMax)}
+			LateMaxNS: int64(o.lateMaxNS), BehindNS: int64(o.behindNS), BehindMaxNS: int64(o.behindMax),
+			OverNS: int64(o.overNS), LimitNS: int64(o.limit)}
 	}
 	for _, r := range t.recs {
 		tr.Kinds[r.kind] = kindResult{Count: r.count, Batches: r.batches, Errors: r.errors, TimedNS: r.timedNS, MaxGapNS: r.maxGap}

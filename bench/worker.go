@@ -276,6 +276,7 @@ func startCrew(cfg *workerConfig, spec *workloads.Spec, plan *workloads.StormPla
 			t.storm.steps = plan.Ranks[t.g]
 		}
 		t.report = func(m *intervalMsg) { box.send(&message{Type: msgInterval, Interval: m}) }
+		t.flush = startFlusher(t) // its spare arrays allocated now, before the start
 		c.threads[i] = t
 		c.wg.Add(1)
 		go c.live(i)
@@ -296,6 +297,11 @@ func (c *crew) live(i int) {
 		if err != nil {
 			c.sh.abort()
 		}
+	}
+	// A thread that failed before the end of its measurement may still
+	// have intervals with the flusher: they go out before the error does.
+	if ferr := t.closeFlush(); err == nil {
+		err = ferr
 	}
 	if terr := t.teardown(); err == nil && terr != nil {
 		err = fmt.Errorf("thread %d teardown: %w", t.g, terr)

@@ -57,8 +57,21 @@ func NewHeadline(run *Run) Headline {
 		if errno, _, ok := ExpectedFailures(kind, s); ok {
 			name = fmt.Sprintf("%s (must fail with %s)", kind, errno)
 		}
+		if s.ResponseNS != nil {
+			// An open loop asks how slow the device is at a rate: the
+			// response time (from the intended start, the queue included)
+			// answers it, the service time beside it says how much of it
+			// the device's own work is.
+			h.Kinds = append(h.Kinds, fmt.Sprintf("%s: response p50 %s, p99 %s; service p50 %s, p99 %s (%s, %s).",
+				name, FormatNS(float64(s.ResponseNS.P50)), FormatNS(float64(s.ResponseNS.P99)),
+				FormatNS(float64(s.NS.P50)), FormatNS(float64(s.NS.P99)), plural(int(s.Count), "operation"), FormatRate(s.OpsPerSec)))
+			continue
+		}
 		h.Kinds = append(h.Kinds, fmt.Sprintf("%s: p50 %s, p99 %s (%s, %s).",
 			name, FormatNS(float64(s.NS.P50)), FormatNS(float64(s.NS.P99)), plural(int(s.Count), "operation"), FormatRate(s.OpsPerSec)))
+	}
+	if ol := r.OpenLoop; ol != nil {
+		h.Kinds = append([]string{OpenLoopSentence(ol)}, h.Kinds...)
 	}
 	if r.Storm != nil {
 		h.Kinds = append([]string{StormSentence(r.Storm)}, h.Kinds...)
@@ -72,6 +85,24 @@ func NewHeadline(run *Run) Headline {
 		h.Notes = append(h.Notes, m)
 	}
 	return h
+}
+
+// OpenLoopSentence is an open loop's verdict, first in its headline: the
+// rate asked and the rate achieved, and whether the run kept up.
+func OpenLoopSentence(ol *results.OpenLoop) string {
+	s := fmt.Sprintf("Open loop at %s requested (%s arrivals), %s achieved: ", FormatRate(ol.RequestedOpsPerSec), ol.Arrival, FormatRate(ol.AchievedOpsPerSec))
+	// Results before the sustained backlog was measured lack its limit.
+	limit, over := FormatNS(float64(ol.BacklogLimitNS)), 100*ol.BacklogOverShare
+	switch {
+	case ol.Saturated && ol.BacklogLimitNS > 0:
+		return s + fmt.Sprintf("saturated, it did not keep up (a thread was more than %s behind its schedule for %.0f%% of its measurement, %s at the end): the response times measure the queue.",
+			limit, over, FormatNS(float64(ol.BacklogEndNS)))
+	case ol.Saturated:
+		return s + fmt.Sprintf("saturated, it did not keep up (%s behind at the end): the response times measure the queue.", FormatNS(float64(ol.BacklogEndNS)))
+	case ol.BacklogLimitNS > 0:
+		return s + fmt.Sprintf("it kept up (no thread more than %s behind its schedule for over %.0f%% of its measurement).", limit, over)
+	}
+	return s + "it kept up."
 }
 
 // destructionCost is nil unless r measured both unreg and unreg_last.

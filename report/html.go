@@ -51,9 +51,27 @@ type htmlRun struct {
 	Command   string
 	Spec      string
 	Rows      []Row
+	Open      *htmlOpenLoop // nil: a closed loop
 	RepRows   []htmlRepRow
 	Figures   []htmlFigure
 	RepsCount int
+}
+
+// htmlOpenLoop is an open loop's table: what became of the schedule, and
+// each kind's service and response times.
+type htmlOpenLoop struct {
+	Arrival, Requested, Achieved, Schedule string
+	Saturated                              bool
+	Rows                                   []ResponseRow
+}
+
+func newHTMLOpenLoop(run *Run) *htmlOpenLoop {
+	ol := run.Result.OpenLoop
+	if ol == nil {
+		return nil
+	}
+	return &htmlOpenLoop{Arrival: ol.Arrival, Requested: FormatRate(ol.RequestedOpsPerSec), Achieved: FormatRate(ol.AchievedOpsPerSec),
+		Schedule: OpenLoopSchedule(ol), Saturated: ol.Saturated, Rows: ResponseRows(run)}
 }
 
 type htmlPage struct {
@@ -255,7 +273,7 @@ func newHTMLRun(run *Run, figs []Figure, titled bool) htmlRun {
 		Run: run, Title: Title(r), Heading: heading, Expected: anyExpected(run), Status: r.Status, Warnings: Warnings(run), Firmware: FirmwareNotes(r),
 		Env: envRows(r), BOM: bomRows(r), Config: configRows(r), Harness: harnessRows(r),
 		Command: strings.Join(append(quoteEnv(r.Config.CommandEnv), quoteArgs(r.Config.CommandLine)...), " "), Spec: r.Config.WorkloadSpec,
-		Rows: SummaryRows(run), RepRows: repRows(run), Figures: htmlFigures(figs), RepsCount: len(r.Repetitions),
+		Rows: SummaryRows(run), Open: newHTMLOpenLoop(run), RepRows: repRows(run), Figures: htmlFigures(figs), RepsCount: len(r.Repetitions),
 	}
 }
 
@@ -284,14 +302,15 @@ func quoteEnv(env []string) []string {
 }
 
 var funcs = template.FuncMap{
-	"ns":         func(v int64) string { return FormatNS(float64(v)) },
-	"nsf":        FormatNS,
-	"rate":       FormatRate,
-	"reps":       acrossReps,
-	"plural":     plural,
-	"expected":   expectedCell,
-	"testDouble": func() string { return TestDoubleBanner },
-	"join":       strings.Join,
+	"ns":           func(v int64) string { return FormatNS(float64(v)) },
+	"nsf":          FormatNS,
+	"rate":         FormatRate,
+	"reps":         acrossReps,
+	"plural":       plural,
+	"expected":     expectedCell,
+	"testDouble":   func() string { return TestDoubleBanner },
+	"join":         strings.Join,
+	"responseNote": func() string { return ResponseNote },
 }
 
 // pageHead opens each page report writes (report.html, fleet.html) up
@@ -369,7 +388,14 @@ figcaption { color: #555; font-size: .9em; }
 <tr><th>op</th><th>count</th><th>errors (unexpected)</th>{{if .Expected}}<th>expected failures</th>{{end}}<th>ops/s</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>mean</th><th>p50 across reps</th><th>ops/s across reps</th></tr>
 {{$exp := .Expected}}{{range .Rows}}<tr><td>{{.Kind}}</td><td class="n">{{.Stats.Count}}</td><td class="n">{{.Stats.Errors}}</td>{{if $exp}}<td class="n">{{expected .Kind .Stats}}</td>{{end}}<td class="n">{{rate .Stats.OpsPerSec}}</td><td class="n">{{ns .Stats.NS.P50}}</td><td class="n">{{ns .Stats.NS.P90}}</td><td class="n">{{ns .Stats.NS.P99}}</td><td class="n">{{ns .Stats.NS.P999}}</td><td class="n">{{ns .Stats.NS.Max}}</td><td class="n">{{nsf .Stats.NS.Mean}}</td><td class="n">{{reps .P50Rep}}</td><td class="n">{{reps .OpsRep}}</td></tr>
 {{end}}</table>
-<p>“across reps”: median over the {{plural .RepsCount "repetition"}} ± median absolute deviation as a share of it.</p>
+<p>“across reps”: median over the {{plural .RepsCount "repetition"}} ± median absolute deviation as a share of it.{{if .Open}} The latencies are service times; the response times are in the open loop's table.{{end}}</p>
+{{with .Open}}<h3>Open loop: response and service times</h3>
+<p>{{.Arrival}} arrivals, {{.Requested}} requested, {{.Achieved}} achieved{{if .Saturated}}, <b class="status-failed">saturated</b>{{end}}; {{.Schedule}}.</p>
+<table>
+<tr><th>op</th><th>time</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>mean</th></tr>
+{{range .Rows}}<tr><td>{{.Kind}}</td><td>{{.What}}</td><td class="n">{{ns .Lat.P50}}</td><td class="n">{{ns .Lat.P90}}</td><td class="n">{{ns .Lat.P99}}</td><td class="n">{{ns .Lat.P999}}</td><td class="n">{{ns .Lat.Max}}</td><td class="n">{{nsf .Lat.Mean}}</td></tr>
+{{end}}</table>
+<p>{{responseNote}}</p>{{end}}
 {{with .Firmware}}<h3>Firmware</h3><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .RepRows}}<h3>Repetitions</h3>
 <table>

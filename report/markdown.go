@@ -204,23 +204,49 @@ func writeOpenLoop(bw io.Writer, run *Run) {
 	if ol.Saturated {
 		fmt.Fprint(bw, ", **saturated**")
 	}
-	fmt.Fprintf(bw, "; backlog at the end %s (at most %s); %d waits for an intended start, woken %s late on average (at most %s).\n\n",
-		FormatNS(float64(ol.BacklogEndNS)), FormatNS(float64(ol.BacklogMaxNS)), ol.Waits, FormatNS(ol.WakeLateMeanNS), FormatNS(float64(ol.WakeLateMaxNS)))
+	fmt.Fprintf(bw, "; %s.\n\n", OpenLoopSchedule(ol))
 	fmt.Fprintln(bw, "| op | time | p50 | p90 | p99 | p99.9 | max |")
 	fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|---:|")
+	for _, row := range ResponseRows(run) {
+		l := row.Lat
+		fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %s | %s |\n", mdText(row.Kind), row.What,
+			FormatNS(float64(l.P50)), FormatNS(float64(l.P90)), FormatNS(float64(l.P99)),
+			FormatNS(float64(l.P999)), FormatNS(float64(l.Max)))
+	}
+	fmt.Fprintf(bw, "\n%s\n", ResponseNote)
+}
+
+// ResponseNote says what the two times of an open loop are.
+const ResponseNote = "Service time: from an operation's actual start; response time: from its intended start, so time behind the schedule counts."
+
+// OpenLoopSchedule says what became of an open loop's schedule: its
+// backlog, and its waits for intended starts.
+func OpenLoopSchedule(ol *results.OpenLoop) string {
+	s := fmt.Sprintf("backlog at the end %s (at most %s)", FormatNS(float64(ol.BacklogEndNS)), FormatNS(float64(ol.BacklogMaxNS)))
+	if ol.BacklogLimitNS > 0 {
+		s += fmt.Sprintf(", beyond %s for %.0f%% of a thread's measurement at most", FormatNS(float64(ol.BacklogLimitNS)), 100*ol.BacklogOverShare)
+	}
+	return s + fmt.Sprintf("; %d waits for an intended start, woken %s late on average (at most %s)",
+		ol.Waits, FormatNS(ol.WakeLateMeanNS), FormatNS(float64(ol.WakeLateMaxNS)))
+}
+
+// ResponseRow is one line of an open loop's table: a kind's service or
+// response time.
+type ResponseRow struct {
+	Kind, What string // What: "service" or "response"
+	Lat        results.Latency
+}
+
+// ResponseRows are the service and response times of each kind of run
+// that has both, the service time first.
+func ResponseRows(run *Run) []ResponseRow {
+	var rows []ResponseRow
 	for _, row := range SummaryRows(run) {
 		s := row.Stats
 		if s.ResponseNS == nil {
 			continue
 		}
-		for _, l := range []struct {
-			what string
-			lat  results.Latency
-		}{{"service", s.NS}, {"response", *s.ResponseNS}} {
-			fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %s | %s |\n", mdText(row.Kind), l.what,
-				FormatNS(float64(l.lat.P50)), FormatNS(float64(l.lat.P90)), FormatNS(float64(l.lat.P99)),
-				FormatNS(float64(l.lat.P999)), FormatNS(float64(l.lat.Max)))
-		}
+		rows = append(rows, ResponseRow{row.Kind, "service", s.NS}, ResponseRow{row.Kind, "response", *s.ResponseNS})
 	}
-	fmt.Fprintln(bw, "\nService time: from an operation's actual start; response time: from its intended start, so time behind the schedule counts.")
+	return rows
 }

@@ -1,6 +1,11 @@
 package report
 
 import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -37,5 +42,86 @@ func TestOpenLoopMarkdown(t *testing.T) {
 	}
 	if m, ok := MetricByName("response_p99"); !ok || m.Get(r.Ops["reg"]) != 60_000 {
 		t.Errorf("metric response_p99 = %v, want 60µs", m.Get(r.Ops["reg"]))
+	}
+}
+
+// report.html of an open-loop run folder the engine wrote
+// (testdata/runs/engine-openloop*, README) leads its headline with the
+// open loop's verdict (the requested and achieved rates, kept up or
+// saturated), then each kind's response time before its service time,
+// and has the response table summary.md has; a saturated run once
+// headlined its 10 µs service time beside a response p50 of 282 ms.
+func TestOpenLoopHTML(t *testing.T) {
+	for _, tt := range []struct {
+		dir, verdict string
+		saturated    bool
+	}{
+		{"engine-openloop", "achieved: it kept up (no thread more than 10.0ms behind its schedule for over", false},
+		{"engine-openloop-saturated", "achieved: saturated, it did not keep up (a thread was more than 10.0ms behind its schedule for", true},
+	} {
+		t.Run(tt.dir, func(t *testing.T) {
+			src := filepath.Join("testdata", "runs", tt.dir)
+			run, err := LoadRun(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ol := run.Result.OpenLoop
+			if ol == nil || ol.Saturated != tt.saturated {
+				t.Fatalf("open_loop %+v: want saturated %v (the fixture is not what this test needs)", ol, tt.saturated)
+			}
+			dir := copyRun(t, src)
+			if _, err := Generate([]string{dir}, ""); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(filepath.Join(dir, HTMLFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			page := string(data)
+			hs := headlineSection(page)
+			items := regexp.MustCompile(`<li>(.*?)</li>`).FindAllStringSubmatch(hs, -1)
+			if len(items) != 3 {
+				t.Fatalf("headline items %q, want the open loop's verdict and reg, unreg", items)
+			}
+			verdict := fmt.Sprintf("Open loop at %s requested (%s arrivals), %s achieved", FormatRate(ol.RequestedOpsPerSec), ol.Arrival, FormatRate(ol.AchievedOpsPerSec))
+			if v := items[0][1]; !strings.HasPrefix(v, verdict) || !strings.Contains(v, tt.verdict) {
+				t.Errorf("headline opens with %q, want %q ... %q", v, verdict, tt.verdict)
+			}
+			for i, kind := range []string{"reg", "unreg"} {
+				s := run.Result.Ops[kind]
+				want := fmt.Sprintf("%s: response p50 %s, p99 %s; service p50 %s, p99 %s", kind,
+					FormatNS(float64(s.ResponseNS.P50)), FormatNS(float64(s.ResponseNS.P99)), FormatNS(float64(s.NS.P50)), FormatNS(float64(s.NS.P99)))
+				if !strings.HasPrefix(items[i+1][1], htmlEscape(want)) {
+					t.Errorf("headline says %q, want %q first", items[i+1][1], want)
+				}
+			}
+			checkHeadline(t, page, []*Run{run}, false)
+			for _, want := range []string{"<h3>Open loop: response and service times</h3>",
+				fmt.Sprintf("<tr><td>reg</td><td>response</td><td class=\"n\">%s</td>", FormatNS(float64(run.Result.Ops["reg"].ResponseNS.P50))),
+				fmt.Sprintf("<tr><td>unreg</td><td>service</td><td class=\"n\">%s</td>", FormatNS(float64(run.Result.Ops["unreg"].NS.P50))),
+				htmlEscape(OpenLoopSchedule(ol))} {
+				if !strings.Contains(page, want) {
+					t.Errorf("report.html lacks %q", want)
+				}
+			}
+			if got := strings.Contains(page, `<b class="status-failed">saturated</b>`); got != tt.saturated {
+				t.Errorf("the open loop's table marks it saturated: %v, want %v", got, tt.saturated)
+			}
+			var md bytes.Buffer
+			if err := WriteMarkdown(&md, []*Run{run}); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.dir+".summary.md", md.Bytes())
+		})
+	}
+}
+
+// A closed loop's headline and page say nothing of response times.
+func TestClosedLoopHeadline(t *testing.T) {
+	run := loadFixture(t, lifecycleFixture())
+	for _, k := range NewHeadline(run).Kinds {
+		if strings.Contains(k, "response") || strings.Contains(k, "Open loop") {
+			t.Errorf("a closed loop's headline says %q", k)
+		}
 	}
 }

@@ -427,11 +427,16 @@ type OpenLoop struct {
 	AchievedOpsPerSec  float64 `json:"achieved_ops_per_sec"`
 	// BacklogEndNS is how far behind its intended start the last
 	// operation of the most behind thread began; BacklogMaxNS the most
-	// any operation was. A backlog that grows to the end means the device
-	// could not keep up: Saturated.
+	// any operation was.
 	BacklogEndNS int64 `json:"backlog_end_ns"`
 	BacklogMaxNS int64 `json:"backlog_max_ns"`
-	Saturated    bool  `json:"saturated"`
+	// BacklogOverShare is the largest share of a thread's measured time
+	// during which it was more than BacklogLimitNS behind its schedule;
+	// Saturated when it is at least half: a sustained backlog, not one
+	// stall at the end.
+	BacklogLimitNS   int64   `json:"backlog_limit_ns,omitempty"`
+	BacklogOverShare float64 `json:"backlog_over_share"`
+	Saturated        bool    `json:"saturated"`
 	// Waits is how many operations waited for their intended start;
 	// WakeLateMeanNS and WakeLateMaxNS how late the waits ended (sleep and
 	// spin overshoot), which is in the response times but not the service
