@@ -60,7 +60,7 @@ type workerConfig struct {
 	Iterations   int64         `json:"iterations"`
 	Warmup       time.Duration `json:"warmup"`
 	Interval     time.Duration `json:"interval"`
-	Pin          bool          `json:"pin"`
+	CPUs         []int         `json:"cpus,omitempty"` // per thread of this worker, the CPU it is bound to; nil: unbound
 	Seed         int64         `json:"seed"`
 	StormNodes   int           `json:"storm_nodes,omitempty"` // mode storm: the job's nodes
 	// Op programs: steps per C call at most, and about how long one runs.

@@ -31,7 +31,7 @@ type Settings struct {
 	Repetitions  int
 	QPState      string // reset, init or rtr
 	Seed         int64
-	Pin          bool
+	Pin          string // --pin: auto, cpu or none (ParsePlacement; true and false as before)
 	Interval     time.Duration
 	SimSemantics string
 	SimCost      string
@@ -54,7 +54,7 @@ func Defaults() Settings {
 		Procs: 1, Threads: 1, QPs: 16,
 		Duration: 10 * time.Second, Warmup: time.Second, Repetitions: 1,
 		QPState: verbs.QPRTR.String(), // as MPI does
-		Seed:    1, Interval: time.Second,
+		Seed:    1, Interval: time.Second, Pin: string(PinAuto),
 		SimSemantics: string(verbs.Legacy),
 		BatchOps:     DefaultBatchOps, BatchTime: DefaultBatchTime,
 	}
@@ -94,6 +94,10 @@ func (s Settings) Config() (Config, error) {
 	if s.Provider != "sim" && (s.SimCost != "" || sem != verbs.Legacy || s.SimMaxQP != 0) {
 		return Config{}, fmt.Errorf("--sim-cost, --sim-semantics and --sim-max-qp apply to --provider sim only")
 	}
+	pin, err := ParsePlacement(s.Pin)
+	if err != nil {
+		return Config{}, fmt.Errorf("--pin: %w", err)
+	}
 	labels, err := results.ParseLabels(s.Labels)
 	if err != nil {
 		return Config{}, fmt.Errorf("--label: %w", err)
@@ -104,7 +108,7 @@ func (s Settings) Config() (Config, error) {
 		Provider: s.Provider, Device: s.Device, Workload: spec, WorkloadArg: s.Workload,
 		Procs: s.Procs, Threads: s.Threads, QPs: s.QPs,
 		Duration: s.Duration, Iterations: s.Iterations, Warmup: s.Warmup, Repetitions: s.Repetitions,
-		Pin: s.Pin, Seed: s.Seed, Interval: s.Interval, SimSemantics: sem, SimCost: cost, QPState: state, SimMaxQPs: s.SimMaxQP,
+		Pin: pin, Seed: s.Seed, Interval: s.Interval, SimSemantics: sem, SimCost: cost, QPState: state, SimMaxQPs: s.SimMaxQP,
 		Nodes: s.Nodes, Out: s.Out, CommandLine: s.CommandLine(), StallTimeout: s.StallTimeout,
 	}
 	if cfg.Iterations > 0 {
@@ -160,7 +164,11 @@ func (s Settings) CommandLine() []string {
 	for _, l := range s.Labels { // repeatable: one flag per label, as given
 		args = append(args, "--label="+l)
 	}
-	add("pin", strconv.FormatBool(s.Pin), strconv.FormatBool(d.Pin))
+	pin := s.Pin // written as run's flag now spells it: --pin=true is cpu
+	if p, err := ParsePlacement(s.Pin); err == nil {
+		pin = string(p)
+	}
+	add("pin", pin, d.Pin)
 	add("provider", s.Provider, d.Provider)
 	add("qp-state", s.QPState, d.QPState)
 	add("rate", float(s.Rate), float(d.Rate))

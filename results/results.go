@@ -117,7 +117,8 @@ type Config struct {
 	Iterations   int               `json:"iterations,omitempty"`
 	Warmup       Duration          `json:"warmup"`
 	Repetitions  int               `json:"repetitions"`
-	Pin          bool              `json:"pin"`
+	Pin          bool              `json:"pin"`                 // threads bound to CPUs (workers[].cpus)
+	Placement    string            `json:"placement,omitempty"` // --pin's choice: auto, cpu or none (empty before it: bound only with --pin)
 	Seed         int64             `json:"seed"`
 	Interval     Duration          `json:"interval"`
 	ProviderOpts map[string]string `json:"provider_options,omitempty"` // e.g. sim_semantics, sim_cost

@@ -92,6 +92,13 @@ func TestRunCommandRoundTrip(t *testing.T) {
 		{"--warmup=250ms"},
 		{"--repetitions=4"},
 		{"--pin"},
+		{"--pin=true"}, // the boolean spellings of --pin before it was a choice
+		{"--pin=false"},
+		{"--pin=none"},
+		{"--pin=cpu"},
+		{"--pin=auto"},
+		{"--workload=storm", "--pin=none"},
+		{"--pin", "--workload=storm"},
 		{"--seed=42"},
 		{"--interval=250ms"},
 		{"--qp-state=reset"},
