@@ -110,9 +110,13 @@ type doneMsg struct {
 	// Created is every QP number the worker's threads created, for the
 	// leak probe (rdma, legacy); one set per worker keeps the message small.
 	Created *qpSet `json:"created,omitempty"`
-	// The process's resident memory as it finished, KiB (smaps_rollup).
-	RSSKB int64 `json:"rss_kb,omitempty"`
-	PSSKB int64 `json:"pss_kb,omitempty"`
+	// The process's resident memory, KiB (smaps_rollup), as its threads
+	// stopped measuring, and the largest sampled while they measured
+	// (memSampler).
+	RSSKB     int64 `json:"rss_kb,omitempty"`
+	PSSKB     int64 `json:"pss_kb,omitempty"`
+	PeakRSSKB int64 `json:"peak_rss_kb,omitempty"`
+	PeakPSSKB int64 `json:"peak_pss_kb,omitempty"`
 }
 
 // threadResult is one thread's measurement.

@@ -79,6 +79,9 @@ func (t *thread) runStorm(deadline uint64) error {
 		runq0 = runqSleep
 	}
 	t.started = deadline
+	if testHookMeasuring != nil {
+		testHookMeasuring(t.g)
+	}
 	t.measuring = true
 	t.lastEnd = t.started
 	t.ivStart = deadline

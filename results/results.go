@@ -228,10 +228,15 @@ type Gap struct {
 // Memory is resident memory in KiB: RSS counts every page mapped, shared
 // ones (the binary, libraries, the sim device) in full in each process;
 // PSS divides each shared page among the processes that map it, so PSS
-// sums to what the workers really take.
+// sums to what the workers really take. RSSKB and PSSKB are as the
+// threads stopped measuring, before any tore down; the peaks are the
+// largest of the samples taken while they measured (each worker's own,
+// summed), absent in results that predate them.
 type Memory struct {
-	RSSKB int64 `json:"rss_kb"`
-	PSSKB int64 `json:"pss_kb"`
+	RSSKB     int64 `json:"rss_kb"`
+	PSSKB     int64 `json:"pss_kb"`
+	PeakRSSKB int64 `json:"peak_rss_kb,omitempty"`
+	PeakPSSKB int64 `json:"peak_pss_kb,omitempty"`
 }
 
 // OpStats summarises one operation kind.
@@ -291,10 +296,13 @@ type Worker struct {
 	// threads: against the wall time it shows whether the workers had the
 	// CPUs they needed.
 	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
-	// RSSKB and PSSKB are the process's resident memory as it finished
-	// (/proc/self/smaps_rollup): see Memory.
-	RSSKB int64 `json:"rss_kb,omitempty"`
-	PSSKB int64 `json:"pss_kb,omitempty"`
+	// RSSKB and PSSKB are the process's resident memory as its threads
+	// stopped measuring, the peaks the largest sampled while they
+	// measured (/proc/self/smaps_rollup): see Memory.
+	RSSKB     int64 `json:"rss_kb,omitempty"`
+	PSSKB     int64 `json:"pss_kb,omitempty"`
+	PeakRSSKB int64 `json:"peak_rss_kb,omitempty"`
+	PeakPSSKB int64 `json:"peak_pss_kb,omitempty"`
 }
 
 // ThreadCounts is one worker thread's operation counts.
