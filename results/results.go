@@ -403,8 +403,9 @@ type Storm struct {
 	// finished).
 	RankDoneNS [][]int64 `json:"rank_done_ns"`
 	// RankRunQueueNS is, per repetition, how long each rank's thread
-	// waited on a run queue (runnable, not running) until it was done,
-	// from the kernel's schedstat; -1 where unknown. On a machine busy
+	// waited on a run queue (runnable, not running) from the start until
+	// it was done, the window of RankDoneNS, from the kernel's schedstat;
+	// -1 where unknown. On a machine busy
 	// with other work it is part of the rank's completion time that is
 	// not the storm's.
 	RankRunQueueNS [][]int64 `json:"rank_runq_ns,omitempty"`
