@@ -260,7 +260,11 @@ func (c *coordinator) workerConfig(p int, vo verbs.Options, h *holder, dir strin
 		BatchOps: cfg.BatchOps, BatchTime: cfg.BatchTime, Rate: cfg.threadRate(), Arrival: cfg.arrival(),
 		Held: h.held, Invalid: h.invalid, Foreign: h.foreign,
 	}
-	if cpus := cfg.threadCPUs(h.dev.Info().NUMANode); cpus != nil {
+	numa := -1 // the device's NUMA node, where the holder has one open
+	if h.dev != nil {
+		numa = h.dev.Info().NUMANode
+	}
+	if cpus := cfg.threadCPUs(numa); cpus != nil {
 		wc.CPUs = cpus[wc.ThreadBase : wc.ThreadBase+wc.Threads]
 	}
 	if cfg.Workload.Mode == workloads.StormMode {

@@ -97,7 +97,7 @@ small differences.`,
 				return failure{err: fmt.Errorf("calibrate: %d target(s) missed", missed)}
 			case busy > 0:
 				// Nothing missed, and nothing to trust either: not a pass.
-				return failure{err: fmt.Errorf("calibrate: %d target(s) not judged: the machine was too busy (other processes kept taking the CPU); rerun on a quieter machine", busy)}
+				return failure{err: fmt.Errorf("calibrate: %d target(s) not judged: the machine was too busy (other processes kept taking the CPU; load average %.2f); rerun on a quieter machine", busy, bench.LoadAverage())}
 			}
 			return nil
 		},

@@ -2,12 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/xrcbench/xrcbench/bench"
 )
 
 // calibration is calibrate --json's output.
@@ -64,19 +64,6 @@ func TestCalibrate(t *testing.T) {
 	}
 }
 
-// loadAverage is the 1-minute load average, -1 unreadable.
-func loadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return -1
-	}
-	v, err := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
-	if err != nil {
-		return -1
-	}
-	return v
-}
-
 // Under a competing CPU load calibrate measures nothing but what is its
 // own, or says the machine was too busy: a target missed then is the
 // machine's, never to be reported as the harness's. With two busy loops
@@ -89,7 +76,7 @@ func TestCalibrateUnderLoad(t *testing.T) {
 	}
 	// Others' load is not this test's: with it the clean slices that
 	// remain may still be theirs (caches, memory bandwidth).
-	if l := loadAverage(); l < 0 || l > float64(runtime.NumCPU())/2 {
+	if l := bench.LoadAverage(); l < 0 || l > float64(runtime.NumCPU())/2 {
 		t.Skipf("the machine is busy already (load average %.2f on %d CPUs): this test brings its own load", l, runtime.NumCPU())
 	}
 	for range 2 * runtime.NumCPU() {
