@@ -172,6 +172,7 @@ func mergeWorkers(list []results.Worker, rep *repOutcome) []results.Worker {
 			Counts: map[string]int64{}, Exit: w.exitString()}
 		if w.done != nil {
 			rw.RSSKB, rw.PSSKB = w.done.RSSKB, w.done.PSSKB
+			rw.PeakRSSKB, rw.PeakPSSKB = w.done.PeakRSSKB, w.done.PeakPSSKB
 		}
 		if w.state != nil {
 			if ru, ok := w.state.SysUsage().(*syscall.Rusage); ok {
@@ -493,6 +494,8 @@ func harnessFigures(res *results.Result, done []*repOutcome) {
 			if w.done != nil {
 				mem.RSSKB += w.done.RSSKB
 				mem.PSSKB += w.done.PSSKB
+				mem.PeakRSSKB += w.done.PeakRSSKB
+				mem.PeakPSSKB += w.done.PeakPSSKB
 			}
 		}
 		if mem.PSSKB > 0 && (h.Memory == nil || mem.PSSKB > h.Memory.PSSKB) {

@@ -99,7 +99,7 @@ func BenchmarkEngineNull(b *testing.B) {
 			rig, unlock := benchRig(b, "steady", "null", qps, verbs.Cost{})
 			defer unlock()
 			timer := verbs.TimerOverheadNS()
-			reads, cpu := bareLoop(100 * time.Millisecond)
+			reads, cpu, _ := bareLoop(100 * time.Millisecond)
 			bare := float64(reads) / (float64(cpu) / 1e9)
 			f := benchMeasure(b, rig)
 			b.ReportMetric(f.opsPerCPUSecond()/bare, "cpu-rate/bare")

@@ -14,8 +14,6 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 )
@@ -90,15 +88,9 @@ func placeCPUs(b *results.BOM, workers []results.Worker, numa int) (cpus []int) 
 	if len(cpus) > 0 {
 		b.CPU.ThreadCPUs = "pinned: " + cpuList(cpus)
 	} else {
-		var set unix.CPUSet
-		if err := unix.SchedGetaffinity(0, &set); err != nil {
+		if cpus = allowedCPUs(); cpus == nil {
 			b.CPU.ThreadCPUs = results.Unreadable("affinity")
 		} else {
-			for c := 0; c < 1024; c++ {
-				if set.IsSet(c) {
-					cpus = append(cpus, c)
-				}
-			}
 			b.CPU.ThreadCPUs = "unpinned: any of " + cpuList(cpus)
 		}
 	}

@@ -102,7 +102,7 @@ func TestCPUList(t *testing.T) {
 func TestResultBOM(t *testing.T) {
 	cfg := testConfig(t, "sharded", "sim", 1, 2, 2)
 	cfg.Iterations = 5
-	cfg.Pin = true
+	cfg.Pin = PinCPU
 	runOK(t, cfg)
 	res, err := results.Load(filepath.Join(cfg.Out, results.FileName))
 	if err != nil {

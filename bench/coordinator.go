@@ -274,9 +274,16 @@ func (c *coordinator) workerConfig(p int, vo verbs.Options, h *holder, dir strin
 		Verbs: vo, Domain: h.domain, Shm: filepath.Join(dir, "barrier"),
 		WorkloadSpec: cfg.Workload.Source, WorkloadFile: cfg.Workload.File,
 		QPs: cfg.QPs, Duration: cfg.Duration, Iterations: cfg.Iterations, Warmup: cfg.Warmup,
-		Interval: cfg.Interval, Pin: cfg.Pin, Seed: cfg.Seed, RealTime: startRealTime(),
+		Interval: cfg.Interval, Seed: cfg.Seed, RealTime: startRealTime(),
 		BatchOps: cfg.BatchOps, BatchTime: cfg.BatchTime, Rate: cfg.threadRate(), Arrival: cfg.arrival(),
 		Held: h.held, Invalid: h.invalid, Foreign: h.foreign,
+	}
+	numa := -1 // the device's NUMA node, where the holder has one open
+	if h.dev != nil {
+		numa = h.dev.Info().NUMANode
+	}
+	if cpus := cfg.threadCPUs(numa); cpus != nil {
+		wc.CPUs = cpus[wc.ThreadBase : wc.ThreadBase+wc.Threads]
 	}
 	if cfg.Workload.Mode == workloads.StormMode {
 		wc.StormNodes = cfg.StormNodes()

@@ -42,6 +42,9 @@ func TestMain(m *testing.M) {
 		if os.Getenv("XRCBENCH_TEST_WORKER_SAY_MEASURING") == "1" {
 			testHookMeasuring = func(thread int) { fmt.Fprintf(os.Stderr, "thread %d measuring\n", thread) }
 		}
+		if os.Getenv("XRCBENCH_TEST_WORKER_SAY_MEMORY") == "1" {
+			testHookMeasuring = sayMemory
+		}
 		if err := WorkerMain(os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

@@ -60,7 +60,7 @@ type workerConfig struct {
 	Iterations   int64         `json:"iterations"`
 	Warmup       time.Duration `json:"warmup"`
 	Interval     time.Duration `json:"interval"`
-	Pin          bool          `json:"pin"`
+	CPUs         []int         `json:"cpus,omitempty"` // per thread of this worker, the CPU it is bound to; nil: unbound
 	Seed         int64         `json:"seed"`
 	StormNodes   int           `json:"storm_nodes,omitempty"` // mode storm: the job's nodes
 	// Op programs: steps per C call at most, and about how long one runs.
@@ -110,9 +110,13 @@ type doneMsg struct {
 	// Created is every QP number the worker's threads created, for the
 	// leak probe (rdma, legacy); one set per worker keeps the message small.
 	Created *qpSet `json:"created,omitempty"`
-	// The process's resident memory as it finished, KiB (smaps_rollup).
-	RSSKB int64 `json:"rss_kb,omitempty"`
-	PSSKB int64 `json:"pss_kb,omitempty"`
+	// The process's resident memory, KiB (smaps_rollup), as its threads
+	// stopped measuring, and the largest sampled while they measured
+	// (memSampler).
+	RSSKB     int64 `json:"rss_kb,omitempty"`
+	PSSKB     int64 `json:"pss_kb,omitempty"`
+	PeakRSSKB int64 `json:"peak_rss_kb,omitempty"`
+	PeakPSSKB int64 `json:"peak_pss_kb,omitempty"`
 }
 
 // threadResult is one thread's measurement.

@@ -50,7 +50,7 @@ func measureLoad(t *testing.T, f func()) machineLoad {
 	wall := time.Since(w0)
 	busy, self, kids := machineBusy(t)-busy0, cpuOf(t, unix.RUSAGE_SELF)-self0, cpuOf(t, unix.RUSAGE_CHILDREN)-kids0
 	others := (busy - self - kids).Seconds() / wall.Seconds()
-	return machineLoad{others: max(others, 0), cpus: runtime.NumCPU(), loadavg: loadAverage()}
+	return machineLoad{others: max(others, 0), cpus: runtime.NumCPU(), loadavg: LoadAverage()}
 }
 
 // machineBusy is the time all CPUs spent busy since boot: /proc/stat's

@@ -30,7 +30,7 @@ type Config struct {
 	Iterations  int64 // passes (loop) or rounds (rounds); 0: use Duration
 	Warmup      time.Duration
 	Repetitions int
-	Pin         bool
+	Pin         Placement // "" is PinAuto
 	// NoCPUCheck records the CPUs' setup without judging it (the CPU
 	// check's warnings, cpucheck.go); it changes nothing measured.
 	NoCPUCheck   bool
@@ -147,6 +147,9 @@ func (c *Config) Validate() error {
 	}
 	if err := results.ValidateLabels(c.Labels); err != nil {
 		return fmt.Errorf("--label: %w", err)
+	}
+	if p, err := ParsePlacement(string(c.Pin)); err != nil || p != c.placement() {
+		return fmt.Errorf("--pin %q: want auto, cpu or none", c.Pin)
 	}
 	if c.SimMaxQPs < 0 || c.SimMaxQPs > MaxSimQPs {
 		return fmt.Errorf("--sim-max-qp %d: want 1 to %d", c.SimMaxQPs, MaxSimQPs)
@@ -530,6 +533,9 @@ func (c *coordinator) describeEnvironment(res *results.Result, fw *firmware) {
 		numa = -1
 	}
 	cpus := placeCPUs(res.Environment.BOM, res.Workers, numa)
+	for _, w := range res.Workers {
+		res.Config.Pin = res.Config.Pin || len(w.CPUs) > 0
+	}
 	busy := checkSiblings(res.Environment.BOM, cpus, c.ticks, readCPUTicks())
 	if b := res.Environment.BOM; b != nil {
 		if c.cfg.NoCPUCheck {
@@ -644,7 +650,7 @@ func (c *coordinator) newResult(runID, scheduling string) *results.Result {
 			Iterations:   int(cfg.Iterations),
 			Warmup:       results.Duration(cfg.Warmup),
 			Repetitions:  cfg.Repetitions,
-			Pin:          cfg.Pin,
+			Placement:    string(cfg.placement()),
 			Seed:         cfg.Seed,
 			Interval:     results.Duration(cfg.Interval),
 			QPState:      cfg.QPState.String(),

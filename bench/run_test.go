@@ -188,7 +188,7 @@ func simWorkload(t *testing.T, w string, sem verbs.Semantics) {
 func TestPin(t *testing.T) {
 	cfg := testConfig(t, "sharded", "null", 2, 2, 2)
 	cfg.Iterations = 5
-	cfg.Pin = true
+	cfg.Pin = PinCPU
 	res := runOK(t, cfg)
 	seen := map[int]bool{}
 	for _, w := range res.Workers {

@@ -33,8 +33,8 @@ type Settings struct {
 	IBPort       int    // rdma, legacy: 0 automatic
 	GIDIndex     int    // rdma, legacy: -1 automatic
 	Seed         int64
-	Pin          bool
-	NoCPUCheck   bool // record the CPUs' setup without judging it
+	Pin          string // --pin: auto, cpu or none (ParsePlacement; true and false as before)
+	NoCPUCheck   bool   // record the CPUs' setup without judging it
 	Interval     time.Duration
 	SimSemantics string
 	SimCost      string
@@ -58,7 +58,7 @@ func Defaults() Settings {
 		Duration: 10 * time.Second, Warmup: time.Second, Repetitions: 1,
 		QPState:  verbs.QPRTR.String(), // as MPI does
 		GIDIndex: -1,
-		Seed:     1, Interval: time.Second,
+		Seed:     1, Interval: time.Second, Pin: string(PinAuto),
 		SimSemantics: string(verbs.Legacy),
 		BatchOps:     DefaultBatchOps, BatchTime: DefaultBatchTime,
 	}
@@ -102,6 +102,10 @@ func (s Settings) Config() (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
+	pin, err := ParsePlacement(s.Pin)
+	if err != nil {
+		return Config{}, fmt.Errorf("--pin: %w", err)
+	}
 	labels, err := results.ParseLabels(s.Labels)
 	if err != nil {
 		return Config{}, fmt.Errorf("--label: %w", err)
@@ -112,7 +116,7 @@ func (s Settings) Config() (Config, error) {
 		Provider: s.Provider, Device: s.Device, Workload: spec, WorkloadArg: s.Workload,
 		Procs: s.Procs, Threads: s.Threads, QPs: s.QPs,
 		Duration: s.Duration, Iterations: s.Iterations, Warmup: s.Warmup, Repetitions: s.Repetitions,
-		Pin: s.Pin, NoCPUCheck: s.NoCPUCheck, Seed: s.Seed, Interval: s.Interval, SimSemantics: sem, SimCost: cost, QPState: state, SimMaxQPs: s.SimMaxQP,
+		Pin: pin, NoCPUCheck: s.NoCPUCheck, Seed: s.Seed, Interval: s.Interval, SimSemantics: sem, SimCost: cost, QPState: state, SimMaxQPs: s.SimMaxQP,
 		IBPort: s.IBPort, GIDIndex: gid,
 		Nodes: s.Nodes, Out: s.Out, CommandLine: s.CommandLine(), StallTimeout: s.StallTimeout,
 	}
@@ -190,7 +194,11 @@ func (s Settings) CommandLine() []string {
 		args = append(args, "--label="+l)
 	}
 	add("no-cpu-check", strconv.FormatBool(s.NoCPUCheck), strconv.FormatBool(d.NoCPUCheck))
-	add("pin", strconv.FormatBool(s.Pin), strconv.FormatBool(d.Pin))
+	pin := s.Pin // written as run's flag now spells it: --pin=true is cpu
+	if p, err := ParsePlacement(s.Pin); err == nil {
+		pin = string(p)
+	}
+	add("pin", pin, d.Pin)
 	add("provider", s.Provider, d.Provider)
 	add("qp-state", s.QPState, d.QPState)
 	add("rate", float(s.Rate), float(d.Rate))

@@ -63,30 +63,33 @@ func (t *thread) runStorm(deadline uint64) error {
 	t.stormBuild(deadline)
 	// The makespan runs from the deadline, so what the harness does
 	// after it is in the figure. The rank sleeps in Go until shortly
-	// before, reads its run-queue time, and the C loop waits out the rest
-	// (asleep, then spinning): no Go runs from there until the rank is
-	// done. The run-queue time counts from that read, or, when the rank
-	// woke late, from before its sleep: a rank woken but given no CPU
-	// until after the deadline starts late, and that is a wait on a run
-	// queue too. (Each wake-up on a busy machine waits on a run queue: a
-	// count from long before the start would be mostly waits that delay
-	// nothing.)
-	runqSleep := st.runQueueNS()
+	// before, and the C loop waits out the rest (asleep, then spinning):
+	// no Go runs from there until the rank is done. The C loop reads the
+	// run-queue time at the start and after the last step, the window of
+	// the rank's completion time (a wait before the start delays nothing;
+	// one still going on at the start is counted from the start).
+	if st.runq == nil {
+		if f, err := os.Open("/proc/thread-self/schedstat"); err == nil {
+			st.runq = f
+		}
+	}
+	if st.runq != nil {
+		st.run.CountRunQueue(int(st.runq.Fd()), runDelay(st.runq))
+	}
 	if err := waitUntil(verbs.Now, deadline-min(deadline, stormWakeEarly), t.shm.aborted); err != nil {
 		return err
 	}
-	runq0 := st.runQueueNS()
-	if verbs.Now()+stormWakeEarly-stormWakeLate > deadline {
-		runq0 = runqSleep
-	}
 	t.started = deadline
+	if testHookMeasuring != nil {
+		testHookMeasuring(t.g)
+	}
 	t.measuring = true
 	t.lastEnd = t.started
 	t.ivStart = deadline
 	t.ivNext = deadline + uint64(t.cfg.Interval)
 	err := t.storming(deadline)
-	if runq1 := st.runQueueNS(); runq0 >= 0 && runq1 >= runq0 && st.doneNS >= 0 {
-		st.runqNS = runq1 - runq0
+	if st.doneNS >= 0 {
+		st.runqNS = st.run.RunQueueNS()
 	}
 	if st.runq != nil {
 		st.runq.Close()
@@ -98,13 +101,8 @@ func (t *thread) runStorm(deadline uint64) error {
 	return t.endMeasuring(err)
 }
 
-// A storm rank wakes stormWakeEarly before the start; one that wakes
-// later than stormWakeLate before it counts its run-queue time from
-// before its sleep.
-const (
-	stormWakeEarly = uint64(5 * time.Millisecond)
-	stormWakeLate  = uint64(4 * time.Millisecond)
-)
+// A storm rank wakes from its sleep in Go stormWakeEarly before the start.
+const stormWakeEarly = uint64(5 * time.Millisecond)
 
 // stormBuild makes the rank's plan its program: a create (and the modify
 // out of RESET that --qp-state asks) sends the number back through the
@@ -600,6 +598,25 @@ func stormResult(done []*repOutcome, cfg Config) *results.Storm {
 	return out
 }
 
+// runDelay is the thread's time on a run queue so far, ns, from its open
+// /proc/thread-self/schedstat (2nd field), or -1 where unreadable.
+func runDelay(f *os.File) int64 {
+	var buf [128]byte
+	n, err := f.ReadAt(buf[:], 0)
+	if n == 0 && err != nil {
+		return -1
+	}
+	fs := strings.Fields(string(buf[:n]))
+	if len(fs) < 2 {
+		return -1
+	}
+	v, err := strconv.ParseInt(fs[1], 10, 64)
+	if err != nil {
+		return -1
+	}
+	return v
+}
+
 func allSame(xs []string) bool {
 	for _, x := range xs {
 		if strings.SplitN(x, ": ", 2)[1] != strings.SplitN(xs[0], ": ", 2)[1] {
@@ -607,33 +624,4 @@ func allSame(xs []string) bool {
 		}
 	}
 	return true
-}
-
-// runQueueNS is how long the rank's OS thread has waited on a run queue,
-// runnable but not running (/proc/thread-self/schedstat, 2nd field), or
-// -1 where the kernel does not say. On a shared machine a rank's makespan
-// includes that wait, which is not the storm's. The file stays open: a
-// read is then a few us, where opening it each time took ~100 us.
-func (st *stormRank) runQueueNS() int64 {
-	if st.runq == nil {
-		f, err := os.Open("/proc/thread-self/schedstat")
-		if err != nil {
-			return -1
-		}
-		st.runq = f
-	}
-	var buf [128]byte
-	n, err := st.runq.ReadAt(buf[:], 0)
-	if n == 0 && err != nil {
-		return -1
-	}
-	f := strings.Fields(string(buf[:n]))
-	if len(f) < 2 {
-		return -1
-	}
-	v, err := strconv.ParseInt(f[1], 10, 64)
-	if err != nil {
-		return -1
-	}
-	return v
 }

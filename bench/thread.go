@@ -208,21 +208,8 @@ func newThread(cfg *workerConfig, spec *workloads.Spec, local int, sh *shm) *thr
 
 // setup runs on the locked OS thread: pin, open the registrant.
 func (t *thread) setup() error {
-	if t.cfg.Pin {
-		var set unix.CPUSet
-		if err := unix.SchedGetaffinity(0, &set); err != nil {
-			return fmt.Errorf("sched_getaffinity: %w", err)
-		}
-		var cpus []int
-		for c := 0; c < 1024; c++ {
-			if set.IsSet(c) {
-				cpus = append(cpus, c)
-			}
-		}
-		if len(cpus) == 0 {
-			return fmt.Errorf("no CPU allowed")
-		}
-		t.cpu = cpus[t.g%len(cpus)]
+	if local := t.g - t.cfg.ThreadBase; local < len(t.cfg.CPUs) {
+		t.cpu = t.cfg.CPUs[local] // the coordinator's placement (threadCPUs)
 		var one unix.CPUSet
 		one.Set(t.cpu)
 		if err := unix.SchedSetaffinity(0, &one); err != nil {

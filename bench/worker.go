@@ -77,7 +77,7 @@ func WorkerMain(in io.Reader, out io.Writer) error {
 		box.close()
 		return fmt.Errorf("waiting for the start: %w", err)
 	}
-	c.start(deadline)
+	c.start(deadline, memSampleEvery(cfg.Interval))
 	stopOnHangUp(fr, sh, c.wait)
 
 	first := firstThreadError(c.errs)
@@ -252,6 +252,7 @@ type crew struct {
 	deadline uint64        // 0: the run was called off before the start
 	wg       sync.WaitGroup
 	base     int // global index of thread 0
+	mem      *memSampler
 }
 
 // threadSetup is how a thread's setup went, and on which CPU it landed.
@@ -294,6 +295,9 @@ func (c *crew) live(i int) {
 	<-c.started
 	if err == nil && c.deadline != 0 {
 		err = t.run(c.deadline)
+		// The first thread to stop measuring ends the memory's sampling,
+		// before any thread tears down: a teardown unmaps the device.
+		c.mem.end()
 		if err != nil {
 			c.sh.abort()
 		}
@@ -328,7 +332,8 @@ func (c *crew) awaitSetup() ([]int, error) {
 }
 
 // start lets the threads measure from deadline.
-func (c *crew) start(deadline uint64) {
+func (c *crew) start(deadline uint64, memEvery time.Duration) {
+	c.mem = startMemSampler(memEvery)
 	c.deadline = deadline
 	close(c.started)
 }
@@ -350,8 +355,8 @@ func (c *crew) done() *doneMsg {
 		created = created.union(t.created)
 	}
 	d := &doneMsg{Threads: c.results, Created: created}
-	// Memory as the worker finishes, its threads' state still mapped;
-	// a kernel without smaps_rollup (before 4.14) leaves it out.
-	d.RSSKB, d.PSSKB, _ = selfMemory()
+	// Memory while the threads measured; a kernel without smaps_rollup
+	// (before 4.14) leaves it out.
+	d.RSSKB, d.PSSKB, d.PeakRSSKB, d.PeakPSSKB = c.mem.result()
 	return d
 }

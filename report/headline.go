@@ -37,8 +37,9 @@ type DestructionCost struct {
 	// HaveCI. Confidence is the level it reaches (≥ CILevel).
 	Lo, Hi, Confidence float64
 	HaveCI             bool
-	// NeedReps is how many repetitions a CILevel interval needs.
-	NeedReps int
+	// NeedReps is how many repetitions a CILevel interval needs; Rerun
+	// how many the report asks for (rerunRepetitions), at least as many.
+	NeedReps, Rerun int
 }
 
 // CILevel is the confidence level of the headline's interval.
@@ -78,6 +79,9 @@ func NewHeadline(run *Run) Headline {
 		h.Notes = append(h.Notes, stormNotes(r.Storm)...)
 	}
 	h.Destruction = destructionCost(r)
+	if h.Destruction != nil {
+		h.Destruction.Rerun = rerunRepetitions(r)
+	}
 	if IsTestDouble(r) {
 		h.Notes = append(h.Notes, TestDoubleBanner)
 	}
@@ -121,6 +125,7 @@ func destructionCost(r *results.Result) *DestructionCost {
 		}
 	}
 	d.NeedReps = repsForCI(CILevel)
+	d.Rerun = d.NeedReps
 	if len(d.Diffs) >= 2 {
 		sum := benchmath.AssumeNothing.Summary(benchmath.NewSample(d.Diffs, &benchmath.DefaultThresholds), CILevel)
 		if !math.IsInf(sum.Lo, 0) && !math.IsInf(sum.Hi, 0) {
@@ -155,7 +160,7 @@ func (d *DestructionCost) Sentence() string {
 			n, FormatNS(lo), FormatNS(hi), 100*(1-2*math.Pow(0.5, float64(n))), 100*CILevel, d.NeedReps)
 	}
 	return s + fmt.Sprintf("; a confidence interval needs repetitions (%s here): rerun with --repetitions %d or more.",
-		plural(n, "repetition"), d.NeedReps)
+		plural(n, "repetition"), d.Rerun)
 }
 
 // TestDoubleBanner is what every report of a run through the libibverbs

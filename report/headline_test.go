@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -214,5 +215,44 @@ func TestSILabel(t *testing.T) {
 		if tk.Label != "" && tk.Label != siLabel(tk.Value) || (tk.Label != "" && math.Log10(tk.Value) != math.Round(math.Log10(tk.Value))) {
 			t.Errorf("log count tick %v labelled %q", tk.Value, tk.Label)
 		}
+	}
+}
+
+// The headline and the warnings ask for one count of repetitions: a
+// lifecycle run of one repetition once read "--repetitions 6" in its
+// headline (the destruction cost's 95% interval) and "--repetitions 5" in
+// its warning (compare's 90% interval of the median).
+func TestRerunRepetitionsOneTruth(t *testing.T) {
+	rerun := regexp.MustCompile(`--repetitions (\d+)`)
+	tests := []struct {
+		name string
+		r    *results.Result
+		want string // the count asked for; "" none
+	}{
+		{"lifecycle, 1 repetition", lifecycleResult([]int64{700}, []int64{4700}), "6"},
+		{"lifecycle, 5 repetitions", lifecycleResult([]int64{700, 710, 720, 730, 740}, []int64{4700, 4710, 4720, 4730, 4740}), "6"},
+		{"lifecycle, 6 repetitions", lifecycleResult([]int64{700, 710, 720, 730, 740, 750}, []int64{4700, 4710, 4720, 4730, 4740, 4750}), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.r.Config.Workload = "lifecycle"
+			run := &Run{Result: tt.r, Kinds: kindsOf(tt.r)}
+			texts := Warnings(run)
+			if d := NewHeadline(run).Destruction; d != nil {
+				texts = append(texts, d.Sentence())
+			}
+			asked := map[string]bool{}
+			for _, s := range texts {
+				for _, m := range rerun.FindAllStringSubmatch(s, -1) {
+					asked[m[1]] = true
+				}
+			}
+			switch {
+			case tt.want == "" && len(asked) > 0:
+				t.Errorf("asks for --repetitions %v with enough: %q", asked, texts)
+			case tt.want != "" && (len(asked) != 1 || !asked[tt.want]):
+				t.Errorf("asks for --repetitions %v, want %s alone: %q", asked, tt.want, texts)
+			}
+		})
 	}
 }

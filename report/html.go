@@ -188,7 +188,12 @@ func harnessRows(r *results.Result) []kv {
 	}
 	rows = append(rows, coverageRows(h)...)
 	if m := h.Memory; m != nil {
-		rows = append(rows, kv{"worker memory (a repetition's workers, summed)", fmt.Sprintf("PSS %s, RSS %s (RSS counts shared pages in every process)", formatKiB(m.PSSKB), formatKiB(m.RSSKB))})
+		v := fmt.Sprintf("PSS %s, RSS %s (RSS counts shared pages in every process)", formatKiB(m.PSSKB), formatKiB(m.RSSKB))
+		if m.PeakRSSKB > 0 {
+			v = fmt.Sprintf("PSS %s, RSS %s as the threads stopped measuring; peak sampled while they measured PSS %s, RSS %s (RSS counts shared pages in every process)",
+				formatKiB(m.PSSKB), formatKiB(m.RSSKB), formatKiB(m.PeakPSSKB), formatKiB(m.PeakRSSKB))
+		}
+		rows = append(rows, kv{"worker memory (a repetition's workers, summed)", v})
 	}
 	if h.BatchSize > 0 { // result files written before batches were counted
 		rows = append(rows, kv{"batch size", fmt.Sprint(h.BatchSize)})

@@ -200,14 +200,8 @@ func Warnings(run *Run) []string {
 	for _, e := range r.Warnings {
 		w = append(w, "engine: "+e)
 	}
-	gates := len(DefaultGates(r.Config.Workload, run.Kinds))
-	if n, need := len(r.Repetitions), MinRepetitions(DefaultAlpha, DefaultConfidence, gates); n < need {
-		why := ""
-		if n < 2 {
-			why = "no estimate of run-to-run variation; "
-		}
-		w = append(w, fmt.Sprintf("%s: %scompare needs at least %d per run (the Mann-Whitney U test at alpha %g over the workload's %s, Holm, and a %.0f%% interval of the median); rerun with --repetitions %d or more",
-			plural(n, "repetition"), why, need, DefaultAlpha, plural(gates, "gated metric"), 100*DefaultConfidence, need))
+	if s := tooFewRepetitions(r, run.Kinds); s != "" {
+		w = append(w, s)
 	}
 	for _, kind := range run.Kinds {
 		for _, name := range summaryMetrics {
@@ -315,4 +309,41 @@ func sig3(v float64) string {
 	default:
 		return fmt.Sprintf("%.2f", v)
 	}
+}
+
+// rerunRepetitions is the one count of repetitions a report of r asks
+// for when it has fewer: compare's (MinRepetitions) and, where the
+// headline has a destruction cost, its interval's (repsForCI), the larger
+// of the two, so that the headline's advice and the warning's name the
+// same figure (they once said 6 and 5 for one run).
+func rerunRepetitions(r *results.Result) int {
+	need := MinRepetitions(DefaultAlpha, DefaultConfidence, len(DefaultGates(r.Config.Workload, kindsOf(r))))
+	if d := destructionCost(r); d != nil {
+		need = max(need, d.NeedReps)
+	}
+	return need
+}
+
+// tooFewRepetitions says, when r has fewer repetitions than its report
+// needs, what needs more and how many to rerun with (rerunRepetitions).
+func tooFewRepetitions(r *results.Result, kinds []string) string {
+	n := len(r.Repetitions)
+	gates := len(DefaultGates(r.Config.Workload, kinds))
+	compare := MinRepetitions(DefaultAlpha, DefaultConfidence, gates)
+	need := rerunRepetitions(r)
+	var whys []string
+	if n < 2 {
+		whys = append(whys, "no estimate of run-to-run variation")
+	}
+	if n < compare {
+		whys = append(whys, fmt.Sprintf("compare needs at least %d per run (the Mann-Whitney U test at alpha %g over the workload's %s, Holm, and a %.0f%% interval of the median)",
+			compare, DefaultAlpha, plural(gates, "gated metric"), 100*DefaultConfidence))
+	}
+	if d := destructionCost(r); d != nil && n < d.NeedReps {
+		whys = append(whys, fmt.Sprintf("the headline's %.0f%% interval of what destruction adds needs %d", 100*CILevel, d.NeedReps))
+	}
+	if n >= need {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s; rerun with --repetitions %d or more", plural(n, "repetition"), strings.Join(whys, "; "), need)
 }

@@ -111,7 +111,8 @@ type Config struct {
 	Iterations   int               `json:"iterations,omitempty"`
 	Warmup       Duration          `json:"warmup"`
 	Repetitions  int               `json:"repetitions"`
-	Pin          bool              `json:"pin"`
+	Pin          bool              `json:"pin"`                 // threads bound to CPUs (workers[].cpus)
+	Placement    string            `json:"placement,omitempty"` // --pin's choice: auto, cpu or none (empty before it: bound only with --pin)
 	Seed         int64             `json:"seed"`
 	Interval     Duration          `json:"interval"`
 	ProviderOpts map[string]string `json:"provider_options,omitempty"` // e.g. sim_semantics, sim_cost
@@ -221,10 +222,15 @@ type Gap struct {
 // Memory is resident memory in KiB: RSS counts every page mapped, shared
 // ones (the binary, libraries, the sim device) in full in each process;
 // PSS divides each shared page among the processes that map it, so PSS
-// sums to what the workers really take.
+// sums to what the workers really take. RSSKB and PSSKB are as the
+// threads stopped measuring, before any tore down; the peaks are the
+// largest of the samples taken while they measured (each worker's own,
+// summed), absent in results that predate them.
 type Memory struct {
-	RSSKB int64 `json:"rss_kb"`
-	PSSKB int64 `json:"pss_kb"`
+	RSSKB     int64 `json:"rss_kb"`
+	PSSKB     int64 `json:"pss_kb"`
+	PeakRSSKB int64 `json:"peak_rss_kb,omitempty"`
+	PeakPSSKB int64 `json:"peak_pss_kb,omitempty"`
 }
 
 // OpStats summarises one operation kind.
@@ -284,10 +290,13 @@ type Worker struct {
 	// threads: against the wall time it shows whether the workers had the
 	// CPUs they needed.
 	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
-	// RSSKB and PSSKB are the process's resident memory as it finished
-	// (/proc/self/smaps_rollup): see Memory.
-	RSSKB int64 `json:"rss_kb,omitempty"`
-	PSSKB int64 `json:"pss_kb,omitempty"`
+	// RSSKB and PSSKB are the process's resident memory as its threads
+	// stopped measuring, the peaks the largest sampled while they
+	// measured (/proc/self/smaps_rollup): see Memory.
+	RSSKB     int64 `json:"rss_kb,omitempty"`
+	PSSKB     int64 `json:"pss_kb,omitempty"`
+	PeakRSSKB int64 `json:"peak_rss_kb,omitempty"`
+	PeakPSSKB int64 `json:"peak_pss_kb,omitempty"`
 }
 
 // ThreadCounts is one worker thread's operation counts.
@@ -397,8 +406,9 @@ type Storm struct {
 	// finished).
 	RankDoneNS [][]int64 `json:"rank_done_ns"`
 	// RankRunQueueNS is, per repetition, how long each rank's thread
-	// waited on a run queue (runnable, not running) until it was done,
-	// from the kernel's schedstat; -1 where unknown. On a machine busy
+	// waited on a run queue (runnable, not running) from the start until
+	// it was done, the window of RankDoneNS, from the kernel's schedstat;
+	// -1 where unknown. On a machine busy
 	// with other work it is part of the rank's completion time that is
 	// not the storm's.
 	RankRunQueueNS [][]int64 `json:"rank_runq_ns,omitempty"`

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"sort"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Measurement is one figure of Calibrate, with the target it is held to
@@ -15,13 +17,45 @@ import (
 // same run (the hot path against one timer read), so they mean the same on
 // a noisy shared machine as on a quiet one; the sim pair's 250 ns and the
 // cost model's +5% are fixed bounds, which a slow or loaded machine can miss.
+//
+// A figure measured while the machine kept taking the CPU away from the
+// measuring thread is not judged: Busy says so (OK is then false too, and
+// the figure is no miss), and Detail how busy it was.
 type Measurement struct {
 	Name   string  `json:"name"`
 	Value  float64 `json:"value"`
 	Unit   string  `json:"unit"`
 	Target string  `json:"target"` // e.g. "<= 1.5"
 	OK     bool    `json:"ok"`
+	Busy   bool    `json:"busy,omitempty"`
 	Detail string  `json:"detail,omitempty"`
+}
+
+// Missed says whether m was judged and missed its target.
+func (m Measurement) Missed() bool { return m.Target != "" && !m.OK && !m.Busy }
+
+// ThreadSwitches counts the calling OS thread's context switches so far,
+// voluntary and not: a measurement slice across which it changed shared
+// its CPU with something else (another process, under load), and its
+// figures are the machine's as much as the code's.
+func ThreadSwitches() int64 {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_THREAD, &ru) != nil {
+		return -1
+	}
+	return ru.Nvcsw + ru.Nivcsw
+}
+
+// MinCleanShare is the share of a calibration's slices that must run
+// without a context switch for its figure to be judged: below it the
+// machine was too busy (BusyDetail).
+const MinCleanShare = 0.25
+
+// BusyDetail says why a figure was not judged: clean of all slices ran
+// without a context switch.
+func BusyDetail(clean, all int) string {
+	return fmt.Sprintf("not judged: the machine was too busy, only %d of %d slices ran without a context switch (at least %.0f%% must); rerun on a quieter machine",
+		clean, all, 100*MinCleanShare)
 }
 
 // Calibrate measures the harness's own costs on this machine: the timer,
@@ -35,16 +69,18 @@ type Measurement struct {
 func Calibrate(dir string) ([]Measurement, error) {
 	timer := TimerOverheadNS()
 	out := []Measurement{{Name: "timer_read", Value: timer, Unit: "ns", OK: true, Detail: TimerName + ", median of back-to-back reads"}}
-	nullOp, callsPerOp, err := measureNullOp(dir)
+	nullOp, callsPerOp, clean, err := measureNullOp(dir)
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, judgeNullOp(nullOp, timer, callsPerOp)...)
-	pair, err := measureSimPair(dir)
+	null := judgeNullOp(nullOp, timer, callsPerOp)
+	null[1] = JudgeUnlessBusy(null[1], clean, calibrationRounds)
+	out = append(out, null...)
+	pair, clean, err := measureSimPair(dir)
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, judgeSimPair(pair))
+	out = append(out, JudgeUnlessBusy(judgeSimPair(pair), clean, calibrationRounds))
 	p50, err := measureSimDestroy(dir)
 	if err != nil {
 		return nil, err
@@ -64,65 +100,98 @@ const (
 	calibrationDestroy = 100 * time.Microsecond
 )
 
+// JudgeUnlessBusy is m, judged, unless fewer than MinCleanShare of its
+// all slices (clean) ran without a context switch: then it is Busy, not
+// judged, and says so.
+func JudgeUnlessBusy(m Measurement, clean, all int) Measurement {
+	if m.Target != "" && float64(clean) < MinCleanShare*float64(all) {
+		m.OK, m.Busy, m.Detail = false, true, BusyDetail(clean, all)
+	}
+	return m
+}
+
 // measureNullOp is the null provider's reported latency per operation, the
-// loop's own cost, as the median over batches of their mean; and the cgo
-// calls the Go runtime counted per operation meanwhile.
-func measureNullOp(dir string) (nullOp, callsPerOp float64, err error) {
+// loop's own cost, as the median over batches of their mean, of the
+// batches the thread ran without a context switch (clean; all of them when
+// none did); and the cgo calls the Go runtime counted per operation
+// meanwhile.
+func measureNullOp(dir string) (nullOp, callsPerOp float64, clean int, err error) {
 	dom, closeDom, err := calibrationDomain(Options{Provider: "null"}, dir)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer closeDom()
+	runtime.LockOSThread() // ThreadSwitches counts this thread's
+	defer runtime.UnlockOSThread()
 	b := NewBatch(nullBatch)
-	per := make([]float64, 0, calibrationRounds)
+	var per, switched []float64
 	calls0 := runtime.NumCgoCall()
 	for range calibrationRounds {
+		sw := ThreadSwitches()
 		if _, err := dom.RunBatch(OpReg, b, nullBatch); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
-		per = append(per, float64(totalNS(b))/nullBatch)
+		if ThreadSwitches() == sw {
+			per = append(per, float64(totalNS(b))/nullBatch)
+		} else {
+			switched = append(switched, float64(totalNS(b))/nullBatch)
+		}
 	}
 	callsPerOp = float64(runtime.NumCgoCall()-calls0) / (nullBatch * calibrationRounds)
-	return median(per), callsPerOp, nil
+	if len(per) == 0 {
+		return median(switched), callsPerOp, 0, nil
+	}
+	return median(per), callsPerOp, len(per), nil
 }
 
 // measureSimPair is the sim device's uncontended reg+unreg pair, the
-// median over rounds of its mean. A holder, a second registrant on the
-// same device, creates the QPs and keeps them alive, so the measured
-// unregs never destroy one.
-func measureSimPair(dir string) (float64, error) {
+// median over rounds of its mean, of the rounds run without a context
+// switch (clean; all of them when none did). A holder, a second
+// registrant on the same device, creates the QPs and keeps them alive, so
+// the measured unregs never destroy one.
+func measureSimPair(dir string) (pair float64, clean int, err error) {
 	simDir := filepath.Join(dir, "sim-pair")
 	holder, closeHolder, err := calibrationDomain(Options{Provider: "sim", Sim: SimOptions{Dir: simDir}}, dir)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer closeHolder()
 	user, closeUser, err := calibrationDomain(Options{Provider: "sim", Sim: SimOptions{Dir: simDir}}, dir)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer closeUser()
 	b := NewBatch(simQPs)
 	if failed, err := holder.RunBatch(OpCreate, b, simQPs); err != nil || failed != 0 {
-		return 0, fmt.Errorf("calibrate: sim create: %d failed, %v", failed, err)
+		return 0, 0, fmt.Errorf("calibrate: sim create: %d failed, %v", failed, err)
 	}
-	per := make([]float64, 0, calibrationRounds)
+	runtime.LockOSThread() // ThreadSwitches counts this thread's
+	defer runtime.UnlockOSThread()
+	var per, switched []float64
 	for range calibrationRounds {
+		sw := ThreadSwitches()
 		var sum uint64
 		for _, op := range []Op{OpReg, OpUnreg} {
 			if failed, err := user.RunBatch(op, b, simQPs); err != nil || failed != 0 {
-				return 0, fmt.Errorf("calibrate: sim %v: %d failed, %v", op, failed, err)
+				return 0, 0, fmt.Errorf("calibrate: sim %v: %d failed, %v", op, failed, err)
 			}
 			sum += totalNS(b)
 		}
-		per = append(per, float64(sum)/simQPs)
+		if ThreadSwitches() == sw {
+			per = append(per, float64(sum)/simQPs)
+		} else {
+			switched = append(switched, float64(sum)/simQPs)
+		}
 	}
 	// The holder's unregs destroy the QPs; one that fails leaves the
 	// scratch device dirty and says the sim is broken.
 	if failed, err := holder.RunBatch(OpUnreg, b, simQPs); err != nil || failed != 0 {
-		return 0, fmt.Errorf("calibrate: sim unreg by the creator: %d failed, %v", failed, err)
+		return 0, 0, fmt.Errorf("calibrate: sim unreg by the creator: %d failed, %v", failed, err)
 	}
-	return median(per), nil
+	if len(per) == 0 {
+		return median(switched), 0, nil
+	}
+	return median(per), len(per), nil
 }
 
 // measureSimDestroy is the p50 of the last unreg on a sim device whose

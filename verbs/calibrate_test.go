@@ -1,6 +1,8 @@
 package verbs
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -43,6 +45,27 @@ func TestJudgeCalibration(t *testing.T) {
 			}
 		}
 	}
+	// A figure whose slices mostly shared their CPU is not judged, met
+	// or missed; an informative one has nothing to judge.
+	for _, tt := range []struct {
+		m          Measurement
+		clean, all int
+		ok, busy   bool
+	}{
+		{judgeSimPair(300), 16, 64, false, false},
+		{judgeSimPair(300), 15, 64, false, true},
+		{judgeSimPair(200), 15, 64, false, true},
+		{judgeSimPair(200), 64, 64, true, false},
+		{judgeNullOp(30, 20, 0)[0], 0, 64, true, false},
+	} {
+		m := JudgeUnlessBusy(tt.m, tt.clean, tt.all)
+		if m.OK != tt.ok || m.Busy != tt.busy || m.Missed() == (tt.ok || tt.busy) {
+			t.Errorf("%s %v with %d of %d slices clean: ok %v busy %v missed %v, want ok %v busy %v", m.Name, m.Value, tt.clean, tt.all, m.OK, m.Busy, m.Missed(), tt.ok, tt.busy)
+		}
+		if tt.busy && !strings.Contains(m.Detail, fmt.Sprintf("only %d of %d slices", tt.clean, tt.all)) {
+			t.Errorf("busy %s: detail %q", m.Name, m.Detail)
+		}
+	}
 	if m := judgeNullOp(30, 20, 0); m[1].Value != 1.5 {
 		t.Errorf("null_op_per_timer_read = %v, want 30/20", m[1].Value)
 	}
@@ -57,14 +80,14 @@ func TestJudgeCalibration(t *testing.T) {
 // the destroy cost it was given (5% slack for the two clocks).
 func TestCalibrationMeasures(t *testing.T) {
 	dir := t.TempDir()
-	nullOp, calls, err := measureNullOp(dir)
+	nullOp, calls, _, err := measureNullOp(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if nullOp <= 0 || calls < 1.0/nullBatch {
 		t.Errorf("null op %v ns, %v cgo calls per op: want > 0 and >= 1 per batch of %d", nullOp, calls, nullBatch)
 	}
-	pair, err := measureSimPair(dir)
+	pair, _, err := measureSimPair(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "xb.h"
 
@@ -52,15 +54,60 @@ static uint64_t until_begin(uint64_t now, uint64_t begin, const uint32_t *stop, 
 	return now;
 }
 
+/* run_delay is the thread's time on a run queue, runnable but not
+ * running, so far (schedstat's second field, ns), or -1 when unreadable. */
+static int64_t run_delay(int64_t fd)
+{
+	char buf[96], *p = buf, *q;
+	ssize_t n;
+
+	if (fd < 0 || (n = pread((int)fd, buf, sizeof buf - 1, 0)) <= 0)
+		return -1;
+	buf[n] = 0;
+	strtoull(p, &p, 10); /* time on the CPU */
+	unsigned long long v = strtoull(p, &q, 10);
+
+	return q == p ? -1 : (int64_t)v;
+}
+
+/* The run-queue time that counts against a rank's completion time is the
+ * part after the start, the window its completion time is measured over.
+ * The kernel adds a wait to run_delay only once the thread runs again, so
+ * a read at the start cannot see a wait still going on: a rank runnable
+ * at the start but given a CPU only later (spinning, it is runnable
+ * throughout) read it late. That lateness is run-queue time after the
+ * start, as far as the wait read since before the spin covers it; it is
+ * taken back from the start's reading. */
+static int64_t runq_at_begin(int64_t before, uint64_t now, uint64_t begin, int64_t fd)
+{
+	int64_t at = run_delay(fd), late = now > begin ? (int64_t)(now - begin) : 0;
+
+	if (before < 0 || at < before)
+		return at;
+	if (late > at - before)
+		late = at - before;
+	return at - late;
+}
+
 int xb_run_storm(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t n,
 		 const uint64_t *start, const uint32_t *slot, uint8_t *done, uint32_t *table,
 		 const uint32_t *stop, const uint32_t *abort, uint64_t *ns, uint32_t *status,
 		 struct xb_storm_state *st)
 {
 	uint64_t t0 = xb_now_ns();
+	int64_t before = st->runq_before;
 
-	if (t0 < st->begin && (t0 = until_begin(t0, st->begin, stop, abort)) == 0)
-		return XB_STORM_HALTED;
+	if (t0 < st->begin) {
+		if (st->runq_fd >= 0)
+			before = run_delay(st->runq_fd);
+		if ((t0 = until_begin(t0, st->begin, stop, abort)) == 0)
+			return XB_STORM_HALTED;
+	}
+	if (st->runq_fd >= 0 && st->runq_begin < 0) {
+		/* The first call, on time or late (woken past the start). */
+		st->runq_begin = runq_at_begin(before, t0, st->begin, st->runq_fd);
+		t0 = xb_now_ns(); /* the read is in no step's time */
+	}
 	while (st->first < n) {
 		size_t pick = n;
 
@@ -117,5 +164,6 @@ int xb_run_storm(const struct xb_ops *ops, void *dom, struct xb_step *steps, siz
 			return XB_STORM_UNEXPECTED;
 		}
 	}
+	st->runq_end = run_delay(st->runq_fd);
 	return XB_STORM_DONE;
 }

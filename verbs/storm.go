@@ -47,6 +47,8 @@ type Storm struct {
 // stormState has struct xb_storm_state's layout.
 type stormState struct {
 	Begin, Until, First, At, End, IdleNS uint64
+	RunqFD, RunqBefore, RunqBegin        int64
+	RunqEnd                              int64
 }
 
 // NewStorm sizes a storm for program p; begin is its start
@@ -55,7 +57,29 @@ type stormState struct {
 func NewStorm(p *Program, table []uint32, stop, abort *uint32, begin uint64) *Storm {
 	n := p.Len()
 	return &Storm{Slot: make([]uint32, n), Done: make([]bool, n), NS: make([]uint64, n), Status: make([]uint32, n),
-		Table: table, Stop: stop, Abort: abort, state: stormState{Begin: begin}}
+		Table: table, Stop: stop, Abort: abort, state: stormState{Begin: begin, RunqFD: -1, RunqBefore: -1, RunqBegin: -1, RunqEnd: -1}}
+}
+
+// CountRunQueue has RunStorm read the thread's run-queue time
+// (/proc/thread-self/schedstat of the thread that calls it, open as fd)
+// at the start and after the last step: RunQueueNS. before is the
+// thread's run-queue time read before it sleeps to the start (-1: none),
+// for a thread that wakes past the start.
+func (s *Storm) CountRunQueue(fd int, before int64) {
+	s.state.RunqFD, s.state.RunqBefore = int64(fd), before
+}
+
+// RunQueueNS is how long the rank's thread waited on a run queue,
+// runnable but not running, from the start until its last step (-1:
+// unknown, or not done): the window of its completion time. The kernel
+// counts a wait once the thread runs again, so a rank still waiting at
+// the start reads it late; the lateness is counted back into the window
+// (storm.c's runq_at_begin).
+func (s *Storm) RunQueueNS() int64 {
+	if s.state.RunqBegin < 0 || s.state.RunqEnd < s.state.RunqBegin {
+		return -1
+	}
+	return s.state.RunqEnd - s.state.RunqBegin
 }
 
 // Errno is step i's errno, 0 on success.

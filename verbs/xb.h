@@ -241,6 +241,14 @@ struct xb_storm_state {
 	uint64_t at;      /* out: the step of XB_STORM_UNEXPECTED */
 	uint64_t end;     /* out: when the last step served ended */
 	uint64_t idle_ns; /* accumulates: time with no step arrived */
+	/* in: an open /proc/thread-self/schedstat, or -1, and the thread's
+	 * run-queue time (run_delay, ns) read before its sleep to the start
+	 * (-1: none); out: its run-queue time as of the start and as of the
+	 * last step, -1 when unread (see storm.c's runq_at_begin) */
+	int64_t runq_fd;
+	int64_t runq_before;
+	int64_t runq_begin;
+	int64_t runq_end;
 };
 
 int xb_run_storm(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t n,

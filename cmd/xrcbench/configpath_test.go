@@ -93,6 +93,13 @@ func TestRunCommandRoundTrip(t *testing.T) {
 		{"--repetitions=4"},
 		{"--pin"},
 		{"--no-cpu-check"},
+		{"--pin=true"}, // the boolean spellings of --pin before it was a choice
+		{"--pin=false"},
+		{"--pin=none"},
+		{"--pin=cpu"},
+		{"--pin=auto"},
+		{"--workload=storm", "--pin=none"},
+		{"--pin", "--workload=storm"},
 		{"--seed=42"},
 		{"--interval=250ms"},
 		{"--qp-state=reset"},

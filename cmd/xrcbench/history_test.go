@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xrcbench/xrcbench/bench"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -151,7 +152,7 @@ func TestHistoryTenThousandRuns(t *testing.T) {
 		// A machine running more than its CPUs' worth meanwhile says
 		// nothing about the windowed search: name the load, not a failure.
 		// The ^C below is still checked; the skip is said at the end.
-		if la, cpus := loadAverage1(), runtime.NumCPU(); la > float64(cpus) {
+		if la, cpus := bench.LoadAverage(), runtime.NumCPU(); la > float64(cpus) {
 			defer t.Skipf("history of 10,000 runs took %v at load average %.1f on %d CPUs: too busy to judge its minute", took, la, cpus)
 		} else {
 			t.Errorf("history of 10,000 runs took %v, want under a minute", took)
@@ -181,15 +182,3 @@ func TestHistoryTenThousandRuns(t *testing.T) {
 	}
 }
 
-// loadAverage1 is the machine's 1-minute load average, -1 when unknown.
-func loadAverage1() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return -1
-	}
-	var v float64
-	if _, err := fmt.Sscan(string(b), &v); err != nil {
-		return -1
-	}
-	return v
-}

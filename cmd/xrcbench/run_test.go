@@ -62,6 +62,8 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"run", "--sim-semantics", "modern"}, "--sim-semantics"},
 		{[]string{"run", "--qp-state", "rts"}, `--qp-state: unknown QP state "rts": want reset, init or rtr`},
 		{[]string{"sweep", "--qp-state", "RTR"}, `--qp-state: unknown QP state "RTR"`},
+		{[]string{"run", "--pin=sometimes"}, `--pin: "sometimes": want auto, cpu or none`},
+		{[]string{"sweep", "--pin=core"}, `--pin: "core"`},
 		{[]string{"run", "--sim-cost", "modify=1us,reset=2us,rst=1us"}, `unknown operation "rst"`},
 		{[]string{"run", "--provider", "null", "--sim-cost", "reg=1us"}, "--provider sim only"},
 		{[]string{"run", "extra"}, "unknown command \"extra\""},

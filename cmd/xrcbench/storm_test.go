@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xrcbench/xrcbench/results"
 )
@@ -65,5 +67,57 @@ func TestStormSweepNodes(t *testing.T) {
 		if p.Nodes != n || p.QPs != (n-1)*2 || r.Storm == nil || r.Storm.Nodes != n || r.Ops["create"].Count != int64((n-1)*2) {
 			t.Errorf("point %d: %+v, storm %+v", i, p, r.Storm)
 		}
+	}
+}
+
+// A rank's run-queue time is measured over its completion time's own
+// window, from the start until its last step, so it is never more of it
+// than all: two ranks forced onto one CPU (taskset, --pin=cpu) wait on
+// its run queue for each other, before the start too (each spins its last
+// 2 ms). Counted from 5 ms before the start, as it was, a rank's wait
+// came to 151% of its completion time in a report.
+func TestStormRunQueueWindow(t *testing.T) {
+	taskset, err := exec.LookPath("taskset")
+	if err != nil {
+		t.Skip("no taskset here to put both ranks on one CPU")
+	}
+	bin := buildXrcbench(t)
+	out := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command(taskset, "-c", "0", bin, "run", "--quiet", "--workload", "storm", "--nodes", "9", "--procs", "2",
+		"--repetitions", "5", "--sim-cost", "create=150us,reg=20us", "--pin=cpu", "--out", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
+	}
+	res, err := results.Load(filepath.Join(out, results.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := res.Storm
+	if st == nil || len(st.RankRunQueueNS) != 5 || len(st.RankDoneNS) != 5 {
+		t.Fatalf("storm %+v", st)
+	}
+	for _, w := range res.Workers {
+		if len(w.CPUs) != 1 || w.CPUs[0] != 0 {
+			t.Fatalf("worker %d on CPUs %v, want 0", w.Index, w.CPUs)
+		}
+	}
+	// The kernel adds a wait as the thread gets its CPU back, which the
+	// reading after the last step may follow by a few microseconds.
+	const slack = 50 * time.Microsecond
+	waited := false
+	for i, ranks := range st.RankRunQueueNS {
+		for r, q := range ranks {
+			d := st.RankDoneNS[i][r]
+			if q < 0 {
+				t.Skipf("repetition %d rank %d: this kernel does not report run-queue waits", i+1, r)
+			}
+			if time.Duration(q) > time.Duration(d)+slack {
+				t.Errorf("repetition %d rank %d: waited %v on the run queue, more than its completion time %v", i+1, r, time.Duration(q), time.Duration(d))
+			}
+			waited = waited || q > 0
+		}
+	}
+	if !waited {
+		t.Errorf("two ranks on one CPU never waited on its run queue: %v", st.RankRunQueueNS)
 	}
 }
