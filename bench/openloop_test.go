@@ -75,7 +75,7 @@ func TestOpenLoopKnownAnswers(t *testing.T) {
 		if ol == nil || !ol.Saturated || ol.AchievedOpsPerSec >= 0.95*200000 || ol.BacklogEndNS <= 0 {
 			t.Fatalf("open_loop %+v, want saturated, achieved below requested, a backlog", ol)
 		}
-		if !strings.Contains(strings.Join(res.Warnings, "\n"), "open loop saturated") {
+		if !strings.Contains(strings.Join(results.WarningTexts(res.Warnings), "\n"), "open loop saturated") {
 			t.Errorf("warnings %q do not say the open loop saturated", res.Warnings)
 		}
 	})

@@ -432,9 +432,9 @@ func holmAdjust(ps []float64) []float64 {
 }
 
 // runWarnings gathers both runs' warnings and says which rows each
-// concerns: a warning that names an op kind first ("reg: ...", or
-// "repetition 2: reg: ...") concerns that kind's rows, any other (a busy
-// machine, more threads than CPUs, low coverage) every row.
+// concerns: a warning about an op kind (its Op) concerns that kind's rows,
+// any other (a busy machine, more threads than CPUs, low coverage) every
+// row.
 func runWarnings(base, new *Run) ([]string, func(kind string) []int) {
 	var all []string
 	byKind := map[string][]int{}
@@ -444,10 +444,10 @@ func runWarnings(base, new *Run) ([]string, func(kind string) []int) {
 		run  *Run
 	}{{"base", base}, {"new", new}} {
 		for _, w := range side.run.Result.Warnings {
-			all = append(all, side.name+": "+w)
+			all = append(all, side.name+": "+w.Text)
 			i := len(all)
-			if kind := warningKind(w); kind != "" {
-				byKind[kind] = append(byKind[kind], i)
+			if w.Op != "" {
+				byKind[w.Op] = append(byKind[w.Op], i)
 			} else {
 				every = append(every, i)
 			}
@@ -458,20 +458,6 @@ func runWarnings(base, new *Run) ([]string, func(kind string) []int) {
 		slices.Sort(out)
 		return out
 	}
-}
-
-// warningKind is the op kind a warning starts with, or "".
-func warningKind(w string) string {
-	if rest, ok := strings.CutPrefix(w, "repetition "); ok {
-		if _, after, ok := strings.Cut(rest, ": "); ok {
-			w = after
-		}
-	}
-	head, _, ok := strings.Cut(w, ":")
-	if ok && slices.Contains(results.OpKinds, head) {
-		return head
-	}
-	return ""
 }
 
 // worse reports whether a change of deltaPct in m is worse than threshold.
@@ -553,8 +539,8 @@ func differences(base, new *Run) []string {
 	diff("host", b.Environment.Host, n.Environment.Host)
 	diff("provider", b.Config.Provider, n.Config.Provider)
 	for _, k := range []string{"name", "fw_ver", "hw_ver", "vendor_part_id", "driver"} {
-		bv, bok := b.Environment.Device[k]
-		nv, nok := n.Environment.Device[k]
+		bv, bok := b.Environment.Device.Fact(k)
+		nv, nok := n.Environment.Device.Fact(k)
 		if bok || nok {
 			diff("device "+k, orNone(bv, bok), orNone(nv, nok))
 		}

@@ -135,7 +135,7 @@ func pooled(set RunSet, allowConfigDiff bool) (*Run, SetInfo, []string, error) {
 		}
 		for _, w := range x.Warnings {
 			if len(set.Runs) > 1 {
-				w = run.Dir + ": " + w
+				w.Text = run.Dir + ": " + w.Text
 			}
 			r.Warnings = append(r.Warnings, w)
 		}
@@ -159,17 +159,17 @@ func pooled(set RunSet, allowConfigDiff bool) (*Run, SetInfo, []string, error) {
 }
 
 func fwVer(env results.Environment) string {
-	if v, ok := env.Device["fw_ver"]; ok {
-		return fmt.Sprint(v)
+	if !env.Device.Known() {
+		return ""
 	}
-	return ""
+	return env.Device.FWVer
 }
 
 func deviceName(env results.Environment) string {
-	if v, ok := env.Device["name"]; ok {
-		return fmt.Sprint(v)
+	if !env.Device.Known() {
+		return ""
 	}
-	return ""
+	return env.Device.Name
 }
 
 // CompareMany compares sets[1:] each against sets[0]. by names the label
@@ -233,7 +233,7 @@ func CompareMany(sets []RunSet, by string, opt CompareOptions) (*MultiComparison
 	}
 	for i, run := range mc.sets {
 		for _, w := range run.Result.Warnings {
-			mc.Warnings = append(mc.Warnings, mc.Sets[i].Name+": "+w)
+			mc.Warnings = append(mc.Warnings, mc.Sets[i].Name+": "+w.Text)
 		}
 	}
 	return mc, nil

@@ -46,8 +46,8 @@ func ConfigDiff(a, b *results.Result) []string {
 		y, yok := b.Config.ProviderOpts[k]
 		diff(k, orNone(x, xok), orNone(y, yok))
 	}
-	x, xok := a.Environment.Device["name"]
-	y, yok := b.Environment.Device["name"]
+	x, xok := a.Environment.Device.Fact("name")
+	y, yok := b.Environment.Device.Fact("name")
 	diff("device", orNone(x, xok), orNone(y, yok))
 	return d
 }

@@ -21,7 +21,7 @@ func TestCompareConfigDiff(t *testing.T) {
 	}{
 		{"the issue's case: sim 1x1 1 QP against rdma 2x2 16 QPs at rtr", func(r *results.Result) {
 			r.Config.Provider, r.Config.Procs, r.Config.Threads, r.Config.QPs, r.Config.QPState = "rdma", 1, 1, 1, "rtr"
-			r.Environment.Device["name"] = "mlx5_0"
+			r.Environment.Device.Name = "mlx5_0"
 		}, []string{"provider: sim → rdma", "procs: 2 → 1", "threads: 2 → 1", "qps: 16 → 1", "qp_state: reset → rtr", "device: sim0 → mlx5_0"}},
 		{"the sim's cost model", func(r *results.Result) {
 			r.Config.ProviderOpts = map[string]string{"sim_cost": "reg=2.5µs"}
@@ -31,7 +31,7 @@ func TestCompareConfigDiff(t *testing.T) {
 		}, []string{"sim_semantics: (none) → upstream"}},
 		{"the workload's text", func(r *results.Result) { r.Config.WorkloadSpec += "# changed\n" }, []string{"workload spec: its text changed"}},
 		{"firmware and labels", func(r *results.Result) {
-			r.Environment.Device["fw_ver"] = "2.0"
+			r.Environment.Device.FWVer = "2.0"
 			r.Labels = map[string]string{"fw": "2.0"}
 		}, nil},
 		{"the test double's own cost model", func(r *results.Result) {
@@ -86,7 +86,7 @@ func TestConfigDiffDeviceFacts(t *testing.T) {
 	a, b := synth{reps: 1}.run("a").Result, synth{reps: 1}.run("b").Result
 	a.Environment.BOM = &results.BOM{Device: results.DeviceBOM{TestDoubleCost: "none"}}
 	b.Environment.BOM = &results.BOM{Device: results.DeviceBOM{TestDoubleCost: "reg=2us"}}
-	b.Environment.Device["fw_ver"] = "1.1"
+	b.Environment.Device.FWVer = "1.1"
 	if d := ConfigDiff(a, b); len(d) != 0 {
 		t.Errorf("ConfigDiff = %q, want nothing: firmware and the double's cost are the device's", d)
 	}

@@ -272,8 +272,8 @@ func ExportCSV(runs []*Run) ([]byte, error) {
 		for k := range r.Config.ProviderOpts {
 			optKeys[k] = true
 		}
-		for k := range r.Environment.Device {
-			devKeys[k] = true
+		for _, f := range r.Environment.Device.Facts() {
+			devKeys[f[0]] = true
 		}
 	}
 	head := []string{"run", "run_id", "started", "status", "repetition", "kind", "statistic", "value", "unit"}
@@ -313,8 +313,8 @@ func ExportCSV(runs []*Run) ([]byte, error) {
 		fixed = append(fixed, csvText(env.Host), csvText(env.Kernel), csvText(env.CPUModel), strconv.Itoa(env.CPUs),
 			csvText(env.GoVersion), csvText(env.Version))
 		for _, k := range slices.Sorted(maps.Keys(devKeys)) {
-			if v, ok := env.Device[k]; ok {
-				fixed = append(fixed, csvText(fmt.Sprint(v)))
+			if v, ok := env.Device.Fact(k); ok {
+				fixed = append(fixed, csvText(v))
 			} else {
 				fixed = append(fixed, "")
 			}

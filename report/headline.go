@@ -133,8 +133,8 @@ const TestDoubleBanner = "Measured through the libibverbs test double (fakeverbs
 
 // IsTestDouble reports whether r ran through the libibverbs test double.
 func IsTestDouble(r *results.Result) bool {
-	v, _ := r.Environment.Device["is_test_double"].(bool)
-	return v
+	d := r.Environment.Device
+	return d != nil && d.TestDouble
 }
 
 // ExpectedFailures says whether the operations of kind must fail, with

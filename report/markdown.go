@@ -56,13 +56,10 @@ func Title(r *results.Result) string {
 
 // deviceLine names the device, its firmware and hardware version, if known.
 func deviceLine(env results.Environment) string {
-	if len(env.Device) == 0 {
-		return ""
-	}
 	var parts []string
 	for _, k := range []string{"name", "fw_ver", "hw_ver", "vendor_id", "vendor_part_id", "driver", "numa_node"} {
-		if v, ok := env.Device[k]; ok && fmt.Sprint(v) != "" {
-			parts = append(parts, fmt.Sprintf("%s %v", k, v))
+		if v, ok := env.Device.Fact(k); ok {
+			parts = append(parts, k+" "+v)
 		}
 	}
 	return strings.Join(parts, ", ")

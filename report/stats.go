@@ -188,7 +188,7 @@ func Warnings(run *Run) []string {
 		w = append(w, fmt.Sprintf("%s outlived the run (leak check by %s): %v", plural(len(r.Leaks.Leaked), "QP"), r.Leaks.Method, r.Leaks.Leaked))
 	}
 	for _, e := range r.Warnings {
-		w = append(w, "engine: "+e)
+		w = append(w, "engine: "+e.Text)
 	}
 	gates := len(DefaultGates(r.Config.Workload, run.Kinds))
 	if n, need := len(r.Repetitions), MinRepetitions(DefaultAlpha, DefaultConfidence, gates); n < need {

@@ -52,7 +52,10 @@ type Result struct {
 	RunID    string   `json:"run_id,omitempty"`
 	Status   string   `json:"status"`
 	Error    string   `json:"error,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	// Warnings are what a reader must know about the figures (warning.go);
+	// results that predate typed warnings wrote them as strings, which
+	// read as WarnUnclassified.
+	Warnings []Warning `json:"warnings,omitempty"`
 	// Labels are the user's --label key=value pairs (firmware build,
 	// board, ticket): shown in every report, and what compare --by groups
 	// runs by.
@@ -153,8 +156,14 @@ type Environment struct {
 	GoVersion      string            `json:"go_version"`
 	Version        string            `json:"xrcbench_version"` // VCS revision (+dirty)
 	Provider       string            `json:"provider"`
-	Device         map[string]any    `json:"device,omitempty"` // verbs.DeviceInfo as a map: name, fw_ver, hw_ver, ...
+	// Device is the device measured (device.go); nil when none opened.
+	Device *Device `json:"device,omitempty"`
+	// ProviderDetail is what the provider says of itself beyond Device
+	// (the sim's cost model, the library path of the test double).
 	ProviderDetail map[string]string `json:"provider_detail,omitempty"`
+	// Firmware is the adapter's own command counters over the run
+	// (firmware.go); nil where the run did not look (sim, null).
+	Firmware *FirmwareCounters `json:"firmware_commands,omitempty"`
 	// BOM is the bill of materials a release attachment needs (bom.go);
 	// nil in results that predate it.
 	BOM *BOM `json:"bom,omitempty"`
