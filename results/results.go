@@ -49,9 +49,9 @@ type Result struct {
 	// (see HlogRunIDPrefix), so a reader can tell the run's own logs from
 	// another run's left beside its result. Empty in results that predate
 	// it.
-	RunID    string   `json:"run_id,omitempty"`
-	Status   string   `json:"status"`
-	Error    string   `json:"error,omitempty"`
+	RunID  string `json:"run_id,omitempty"`
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
 	// Warnings are what a reader must know about the figures (warning.go);
 	// results that predate typed warnings wrote them as strings, which
 	// read as WarnUnclassified.
@@ -149,13 +149,13 @@ func (c Config) QPStateOf() string {
 
 // Environment describes where the run happened.
 type Environment struct {
-	Host           string            `json:"host"`
-	Kernel         string            `json:"kernel"`
-	CPUModel       string            `json:"cpu_model"`
-	CPUs           int               `json:"cpus"`
-	GoVersion      string            `json:"go_version"`
-	Version        string            `json:"xrcbench_version"` // VCS revision (+dirty)
-	Provider       string            `json:"provider"`
+	Host      string `json:"host"`
+	Kernel    string `json:"kernel"`
+	CPUModel  string `json:"cpu_model"`
+	CPUs      int    `json:"cpus"`
+	GoVersion string `json:"go_version"`
+	Version   string `json:"xrcbench_version"` // VCS revision (+dirty)
+	Provider  string `json:"provider"`
 	// Device is the device measured (device.go); nil when none opened.
 	Device *Device `json:"device,omitempty"`
 	// ProviderDetail is what the provider says of itself beyond Device

@@ -398,7 +398,9 @@ func TestQualifyInconclusive(t *testing.T) {
 		t.Fatalf("the run's warnings %q lack %q", res.Warnings, want)
 	}
 	for _, w := range res.Warnings {
-		if !slices.ContainsFunc(q.Warnings, func(x qualify.RunWarning) bool { return x.Text == w.Text && x.Kind == w.Kind && slices.Equal(x.Runs, []string{"lc"}) }) {
+		if !slices.ContainsFunc(q.Warnings, func(x qualify.RunWarning) bool {
+			return x.Text == w.Text && x.Kind == w.Kind && slices.Equal(x.Runs, []string{"lc"})
+		}) {
 			t.Errorf("qualification.json's warnings %+v lack the run's %q", q.Warnings, w)
 		}
 	}
