@@ -32,10 +32,19 @@ type engineFigures struct {
 func (f engineFigures) opsPerCPUSecond() float64 { return float64(f.ops) / (float64(f.cpuNS) / 1e9) }
 func (f engineFigures) opsPerSecond() float64    { return float64(f.ops) / (float64(f.wallNS) / 1e9) }
 
-func threadCPUNS() uint64 {
+// threadCPUClock is the clock threadCPUNS reads: the calling thread's
+// CPU time (a variable so that a test can name one that fails).
+var threadCPUClock int32 = unix.CLOCK_THREAD_CPUTIME_ID
+
+// threadCPUNS is the calling thread's CPU time. A clock that cannot be
+// read is an error: a zero in its place would make every rate per
+// CPU-second of the calibration a figure nobody measured.
+func threadCPUNS() (uint64, error) {
 	var ts unix.Timespec
-	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
-	return uint64(ts.Nano())
+	if err := unix.ClockGettime(threadCPUClock, &ts); err != nil {
+		return 0, fmt.Errorf("calibrate: reading the thread's CPU time: clock_gettime: %w", err)
+	}
+	return uint64(ts.Nano()), nil
 }
 
 // Calibrate measures the engine's hot path against its targets on this
@@ -160,7 +169,10 @@ func engineVsBare(dir string, qps int) (engineFigures, float64, float64, error) 
 	ratios := make([]float64, 0, cpuRateSlices)
 	p50s := make([]int64, 0, cpuRateSlices)
 	for range cpuRateSlices {
-		o, c := bareLoop(calibrationSpan / cpuRateSlices)
+		o, c, err := bareLoop(calibrationSpan / cpuRateSlices)
+		if err != nil {
+			return all, 0, 0, err
+		}
 		bareOps += o
 		bareCPU += c
 		f, err := rig.measureFor(calibrationSpan / cpuRateSlices)
@@ -181,16 +193,23 @@ func engineVsBare(dir string, qps int) (engineFigures, float64, float64, error) 
 // bareLoop runs the floor for span: chained timer reads in C, stored,
 // nothing else, in calls as long as the engine's programs. It returns the
 // reads and the thread's CPU time.
-func bareLoop(span time.Duration) (reads, cpuNS uint64) {
+func bareLoop(span time.Duration) (reads, cpuNS uint64, err error) {
 	ns := make([]uint64, DefaultBatchOps)
-	cpu0 := threadCPUNS()
+	cpu0, err := threadCPUNS()
+	if err != nil {
+		return 0, 0, err
+	}
 	end := verbs.Now() + uint64(span)
 	calls := 0
 	for verbs.Now() < end {
 		verbs.BareTimerLoop(ns)
 		calls++
 	}
-	return uint64(calls * len(ns)), threadCPUNS() - cpu0
+	cpu1, err := threadCPUNS()
+	if err != nil {
+		return 0, 0, err
+	}
+	return uint64(calls * len(ns)), cpu1 - cpu0, nil
 }
 
 // engineMeasure runs one engine thread of workload on qps QPs of a fresh
@@ -318,7 +337,10 @@ func (r *engineRig) measure(end uint64, done func(ops int64) bool) (engineFigure
 	th.waitNS = 0
 	th.started = verbs.Now()
 	th.lastEnd = th.started
-	cpu0 := threadCPUNS()
+	cpu0, err := threadCPUNS()
+	if err != nil {
+		return f, err
+	}
 	ops := int64(0)
 	for !done(ops) {
 		if _, err := th.loopChunk(0); err != nil {
@@ -329,7 +351,11 @@ func (r *engineRig) measure(end uint64, done func(ops int64) bool) (engineFigure
 			ops += rec.count
 		}
 	}
-	f.cpuNS = threadCPUNS() - cpu0
+	cpu1, err := threadCPUNS()
+	if err != nil {
+		return f, err
+	}
+	f.cpuNS = cpu1 - cpu0
 	f.wallNS = verbs.Now() - th.started
 	all := results.NewHistogram()
 	for _, rec := range th.recs {

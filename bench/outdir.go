@@ -596,7 +596,8 @@ func (rf *runFolder) unlock() {
 }
 
 // lockFile takes an exclusive flock on path, created if need be, without
-// waiting, and writes this process's pid into it.
+// waiting, and writes this process's pid into it; a pid it cannot write
+// is an error, the lock released.
 func lockFile(path string) (*os.File, error) {
 	for attempt := 0; ; attempt++ {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o644)
@@ -612,12 +613,18 @@ func lockFile(path string) (*os.File, error) {
 		held, err1 := f.Stat()
 		now, err2 := os.Lstat(path)
 		if err1 == nil && err2 == nil && os.SameFile(held, now) {
-			// The pid only names the holder to a refused second run: on a
-			// full disk it cannot be written, and the flock is the lock
-			// all the same, so the run goes on (and writes what it can),
-			// and a refused run names the holder "unknown" (lockHolder).
-			if f.Truncate(0) == nil {
-				f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+			// The pid names the holder to a refused second run. A file
+			// system that cannot take these few bytes (full, over quota)
+			// will not take the run's result either: refuse now, before
+			// anything is measured, rather than after.
+			err := f.Truncate(0)
+			if err == nil {
+				_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+			}
+			if err != nil {
+				os.Remove(path) // ours while we hold the lock, as at release
+				f.Close()
+				return nil, fmt.Errorf("writing this process's pid into %s: %w", path, err)
 			}
 			return f, nil
 		}

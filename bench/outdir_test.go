@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -657,5 +658,56 @@ func TestRecoverKilledCommit(t *testing.T) {
 				t.Errorf("beside the folder: %v", ents)
 			}
 		})
+	}
+}
+
+// lockPidEnv makes the test binary a process that takes a lock file where
+// no byte can be written (RLIMIT_FSIZE 0, as on a full disk or over
+// quota) and prints what lockFile said.
+const lockPidEnv = "XRCBENCH_TEST_LOCK_PID"
+
+func lockPidChild(path string) {
+	signal.Ignore(syscall.SIGXFSZ) // the write fails with EFBIG instead of killing the process
+	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: 0, Max: 0}); err != nil {
+		fmt.Println("setrlimit:", err)
+		return
+	}
+	f, err := lockFile(path)
+	if err != nil {
+		fmt.Println("refused:", err)
+		return
+	}
+	f.Close()
+	fmt.Println("locked")
+}
+
+// A lock whose pid cannot be written is refused before anything is
+// measured, and released: the file system will not take the result
+// either, and a second run would be told of a holder it cannot name.
+func TestLockFilePidNotWritten(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), ".run.lock")
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), lockPidEnv+"="+path)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if got := string(out); !strings.HasPrefix(got, "refused: writing this process's pid into "+path) || !strings.Contains(got, "file too large") {
+		t.Fatalf("lockFile under RLIMIT_FSIZE 0 said %q, want the pid write refused", got)
+	}
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused lock file is left behind (%v)", err)
+	}
+	f, err := lockFile(path)
+	if err != nil {
+		t.Fatalf("the lock after a refused one: %v", err)
+	}
+	defer f.Close()
+	if got := lockHolder(path); got != strconv.Itoa(os.Getpid()) {
+		t.Errorf("holder %q, want this pid", got)
 	}
 }
