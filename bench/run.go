@@ -585,6 +585,8 @@ func (c *coordinator) newResult(runID, scheduling string) *results.Result {
 			CommandLine:  cfg.CommandLine,
 			Workload:     cfg.WorkloadArg,
 			WorkloadSpec: cfg.Workload.Source,
+			Gates:        cfg.Workload.Gates,
+			Headline:     cfg.Workload.Headline,
 			Provider:     cfg.Provider,
 			Device:       cfg.Device,
 			Procs:        cfg.Procs,

@@ -136,6 +136,11 @@ type Config struct {
 	// process; absent in a closed loop.
 	Rate    float64 `json:"rate,omitempty"`
 	Arrival string  `json:"arrival,omitempty"`
+	// Gates are the metrics the workload's spec says a comparison gates
+	// on ("reg.p50", "storm.makespan"), Headline the figure it exists to
+	// measure; absent in results that predate them (GatesOf, HeadlineOf).
+	Gates    []string `json:"gates,omitempty"`
+	Headline string   `json:"headline,omitempty"`
 }
 
 // QPStateOf is the QP state a result's run used: its Config.QPState, or
