@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/workloads"
 )
 
 // TestCompareConfigDiff: runs of different configurations are not
@@ -113,5 +114,39 @@ func TestCompareManyConfigDiff(t *testing.T) {
 	}
 	if v := mc.Verdict(); !strings.Contains(v, "across different configurations (within fw=2: threads: 2 → 8)") {
 		t.Errorf("verdict %q does not name the difference", v)
+	}
+}
+
+// A built-in's spec from before the built-ins declared their gates and
+// headline (the frozen engine fixture's) is the same workload as today's:
+// those keys judge the runs, they do not change what runs. Any other
+// change of the text, a comment too, is a different spec.
+func TestSameWorkloadSpec(t *testing.T) {
+	old, err := results.Load("testdata/runs/engine-lifecycle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := workloads.Get("lifecycle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := spec.Source
+	if now == old.Config.WorkloadSpec || !strings.Contains(now, "gates:") {
+		t.Fatalf("the built-in lifecycle declares no gates, or the fixture already has them: the test checks nothing")
+	}
+	for _, tc := range []struct {
+		name string
+		a, b string
+		same bool
+	}{
+		{"before and after the declared gates", old.Config.WorkloadSpec, now, true},
+		{"other gates", now, strings.Replace(now, "unreg_last.p50]", "unreg_last.p99]", 1), true},
+		{"a comment", now, now + "# changed\n", false},
+		{"a phase", now, strings.Replace(now, "by: closer", "by: creator", 1), false},
+		{"not YAML", now, "{", false},
+	} {
+		if got := sameWorkloadSpec(tc.a, tc.b); got != tc.same {
+			t.Errorf("%s: same %v, want %v", tc.name, got, tc.same)
+		}
 	}
 }

@@ -89,16 +89,26 @@ func exportable(runs []*Run) error {
 }
 
 // collectExported lists, per run and op kind that measured anything, the
-// given metrics' medians over repetitions.
+// given metrics' medians over repetitions; with latencies among them, a
+// storm's own figures too (StormMetrics, as kind results.StormKind: the
+// makespan is a storm's headline).
 func collectExported(runs []*Run, ms []Metric, conf float64) []exported {
 	var out []exported
 	thr := &benchmath.Thresholds{CompareAlpha: DefaultAlpha}
+	latencies := slices.ContainsFunc(ms, func(m Metric) bool { return m.Latency })
 	for _, run := range runs {
-		for _, kind := range run.Kinds {
-			if run.Result.Ops[kind].Count == 0 {
+		kinds := run.Kinds
+		if run.Result.Storm != nil && latencies {
+			kinds = append(slices.Clone(kinds), results.StormKind)
+		}
+		for _, kind := range kinds {
+			kms := ms
+			if kind == results.StormKind {
+				kms = StormMetrics
+			} else if run.Result.Ops[kind].Count == 0 {
 				continue
 			}
-			for _, m := range ms {
+			for _, m := range kms {
 				v := RepetitionStats(run.Result, kind, m).Values
 				if len(v) == 0 {
 					continue
@@ -253,7 +263,8 @@ func CSVStatistics() []string {
 }
 
 // ExportCSV returns tidy CSV: one row per run, repetition, op kind and
-// statistic (count, errors, ops_per_sec, latencies in ns), each row with
+// statistic (count, errors, ops_per_sec, latencies in ns; a storm's
+// makespan and teardown as kind storm, in ns), each row with
 // the run's labels (label:KEY), configuration and environment as columns
 // (provider options as option:KEY, device facts as device:KEY), as pandas'
 // read_csv or R's read.csv load it. Every run's columns are present in
@@ -328,6 +339,22 @@ func ExportCSV(runs []*Run) ([]byte, error) {
 				for _, st := range csvStats {
 					row := []string{csvText(run.Dir), csvText(r.RunID), r.Started.UTC().Format(time.RFC3339Nano), csvText(r.Status),
 						strconv.Itoa(rep.Index), csvText(kind), st.name, num(st.get(s)), st.unit}
+					if err := w.Write(append(row, fixed...)); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+		// A storm's own figures per repetition, as kind storm.
+		if r.Storm != nil {
+			for i := range r.Storm.MakespanNS {
+				for _, m := range StormMetrics {
+					v, ok := m.Storm(r.Storm, i)
+					if !ok {
+						continue
+					}
+					row := []string{csvText(run.Dir), csvText(r.RunID), r.Started.UTC().Format(time.RFC3339Nano), csvText(r.Status),
+						strconv.Itoa(i), results.StormKind, m.Name, num(v), "ns"}
 					if err := w.Write(append(row, fixed...)); err != nil {
 						return nil, err
 					}

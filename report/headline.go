@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/perf/benchmath"
@@ -48,10 +49,16 @@ const CILevel = 0.95
 func NewHeadline(run *Run) Headline {
 	r := run.Result
 	var h Headline
+	// The workload's headline figure leads (results.Config.HeadlineOf).
+	lead, _, _ := strings.Cut(r.Config.HeadlineOf(r.Storm != nil), ".")
+	leadAt := -1
 	for _, kind := range run.Kinds {
 		s := r.Ops[kind]
 		if s.Count == 0 {
 			continue
+		}
+		if kind == lead {
+			leadAt = len(h.Kinds)
 		}
 		name := kind
 		if errno, _, ok := ExpectedFailures(kind, s); ok {
@@ -59,6 +66,10 @@ func NewHeadline(run *Run) Headline {
 		}
 		h.Kinds = append(h.Kinds, fmt.Sprintf("%s: p50 %s, p99 %s (%s, %s).",
 			name, FormatNS(float64(s.NS.P50)), FormatNS(float64(s.NS.P99)), plural(int(s.Count), "operation"), FormatRate(s.OpsPerSec)))
+	}
+	if leadAt > 0 {
+		first := h.Kinds[leadAt]
+		h.Kinds = slices.Insert(slices.Delete(h.Kinds, leadAt, leadAt+1), 0, first)
 	}
 	if r.Storm != nil {
 		h.Kinds = append([]string{StormSentence(r.Storm)}, h.Kinds...)
