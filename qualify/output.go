@@ -147,8 +147,8 @@ func JUnit(q *Qualification) report.JUnitReport {
 	}
 	if q.Baseline != nil {
 		props = append(props, report.JUnitProperty{Name: "baseline", Value: q.Baseline.Dir})
-		if fw, ok := q.Baseline.Device.Fact("fw_ver"); ok {
-			props = append(props, report.JUnitProperty{Name: "baseline.fw_ver", Value: fw})
+		if d := q.Baseline.Device; d != nil && d.FWVer != "" {
+			props = append(props, report.JUnitProperty{Name: "baseline.fw_ver", Value: d.FWVer})
 		}
 	}
 	host, _ := os.Hostname()

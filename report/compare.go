@@ -562,11 +562,25 @@ func differences(base, new *Run) []string {
 	}
 	diff("host", b.Environment.Host, n.Environment.Host)
 	diff("provider", b.Config.Provider, n.Config.Provider)
-	for _, k := range []string{"name", "fw_ver", "hw_ver", "vendor_part_id", "driver"} {
-		bv, bok := b.Environment.Device.Fact(k)
-		nv, nok := n.Environment.Device.Fact(k)
-		if bok || nok {
-			diff("device "+k, orNone(bv, bok), orNone(nv, nok))
+	bd, nd := b.Environment.Device, n.Environment.Device
+	if bd == nil {
+		bd = &results.Device{}
+	}
+	if nd == nil {
+		nd = &results.Device{}
+	}
+	part := func(d *results.Device) string {
+		if d.VendorPartID == 0 {
+			return ""
+		}
+		return fmt.Sprint(d.VendorPartID)
+	}
+	for _, f := range []struct{ name, base, new string }{
+		{"name", bd.Name, nd.Name}, {"fw_ver", bd.FWVer, nd.FWVer}, {"hw_ver", bd.HWVer, nd.HWVer},
+		{"vendor_part_id", part(bd), part(nd)}, {"driver", bd.Driver, nd.Driver},
+	} {
+		if f.base != "" || f.new != "" {
+			diff("device "+f.name, orNone(f.base, f.base != ""), orNone(f.new, f.new != ""))
 		}
 	}
 	diff("CPU", b.Environment.CPUModel, n.Environment.CPUModel)

@@ -50,9 +50,8 @@ func ConfigDiff(a, b *results.Result) []string {
 		y, yok := b.Config.ProviderOpts[k]
 		diff(k, orNone(x, xok), orNone(y, yok))
 	}
-	x, xok := a.Environment.Device.Fact("name")
-	y, yok := b.Environment.Device.Fact("name")
-	diff("device", orNone(x, xok), orNone(y, yok))
+	x, y := deviceName(a.Environment), deviceName(b.Environment)
+	diff("device", orNone(x, x != ""), orNone(y, y != ""))
 	return d
 }
 

@@ -323,12 +323,12 @@ func ExportCSV(runs []*Run) ([]byte, error) {
 		}
 		fixed = append(fixed, csvText(env.Host), csvText(env.Kernel), csvText(env.CPUModel), strconv.Itoa(env.CPUs),
 			csvText(env.GoVersion), csvText(env.Version))
+		facts := map[string]string{}
+		for _, f := range env.Device.Facts() {
+			facts[f[0]] = f[1]
+		}
 		for _, k := range slices.Sorted(maps.Keys(devKeys)) {
-			if v, ok := env.Device.Fact(k); ok {
-				fixed = append(fixed, csvText(v))
-			} else {
-				fixed = append(fixed, "")
-			}
+			fixed = append(fixed, csvText(facts[k])) // "" where this run's device has no such fact
 		}
 		for _, rep := range r.Repetitions {
 			for _, kind := range run.Kinds {

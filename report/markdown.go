@@ -57,10 +57,8 @@ func Title(r *results.Result) string {
 // deviceLine names the device, its firmware and hardware version, if known.
 func deviceLine(env results.Environment) string {
 	var parts []string
-	for _, k := range []string{"name", "fw_ver", "hw_ver", "vendor_id", "vendor_part_id", "driver", "numa_node"} {
-		if v, ok := env.Device.Fact(k); ok {
-			parts = append(parts, k+" "+v)
-		}
+	for _, f := range env.Device.IdentityFacts() {
+		parts = append(parts, f[0]+" "+f[1])
 	}
 	return strings.Join(parts, ", ")
 }

@@ -127,7 +127,7 @@ func TestDeviceFacts(t *testing.T) {
 	if got := d.Facts(); !reflect.DeepEqual(got, want) {
 		t.Errorf("facts %q, want %q", got, want)
 	}
-	if v, ok := d.Fact("hw_ver"); ok || v != "" {
-		t.Errorf("hw_ver %q, %v: unknown facts are absent", v, ok)
+	if id := d.IdentityFacts(); !reflect.DeepEqual(id, want[:5]) {
+		t.Errorf("identity %q, want %q", id, want[:5])
 	}
 }

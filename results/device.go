@@ -111,29 +111,17 @@ func vendorNumber(raw json.RawMessage) (uint32, error) {
 func (d *Device) Known() bool { return d != nil && d.Name != "" }
 
 // Facts are the device's known facts as (name, value) pairs, named as in
-// result.json, in the order reports list them: identity first, then what
-// the provider added. Unknown facts (empty text, vendor 0, max_qp 0)
-// are left out, but numa_node, -1 when unknown as the kernel says it, xrc
-// and is_test_double are facts whenever the device is known.
+// result.json, in the order reports list them: its identity
+// (IdentityFacts), then what the provider added. Unknown facts (empty
+// text, vendor 0, max_qp 0) are left out, but numa_node, -1 when unknown
+// as the kernel says it, xrc and is_test_double are facts whenever the
+// device is known.
 func (d *Device) Facts() [][2]string {
-	if !d.Known() {
+	f := d.IdentityFacts()
+	if f == nil {
 		return nil
 	}
-	var f [][2]string
-	add := func(k, v string) {
-		if v != "" {
-			f = append(f, [2]string{k, v})
-		}
-	}
-	add("name", d.Name)
-	add("fw_ver", d.FWVer)
-	add("hw_ver", d.HWVer)
-	if d.VendorID != 0 || d.VendorPartID != 0 {
-		add("vendor_id", fmt.Sprintf("%#x", d.VendorID))
-		add("vendor_part_id", strconv.FormatUint(uint64(d.VendorPartID), 10))
-	}
-	add("driver", d.Driver)
-	add("numa_node", strconv.Itoa(d.NUMANode)) // -1: unknown, as the kernel says it
+	add := func(k, v string) { f = appendFact(f, k, v) }
 	add("semantics", d.Semantics)
 	add("node_guid", d.NodeGUID)
 	add("library", d.Library)
@@ -145,12 +133,31 @@ func (d *Device) Facts() [][2]string {
 	return f
 }
 
-// Fact is one of Facts by name, and whether the device has it.
-func (d *Device) Fact(name string) (string, bool) {
-	for _, f := range d.Facts() {
-		if f[0] == name {
-			return f[1], true
-		}
+// IdentityFacts are the facts that say which device and firmware
+// measured, as a report's one line about the device gives them: name,
+// fw_ver, hw_ver, vendor_id and vendor_part_id, driver, numa_node.
+func (d *Device) IdentityFacts() [][2]string {
+	if !d.Known() {
+		return nil
 	}
-	return "", false
+	var f [][2]string
+	add := func(k, v string) { f = appendFact(f, k, v) }
+	add("name", d.Name)
+	add("fw_ver", d.FWVer)
+	add("hw_ver", d.HWVer)
+	if d.VendorID != 0 || d.VendorPartID != 0 {
+		add("vendor_id", fmt.Sprintf("%#x", d.VendorID))
+		add("vendor_part_id", strconv.FormatUint(uint64(d.VendorPartID), 10))
+	}
+	add("driver", d.Driver)
+	add("numa_node", strconv.Itoa(d.NUMANode)) // -1: unknown, as the kernel says it
+	return f
+}
+
+// appendFact appends the fact k unless its value v is unknown ("").
+func appendFact(f [][2]string, k, v string) [][2]string {
+	if v == "" {
+		return f
+	}
+	return append(f, [2]string{k, v})
 }
