@@ -94,8 +94,8 @@ func assemble(res *results.Result, done []*repOutcome, cfg Config) error {
 			// The latencies arrived interval by interval, the counts at the
 			// end: they must agree, or something was lost on the way.
 			if a := aggs[kind]; a.hist.TotalCount() != a.count {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("repetition %d: %s: %d latencies for %d operations",
-					rep.index+1, kind, a.hist.TotalCount(), a.count))
+				res.Warnings = append(res.Warnings, warnf(results.WarnLatencyCount, rep.index+1, kind, "%d latencies for %d operations",
+					a.hist.TotalCount(), a.count))
 			}
 		}
 		secs := rep.wall.Seconds()
@@ -400,7 +400,7 @@ func addUnconfirmed(lc *results.LeakCheck, listed []uint32, how string, err erro
 // more threads than CPUs, or (loop workloads, whose threads never wait)
 // workers that got much less CPU time than their threads x the wall time.
 // Latencies then include time spent preempted.
-func cpuWarnings(done []*repOutcome, cfg Config) []string {
+func cpuWarnings(done []*repOutcome, cfg Config) []results.Warning {
 	out := StartWarnings(cfg)
 	total := cfg.Procs * cfg.Threads
 	if cfg.Workload.Mode != "loop" {
@@ -417,8 +417,8 @@ func cpuWarnings(done []*repOutcome, cfg Config) []string {
 		usable := min(total, runtime.NumCPU())
 		want := float64(usable) * (rep.wall + cfg.Warmup).Seconds()
 		if want > 0.5 && cpu < 0.75*want {
-			out = append(out, fmt.Sprintf("repetition %d: workers got %.1f CPU-seconds of the %.1f their %d thread(s) could use (%.0f%%): the machine is busy, throughput is understated",
-				rep.index+1, cpu, want, total, 100*cpu/want))
+			out = append(out, warnf(results.WarnCPUStarved, rep.index+1, "", "workers got %.1f CPU-seconds of the %.1f their %d thread(s) could use (%.0f%%): the machine is busy, throughput is understated",
+				cpu, want, total, 100*cpu/want))
 		}
 	}
 	return out
@@ -428,21 +428,21 @@ func cpuWarnings(done []*repOutcome, cfg Config) []string {
 // threads started further apart than results.StartSkewShare of its length,
 // or (duration runs) its measured length departs from --duration by more
 // than results.DurationDeparture.
-func timingWarnings(done []*repOutcome, cfg Config) []string {
-	var out []string
+func timingWarnings(done []*repOutcome, cfg Config) []results.Warning {
+	var out []results.Warning
 	for _, rep := range done {
 		length := rep.wall
 		if cfg.Duration > 0 {
 			length = cfg.Duration
 		}
 		if length > 0 && float64(rep.skew) > results.StartSkewShare*float64(length) {
-			out = append(out, fmt.Sprintf("repetition %d: start skew %v is %.1f%% of its %v (limit %.0f%%): its threads did not start together, some ran alone",
-				rep.index+1, time.Duration(rep.skew).Round(time.Microsecond), 100*float64(rep.skew)/float64(length), length.Round(time.Millisecond), 100*results.StartSkewShare))
+			out = append(out, warnf(results.WarnStartSkew, rep.index+1, "", "start skew %v is %.1f%% of its %v (limit %.0f%%): its threads did not start together, some ran alone",
+				time.Duration(rep.skew).Round(time.Microsecond), 100*float64(rep.skew)/float64(length), length.Round(time.Millisecond), 100*results.StartSkewShare))
 		}
 		if cfg.Duration > 0 {
 			if dev := float64(rep.wall-cfg.Duration) / float64(cfg.Duration); math.Abs(dev) > results.DurationDeparture {
-				out = append(out, fmt.Sprintf("repetition %d: measured %v, %+.1f%% from the requested %v (limit ±%.0f%%): ops/s and the timelines cover another span than asked",
-					rep.index+1, rep.wall.Round(time.Millisecond), 100*dev, cfg.Duration, 100*results.DurationDeparture))
+				out = append(out, warnf(results.WarnDuration, rep.index+1, "", "measured %v, %+.1f%% from the requested %v (limit ±%.0f%%): ops/s and the timelines cover another span than asked",
+					rep.wall.Round(time.Millisecond), 100*dev, cfg.Duration, 100*results.DurationDeparture))
 			}
 		}
 	}
@@ -543,7 +543,7 @@ func harnessFigures(res *results.Result, done []*repOutcome) {
 		h.TimerOverhead, h.TimerOverheadNS = to, to.MedianNS
 		if to.BeforeNS > 0 && to.AfterNS > 0 {
 			if d := math.Abs(to.AfterNS - to.BeforeNS); d > 2 && d > TimerDrift*to.BeforeNS {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("timer overhead moved during the run: %.1fns before, %.1fns after (median of %d thread(s) each; all %.1f-%.1fns): the machine changed under the measurement",
+				res.Warnings = append(res.Warnings, warnf(results.WarnTimerDrift, 0, "", "timer overhead moved during the run: %.1fns before, %.1fns after (median of %d thread(s) each; all %.1f-%.1fns): the machine changed under the measurement",
 					to.BeforeNS, to.AfterNS, len(pre), to.MinNS, to.MaxNS))
 			}
 		}
@@ -555,7 +555,7 @@ func harnessFigures(res *results.Result, done []*repOutcome) {
 		}
 		h.Coverage = c
 		if c.Share < MinCoverage {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("coverage %.0f%% (least covered thread %.0f%%, limit %.0f%%): the rest of the threads' working time was outside timed operations, %s",
+			res.Warnings = append(res.Warnings, warnf(results.WarnCoverage, 0, "", "coverage %.0f%% (least covered thread %.0f%%, limit %.0f%%): the rest of the threads' working time was outside timed operations, %s",
 				100*c.Share, 100*c.MinThreadShare, 100*MinCoverage, untimedMeans(open)))
 		}
 	}
@@ -566,8 +566,8 @@ func harnessFigures(res *results.Result, done []*repOutcome) {
 			if g := h.MaxGap; g != nil && g.Kind == kind && g.NS == gap {
 				where = fmt.Sprintf(" (thread %d, repetition %d, %v after its start)", g.Thread, g.Repetition+1, sig3(g.AtNS))
 			}
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: an untimed stretch of %v before one of its batches%s exceeds its service p99.9 %v: %s",
-				kind, sig3(gap), where, sig3(s.NS.P999), untimedMeans(open)))
+			res.Warnings = append(res.Warnings, warnf(results.WarnUntimedGap, 0, kind, "an untimed stretch of %v before one of its batches%s exceeds its service p99.9 %v: %s",
+				sig3(gap), where, sig3(s.NS.P999), untimedMeans(open)))
 		}
 	}
 }
@@ -668,10 +668,10 @@ func openLoopFigures(res *results.Result, done []*repOutcome, cfg Config, wall f
 	end := time.Duration(ol.BacklogEndNS)
 	switch {
 	case ol.Saturated:
-		res.Warnings = append(res.Warnings, fmt.Sprintf("open loop saturated: a thread was more than %v behind its schedule for %.0f%% of its measurement (the backlog %v at the end, at most %v; achieved %.3g ops/s of the %.3g requested): it did not keep up, and the response times measure the queue; lower --rate (or, where the workers lacked a CPU, quiet the machine)",
+		res.Warnings = append(res.Warnings, warnf(results.WarnOpenLoopSaturated, 0, "", "open loop saturated: a thread was more than %v behind its schedule for %.0f%% of its measurement (the backlog %v at the end, at most %v; achieved %.3g ops/s of the %.3g requested): it did not keep up, and the response times measure the queue; lower --rate (or, where the workers lacked a CPU, quiet the machine)",
 			limit, over, sig3(ol.BacklogEndNS), sig3(ol.BacklogMaxNS), ol.AchievedOpsPerSec, ol.RequestedOpsPerSec))
 	case end > limit:
-		res.Warnings = append(res.Warnings, fmt.Sprintf("open loop: the last operations began %v behind their intended starts, and about %.0f due before the end were not run (achieved %.3g ops/s of the %.3g requested); the backlog was beyond %v for only %.0f%% of the measurement, so this is a stall at the end (the machine, real-time throttling), not a run that did not keep up: the response times hold the stall but not the operations it left unrun",
+		res.Warnings = append(res.Warnings, warnf(results.WarnOpenLoopEndStall, 0, "", "open loop: the last operations began %v behind their intended starts, and about %.0f due before the end were not run (achieved %.3g ops/s of the %.3g requested); the backlog was beyond %v for only %.0f%% of the measurement, so this is a stall at the end (the machine, real-time throttling), not a run that did not keep up: the response times hold the stall but not the operations it left unrun",
 			sig3(ol.BacklogEndNS), end.Seconds()*rate, ol.AchievedOpsPerSec, ol.RequestedOpsPerSec, limit, over))
 	}
 }

@@ -21,15 +21,16 @@ func TestTimingWarnings(t *testing.T) {
 		wall     time.Duration
 		skew     time.Duration
 		want     []string // substrings, one warning each
+		kinds    []string // the warnings' kinds
 	}{
-		{"as asked", time.Second, 1010 * ms, 2 * ms, nil},
-		{"skew 277ms of 1s", time.Second, 1010 * ms, 277 * ms, []string{"repetition 1: start skew 277ms is 27.7% of its 1s (limit 1%)"}},
-		{"long", time.Second, 1490 * ms, 0, []string{"repetition 1: measured 1.49s, +49.0% from the requested 1s (limit ±5%)"}},
-		{"short", time.Second, 940 * ms, 0, []string{"measured 940ms, -6.0% from the requested 1s"}},
-		{"just within", time.Second, 1049 * ms, 9 * ms, nil},
-		{"both", 2 * time.Second, 2500 * ms, 100 * ms, []string{"start skew 100ms is 5.0% of its 2s", "+25.0% from the requested 2s"}},
-		{"iterations: skew against the measured length", 0, 500 * ms, 20 * ms, []string{"start skew 20ms is 4.0% of its 500ms"}},
-		{"iterations: no requested length", 0, 5 * time.Second, 0, nil},
+		{"as asked", time.Second, 1010 * ms, 2 * ms, nil, nil},
+		{"skew 277ms of 1s", time.Second, 1010 * ms, 277 * ms, []string{"repetition 1: start skew 277ms is 27.7% of its 1s (limit 1%)"}, []string{results.WarnStartSkew}},
+		{"long", time.Second, 1490 * ms, 0, []string{"repetition 1: measured 1.49s, +49.0% from the requested 1s (limit ±5%)"}, []string{results.WarnDuration}},
+		{"short", time.Second, 940 * ms, 0, []string{"measured 940ms, -6.0% from the requested 1s"}, []string{results.WarnDuration}},
+		{"just within", time.Second, 1049 * ms, 9 * ms, nil, nil},
+		{"both", 2 * time.Second, 2500 * ms, 100 * ms, []string{"start skew 100ms is 5.0% of its 2s", "+25.0% from the requested 2s"}, []string{results.WarnStartSkew, results.WarnDuration}},
+		{"iterations: skew against the measured length", 0, 500 * ms, 20 * ms, []string{"start skew 20ms is 4.0% of its 500ms"}, []string{results.WarnStartSkew}},
+		{"iterations: no requested length", 0, 5 * time.Second, 0, nil, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := timingWarnings([]*repOutcome{{index: 0, wall: c.wall, skew: int64(c.skew)}}, Config{Duration: c.duration})
@@ -37,8 +38,12 @@ func TestTimingWarnings(t *testing.T) {
 				t.Fatalf("warnings %q, want %d", got, len(c.want))
 			}
 			for i, w := range c.want {
-				if !strings.Contains(got[i], w) {
-					t.Errorf("warning %q, want it to say %q", got[i], w)
+				g := got[i]
+				if !strings.Contains(g.Text, w) {
+					t.Errorf("warning %q, want it to say %q", g.Text, w)
+				}
+				if g.Kind != c.kinds[i] || g.Repetition != 1 || g.Op != "" || g.Severity != results.SeverityWarning {
+					t.Errorf("warning %+v, want kind %s, repetition 1, no op kind, severity warning", g, c.kinds[i])
 				}
 			}
 		})
@@ -152,7 +157,7 @@ func TestHarnessFigures(t *testing.T) {
 			if h.Memory == nil || h.Memory.RSSKB != 47_000 || h.Memory.PSSKB != 22_000 {
 				t.Errorf("memory %+v, want RSS 47000 KiB and PSS 22000 KiB summed", h.Memory)
 			}
-			all := strings.Join(res.Warnings, "\n")
+			all := strings.Join(results.WarningTexts(res.Warnings), "\n")
 			for _, w := range c.warnings {
 				if !strings.Contains(all, w) {
 					t.Errorf("warnings %q lack %q", res.Warnings, w)
@@ -222,7 +227,7 @@ func TestSaturationVerdict(t *testing.T) {
 				if len(res.Warnings) != 0 {
 					t.Errorf("warnings %q, want none", res.Warnings)
 				}
-			} else if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], c.warn) {
+			} else if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0].Text, c.warn) {
 				t.Errorf("warnings %q, want one saying %q", res.Warnings, c.warn)
 			}
 		})

@@ -5,8 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
@@ -99,7 +102,10 @@ func BenchmarkEngineNull(b *testing.B) {
 			rig, unlock := benchRig(b, "steady", "null", qps, verbs.Cost{})
 			defer unlock()
 			timer := verbs.TimerOverheadNS()
-			reads, cpu, _ := bareLoop(100 * time.Millisecond)
+			reads, cpu, _, err := bareLoop(100 * time.Millisecond)
+			if err != nil {
+				b.Fatal(err)
+			}
 			bare := float64(reads) / (float64(cpu) / 1e9)
 			f := benchMeasure(b, rig)
 			b.ReportMetric(f.opsPerCPUSecond()/bare, "cpu-rate/bare")
@@ -265,5 +271,20 @@ func TestHotPathCgoCalls(t *testing.T) {
 				t.Errorf("%.5f cgo calls per operation, want <= 0.001", per)
 			}
 		})
+	}
+}
+
+// A thread CPU clock that cannot be read fails the calibration's
+// measurement instead of giving a rate per CPU-second of nothing.
+func TestBareLoopClockUnreadable(t *testing.T) {
+	defer func(c int32) { threadCPUClock = c }(threadCPUClock)
+	threadCPUClock = 1 << 20 // no such clock: EINVAL
+	reads, cpu, _, err := bareLoop(time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "clock_gettime") {
+		t.Fatalf("bareLoop with an unreadable CPU clock: %d reads, %d ns CPU, error %v; want the clock's error", reads, cpu, err)
+	}
+	threadCPUClock = unix.CLOCK_THREAD_CPUTIME_ID
+	if reads, cpu, _, err := bareLoop(time.Millisecond); err != nil || reads == 0 || cpu == 0 {
+		t.Errorf("bareLoop: %d reads, %d ns CPU, %v", reads, cpu, err)
 	}
 }

@@ -34,10 +34,19 @@ type engineFigures struct {
 func (f engineFigures) opsPerCPUSecond() float64 { return float64(f.ops) / (float64(f.cpuNS) / 1e9) }
 func (f engineFigures) opsPerSecond() float64    { return float64(f.ops) / (float64(f.wallNS) / 1e9) }
 
-func threadCPUNS() uint64 {
+// threadCPUClock is the clock threadCPUNS reads: the calling thread's
+// CPU time (a variable so that a test can name one that fails).
+var threadCPUClock int32 = unix.CLOCK_THREAD_CPUTIME_ID
+
+// threadCPUNS is the calling thread's CPU time. A clock that cannot be
+// read is an error: a zero in its place would make every rate per
+// CPU-second of the calibration a figure nobody measured.
+func threadCPUNS() (uint64, error) {
 	var ts unix.Timespec
-	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
-	return uint64(ts.Nano())
+	if err := unix.ClockGettime(threadCPUClock, &ts); err != nil {
+		return 0, fmt.Errorf("calibrate: reading the thread's CPU time: clock_gettime: %w", err)
+	}
+	return uint64(ts.Nano()), nil
 }
 
 // Calibrate measures the engine's hot path against its targets on this
@@ -195,7 +204,10 @@ func engineVsBare(dir string, qps int) (vsBare, error) {
 	var p50s []int64
 	for range cpuRatePairs {
 		sw := verbs.ThreadSwitches()
-		reads, cpu, wall := bareLoop(calibrationSpan / cpuRatePairs)
+		reads, cpu, wall, err := bareLoop(calibrationSpan / cpuRatePairs)
+		if err != nil {
+			return vb, err
+		}
 		f, err := rig.measureFor(calibrationSpan / cpuRatePairs)
 		if err != nil {
 			return vb, err
@@ -226,9 +238,12 @@ func engineVsBare(dir string, qps int) (vsBare, error) {
 // bareLoop runs the floor for span: chained timer reads in C, stored,
 // nothing else, in calls as long as the engine's programs. It returns the
 // reads, the thread's CPU time and the wall time.
-func bareLoop(span time.Duration) (reads, cpuNS, wallNS uint64) {
+func bareLoop(span time.Duration) (reads, cpuNS, wallNS uint64, err error) {
 	ns := make([]uint64, DefaultBatchOps)
-	cpu0 := threadCPUNS()
+	cpu0, err := threadCPUNS()
+	if err != nil {
+		return 0, 0, 0, err
+	}
 	start := verbs.Now()
 	end := start + uint64(span)
 	calls := 0
@@ -238,7 +253,11 @@ func bareLoop(span time.Duration) (reads, cpuNS, wallNS uint64) {
 		calls++
 		now = verbs.Now()
 	}
-	return uint64(calls * len(ns)), threadCPUNS() - cpu0, now - start
+	cpu1, err := threadCPUNS()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return uint64(calls * len(ns)), cpu1 - cpu0, now - start, nil
 }
 
 // coverageSlices: coverage is measured in this many slices, and summed
@@ -392,7 +411,10 @@ func (r *engineRig) measure(end uint64, done func(ops int64) bool) (engineFigure
 	th.waitNS = 0
 	th.started = verbs.Now()
 	th.lastEnd = th.started
-	cpu0 := threadCPUNS()
+	cpu0, err := threadCPUNS()
+	if err != nil {
+		return f, err
+	}
 	ops := int64(0)
 	for !done(ops) {
 		if _, err := th.loopChunk(0); err != nil {
@@ -403,7 +425,11 @@ func (r *engineRig) measure(end uint64, done func(ops int64) bool) (engineFigure
 			ops += rec.count
 		}
 	}
-	f.cpuNS = threadCPUNS() - cpu0
+	cpu1, err := threadCPUNS()
+	if err != nil {
+		return f, err
+	}
+	f.cpuNS = cpu1 - cpu0
 	f.wallNS = verbs.Now() - th.started
 	all := results.NewHistogram()
 	for _, rec := range th.recs {

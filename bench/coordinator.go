@@ -49,7 +49,7 @@ type repOutcome struct {
 	// device showed none of the job's QPs (-1: not measured, and why).
 	stormExitNS   int64
 	stormExitNote string
-	warnings      []string
+	warnings      []results.Warning
 }
 
 // workerProc is one worker process as the coordinator sees it.
@@ -200,16 +200,16 @@ func (c *coordinator) releaseHolder(out *repOutcome, vo verbs.Options, h *holder
 		listed, how, listErr = stillListed(h.dev.Info(), out.created.each)
 	}
 	if err := h.release(); err != nil {
-		out.warnings = append(out.warnings, fmt.Sprintf("repetition %d: releasing the holder: %v", out.index+1, err))
+		out.warnings = append(out.warnings, warnf(results.WarnHolderRelease, out.index+1, "", "releasing the holder: %v", err))
 	}
 	out.leaks = checkLeaks(vo, h, out.created, len(out.threads) == c.cfg.Procs*c.cfg.Threads)
 	if vo.Provider == "rdma" && out.leaks != nil && out.leaks.Method == "reg_probe" {
 		addUnconfirmed(out.leaks, listed, how, listErr)
 	}
 	if lc := out.leaks; lc != nil && lc.DestroysUnconfirmed != nil && *lc.DestroysUnconfirmed > 0 {
-		out.warnings = append(out.warnings, fmt.Sprintf("repetition %d: %d QP destruction(s) not confirmed: ibv_destroy_qp returned 0, "+
+		out.warnings = append(out.warnings, warnf(results.WarnDestroyUnconfirmed, out.index+1, "", "%d QP destruction(s) not confirmed: ibv_destroy_qp returned 0, "+
 			"but %s still lists QP(s) %v (a destroy the kernel did not report; a later ibv_close_xrcd may fail EBUSY)",
-			out.index+1, *lc.DestroysUnconfirmed, lc.DeviceList, lc.UnconfirmedQPNs))
+			*lc.DestroysUnconfirmed, lc.DeviceList, lc.UnconfirmedQPNs))
 	}
 }
 
@@ -450,9 +450,11 @@ func (r *repRun) conclude(vo verbs.Options) error {
 	return nil
 }
 
-func lateReportsWarning(idx int, late int64) string {
-	return fmt.Sprintf("repetition %d: %d interval report(s) came after their interval was written to the .hlog timelines (a thread lagged by more than two intervals, e.g. stopped or starved): they are written late, as extra lines with their interval's start time",
-		idx+1, late)
+func lateReportsWarning(idx int, late int64) results.Warning {
+	// A notice: the latencies are all in the timelines, at their
+	// interval's start time; only the lines' order tells of the lag.
+	return results.NewWarning(results.WarnLateReports, results.SeverityNotice, idx+1, "", fmt.Sprintf("%d interval report(s) came after their interval was written to the .hlog timelines (a thread lagged by more than two intervals, e.g. stopped or starved): they are written late, as extra lines with their interval's start time",
+		late))
 }
 
 // threadSpan is the earliest and latest start and the latest end of the

@@ -140,19 +140,19 @@ func checkSiblings(b *results.BOM, cpus []int, before, after cpuTicks) (busy []s
 // A fact that could not be read is recorded as such and warns of nothing:
 // most containers and VMs show no cpufreq at all, and a warning there
 // would be about the machine's privacy, not its clock.
-func cpuCheckWarnings(b *results.BOM, busySiblings []string) []string {
+func cpuCheckWarnings(b *results.BOM, busySiblings []string) []results.Warning {
 	if b == nil {
 		return nil
 	}
-	var out []string
+	var out []results.Warning
 	if g := b.CPU.Governor; !unreadable(g) && g != "performance" {
-		out = append(out, fmt.Sprintf("CPU frequency governor %s, not performance: the clock changes under the measurement; set it with cpupower frequency-set -g performance, or silence this check with --no-cpu-check", g))
+		out = append(out, warnf(results.WarnCPUSetup, 0, "", "CPU frequency governor %s, not performance: the clock changes under the measurement; set it with cpupower frequency-set -g performance, or silence this check with --no-cpu-check", g))
 	}
 	if b.CPU.Boost == "on" {
-		out = append(out, "turbo/boost is on: the clock depends on temperature and on the other cores' load, so repeated runs differ; turn it off (cpufreq boost or intel_pstate no_turbo), or silence this check with --no-cpu-check")
+		out = append(out, warnf(results.WarnCPUSetup, 0, "", "turbo/boost is on: the clock depends on temperature and on the other cores' load, so repeated runs differ; turn it off (cpufreq boost or intel_pstate no_turbo), or silence this check with --no-cpu-check"))
 	}
 	if len(busySiblings) > 0 {
-		out = append(out, fmt.Sprintf("SMT siblings of the measured CPUs were busy (%s): they share the core's pipeline with a measured thread; keep them idle (or leave SMT off) while measuring, or silence this check with --no-cpu-check", strings.Join(busySiblings, "; ")))
+		out = append(out, warnf(results.WarnCPUSetup, 0, "", "SMT siblings of the measured CPUs were busy (%s): they share the core's pipeline with a measured thread; keep them idle (or leave SMT off) while measuring, or silence this check with --no-cpu-check", strings.Join(busySiblings, "; ")))
 	}
 	return out
 }

@@ -95,7 +95,7 @@ func TestCPUCheck(t *testing.T) {
 				t.Fatalf("warnings %q, want %d like %q", ws, len(tt.warn), tt.warn)
 			}
 			for i, w := range ws {
-				if !strings.Contains(w, tt.warn[i]) || !strings.Contains(w, "--no-cpu-check") {
+				if !strings.Contains(w.Text, tt.warn[i]) || !strings.Contains(w.Text, "--no-cpu-check") || w.Kind != results.WarnCPUSetup {
 					t.Errorf("warning %d = %q, want it to say %q and how to silence it", i, w, tt.warn[i])
 				}
 			}

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bufio"
-	"fmt"
 	"os"
 	"regexp"
 	"runtime"
@@ -34,35 +33,8 @@ func environment(info verbs.DeviceInfo) results.Environment {
 			" " + unix.ByteSliceToString(u.Machine[:])
 	}
 	env.BOM = newBOM(info, release)
-	env.Device = map[string]any{"name": info.Name, "xrc": info.XRC, "numa_node": info.NUMANode,
-		"is_test_double": info.TestDouble}
-	add := func(k, v string) {
-		if v != "" {
-			env.Device[k] = v
-		}
-	}
-	add("semantics", info.Semantics)
-	add("legacy_flavor", info.LegacyFlavor)
-	add("registrant", info.Registrant)
-	add("fw_ver", info.FWVer)
-	add("hw_ver", info.HWVer)
-	add("node_guid", info.NodeGUID)
-	add("driver", info.Driver)
-	add("library", info.Library)
-	if info.VendorID != 0 || info.VendorPartID != 0 {
-		env.Device["vendor_id"] = fmt.Sprintf("%#x", info.VendorID)
-		env.Device["vendor_part_id"] = fmt.Sprint(info.VendorPartID)
-	}
-	if info.MaxQP != 0 {
-		env.Device["max_qp"] = info.MaxQP
-	}
-	if p := info.Path; p != nil { // the port and GID QPs were moved through
-		env.Device["port"] = p.Port
-		if p.GIDIndex >= 0 {
-			env.Device["gid_index"] = p.GIDIndex
-			add("gid", p.GID)
-			add("gid_type", p.GIDType)
-		}
+	if info.Name != "" {
+		env.Device = deviceFacts(info)
 	}
 	if len(info.Extra) > 0 {
 		env.ProviderDetail = map[string]string{}
@@ -74,6 +46,22 @@ func environment(info verbs.DeviceInfo) results.Environment {
 		delete(env.ProviderDetail, "dir")
 	}
 	return env
+}
+
+// deviceFacts is the result's typed copy of the provider's device info.
+func deviceFacts(info verbs.DeviceInfo) *results.Device {
+	d := &results.Device{Name: info.Name, XRC: info.XRC, NUMANode: info.NUMANode, TestDouble: info.TestDouble,
+		Semantics: info.Semantics, FWVer: info.FWVer, HWVer: info.HWVer, NodeGUID: info.NodeGUID,
+		Driver: info.Driver, Library: info.Library, VendorID: info.VendorID, VendorPartID: info.VendorPartID,
+		MaxQP: info.MaxQP, LegacyFlavor: info.LegacyFlavor, Registrant: info.Registrant}
+	if p := info.Path; p != nil { // the port and GID QPs were moved through
+		d.Port = p.Port
+		if p.GIDIndex >= 0 {
+			gi := p.GIDIndex
+			d.GIDIndex, d.GID, d.GIDType = &gi, p.GID, p.GIDType
+		}
+	}
+	return d
 }
 
 func cpuModel() string {
@@ -187,17 +175,19 @@ func snapshotFirmware(vo verbs.Options) *firmware {
 	return &firmware{info: info, before: device.SnapshotFWCommands(info), taken: true}
 }
 
-// record adds the firmware command counts and mean times over the run, or
-// why they are not readable, to the environment's provider detail.
+// record sets the environment's firmware command counts and mean times
+// over the run, or why they are not readable.
 func (f *firmware) record(env *results.Environment) {
 	if !f.taken {
 		return
 	}
 	delta := device.FWCommandsSince(f.before, device.SnapshotFWCommands(f.info))
-	if env.ProviderDetail == nil {
-		env.ProviderDetail = map[string]string{}
+	fw := &results.FirmwareCounters{NotReadable: delta.NotReadable}
+	if len(delta.Commands) > 0 {
+		fw.Commands = map[string]results.FirmwareCommand{}
+		for name, c := range delta.Commands {
+			fw.Commands[name] = results.FirmwareCommand{N: c.N, MeanNS: c.MeanNS, ErrNS: c.ErrNS}
+		}
 	}
-	for k, v := range delta.Environment() {
-		env.ProviderDetail[k] = v
-	}
+	env.Firmware = fw
 }

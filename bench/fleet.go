@@ -252,7 +252,8 @@ func (b *FleetBarrier) BeforeStart(ctx context.Context, res *results.Result) err
 	}
 	res.Fleet.Sync = sync
 	if sync.LateNS > 0 {
-		res.Warnings = append(res.Warnings, "fleet: this node saw the last arrival after the common start and started "+time.Duration(sync.LateNS).Round(time.Millisecond).String()+" late")
+		res.Warnings = append(res.Warnings, results.NewWarning(results.WarnFleetLate, results.SeverityWarning, 0, "",
+			"fleet: this node saw the last arrival after the common start and started "+time.Duration(sync.LateNS).Round(time.Millisecond).String()+" late"))
 	}
 	return nil
 }

@@ -24,6 +24,10 @@ func TestMain(m *testing.M) {
 		commitChild(out)
 		os.Exit(0)
 	}
+	if path := os.Getenv(lockPidEnv); path != "" {
+		lockPidChild(path)
+		os.Exit(0)
+	}
 	if os.Getenv(workerEnv) == "1" {
 		if say := os.Getenv("XRCBENCH_TEST_WORKER_SAY"); say != "" {
 			fmt.Fprintln(os.Stderr, say)

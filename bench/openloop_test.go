@@ -125,7 +125,7 @@ func TestOpenLoopKnownAnswers(t *testing.T) {
 		if ol == nil || !ol.Saturated || ol.AchievedOpsPerSec >= 0.95*200000 || ol.BacklogEndNS <= 0 {
 			t.Fatalf("open_loop %+v, want saturated, achieved below requested, a backlog", ol)
 		}
-		if !strings.Contains(strings.Join(res.Warnings, "\n"), "open loop saturated") {
+		if !strings.Contains(strings.Join(results.WarningTexts(res.Warnings), "\n"), "open loop saturated") {
 			t.Errorf("warnings %q do not say the open loop saturated", res.Warnings)
 		}
 	})
@@ -250,7 +250,7 @@ func TestOpenLoopEndStall(t *testing.T) {
 	if ol.Saturated || ol.BacklogOverShare >= 0.5 {
 		failures = append(failures, fmt.Sprintf("saturated %v, beyond %v behind for %.0f%% of the measurement: want one stall at the end, not saturation (%+v)",
 			ol.Saturated, time.Duration(ol.BacklogLimitNS), 100*ol.BacklogOverShare, *ol))
-	} else if w := strings.Join(o.res.Warnings, "\n"); !strings.Contains(w, "so this is a stall at the end") || strings.Contains(w, "saturated") {
+	} else if w := strings.Join(results.WarningTexts(o.res.Warnings), "\n"); !strings.Contains(w, "so this is a stall at the end") || strings.Contains(w, "saturated") {
 		t.Errorf("warnings %q: want the stall at the end named, and no saturation", o.res.Warnings)
 	}
 	failOrSkip(t, load, failures)

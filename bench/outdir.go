@@ -87,8 +87,9 @@ type runFolder struct {
 	lockAt  string
 	earlier *results.Result // the run being replaced, if any
 	// recovered says what a killed commit had left and this run set right,
-	// a line each, for the run to print.
-	recovered []string
+	// a line each, for the run to print; warnings what went wrong in
+	// taking the folder that does not stop the run.
+	recovered, warnings []string
 }
 
 // Sibling name prefixes: .<name>.tmp-<run id> is a run being written (or,
@@ -119,7 +120,13 @@ func openRunFolder(out, runID string) (*runFolder, error) {
 	}
 	rf := &runFolder{given: out, final: clean, name: name, runID: runID, parent: pd,
 		lockAt: filepath.Join(parent, "."+name+".lock")}
-	lock, err := lockFile(rf.lockAt)
+	lock, pidErr, err := lockFile(rf.lockAt)
+	if pidErr != nil {
+		// A file system that cannot take these few bytes will likely not
+		// take the result either; the run says so at the start, and the
+		// end says what was not written, as on any full disk.
+		rf.warnings = append(rf.warnings, pidErr.Error())
+	}
 	if err != nil {
 		pd.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
@@ -519,8 +526,11 @@ func (rf *runFolder) tell(opts Options) {
 		for _, l := range rf.recovered {
 			fmt.Fprintln(opts.Stderr, "note: "+l)
 		}
+		for _, l := range rf.warnings {
+			fmt.Fprintln(opts.Stderr, "warning: "+l)
+		}
 	}
-	rf.recovered = nil
+	rf.recovered, rf.warnings = nil, nil
 }
 
 // ours says whether the sibling n is a real folder of the current user.
@@ -596,34 +606,37 @@ func (rf *runFolder) unlock() {
 }
 
 // lockFile takes an exclusive flock on path, created if need be, without
-// waiting, and writes this process's pid into it.
-func lockFile(path string) (*os.File, error) {
+// waiting, and writes this process's pid into it. A pid it cannot write
+// (a full disk) is pidErr beside the lock, which holds all the same: the
+// pid only names the holder to a refused second run, which then says
+// "unknown".
+func lockFile(path string) (f *os.File, pidErr, err error) {
 	for attempt := 0; ; attempt++ {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o644)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 			f.Close()
-			return nil, err
+			return nil, nil, err
 		}
 		// The holder before us may have removed the file between our open
 		// and our lock: then we hold a lock on nothing anyone else sees.
 		held, err1 := f.Stat()
 		now, err2 := os.Lstat(path)
 		if err1 == nil && err2 == nil && os.SameFile(held, now) {
-			// The pid only names the holder to a refused second run: on a
-			// full disk it cannot be written, and the flock is the lock
-			// all the same, so the run goes on (and writes what it can),
-			// and a refused run names the holder "unknown" (lockHolder).
-			if f.Truncate(0) == nil {
-				f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+			err := f.Truncate(0)
+			if err == nil {
+				_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 			}
-			return f, nil
+			if err != nil {
+				pidErr = fmt.Errorf("the lock %s holds, but this process's pid could not be written into it (%w): a second run into the folder is refused naming no holder", path, err)
+			}
+			return f, pidErr, nil
 		}
 		f.Close()
 		if attempt > 10 {
-			return nil, fmt.Errorf("%s keeps being replaced", path)
+			return nil, nil, fmt.Errorf("%s keeps being replaced", path)
 		}
 	}
 }
@@ -643,12 +656,20 @@ func LockFolder(dir string) (unlock func(), err error) {
 		return nil, err
 	}
 	at := filepath.Join(parent, "."+name+".lock")
-	f, err := lockFile(at)
+	f, pidErr, err := lockFile(at)
 	if errors.Is(err, unix.EWOULDBLOCK) {
 		return nil, outFolderErrorf("%s: another xrcbench is writing it (pid %s, holding %s)", dir, lockHolder(at), at)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("locking %s: %w", dir, err)
+	}
+	if pidErr != nil {
+		// Before anything is written into dir: a folder whose file
+		// system cannot take a pid will not take what the caller writes
+		// there over its long life either.
+		os.Remove(at)
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", dir, pidErr)
 	}
 	return func() {
 		os.Remove(at)

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -657,5 +658,60 @@ func TestRecoverKilledCommit(t *testing.T) {
 				t.Errorf("beside the folder: %v", ents)
 			}
 		})
+	}
+}
+
+// lockPidEnv makes the test binary a process that takes a run folder
+// where no byte can be written (RLIMIT_FSIZE 0, as on a full disk or over
+// quota) and prints what it was told.
+const lockPidEnv = "XRCBENCH_TEST_LOCK_PID"
+
+func lockPidChild(out string) {
+	signal.Ignore(syscall.SIGXFSZ) // the write fails with EFBIG instead of killing the process
+	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: 0, Max: 0}); err != nil {
+		fmt.Println("setrlimit:", err)
+		return
+	}
+	rf, err := openRunFolder(out, "r1")
+	if err != nil {
+		fmt.Println("refused:", err)
+		return
+	}
+	rf.tell(Options{Stderr: os.Stdout})
+	fmt.Println("holder:", lockHolder(rf.lockAt))
+	if _, _, err := lockFile(rf.lockAt); !errors.Is(err, unix.EWOULDBLOCK) {
+		fmt.Println("a second lock:", err)
+	}
+	rf.close()
+	if unlock, err := LockFolder(out + "-q"); err != nil {
+		fmt.Println("LockFolder:", err)
+	} else {
+		unlock()
+	}
+	fmt.Println("done")
+}
+
+// A lock whose pid cannot be written still holds, and the run says at
+// its start that a second run will be refused naming no holder (a full
+// disk then fails the run's writing as ever); LockFolder, before a long
+// writer (qualify) starts, refuses the folder.
+func TestLockFilePidNotWritten(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), lockPidEnv+"="+out)
+	got, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, got)
+	}
+	lock := filepath.Join(filepath.Dir(out), ".run.lock")
+	qlock := filepath.Join(filepath.Dir(out), ".run-q.lock")
+	want := "warning: the lock " + lock + " holds, but this process's pid could not be written into it (write " + lock + ": file too large): a second run into the folder is refused naming no holder\nholder: unknown\n" +
+		"LockFolder: locking " + out + "-q: the lock " + qlock + " holds, but this process's pid could not be written into it (write " + qlock + ": file too large): a second run into the folder is refused naming no holder\ndone\n"
+	if string(got) != want {
+		t.Fatalf("a run folder under RLIMIT_FSIZE 0:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -107,7 +107,7 @@ func TestStormPlacement(t *testing.T) {
 			}
 			warned := false
 			for _, w := range res.Warnings {
-				warned = warned || strings.Contains(w, "threads share CPUs")
+				warned = warned || strings.Contains(w.Text, "threads share CPUs")
 			}
 			if warned != (tt.ranks > runtime.NumCPU()) {
 				t.Errorf("warnings %q: want the CPUs' sharing named only when ranks outnumber them", res.Warnings)

@@ -51,13 +51,19 @@ type KindProgress struct {
 
 // StartWarnings are the warnings a configuration gets before it runs: the
 // run prints them before the start (and once), not only with the result.
-func StartWarnings(cfg Config) []string {
-	var out []string
+func StartWarnings(cfg Config) []results.Warning {
+	var out []results.Warning
 	total := cfg.Procs * cfg.Threads
 	if cpus := runtime.NumCPU(); total > cpus {
-		out = append(out, fmt.Sprintf("%d threads on %d CPUs: threads share CPUs, so latencies include time spent preempted", total, cpus))
+		out = append(out, warnf(results.WarnCPUShared, 0, "", "%d threads on %d CPUs: threads share CPUs, so latencies include time spent preempted", total, cpus))
 	}
 	return out
+}
+
+// warnf is a warning of kind about repetition rep (from 1; 0: the run)
+// and op kind op ("": all), its text formatted.
+func warnf(kind string, rep int, op, format string, args ...any) results.Warning {
+	return results.NewWarning(kind, results.SeverityWarning, rep, op, fmt.Sprintf(format, args...))
 }
 
 // live follows one repetition for its progress reports.

@@ -114,7 +114,7 @@ func TestProgressIterations(t *testing.T) {
 func TestStartWarningsOnce(t *testing.T) {
 	cfg := testConfig(t, "steady", "null", 1, runtime.NumCPU()+1, 2)
 	cfg.Iterations = 5
-	if w := StartWarnings(cfg); len(w) != 1 || !strings.Contains(w[0], "threads share CPUs") {
+	if w := StartWarnings(cfg); len(w) != 1 || !strings.Contains(w[0].Text, "threads share CPUs") || w[0].Kind != results.WarnCPUShared {
 		t.Fatalf("StartWarnings = %q", w)
 	}
 	opts, stderr := testOptions(t)
@@ -134,7 +134,7 @@ func TestStartWarningsOnce(t *testing.T) {
 	if n := strings.Count(stderr.String(), "threads share CPUs"); n != 1 {
 		t.Errorf("the warning is printed %d times:\n%s", n, stderr)
 	}
-	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "threads share CPUs") }) {
+	if !slices.ContainsFunc(res.Warnings, func(w results.Warning) bool { return strings.Contains(w.Text, "threads share CPUs") }) {
 		t.Errorf("the result lacks the warning: %q", res.Warnings)
 	}
 	// Quiet keeps warnings off stderr, not out of the result.

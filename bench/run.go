@@ -341,7 +341,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	files, err := c.keepLogs(res, rf.dir(), len(done) > 0)
 	runErr = alsoFailed(runErr, err)
 	c.describeEnvironment(res, fw)
-	if res.Environment.Device["is_test_double"] == true {
+	if d := res.Environment.Device; d != nil && d.TestDouble {
 		// What the workers measured with: this process's environment
 		// and what the options add to it (coordinator.go).
 		res.Config.CommandEnv = MeasuredEnv(append(os.Environ(), opts.WorkerEnv...))
@@ -433,13 +433,13 @@ func openPrivDir(tempDir string, repetitions int) (*runPrivDir, error) {
 
 // warn prints warnings on stderr, but none of those already said, and
 // nothing when quiet.
-func (c *coordinator) warn(warnings, said []string) {
+func (c *coordinator) warn(warnings, said []results.Warning) {
 	if c.opts.Quiet {
 		return
 	}
 	for _, w := range warnings {
 		if !slices.Contains(said, w) {
-			fmt.Fprintln(c.opts.Stderr, "warning: "+w)
+			fmt.Fprintln(c.opts.Stderr, "warning: "+w.Text)
 		}
 	}
 }
@@ -528,9 +528,9 @@ func (c *coordinator) describeEnvironment(res *results.Result, fw *firmware) {
 		res.Environment = environment(info)
 	}
 	fw.record(&res.Environment)
-	numa, ok := res.Environment.Device["numa_node"].(int)
-	if !ok {
-		numa = -1
+	numa := -1
+	if d := res.Environment.Device; d != nil {
+		numa = d.NUMANode
 	}
 	cpus := placeCPUs(res.Environment.BOM, res.Workers, numa)
 	for _, w := range res.Workers {
@@ -594,19 +594,19 @@ func runStatus(runErr error, measured int) (status, msg string) {
 
 // resultWarnings are the warnings about what the figures mean, known once
 // the run is over.
-func resultWarnings(res *results.Result, cfg *Config, priv *runPrivDir) []string {
-	var out []string
-	if info := res.Environment.Device; info["is_test_double"] == true {
-		out = append(out, fmt.Sprintf("measured through the libibverbs test double (%s), not RDMA hardware: these figures say nothing about an adapter", res.Environment.ProviderDetail["libibverbs"]))
+func resultWarnings(res *results.Result, cfg *Config, priv *runPrivDir) []results.Warning {
+	var out []results.Warning
+	if d := res.Environment.Device; d != nil && d.TestDouble {
+		out = append(out, warnf(results.WarnTestDouble, 0, "", "measured through the libibverbs test double (%s), not RDMA hardware: these figures say nothing about an adapter", res.Environment.ProviderDetail["libibverbs"]))
 	}
 	if !priv.onMemory && cfg.Provider == "sim" && cfg.Warmup+cfg.Duration >= 30*time.Second {
-		out = append(out, fmt.Sprintf("the sim device lives on a disk file system (%s): once writeback cleans its pages (after 30 s by default), the first write to each faults into the file system inside an operation, adding microseconds; set TMPDIR to a memory file system such as /dev/shm", priv.parent))
+		out = append(out, warnf(results.WarnSimOnDisk, 0, "", "the sim device lives on a disk file system (%s): once writeback cleans its pages (after 30 s by default), the first write to each faults into the file system inside an operation, adding microseconds; set TMPDIR to a memory file system such as /dev/shm", priv.parent))
 	}
 	if res.Environment.Version == "unknown" {
-		out = append(out, "xrcbench version unknown: built without VCS information (-buildvcs=false); the result cannot name the code that measured it")
+		out = append(out, warnf(results.WarnVersionUnknown, 0, "", "xrcbench version unknown: built without VCS information (-buildvcs=false); the result cannot name the code that measured it"))
 	}
 	if res.Leaks != nil && len(res.Leaks.Leaked) > 0 {
-		out = append(out, fmt.Sprintf("%d QP(s) outlived the run: %v", len(res.Leaks.Leaked), res.Leaks.Leaked))
+		out = append(out, warnf(results.WarnLeak, 0, "", "%d QP(s) outlived the run: %v", len(res.Leaks.Leaked), res.Leaks.Leaked))
 	}
 	return out
 }
@@ -641,6 +641,8 @@ func (c *coordinator) newResult(runID, scheduling string) *results.Result {
 			CommandLine:  cfg.CommandLine,
 			Workload:     cfg.WorkloadArg,
 			WorkloadSpec: cfg.Workload.Source,
+			Gates:        cfg.Workload.Gates,
+			Headline:     cfg.Workload.Headline,
 			Provider:     cfg.Provider,
 			Device:       cfg.Device,
 			Procs:        cfg.Procs,

@@ -116,18 +116,19 @@ func TestResultWarnings(t *testing.T) {
 		cfg  Config
 		priv *runPrivDir
 		want []string // a substring of each warning, in order
+		kind []string // and its kind
 	}{
-		{"none", plain(), sim, memory, nil},
+		{"none", plain(), sim, memory, nil, nil},
 		{"test double", &results.Result{Environment: results.Environment{Version: "v1",
-			Device: map[string]any{"is_test_double": true}, ProviderDetail: map[string]string{"libibverbs": "fakeverbs 34"}}},
-			Config{Provider: "rdma"}, memory, []string{"test double (fakeverbs 34)"}},
-		{"sim on disk, long run", plain(), sim, disk, []string{"disk file system (/var/tmp)"}},
-		{"sim on disk, short run", plain(), short, disk, nil},
-		{"unknown version", &results.Result{Environment: results.Environment{Version: "unknown"}}, sim, memory, []string{"version unknown"}},
+			Device: &results.Device{Name: "xbfake0", TestDouble: true}, ProviderDetail: map[string]string{"libibverbs": "fakeverbs 34"}}},
+			Config{Provider: "rdma"}, memory, []string{"test double (fakeverbs 34)"}, []string{results.WarnTestDouble}},
+		{"sim on disk, long run", plain(), sim, disk, []string{"disk file system (/var/tmp)"}, []string{results.WarnSimOnDisk}},
+		{"sim on disk, short run", plain(), short, disk, nil, nil},
+		{"unknown version", &results.Result{Environment: results.Environment{Version: "unknown"}}, sim, memory, []string{"version unknown"}, []string{results.WarnVersionUnknown}},
 		{"leaks", &results.Result{Environment: results.Environment{Version: "v1"}, Leaks: &results.LeakCheck{Leaked: []uint32{5, 9}}},
-			sim, memory, []string{"2 QP(s) outlived the run: [5 9]"}},
+			sim, memory, []string{"2 QP(s) outlived the run: [5 9]"}, []string{results.WarnLeak}},
 		{"all, in order", &results.Result{Environment: results.Environment{Version: "unknown"}, Leaks: &results.LeakCheck{Leaked: []uint32{5}}},
-			sim, disk, []string{"disk file system", "version unknown", "1 QP(s) outlived"}},
+			sim, disk, []string{"disk file system", "version unknown", "1 QP(s) outlived"}, []string{results.WarnSimOnDisk, results.WarnVersionUnknown, results.WarnLeak}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := resultWarnings(tc.res, &tc.cfg, tc.priv)
@@ -135,8 +136,8 @@ func TestResultWarnings(t *testing.T) {
 				t.Fatalf("warnings %q, want %d: %q", got, len(tc.want), tc.want)
 			}
 			for i, w := range tc.want {
-				if !strings.Contains(got[i], w) {
-					t.Errorf("warning %d = %q, want it to contain %q", i, got[i], w)
+				if !strings.Contains(got[i].Text, w) || got[i].Kind != tc.kind[i] {
+					t.Errorf("warning %d = %+v, want kind %s and it to contain %q", i, got[i], tc.kind[i], w)
 				}
 			}
 		})

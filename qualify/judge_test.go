@@ -268,14 +268,15 @@ func TestVerdict(t *testing.T) {
 // Every run's warnings, each text once with the runs that gave it; the
 // test double's runs named.
 func TestGatherWarnings(t *testing.T) {
-	double := map[string]any{"is_test_double": true}
+	double := &results.Device{Name: "xbfake0", TestDouble: true, NUMANode: -1}
+	shared := results.NewWarning(results.WarnCPUShared, results.SeverityWarning, 0, "", "4 threads on 2 CPUs")
 	runs := map[string]*report.Run{
-		"s1": {Result: &results.Result{Warnings: []string{"4 threads on 2 CPUs", "repetition 2: the machine is busy"}, Environment: results.Environment{Device: double}}},
-		"s2": {Result: &results.Result{Warnings: []string{"4 threads on 2 CPUs"}, Environment: results.Environment{Device: double}}},
+		"s1": {Result: &results.Result{Warnings: []results.Warning{shared, results.NewWarning(results.WarnCPUStarved, results.SeverityWarning, 2, "", "the machine is busy")}, Environment: results.Environment{Device: double}}},
+		"s2": {Result: &results.Result{Warnings: []results.Warning{shared}, Environment: results.Environment{Device: double}}},
 		"lc": {Result: &results.Result{}},
 	}
 	steps := []RunStep{{Name: "s1"}, {Name: "failed"}, {Name: "s2"}, {Name: "lc"}}
-	ws, td := gatherWarnings(steps, runs, []SoakRun{{Name: "soak-churn", Warnings: []string{"coverage 40% (coordinated omission)"}}})
+	ws, td := gatherWarnings(steps, runs, []SoakRun{{Name: "soak-churn", Warnings: []results.Warning{results.NewWarning(results.WarnCoverage, results.SeverityWarning, 0, "", "coverage 40% (coordinated omission)")}}})
 	want := []string{
 		"s1, s2: 4 threads on 2 CPUs",
 		"s1: repetition 2: the machine is busy",
@@ -285,6 +286,13 @@ func TestGatherWarnings(t *testing.T) {
 	var got []string
 	for _, w := range ws {
 		got = append(got, w.String())
+	}
+	var kinds []string
+	for _, w := range ws {
+		kinds = append(kinds, w.Kind)
+	}
+	if want := []string{results.WarnCPUShared, results.WarnCPUStarved, results.WarnTestDouble, results.WarnCoverage}; strings.Join(kinds, ",") != strings.Join(want, ",") {
+		t.Errorf("kinds %q, want %q: each warning keeps its run's kind", kinds, want)
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") || strings.Join(td, ",") != "s1,s2" {
 		t.Errorf("warnings\n%s\nwant\n%s\ntest double runs %v", strings.Join(got, "\n"), strings.Join(want, "\n"), td)

@@ -78,13 +78,16 @@ func write(out string, q *Qualification, runs map[string]*report.Run, base *Qual
 // engine's warnings (a busy machine, more threads than CPUs, coordinated
 // omission) and, for a run through the libibverbs test double, that it is
 // not hardware.
-func runWarnings(r *results.Result) []string {
+func runWarnings(r *results.Result) []results.Warning {
 	w := slices.Clone(r.Warnings)
 	if report.IsTestDouble(r) {
-		w = append(w, report.TestDoubleBanner)
+		w = append(w, testDoubleWarning)
 	}
 	return w
 }
+
+// testDoubleWarning is the test double's banner as a run's warning.
+var testDoubleWarning = results.Warning{Kind: results.WarnTestDouble, Severity: results.SeverityWarning, Text: report.TestDoubleBanner}
 
 // gatherWarnings collects every run's warnings, the battery's in the
 // plan's order then the soak's, each text once with the runs that gave
@@ -92,15 +95,15 @@ func runWarnings(r *results.Result) []string {
 func gatherWarnings(steps []RunStep, runs map[string]*report.Run, soak []SoakRun) ([]RunWarning, []string) {
 	var out []RunWarning
 	var double []string
-	add := func(name string, ws []string) {
+	add := func(name string, ws []results.Warning) {
 		for _, w := range ws {
-			if w == report.TestDoubleBanner && !slices.Contains(double, name) {
+			if w == testDoubleWarning && !slices.Contains(double, name) {
 				double = append(double, name)
 			}
-			i := slices.IndexFunc(out, func(x RunWarning) bool { return x.Text == w })
+			i := slices.IndexFunc(out, func(x RunWarning) bool { return x.Text == w.Text })
 			switch {
 			case i < 0:
-				out = append(out, RunWarning{Runs: []string{name}, Text: w})
+				out = append(out, RunWarning{Runs: []string{name}, Kind: w.Kind, Severity: w.Severity, Text: w.Text})
 			case !slices.Contains(out[i].Runs, name):
 				out[i].Runs = append(out[i].Runs, name)
 			}
@@ -136,16 +139,16 @@ func JUnit(q *Qualification) report.JUnitReport {
 	for i, w := range q.Warnings {
 		props = append(props, report.JUnitProperty{Name: fmt.Sprintf("warning.%d", i+1), Value: w.String()})
 	}
-	for _, k := range slices.Sorted(maps.Keys(q.Device)) {
-		props = append(props, report.JUnitProperty{Name: "device." + k, Value: fmt.Sprint(q.Device[k])})
+	for _, f := range q.Device.Facts() {
+		props = append(props, report.JUnitProperty{Name: "device." + f[0], Value: f[1]})
 	}
 	for _, k := range slices.Sorted(maps.Keys(q.Labels)) {
 		props = append(props, report.JUnitProperty{Name: "label." + k, Value: q.Labels[k]})
 	}
 	if q.Baseline != nil {
 		props = append(props, report.JUnitProperty{Name: "baseline", Value: q.Baseline.Dir})
-		if fw, ok := q.Baseline.Device["fw_ver"]; ok {
-			props = append(props, report.JUnitProperty{Name: "baseline.fw_ver", Value: fmt.Sprint(fw)})
+		if d := q.Baseline.Device; d != nil && d.FWVer != "" {
+			props = append(props, report.JUnitProperty{Name: "baseline.fw_ver", Value: d.FWVer})
 		}
 	}
 	host, _ := os.Hostname()
@@ -210,10 +213,8 @@ var pageTmpl = template.Must(template.New("q").Funcs(template.FuncMap{
 	"kv": func(m any) [][2]string {
 		var out [][2]string
 		switch m := m.(type) {
-		case map[string]any:
-			for _, k := range slices.Sorted(maps.Keys(m)) {
-				out = append(out, [2]string{k, fmt.Sprint(m[k])})
-			}
+		case *results.Device:
+			out = m.Facts()
 		case map[string]string:
 			for _, k := range slices.Sorted(maps.Keys(m)) {
 				out = append(out, [2]string{k, m[k]})

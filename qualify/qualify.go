@@ -87,7 +87,7 @@ type Qualification struct {
 	Plan        string            `json:"plan"` // its name
 	PlanFile    string            `json:"plan_file,omitempty"`
 	Provider    string            `json:"provider"`
-	Device      map[string]any    `json:"device,omitempty"` // the first run's device: name, fw_ver, ...
+	Device      *results.Device   `json:"device,omitempty"` // the first run's device: name, fw_ver, ...
 	Labels      map[string]string `json:"labels,omitempty"`
 	Baseline    *BaselineInfo     `json:"baseline,omitempty"`
 	Overrides   *Overrides        `json:"overrides,omitempty"` // the plan's figures the command line replaced
@@ -113,14 +113,16 @@ type Qualification struct {
 
 // RunWarning is one warning and the runs that gave it.
 type RunWarning struct {
-	Runs []string `json:"runs"`
-	Text string   `json:"text"`
+	Runs     []string `json:"runs"`
+	Kind     string   `json:"kind,omitempty"`     // results.Warning's
+	Severity string   `json:"severity,omitempty"` // results.Warning's
+	Text     string   `json:"text"`
 }
 
 // BaselineInfo identifies the baseline qualification.
 type BaselineInfo struct {
 	Dir    string            `json:"dir"`
-	Device map[string]any    `json:"device,omitempty"`
+	Device *results.Device   `json:"device,omitempty"`
 	Labels map[string]string `json:"labels,omitempty"`
 }
 

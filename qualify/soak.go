@@ -55,7 +55,7 @@ type SoakRun struct {
 	P99      []float64    `json:"p99_ns"` // per .hlog interval, the kind the verdict uses
 	P99Kind  string       `json:"p99_kind"`
 	// Warnings are the run's own, as runWarnings gives them.
-	Warnings []string `json:"warnings,omitempty"`
+	Warnings []results.Warning `json:"warnings,omitempty"`
 }
 
 // soakSteps are the soak's runs.

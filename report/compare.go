@@ -55,27 +55,17 @@ type Gate struct {
 
 func (g Gate) String() string { return g.Kind + "." + g.Metric }
 
-// DefaultGates are the metrics a comparison of workload gates on when
-// none are named: the p50 of the operations the workload exists to
-// measure. Testing every kind and metric at alpha would flag a false
-// change in one of them every few comparisons.
-func DefaultGates(workload string, kinds []string) []Gate {
-	var ks []string
-	switch workload {
-	case "steady", "sharded":
-		ks = []string{results.OpReg, results.OpUnreg}
-	case "lifecycle":
-		ks = []string{results.OpReg, results.OpUnregLast}
-	case "churn":
-		ks = []string{results.OpCreate, results.OpUnregLast}
-	case "errors":
-		ks = []string{results.OpRegInvalid, results.OpRegForeign}
-	default:
-		ks = kinds
-	}
+// DefaultGates are the metrics a comparison of r's workload gates on when
+// none are named: those its spec declares (results.Config.GatesOf), what
+// the workload exists to measure, such as storm.makespan. Testing every
+// kind and metric at alpha would flag a false change in one of them every
+// few comparisons. kinds are the op kinds compared, for results whose
+// workload predates declared gates.
+func DefaultGates(r *results.Result, kinds []string) []Gate {
 	var gs []Gate
-	for _, k := range ks {
-		gs = append(gs, Gate{Kind: k, Metric: "p50"})
+	for _, g := range r.Config.GatesOf(kinds, r.Storm != nil) {
+		kind, metric, _ := strings.Cut(g, ".")
+		gs = append(gs, Gate{Kind: kind, Metric: metric})
 	}
 	return gs
 }
@@ -91,12 +81,14 @@ func ParseGates(s string) ([]Gate, error) {
 		}
 		kind, metric, ok := strings.Cut(part, ".")
 		if !ok || kind == "" {
-			return nil, inputErrorf("--gate %q: want KIND.METRIC, such as reg.p50", part)
-		}
-		if _, ok := MetricByName(metric); !ok {
-			return nil, inputErrorf("--gate %q: unknown metric %q; want one of %s", part, metric, MetricNames())
+			return nil, inputErrorf("--gate %q: want KIND.METRIC, such as reg.p50 or storm.makespan", part)
 		}
 		g := Gate{Kind: kind, Metric: metric}
+		if _, ok := GateMetric(g); !ok && kind == results.StormKind {
+			return nil, inputErrorf("--gate %q: a storm's metrics are %s", part, strings.Join(results.StormMetrics, ", "))
+		} else if !ok {
+			return nil, inputErrorf("--gate %q: unknown metric %q; want one of %s", part, metric, MetricNames())
+		}
 		if !seen[g] {
 			seen[g] = true
 			gs = append(gs, g)
@@ -225,11 +217,13 @@ func Compare(base, new *Run, opt CompareOptions) (*Comparison, error) {
 		Alpha: opt.Alpha, Threshold: opt.Threshold, CI: opt.Confidence,
 		Notes: differences(base, new), ConfigDiffs: cd,
 	}
-	kinds, notes := commonKinds(base.Kinds, new.Kinds)
+	kinds, notes := commonKinds(gateKinds(base), gateKinds(new))
 	c.Notes = append(c.Notes, notes...)
 	c.Gates = opt.Gates
 	if c.Gates == nil {
-		c.Gates = DefaultGates(c.Workload, kinds)
+		var dropped []string
+		c.Gates, dropped = measurableGates(DefaultGates(base.Result, kinds), base, new)
+		c.Notes = append(c.Notes, dropped...)
 	}
 	gated, err := gateSet(c.Gates, kinds)
 	if err != nil {
@@ -302,6 +296,32 @@ func commonKinds(base, new []string) (kinds, notes []string) {
 	return kinds, notes
 }
 
+// measurableGates leaves out of a workload's declared gates a storm
+// figure that a run could not measure (a teardown by exit where no device
+// could be asked for its QPs: Storm.TeardownNote), with a note saying
+// why: gated without figures it would read as checked.
+func measurableGates(gates []Gate, base, new *Run) (kept []Gate, notes []string) {
+	for _, g := range gates {
+		m, ok := GateMetric(g)
+		if g.Kind != results.StormKind || !ok {
+			kept = append(kept, g)
+			continue
+		}
+		var missing []string
+		for _, run := range []*Run{base, new} {
+			if len(RepetitionStats(run.Result, g.Kind, m).Values) == 0 {
+				missing = append(missing, run.Dir)
+			}
+		}
+		if len(missing) == 0 {
+			kept = append(kept, g)
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("%s not gated: %s measured none", g, strings.Join(missing, " and ")))
+	}
+	return kept, notes
+}
+
 // gateSet is the gates as a set; a gate on a kind not in both runs is bad
 // input.
 func gateSet(gates []Gate, kinds []string) (map[Gate]bool, error) {
@@ -315,12 +335,16 @@ func gateSet(gates []Gate, kinds []string) (map[Gate]bool, error) {
 	return gated, nil
 }
 
-// rowMetrics is the metrics compared for kind: those asked for, then any
-// gated metric of the kind not among them (a gate is always shown).
+// rowMetrics is the metrics compared for kind: those asked for (for a
+// storm's own figures, kind results.StormKind, all of StormMetrics), then
+// any gated metric of the kind not among them (a gate is always shown).
 func rowMetrics(metrics []Metric, gates []Gate, kind string) []Metric {
 	ms := slices.Clone(metrics)
+	if kind == results.StormKind {
+		ms = slices.Clone(StormMetrics)
+	}
 	for _, g := range gates {
-		if m, _ := MetricByName(g.Metric); g.Kind == kind && !slices.ContainsFunc(ms, func(x Metric) bool { return x.Name == m.Name }) {
+		if m, _ := GateMetric(g); g.Kind == kind && !slices.ContainsFunc(ms, func(x Metric) bool { return x.Name == m.Name }) {
 			ms = append(ms, m)
 		}
 	}
@@ -432,9 +456,9 @@ func holmAdjust(ps []float64) []float64 {
 }
 
 // runWarnings gathers both runs' warnings and says which rows each
-// concerns: a warning that names an op kind first ("reg: ...", or
-// "repetition 2: reg: ...") concerns that kind's rows, any other (a busy
-// machine, more threads than CPUs, low coverage) every row.
+// concerns: a warning about an op kind (its Op) concerns that kind's rows,
+// any other (a busy machine, more threads than CPUs, low coverage) every
+// row.
 func runWarnings(base, new *Run) ([]string, func(kind string) []int) {
 	var all []string
 	byKind := map[string][]int{}
@@ -444,10 +468,10 @@ func runWarnings(base, new *Run) ([]string, func(kind string) []int) {
 		run  *Run
 	}{{"base", base}, {"new", new}} {
 		for _, w := range side.run.Result.Warnings {
-			all = append(all, side.name+": "+w)
+			all = append(all, side.name+": "+w.Text)
 			i := len(all)
-			if kind := warningKind(w); kind != "" {
-				byKind[kind] = append(byKind[kind], i)
+			if w.Op != "" {
+				byKind[w.Op] = append(byKind[w.Op], i)
 			} else {
 				every = append(every, i)
 			}
@@ -458,20 +482,6 @@ func runWarnings(base, new *Run) ([]string, func(kind string) []int) {
 		slices.Sort(out)
 		return out
 	}
-}
-
-// warningKind is the op kind a warning starts with, or "".
-func warningKind(w string) string {
-	if rest, ok := strings.CutPrefix(w, "repetition "); ok {
-		if _, after, ok := strings.Cut(rest, ": "); ok {
-			w = after
-		}
-	}
-	head, _, ok := strings.Cut(w, ":")
-	if ok && slices.Contains(results.OpKinds, head) {
-		return head
-	}
-	return ""
 }
 
 // worse reports whether a change of deltaPct in m is worse than threshold.
@@ -542,6 +552,22 @@ func runInfo(run *Run) RunInfo {
 
 // differences lists what differs between two runs of one workload: they
 // may be compared, but the reader must know.
+// portOf and gidOf are the port and GID index a device moved QPs
+// through, as text ("" where none).
+func portOf(d *results.Device) string {
+	if d.Port == 0 {
+		return ""
+	}
+	return fmt.Sprint(d.Port)
+}
+
+func gidOf(d *results.Device) string {
+	if d.GIDIndex == nil {
+		return ""
+	}
+	return fmt.Sprint(*d.GIDIndex)
+}
+
 func differences(base, new *Run) []string {
 	b, n := base.Result, new.Result
 	var d []string
@@ -552,11 +578,26 @@ func differences(base, new *Run) []string {
 	}
 	diff("host", b.Environment.Host, n.Environment.Host)
 	diff("provider", b.Config.Provider, n.Config.Provider)
-	for _, k := range []string{"name", "fw_ver", "hw_ver", "vendor_part_id", "driver", "port", "gid_index", "gid_type"} {
-		bv, bok := b.Environment.Device[k]
-		nv, nok := n.Environment.Device[k]
-		if bok || nok {
-			diff("device "+k, orNone(bv, bok), orNone(nv, nok))
+	bd, nd := b.Environment.Device, n.Environment.Device
+	if bd == nil {
+		bd = &results.Device{}
+	}
+	if nd == nil {
+		nd = &results.Device{}
+	}
+	part := func(d *results.Device) string {
+		if d.VendorPartID == 0 {
+			return ""
+		}
+		return fmt.Sprint(d.VendorPartID)
+	}
+	for _, f := range []struct{ name, base, new string }{
+		{"name", bd.Name, nd.Name}, {"fw_ver", bd.FWVer, nd.FWVer}, {"hw_ver", bd.HWVer, nd.HWVer},
+		{"vendor_part_id", part(bd), part(nd)}, {"driver", bd.Driver, nd.Driver},
+		{"port", portOf(bd), portOf(nd)}, {"gid_index", gidOf(bd), gidOf(nd)}, {"gid_type", bd.GIDType, nd.GIDType},
+	} {
+		if f.base != "" || f.new != "" {
+			diff("device "+f.name, orNone(f.base, f.base != ""), orNone(f.new, f.new != ""))
 		}
 	}
 	diff("CPU", b.Environment.CPUModel, n.Environment.CPUModel)

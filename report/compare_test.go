@@ -39,7 +39,7 @@ func (s synth) run(dir string) *Run {
 	r := &results.Result{
 		Schema: results.Schema, Status: results.StatusOK,
 		Config:      results.Config{Workload: "lifecycle", Provider: "sim", Procs: 2, Threads: 2, QPs: 16, WorkloadSpec: "name: lifecycle\n"},
-		Environment: results.Environment{Host: "h1", Device: map[string]any{"name": "sim0", "fw_ver": "1.0"}},
+		Environment: results.Environment{Host: "h1", Device: &results.Device{Name: "sim0", FWVer: "1.0", NUMANode: -1}},
 		Ops:         map[string]results.OpStats{},
 	}
 	if s.workload != "" {
@@ -50,7 +50,7 @@ func (s synth) run(dir string) *Run {
 		r.Environment.Host = s.host
 	}
 	if s.fw != "" {
-		r.Environment.Device["fw_ver"] = s.fw
+		r.Environment.Device.FWVer = s.fw
 	}
 	r.Labels = s.labels
 	if s.status != "" {
@@ -575,8 +575,8 @@ func TestOneMinimumRepetitions(t *testing.T) {
 func TestCompareCarriesWarnings(t *testing.T) {
 	base := synth{reps: 5, noise: 0.02, seed: 1}.run("base")
 	new := synth{reps: 5, noise: 0.02, seed: 2}.run("new")
-	base.Result.Warnings = []string{"repetition 2: workers got 1.1 CPU-seconds of the 4.0 their 4 thread(s) could use (28%): the machine is busy, throughput is understated"}
-	new.Result.Warnings = []string{"reg: an untimed stretch of 200ms before one of its batches exceeds its p99.9 4µs"}
+	base.Result.Warnings = []results.Warning{results.NewWarning(results.WarnCPUStarved, results.SeverityWarning, 2, "", "workers got 1.1 CPU-seconds of the 4.0 their 4 thread(s) could use (28%): the machine is busy, throughput is understated")}
+	new.Result.Warnings = []results.Warning{results.NewWarning(results.WarnUntimedGap, results.SeverityWarning, 0, "reg", "an untimed stretch of 200ms before one of its batches exceeds its p99.9 4µs")}
 	c, err := Compare(base, new, defaultOpts())
 	if err != nil {
 		t.Fatal(err)

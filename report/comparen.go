@@ -98,13 +98,19 @@ func pooled(set RunSet, allowConfigDiff bool) (*Run, SetInfo, []string, error) {
 	first := set.Runs[0].Result
 	r := *first
 	r.Repetitions, r.Warnings, r.Ops = nil, nil, map[string]results.OpStats{}
+	if first.Storm != nil {
+		// The storm's per-repetition figures pool with the repetitions.
+		st := *first.Storm
+		st.MakespanNS, st.TeardownNS, st.RankDoneNS, st.RankRunQueueNS, st.RankBusyNS, st.RankTeardownNS = nil, nil, nil, nil, nil, nil
+		r.Storm = &st
+	}
 	info := SetInfo{Name: set.Name, Device: deviceName(first.Environment), FWVer: fwVer(first.Environment)}
 	info.Labels = maps.Clone(first.Labels)
 	kinds := map[string]bool{}
 	var diffs []string
 	for _, run := range set.Runs {
 		x := run.Result
-		if x.Config.Workload != first.Config.Workload || (x.Config.WorkloadSpec != "" && first.Config.WorkloadSpec != "" && x.Config.WorkloadSpec != first.Config.WorkloadSpec) {
+		if x.Config.Workload != first.Config.Workload || (x.Config.WorkloadSpec != "" && first.Config.WorkloadSpec != "" && !sameWorkloadSpec(x.Config.WorkloadSpec, first.Config.WorkloadSpec)) {
 			return nil, info, nil, inputErrorf("set %s: %s ran %q, %s ran %q; a set is of one workload",
 				set.Name, set.Runs[0].Dir, first.Config.Workload, run.Dir, x.Config.Workload)
 		}
@@ -124,9 +130,19 @@ func pooled(set RunSet, allowConfigDiff bool) (*Run, SetInfo, []string, error) {
 				delete(info.Labels, k)
 			}
 		}
-		for _, rep := range x.Repetitions {
+		for i, rep := range x.Repetitions {
 			rep.Index = len(r.Repetitions)
 			r.Repetitions = append(r.Repetitions, rep)
+			if r.Storm != nil {
+				mk, td := int64(-1), int64(-1)
+				if x.Storm != nil && i < len(x.Storm.MakespanNS) {
+					mk = x.Storm.MakespanNS[i]
+				}
+				if x.Storm != nil && i < len(x.Storm.TeardownNS) {
+					td = x.Storm.TeardownNS[i]
+				}
+				r.Storm.MakespanNS, r.Storm.TeardownNS = append(r.Storm.MakespanNS, mk), append(r.Storm.TeardownNS, td)
+			}
 		}
 		for k, s := range x.Ops {
 			t := r.Ops[k]
@@ -136,7 +152,7 @@ func pooled(set RunSet, allowConfigDiff bool) (*Run, SetInfo, []string, error) {
 		}
 		for _, w := range x.Warnings {
 			if len(set.Runs) > 1 {
-				w = run.Dir + ": " + w
+				w.Text = run.Dir + ": " + w.Text
 			}
 			r.Warnings = append(r.Warnings, w)
 		}
@@ -160,17 +176,17 @@ func pooled(set RunSet, allowConfigDiff bool) (*Run, SetInfo, []string, error) {
 }
 
 func fwVer(env results.Environment) string {
-	if v, ok := env.Device["fw_ver"]; ok {
-		return fmt.Sprint(v)
+	if !env.Device.Known() {
+		return ""
 	}
-	return ""
+	return env.Device.FWVer
 }
 
 func deviceName(env results.Environment) string {
-	if v, ok := env.Device["name"]; ok {
-		return fmt.Sprint(v)
+	if !env.Device.Known() {
+		return ""
 	}
-	return ""
+	return env.Device.Name
 }
 
 // CompareMany compares sets[1:] each against sets[0]. by names the label
@@ -234,7 +250,7 @@ func CompareMany(sets []RunSet, by string, opt CompareOptions) (*MultiComparison
 	}
 	for i, run := range mc.sets {
 		for _, w := range run.Result.Warnings {
-			mc.Warnings = append(mc.Warnings, mc.Sets[i].Name+": "+w)
+			mc.Warnings = append(mc.Warnings, mc.Sets[i].Name+": "+w.Text)
 		}
 	}
 	return mc, nil
@@ -459,7 +475,7 @@ func (mc *MultiComparison) WriteJSON(w io.Writer) error {
 func (mc *MultiComparison) Figures() ([]Figure, error) {
 	var figs []Figure
 	for _, g := range mc.Gates {
-		m, _ := MetricByName(g.Metric)
+		m, _ := GateMetric(g)
 		f, err := mc.gateFigure(g, m)
 		if err != nil {
 			return nil, err

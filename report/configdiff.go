@@ -1,9 +1,13 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/xrcbench/xrcbench/results"
 )
@@ -25,7 +29,7 @@ func ConfigDiff(a, b *results.Result) []string {
 		}
 	}
 	diff("workload", a.Config.Workload, b.Config.Workload)
-	if a.Config.WorkloadSpec != b.Config.WorkloadSpec {
+	if !sameWorkloadSpec(a.Config.WorkloadSpec, b.Config.WorkloadSpec) {
 		d = append(d, "workload spec: its text changed")
 	}
 	diff("provider", a.Config.Provider, b.Config.Provider)
@@ -46,8 +50,47 @@ func ConfigDiff(a, b *results.Result) []string {
 		y, yok := b.Config.ProviderOpts[k]
 		diff(k, orNone(x, xok), orNone(y, yok))
 	}
-	x, xok := a.Environment.Device["name"]
-	y, yok := b.Environment.Device["name"]
-	diff("device", orNone(x, xok), orNone(y, yok))
+	x, y := deviceName(a.Environment), deviceName(b.Environment)
+	diff("device", orNone(x, x != ""), orNone(y, y != ""))
 	return d
+}
+
+// sameWorkloadSpec reports whether two workload specs measure the same:
+// their texts are equal (a comment counts: the text is what was run) but
+// for the top-level gates and headline, which say how the runs are
+// judged, not what they measure. Results of a built-in from before the
+// built-ins declared them thus still compare with those after.
+func sameWorkloadSpec(a, b string) bool {
+	if a == b {
+		return true
+	}
+	x, xok := withoutJudging(a)
+	y, yok := withoutJudging(b)
+	return xok && yok && bytes.Equal(x, y)
+}
+
+// judgingKeys are a spec's top-level keys that do not change what runs.
+var judgingKeys = []string{"gates", "headline"}
+
+// withoutJudging is spec re-encoded without its judgingKeys, comments
+// kept; false when it is not one YAML mapping.
+func withoutJudging(spec string) ([]byte, bool) {
+	var doc yaml.Node
+	if yaml.Unmarshal([]byte(spec), &doc) != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, false
+	}
+	m := doc.Content[0]
+	var kept []*yaml.Node
+	var comments []string // of the keys taken out: a comment there is text like any other
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if !slices.Contains(judgingKeys, k.Value) {
+			kept = append(kept, k, v)
+			continue
+		}
+		comments = append(comments, k.HeadComment, k.LineComment, k.FootComment, v.HeadComment, v.LineComment, v.FootComment)
+	}
+	m.Content = kept
+	out, err := yaml.Marshal(&doc)
+	return append(out, strings.Join(comments, "")...), err == nil
 }

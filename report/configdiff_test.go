@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/workloads"
 )
 
 // TestCompareConfigDiff: runs of different configurations are not
@@ -21,7 +22,7 @@ func TestCompareConfigDiff(t *testing.T) {
 	}{
 		{"the issue's case: sim 1x1 1 QP against rdma 2x2 16 QPs at rtr", func(r *results.Result) {
 			r.Config.Provider, r.Config.Procs, r.Config.Threads, r.Config.QPs, r.Config.QPState = "rdma", 1, 1, 1, "rtr"
-			r.Environment.Device["name"] = "mlx5_0"
+			r.Environment.Device.Name = "mlx5_0"
 		}, []string{"provider: sim → rdma", "procs: 2 → 1", "threads: 2 → 1", "qps: 16 → 1", "qp_state: reset → rtr", "device: sim0 → mlx5_0"}},
 		{"the sim's cost model", func(r *results.Result) {
 			r.Config.ProviderOpts = map[string]string{"sim_cost": "reg=2.5µs"}
@@ -31,7 +32,7 @@ func TestCompareConfigDiff(t *testing.T) {
 		}, []string{"sim_semantics: (none) → upstream"}},
 		{"the workload's text", func(r *results.Result) { r.Config.WorkloadSpec += "# changed\n" }, []string{"workload spec: its text changed"}},
 		{"firmware and labels", func(r *results.Result) {
-			r.Environment.Device["fw_ver"] = "2.0"
+			r.Environment.Device.FWVer = "2.0"
 			r.Labels = map[string]string{"fw": "2.0"}
 		}, nil},
 		{"the test double's own cost model", func(r *results.Result) {
@@ -86,7 +87,7 @@ func TestConfigDiffDeviceFacts(t *testing.T) {
 	a, b := synth{reps: 1}.run("a").Result, synth{reps: 1}.run("b").Result
 	a.Environment.BOM = &results.BOM{Device: results.DeviceBOM{TestDoubleCost: "none"}}
 	b.Environment.BOM = &results.BOM{Device: results.DeviceBOM{TestDoubleCost: "reg=2us"}}
-	b.Environment.Device["fw_ver"] = "1.1"
+	b.Environment.Device.FWVer = "1.1"
 	if d := ConfigDiff(a, b); len(d) != 0 {
 		t.Errorf("ConfigDiff = %q, want nothing: firmware and the double's cost are the device's", d)
 	}
@@ -113,5 +114,39 @@ func TestCompareManyConfigDiff(t *testing.T) {
 	}
 	if v := mc.Verdict(); !strings.Contains(v, "across different configurations (within fw=2: threads: 2 → 8)") {
 		t.Errorf("verdict %q does not name the difference", v)
+	}
+}
+
+// A built-in's spec from before the built-ins declared their gates and
+// headline (the frozen engine fixture's) is the same workload as today's:
+// those keys judge the runs, they do not change what runs. Any other
+// change of the text, a comment too, is a different spec.
+func TestSameWorkloadSpec(t *testing.T) {
+	old, err := results.Load("testdata/runs/engine-lifecycle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := workloads.Get("lifecycle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := spec.Source
+	if now == old.Config.WorkloadSpec || !strings.Contains(now, "gates:") {
+		t.Fatalf("the built-in lifecycle declares no gates, or the fixture already has them: the test checks nothing")
+	}
+	for _, tc := range []struct {
+		name string
+		a, b string
+		same bool
+	}{
+		{"before and after the declared gates", old.Config.WorkloadSpec, now, true},
+		{"other gates", now, strings.Replace(now, "unreg_last.p50]", "unreg_last.p99]", 1), true},
+		{"a comment", now, now + "# changed\n", false},
+		{"a phase", now, strings.Replace(now, "by: closer", "by: creator", 1), false},
+		{"not YAML", now, "{", false},
+	} {
+		if got := sameWorkloadSpec(tc.a, tc.b); got != tc.same {
+			t.Errorf("%s: same %v, want %v", tc.name, got, tc.same)
+		}
 	}
 }

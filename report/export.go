@@ -89,16 +89,26 @@ func exportable(runs []*Run) error {
 }
 
 // collectExported lists, per run and op kind that measured anything, the
-// given metrics' medians over repetitions.
+// given metrics' medians over repetitions; with latencies among them, a
+// storm's own figures too (StormMetrics, as kind results.StormKind: the
+// makespan is a storm's headline).
 func collectExported(runs []*Run, ms []Metric, conf float64) []exported {
 	var out []exported
 	thr := &benchmath.Thresholds{CompareAlpha: DefaultAlpha}
+	latencies := slices.ContainsFunc(ms, func(m Metric) bool { return m.Latency })
 	for _, run := range runs {
-		for _, kind := range run.Kinds {
-			if run.Result.Ops[kind].Count == 0 {
+		kinds := run.Kinds
+		if run.Result.Storm != nil && latencies {
+			kinds = append(slices.Clone(kinds), results.StormKind)
+		}
+		for _, kind := range kinds {
+			kms := ms
+			if kind == results.StormKind {
+				kms = StormMetrics
+			} else if run.Result.Ops[kind].Count == 0 {
 				continue
 			}
-			for _, m := range ms {
+			for _, m := range kms {
 				v := RepetitionStats(run.Result, kind, m).Values
 				if len(v) == 0 {
 					continue
@@ -253,7 +263,8 @@ func CSVStatistics() []string {
 }
 
 // ExportCSV returns tidy CSV: one row per run, repetition, op kind and
-// statistic (count, errors, ops_per_sec, latencies in ns), each row with
+// statistic (count, errors, ops_per_sec, latencies in ns; a storm's
+// makespan and teardown as kind storm, in ns), each row with
 // the run's labels (label:KEY), configuration and environment as columns
 // (provider options as option:KEY, device facts as device:KEY), as pandas'
 // read_csv or R's read.csv load it. Every run's columns are present in
@@ -272,8 +283,8 @@ func ExportCSV(runs []*Run) ([]byte, error) {
 		for k := range r.Config.ProviderOpts {
 			optKeys[k] = true
 		}
-		for k := range r.Environment.Device {
-			devKeys[k] = true
+		for _, f := range r.Environment.Device.Facts() {
+			devKeys[f[0]] = true
 		}
 	}
 	head := []string{"run", "run_id", "started", "status", "repetition", "kind", "statistic", "value", "unit"}
@@ -312,12 +323,12 @@ func ExportCSV(runs []*Run) ([]byte, error) {
 		}
 		fixed = append(fixed, csvText(env.Host), csvText(env.Kernel), csvText(env.CPUModel), strconv.Itoa(env.CPUs),
 			csvText(env.GoVersion), csvText(env.Version))
+		facts := map[string]string{}
+		for _, f := range env.Device.Facts() {
+			facts[f[0]] = f[1]
+		}
 		for _, k := range slices.Sorted(maps.Keys(devKeys)) {
-			if v, ok := env.Device[k]; ok {
-				fixed = append(fixed, csvText(fmt.Sprint(v)))
-			} else {
-				fixed = append(fixed, "")
-			}
+			fixed = append(fixed, csvText(facts[k])) // "" where this run's device has no such fact
 		}
 		for _, rep := range r.Repetitions {
 			for _, kind := range run.Kinds {
@@ -328,6 +339,22 @@ func ExportCSV(runs []*Run) ([]byte, error) {
 				for _, st := range csvStats {
 					row := []string{csvText(run.Dir), csvText(r.RunID), r.Started.UTC().Format(time.RFC3339Nano), csvText(r.Status),
 						strconv.Itoa(rep.Index), csvText(kind), st.name, num(st.get(s)), st.unit}
+					if err := w.Write(append(row, fixed...)); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+		// A storm's own figures per repetition, as kind storm.
+		if r.Storm != nil {
+			for i := range r.Storm.MakespanNS {
+				for _, m := range StormMetrics {
+					v, ok := m.Storm(r.Storm, i)
+					if !ok {
+						continue
+					}
+					row := []string{csvText(run.Dir), csvText(r.RunID), r.Started.UTC().Format(time.RFC3339Nano), csvText(r.Status),
+						strconv.Itoa(i), results.StormKind, m.Name, num(v), "ns"}
 					if err := w.Write(append(row, fixed...)); err != nil {
 						return nil, err
 					}

@@ -2,13 +2,13 @@ package report
 
 import (
 	"fmt"
-	"strconv"
+	"math"
 
 	"github.com/xrcbench/xrcbench/results"
 )
 
 // fwCommands pairs each firmware command the engine snapshots (mlx5
-// debugfs, recorded in provider_detail as fw_cmd.<CMD>.n and .mean_ns)
+// debugfs, recorded in the environment's firmware_commands)
 // with the operation kind whose latency it is part of, and says whether a
 // run's QP state makes each such operation issue one: a modify moves the
 // QP to INIT (RST2INIT_QP) and, for rtr, on to RTR (INIT2RTR_QP); the
@@ -37,22 +37,25 @@ func always(string) bool { return true }
 // when the run did not look (sim, null); one line saying why when the
 // counters were not readable.
 func FirmwareNotes(r *results.Result) []string {
-	d := r.Environment.ProviderDetail
-	if why, ok := d["fw_cmd"]; ok {
-		return []string{"firmware command counters: " + why}
+	fw := r.Environment.Firmware
+	if fw == nil {
+		return nil
+	}
+	if fw.NotReadable != "" {
+		return []string{"firmware command counters: " + fw.NotReadable}
 	}
 	state := r.Config.QPStateOf()
 	var notes []string
 	for _, c := range fwCommands {
-		n, errN := strconv.ParseUint(d["fw_cmd."+c.cmd+".n"], 10, 64)
-		mean, errM := strconv.ParseFloat(d["fw_cmd."+c.cmd+".mean_ns"], 64)
-		if errN != nil || errM != nil {
+		cmd, ok := fw.Commands[c.cmd]
+		if !ok {
 			continue
 		}
+		n, mean := cmd.N, cmd.MeanNS
 		note := fmt.Sprintf("firmware %s: %d commands during the whole run (set-up, warm-up and teardown included), mean %s",
 			c.cmd, n, FormatNS(mean))
-		if e, err := strconv.ParseFloat(d["fw_cmd."+c.cmd+".err_ns"], 64); err == nil && n > 0 {
-			note += fmt.Sprintf(" ± %s (the kernel's average is whole ns)", FormatNS(e))
+		if n > 0 && cmd.ErrNS > 0 {
+			note += fmt.Sprintf(" ± %s (the kernel's average is whole ns)", FormatNS(math.Ceil(cmd.ErrNS)))
 		}
 		if s := r.Ops[c.kind]; s.Count > 0 {
 			note += fmt.Sprintf("; %d %s measured, p50 %s", s.Count, c.kind, FormatNS(float64(s.NS.P50)))

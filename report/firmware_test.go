@@ -1,16 +1,33 @@
 package report
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 
 	"github.com/xrcbench/xrcbench/results"
 )
 
+// legacyEnv is an environment as results that predate firmware_commands
+// wrote it, the counters as provider_detail's fw_cmd keys, read through
+// the contract's reader.
+func legacyEnv(t *testing.T, detail map[string]string) results.Environment {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"provider_detail": detail})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env results.Environment
+	if err := json.Unmarshal(b, &env); err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
 func TestFirmwareNotes(t *testing.T) {
 	withOps := func(detail map[string]string) *results.Result {
 		return &results.Result{
-			Environment: results.Environment{ProviderDetail: detail},
+			Environment: legacyEnv(t, detail),
 			Ops: map[string]results.OpStats{
 				results.OpUnregLast: {Count: 100, NS: results.Latency{P50: 200_000}},
 			},
@@ -52,7 +69,7 @@ func TestFirmwareNotesModify(t *testing.T) {
 	run := func(state string, detail map[string]string) *results.Result {
 		return &results.Result{
 			Config:      results.Config{QPState: state},
-			Environment: results.Environment{ProviderDetail: detail},
+			Environment: legacyEnv(t, detail),
 			Ops: map[string]results.OpStats{
 				results.OpModify:    {Count: 100, NS: results.Latency{P50: 40_000}},
 				results.OpUnregLast: {Count: 100, NS: results.Latency{P50: 200_000}},
@@ -98,5 +115,28 @@ func TestFirmwareNotesModify(t *testing.T) {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// The typed counters as bench writes them give the notes the legacy keys
+// gave, and the legacy keys leave provider_detail.
+func TestFirmwareNotesTyped(t *testing.T) {
+	r := &results.Result{
+		Environment: results.Environment{Firmware: &results.FirmwareCounters{Commands: map[string]results.FirmwareCommand{
+			"DESTROY_QP": {N: 130, MeanNS: 150000, ErrNS: 6.2}, "CREATE_QP": {}}}},
+		Ops: map[string]results.OpStats{results.OpUnregLast: {Count: 100, NS: results.Latency{P50: 200_000}}},
+	}
+	want := []string{
+		"firmware CREATE_QP: 0 commands during the whole run (set-up, warm-up and teardown included), mean 0ns",
+		"firmware DESTROY_QP: 130 commands during the whole run (set-up, warm-up and teardown included), mean 150µs ± 7ns " +
+			"(the kernel's average is whole ns); 100 unreg_last measured, p50 200µs; no firmware share is shown, as the windows differ",
+	}
+	if got := FirmwareNotes(r); !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	env := legacyEnv(t, map[string]string{"cost": "reg=2us", "fw_cmd.DESTROY_QP.n": "3", "fw_cmd.DESTROY_QP.mean_ns": "9"})
+	if !reflect.DeepEqual(env.ProviderDetail, map[string]string{"cost": "reg=2us"}) ||
+		env.Firmware == nil || env.Firmware.Commands["DESTROY_QP"] != (results.FirmwareCommand{N: 3, MeanNS: 9}) {
+		t.Errorf("legacy keys read as provider detail %v, firmware %+v", env.ProviderDetail, env.Firmware)
 	}
 }

@@ -46,7 +46,7 @@ type fixture struct {
 	noHlog   []string // kinds written without a .hlog
 	// hlogTrunc cuts this kind's .hlog in the middle of its last line.
 	hlogTrunc string
-	device    map[string]any
+	device    *results.Device
 	host      string
 	// expect names the errno a kind's operations must fail with.
 	expect map[string]string
@@ -79,7 +79,7 @@ func lifecycleFixture() fixture {
 		repScale: func(rep int) float64 { return 1 + 0.01*float64(rep%3) },
 		status:   results.StatusOK,
 		skewNS:   12_000, timerNS: 19.5,
-		device: map[string]any{"name": "sim0", "fw_ver": "sim-1.0", "vendor_id": 0},
+		device: &results.Device{Name: "sim0", XRC: true, FWVer: "sim-1.0", NUMANode: -1},
 		host:   "bench-a",
 	}
 }
@@ -142,7 +142,7 @@ func errorsFixture() fixture {
 		stoppedAt: 1, requested: 3,
 		status: results.StatusPartial, errMsg: "repetition 2: interrupted (signal: interrupt): measured until then; operations with an unexpected outcome: reg_foreign 3 of 4200 (EBUSY x3)",
 		skewNS: 20_000, timerNS: 20,
-		device:     map[string]any{"name": "xbfake0", "fw_ver": "99.1.0", "library": "xrcbench fakeverbs (test double)", "is_test_double": true},
+		device:     &results.Device{Name: "xbfake0", XRC: true, FWVer: "99.1.0", Library: "xrcbench fakeverbs (test double)", TestDouble: true, NUMANode: -1},
 		provDetail: map[string]string{"libibverbs": "/work/build/fakeverbs/libibverbs.so.1"},
 		host:       "bench-a",
 	}

@@ -324,8 +324,10 @@ func loadFleetNode(dir string, fl *Fleet) (*FleetNode, results.Fleet) {
 			n.ClockOffsetNS = &off
 		}
 	}
-	str := func(k string) string { s, _ := r.Environment.Device[k].(string); return s }
-	n.Device, n.FWVer, n.Driver, n.Kernel = str("name"), str("fw_ver"), str("driver"), r.Environment.Kernel
+	if d := r.Environment.Device; d != nil {
+		n.Device, n.FWVer, n.Driver = d.Name, d.FWVer, d.Driver
+	}
+	n.Kernel = r.Environment.Kernel
 	if r.Status == results.StatusFailed {
 		return n, id
 	}

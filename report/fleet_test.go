@@ -43,7 +43,7 @@ func writeFleetNode(t *testing.T, dir string, n fleetNode, nodeList []string) {
 		Schema: results.Schema, RunID: "run-" + n.name, Status: n.status,
 		Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Finished: time.Date(2026, 1, 2, 3, 4, 15, 0, time.UTC),
 		Config:      results.Config{Workload: "steady", Provider: "sim", Procs: 1, Threads: 1, QPs: 4},
-		Environment: results.Environment{Kernel: "Linux 6.1.0 x86_64", Device: map[string]any{"name": "mlx5_0", "fw_ver": n.fw, "driver": "mlx5_core"}},
+		Environment: results.Environment{Kernel: "Linux 6.1.0 x86_64", Device: &results.Device{Name: "mlx5_0", FWVer: n.fw, Driver: "mlx5_core", NUMANode: -1}},
 		Ops:         map[string]results.OpStats{},
 		Histograms:  map[string]string{},
 		Fleet:       &results.Fleet{Launcher: "slurm", JobID: "4711", Node: n.name, Rank: n.rank, Nodes: len(nodeList), NodeList: nodeList},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/perf/benchmath"
@@ -49,10 +50,16 @@ const CILevel = 0.95
 func NewHeadline(run *Run) Headline {
 	r := run.Result
 	var h Headline
+	// The workload's headline figure leads (results.Config.HeadlineOf).
+	lead, _, _ := strings.Cut(r.Config.HeadlineOf(r.Storm != nil), ".")
+	leadAt := -1
 	for _, kind := range run.Kinds {
 		s := r.Ops[kind]
 		if s.Count == 0 {
 			continue
+		}
+		if kind == lead {
+			leadAt = len(h.Kinds)
 		}
 		name := kind
 		if errno, _, ok := ExpectedFailures(kind, s); ok {
@@ -70,6 +77,10 @@ func NewHeadline(run *Run) Headline {
 		}
 		h.Kinds = append(h.Kinds, fmt.Sprintf("%s: p50 %s, p99 %s (%s, %s).",
 			name, FormatNS(float64(s.NS.P50)), FormatNS(float64(s.NS.P99)), plural(int(s.Count), "operation"), FormatRate(s.OpsPerSec)))
+	}
+	if leadAt > 0 {
+		first := h.Kinds[leadAt]
+		h.Kinds = slices.Insert(slices.Delete(h.Kinds, leadAt, leadAt+1), 0, first)
 	}
 	if ol := r.OpenLoop; ol != nil {
 		h.Kinds = append([]string{OpenLoopSentence(ol)}, h.Kinds...)
@@ -169,8 +180,8 @@ const TestDoubleBanner = "Measured through the libibverbs test double (fakeverbs
 
 // IsTestDouble reports whether r ran through the libibverbs test double.
 func IsTestDouble(r *results.Result) bool {
-	v, _ := r.Environment.Device["is_test_double"].(bool)
-	return v
+	d := r.Environment.Device
+	return d != nil && d.TestDouble
 }
 
 // ExpectedFailures says whether the operations of kind must fail, with

@@ -165,7 +165,7 @@ func TestMeasuredDuration(t *testing.T) {
 func TestHeadlineSentences(t *testing.T) {
 	run := &Run{Kinds: []string{results.OpReg, results.OpRegInvalid, results.OpUnregLast}, Result: &results.Result{
 		Config:      results.Config{Workload: "x", Repetitions: 1},
-		Environment: results.Environment{Device: map[string]any{"is_test_double": true}},
+		Environment: results.Environment{Device: &results.Device{TestDouble: true, NUMANode: -1}},
 		Ops: map[string]results.OpStats{
 			results.OpReg:        {Count: 1, OpsPerSec: 10, NS: results.Latency{P50: 900, P99: 2500}},
 			results.OpRegInvalid: {Count: 20, OpsPerSec: 2000, Expect: "EINVAL", NS: results.Latency{P50: 1500, P99: 30000}},
@@ -187,7 +187,7 @@ func TestHeadlineSentences(t *testing.T) {
 	if len(h.Notes) == 0 || h.Notes[0] != TestDoubleBanner {
 		t.Errorf("notes %q: want the test-double banner first", h.Notes)
 	}
-	run.Result.Environment.Device["is_test_double"] = false
+	run.Result.Environment.Device.TestDouble = false
 	if h := NewHeadline(run); len(h.Notes) != 0 {
 		t.Errorf("notes %q of a run on no double", h.Notes)
 	}

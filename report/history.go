@@ -214,7 +214,8 @@ func BuildHistoryContext(ctx context.Context, dirs []string, opt HistoryOptions)
 	h.ConfigChanges = configChanges(runs)
 	gates := opt.Gates
 	if gates == nil {
-		gates = DefaultGates(h.Workload, kindsOf(runs[len(runs)-1].r))
+		last := runs[len(runs)-1].r
+		gates = DefaultGates(last, kindsOf(last))
 	}
 	cpo := changepoint.Options{Alpha: opt.Alpha, Permutations: opt.Permutations, MinEffect: opt.MinEffect / 100, Seed: opt.Seed}
 	for _, g := range gates {
@@ -382,7 +383,7 @@ func configChanges(runs []historyRun) []HistoryConfigChange {
 // buildSeries is gate g's metric over the ordered runs, with its change
 // points and drifts.
 func buildSeries(ctx context.Context, g Gate, runs []historyRun, cpo changepoint.Options) (Series, error) {
-	m, ok := MetricByName(g.Metric)
+	m, ok := GateMetric(g)
 	if !ok {
 		return Series{}, inputErrorf("--gate %s: unknown metric %q; want one of %s", g, g.Metric, MetricNames())
 	}

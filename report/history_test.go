@@ -256,7 +256,7 @@ func TestHistoryConfigChange(t *testing.T) {
 	procs := func(from int) func(int, *results.Result) {
 		return func(i int, r *results.Result) {
 			r.Config.ProviderOpts = map[string]string{"sim_cost": "reg=2µs"}
-			r.Environment.Device = map[string]any{"name": "sim0"}
+			r.Environment.Device = &results.Device{Name: "sim0", NUMANode: -1}
 			if i >= from {
 				r.Config.Procs = 2
 				r.Config.QPState = "rtr"
@@ -377,7 +377,7 @@ func TestConfigDiff(t *testing.T) {
 		return &results.Result{
 			Config: results.Config{Workload: "steady", WorkloadSpec: "name: steady\n", Provider: "sim", Procs: 1, Threads: 1, QPs: 16, QPState: "rtr",
 				ProviderOpts: map[string]string{"sim_cost": "reg=2us", "sim_semantics": "legacy"}},
-			Environment: results.Environment{Device: map[string]any{"name": "sim0", "fw_ver": "1.0"}},
+			Environment: results.Environment{Device: &results.Device{Name: "sim0", FWVer: "1.0", NUMANode: -1}},
 			Labels:      map[string]string{"fw": "1.0"},
 		}
 	}
@@ -386,10 +386,10 @@ func TestConfigDiff(t *testing.T) {
 		change func(r *results.Result)
 		want   []string
 	}{
-		{"firmware", func(r *results.Result) { r.Environment.Device["fw_ver"] = "2.0" }, nil},
+		{"firmware", func(r *results.Result) { r.Environment.Device.FWVer = "2.0" }, nil},
 		{"labels", func(r *results.Result) { r.Labels = map[string]string{"fw": "2.0", "board": "b7"} }, nil},
 		{"provider", func(r *results.Result) { r.Config.Provider = "rdma" }, []string{"provider: sim → rdma"}},
-		{"device", func(r *results.Result) { r.Environment.Device["name"] = "mlx5_0" }, []string{"device: sim0 → mlx5_0"}},
+		{"device", func(r *results.Result) { r.Environment.Device.Name = "mlx5_0" }, []string{"device: sim0 → mlx5_0"}},
 		{"workload", func(r *results.Result) { r.Config.Workload = "churn" }, []string{"workload: steady → churn"}},
 		{"procs and threads", func(r *results.Result) { r.Config.Procs, r.Config.Threads = 2, 4 }, []string{"procs: 1 → 2", "threads: 1 → 4"}},
 		{"qps", func(r *results.Result) { r.Config.QPs = 32 }, []string{"qps: 16 → 32"}},

@@ -48,8 +48,10 @@ func TestReportEscapesHostileStrings(t *testing.T) {
 	r.Environment.CPUModel = hostile[0]
 	r.Environment.Kernel = hostile[1]
 	r.Environment.Version = hostile[3]
-	r.Environment.Device = map[string]any{"name": hostile[2], "fw_ver": hostile[6]}
-	r.Warnings = append([]string(nil), hostile...)
+	r.Environment.Device = &results.Device{Name: hostile[2], FWVer: hostile[6], NUMANode: -1}
+	for _, h := range hostile {
+		r.Warnings = append(r.Warnings, results.LegacyWarning(h))
+	}
 	r.Ops[all] = r.Ops["reg"]
 	dir := filepath.Join(t.TempDir(), "run")
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -131,8 +133,8 @@ func TestReportEscapesControlCharacters(t *testing.T) {
 	r.Environment.Host = "node\x1b]0;pwned\a1"
 	r.Environment.CPUModel = "EPYC\u009b31m"
 	r.Environment.Kernel = "Linux\u202eevil"
-	r.Environment.Device = map[string]any{"name": "mlx5_\x1b[31m0", "driver": "mlx5\rX"}
-	r.Warnings = append(r.Warnings, "device mlx5_\x1b[31m0 warned")
+	r.Environment.Device = &results.Device{Name: "mlx5_\x1b[31m0", Driver: "mlx5\rX", NUMANode: -1}
+	r.Warnings = append(r.Warnings, results.NewWarning(results.WarnLeak, results.SeverityWarning, 0, "", "device mlx5_\x1b[31m0 warned"))
 	dir := filepath.Join(t.TempDir(), "run")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)

@@ -126,8 +126,8 @@ func envRows(r *results.Result) []kv {
 		{"host", e.Host}, {"kernel", e.Kernel}, {"CPU", fmt.Sprintf("%s × %d", e.CPUModel, e.CPUs)},
 		{"provider", e.Provider},
 	}
-	for _, k := range slices.Sorted(maps.Keys(e.Device)) {
-		rows = append(rows, kv{"device " + k, fmt.Sprint(e.Device[k])})
+	for _, f := range e.Device.Facts() {
+		rows = append(rows, kv{"device " + f[0], f[1]})
 	}
 	for _, k := range slices.Sorted(maps.Keys(e.ProviderDetail)) {
 		rows = append(rows, kv{k, e.ProviderDetail[k]})

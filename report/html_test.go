@@ -95,8 +95,8 @@ func testHTMLSelfContained(t *testing.T, out string, runs []*Run) {
 		for _, w := range Warnings(run) {
 			want = append(want, htmlEscape(w))
 		}
-		if fw, ok := r.Environment.Device["fw_ver"]; ok {
-			want = append(want, fw.(string))
+		if d := r.Environment.Device; d != nil && d.FWVer != "" {
+			want = append(want, d.FWVer)
 		}
 		for _, s := range want {
 			if !strings.Contains(page, s) {

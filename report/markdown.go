@@ -56,15 +56,9 @@ func Title(r *results.Result) string {
 
 // deviceLine names the device, its firmware and hardware version, if known.
 func deviceLine(env results.Environment) string {
-	if len(env.Device) == 0 {
-		return ""
-	}
 	var parts []string
-	// port and gid_*: what the rdma and legacy providers moved QPs through
-	for _, k := range []string{"name", "fw_ver", "hw_ver", "vendor_id", "vendor_part_id", "driver", "numa_node", "legacy_flavor", "registrant", "port", "gid_index", "gid_type", "gid"} {
-		if v, ok := env.Device[k]; ok && fmt.Sprint(v) != "" {
-			parts = append(parts, fmt.Sprintf("%s %v", k, v))
-		}
+	for _, f := range env.Device.IdentityFacts() {
+		parts = append(parts, f[0]+" "+f[1])
 	}
 	return strings.Join(parts, ", ")
 }

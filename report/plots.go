@@ -96,8 +96,10 @@ func RunsStamp(runs []*Run) Stamp {
 
 // deviceIdentity is the device's name and firmware, where known.
 func deviceIdentity(env results.Environment) string {
-	name, _ := env.Device["name"].(string)
-	fw, _ := env.Device["fw_ver"].(string)
+	if !env.Device.Known() {
+		return ""
+	}
+	name, fw := env.Device.Name, env.Device.FWVer
 	switch {
 	case name != "" && fw != "":
 		return name + " fw " + fw

@@ -487,8 +487,8 @@ func TestPictureStamp(t *testing.T) {
 					t.Errorf("stamp %q lacks %q", st.Line, part)
 				}
 			}
-			if fw, _ := f.device["fw_ver"].(string); fw != "" && !strings.Contains(st.Line, "fw "+fw) {
-				t.Errorf("stamp %q lacks the firmware %s", st.Line, fw)
+			if f.device != nil && f.device.FWVer != "" && !strings.Contains(st.Line, "fw "+f.device.FWVer) {
+				t.Errorf("stamp %q lacks the firmware %s", st.Line, f.device.FWVer)
 			}
 			figs, err := RunFigures(run, "", CountsAuto)
 			if err != nil {

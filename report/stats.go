@@ -21,6 +21,51 @@ type Metric struct {
 	// Latency metrics are in nanoseconds and formatted as durations.
 	Latency bool
 	Get     func(results.OpStats) float64
+	// Storm reads a storm's figure of repetition i instead (a metric of
+	// StormMetrics, kind results.StormKind): false when it has none
+	// there (the rank that did not finish, the teardown not measurable).
+	Storm func(s *results.Storm, i int) (float64, bool)
+}
+
+// StormMetrics are a storm's own per-repetition figures, gated and
+// compared as kind results.StormKind ("storm.makespan"): the makespan and
+// the teardown's duration.
+var StormMetrics = []Metric{
+	{Name: "makespan", Latency: true, Storm: func(s *results.Storm, i int) (float64, bool) { return stormFigure(s.MakespanNS, i) }},
+	{Name: "teardown", Latency: true, Storm: func(s *results.Storm, i int) (float64, bool) { return stormFigure(s.TeardownNS, i) }},
+}
+
+// stormFigure is repetition i's figure of a storm's per-repetition list;
+// -1 (not finished) and absent are no figure.
+func stormFigure(ns []int64, i int) (float64, bool) {
+	if i >= len(ns) || ns[i] < 0 {
+		return 0, false
+	}
+	return float64(ns[i]), true
+}
+
+// GateMetric is the metric a gate names: a storm's own (StormMetrics) for
+// kind results.StormKind, an op kind's (Metrics) for any other.
+func GateMetric(g Gate) (Metric, bool) {
+	list := Metrics
+	if g.Kind == results.StormKind {
+		list = StormMetrics
+	}
+	for _, m := range list {
+		if m.Name == g.Metric {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}
+
+// gateKinds is the kinds a run's gates may name: its op kinds and, for a
+// storm, results.StormKind.
+func gateKinds(run *Run) []string {
+	if run.Result.Storm != nil {
+		return append(slices.Clone(run.Kinds), results.StormKind)
+	}
+	return run.Kinds
 }
 
 // Metrics lists every metric by name.
@@ -120,6 +165,10 @@ type RepStats struct {
 // that ran the kind at all.
 func RepetitionStats(r *results.Result, kind string, m Metric) RepStats {
 	rs := RepStats{Kind: kind, Metric: m}
+	if m.Storm != nil || kind == results.StormKind {
+		stormValues(&rs, r)
+		return rs.summarise()
+	}
 	_, inRun := r.Ops[kind]
 	for _, rep := range r.Repetitions {
 		s, ok := rep.Ops[kind]
@@ -136,6 +185,26 @@ func RepetitionStats(r *results.Result, kind string, m Metric) RepStats {
 		rs.Values = append(rs.Values, m.Get(s))
 		rs.Reps = append(rs.Reps, rep.Index)
 	}
+	return rs.summarise()
+}
+
+// stormValues fills rs with a storm metric's figure in each repetition
+// that has one; nothing for a run that is not a storm, or a metric that
+// is not a storm's.
+func stormValues(rs *RepStats, r *results.Result) {
+	if r.Storm == nil || rs.Metric.Storm == nil || rs.Kind != results.StormKind {
+		return
+	}
+	for i := range r.Storm.MakespanNS {
+		if v, ok := rs.Metric.Storm(r.Storm, i); ok {
+			rs.Values = append(rs.Values, v)
+			rs.Reps = append(rs.Reps, i)
+		}
+	}
+}
+
+// summarise sets the median, MAD, variation and outliers of rs.Values.
+func (rs RepStats) summarise() RepStats {
 	if len(rs.Values) == 0 {
 		return rs
 	}
@@ -198,7 +267,7 @@ func Warnings(run *Run) []string {
 		w = append(w, fmt.Sprintf("%s outlived the run (leak check by %s): %v", plural(len(r.Leaks.Leaked), "QP"), r.Leaks.Method, r.Leaks.Leaked))
 	}
 	for _, e := range r.Warnings {
-		w = append(w, "engine: "+e)
+		w = append(w, "engine: "+e.Text)
 	}
 	if s := tooFewRepetitions(r, run.Kinds); s != "" {
 		w = append(w, s)
@@ -317,7 +386,7 @@ func sig3(v float64) string {
 // of the two, so that the headline's advice and the warning's name the
 // same figure (they once said 6 and 5 for one run).
 func rerunRepetitions(r *results.Result) int {
-	need := MinRepetitions(DefaultAlpha, DefaultConfidence, len(DefaultGates(r.Config.Workload, kindsOf(r))))
+	need := MinRepetitions(DefaultAlpha, DefaultConfidence, len(DefaultGates(r, kindsOf(r))))
 	if d := destructionCost(r); d != nil {
 		need = max(need, d.NeedReps)
 	}
@@ -328,7 +397,7 @@ func rerunRepetitions(r *results.Result) int {
 // needs, what needs more and how many to rerun with (rerunRepetitions).
 func tooFewRepetitions(r *results.Result, kinds []string) string {
 	n := len(r.Repetitions)
-	gates := len(DefaultGates(r.Config.Workload, kinds))
+	gates := len(DefaultGates(r, kinds))
 	compare := MinRepetitions(DefaultAlpha, DefaultConfidence, gates)
 	need := rerunRepetitions(r)
 	var whys []string

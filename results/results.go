@@ -43,10 +43,13 @@ type Result struct {
 	// (see HlogRunIDPrefix), so a reader can tell the run's own logs from
 	// another run's left beside its result. Empty in results that predate
 	// it.
-	RunID    string   `json:"run_id,omitempty"`
-	Status   string   `json:"status"`
-	Error    string   `json:"error,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	RunID  string `json:"run_id,omitempty"`
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+	// Warnings are what a reader must know about the figures (warning.go);
+	// results that predate typed warnings wrote them as strings, which
+	// read as WarnUnclassified.
+	Warnings []Warning `json:"warnings,omitempty"`
 	// Labels are the user's --label key=value pairs (firmware build,
 	// board, ticket): shown in every report, and what compare --by groups
 	// runs by.
@@ -128,6 +131,11 @@ type Config struct {
 	// process; absent in a closed loop.
 	Rate    float64 `json:"rate,omitempty"`
 	Arrival string  `json:"arrival,omitempty"`
+	// Gates are the metrics the workload's spec says a comparison gates
+	// on ("reg.p50", "storm.makespan"), Headline the figure it exists to
+	// measure; absent in results that predate them (GatesOf, HeadlineOf).
+	Gates    []string `json:"gates,omitempty"`
+	Headline string   `json:"headline,omitempty"`
 }
 
 // QPStateOf is the QP state a result's run used: its Config.QPState, or
@@ -141,15 +149,21 @@ func (c Config) QPStateOf() string {
 
 // Environment describes where the run happened.
 type Environment struct {
-	Host           string            `json:"host"`
-	Kernel         string            `json:"kernel"`
-	CPUModel       string            `json:"cpu_model"`
-	CPUs           int               `json:"cpus"`
-	GoVersion      string            `json:"go_version"`
-	Version        string            `json:"xrcbench_version"` // VCS revision (+dirty)
-	Provider       string            `json:"provider"`
-	Device         map[string]any    `json:"device,omitempty"` // verbs.DeviceInfo as a map: name, fw_ver, hw_ver, ...
+	Host      string `json:"host"`
+	Kernel    string `json:"kernel"`
+	CPUModel  string `json:"cpu_model"`
+	CPUs      int    `json:"cpus"`
+	GoVersion string `json:"go_version"`
+	Version   string `json:"xrcbench_version"` // VCS revision (+dirty)
+	Provider  string `json:"provider"`
+	// Device is the device measured (device.go); nil when none opened.
+	Device *Device `json:"device,omitempty"`
+	// ProviderDetail is what the provider says of itself beyond Device
+	// (the sim's cost model, the library path of the test double).
 	ProviderDetail map[string]string `json:"provider_detail,omitempty"`
+	// Firmware is the adapter's own command counters over the run
+	// (firmware.go); nil where the run did not look (sim, null).
+	Firmware *FirmwareCounters `json:"firmware_commands,omitempty"`
 	// BOM is the bill of materials a release attachment needs (bom.go);
 	// nil in results that predate it.
 	BOM *BOM `json:"bom,omitempty"`

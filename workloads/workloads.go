@@ -15,6 +15,7 @@ import (
 	"github.com/xrcbench/xrcbench/internal/regfile"
 	"github.com/xrcbench/xrcbench/internal/suggest"
 	"github.com/xrcbench/xrcbench/internal/yamlstrict"
+	"github.com/xrcbench/xrcbench/results"
 )
 
 // Mode says how threads run the phases.
@@ -71,6 +72,15 @@ type Spec struct {
 	QPs         QPSpec  `yaml:"qps"`
 	Phases      []Phase `yaml:"phases"`
 	Storm       *Storm  `yaml:"storm"`
+	// Gates are the metrics a comparison of the workload gates on,
+	// KIND.METRIC ("reg.p50", "storm.makespan"): what it exists to
+	// measure, and no more, since every gate tested at alpha is a chance
+	// of a false alarm. Left out: the p50 of every kind (a storm: its
+	// makespan).
+	Gates []string `yaml:"gates"`
+	// Headline is the figure a report of the workload leads with, one
+	// KIND.METRIC; left out: the first gate.
+	Headline string `yaml:"headline"`
 
 	// Source is the spec's text as read, for the result's config.
 	Source string `yaml:"-"`
@@ -250,7 +260,50 @@ func Parse(data []byte, file string) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := d.checkGates(s); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// checkGates checks the gates and headline against the kinds the spec
+// measures, and fills in the defaults of those left out.
+func (d specDoc) checkGates(s *Spec) error {
+	storm := s.Mode == StormMode
+	kinds := s.Kinds()
+	if n := find(d.root, "gates"); n != nil && len(s.Gates) == 0 {
+		return d.fail(n.Line, "gates: name at least one KIND.METRIC, or leave gates out")
+	}
+	switch {
+	case s.Gates != nil:
+	case storm:
+		s.Gates = []string{results.StormKind + ".makespan"}
+	default:
+		for _, k := range kinds {
+			s.Gates = append(s.Gates, k+".p50")
+		}
+	}
+	seen := map[string]bool{}
+	for i, g := range s.Gates {
+		line := d.line("gates")
+		if n := find(d.root, "gates"); n != nil && i < len(n.Content) {
+			line = n.Content[i].Line
+		}
+		if err := results.CheckGate(g, kinds, storm); err != nil {
+			return d.fail(line, "%v", err)
+		}
+		if seen[g] {
+			return d.fail(line, "gate %q named twice", g)
+		}
+		seen[g] = true
+	}
+	if s.Headline == "" {
+		s.Headline = s.Gates[0]
+	}
+	if err := results.CheckGate(s.Headline, kinds, storm); err != nil {
+		return d.fail(d.line("headline"), "headline: %v", err)
+	}
+	return nil
 }
 
 // specDoc is a spec's YAML tree, kept beside the decoded Spec because a

@@ -113,6 +113,14 @@ func TestParseErrors(t *testing.T) {
 		{"rounds unreg by all", head + "mode: rounds\nqps: {scope: shared}\nphases:\n  - {op: create, by: creator}\n  - {op: reg, by: all_but_creator}\n  - {op: unreg, by: all}\n", 8, "make it unreg_last"},
 		{"rounds last before others", head + "mode: rounds\nqps: {scope: shared}\nphases:\n  - {op: create, by: creator}\n  - {op: reg, by: all_but_creator}\n  - {op: unreg_last, by: closer}\n  - {op: unreg, by: all_but_closer}\n", 8, "only remaining registration"},
 		{"rounds reg by all after create", head + "mode: rounds\nqps: {scope: shared}\nphases:\n  - {op: create, by: creator}\n  - {op: reg, by: all}\n", 7, "already registered"},
+		{"gate on a kind not measured", head + "mode: loop\nqps: {scope: shared, holder: true}\nphases: [{op: reg, by: each}, {op: unreg, by: each}]\ngates: [reg.p50, unreg_last.p50]\n", 6, `op kind "unreg_last" is not one the workload measures`},
+		{"gate on an unknown metric", head + "mode: loop\nqps: {scope: shared, holder: true}\nphases: [{op: reg, by: each}, {op: unreg, by: each}]\ngates:\n  - reg.p50\n  - reg.p42\n", 8, `unknown metric "p42"`},
+		{"gate without a metric", head + "mode: loop\nqps: {scope: shared, holder: true}\nphases: [{op: reg, by: each}, {op: unreg, by: each}]\ngates: [reg]\n", 6, "want KIND.METRIC"},
+		{"storm gate outside a storm", head + "mode: loop\nqps: {scope: shared, holder: true}\nphases: [{op: reg, by: each}, {op: unreg, by: each}]\ngates: [storm.makespan]\n", 6, "only a storm"},
+		{"gate twice", head + "mode: loop\nqps: {scope: shared, holder: true}\nphases: [{op: reg, by: each}, {op: unreg, by: each}]\ngates: [reg.p50, reg.p50]\n", 6, "named twice"},
+		{"no gate", head + "mode: loop\nqps: {scope: shared, holder: true}\nphases: [{op: reg, by: each}, {op: unreg, by: each}]\ngates: []\n", 6, "at least one"},
+		{"bad headline", head + "mode: loop\nqps: {scope: shared, holder: true}\nphases: [{op: reg, by: each}, {op: unreg, by: each}]\nheadline: unreg.ops\n", 6, "headline: gate \"unreg.ops\""},
+		{"storm gate on an op metric", head + "mode: storm\nstorm: {nodes: 3, arrival: burst, teardown: unreg}\ngates: [storm.p50]\n", 5, "a storm's metrics are makespan, teardown"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,6 +136,38 @@ func TestParseErrors(t *testing.T) {
 				t.Errorf("message %q: want one line naming the file", err.Error())
 			}
 		})
+	}
+}
+
+// Gates and headline: the spec's own, else the p50 of every kind it
+// measures (a storm: its makespan), the headline the first gate.
+func TestParseGates(t *testing.T) {
+	pair := head + "mode: loop\nqps: {scope: shared, holder: true}\nphases: [{op: reg, by: each}, {op: unreg, by: each}]\n"
+	for _, tt := range []struct {
+		name, src, headline string
+		gates               []string
+	}{
+		{"declared", pair + "gates: [unreg.p99, reg.ops_per_sec]\nheadline: reg.p50\n", "reg.p50", []string{"unreg.p99", "reg.ops_per_sec"}},
+		{"left out", pair, "reg.p50", []string{"reg.p50", "unreg.p50"}},
+		{"storm left out", head + "mode: storm\nstorm: {nodes: 3, arrival: burst, teardown: unreg}\n", "storm.makespan", []string{"storm.makespan"}},
+		{"storm teardown", head + "mode: storm\nstorm: {nodes: 3, arrival: burst, teardown: unreg}\ngates: [storm.teardown, reg.p99]\n", "storm.teardown", []string{"storm.teardown", "reg.p99"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Parse([]byte(tt.src), "w.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(s.Gates, ",") != strings.Join(tt.gates, ",") || s.Headline != tt.headline {
+				t.Errorf("gates %q headline %q, want %q %q", s.Gates, s.Headline, tt.gates, tt.headline)
+			}
+		})
+	}
+	want := map[string]string{"churn": "create.p50,unreg_last.p50", "errors": "reg_invalid.p50,reg_foreign.p50",
+		"lifecycle": "reg.p50,unreg_last.p50", "sharded": "reg.p50,unreg.p50", "steady": "reg.p50,unreg.p50", "storm": "storm.makespan,storm.teardown"}
+	for _, s := range Builtins() {
+		if got := strings.Join(s.Gates, ","); got != want[s.Name] {
+			t.Errorf("built-in %s gates %s, want %s", s.Name, got, want[s.Name])
+		}
 	}
 }
 

@@ -42,10 +42,11 @@ op kind and metric it prints the base and new medians over repetitions with
 test; the verdict column says "~" when the change is not significant, but
 the change and p are always shown.
 
-Only the gated metrics decide (--gate; by default the p50 of the operations
-the workload measures: steady and sharded reg.p50,unreg.p50; lifecycle
+Only the gated metrics decide (--gate; by default those the workload's spec
+declares in gates: steady and sharded reg.p50,unreg.p50; lifecycle
 reg.p50,unreg_last.p50; churn create.p50,unreg_last.p50; errors
-reg_invalid.p50,reg_foreign.p50). Their p-values are corrected together
+reg_invalid.p50,reg_foreign.p50; storm storm.makespan,storm.teardown, a
+storm's own figures, kind storm). Their p-values are corrected together
 with Holm's method, so testing several does not raise the chance of a false
 regression; every other row is information. The runs' own warnings (a busy
 machine, low coverage, ...) are listed and the rows they concern marked !N.
@@ -111,7 +112,7 @@ Exit status as above: 1 when any set regresses against the first.`,
 	f.StringVar(&fl.threshold, "threshold", "5%", "smallest change that counts as a regression, in percent (\"5%\" or \"5\")")
 	f.Float64Var(&fl.alpha, "alpha", report.DefaultAlpha, "significance level of the Mann-Whitney U test, over the gated metrics together (Holm)")
 	f.StringVar(&fl.metrics, "metric", "p50,p99,ops_per_sec", "metrics to show for every op kind, comma-separated: "+report.MetricNames())
-	f.StringVar(&fl.gates, "gate", "", "metrics that decide the verdict, KIND.METRIC comma-separated (e.g. reg.p50,unreg_last.p50); default: the workload's")
+	f.StringVar(&fl.gates, "gate", "", "metrics that decide the verdict, KIND.METRIC comma-separated (e.g. reg.p50,unreg_last.p50 or storm.makespan); default: the workload's spec's gates")
 	f.StringVar(&fl.format, "format", "text", "output format: text, md (for a CI step summary: the verdict on its first line, the table, the rest collapsed) or json")
 	f.StringVar(&fl.by, "by", "", "group the folders into sets by this --label key (N-way: a column per value)")
 	f.StringVar(&fl.plots, "plots", "", "N-way: write a plot of each gated metric across the sets into this folder")

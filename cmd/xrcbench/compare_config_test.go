@@ -37,7 +37,7 @@ func TestCompareConfigCLI(t *testing.T) {
 		r.Config.ProviderOpts = nil
 	})
 	fw := reconfigured(t, func(r *results.Result) {
-		r.Environment.Device["fw_ver"] = "candidate-2"
+		r.Environment.Device.FWVer = "candidate-2"
 		r.Labels = map[string]string{"fw": "candidate-2"}
 	})
 	qual := t.TempDir()

@@ -67,7 +67,9 @@ func newExportCmd(stdout, stderr io.Writer) *cobra.Command {
 The value of every JSON entry is the median over the run's repetitions; the
 range (github-action-benchmark) and lower/upper values (Bencher) bound its
 90% confidence interval, and are left out when the repetitions are too few
-to bound it. Runs of one workload would give the same names and are
+to bound it. A storm's makespan and teardown are latencies of kind storm
+everywhere ("storm/storm makespan", latency-makespan, CSV rows of kind
+storm). Runs of one workload would give the same names and are
 refused: export them into separate files. A failed run is refused; a
 partial one is exported and marked so.`,
 		Example: `  # a CI job's numbers for github-action-benchmark (two files)

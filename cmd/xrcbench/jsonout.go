@@ -25,7 +25,7 @@ type runJSON struct {
 	// when the run could not be written there (the error says why).
 	Written  bool                       `json:"written"`
 	Error    string                     `json:"error,omitempty"`
-	Warnings []string                   `json:"warnings,omitempty"`
+	Warnings []results.Warning          `json:"warnings,omitempty"`
 	Ops      map[string]results.OpStats `json:"ops"`
 	Storm    *results.Storm             `json:"storm,omitempty"`
 	Leaks    *results.LeakCheck         `json:"leaks,omitempty"`

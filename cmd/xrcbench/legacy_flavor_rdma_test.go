@@ -84,7 +84,7 @@ func TestRunLegacyFlavorsThroughDouble(t *testing.T) {
 						r.Ops["reg"].Count, r.Ops["unreg"].Count, r.Ops["unreg_last"].Count)
 				}
 				dev := r.Environment.Device
-				if dev["semantics"] != f.semantics || dev["legacy_flavor"] != f.name || dev["registrant"] != f.registrant {
+				if dev == nil || dev.Semantics != f.semantics || dev.LegacyFlavor != f.name || dev.Registrant != f.registrant {
 					t.Errorf("device %v: want semantics %s, legacy_flavor %s, registrant %s", dev, f.semantics, f.name, f.registrant)
 				}
 				// Every report names them too; summary.md is written with the run.

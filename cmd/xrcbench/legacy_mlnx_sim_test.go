@@ -37,7 +37,7 @@ func TestRunSimLegacyMlnx(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Status != "ok" || r.Environment.Device["registrant"] != "process" || r.Environment.Device["semantics"] != "legacy-mlnx" {
+			if r.Status != "ok" || r.Environment.Device == nil || r.Environment.Device.Registrant != "process" || r.Environment.Device.Semantics != "legacy-mlnx" {
 				t.Fatalf("status %q (%s), device %v", r.Status, r.Error, r.Environment.Device)
 			}
 			for kind, o := range r.Ops {

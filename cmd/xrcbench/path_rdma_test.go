@@ -3,6 +3,8 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -71,9 +73,18 @@ func TestRunPathChoice(t *testing.T) {
 					t.Errorf("config.provider_options[%s] = %q, want %q", k, r.Config.ProviderOpts[k], v)
 				}
 			}
+			// As result.json writes them: the device's facts by name.
+			var raw struct {
+				Environment struct {
+					Device map[string]any `json:"device"`
+				} `json:"environment"`
+			}
+			if b, err := os.ReadFile(filepath.Join(out, results.FileName)); err != nil || json.Unmarshal(b, &raw) != nil {
+				t.Fatalf("result.json: %v", err)
+			}
 			for k, v := range tc.device {
-				if r.Environment.Device[k] != v {
-					t.Errorf("environment.device[%s] = %v, want %v", k, r.Environment.Device[k], v)
+				if raw.Environment.Device[k] != v {
+					t.Errorf("environment.device[%s] = %v, want %v", k, raw.Environment.Device[k], v)
 				}
 			}
 			rerun := strings.Join(r.Config.CommandLine, " ")
@@ -124,7 +135,7 @@ func TestRunUnconfirmedDestroys(t *testing.T) {
 			if *l.DestroysUnconfirmed != want || len(l.UnconfirmedQPNs) != want || created == 0 {
 				t.Errorf("destroys_unconfirmed %d (%d numbers), want %d of the %d created", *l.DestroysUnconfirmed, len(l.UnconfirmedQPNs), want, created)
 			}
-			warned := strings.Contains(stderr, "QP destruction(s) not confirmed") && strings.Contains(strings.Join(r.Warnings, "\n"), "not confirmed")
+			warned := strings.Contains(stderr, "QP destruction(s) not confirmed") && strings.Contains(strings.Join(results.WarningTexts(r.Warnings), "\n"), "not confirmed")
 			if warned != tc.silent {
 				t.Errorf("warning given %v, want %v: %s", warned, tc.silent, stderr)
 			}

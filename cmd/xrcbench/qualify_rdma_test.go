@@ -62,7 +62,7 @@ func TestQualifyThroughDouble(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q.Device["fw_ver"] != "1.1" || q.Baseline == nil || q.Baseline.Device["fw_ver"] != "1.0" || q.Device["is_test_double"] != true {
+	if q.Device == nil || q.Device.FWVer != "1.1" || q.Baseline == nil || q.Baseline.Device == nil || q.Baseline.Device.FWVer != "1.0" || !q.Device.TestDouble {
 		t.Errorf("identity: device %v, baseline %+v", q.Device, q.Baseline)
 	}
 	// Not hardware, in every output: the page's banner, a junit property,

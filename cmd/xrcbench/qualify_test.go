@@ -394,11 +394,13 @@ func TestQualifyInconclusive(t *testing.T) {
 	}
 	// The warnings, in every output.
 	want := fmt.Sprintf("%d threads on %d CPUs", 2*qualify.AllowedCPUs(), qualify.AllowedCPUs())
-	if len(res.Warnings) == 0 || !strings.Contains(strings.Join(res.Warnings, "\n"), want) {
+	if len(res.Warnings) == 0 || !strings.Contains(strings.Join(results.WarningTexts(res.Warnings), "\n"), want) {
 		t.Fatalf("the run's warnings %q lack %q", res.Warnings, want)
 	}
 	for _, w := range res.Warnings {
-		if !slices.ContainsFunc(q.Warnings, func(x qualify.RunWarning) bool { return x.Text == w && slices.Equal(x.Runs, []string{"lc"}) }) {
+		if !slices.ContainsFunc(q.Warnings, func(x qualify.RunWarning) bool {
+			return x.Text == w.Text && x.Kind == w.Kind && slices.Equal(x.Runs, []string{"lc"})
+		}) {
 			t.Errorf("qualification.json's warnings %+v lack the run's %q", q.Warnings, w)
 		}
 	}

@@ -107,20 +107,20 @@ func TestRunLifecycleThroughDouble(t *testing.T) {
 				}
 			}
 			env := r.Environment
-			if env.Provider != tt.provider || env.Device["name"] != "xbfake0" || env.Device["semantics"] != tt.semantics ||
-				env.Device["library"] != "xrcbench fakeverbs (test double)" {
-				t.Errorf("environment: provider %q device %v", env.Provider, env.Device)
+			if d := env.Device; env.Provider != tt.provider || d == nil || d.Name != "xbfake0" || d.Semantics != tt.semantics ||
+				d.Library != "xrcbench fakeverbs (test double)" {
+				t.Errorf("environment: provider %q device %+v", env.Provider, env.Device)
 			}
 			// Figures from the double are marked as such, for every report.
-			if env.Device["is_test_double"] != true || !slices.ContainsFunc(r.Warnings, func(w string) bool {
-				return strings.Contains(w, "libibverbs test double") && strings.Contains(w, "not RDMA hardware")
+			if !env.Device.TestDouble || !slices.ContainsFunc(r.Warnings, func(w results.Warning) bool {
+				return w.Kind == results.WarnTestDouble && strings.Contains(w.Text, "libibverbs test double") && strings.Contains(w.Text, "not RDMA hardware")
 			}) {
-				t.Errorf("not marked as a test-double run: device %v, warnings %q", env.Device, r.Warnings)
+				t.Errorf("not marked as a test-double run: device %+v, warnings %q", env.Device, r.Warnings)
 			}
 			// The firmware counters: the double is no mlx5, and the
 			// result must say they were looked for and why they are absent.
-			if fw := env.ProviderDetail["fw_cmd"]; !strings.HasPrefix(fw, "not readable: driver xrcbench_fake") {
-				t.Errorf("provider_detail fw_cmd %q, want why the mlx5 counters are not readable", fw)
+			if fw := env.Firmware; fw == nil || !strings.HasPrefix(fw.NotReadable, "not readable: driver xrcbench_fake") || len(fw.Commands) != 0 {
+				t.Errorf("firmware_commands %+v, want why the mlx5 counters are not readable", fw)
 			}
 			// An independent leak check: the double's own device state.
 			snap, err := verbs.InspectSim(filepath.Join(state, "xbfake0"))

@@ -51,8 +51,8 @@ func TestRunDeviceWithoutXRC(t *testing.T) {
 		t.Errorf("status %q error %q, want failed: lacks XRC", r.Status, r.Error)
 	}
 	d := r.Environment.Device
-	if d["name"] != "xbnoxrc0" || d["xrc"] != false || d["semantics"] != "upstream" || r.Environment.Provider != "rdma" {
-		t.Errorf("environment: provider %q device %v, want xbnoxrc0 described", r.Environment.Provider, d)
+	if d == nil || d.Name != "xbnoxrc0" || d.XRC || d.Semantics != "upstream" || r.Environment.Provider != "rdma" {
+		t.Errorf("environment: provider %q device %+v, want xbnoxrc0 described", r.Environment.Provider, d)
 	}
 	if len(r.Workers) != 0 {
 		t.Errorf("%d workers started for a device that can measure nothing", len(r.Workers))

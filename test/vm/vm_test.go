@@ -399,7 +399,11 @@ func failedRun(tr *transcript, name string, want ...string) error {
 		if r.Status != results.StatusFailed || r.Error == "" {
 			bad = append(bad, fmt.Sprintf("result status %q error %q, want failed with the reason", r.Status, r.Error))
 		}
-		if got := r.Environment.Device["name"]; got != device {
+		if d := r.Environment.Device; d == nil || d.Name != device {
+			got := "(none)"
+			if d != nil {
+				got = d.Name
+			}
 			bad = append(bad, fmt.Sprintf("result's environment.device.name %q, want %s", got, device))
 		}
 	}

@@ -1,0 +1,229 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xrcbench/xrcbench/results"
+)
+
+// stormRun is a storm's result with reps repetitions of makespan about
+// makespanNS (noise: the repetitions' spread) and a teardown of a tenth
+// of it; gates nil is a result that predates declared gates.
+func stormRun(dir string, reps int, makespanNS, noise float64, seed uint64, gates []string) *Run {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	r := &results.Result{
+		Schema: results.Schema, Status: results.StatusOK,
+		Config: results.Config{Workload: "storm", Provider: "sim", Procs: 1, Threads: 4, QPs: 32, WorkloadSpec: "name: storm\nmode: storm\n",
+			Gates: gates},
+		Ops:   map[string]results.OpStats{},
+		Storm: &results.Storm{Nodes: 9, Ranks: 4, Rails: 1, QPs: 32, Registrations: 96, Arrival: "burst", Teardown: "unreg", TeardownMethod: "ranks_unreg"},
+	}
+	for i := range reps {
+		mk := makespanNS * (1 + noise*rng.NormFloat64())
+		r.Storm.MakespanNS = append(r.Storm.MakespanNS, int64(mk))
+		r.Storm.RankDoneNS = append(r.Storm.RankDoneNS, []int64{int64(mk), int64(mk * 0.9), int64(mk * 0.8), int64(mk * 0.95)})
+		r.Storm.TeardownNS = append(r.Storm.TeardownNS, int64(mk/10))
+		// The operations are the same in every run: only the wiring's
+		// length moves.
+		rep := results.Repetition{Index: i, Ops: map[string]results.OpStats{
+			results.OpReg: {Count: 96, OpsPerSec: 1e5, NS: results.Latency{Min: 1000, P50: 2000, P90: 4000, P99: 6000, P999: 7000, Max: 8000, Mean: 2500}}}}
+		r.Repetitions = append(r.Repetitions, rep)
+		r.Ops[results.OpReg] = rep.Ops[results.OpReg]
+	}
+	return &Run{Dir: dir, Label: dir, Result: r, Kinds: kindsOf(r)}
+}
+
+var stormGates = []string{"storm.makespan", "storm.teardown"}
+
+// A storm whose makespan regressed is flagged by compare on the gate its
+// spec declares, though no operation's latency moved; an A/A pair is not.
+// A storm result that predates declared gates gates on its makespan.
+func TestCompareStormMakespan(t *testing.T) {
+	base := stormRun("base", 8, 1e6, 0.02, 1, stormGates)
+	for _, tc := range []struct {
+		name       string
+		new        *Run
+		regression bool
+		gates      string
+	}{
+		{"makespan +30%", stormRun("new", 8, 1.3e6, 0.02, 2, stormGates), true, "storm.makespan,storm.teardown"},
+		{"A/A", stormRun("new", 8, 1e6, 0.02, 3, stormGates), false, "storm.makespan,storm.teardown"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Compare(base, tc.new, defaultOpts())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gates []string
+			for _, g := range c.Gates {
+				gates = append(gates, g.String())
+			}
+			if strings.Join(gates, ",") != tc.gates {
+				t.Fatalf("gates %v, want %s", gates, tc.gates)
+			}
+			row := rowOf(c, results.StormKind, "makespan")
+			if !row.Gated || row.Base.N != 8 || (row.Verdict == VerdictRegression) != tc.regression || (c.Regressions > 0) != tc.regression {
+				t.Errorf("makespan row %+v, %d regressions; want regression %v", row, c.Regressions, tc.regression)
+			}
+			if r := rowOf(c, results.OpReg, "p50"); r.Gated || r.Verdict == VerdictRegression {
+				t.Errorf("reg p50 row %+v: neither gated nor changed", r)
+			}
+			var text strings.Builder
+			if err := c.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(text.String(), "makespan") {
+				t.Errorf("the comparison's text does not show the makespan:\n%s", text.String())
+			}
+		})
+	}
+	old := stormRun("old", 8, 1e6, 0.02, 4, nil)
+	c, err := Compare(old, stormRun("new", 8, 1.3e6, 0.02, 5, nil), defaultOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Gates) != 1 || c.Gates[0].String() != "storm.makespan" || c.Regressions != 1 {
+		t.Errorf("a storm before declared gates: gates %v, %d regressions; want storm.makespan, one", c.Gates, c.Regressions)
+	}
+	if _, err := ParseGates("storm.p50"); err == nil || !strings.Contains(err.Error(), "makespan, teardown") {
+		t.Errorf("ParseGates(storm.p50) = %v, want the storm's metrics named", err)
+	}
+	if _, err := Compare(runOf("a", map[string][]float64{results.OpReg: {1, 2, 3, 4, 5}}), runOf("b", map[string][]float64{results.OpReg: {1, 2, 3, 4, 5}}),
+		CompareOptions{Alpha: 0.05, Gates: []Gate{{results.StormKind, "makespan"}}}); err == nil {
+		t.Error("a storm gate on runs that are no storm was accepted")
+	}
+}
+
+// Every export carries a storm's makespan and teardown: the dashboards'
+// latency files and the CSV's rows, per repetition.
+func TestExportStormMakespan(t *testing.T) {
+	run := stormRun("runs/storm", 6, 1e6, 0.02, 6, stormGates)
+	smaller, _, err := ExportGitHubActionBenchmark([]*Run{run}, ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gab []GABEntry
+	if err := json.Unmarshal(smaller, &gab); err != nil {
+		t.Fatal(err)
+	}
+	med := RepetitionStats(run.Result, results.StormKind, StormMetrics[0]).Median
+	i := slices.IndexFunc(gab, func(e GABEntry) bool { return e.Name == "storm/storm makespan" })
+	if i < 0 || gab[i].Unit != "ns" || gab[i].Value != round3(med) || med < 9e5 {
+		t.Fatalf("github-action-benchmark latencies %s: want storm/storm makespan of %g ns", smaller, med)
+	}
+	if !slices.ContainsFunc(gab, func(e GABEntry) bool { return e.Name == "storm/storm teardown" }) {
+		t.Errorf("no teardown in %s", smaller)
+	}
+	bmf, err := ExportBencher([]*Run{run}, ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b map[string]map[string]bmfMetric
+	if err := json.Unmarshal(bmf, &b); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := b["storm/storm"]["latency-makespan"]; !ok || m.Value != round3(med) {
+		t.Errorf("bencher %s: want storm/storm latency-makespan %g", bmf, med)
+	}
+	data, err := ExportCSV([]*Run{run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(strings.NewReader(string(data))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var makespans []string
+	for _, row := range rows[1:] {
+		if row[5] == results.StormKind && row[6] == "makespan" && row[8] == "ns" {
+			v, err := strconv.ParseFloat(row[7], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			makespans = append(makespans, fmt.Sprint(int64(v)))
+		}
+	}
+	var want []string
+	for _, ns := range run.Result.Storm.MakespanNS {
+		want = append(want, fmt.Sprint(ns))
+	}
+	if strings.Join(makespans, ",") != strings.Join(want, ",") {
+		t.Errorf("CSV makespans %v, want each repetition's %v", makespans, want)
+	}
+}
+
+// History follows a storm's makespan and finds the step in it.
+func TestHistoryStormMakespan(t *testing.T) {
+	root := t.TempDir()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 24 {
+		level := 1e6
+		if i >= 14 {
+			level = 1.1e6
+		}
+		r := stormRun("", 5, level, 0.01, uint64(10+i), stormGates).Result
+		r.Started = t0.Add(time.Duration(i) * time.Hour)
+		r.Finished = r.Started.Add(time.Minute)
+		dir := filepath.Join(root, fmt.Sprintf("run-%02d", i))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := results.Write(dir, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := BuildHistory([]string{root}, HistoryOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(h.Series, func(s Series) bool { return s.Kind == results.StormKind && s.Metric == "makespan" })
+	if i < 0 {
+		t.Fatalf("series %+v: no storm.makespan", h.Series)
+	}
+	s := h.Series[i]
+	if len(s.Points) != 24 || len(s.ChangePoints) != 1 || !s.ChangePoints[0].Regression || s.ChangePoints[0].Index < 13 || s.ChangePoints[0].Index > 15 {
+		t.Errorf("makespan series: %d points, change points %+v; want one regression at run 14±1", len(s.Points), s.ChangePoints)
+	}
+	if !h.Regressed() {
+		t.Error("Regressed() false after a +10% makespan step")
+	}
+}
+
+// The report leads with the figure the workload's spec names as its
+// headline; a result that predates it keeps the kinds in results order.
+func TestHeadlineLeads(t *testing.T) {
+	vals := map[string][]float64{results.OpReg: {1000, 1100}, results.OpUnreg: {800, 810}, results.OpUnregLast: {5000, 5100}}
+	run := runOf("r", vals)
+	first := func() string { return strings.SplitN(NewHeadline(run).Kinds[0], ":", 2)[0] }
+	if got := first(); got != results.OpReg {
+		t.Errorf("no headline declared: first %q, want reg (results order)", got)
+	}
+	run.Result.Config.Headline = "unreg_last.p50"
+	if got, kinds := first(), NewHeadline(run).Kinds; got != results.OpUnregLast || len(kinds) != 3 || !strings.HasPrefix(kinds[1], "reg:") || !strings.HasPrefix(kinds[2], "unreg:") {
+		t.Errorf("headline unreg_last.p50: kinds %q, want unreg_last first, the others in order", kinds)
+	}
+}
+
+// A declared storm gate a run could not measure (its teardown) is left
+// out with a note, not passed as checked.
+func TestCompareStormTeardownUnmeasured(t *testing.T) {
+	base, new := stormRun("base", 8, 1e6, 0.02, 1, stormGates), stormRun("new", 8, 1e6, 0.02, 2, stormGates)
+	new.Result.Storm.TeardownNS, new.Result.Storm.TeardownNote = nil, "teardown exit: no device to ask"
+	c, err := Compare(base, new, defaultOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Gates) != 1 || c.Gates[0].String() != "storm.makespan" || !slices.Contains(c.Notes, "storm.teardown not gated: new measured none") {
+		t.Errorf("gates %v, notes %q", c.Gates, c.Notes)
+	}
+}
