@@ -124,13 +124,13 @@ type Series struct {
 
 // History is the runs' gated metrics over time, with change points.
 type History struct {
-	Workload     string   `json:"workload"`
-	OrderBy      string   `json:"order_by"`
-	Runs         int      `json:"runs"`
-	MinEffectPct float64  `json:"min_effect_pct"`
-	Alpha        float64  `json:"alpha"`
-	Permutations int      `json:"permutations"`
-	Method       string   `json:"method"`
+	Workload     string  `json:"workload"`
+	OrderBy      string  `json:"order_by"`
+	Runs         int     `json:"runs"`
+	MinEffectPct float64 `json:"min_effect_pct"`
+	Alpha        float64 `json:"alpha"`
+	Permutations int     `json:"permutations"`
+	Method       string  `json:"method"`
 	// XLabel is what each point's X names: "date" or a label's key.
 	XLabel string   `json:"x_label,omitempty"`
 	Notes  []string `json:"notes,omitempty"` // runs left out, and why
