@@ -566,11 +566,23 @@ func harnessFigures(res *results.Result, done []*repOutcome) {
 			if g := h.MaxGap; g != nil && g.Kind == kind && g.NS == gap {
 				where = fmt.Sprintf(" (thread %d, repetition %d, %v after its start)", g.Thread, g.Repetition+1, sig3(g.AtNS))
 			}
-			res.Warnings = append(res.Warnings, warnf(results.WarnUntimedGap, 0, kind, "an untimed stretch of %v before one of its batches%s exceeds its service p99.9 %v: %s",
-				sig3(gap), where, sig3(s.NS.P999), untimedMeans(open)))
+			severity := results.SeverityNotice
+			if time.Duration(gap) >= UntimedStall {
+				severity = results.SeverityWarning
+			}
+			res.Warnings = append(res.Warnings, results.NewWarning(results.WarnUntimedGap, severity, 0, kind,
+				fmt.Sprintf("an untimed stretch of %v before one of its batches%s exceeds its service p99.9 %v",
+					sig3(gap), where, sig3(s.NS.P999))).WithMeans(untimedMeans(open)))
 		}
 	}
 }
+
+// UntimedStall is the longest untimed stretch before a batch that is a
+// notice, not a warning: shorter ones are the scheduler's and the
+// timer's ordinary interruptions (a tick, a wake-up elsewhere), which
+// every run on a shared kernel has; a millisecond is a stall worth
+// rerunning for.
+const UntimedStall = time.Millisecond
 
 // untimedMeans says where a stall outside timed operations went, and what
 // to do about it: a closed loop omits it from every latency (the next

@@ -266,6 +266,10 @@ type Options struct {
 	Stderr io.Writer
 	// Quiet keeps the warnings off Stderr (they stay in the result).
 	Quiet bool
+	// Verbose shows the notices on Stderr too: facts about how the run
+	// was measured that do not change what its figures mean (they are in
+	// the result and its summary either way).
+	Verbose bool
 	// Progress, when set, is told how each repetition is going: about
 	// once a second and at each change of phase (see Progress). It is
 	// called from the engine's own goroutine and must return quickly.
@@ -437,9 +441,24 @@ func (c *coordinator) warn(warnings, said []results.Warning) {
 	if c.opts.Quiet {
 		return
 	}
+	// Said once each, notices only when asked for (-v), a kind's warnings
+	// of one meaning folded into one line.
+	var warn, notice []results.Warning
 	for _, w := range warnings {
-		if !slices.Contains(said, w) {
-			fmt.Fprintln(c.opts.Stderr, "warning: "+w.Text)
+		switch {
+		case slices.Contains(said, w):
+		case w.Severity == results.SeverityNotice:
+			notice = append(notice, w)
+		default:
+			warn = append(warn, w)
+		}
+	}
+	for _, l := range results.FoldWarnings(warn) {
+		fmt.Fprintln(c.opts.Stderr, "warning: "+l)
+	}
+	if c.opts.Verbose {
+		for _, l := range results.FoldWarnings(notice) {
+			fmt.Fprintln(c.opts.Stderr, "notice: "+l)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -129,5 +130,29 @@ func TestDeviceFacts(t *testing.T) {
 	}
 	if id := d.IdentityFacts(); !reflect.DeepEqual(id, want[:5]) {
 		t.Errorf("identity %q, want %q", id, want[:5])
+	}
+}
+
+// FoldWarnings: warnings of one kind and one meaning are one line, their
+// facts joined and the meaning said once; others stay as they are.
+func TestFoldWarnings(t *testing.T) {
+	means := "a stall there is in no latency"
+	gap := func(op, fact string) Warning {
+		return NewWarning(WarnUntimedGap, SeverityWarning, 0, op, fact).WithMeans(means)
+	}
+	ws := []Warning{
+		NewWarning(WarnCPUShared, SeverityWarning, 0, "", "4 threads on 2 CPUs"),
+		gap("reg", "a stretch of 1ms"), gap("unreg", "a stretch of 2ms"),
+		NewWarning(WarnCoverage, SeverityWarning, 0, "", "coverage 80%").WithMeans(means),
+		gap("create", "a stretch of 3ms"),
+	}
+	if ws[1].Text != "reg: a stretch of 1ms: "+means || ws[1].Fact() != "reg: a stretch of 1ms" {
+		t.Fatalf("WithMeans: text %q, fact %q", ws[1].Text, ws[1].Fact())
+	}
+	got := FoldWarnings(ws)
+	want := []string{"4 threads on 2 CPUs", "reg: a stretch of 1ms; unreg: a stretch of 2ms: " + means,
+		"coverage 80%: " + means, "create: a stretch of 3ms: " + means}
+	if !slices.Equal(got, want) {
+		t.Errorf("FoldWarnings:\n got %q\nwant %q", got, want)
 	}
 }

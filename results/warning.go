@@ -22,6 +22,51 @@ type Warning struct {
 	// Op is the op kind it concerns ("reg"); "": every kind.
 	Op   string `json:"op,omitempty"`
 	Text string `json:"text"`
+	// Means, where set, is the part of Text after its fact (Text ends
+	// ": " + Means): what the fact means for the figures and what to do,
+	// shared by the warnings of one kind, so a list of them says it once.
+	Means string `json:"means,omitempty"`
+}
+
+// WithMeans is w with means, what its fact means and what to do, added
+// to its text.
+func (w Warning) WithMeans(means string) Warning {
+	w.Text += ": " + means
+	w.Means = means
+	return w
+}
+
+// Fact is the warning's text without its Means.
+func (w Warning) Fact() string {
+	if w.Means == "" {
+		return w.Text
+	}
+	return strings.TrimSuffix(w.Text, ": "+w.Means)
+}
+
+// FoldWarnings gives each group of warnings of one kind and one Means a
+// line of its own, its facts joined and its meaning said once: five op
+// kinds' untimed stretches with one remedy are one line, not five.
+func FoldWarnings(ws []Warning) []string {
+	var out []string
+	for i := 0; i < len(ws); {
+		w := ws[i]
+		j := i + 1
+		for j < len(ws) && w.Means != "" && ws[j].Kind == w.Kind && ws[j].Means == w.Means {
+			j++
+		}
+		if j == i+1 {
+			out = append(out, w.Text)
+		} else {
+			facts := make([]string, 0, j-i)
+			for _, f := range ws[i:j] {
+				facts = append(facts, f.Fact())
+			}
+			out = append(out, strings.Join(facts, "; ")+": "+w.Means)
+		}
+		i = j
+	}
+	return out
 }
 
 // Severities. A notice is a fact about how the run was measured that does

@@ -181,4 +181,3 @@ func TestHistoryTenThousandRuns(t *testing.T) {
 		t.Error("history.json written after ^C")
 	}
 }
-

@@ -32,7 +32,7 @@ type runFlags struct {
 	procs, threads, qps string // sweep: lists
 	nodes               string // sweep: a list
 	progress            string
-	quiet               bool
+	quiet, verbose      bool
 	json                bool // --json: the summary as one JSON document on stdout
 }
 
@@ -70,6 +70,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 	fs.DurationVar(&s.Interval, "interval", d.Interval, "interval of the .hlog timelines")
 	fs.StringVar(&f.progress, "progress", progressAuto, "live progress on stderr: auto (on a terminal), always or never")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors (the run folder is written as always)")
+	fs.BoolVarP(&f.verbose, "verbose", "v", false, "print the run's notices too (facts about how it was measured that do not change what its figures mean; summary.md lists them either way)")
 	fs.BoolVar(&f.json, "json", false, "print the summary as one JSON document on stdout (status, folder, per op kind figures) in place of the table; progress and warnings stay on stderr")
 	fs.StringArrayVar(&s.Labels, "label", nil, "key=value stored in result.json and shown in every report, e.g. fw=22.31.1014 (repeatable); compare --by KEY groups runs by it")
 	fs.IntVar(&s.BatchOps, "batch-ops", d.BatchOps, "steps per op program; one call into C runs at most these (a program that leaves the registrations as it found them runs as a ring, call after call, until the interval ends)")
@@ -92,7 +93,7 @@ func (f *runFlags) checkOutput() error {
 // watch connects a progress view to the engine's options.
 func (f *runFlags) watch(opts *bench.Options, stderr io.Writer, cfg bench.Config, label string) *progressView {
 	v := newProgressView(stderr, f.progress, f.quiet, cfg.Kinds(), label)
-	opts.Stderr, opts.Progress, opts.Quiet = v, v.update, f.quiet
+	opts.Stderr, opts.Progress, opts.Quiet, opts.Verbose = v, v.update, f.quiet, f.verbose
 	return v
 }
 
