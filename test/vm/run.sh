@@ -44,6 +44,7 @@ mkdir -p "$out/payload"
 # make build's flags (the version goes in at link time), with the rdma tag.
 timeout 1800 make -s build TAGS=rdma BIN="$out/payload/xrcbench" GO="$GO" >/dev/null
 cp test/vm/guest-check.sh "$out/payload/"
+cp workloads/builtin/storm.yaml "$out/payload/"
 {
 	echo "host rdma-core $(dpkg-query -W -f='${Version}' libibverbs-dev 2>/dev/null || echo unknown) (libibverbs-dev the binary was built with)"
 	echo "host kernel $(uname -r)"
