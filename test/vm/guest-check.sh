@@ -24,12 +24,13 @@ section() { # name file
 step() { # name seconds command...
 	local name=$1 secs=$2
 	shift 2
+	local t0=$SECONDS
 	timeout -k 5 "$secs" "$@" > /tmp/step.out 2> /tmp/step.err
 	local rc=$?
 	echo "XRCVM STEP $name $rc" > "$out"
 	section "$name.out" /tmp/step.out
 	section "$name.err" /tmp/step.err
-	echo "step $name: exit $rc" > /dev/console
+	echo "step $name: exit $rc after $((SECONDS - t0)) s" > /dev/console
 	return $rc
 }
 
@@ -95,7 +96,10 @@ drv=$(readlink "$d/device/driver") && echo "driver ${drv##*/}" || echo "driver a
 	# by a plain C loop of the same calls.
 	step softxrc-steady 300 "${sxrun[@]}" --out /tmp/sx-steady --workload steady --procs 1 --threads 1 --qps 1 --duration 5s --repetitions 1
 	step softxrc-steady-result 5 cat /tmp/sx-steady/result.json
-	step softxrc-loop 300 softxrc-loop softxrc0 20000
+	step softxrc-loop 300 /usr/local/bin/softxrc-loop softxrc0 20000
+	# What the kernel answers a second process's unreg of a QP it never
+	# opened (the upstream API gives it no handle: a raw DESTROY_QP).
+	step softxrc-foreign-unreg 60 /usr/local/bin/softxrc-loop softxrc0 foreign
 	# Known answers: the last unreg pays DESTROY_QP's injected cost.
 	step softxrc-lifecycle-zero 300 "${sxrun[@]}" --out /tmp/sx-lc0 --workload lifecycle --procs 2 --threads 1 --qp-state init --iterations 200 --repetitions 1
 	step softxrc-lifecycle-zero-result 5 cat /tmp/sx-lc0/result.json
@@ -116,26 +120,28 @@ drv=$(readlink "$d/device/driver") && echo "driver ${drv##*/}" || echo "driver a
 	# A storm whose ranks exit holding their QPs: teardown timed through
 	# RDMA netlink.
 	sed -e 's/^  teardown: unreg$/  teardown: exit/' -e 's/^  nodes: 9$/  nodes: 5/' /payload/storm.yaml > /tmp/storm-exit.yaml
-	step softxrc-storm 300 "${sxrun[@]}" --out /tmp/sx-storm --workload /tmp/storm-exit.yaml --procs 2 --threads 2 --repetitions 2
+	step softxrc-storm 300 "$x" run --provider rdma --device softxrc0 --out /tmp/sx-storm --workload /tmp/storm-exit.yaml --procs 2 --threads 2 --repetitions 2
 	step softxrc-storm-result 5 cat /tmp/sx-storm/result.json
 	step softxrc-qps-storm 5 cat "$sxdbg/qps"
 	# A worker killed with SIGKILL mid-lifecycle: its file is closed by
 	# the kernel, which must leave no QP behind.
-	step softxrc-kill 120 bash -c '"$0" run --provider rdma --device softxrc0 --warmup 0s --out /tmp/sx-kill \
-		--workload lifecycle --procs 2 --threads 1 --qp-state rtr --duration 60s >/tmp/kill.out 2>&1 &
+	step softxrc-kill 180 bash -c '"$0" run --provider rdma --device softxrc0 --warmup 0s --out /tmp/sx-kill \
+	--workload lifecycle --procs 2 --threads 1 --qp-state rtr --duration 20s >/tmp/kill.out 2>&1 &
 run=$!
-for i in $(seq 100); do
+w=
+for i in $(seq 150); do
 	sleep 0.2
-	w=$(for c in /proc/[0-9]*; do [ "$(cut -d" " -f4 "$c/stat" 2>/dev/null)" = "$run" ] && echo "${c#/proc/}"; done | head -n1)
-	[ -n "$w" ] && [ "$(cat '"$sxdbg"'/qps)" -gt 0 ] && break
+	w=$(cat /proc/$run/task/*/children 2>/dev/null | tr " " "\n" | grep -m1 .)
+	[ -n "$w" ] && [ "$(cat "$1/qps")" -gt 0 ] && break
 done
-[ -n "$w" ] || { echo "no worker of $run appeared"; exit 1; }
+[ -n "$w" ] || { echo "no worker of $run appeared"; kill $run; exit 1; }
 sleep 1
-echo "live QPs before the kill $(cat '"$sxdbg"'/qps)"
+echo "live QPs before the kill $(cat "$1/qps")"
 kill -KILL "$w" && echo "killed worker $w"
 wait "$run"; echo "xrcbench exited $?"
 sleep 1
-echo "live QPs after $(cat '"$sxdbg"'/qps)"' "$x"
+echo "live QPs after $(cat "$1/qps")"
+tail -n 3 /tmp/kill.out' "$x" "$sxdbg"
 	step softxrc-rdma-res-qp 20 rdma -j resource show qp
 	step softxrc-qps-end 5 cat "$sxdbg/qps"
 	step softxrc-rmmod 60 rmmod softxrc

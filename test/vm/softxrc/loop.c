@@ -12,7 +12,18 @@
  *   pairs N
  *
  *   softxrc-loop DEVICE PAIRS
+ *
+ * With "foreign" for PAIRS it asks the kernel instead what a second
+ * process's unreg of a QP it never opened gets: a child process opens
+ * its own context (its own uverbs file) and sends DESTROY_QP for the QP
+ * handle this process holds, as a raw uverbs write, since libibverbs
+ * gives a process no handle it did not open. Prints the errno the
+ * kernel answered and whether the QP is alive afterwards:
+ *
+ *   foreign_unreg_errno EINVAL 22
+ *   alive_after 1
  */
+#define _GNU_SOURCE /* strerrorname_np */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -21,8 +32,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
 
 static uint64_t now_ns(void)
 {
@@ -51,25 +64,69 @@ static int fail(const char *what, int err)
 	return 1;
 }
 
-int main(int argc, char **argv)
+static struct ibv_context *open_named(const char *name)
 {
 	struct ibv_device **list;
 	struct ibv_context *ctx = NULL;
-	char path[] = "/tmp/softxrc-loop.XXXXXX";
-	long pairs;
-	int n, fd;
+	int n;
 
-	if (argc != 3 || (pairs = strtol(argv[2], NULL, 10)) < 1) {
-		fprintf(stderr, "usage: softxrc-loop DEVICE PAIRS\n");
-		return 2;
-	}
 	list = ibv_get_device_list(&n);
 	if (!list)
-		return fail("ibv_get_device_list", errno);
+		return NULL;
 	for (int i = 0; i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
+		if (!strcmp(ibv_get_device_name(list[i]), name))
 			ctx = ibv_open_device(list[i]);
 	ibv_free_device_list(list);
+	return ctx;
+}
+
+/* foreign_unreg: in a child process of its own context, DESTROY_QP of
+ * a handle only this process holds; the child exits with the errno. */
+static int foreign_unreg(const char *name, uint32_t handle)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		struct ibv_context *ctx = open_named(name);
+		struct {
+			struct ib_uverbs_cmd_hdr hdr;
+			struct ib_uverbs_destroy_qp cmd;
+		} req;
+		struct ib_uverbs_destroy_qp_resp resp;
+
+		if (!ctx)
+			_exit(255);
+		memset(&req, 0, sizeof(req));
+		req.hdr.command = IB_USER_VERBS_CMD_DESTROY_QP;
+		req.hdr.in_words = sizeof(req) / 4;
+		req.hdr.out_words = sizeof(resp) / 4;
+		req.cmd.response = (uintptr_t)&resp;
+		req.cmd.qp_handle = handle;
+		if (write(ctx->cmd_fd, &req, sizeof(req)) == (ssize_t)sizeof(req))
+			_exit(0);
+		_exit(errno);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct ibv_context *ctx;
+	char path[] = "/tmp/softxrc-loop.XXXXXX";
+	int foreign = argc == 3 && !strcmp(argv[2], "foreign");
+	long pairs = 0;
+	int fd;
+
+	if (argc != 3 || (!foreign && (pairs = strtol(argv[2], NULL, 10)) < 1)) {
+		fprintf(stderr, "usage: softxrc-loop DEVICE PAIRS|foreign\n");
+		return 2;
+	}
+	ctx = open_named(argv[1]);
 	if (!ctx)
 		return fail(argv[1], ENODEV);
 
@@ -94,6 +151,21 @@ int main(int argc, char **argv)
 	if (!holder)
 		return fail("ibv_create_qp_ex", errno);
 
+	if (foreign) {
+		struct ibv_qp_attr qa2;
+		struct ibv_qp_init_attr qi;
+		int e = foreign_unreg(argv[1], holder->handle);
+
+		if (e < 0 || e == 255)
+			return fail("the foreign process", e < 0 ? -e : ENODEV);
+		printf("foreign_unreg_errno %s %d\n", e ? strerrorname_np(e) : "0", e);
+		printf("alive_after %d\n", ibv_query_qp(holder, &qa2, IBV_QP_STATE, &qi) == 0);
+		if (ibv_destroy_qp(holder))
+			return fail("ibv_destroy_qp holder", errno);
+		ibv_close_xrcd(xrcd);
+		ibv_close_device(ctx);
+		return 0;
+	}
 	uint64_t *reg = calloc((size_t)pairs, sizeof(*reg));
 	uint64_t *unreg = calloc((size_t)pairs, sizeof(*unreg));
 	if (!reg || !unreg)

@@ -27,7 +27,6 @@
  */
 #include <linux/module.h>
 #include <linux/debugfs.h>
-#include <linux/delay.h>
 #include <linux/ktime.h>
 #include <linux/xarray.h>
 #include <linux/mutex.h>
@@ -166,10 +165,20 @@ static void softxrc_command(struct softxrc_dev *dev, enum softxrc_cmd cmd, unsig
 	ktime_t start = ktime_get();
 	u64 ns;
 
-	/* An hrtimer sleep of exactly the cost: no slack, so the known
-	 * answers are the cost plus the kernel's wake-up latency. */
-	if (cost_us)
-		usleep_range(cost_us, cost_us);
+	/*
+	 * The cost is waited out by polling the clock, as mlx5 polls its
+	 * command queue in polling mode, not by sleeping: a timer's wake-up
+	 * under QEMU's TCG comes milliseconds late, which would blur the
+	 * known answers. cond_resched() keeps a long cost preemptible.
+	 */
+	if (cost_us) {
+		ktime_t end = ktime_add_us(start, cost_us);
+
+		while (ktime_before(ktime_get(), end)) {
+			cond_resched();
+			cpu_relax();
+		}
+	}
 	ns = ktime_to_ns(ktime_sub(ktime_get(), start));
 	spin_lock(&s->lock);
 	s->n++;
