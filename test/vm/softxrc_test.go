@@ -44,7 +44,7 @@ func (e errSoftSkip) Error() string { return "SKIP: softxrc: " + string(e) }
 // by the host overshoots every cost). It names the load and the figures.
 type errBusy string
 
-func (e errBusy) Error() string { return "SKIP: " + string(e) }
+func (e errBusy) Error() string { return string(e) }
 
 // hostLoad is the host's 1-minute load average while the guest ran and
 // its CPUs, as TestGuest read them (testdata/host-load.txt for the

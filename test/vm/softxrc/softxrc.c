@@ -169,13 +169,19 @@ static void softxrc_command(struct softxrc_dev *dev, enum softxrc_cmd cmd, unsig
 	 * The cost is waited out by polling the clock, as mlx5 polls its
 	 * command queue in polling mode, not by sleeping: a timer's wake-up
 	 * under QEMU's TCG comes milliseconds late, which would blur the
-	 * known answers. cond_resched() keeps a long cost preemptible.
+	 * known answers. Nor does the wait yield to other tasks (which
+	 * would add their time slices to the cost) unless the cost is long
+	 * enough to stall the CPU: then each 10 ms it offers to.
 	 */
 	if (cost_us) {
 		ktime_t end = ktime_add_us(start, cost_us);
+		ktime_t yield = ktime_add_ms(start, 10);
 
 		while (ktime_before(ktime_get(), end)) {
-			cond_resched();
+			if (!ktime_before(ktime_get(), yield)) {
+				cond_resched();
+				yield = ktime_add_ms(ktime_get(), 10);
+			}
 			cpu_relax();
 		}
 	}
