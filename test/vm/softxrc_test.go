@@ -15,6 +15,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"testing"
 
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
@@ -605,4 +606,65 @@ func checkSoftForeignUnreg(tr *transcript) error {
 		return fmt.Errorf("%s: %s", strings.Join(bad, "; "), s.out)
 	}
 	return nil
+}
+
+// TestSoftChecksCatch: each softxrc check fails on a recorded transcript
+// changed to break its claim. Timing is judged as on a quiet host here,
+// so a broken figure is a failure, not a skip for the recorded load.
+func TestSoftChecksCatch(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(t *testing.T, tr *transcript)
+		check  string // the check that must fail, by name prefix
+		says   string // what its error must say
+	}{
+		{"module not loaded", func(_ *testing.T, tr *transcript) { tr.steps["softxrc-modprobe"].rc = 1 }, "softxrc: devices", "softxrc-modprobe exited 1"},
+		{"XRC not seen", edit("softxrc-devices-json", `"xrc": true`, `"xrc": false`), "softxrc: devices", "want both"},
+		{"board id differs", edit("softxrc-sysfs", "board_id SXRC000000001", "board_id SXRC000000002"), "softxrc: devices", "board_id"},
+		{"fw_ver differs from sysfs", edit("softxrc-sysfs", "fw_ver 1.0.0001", "fw_ver 1.0.0002"), "softxrc: devices", "fw_ver (sysfs)"},
+		{"softxrc0 not listed", edit("softxrc-devices-json", `"name": "softxrc0"`, `"name": "softxrc1"`), "softxrc: devices", "does not list softxrc0"},
+		{"a check fails", edit("softxrc-conform-json", `"status": "pass"`, `"status": "fail"`), "softxrc: conform", "S1 fail"},
+		{"a check skips", edit("softxrc-conform-json", `"status": "pass"`, `"status": "skip"`), "softxrc: conform", "S1 skip"},
+		{"a check missing", edit("softxrc-conform-json", `"id": "S15"`, `"id": "S16"`), "softxrc: conform", "no check S15"},
+		{"the C loop disagrees", edit("softxrc-loop", "reg_p50_ns ", "reg_p50_ns 9"), "softxrc: the uverbs floor", "apart"},
+		{"no C loop", func(_ *testing.T, tr *transcript) { tr.steps["softxrc-loop"].rc = 127 }, "softxrc: the uverbs floor", "softxrc-loop exited 127"},
+		{"the cost not paid", func(t *testing.T, tr *transcript) {
+			tr.steps["softxrc-lifecycle-cost-result"] = tr.steps["softxrc-lifecycle-zero-result"]
+		}, "softxrc: lifecycle", "destroy_us=4000"},
+		{"RTR not reached", edit("softxrc-lifecycle-rtr-result", `"qp_state": "rtr"`, `"qp_state": "init"`), "softxrc: RTR", `qp_state "init"`},
+		{"INIT2RTR not issued", edit("softxrc-commands-rtr", "INIT2RTR_QP 200 ", "INIT2RTR_QP 199 "), "softxrc: RTR", "INIT2RTR_QP"},
+		{"teardown not measured", edit("softxrc-storm-result", `"teardown": "exit"`, `"teardown": "unreg"`), "softxrc: a storm", `teardown "unreg"`},
+		{"the foreign unreg destroyed", edit("softxrc-foreign-unreg", "alive_after 1", "alive_after 0"), "softxrc: a second process", "destroyed the QP"},
+		{"the foreign unreg succeeded", edit("softxrc-foreign-unreg", "foreign_unreg_errno ENOENT 2", "foreign_unreg_errno 0 0"), "softxrc: a second process", "want an errno"},
+		{"a QP left by the killed worker", edit("softxrc-kill", "live QPs after 0", "live QPs after 3"), "softxrc: a worker", "3 QP(s) left"},
+		{"no QP when killed", edit("softxrc-kill", "live QPs before the kill 3", "live QPs before the kill 0"), "softxrc: a worker", "proved nothing"},
+		{"a QP left at the end", edit("softxrc-qps-end", "0", "2"), "softxrc: no QP", `"2" live QPs`},
+		{"rmmod failed", func(_ *testing.T, tr *transcript) { tr.steps["softxrc-rmmod"].rc = 1 }, "softxrc: no QP", "rmmod softxrc failed"},
+		{"no softxrc in the image", func(_ *testing.T, tr *transcript) {
+			tr.steps["softxrc-skip"] = &step{out: "rdma-core 56.1 source cannot be had\n"}
+		}, "softxrc: ", "SKIP: softxrc: rdma-core 56.1 source cannot be had"},
+	}
+	saved := hostLoad
+	defer func() { hostLoad = saved }()
+	hostLoad.avg, hostLoad.cpus = 0, 0
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := readTranscript(t, recorded)
+			tt.change(t, tr)
+			found := false
+			for _, c := range softChecks {
+				if !strings.HasPrefix(c.name, tt.check) {
+					continue
+				}
+				found = true
+				err := c.run(tr)
+				if err == nil || !strings.Contains(err.Error(), tt.says) {
+					t.Errorf("check %q: %v, want an error saying %q", c.name, err, tt.says)
+				}
+			}
+			if !found {
+				t.Fatalf("no check named %q...", tt.check)
+			}
+		})
+	}
 }
