@@ -90,6 +90,16 @@ for f in board_id fw_ver node_guid hca_type; do echo "$f $(cat "$d/$f")"; done
 echo "numa_node $(cat "$d/device/numa_node" 2>/dev/null || echo absent)"
 drv=$(readlink "$d/device/driver") && echo "driver ${drv##*/}" || echo "driver absent"'
 	step softxrc-devices-json 60 "$x" devices --json
+	# A process holding an XRC receive QP: xrcbench's netlink reader and
+	# iproute2 must list the same QPs for softxrc0, the holder's among them.
+	/usr/local/bin/softxrc-loop softxrc0 hold > /tmp/hold.out 2>&1 &
+	sxhold=$!
+	sleep 2
+	step softxrc-hold 5 bash -c "cat /tmp/hold.out; kill -0 $sxhold"
+	step softxrc-hold-devices-json 60 "$x" devices --json
+	step softxrc-hold-rdma-res-qp 20 rdma -j resource show qp
+	kill "$sxhold" 2>/dev/null
+	wait "$sxhold" 2>/dev/null
 	step softxrc-conform-json 600 "$x" conform --provider rdma --device softxrc0 --json
 	step softxrc-qps-conform 5 cat "$sxdbg/qps"
 	# The floor: reg/unreg pairs with every cost at zero, by xrcbench and

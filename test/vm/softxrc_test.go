@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -79,6 +80,7 @@ var softSteps = []string{"softxrc-modprobe", "softxrc-ibv_devinfo", "softxrc-sys
 
 var softChecks = []check{
 	{"softxrc: devices --json lists softxrc0 with XRC and open_qp, as ibv_devinfo -v shows it", checkSoftDevices},
+	{"softxrc: live QPs: devices --json lists softxrc0's as rdma resource show qp does", checkSoftLiveQPs},
 	{"softxrc: conform --provider rdma runs S1-S15 against the real kernel", checkSoftConform},
 	{"softxrc: the uverbs floor of a reg/unreg pair, xrcbench against a plain C loop", checkSoftFloor},
 	{"softxrc: lifecycle's unreg_last pays destroy_us", checkSoftLifecycleCost},
@@ -667,4 +669,62 @@ func TestSoftChecksCatch(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkSoftLiveQPs: with a process holding an XRC receive QP, xrcbench's
+// netlink reader lists for softxrc0 the QPs rdma resource show qp lists,
+// by number, the holder's among them.
+func checkSoftLiveQPs(tr *transcript) error {
+	if err := softReady(tr); err != nil {
+		return err
+	}
+	h, err := tr.get("softxrc-hold")
+	if err != nil {
+		return err
+	}
+	var held uint32
+	if _, err := fmt.Sscanf(h.out, "qpn %d", &held); err != nil || h.rc != 0 {
+		return fmt.Errorf("the QP holder: %q (exit %d): %v", h.out, h.rc, err)
+	}
+	s, err := tr.get("softxrc-hold-devices-json")
+	if err != nil {
+		return err
+	}
+	var devs []verbs.DeviceInfo
+	if err := json.Unmarshal([]byte(s.out), &devs); err != nil {
+		return fmt.Errorf("devices --json: %v", err)
+	}
+	var d *verbs.DeviceInfo
+	for i := range devs {
+		if devs[i].Name == softDevice {
+			d = &devs[i]
+		}
+	}
+	if d == nil {
+		return fmt.Errorf("devices --json does not list %s", softDevice)
+	}
+	r, err := tr.get("softxrc-hold-rdma-res-qp")
+	if err != nil {
+		return err
+	}
+	var all []rdmaQP
+	if err := json.Unmarshal([]byte(r.out), &all); err != nil {
+		return fmt.Errorf("rdma -j resource show qp: %v: %q", err, r.out)
+	}
+	var theirs []uint32
+	for _, q := range all {
+		if q.IfName == softDevice {
+			theirs = append(theirs, q.LQPN)
+		}
+	}
+	slices.Sort(theirs)
+	switch {
+	case !slices.Contains(theirs, held):
+		return fmt.Errorf("rdma resource show qp does not list the holder's QP %d for %s: %v", held, softDevice, theirs)
+	case d.LiveQPs == nil:
+		return fmt.Errorf("devices --json has no live_qps for %s: %s", softDevice, d.LiveQPsNote)
+	case *d.LiveQPs != len(theirs) || !slices.Equal(d.LiveQPNs, theirs):
+		return fmt.Errorf("xrcbench lists %d QP(s) %v, rdma resource show qp %d %v", *d.LiveQPs, d.LiveQPNs, len(theirs), theirs)
+	}
+	return nil
 }

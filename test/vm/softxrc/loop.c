@@ -22,6 +22,9 @@
  *
  *   foreign_unreg_errno EINVAL 22
  *   alive_after 1
+ *
+ * With "hold" it prints the QP's number ("qpn N") and keeps it until
+ * killed, so the kernel's list of live QPs has one of a process in it.
  */
 #define _GNU_SOURCE /* strerrorname_np */
 #include <errno.h>
@@ -119,11 +122,12 @@ int main(int argc, char **argv)
 	struct ibv_context *ctx;
 	char path[] = "/tmp/softxrc-loop.XXXXXX";
 	int foreign = argc == 3 && !strcmp(argv[2], "foreign");
+	int hold = argc == 3 && !strcmp(argv[2], "hold");
 	long pairs = 0;
 	int fd;
 
-	if (argc != 3 || (!foreign && (pairs = strtol(argv[2], NULL, 10)) < 1)) {
-		fprintf(stderr, "usage: softxrc-loop DEVICE PAIRS|foreign\n");
+	if (argc != 3 || (!foreign && !hold && (pairs = strtol(argv[2], NULL, 10)) < 1)) {
+		fprintf(stderr, "usage: softxrc-loop DEVICE PAIRS|foreign|hold\n");
 		return 2;
 	}
 	ctx = open_named(argv[1]);
@@ -151,6 +155,12 @@ int main(int argc, char **argv)
 	if (!holder)
 		return fail("ibv_create_qp_ex", errno);
 
+	if (hold) {
+		printf("qpn %u\n", holder->qp_num);
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
 	if (foreign) {
 		struct ibv_qp_attr qa2;
 		struct ibv_qp_init_attr qi;
