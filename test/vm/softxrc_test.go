@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -639,7 +640,10 @@ func TestSoftChecksCatch(t *testing.T) {
 		{"the foreign unreg destroyed", edit("softxrc-foreign-unreg", "alive_after 1", "alive_after 0"), "softxrc: a second process", "destroyed the QP"},
 		{"the foreign unreg succeeded", edit("softxrc-foreign-unreg", "foreign_unreg_errno ENOENT 2", "foreign_unreg_errno 0 0"), "softxrc: a second process", "want an errno"},
 		{"a QP left by the killed worker", edit("softxrc-kill", "live QPs after 0", "live QPs after 3"), "softxrc: a worker", "3 QP(s) left"},
-		{"no QP when killed", edit("softxrc-kill", "live QPs before the kill 3", "live QPs before the kill 0"), "softxrc: a worker", "proved nothing"},
+		{"no QP when killed", func(_ *testing.T, tr *transcript) {
+			s := tr.steps["softxrc-kill"]
+			s.out = regexp.MustCompile(`live QPs before the kill [0-9]+`).ReplaceAllString(s.out, "live QPs before the kill 0")
+		}, "softxrc: a worker", "proved nothing"},
 		{"a QP left at the end", edit("softxrc-qps-end", "0", "2"), "softxrc: no QP", `"2" live QPs`},
 		{"rmmod failed", func(_ *testing.T, tr *transcript) { tr.steps["softxrc-rmmod"].rc = 1 }, "softxrc: no QP", "rmmod softxrc failed"},
 		{"no softxrc in the image", func(_ *testing.T, tr *transcript) {
