@@ -24,12 +24,13 @@ section() { # name file
 step() { # name seconds command...
 	local name=$1 secs=$2
 	shift 2
+	local t0=$SECONDS
 	timeout -k 5 "$secs" "$@" > /tmp/step.out 2> /tmp/step.err
 	local rc=$?
 	echo "XRCVM STEP $name $rc" > "$out"
 	section "$name.out" /tmp/step.out
 	section "$name.err" /tmp/step.err
-	echo "step $name: exit $rc" > /dev/console
+	echo "step $name: exit $rc after $((SECONDS - t0)) s" > /dev/console
 	return $rc
 }
 
@@ -71,4 +72,88 @@ step run-rdma 120 "$x" run --provider rdma --device rxe0 --duration 2s --warmup 
 step run-rdma-result 5 cat /tmp/run-rdma/result.json
 step run-legacy 120 "$x" run --provider legacy --device rxe0 --duration 2s --warmup 0s --out /tmp/run-legacy
 step conform-legacy 120 "$x" conform --provider legacy --device rxe0
+
+# The softxrc test device (test/vm/softxrc): XRC through the real
+# libibverbs, uverbs and ib_core. The image says why where it has none.
+sxdbg=/sys/kernel/debug/softxrc/softxrc0
+sxpar=/sys/module/softxrc/parameters
+# An rdma run on softxrc0; each step adds --out and the workload.
+sxrun=("$x" run --provider rdma --device softxrc0 --warmup 0s)
+if [ -f /softxrc-skip ]; then
+	step softxrc-skip 5 cat /softxrc-skip
+else
+	step softxrc-modprobe 60 modprobe softxrc
+	mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
+	step softxrc-ibv_devinfo 30 ibv_devinfo -v -d softxrc0
+	step softxrc-sysfs 10 bash -c 'd=/sys/class/infiniband/softxrc0
+for f in board_id fw_ver node_guid hca_type; do echo "$f $(cat "$d/$f")"; done
+echo "numa_node $(cat "$d/device/numa_node" 2>/dev/null || echo absent)"
+drv=$(readlink "$d/device/driver") && echo "driver ${drv##*/}" || echo "driver absent"'
+	step softxrc-devices-json 60 "$x" devices --json
+	# A process holding an XRC receive QP: xrcbench's netlink reader and
+	# iproute2 must list the same QPs for softxrc0, the holder's among them.
+	/usr/local/bin/softxrc-loop softxrc0 hold > /tmp/hold.out 2>&1 &
+	sxhold=$!
+	sleep 2
+	step softxrc-hold 5 bash -c "cat /tmp/hold.out; kill -0 $sxhold"
+	step softxrc-hold-devices-json 60 "$x" devices --json
+	step softxrc-hold-rdma-res-qp 20 rdma -j resource show qp
+	kill "$sxhold" 2>/dev/null
+	wait "$sxhold" 2>/dev/null
+	step softxrc-conform-json 600 "$x" conform --provider rdma --device softxrc0 --json
+	step softxrc-qps-conform 5 cat "$sxdbg/qps"
+	# The floor: reg/unreg pairs with every cost at zero, by xrcbench and
+	# by a plain C loop of the same calls.
+	step softxrc-steady 300 "${sxrun[@]}" --out /tmp/sx-steady --workload steady --procs 1 --threads 1 --qps 1 --duration 5s --repetitions 1
+	step softxrc-steady-result 5 cat /tmp/sx-steady/result.json
+	step softxrc-loop 300 /usr/local/bin/softxrc-loop softxrc0 20000
+	# What the kernel answers a second process's unreg of a QP it never
+	# opened (the upstream API gives it no handle: a raw DESTROY_QP).
+	step softxrc-foreign-unreg 60 /usr/local/bin/softxrc-loop softxrc0 foreign
+	# Known answers: the last unreg pays DESTROY_QP's injected cost.
+	step softxrc-lifecycle-zero 300 "${sxrun[@]}" --out /tmp/sx-lc0 --workload lifecycle --procs 2 --threads 1 --qp-state init --qps 4 --iterations 50 --repetitions 1
+	step softxrc-lifecycle-zero-result 5 cat /tmp/sx-lc0/result.json
+	echo 4000 > "$sxpar/destroy_us"
+	step softxrc-lifecycle-cost 300 "${sxrun[@]}" --out /tmp/sx-lc1 --workload lifecycle --procs 2 --threads 1 --qp-state init --qps 4 --iterations 50 --repetitions 1
+	step softxrc-lifecycle-cost-result 5 cat /tmp/sx-lc1/result.json
+	echo 0 > "$sxpar/destroy_us"
+	# RTR through the core's transition table; destroying from RTR pays
+	# the module's 2RST_QP cost, from INIT not.
+	echo 3000 > "$sxpar/destroy_from_rtr_us"
+	step softxrc-lifecycle-init 300 "${sxrun[@]}" --out /tmp/sx-init --workload lifecycle --procs 2 --threads 1 --qp-state init --qps 4 --iterations 50 --repetitions 1
+	step softxrc-lifecycle-init-result 5 cat /tmp/sx-init/result.json
+	for c in "$sxdbg"/commands/*/average; do echo 0 > "$c"; done
+	step softxrc-lifecycle-rtr 300 "${sxrun[@]}" --out /tmp/sx-rtr --workload lifecycle --procs 2 --threads 1 --qp-state rtr --qps 4 --iterations 50 --repetitions 1
+	step softxrc-lifecycle-rtr-result 5 cat /tmp/sx-rtr/result.json
+	step softxrc-commands-rtr 10 bash -c 'for d in '"$sxdbg"'/commands/*; do echo "${d##*/} $(cat "$d/n") $(cat "$d/average")"; done'
+	echo 0 > "$sxpar/destroy_from_rtr_us"
+	# A storm whose ranks exit holding their QPs: teardown timed through
+	# RDMA netlink.
+	sed -e 's/^  teardown: unreg$/  teardown: exit/' -e 's/^  nodes: 9$/  nodes: 5/' /payload/storm.yaml > /tmp/storm-exit.yaml
+	step softxrc-storm 300 "$x" run --provider rdma --device softxrc0 --out /tmp/sx-storm --workload /tmp/storm-exit.yaml --procs 2 --threads 2 --repetitions 2
+	step softxrc-storm-result 5 cat /tmp/sx-storm/result.json
+	step softxrc-qps-storm 5 cat "$sxdbg/qps"
+	# A worker killed with SIGKILL mid-lifecycle: its file is closed by
+	# the kernel, which must leave no QP behind.
+	step softxrc-kill 180 bash -c '"$0" run --provider rdma --device softxrc0 --warmup 0s --out /tmp/sx-kill \
+	--workload lifecycle --procs 2 --threads 1 --qp-state rtr --duration 20s >/tmp/kill.out 2>&1 &
+run=$!
+w=
+for i in $(seq 150); do
+	sleep 0.2
+	w=$(cat /proc/$run/task/*/children 2>/dev/null | tr " " "\n" | grep -m1 .)
+	[ -n "$w" ] && [ "$(cat "$1/qps")" -gt 0 ] && break
+done
+[ -n "$w" ] || { echo "no worker of $run appeared"; kill $run; exit 1; }
+sleep 1
+echo "live QPs before the kill $(cat "$1/qps")"
+kill -KILL "$w" && echo "killed worker $w"
+wait "$run"; echo "xrcbench exited $?"
+sleep 1
+echo "live QPs after $(cat "$1/qps")"
+tail -n 3 /tmp/kill.out' "$x" "$sxdbg"
+	step softxrc-rdma-res-qp 20 rdma -j resource show qp
+	step softxrc-qps-end 5 cat "$sxdbg/qps"
+	step softxrc-rmmod 60 rmmod softxrc
+fi
 echo "XRCVM DONE" > "$out"

@@ -17,6 +17,15 @@ set -euo pipefail
 # against, iproute2's rdma and ip tools, kmod's modprobe. The init is
 # test/vm/guest-init.sh, so no systemd; minbase brings bash and coreutils.
 PACKAGES=(linux-image-amd64 rdma-core ibverbs-providers ibverbs-utils iproute2 kmod util-linux)
+# The softxrc test device (test/vm/softxrc): its module is built against
+# the guest kernel's own headers, its libibverbs provider against the
+# headers of the guest's rdma-core source (Debian's orig tarball of the
+# guest's version, pinned below), both in the image's chroot at build time
+# (native speed, not TCG); python3 runs rdma-core's own header generator,
+# libibverbs-dev builds the plain C loop the floor is checked against.
+SOFTXRC_PACKAGES=(linux-headers-amd64 gcc make libc6-dev libibverbs-dev python3-minimal)
+RDMA_CORE_VERSION=56.1
+RDMA_CORE_SHA256=63ce7f2baa7242c2dbc76375dac957c420187dd27f8c5e148efc07971ee522a8
 
 # The suite: trixie (kernel 6.12) if the mirror serves it, else bookworm
 # (6.1), said on stderr. The mirror is the one apt uses on this machine.
@@ -38,7 +47,7 @@ if [ -z "$suite" ]; then
 fi
 
 here=$(cd "$(dirname "$0")" && pwd)
-key=$( { printf '%s\n' "${PACKAGES[@]}" "$suite" "$mirror"; cat "$here/image.sh" "$here/guest-boot.sh"; } | sha256sum | cut -c1-16)
+key=$( { printf '%s\n' "${PACKAGES[@]}" "${SOFTXRC_PACKAGES[@]}" "$suite" "$mirror"; cat "$here/image.sh" "$here/guest-boot.sh" "$here"/softxrc/Kbuild "$here"/softxrc/Makefile "$here"/softxrc/*.c "$here"/softxrc/*.sh "$here"/softxrc/provider/*; } | sha256sum | cut -c1-16)
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/xrcbench/vm/$key
 if [ -f "$cache/ok" ]; then
 	echo "$cache"
@@ -82,14 +91,44 @@ trap 'rm -rf "$work"' EXIT
 root=$work/root
 
 echo "vm image: building $suite guest from $mirror into $cache (once; a few minutes)" >&2
+# softxrc needs the guest's rdma-core source: the orig tarball of its
+# version from the mirror's pool (its .dsc may be missing there; the
+# tarball is all the build uses), checked against the pinned hash. Where
+# it cannot be had, the image is built without softxrc and says why in
+# /softxrc-skip, and make vmtest skips the softxrc part saying so.
+softxrc_skip=
+tarball=rdma-core_$RDMA_CORE_VERSION.orig.tar.gz
+if [ "$suite" != trixie ]; then
+	softxrc_skip="the guest is $suite; softxrc's provider is pinned to trixie's rdma-core $RDMA_CORE_VERSION"
+elif ! timeout 120 curl -fsS -o "$work/$tarball" "$mirror/pool/main/r/rdma-core/$tarball" 2>"$work/curl.err"; then
+	softxrc_skip="rdma-core $RDMA_CORE_VERSION source ($mirror/pool/main/r/rdma-core/$tarball) cannot be had: $(head -c 200 "$work/curl.err")"
+elif ! echo "$RDMA_CORE_SHA256  $work/$tarball" | sha256sum -c --quiet >/dev/null 2>&1; then
+	echo "vm image: $tarball does not have the pinned sha256 $RDMA_CORE_SHA256" >&2
+	exit 1
+fi
+include=("${PACKAGES[@]}")
+if [ -z "$softxrc_skip" ]; then
+	include+=("${SOFTXRC_PACKAGES[@]}")
+	mkdir -p "$work/softxrc-src"
+	cp -r "$here/softxrc/." "$work/softxrc-src/"
+	tar -xzf "$work/$tarball" -C "$work/softxrc-src"
+	# Built in the chroot (image-hook.sh): the module against the headers
+	# of the kernel the image boots, then the provider and the C loop.
+	hook="bash '$here/softxrc/image-hook.sh' \"\$1\" '$work/softxrc-src' $RDMA_CORE_VERSION"
+else
+	echo "vm image: without softxrc: $softxrc_skip" >&2
+	printf '%s\n' "$softxrc_skip" > "$work/softxrc-skip"
+	hook="cp '$work/softxrc-skip' \"\$1/softxrc-skip\""
+fi
 # Documentation, manuals and translations are left out: the image only
 # has to boot and run the checks, and smaller builds and copies faster.
 timeout "${VM_BUILD_TIMEOUT:-1200}" mmdebstrap --mode=root --variant=minbase \
-	--include="$(IFS=,; echo "${PACKAGES[*]}")" \
+	--include="$(IFS=,; echo "${include[*]}")" \
 	--dpkgopt='path-exclude=/usr/share/doc/*' \
 	--dpkgopt='path-exclude=/usr/share/man/*' \
 	--dpkgopt='path-exclude=/usr/share/locale/*' \
 	--dpkgopt='path-exclude=/usr/share/info/*' \
+	--customize-hook="$hook" \
 	--customize-hook='chroot "$1" dpkg-query -W -f="\${Package} \${Version}\n" > "$1/xrcbench-packages.txt"' \
 	"$suite" "$root" "$mirror" >"$work/mmdebstrap.log" 2>&1 || {
 	echo "vm image: mmdebstrap failed; its last lines:" >&2
