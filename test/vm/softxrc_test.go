@@ -19,6 +19,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xrcbench/xrcbench/conform"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 )
@@ -133,8 +134,8 @@ func softResult(tr *transcript, run string) (*results.Result, error) {
 	if r.Status != results.StatusOK {
 		return nil, fmt.Errorf("%s: result status %q (%s), want %q", run, r.Status, r.Error, results.StatusOK)
 	}
-	if got := r.Environment.Device["name"]; got != softDevice {
-		return nil, fmt.Errorf("%s: result's device %v, want %s", run, got, softDevice)
+	if d := r.Environment.Device; !d.Known() || d.Name != softDevice {
+		return nil, fmt.Errorf("%s: result's device %v, want %s", run, d, softDevice)
 	}
 	return r, nil
 }
@@ -272,7 +273,7 @@ func checkSoftConform(tr *transcript) error {
 	if err != nil {
 		return err
 	}
-	var rep verbs.ConformReport
+	var rep conform.ConformReport
 	if err := json.Unmarshal([]byte(s.out), &rep); err != nil {
 		return fmt.Errorf("conform --json: %v (exit %d, stderr %s)", err, s.rc, s.errOut)
 	}
@@ -284,11 +285,11 @@ func checkSoftConform(tr *transcript) error {
 		case c.ID == "S11":
 			// A device without XRC is what S11 needs: on softxrc0 it
 			// says so, and rxe0 runs it in the same guest (conform-rdma).
-			if c.Status != verbs.CheckSkip || !strings.Contains(c.Detail, "has XRC") {
+			if c.Status != conform.CheckSkip || !strings.Contains(c.Detail, "has XRC") {
 				bad = append(bad, fmt.Sprintf("S11 %s: %s (want skip: softxrc0 has XRC; rxe0 runs S11)", c.Status, c.Detail))
 			}
-		case c.Status == verbs.CheckPass:
-		case pendingChecks[c.ID] && c.Status != verbs.CheckSelfTest && c.Detail != "":
+		case c.Status == conform.CheckPass:
+		case pendingChecks[c.ID] && c.Status != conform.CheckSelfTest && c.Detail != "":
 			// Recorded, not judged: see pendingChecks.
 		default:
 			bad = append(bad, fmt.Sprintf("%s %s: %s (want pass)", c.ID, c.Status, c.Detail))
