@@ -203,17 +203,27 @@ func makePage(in inputs, fs figureSet) (htmlPage, []string) {
 	if len(runs) == 1 {
 		pg.TestDoubleRuns = nil // the page is the run
 	}
-	var warnings []string
+	var said []string
 	for _, run := range runs {
 		pg.Runs = append(pg.Runs, newHTMLRun(run, fs.perRun[run], !pg.Single))
-		for _, w := range Warnings(run) {
+		own := Said(run)
+		n := 0
+		for _, w := range run.Result.Warnings {
+			if w.Severity != results.SeverityNotice {
+				n++
+			}
+		}
+		if n > 0 {
+			own = append(own, fmt.Sprintf("the run's own %s (said when it ran) are in %s and %s", plural(n, "warning"), MarkdownFile, HTMLFile))
+		}
+		for _, w := range own {
 			if len(runs) > 1 {
 				w = run.Label + ": " + w
 			}
-			warnings = append(warnings, w)
+			said = append(said, w)
 		}
 	}
-	return pg, warnings
+	return pg, said
 }
 
 // reportFile is one file of a report, by its name in the report folder.

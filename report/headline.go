@@ -167,8 +167,8 @@ func (d *DestructionCost) Sentence() string {
 		return s + fmt.Sprintf(", %.0f%% CI [%s, %s] across %d repetitions.", 100*CILevel, FormatNS(d.Lo), FormatNS(d.Hi), n)
 	case n >= 2:
 		lo, hi := slices.Min(d.Diffs), slices.Max(d.Diffs)
-		return s + fmt.Sprintf("; across the %d repetitions it ranged [%s, %s], a %.1f%% confidence interval: a %.0f%% CI needs %d repetitions or more.",
-			n, FormatNS(lo), FormatNS(hi), 100*(1-2*math.Pow(0.5, float64(n))), 100*CILevel, d.NeedReps)
+		return s + fmt.Sprintf("; across the %d repetitions it ranged [%s, %s], a %.1f%% confidence interval: a %.0f%% CI needs %d repetitions or more (rerun with --repetitions %d).",
+			n, FormatNS(lo), FormatNS(hi), 100*(1-2*math.Pow(0.5, float64(n))), 100*CILevel, d.NeedReps, d.Rerun)
 	}
 	return s + fmt.Sprintf("; a confidence interval needs repetitions (%s here): rerun with --repetitions %d or more.",
 		plural(n, "repetition"), d.Rerun)

@@ -140,6 +140,9 @@ const (
 	// TimerOverheadShare: the timer's own cost relative to a kind's p50.
 	// Above 10% the timer is a visible part of what is measured.
 	TimerOverheadShare = 0.10
+	// TimerDominates: above it the timer is most of what a kind's p50 is,
+	// which the report warns of; between the two it notes it.
+	TimerDominates = 0.5
 	// StartSkewShare: start skew relative to the shortest repetition
 	// (results.StartSkewShare, which the engine also warns with).
 	StartSkewShare = results.StartSkewShare
@@ -241,13 +244,47 @@ var summaryMetrics = []string{"p50", "p99", "ops_per_sec"}
 // leaks, the engine's own warnings, variation and outliers across
 // repetitions, start skew, timer overhead, and problems reading the folder.
 func Warnings(run *Run) []string {
+	var out []string
+	for _, f := range warnings(run, true) {
+		out = append(out, f.text)
+	}
+	return out
+}
+
+// finding is one of Warnings: a notice is a fact about how the figures
+// were measured that does not change what they mean (a tail's spread
+// over short repetitions, a repetition a percent off the others); the
+// report's summary lists every finding, its stderr only the warnings.
+type finding struct {
+	text   string
+	notice bool
+}
+
+// Said are the findings report says on stderr: the warnings, not the
+// notices, and not the run's own, which the run said when it ran.
+func Said(run *Run) []string {
+	var out []string
+	for _, f := range warnings(run, false) {
+		if !f.notice {
+			out = append(out, f.text)
+		}
+	}
+	return out
+}
+
+// warnings are Warnings' findings, the engine's own (the run's
+// result.json) among them only when engine is set.
+func warnings(run *Run, engine bool) []finding {
 	r := run.Result
-	var w []string
+	var w []finding
+	add := func(notice bool, format string, args ...any) {
+		w = append(w, finding{fmt.Sprintf(format, args...), notice})
+	}
 	switch r.Status {
 	case results.StatusPartial:
-		w = append(w, fmt.Sprintf("partial run: %s; the figures cover what was measured before it stopped", r.Error))
+		add(false, "partial run: %s; the figures cover what was measured before it stopped", r.Error)
 	case results.StatusFailed:
-		w = append(w, fmt.Sprintf("failed run: %s; nothing here is trustworthy", r.Error))
+		add(false, "failed run: %s; nothing here is trustworthy", r.Error)
 	}
 	for _, kind := range run.Kinds {
 		s := r.Ops[kind]
@@ -260,53 +297,68 @@ func Warnings(run *Run) []string {
 				}
 				msg += ": " + strings.Join(parts, ", ")
 			}
-			w = append(w, msg)
+			add(false, "%s", msg)
 		}
 	}
 	if r.Leaks != nil && len(r.Leaks.Leaked) > 0 {
-		w = append(w, fmt.Sprintf("%s outlived the run (leak check by %s): %v", plural(len(r.Leaks.Leaked), "QP"), r.Leaks.Method, r.Leaks.Leaked))
+		add(false, "%s outlived the run (leak check by %s): %v", plural(len(r.Leaks.Leaked), "QP"), r.Leaks.Method, r.Leaks.Leaked)
 	}
 	for _, e := range r.Warnings {
-		w = append(w, "engine: "+e.Text)
+		if engine {
+			add(e.Severity == results.SeverityNotice, "engine: %s", e.Text)
+		}
 	}
 	if s := tooFewRepetitions(r, run.Kinds); s != "" {
-		w = append(w, s)
+		add(false, "%s", s)
 	}
 	for _, kind := range run.Kinds {
 		for _, name := range summaryMetrics {
 			m, _ := MetricByName(name)
 			rs := RepetitionStats(r, kind, m)
+			// A tail (p99) spreads over repetitions of a second or two as a
+			// matter of course: a notice; the median and the rate are what
+			// compare gates on, and their spread is a warning.
+			tail := name == "p99"
 			if len(rs.Values) >= 2 && rs.Variation > HighVariation {
-				w = append(w, fmt.Sprintf("%s %s varies across repetitions: MAD %.1f%% of the median %s (over %d repetitions, limit %.0f%%)",
-					kind, name, 100*rs.Variation, m.Format(rs.Median), len(rs.Values), 100*HighVariation))
+				add(tail, "%s %s varies across repetitions: MAD %.1f%% of the median %s (over %d repetitions, limit %.0f%%)",
+					kind, name, 100*rs.Variation, m.Format(rs.Median), len(rs.Values), 100*HighVariation)
 			}
 			if len(rs.Outliers) > 0 {
 				var vals []string
+				// Tukey's fences around a tight cluster flag a repetition a
+				// percent away: an outlier less than HighVariation off the
+				// median is a notice.
+				far := false
 				for _, i := range rs.Outliers {
-					vals = append(vals, fmt.Sprintf("#%d %s", i, m.Format(rs.Values[indexOf(rs.Reps, i)])))
+					v := rs.Values[indexOf(rs.Reps, i)]
+					vals = append(vals, fmt.Sprintf("#%d %s", i, m.Format(v)))
+					far = far || rs.Median != 0 && math.Abs(v/rs.Median-1) > HighVariation
 				}
-				w = append(w, fmt.Sprintf("%s %s: outlier repetitions (more than 1.5 IQR below Q1 or above Q3; median %s): %s",
-					kind, name, m.Format(rs.Median), strings.Join(vals, ", ")))
+				add(tail || !far, "%s %s: outlier repetitions (more than 1.5 IQR below Q1 or above Q3; median %s): %s",
+					kind, name, m.Format(rs.Median), strings.Join(vals, ", "))
 			}
 		}
 	}
 	if skew := r.Harness.StartSkewNS; skew > 0 {
 		if shortest := shortestRepetition(r); shortest > 0 && float64(skew) > StartSkewShare*shortest {
-			w = append(w, fmt.Sprintf("start skew %s is %.1f%% of the shortest repetition (%s): threads did not start together",
-				FormatNS(float64(skew)), 100*float64(skew)/shortest, FormatNS(shortest)))
+			add(false, "start skew %s is %.1f%% of the shortest repetition (%s): threads did not start together",
+				FormatNS(float64(skew)), 100*float64(skew)/shortest, FormatNS(shortest))
 		}
 	}
 	if oh := r.Harness.TimerOverheadNS; oh > 0 {
 		for _, kind := range run.Kinds {
 			p50 := float64(r.Ops[kind].NS.P50)
 			if r.Ops[kind].Count > 0 && p50 > 0 && oh > TimerOverheadShare*p50 {
-				w = append(w, fmt.Sprintf("%s: timer overhead %s (%s) is %.0f%% of its p50 %s: the timer is part of what is measured",
-					kind, FormatNS(oh), r.Harness.Timer, 100*oh/p50, FormatNS(p50)))
+				// Every latency includes one timer read, the same in
+				// both runs of a comparison: a notice, a warning where it
+				// is most of the figure.
+				add(oh < TimerDominates*p50, "%s: timer overhead %s (%s) is %.0f%% of its p50 %s: the timer is part of what is measured",
+					kind, FormatNS(oh), r.Harness.Timer, 100*oh/p50, FormatNS(p50))
 			}
 		}
 	}
 	for _, n := range run.Notes {
-		w = append(w, n)
+		add(false, "%s", n)
 	}
 	return w
 }
@@ -411,7 +463,11 @@ func tooFewRepetitions(r *results.Result, kinds []string) string {
 	if d := destructionCost(r); d != nil && n < d.NeedReps {
 		whys = append(whys, fmt.Sprintf("the headline's %.0f%% interval of what destruction adds needs %d", 100*CILevel, d.NeedReps))
 	}
-	if n >= need {
+	// Enough for compare, short of the destruction interval's: the
+	// headline gives the range and its confidence instead, and asks for
+	// the count itself (Destruction.Rerun), so a warning would only say
+	// it twice.
+	if n >= need || n >= compare {
 		return ""
 	}
 	return fmt.Sprintf("%s: %s; rerun with --repetitions %d or more", plural(n, "repetition"), strings.Join(whys, "; "), need)
