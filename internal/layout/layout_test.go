@@ -28,7 +28,7 @@ var allowed = map[string][]string{
 	"device":             {"results", "verbs"},
 	"conform":            {"device", "verbs"},
 	"verbs":              {"results"},
-	"workloads":          {},
+	"workloads":          {"results"},
 	"report":             {"report/changepoint", "results"},
 	"report/changepoint": {},
 	"results":            {},
