@@ -144,6 +144,8 @@ type Comparison struct {
 	// (ConfigDiff), compared anyway at the user's word
 	// (CompareOptions.AllowConfigDiff): the verdict names them.
 	ConfigDiffs []string `json:"config_differences,omitempty"`
+
+	warnedAll bool // some warning of the runs concerns every row
 }
 
 // RunInfo identifies one side of a comparison.
@@ -231,7 +233,7 @@ func Compare(base, new *Run, opt CompareOptions) (*Comparison, error) {
 	}
 	c.NeedReps = MinRepetitions(opt.Alpha, opt.Confidence, len(c.Gates))
 	var warnedKinds func(string) []int
-	c.Warnings, warnedKinds = runWarnings(base, new)
+	c.Warnings, warnedKinds, c.warnedAll = runWarnings(base, new)
 	for _, kind := range kinds {
 		for _, m := range rowMetrics(opt.Metrics, c.Gates, kind) {
 			row := c.measureRow(base.Result, new.Result, kind, m, gated[Gate{kind, m.Name}], opt)
@@ -459,7 +461,7 @@ func holmAdjust(ps []float64) []float64 {
 // concerns: a warning about an op kind (its Op) concerns that kind's rows,
 // any other (a busy machine, more threads than CPUs, low coverage) every
 // row.
-func runWarnings(base, new *Run) ([]string, func(kind string) []int) {
+func runWarnings(base, new *Run) (_ []string, _ func(kind string) []int, warnedAll bool) {
 	var all []string
 	byKind := map[string][]int{}
 	var every []int
@@ -477,11 +479,10 @@ func runWarnings(base, new *Run) ([]string, func(kind string) []int) {
 			}
 		}
 	}
-	return all, func(kind string) []int {
-		out := append(slices.Clone(every), byKind[kind]...)
-		slices.Sort(out)
-		return out
-	}
+	// A warning about the run as a whole concerns every row: it is said
+	// once in the legend, not marked on each row (a table of "!1,2,...,21"
+	// on every line says nothing a row does not share).
+	return all, func(kind string) []int { return byKind[kind] }, len(every) > 0
 }
 
 // worse reports whether a change of deltaPct in m is worse than threshold.
@@ -647,6 +648,8 @@ func (c *Comparison) Verdict() string {
 			warned = warned || len(r.Warned) > 0
 		}
 	}
+	// Every row shares what the runs warned of as a whole.
+	warned = warned || len(regs) > 0 && c.warnedAll
 	var v string
 	switch {
 	case len(regs) > 0:
@@ -809,7 +812,7 @@ func (c *Comparison) footnotes() []string {
 		}
 	}
 	if len(c.Warnings) > 0 {
-		f = append(f, "!N: the row is affected by warning N of the runs:")
+		f = append(f, "warnings of the runs (!N on a row: warning N concerns that row's op kind; the others concern every row):")
 		for i, w := range c.Warnings {
 			f = append(f, fmt.Sprintf("  %d. %s", i+1, w))
 		}

@@ -40,6 +40,10 @@ type ExportOptions struct {
 	// Confidence of the bounds around the medians (DefaultConfidence
 	// when zero).
 	Confidence float64
+	// NameLabels are the run labels (--label KEY=...) that go into every
+	// benchmark name beside the configuration, so a matrix of runs that
+	// differ only in them (fw=..., board=...) is one chart each.
+	NameLabels []string
 }
 
 func (o ExportOptions) metrics() []Metric {
@@ -62,15 +66,48 @@ func (o ExportOptions) confidence() float64 {
 // median over repetitions and its confidence interval.
 type exported struct {
 	run    *Run
-	bench  string // workload/kind
+	bench  string // workload/kind and the configuration (benchName)
 	metric Metric
 	center Center
 }
 
+// benchName is a benchmark's name in the dashboards: workload/kind and,
+// in brackets, what else tells one configuration from another (provider,
+// device, procs×threads, QPs, QP state, an open loop's rate, and the
+// labels asked for), so a CI matrix of configurations is one chart each
+// instead of points that overwrite one another.
+func benchName(run *Run, kind string, nameLabels []string) string {
+	c := run.Result.Config
+	parts := []string{c.Provider}
+	if d := run.Result.Environment.Device; d.Known() && c.Provider != "sim" && c.Provider != "null" {
+		parts = append(parts, d.Name)
+	}
+	if run.Result.Storm != nil {
+		parts = append(parts, fmt.Sprintf("%dx%d", c.Procs, c.Threads), fmt.Sprintf("nodes=%d", run.Result.Storm.Nodes))
+	} else {
+		parts = append(parts, fmt.Sprintf("%dx%d", c.Procs, c.Threads), plural(c.QPs, "QP"))
+	}
+	parts = append(parts, c.QPStateOf())
+	if c.Rate > 0 {
+		parts = append(parts, "rate="+strconv.FormatFloat(c.Rate, 'g', -1, 64))
+	}
+	labels := runLabels(run.Result)
+	for _, k := range nameLabels {
+		if v, ok := labels[k]; ok {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	return c.Workload + "/" + kind + " [" + asciiSI(strings.Join(parts, " ")) + "]"
+}
+
+// asciiSI writes a micro sign as ASCII "u" (2µs → 2us): the names and
+// values exports write are read by tools that take bytes for characters.
+func asciiSI(s string) string { return strings.ReplaceAll(s, "µ", "u") }
+
 // exportable checks that runs can be exported together: none failed, and
 // no two give the same benchmark names (two runs of one workload would
 // overwrite each other's points in a dashboard).
-func exportable(runs []*Run) error {
+func exportable(runs []*Run, nameLabels []string) error {
 	if len(runs) == 0 {
 		return inputErrorf("no run folder given")
 	}
@@ -79,9 +116,9 @@ func exportable(runs []*Run) error {
 		if run.Result.Status == results.StatusFailed {
 			return inputErrorf("%s: a failed run (%s) has nothing to export", run.Dir, run.Result.Error)
 		}
-		w := run.Result.Config.Workload
+		w := benchName(run, "*", nameLabels)
 		if other, ok := seen[w]; ok {
-			return inputErrorf("%s and %s both ran workload %q: their benchmark names would collide; export them into separate files", other, run.Dir, w)
+			return inputErrorf("%s and %s both ran %s: their benchmark names would collide; tell them apart with --name-labels KEY (a --label they differ in) or export them into separate files", other, run.Dir, w)
 		}
 		seen[w] = run.Dir
 	}
@@ -92,7 +129,7 @@ func exportable(runs []*Run) error {
 // given metrics' medians over repetitions; with latencies among them, a
 // storm's own figures too (StormMetrics, as kind results.StormKind: the
 // makespan is a storm's headline).
-func collectExported(runs []*Run, ms []Metric, conf float64) []exported {
+func collectExported(runs []*Run, ms []Metric, conf float64, nameLabels []string) []exported {
 	var out []exported
 	thr := &benchmath.Thresholds{CompareAlpha: DefaultAlpha}
 	latencies := slices.ContainsFunc(ms, func(m Metric) bool { return m.Latency })
@@ -114,7 +151,7 @@ func collectExported(runs []*Run, ms []Metric, conf float64) []exported {
 					continue
 				}
 				out = append(out, exported{
-					run: run, bench: run.Result.Config.Workload + "/" + kind, metric: m,
+					run: run, bench: benchName(run, kind, nameLabels), metric: m,
 					center: center(benchmath.NewSample(slices.Clone(v), thr), conf),
 				})
 			}
@@ -139,13 +176,13 @@ type GABEntry struct {
 // the half-width of the median's confidence interval (none when the
 // repetitions are too few to bound it).
 func ExportGitHubActionBenchmark(runs []*Run, opt ExportOptions) (smaller, bigger []byte, err error) {
-	if err := exportable(runs); err != nil {
+	if err := exportable(runs, opt.NameLabels); err != nil {
 		return nil, nil, err
 	}
 	ops, _ := MetricByName("ops_per_sec")
 	entries := func(ms []Metric) ([]byte, error) {
 		list := []GABEntry{}
-		for _, e := range collectExported(runs, ms, opt.confidence()) {
+		for _, e := range collectExported(runs, ms, opt.confidence(), opt.NameLabels) {
 			unit := "ns"
 			if !e.metric.Latency {
 				unit = "ops/s"
@@ -198,14 +235,15 @@ type bmfMetric struct {
 }
 
 // ExportBencher returns Bencher Metric Format JSON: one benchmark per
-// workload and op kind ("lifecycle/reg"), with a measure per latency
-// metric ("latency-p50", "latency-p99", in ns; Bencher creates a measure it
-// does not know yet) and "throughput" (Bencher's built-in measure, ops/s).
+// workload, op kind and configuration ("lifecycle/reg [sim 2x1 16 QPs
+// rtr]"), with Bencher's built-in measures "latency" (the p50, ns) and
+// "throughput" (ops/s), and a measure of its own per other latency metric
+// ("latency-p99", ns; Bencher creates a measure it does not know yet).
 // The value is the median over repetitions; lower_value and upper_value
 // bound its confidence interval and are left out when the repetitions are
 // too few to bound it.
 func ExportBencher(runs []*Run, opt ExportOptions) ([]byte, error) {
-	if err := exportable(runs); err != nil {
+	if err := exportable(runs, opt.NameLabels); err != nil {
 		return nil, err
 	}
 	ops, _ := MetricByName("ops_per_sec")
@@ -216,9 +254,15 @@ func ExportBencher(runs []*Run, opt ExportOptions) ([]byte, error) {
 		}
 	}
 	out := map[string]map[string]bmfMetric{}
-	for _, e := range collectExported(runs, append(ms, ops), opt.confidence()) {
+	for _, e := range collectExported(runs, append(ms, ops), opt.confidence(), opt.NameLabels) {
+		// Bencher's built-in measures where one exists: latency (ns) for
+		// the median, throughput (ops/s); the other percentiles and a
+		// storm's figures are measures of their own.
 		measure := "throughput"
-		if e.metric.Latency {
+		switch {
+		case e.metric.Latency && e.metric.Name == "p50":
+			measure = "latency"
+		case e.metric.Latency:
 			measure = "latency-" + e.metric.Name
 		}
 		m := bmfMetric{Value: round3(e.center.Median)}
@@ -315,11 +359,17 @@ func ExportCSV(runs []*Run) ([]byte, error) {
 		for _, k := range slices.Sorted(maps.Keys(labelKeys)) {
 			fixed = append(fixed, csvText(labels[k]))
 		}
-		fixed = append(fixed, csvText(c.Workload), csvText(c.Provider), csvText(c.Device), strconv.Itoa(c.Procs), strconv.Itoa(c.Threads),
+		// The device measured: the one asked for, or the one chosen when
+		// none was (its facts are in the device:* columns too).
+		dev := c.Device
+		if dev == "" && env.Device.Known() {
+			dev = env.Device.Name
+		}
+		fixed = append(fixed, csvText(c.Workload), csvText(c.Provider), csvText(dev), strconv.Itoa(c.Procs), strconv.Itoa(c.Threads),
 			strconv.Itoa(c.QPs), secs(c.Duration), strconv.Itoa(c.Iterations), secs(c.Warmup), strconv.Itoa(c.Repetitions),
 			strconv.FormatBool(c.Pin), strconv.FormatInt(c.Seed, 10), secs(c.Interval))
 		for _, k := range slices.Sorted(maps.Keys(optKeys)) {
-			fixed = append(fixed, csvText(c.ProviderOpts[k]))
+			fixed = append(fixed, csvText(asciiSI(c.ProviderOpts[k])))
 		}
 		fixed = append(fixed, csvText(env.Host), csvText(env.Kernel), csvText(env.CPUModel), strconv.Itoa(env.CPUs),
 			csvText(env.GoVersion), csvText(env.Version))

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -76,11 +77,14 @@ func TestExportGitHubActionBenchmark(t *testing.T) {
 			if e["unit"] != tc.unit {
 				t.Errorf("%s: %s unit %v, want %s", tc.name, name, e["unit"], tc.unit)
 			}
-			bench, metric, _ := strings.Cut(name, " ")
-			kind := strings.TrimPrefix(bench, "lifecycle/")
+			// lifecycle/KIND [configuration] METRIC
+			cut := strings.LastIndex(name, " ")
+			bench, metric := name[:max(cut, 0)], name[cut+1:]
+			kind, config, _ := strings.Cut(strings.TrimPrefix(bench, "lifecycle/"), " [")
 			m, ok := MetricByName(metric)
-			if !ok || kind == bench {
-				t.Fatalf("%s: name %q is not lifecycle/KIND METRIC", tc.name, name)
+			if !ok || !strings.HasPrefix(bench, "lifecycle/") || !strings.HasSuffix(config, "]") ||
+				!strings.Contains(config, fmt.Sprintf("%dx%d", run.Result.Config.Procs, run.Result.Config.Threads)) {
+				t.Fatalf("%s: name %q is not lifecycle/KIND [configuration] METRIC", tc.name, name)
 			}
 			want := round3(RepetitionStats(run.Result, kind, m).Median)
 			if got := e["value"].(float64); got != want {
@@ -90,7 +94,7 @@ func TestExportGitHubActionBenchmark(t *testing.T) {
 				t.Errorf("%s: %s range %v: 5 repetitions bound a 90%% interval", tc.name, name, e["range"])
 			}
 		}
-		if tc.name == "smaller" && !names["lifecycle/unreg_last p99"] {
+		if tc.name == "smaller" && !names["lifecycle/unreg_last [sim 2x2 4 QPs reset] p99"] {
 			t.Errorf("no lifecycle/unreg_last p99 among %v", names)
 		}
 	}
@@ -134,8 +138,16 @@ func TestExportBencher(t *testing.T) {
 			}
 		}
 	}
-	if _, ok := bmf["lifecycle/unreg_last"]["throughput"]; !ok {
-		t.Errorf("no throughput for lifecycle/unreg_last")
+	found := false
+	for bench, measures := range bmf {
+		if strings.HasPrefix(bench, "lifecycle/unreg_last [") {
+			_, thr := measures["throughput"]
+			_, lat := measures["latency"]
+			found = thr && lat
+		}
+	}
+	if !found {
+		t.Errorf("no throughput and latency (Bencher's built-in measures) for lifecycle/unreg_last: %v", bmf)
 	}
 }
 
@@ -366,5 +378,39 @@ func TestExportCSVFormulas(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A CI matrix: runs of one workload in other configurations are other
+// benchmarks (no collision, one chart each); runs that differ only in a
+// label collide unless --name-labels names it; micro signs are written as u.
+func TestExportNamesCarryConfiguration(t *testing.T) {
+	mk := func(dir string, procs int, fw string) *Run {
+		r := runOf(dir, map[string][]float64{"reg": {100, 110, 105, 102, 108}})
+		r.Result.Config.Procs, r.Result.Config.Threads = procs, 1
+		r.Result.Config.Rate = 2.5e3
+		r.Result.Labels = map[string]string{"fw": fw}
+		return r
+	}
+	a, b := mk("a", 1, "1.0"), mk("b", 2, "1.0")
+	bmf, err := ExportBencher([]*Run{a, b}, ExportOptions{})
+	if err != nil {
+		t.Fatalf("two configurations of one workload: %v", err)
+	}
+	for _, want := range []string{"1x1", "2x1", "rate=2500"} {
+		if !strings.Contains(string(bmf), want) {
+			t.Errorf("bencher names lack %q: %s", want, bmf)
+		}
+	}
+	c := mk("c", 1, "2.0")
+	if _, err := ExportBencher([]*Run{a, c}, ExportOptions{}); err == nil || !strings.Contains(err.Error(), "--name-labels") {
+		t.Errorf("runs that differ only in a label: %v, want a collision naming --name-labels", err)
+	}
+	smaller, _, err := ExportGitHubActionBenchmark([]*Run{a, c}, ExportOptions{NameLabels: []string{"fw"}})
+	if err != nil || !strings.Contains(string(smaller), "fw=1.0]") || !strings.Contains(string(smaller), "fw=2.0]") {
+		t.Errorf("--name-labels fw: %v\n%s", err, smaller)
+	}
+	if got := asciiSI("reg=2µs,unreg=2.5µs"); got != "reg=2us,unreg=2.5us" {
+		t.Errorf("asciiSI = %q", got)
 	}
 }

@@ -74,7 +74,13 @@ func FuzzExportCSV(f *testing.F) {
 					t.Fatalf("cell %s %q starts as a formula", recs[0][i], c)
 				}
 			}
-			for name, in := range map[string]string{"label:fw": label, "host": host, "device": device, "option:o": label} {
+			// The device column names the device measured when none was
+			// asked for; option values write a micro sign as u.
+			dev := device
+			if dev == "" {
+				dev = r.Environment.Device.Name
+			}
+			for name, in := range map[string]string{"label:fw": label, "host": host, "device": dev, "option:o": asciiSI(label)} {
 				// encoding/csv reads a quoted \r\n back as \n.
 				in = strings.ReplaceAll(in, "\r\n", "\n")
 				if got := rec[col[name]]; got != in && got != "'"+in {

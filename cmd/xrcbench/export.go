@@ -19,6 +19,7 @@ func init() { subcommands = append(subcommands, newExportCmd) }
 type exportFlags struct {
 	format, out, metrics, threshold, gates string
 	allowDiff                              bool
+	nameLabels                             []string
 }
 
 // exportPlan is what export was asked, checked: the latency metrics, and
@@ -26,6 +27,7 @@ type exportFlags struct {
 type exportPlan struct {
 	format, out string
 	metrics     []report.Metric
+	nameLabels  []string
 	threshold   float64
 	gates       []report.Gate
 	allowDiff   bool // junit: compare's --allow-config-diff
@@ -40,14 +42,19 @@ func newExportCmd(stdout, stderr io.Writer) *cobra.Command {
 
   github-action-benchmark  the custom-tool JSON of github-action-benchmark:
                 one entry per op kind and latency metric (--metric), named
-                "workload/kind metric" (lifecycle/unreg_last p99), unit ns,
+                "workload/kind [configuration] metric" (lifecycle/unreg_last
+                [sim 2x1 16 QPs rtr] p99: provider, device, procs x threads,
+                QPs, QP state, rate, and the labels --name-labels names, so
+                a CI matrix is one chart per configuration), unit ns,
                 for tool customSmallerIsBetter in --out; ops/s per op kind
                 for tool customBiggerIsBetter in a second file beside it,
                 named like --out with -throughput before the extension.
                 Needs --out.
-  bencher       Bencher Metric Format JSON: a benchmark per workload and op
-                kind, measures latency-p50, latency-p99, ... (ns) and
-                throughput (ops/s), for bencher run --adapter json.
+  bencher       Bencher Metric Format JSON: a benchmark per workload, op
+                kind and configuration (named as above), Bencher's built-in
+                measures latency (the p50, ns) and throughput (ops/s), and
+                latency-p99, ... (ns) for the other metrics, for bencher
+                run --adapter json.
   csv           tidy CSV, one row per run, repetition, op kind and
                 statistic (count, errors, ops_per_sec, min, p50, p90, p99,
                 p999, max, mean, stddev), with the run's configuration
@@ -118,6 +125,7 @@ partial one is exported and marked so.`,
 	f.StringVar(&fl.threshold, "threshold", "5%", "junit: smallest change that counts as a regression, as compare's")
 	f.StringVar(&fl.gates, "gate", "", "junit: the metrics that decide, KIND.METRIC comma-separated, as compare's (default: the workload's)")
 	f.BoolVar(&fl.allowDiff, "allow-config-diff", false, "junit: compare runs whose configurations differ, as compare's")
+	f.StringSliceVar(&fl.nameLabels, "name-labels", nil, "github-action-benchmark, bencher: run labels (--label KEY=...) to put in every benchmark name beside the configuration, KEY[,KEY...], so runs that differ only in them chart apart")
 	return cmd
 }
 
@@ -136,7 +144,7 @@ func (fl *exportFlags) plan(n int) (*exportPlan, error) {
 	default:
 		return nil, usagef("--format %q: want %s", fl.format, formats)
 	}
-	p := &exportPlan{format: fl.format, out: fl.out, allowDiff: fl.allowDiff}
+	p := &exportPlan{format: fl.format, out: fl.out, allowDiff: fl.allowDiff, nameLabels: fl.nameLabels}
 	var err error
 	if p.threshold, err = parsePercent(fl.threshold); err != nil {
 		return nil, usagef("--threshold %q: %v", fl.threshold, err)
@@ -163,7 +171,7 @@ func (fl *exportFlags) plan(n int) (*exportPlan, error) {
 // export renders the runs in the plan's format: the files to write, by
 // name ("" is standard output), in order.
 func (p *exportPlan) export(runs []*report.Run) ([]string, map[string][]byte, error) {
-	opt := report.ExportOptions{Metrics: p.metrics}
+	opt := report.ExportOptions{Metrics: p.metrics, NameLabels: p.nameLabels}
 	files := map[string][]byte{}
 	var names []string
 	add := func(name string, data []byte) {

@@ -53,7 +53,7 @@ pull_request() {
 	grep -q "failures=\"$1\"" compare-junit.xml || fail "compare-junit.xml does not have $1 failure(s)"
 	xrcbench export runs/candidate --format github-action-benchmark --out bench.json
 	[ -s bench.json ] && [ -s bench-throughput.json ] || fail "export wrote no bench.json and bench-throughput.json"
-	grep -q '"name": "steady/reg p50"' bench.json || fail "bench.json has no steady/reg p50"
+	grep -q '"name": "steady/reg \[sim 1x1 1 QP rtr\] p50"' bench.json || fail "bench.json has no steady/reg [sim 1x1 1 QP rtr] p50"
 	mkdir -p history && cp -r runs/candidate "history/$(date -u +%Y%m%dT%H%M%S)-$3"
 }
 
