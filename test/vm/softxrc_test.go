@@ -21,7 +21,6 @@ import (
 
 	"github.com/xrcbench/xrcbench/conform"
 	"github.com/xrcbench/xrcbench/results"
-	"github.com/xrcbench/xrcbench/verbs"
 )
 
 // softDevice is the soft XRC device the module registers.
@@ -153,20 +152,11 @@ func checkSoftDevices(tr *transcript) error {
 	if err := softReady(tr); err != nil {
 		return err
 	}
-	s, _ := tr.get("softxrc-devices-json")
-	var devs []verbs.DeviceInfo
-	if err := json.Unmarshal([]byte(s.out), &devs); err != nil {
-		return fmt.Errorf("devices --json: %v", err)
+	dev, err := deviceIn(tr, "softxrc-devices-json", softDevice)
+	if err != nil {
+		return err
 	}
-	var d *verbs.DeviceInfo
-	for i := range devs {
-		if devs[i].Name == softDevice {
-			d = &devs[i]
-		}
-	}
-	if d == nil {
-		return fmt.Errorf("devices --json does not list %s: %s", softDevice, s.out)
-	}
+	d := &dev
 	dv, _ := tr.get("softxrc-ibv_devinfo")
 	di, err := parseDevinfo(dv.out)
 	if err != nil {
@@ -691,23 +681,11 @@ func checkSoftLiveQPs(tr *transcript) error {
 	if _, err := fmt.Sscanf(h.out, "qpn %d", &held); err != nil || h.rc != 0 {
 		return fmt.Errorf("the QP holder: %q (exit %d): %v", h.out, h.rc, err)
 	}
-	s, err := tr.get("softxrc-hold-devices-json")
+	dev, err := deviceIn(tr, "softxrc-hold-devices-json", softDevice)
 	if err != nil {
 		return err
 	}
-	var devs []verbs.DeviceInfo
-	if err := json.Unmarshal([]byte(s.out), &devs); err != nil {
-		return fmt.Errorf("devices --json: %v", err)
-	}
-	var d *verbs.DeviceInfo
-	for i := range devs {
-		if devs[i].Name == softDevice {
-			d = &devs[i]
-		}
-	}
-	if d == nil {
-		return fmt.Errorf("devices --json does not list %s", softDevice)
-	}
+	d := &dev
 	r, err := tr.get("softxrc-hold-rdma-res-qp")
 	if err != nil {
 		return err

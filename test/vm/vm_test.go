@@ -116,8 +116,12 @@ func number(s string) (uint64, error) {
 	return strconv.ParseUint(s, 0, 64)
 }
 
-func deviceJSON(tr *transcript) (verbs.DeviceInfo, error) {
-	s, err := tr.get("devices-json")
+func deviceJSON(tr *transcript) (verbs.DeviceInfo, error) { return deviceIn(tr, "devices-json", device) }
+
+// deviceIn is the device name as the transcript's step of devices --json
+// lists it.
+func deviceIn(tr *transcript, step, name string) (verbs.DeviceInfo, error) {
+	s, err := tr.get(step)
 	if err != nil {
 		return verbs.DeviceInfo{}, err
 	}
@@ -129,11 +133,11 @@ func deviceJSON(tr *transcript) (verbs.DeviceInfo, error) {
 		return verbs.DeviceInfo{}, fmt.Errorf("devices --json: %v", err)
 	}
 	for _, d := range devs {
-		if d.Name == device {
+		if d.Name == name {
 			return d, nil
 		}
 	}
-	return verbs.DeviceInfo{}, fmt.Errorf("devices --json does not list %s: %s", device, s.out)
+	return verbs.DeviceInfo{}, fmt.Errorf("devices --json does not list %s: %s", name, s.out)
 }
 
 func checkDevicesAgree(tr *transcript) error {
