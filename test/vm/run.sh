@@ -45,14 +45,6 @@ mkdir -p "$out/payload"
 timeout 1800 make -s build TAGS=rdma BIN="$out/payload/xrcbench" GO="$GO" >/dev/null
 cp test/vm/guest-check.sh "$out/payload/"
 cp workloads/builtin/storm.yaml "$out/payload/"
-{
-	echo "host rdma-core $(dpkg-query -W -f='${Version}' libibverbs-dev 2>/dev/null || echo unknown) (libibverbs-dev the binary was built with)"
-	echo "host kernel $(uname -r)"
-	echo "guest suite $(cat "$image/suite"), kernel $(cat "$image/kernel-version")"
-} > "$out/payload/host.txt"
-size=$(( $(du -sm "$out/payload" | cut -f1) + 16 ))
-mkfs.ext4 -q -L xrcpayload -d "$out/payload" "$out/payload.img" "${size}M" >/dev/null
-
 # KVM when it works, else TCG (slower, the same kernel). /dev/kvm can
 # open and still fail (nested virtualisation refusing an MSR aborts QEMU),
 # so a short boot of the guest's kernel decides: KVM works if the kernel
@@ -70,6 +62,15 @@ if ( exec 3<>/dev/kvm ) 2>/dev/null; then
 		why="/dev/kvm is there but a KVM guest did not boot: $(grep -m1 -i error "$out/kvm-probe.qemu.log" || echo no banner within 30 s)"
 	fi
 fi
+{
+	echo "host rdma-core $(dpkg-query -W -f='${Version}' libibverbs-dev 2>/dev/null || echo unknown) (libibverbs-dev the binary was built with)"
+	echo "host kernel $(uname -r)"
+	echo "guest suite $(cat "$image/suite"), kernel $(cat "$image/kernel-version")"
+	echo "accel $accel"
+} > "$out/payload/host.txt"
+size=$(( $(du -sm "$out/payload" | cut -f1) + 16 ))
+mkfs.ext4 -q -L xrcpayload -d "$out/payload" "$out/payload.img" "${size}M" >/dev/null
+
 echo "vmtest: booting the guest under $accel ($why); image $image"
 boot=$(date +%s)
 set +e

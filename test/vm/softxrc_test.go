@@ -110,8 +110,21 @@ func softReady(tr *transcript) error {
 }
 
 // softResult loads the result.json a softxrc run step wrote; the run
-// itself must have exited 0.
+// itself must have exited 0, on softxrc0.
 func softResult(tr *transcript, run string) (*results.Result, error) {
+	r, err := stepResult(tr, run)
+	if err != nil {
+		return nil, err
+	}
+	if d := r.Environment.Device; !d.Known() || d.Name != softDevice {
+		return nil, fmt.Errorf("%s: result's device %v, want %s", run, d, softDevice)
+	}
+	return r, nil
+}
+
+// stepResult loads the result.json a run step wrote, on any device; the
+// run itself must have exited 0 with status ok.
+func stepResult(tr *transcript, run string) (*results.Result, error) {
 	s, err := tr.get(run)
 	if err != nil {
 		return nil, err
@@ -132,9 +145,6 @@ func softResult(tr *transcript, run string) (*results.Result, error) {
 	}
 	if r.Status != results.StatusOK {
 		return nil, fmt.Errorf("%s: result status %q (%s), want %q", run, r.Status, r.Error, results.StatusOK)
-	}
-	if d := r.Environment.Device; !d.Known() || d.Name != softDevice {
-		return nil, fmt.Errorf("%s: result's device %v, want %s", run, d, softDevice)
 	}
 	return r, nil
 }
@@ -340,18 +350,46 @@ func checkSoftFloor(tr *transcript) error {
 	if err != nil {
 		return err
 	}
+	// The harness's own per-op cost, its null provider's p50 in the same
+	// guest, is allowed beside the bound: under TCG the instructions
+	// around each call (the program loop, the timer read, the status) are
+	// emulated and cost microseconds they do not cost on hardware.
+	// Transcripts recorded before the null step have none to allow.
+	var null *results.Result
+	if _, ok := tr.steps["softxrc-null-result"]; ok {
+		if null, err = stepResult(tr, "softxrc-null"); err != nil {
+			return err
+		}
+	}
 	var bad []string
 	for _, op := range []struct{ kind, key string }{{results.OpReg, "reg_p50_ns"}, {results.OpUnreg, "unreg_p50_ns"}} {
 		ours, err := p50(r, "softxrc-steady", op.kind)
 		if err != nil {
 			return err
 		}
+		harness := 0.0
+		if null != nil {
+			if harness, err = p50(null, "softxrc-null", op.kind); err != nil {
+				return err
+			}
+		}
 		theirs := loop[op.key]
-		if d := math.Abs(ours-theirs) / theirs; d > floorAgreement {
-			bad = append(bad, fmt.Sprintf("%s p50: xrcbench %.0f ns, C loop %.0f ns: %.1f%% apart (bound %.0f%%)", op.kind, ours, theirs, 100*d, 100*floorAgreement))
+		if d := math.Abs(ours-theirs) - harness; d > floorAgreement*theirs {
+			bad = append(bad, fmt.Sprintf("%s p50: xrcbench %.0f ns, C loop %.0f ns: %.1f%% apart beyond the harness's own %.0f ns (its null provider's p50; bound %.0f%%)",
+				op.kind, ours, theirs, 100*d/theirs, harness, 100*floorAgreement))
 		}
 	}
 	if len(bad) > 0 {
+		// Two programs' speeds are comparable on a CPU, not under TCG,
+		// which translates each program's code on its own and runs it at
+		// a speed of that code's shape: measured on the development VM,
+		// the C loop took 8.8 µs a reg in one boot and 13.1 µs in another
+		// while xrcbench took 15.6 and 14.9, the null provider's own cost
+		// 0.26 µs. Under TCG the figures are recorded, not judged; with
+		// KVM (or on hardware) they are.
+		if h := tr.steps["host"]; h != nil && strings.Contains(h.out, "accel tcg") {
+			return errBusy(fmt.Sprintf("not judged under TCG (two programs' speeds are not comparable in a translating emulator): %s", strings.Join(bad, "; ")))
+		}
 		return timing(fmt.Errorf("%s", strings.Join(bad, "; ")))
 	}
 	return nil
@@ -622,6 +660,10 @@ func TestSoftChecksCatch(t *testing.T) {
 		{"a check missing", edit("softxrc-conform-json", `"id": "S15"`, `"id": "S16"`), "softxrc: conform", "no check S15"},
 		{"the C loop disagrees", edit("softxrc-loop", "reg_p50_ns ", "reg_p50_ns 9"), "softxrc: the uverbs floor", "apart"},
 		{"no C loop", func(_ *testing.T, tr *transcript) { tr.steps["softxrc-loop"].rc = 127 }, "softxrc: the uverbs floor", "softxrc-loop exited 127"},
+		{"the C loop disagrees under TCG", func(t *testing.T, tr *transcript) {
+			edit("softxrc-loop", "reg_p50_ns ", "reg_p50_ns 9")(t, tr)
+			tr.steps["host"].out += "accel tcg\n"
+		}, "softxrc: the uverbs floor", "not judged under TCG"},
 		{"the cost not paid", func(t *testing.T, tr *transcript) {
 			tr.steps["softxrc-lifecycle-cost-result"] = tr.steps["softxrc-lifecycle-zero-result"]
 		}, "softxrc: lifecycle", "destroy_us=4000"},
