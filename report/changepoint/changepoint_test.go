@@ -2,12 +2,12 @@ package changepoint
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"runtime"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"runtime"
 	"testing"
 	"time"
 )

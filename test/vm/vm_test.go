@@ -116,7 +116,9 @@ func number(s string) (uint64, error) {
 	return strconv.ParseUint(s, 0, 64)
 }
 
-func deviceJSON(tr *transcript) (verbs.DeviceInfo, error) { return deviceIn(tr, "devices-json", device) }
+func deviceJSON(tr *transcript) (verbs.DeviceInfo, error) {
+	return deviceIn(tr, "devices-json", device)
+}
 
 // deviceIn is the device name as the transcript's step of devices --json
 // lists it.
