@@ -15,6 +15,7 @@ import (
 
 	"github.com/xrcbench/xrcbench/device"
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/stats"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
 )
@@ -533,12 +534,12 @@ func harnessFigures(res *results.Result, done []*repOutcome) {
 	}
 	all = append(append(all, pre...), post...)
 	if len(all) > 0 {
-		to := &results.TimerOverhead{MedianNS: median(all), MinNS: slices.Min(all), MaxNS: slices.Max(all), Samples: len(all)}
+		to := &results.TimerOverhead{MedianNS: stats.Median(all), MinNS: slices.Min(all), MaxNS: slices.Max(all), Samples: len(all)}
 		if len(pre) > 0 {
-			to.BeforeNS = median(pre)
+			to.BeforeNS = stats.Median(pre)
 		}
 		if len(post) > 0 {
-			to.AfterNS = median(post)
+			to.AfterNS = stats.Median(post)
 		}
 		h.TimerOverhead, h.TimerOverheadNS = to, to.MedianNS
 		if to.BeforeNS > 0 && to.AfterNS > 0 {
@@ -603,15 +604,6 @@ func sig3(ns int64) time.Duration {
 		unit *= 10
 	}
 	return d.Round(unit)
-}
-
-func median(xs []float64) float64 {
-	s := slices.Sorted(slices.Values(xs))
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // Saturation: an open loop whose thread was behind its schedule by more

@@ -2,10 +2,10 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/stats"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
 )
@@ -145,7 +146,10 @@ func Calibrate(dir string) ([]verbs.Measurement, error) {
 		ratios = append(ratios, f[0].opsPerSecond()/f[1].opsPerSecond())
 	}
 	one, sixteen := float64(ops[0])/(float64(wall[0])/1e9), float64(ops[1])/(float64(wall[1])/1e9)
-	r := medianOf(ratios)
+	r := 0.0 // no clean pair: not judged (unlessBusy)
+	if len(ratios) > 0 {
+		r = stats.Median(ratios)
+	}
 	add("steady_sim_1qp_vs_16qp_ops", r, "x", ">= 0.9", r >= 0.9,
 		fmt.Sprintf("ops/s at 1 QP %.3g, at 16 QPs %.3g; the median of the ratios of %d of %d alternating slice pairs, those run without a context switch", one, sixteen, len(ratios), cpuRatePairs))
 	unlessBusy(len(ratios), cpuRatePairs)
@@ -165,16 +169,6 @@ func Calibrate(dir string) ([]verbs.Measurement, error) {
 // With fewer than verbs.MinCleanShare of the pairs clean, the machine is
 // too busy to judge.
 const cpuRatePairs = 300
-
-// medianOf is the median of xs (0 for none).
-func medianOf(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
 
 // vsBare is the engine against the bare loop (engineVsBare).
 type vsBare struct {
@@ -201,7 +195,7 @@ func engineVsBare(dir string, qps int) (vsBare, error) {
 	}
 	var bareReads, bareCPU, bareWall uint64
 	var ratios, perRead []float64
-	var p50s []int64
+	var p50s []float64
 	for range cpuRatePairs {
 		sw := verbs.ThreadSwitches()
 		reads, cpu, wall, err := bareLoop(calibrationSpan / cpuRatePairs)
@@ -223,15 +217,15 @@ func engineVsBare(dir string, qps int) (vsBare, error) {
 		perRead = append(perRead, float64(f.p50NS)/(float64(wall)/float64(reads)))
 		vb.engine.ops += f.ops
 		vb.engine.cpuNS += f.cpuNS
-		p50s = append(p50s, f.p50NS)
+		p50s = append(p50s, float64(f.p50NS))
 	}
 	if vb.clean > 0 {
-		slices.Sort(p50s)
-		vb.engine.p50NS = p50s[len(p50s)/2]
+		// Every clean pair gave one of each.
+		vb.engine.p50NS = int64(math.Round(stats.Median(p50s)))
 		vb.bare = float64(bareReads) / (float64(bareCPU) / 1e9)
 		vb.readNS = float64(bareWall) / float64(bareReads)
+		vb.ratio, vb.p50PerRead = stats.Median(ratios), stats.Median(perRead)
 	}
-	vb.ratio, vb.p50PerRead = medianOf(ratios), medianOf(perRead)
 	return vb, nil
 }
 

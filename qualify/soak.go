@@ -14,6 +14,7 @@ import (
 	"github.com/xrcbench/xrcbench/device"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/stats"
 )
 
 // SoakSpec is a plan's soak: lifecycle, then churn, each for half the
@@ -286,12 +287,11 @@ func MemoryVerdict(samples []SoakSample, growth float64) Row {
 		return r
 	}
 	med := func(get func(SoakSample) int64, s []SoakSample) int64 {
-		var v []int64
+		var v []float64
 		for _, x := range s {
-			v = append(v, get(x))
+			v = append(v, float64(get(x)))
 		}
-		slices.Sort(v)
-		return v[len(v)/2]
+		return int64(stats.Median(v)) // of 3 samples: one of them
 	}
 	var msgs []string
 	r.Verdict = Pass
@@ -323,12 +323,7 @@ func DriftVerdict(p99 []float64, kind string, drift float64) Row {
 		return r
 	}
 	tenth := len(p99) / 10
-	median := func(v []float64) float64 {
-		s := slices.Clone(v)
-		slices.Sort(s)
-		return s[len(s)/2]
-	}
-	first, last := median(p99[:tenth]), median(p99[len(p99)-tenth:])
+	first, last := stats.Median(p99[:tenth]), stats.Median(p99[len(p99)-tenth:])
 	d := 100 * (last/math.Max(first, 1) - 1)
 	r.Value, r.Unit = &d, "%"
 	lim := drift

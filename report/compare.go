@@ -2,12 +2,10 @@ package report
 
 import (
 	"bufio"
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -15,6 +13,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/stats"
 )
 
 // CompareOptions configures Compare.
@@ -106,7 +105,7 @@ func ParseGates(s string) ([]Gate, error) {
 // correction over gates tested metrics, and the median has a finite
 // interval at confidence.
 func MinRepetitions(alpha, confidence float64, gates int) int {
-	return max(RepetitionsNeeded(alpha/float64(max(gates, 1))), medianCINeeded(confidence))
+	return max(stats.RepetitionsNeeded(alpha/float64(max(gates, 1))), stats.MedianCINeeded(confidence))
 }
 
 // Verdicts of a CompareRow.
@@ -358,13 +357,9 @@ func rowMetrics(metrics []Metric, gates []Gate, kind string) []Metric {
 // can be no test (no data, too few repetitions).
 func (c *Comparison) measureRow(b, n *results.Result, kind string, m Metric, gated bool, opt CompareOptions) CompareRow {
 	row := CompareRow{Kind: kind, Metric: m.Name, metric: m, Gated: gated}
-	thr := &benchmath.Thresholds{CompareAlpha: opt.Alpha}
 	bv := RepetitionStats(b, kind, m).Values
 	nv := RepetitionStats(n, kind, m).Values
-	// NewSample sorts in place: give it copies.
-	bs := benchmath.NewSample(append([]float64(nil), bv...), thr)
-	ns := benchmath.NewSample(append([]float64(nil), nv...), thr)
-	row.Base, row.New = center(bs, opt.Confidence), center(ns, opt.Confidence)
+	row.Base, row.New = center(bv, opt.Confidence), center(nv, opt.Confidence)
 	if len(bv) == 0 || len(nv) == 0 {
 		row.Verdict = VerdictNoData
 		// Operations were counted but not per repetition: the test has
@@ -383,13 +378,13 @@ func (c *Comparison) measureRow(b, n *results.Result, kind string, m Metric, gat
 		// decide, whatever this pair's p-value.
 		row.Verdict = VerdictTooFew
 	}
-	if minUTestP(len(bv), len(nv)) > opt.Alpha {
+	if stats.MinUTestP(len(bv), len(nv)) > opt.Alpha {
 		// Even completely separated samples could not reach alpha: any
 		// verdict would be a guess.
 		row.Verdict = VerdictTooFew
 		return row
 	}
-	p := benchmath.AssumeNothing.Compare(bs, ns).P
+	p := stats.UTest(bv, nv, opt.Alpha)
 	row.P = &p
 	return row
 }
@@ -435,26 +430,9 @@ func holm(rows []CompareRow) {
 	for i, j := range idx {
 		ps[i] = *rows[j].P
 	}
-	for i, adj := range holmAdjust(ps) {
+	for i, adj := range stats.HolmAdjust(ps) {
 		rows[idx[i]].PAdj = &adj
 	}
-}
-
-// holmAdjust is Holm's step-down adjustment of the p-values ps, in their
-// order: p(i)·(m−i) for the i-th smallest of m, made monotone.
-func holmAdjust(ps []float64) []float64 {
-	idx := make([]int, len(ps))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(ps[a], ps[b]) })
-	out := make([]float64, len(ps))
-	m, prev := len(idx), 0.0
-	for i, j := range idx {
-		out[j] = math.Min(1, math.Max(prev, float64(m-i)*ps[j]))
-		prev = out[j]
-	}
-	return out
 }
 
 // runWarnings gathers both runs' warnings and says which rows each
@@ -493,52 +471,16 @@ func worse(m Metric, deltaPct, threshold float64) bool {
 	return deltaPct > threshold
 }
 
-func center(s *benchmath.Sample, confidence float64) Center {
-	c := Center{N: len(s.Values)}
-	if c.N == 0 {
-		return c
-	}
-	sum := benchmath.AssumeNothing.Summary(s, confidence)
-	c.Median = sum.Center
-	if !math.IsInf(sum.Lo, 0) && !math.IsInf(sum.Hi, 0) {
-		lo, hi := sum.Lo, sum.Hi
+// center is the median of values with its confidence interval (none when
+// too few repetitions bound it).
+func center(values []float64, confidence float64) Center {
+	iv := stats.MedianInterval(values, confidence)
+	c := Center{N: iv.N, Median: iv.Median}
+	if iv.Finite {
+		lo, hi := iv.Lo, iv.Hi
 		c.Lo, c.Hi = &lo, &hi
 	}
 	return c
-}
-
-// minUTestP is the smallest two-sided p-value the Mann-Whitney U test can
-// give for samples of n1 and n2 values: all of one below all of the other,
-// one arrangement of C(n1+n2, n1) in each direction.
-func minUTestP(n1, n2 int) float64 {
-	// C(n1+n2, n1) as a running product: exact in float64 for the sample
-	// sizes of repetitions, and it saturates to +Inf rather than overflow.
-	c := 1.0
-	for i := 1; i <= n1; i++ {
-		c = c * float64(n2+i) / float64(i)
-	}
-	return math.Min(1, 2/c)
-}
-
-// RepetitionsNeeded is the smallest number of repetitions per run with
-// which the Mann-Whitney U test can reach alpha at all.
-func RepetitionsNeeded(alpha float64) int {
-	n := 1
-	for minUTestP(n, n) > alpha && n < 1000 {
-		n++
-	}
-	return n
-}
-
-// medianCINeeded is the smallest number of repetitions for which the
-// median has a finite confidence interval at level confidence: the
-// interval [min, max] covers the median with probability 1 − 2·0.5ⁿ.
-func medianCINeeded(confidence float64) int {
-	n := 2
-	for 1-2*math.Pow(0.5, float64(n)) < confidence && n < 1000 {
-		n++
-	}
-	return n
 }
 
 func runInfo(run *Run) RunInfo {

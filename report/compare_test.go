@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/perf/benchmath"
-
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -222,45 +220,6 @@ func TestCompareRefuses(t *testing.T) {
 				t.Fatalf("err = %v, want ErrInput with %q", err, tt.want)
 			}
 		})
-	}
-}
-
-// TestRepetitionsNeeded checks the minimum sample sizes against what
-// benchmath itself says when it is given fewer.
-func TestRepetitionsNeeded(t *testing.T) {
-	for _, alpha := range []float64{0.2, 0.05, 0.01} {
-		n := RepetitionsNeeded(alpha)
-		thr := &benchmath.Thresholds{CompareAlpha: alpha}
-		sep := func(n int, off float64) *benchmath.Sample {
-			var v []float64
-			for i := 0; i < n; i++ {
-				v = append(v, off+float64(i))
-			}
-			return benchmath.NewSample(v, thr)
-		}
-		// Fully separated samples: significant with n, impossible with n−1.
-		if c := benchmath.AssumeNothing.Compare(sep(n, 0), sep(n, 100)); c.P > alpha {
-			t.Errorf("alpha %g: n=%d gives p=%g", alpha, n, c.P)
-		}
-		if c := benchmath.AssumeNothing.Compare(sep(n-1, 0), sep(n-1, 100)); c.P <= alpha || len(c.Warnings) == 0 {
-			t.Errorf("alpha %g: n=%d gives p=%g, warnings %v; want not significant with a warning", alpha, n-1, c.P, c.Warnings)
-		}
-	}
-	for _, conf := range []float64{0.9, 0.95, 0.99} {
-		n := medianCINeeded(conf)
-		s := func(n int) benchmath.Summary {
-			var v []float64
-			for i := 0; i < n; i++ {
-				v = append(v, float64(i))
-			}
-			return benchmath.AssumeNothing.Summary(benchmath.NewSample(v, &benchmath.DefaultThresholds), conf)
-		}
-		if got := s(n); math.IsInf(got.Lo, 0) || math.IsInf(got.Hi, 0) {
-			t.Errorf("confidence %g: n=%d has an infinite interval", conf, n)
-		}
-		if got := s(n - 1); !math.IsInf(got.Lo, 0) && !math.IsInf(got.Hi, 0) {
-			t.Errorf("confidence %g: n=%d already has a finite interval", conf, n-1)
-		}
 	}
 }
 

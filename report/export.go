@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchmath"
-
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -131,7 +129,6 @@ func exportable(runs []*Run, nameLabels []string) error {
 // makespan is a storm's headline).
 func collectExported(runs []*Run, ms []Metric, conf float64, nameLabels []string) []exported {
 	var out []exported
-	thr := &benchmath.Thresholds{CompareAlpha: DefaultAlpha}
 	latencies := slices.ContainsFunc(ms, func(m Metric) bool { return m.Latency })
 	for _, run := range runs {
 		kinds := run.Kinds
@@ -152,7 +149,7 @@ func collectExported(runs []*Run, ms []Metric, conf float64, nameLabels []string
 				}
 				out = append(out, exported{
 					run: run, bench: benchName(run, kind, nameLabels), metric: m,
-					center: center(benchmath.NewSample(slices.Clone(v), thr), conf),
+					center: center(v, conf),
 				})
 			}
 		}

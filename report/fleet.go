@@ -16,7 +16,6 @@ import (
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-	"golang.org/x/perf/benchmath"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/xrcbench/xrcbench/internal/safetext"
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/stats"
 )
 
 // A fleet folder holds one run folder per node (run --fleet writes
@@ -383,16 +383,6 @@ func metricValue(op FleetOp, metric string) float64 {
 	return float64(op.Max)
 }
 
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 // score scores and tests every node in every metric against the nodes of
 // its firmware that measured it (ok and partial): a firmware version is a
 // known difference, and a node is judged against its peers. Fewer than
@@ -443,7 +433,7 @@ func (fl *Fleet) score() {
 						ps = append(ps, t.P)
 						t.P = roundSig(t.P)
 						n.Tests[key] = t
-						minP = math.Min(minP, separatedP(len(mine), len(others)))
+						minP = math.Min(minP, stats.SeparatedP(len(mine), len(others), DefaultAlpha))
 					}
 				}
 			}
@@ -453,7 +443,7 @@ func (fl *Fleet) score() {
 	if len(tests) > 0 && minP*float64(len(tests)) > fr.Alpha {
 		fr.TestNote = fmt.Sprintf("too few repetitions for the test to flag a node: the smallest p they allow, %.2g, is above %g after Holm over %d tests; the robust score alone decides", minP, fr.Alpha, len(tests))
 	}
-	for k, adj := range holmAdjust(ps) {
+	for k, adj := range stats.HolmAdjust(ps) {
 		n := &fr.Nodes[tests[k].node]
 		t := n.Tests[tests[k].key]
 		t.PHolm = roundSig(adj)
@@ -479,12 +469,7 @@ func (fl *Fleet) robustScore(fw, kind, metric string, idx []int) {
 	for j, i := range idx {
 		lns[j] = math.Log(metricValue(fr.Nodes[i].Ops[kind], metric))
 	}
-	med := median(lns)
-	dev := make([]float64, len(lns))
-	for i, l := range lns {
-		dev[i] = math.Abs(l - med)
-	}
-	mad := median(dev)
+	med, mad := stats.Median(lns), stats.MAD(lns)
 	fr.Metrics = append(fr.Metrics, FleetMetric{FWVer: fw, Kind: kind, Metric: metric, Nodes: len(idx), Median: round3(math.Exp(med)), MADLn: round3(mad)})
 	for j, i := range idx {
 		s := round3(madToSigma * (lns[j] - med) / math.Max(mad, madFloor))
@@ -505,31 +490,11 @@ func uTest(mine, others []float64) (FleetTest, bool) {
 	if len(mine) == 0 || len(others) == 0 {
 		return FleetTest{}, false
 	}
-	thr := &benchmath.Thresholds{CompareAlpha: DefaultAlpha}
-	// NewSample sorts in place: give it copies.
-	a := benchmath.NewSample(slices.Clone(mine), thr)
-	b := benchmath.NewSample(slices.Clone(others), thr)
-	t := FleetTest{Reps: len(mine), OthersReps: len(others), P: benchmath.AssumeNothing.Compare(a, b).P}
-	if mb := median(others); mb != 0 {
-		t.DeltaPct = round3((median(mine)/mb - 1) * 100)
+	t := FleetTest{Reps: len(mine), OthersReps: len(others), P: stats.UTest(mine, others, DefaultAlpha)}
+	if mb := stats.Median(others); mb != 0 {
+		t.DeltaPct = round3((stats.Median(mine)/mb - 1) * 100)
 	}
 	return t, true
-}
-
-// separatedP is the p-value of n1 repetitions wholly apart from n2: the
-// smallest the test can give. Exact, 2/C(n1+n2, n1), while benchmath
-// computes the U test exactly (small samples); beyond that its normal
-// approximation gives far more (3 against 189: 0.003, not 2·10⁻⁶), so it
-// is asked rather than computed.
-func separatedP(n1, n2 int) float64 {
-	sep := func(n int, off float64) *benchmath.Sample {
-		v := make([]float64, n)
-		for i := range v {
-			v[i] = off + float64(i)
-		}
-		return benchmath.NewSample(v, &benchmath.Thresholds{CompareAlpha: DefaultAlpha})
-	}
-	return benchmath.AssumeNothing.Compare(sep(n1, 0), sep(n2, float64(n1))).P
 }
 
 // roundSig keeps a p-value's three significant digits: fleet.json stays

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/stats"
 )
 
 // fleetNode is a synthetic node of a fleet: its reg latencies are
@@ -315,7 +316,7 @@ func TestFleetDetectableEffect(t *testing.T) {
 					n.reps[kind+" p99"] = append(n.reps[kind+" p99"], 3*v)
 					n.reps[kind+" ops/s"] = append(n.reps[kind+" ops/s"], 1e9/v)
 				}
-				m := median(p50s)
+				m := stats.Median(p50s)
 				n.Ops[kind] = FleetOp{P50: int64(m), P99: int64(3 * m), OpsPerSec: 1e9 / m}
 			}
 			fr.Nodes = append(fr.Nodes, n)

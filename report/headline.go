@@ -7,9 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchmath"
-
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/stats"
 )
 
 // Headline is what a run's report says first: per op kind its p50 and p99,
@@ -135,26 +134,14 @@ func destructionCost(r *results.Result) *DestructionCost {
 			d.Diffs = append(d.Diffs, float64(l.NS.P50)-float64(u.NS.P50))
 		}
 	}
-	d.NeedReps = repsForCI(CILevel)
+	d.NeedReps = stats.MedianCINeeded(CILevel)
 	d.Rerun = d.NeedReps
 	if len(d.Diffs) >= 2 {
-		sum := benchmath.AssumeNothing.Summary(benchmath.NewSample(d.Diffs, &benchmath.DefaultThresholds), CILevel)
-		if !math.IsInf(sum.Lo, 0) && !math.IsInf(sum.Hi, 0) {
-			d.Lo, d.Hi, d.Confidence, d.HaveCI = sum.Lo, sum.Hi, sum.Confidence, true
+		if iv := stats.MedianInterval(d.Diffs, CILevel); iv.Finite {
+			d.Lo, d.Hi, d.Confidence, d.HaveCI = iv.Lo, iv.Hi, iv.Confidence, true
 		}
 	}
 	return d
-}
-
-// repsForCI is the fewest repetitions whose extremes bound the median at
-// confidence level c: the range of n samples holds it with probability
-// 1 − 2·2⁻ⁿ.
-func repsForCI(c float64) int {
-	n := 2
-	for 1-2*math.Pow(0.5, float64(n)) < c {
-		n++
-	}
-	return n
 }
 
 // Sentence is the headline's sentence about destruction.

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/xrcbench/xrcbench/report/changepoint"
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/stats/changepoint"
 )
 
 // Output names of history.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/xrcbench/xrcbench/internal/safetext"
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/stats"
 )
 
 // The plot of one series: each run's median with its repetitions' range,
@@ -248,7 +249,7 @@ func yRange(points []HistoryPoint) (lo, hi float64) {
 		return 0, 1
 	}
 	floor := lo >= 0
-	if span := historyMinSpan * math.Abs(median(meds)); hi-lo < span {
+	if span := historyMinSpan * math.Abs(stats.Median(meds)); hi-lo < span {
 		mid := (lo + hi) / 2
 		lo, hi = mid-span/2, mid+span/2
 	}

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xrcbench/xrcbench/report/changepoint"
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/stats/changepoint"
 )
 
 func TestHistoryOptionsWithDefaults(t *testing.T) {

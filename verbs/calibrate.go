@@ -5,10 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/xrcbench/xrcbench/stats"
 )
 
 // Measurement is one figure of Calibrate, with the target it is held to
@@ -139,9 +140,9 @@ func measureNullOp(dir string) (nullOp, callsPerOp float64, clean int, err error
 	}
 	callsPerOp = float64(runtime.NumCgoCall()-calls0) / (nullBatch * calibrationRounds)
 	if len(per) == 0 {
-		return median(switched), callsPerOp, 0, nil
+		return stats.Median(switched), callsPerOp, 0, nil
 	}
-	return median(per), callsPerOp, len(per), nil
+	return stats.Median(per), callsPerOp, len(per), nil
 }
 
 // measureSimPair is the sim device's uncontended reg+unreg pair, the
@@ -189,9 +190,9 @@ func measureSimPair(dir string) (pair float64, clean int, err error) {
 		return 0, 0, fmt.Errorf("calibrate: sim unreg by the creator: %d failed, %v", failed, err)
 	}
 	if len(per) == 0 {
-		return median(switched), 0, nil
+		return stats.Median(switched), 0, nil
 	}
-	return median(per), len(per), nil
+	return stats.Median(per), len(per), nil
 }
 
 // measureSimDestroy is the p50 of the last unreg on a sim device whose
@@ -219,7 +220,7 @@ func measureSimDestroy(dir string) (float64, error) {
 		}
 		lat = append(lat, float64(b.NS[i]))
 	}
-	return median(lat), nil
+	return stats.Median(lat), nil
 }
 
 // totalNS is the time of all the operations of b.
@@ -277,15 +278,6 @@ func calibrationDomain(opts Options, dir string) (*Domain, func(), error) {
 		return nil, nil, err
 	}
 	return dom, func() { dom.Close(); dev.Close() }, nil
-}
-
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s) == 0 {
-		return 0
-	}
-	return s[len(s)/2]
 }
 
 // CalibrationDir makes a private scratch directory for Calibrate.

@@ -27,8 +27,9 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sort"
 	"sync"
+
+	"github.com/xrcbench/xrcbench/stats"
 )
 
 // Options tune Detect. Zero values take the defaults.
@@ -146,7 +147,7 @@ func finish(x []float64, cps []ChangePoint, drifts []Drift) Result {
 		if i+1 < len(cps) {
 			hi = cps[i+1].Index
 		}
-		cp.Before, cp.After = median(x[lo:cp.Index]), median(x[cp.Index:hi])
+		cp.Before, cp.After = stats.Median(x[lo:cp.Index]), stats.Median(x[cp.Index:hi])
 		cp.Change = relChange(cp.Before, cp.After)
 		res.ChangePoints = append(res.ChangePoints, cp)
 	}
@@ -300,7 +301,7 @@ func (d *detector) split(a, b int) {
 	if p > d.opt.Alpha {
 		return
 	}
-	before, after := median(seg[:tau]), median(seg[tau:])
+	before, after := stats.Median(seg[:tau]), stats.Median(seg[tau:])
 	if math.Abs(relChange(before, after)) < d.opt.MinEffect {
 		return
 	}
@@ -393,14 +394,14 @@ func theilSen(y []float64) (slope, icept float64) {
 		}
 	}
 	if len(slopes) == 0 {
-		return 0, median(y)
+		return 0, stats.Median(y)
 	}
-	slope = median(slopes)
+	slope = stats.Median(slopes)
 	res := make([]float64, len(y))
 	for i, v := range y {
 		res[i] = v - slope*float64(i)
 	}
-	return slope, median(res)
+	return slope, stats.Median(res)
 }
 
 // mannKendall is the two-sided p-value of the Mann-Kendall trend test, by
@@ -425,18 +426,6 @@ func mannKendall(y []float64) float64 {
 	}
 	z := (math.Abs(s) - 1) / math.Sqrt(v)
 	return math.Erfc(z / math.Sqrt2)
-}
-
-func median(x []float64) float64 {
-	if len(x) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(x)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // relChange is to/from − 1, 0 when from is 0.

@@ -8,9 +8,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/montanaflynn/stats"
-
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/stats"
 )
 
 // Metric is one number of an OpStats that reports and compare look at.
@@ -211,27 +210,19 @@ func (rs RepStats) summarise() RepStats {
 	if len(rs.Values) == 0 {
 		return rs
 	}
-	data := stats.Float64Data(rs.Values)
-	// Neither fails on non-empty input.
-	rs.Median, _ = stats.Median(data)
-	rs.MAD, _ = stats.MedianAbsoluteDeviation(data)
+	rs.Median, rs.MAD = stats.Median(rs.Values), stats.MAD(rs.Values)
 	if rs.Median != 0 {
 		rs.Variation = rs.MAD / math.Abs(rs.Median)
 	}
-	// Quartiles of fewer than 4 values are the values themselves: no fence
-	// can be drawn, so no repetition is called an outlier.
-	if len(rs.Values) >= 4 {
-		out, err := stats.QuartileOutliers(data)
-		if err == nil {
-			bad := map[float64]bool{}
-			for _, v := range append(out.Mild, out.Extreme...) {
-				bad[v] = true
-			}
-			for i, v := range rs.Values {
-				if bad[v] {
-					rs.Outliers = append(rs.Outliers, rs.Reps[i])
-				}
-			}
+	// Fewer than 4 values have no fences (TukeyOutliers): no repetition is
+	// called an outlier.
+	bad := map[float64]bool{}
+	for _, v := range stats.TukeyOutliers(rs.Values) {
+		bad[v] = true
+	}
+	for i, v := range rs.Values {
+		if bad[v] {
+			rs.Outliers = append(rs.Outliers, rs.Reps[i])
 		}
 	}
 	return rs
