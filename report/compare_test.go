@@ -71,7 +71,7 @@ func (s synth) run(dir string) *Run {
 		}
 		r.Repetitions = append(r.Repetitions, rep)
 	}
-	return &Run{Dir: dir, Label: dir, Result: r, Kinds: kindsOf(r)}
+	return &Run{Dir: dir, Label: dir, Result: r, Kinds: results.KindsOf(r)}
 }
 
 func metrics(names ...string) []Metric {
@@ -370,7 +370,7 @@ func runOf(dir string, vals map[string][]float64) *Run {
 		}
 		r.Repetitions = append(r.Repetitions, rep)
 	}
-	return &Run{Dir: dir, Label: dir, Result: r, Kinds: kindsOf(r)}
+	return &Run{Dir: dir, Label: dir, Result: r, Kinds: results.KindsOf(r)}
 }
 
 func rowOf(c *Comparison, kind, metric string) CompareRow {

@@ -332,7 +332,7 @@ func loadFleetNode(dir string, fl *Fleet) (*FleetNode, results.Fleet) {
 		return n, id
 	}
 	n.Ops = map[string]FleetOp{}
-	for _, kind := range kindsOf(r) {
+	for _, kind := range results.KindsOf(r) {
 		s := r.Ops[kind]
 		if s.Count == 0 {
 			continue
@@ -581,7 +581,7 @@ func (fl *Fleet) FleetFigures(scale CountScale) ([]Figure, error) {
 		if h == nil {
 			continue
 		}
-		f, err := latencyHistogram("fleet-"+fileSafe(kind)+"-histogram", kind, h, scale, fl.stamp())
+		f, err := latencyHistogram("fleet-"+results.SafeFileName(kind)+"-histogram", kind, h, scale, fl.stamp())
 		if err != nil {
 			return nil, err
 		}

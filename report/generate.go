@@ -160,10 +160,10 @@ func makeFigures(in inputs, counts CountScale) (figureSet, error) {
 	default:
 		LabelRuns(runs)
 		for _, run := range runs {
-			if fs.perRun[run], err = RunFigures(run, fileSafe(run.Label)+"-", counts); err != nil {
+			if fs.perRun[run], err = RunFigures(run, results.SafeFileName(run.Label)+"-", counts); err != nil {
 				return fs, err
 			}
-			if fs.kindOverlays[run], err = KindOverlayFigures(run, fileSafe(run.Label)+"-", counts); err != nil {
+			if fs.kindOverlays[run], err = KindOverlayFigures(run, results.SafeFileName(run.Label)+"-", counts); err != nil {
 				return fs, err
 			}
 		}
@@ -362,17 +362,6 @@ func collect(runs []*Run, per map[*Run][]Figure) [][]Figure {
 		out = append(out, per[r])
 	}
 	return out
-}
-
-// fileSafe turns a run label into a file-name prefix.
-func fileSafe(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
-			return r
-		}
-		return '_'
-	}, s)
 }
 
 // writeSweepMarkdown writes the sweep table ahead of the points' sections.

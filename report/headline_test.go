@@ -233,7 +233,7 @@ func TestRerunRepetitionsOneTruth(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.r.Config.Workload = "lifecycle"
-			run := &Run{Result: tt.r, Kinds: kindsOf(tt.r)}
+			run := &Run{Result: tt.r, Kinds: results.KindsOf(tt.r)}
 			texts := Warnings(run)
 			if d := NewHeadline(run).Destruction; d != nil {
 				texts = append(texts, d.Sentence())

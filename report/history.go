@@ -215,7 +215,7 @@ func BuildHistoryContext(ctx context.Context, dirs []string, opt HistoryOptions)
 	gates := opt.Gates
 	if gates == nil {
 		last := runs[len(runs)-1].r
-		gates = DefaultGates(last, kindsOf(last))
+		gates = DefaultGates(last, results.KindsOf(last))
 	}
 	cpo := changepoint.Options{Alpha: opt.Alpha, Permutations: opt.Permutations, MinEffect: opt.MinEffect / 100, Seed: opt.Seed}
 	for _, g := range gates {

@@ -164,7 +164,7 @@ func checkHeadline(t *testing.T, page string, runs []*Run, labelled bool) {
 		}
 		prefix := ""
 		if labelled {
-			prefix = fileSafe(run.Label) + "-"
+			prefix = results.SafeFileName(run.Label) + "-"
 		}
 		for _, name := range []string{"overlay-spectrum", "overlay-histogram"} {
 			if !strings.Contains(hs, `<figure id="`+prefix+name+`"><svg `) {

@@ -429,7 +429,7 @@ func sig3(v float64) string {
 // of the two, so that the headline's advice and the warning's name the
 // same figure (they once said 6 and 5 for one run).
 func rerunRepetitions(r *results.Result) int {
-	need := MinRepetitions(DefaultAlpha, DefaultConfidence, len(DefaultGates(r, kindsOf(r))))
+	need := MinRepetitions(DefaultAlpha, DefaultConfidence, len(DefaultGates(r, results.KindsOf(r))))
 	if d := destructionCost(r); d != nil {
 		need = max(need, d.NeedReps)
 	}

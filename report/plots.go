@@ -888,10 +888,10 @@ func RunFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
 	for _, kind := range run.Kinds {
 		h, ok := run.Hists[kind]
 		if ok {
-			if err := add(latencyHistogram(prefix+fileSafe(kind)+"-histogram", kind, h, scale, st)); err != nil {
+			if err := add(latencyHistogram(prefix+results.SafeFileName(kind)+"-histogram", kind, h, scale, st)); err != nil {
 				return nil, err
 			}
-			if err := add(spectrum(prefix+fileSafe(kind)+"-spectrum", kind+": percentile spectrum", []string{""}, []*hdrhistogram.Histogram{h}, st)); err != nil {
+			if err := add(spectrum(prefix+results.SafeFileName(kind)+"-spectrum", kind+": percentile spectrum", []string{""}, []*hdrhistogram.Histogram{h}, st)); err != nil {
 				return nil, err
 			}
 		}
@@ -899,12 +899,12 @@ func RunFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
 			// An open loop (--rate): response time from the intended start
 			// beside service time, as wrk2 plots them; where the curves part
 			// is time spent behind the schedule.
-			if err := add(spectrum(prefix+fileSafe(kind)+"-response-spectrum", kind+": service and response time", []string{"service", "response"}, []*hdrhistogram.Histogram{h, hr}, st)); err != nil {
+			if err := add(spectrum(prefix+results.SafeFileName(kind)+"-response-spectrum", kind+": service and response time", []string{"service", "response"}, []*hdrhistogram.Histogram{h, hr}, st)); err != nil {
 				return nil, err
 			}
 		}
 		if ivs, ok := run.Timelines[kind]; ok {
-			if err := add(timeline(prefix+fileSafe(kind)+"-timeline", kind, ivs, st)); err != nil {
+			if err := add(timeline(prefix+results.SafeFileName(kind)+"-timeline", kind, ivs, st)); err != nil {
 				return nil, err
 			}
 		}
@@ -964,7 +964,7 @@ func OverlayFigures(runs []*Run) ([]Figure, error) {
 		if len(hs) < 2 {
 			continue
 		}
-		f, err := spectrum("overlay-"+fileSafe(kind)+"-spectrum", kind+": percentile spectra of "+plural(len(hs), "run"), labels, hs, RunsStamp(runs))
+		f, err := spectrum("overlay-"+results.SafeFileName(kind)+"-spectrum", kind+": percentile spectra of "+plural(len(hs), "run"), labels, hs, RunsStamp(runs))
 		if err != nil {
 			return nil, err
 		}

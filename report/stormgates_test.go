@@ -40,7 +40,7 @@ func stormRun(dir string, reps int, makespanNS, noise float64, seed uint64, gate
 		r.Repetitions = append(r.Repetitions, rep)
 		r.Ops[results.OpReg] = rep.Ops[results.OpReg]
 	}
-	return &Run{Dir: dir, Label: dir, Result: r, Kinds: kindsOf(r)}
+	return &Run{Dir: dir, Label: dir, Result: r, Kinds: results.KindsOf(r)}
 }
 
 var stormGates = []string{"storm.makespan", "storm.teardown"}

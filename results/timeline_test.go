@@ -1,4 +1,4 @@
-package report
+package results
 
 import (
 	"bufio"
@@ -11,8 +11,6 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/xrcbench/xrcbench/results"
 )
 
 // A thread that lagged has its report of an interval written late, as a
@@ -30,7 +28,7 @@ func TestReadTimelineMergesLateLines(t *testing.T) {
 	w.SetBaseTime(base)
 	b.WriteString("#[StartTime: 1796084174.216 (seconds since epoch), 2026-11-30T00:56:14.216Z]\n#[BaseTime: 1796084174.216 (seconds since epoch)]\n")
 	line := func(i int64, vals ...int64) {
-		h := results.NewHistogram()
+		h := NewHistogram()
 		for _, v := range vals {
 			h.RecordValue(v)
 		}
@@ -46,7 +44,7 @@ func TestReadTimelineMergesLateLines(t *testing.T) {
 	line(0, 5000, 6000, 7000) // the late part of interval 0
 	b.Flush()
 	f.Close()
-	ivs, sum, _, err := readTimeline(path)
+	ivs, sum, _, err := ReadTimeline(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +81,8 @@ func TestReadTimelineSumsLongLogsIntoSpans(t *testing.T) {
 			// Interval i (of 1ms) holds i%7+1 latencies of 1000+i%50 ns, and
 			// interval 3 another line at the end, as a lagging thread's
 			// late report: 1ms of the whole log's time, far back.
-			all := results.NewHistogram()
-			first := results.NewHistogram() // the first point's latencies
+			all := NewHistogram()
+			first := NewHistogram() // the first point's latencies
 			var count int64
 			// Encoding a histogram is slow; the log has few distinct ones.
 			payloads := map[[2]int64]string{}
@@ -96,9 +94,9 @@ func TestReadTimelineSumsLongLogsIntoSpans(t *testing.T) {
 				}
 				p, ok := payloads[[2]int64{int64(n), v}]
 				if !ok {
-					h := results.NewHistogram()
+					h := NewHistogram()
 					h.RecordValues(v, int64(n))
-					if p, err = results.EncodeHistogram(h); err != nil {
+					if p, err = EncodeHistogram(h); err != nil {
 						t.Fatal(err)
 					}
 					payloads[[2]int64{int64(n), v}] = p
@@ -111,7 +109,7 @@ func TestReadTimelineSumsLongLogsIntoSpans(t *testing.T) {
 			line(0, 3, 900_000)
 			b.Flush()
 			f.Close()
-			ivs, sum, _, err := readTimeline(path)
+			ivs, sum, _, err := ReadTimeline(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +124,7 @@ func TestReadTimelineSumsLongLogsIntoSpans(t *testing.T) {
 			if len(ivs) > TimelinePoints || lines != int64(tc.lines+1) || n != count || sum.TotalCount() != count {
 				t.Fatalf("%d points of %d lines and %d latencies (sum %d), want at most %d of %d and %d", len(ivs), lines, n, sum.TotalCount(), TimelinePoints, tc.lines+1, count)
 			}
-			want := Interval{Count: first.TotalCount(), P50: results.ValueAtPercentile(first, 50), P99: results.ValueAtPercentile(first, 99), Max: first.Max()}
+			want := Interval{Count: first.TotalCount(), P50: ValueAtPercentile(first, 50), P99: ValueAtPercentile(first, 99), Max: first.Max()}
 			got := ivs[0]
 			if got.Start != 0 || got.Count != want.Count || got.P50 != want.P50 || got.P99 != want.P99 || got.Max != want.Max {
 				t.Errorf("first point %+v, want start 0 and %+v (the late line summed into it)", got, want)
@@ -146,9 +144,9 @@ func TestReadTimelineSumsLongLogsIntoSpans(t *testing.T) {
 func TestReadTimelineManyTags(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "reg.hlog")
 	var b strings.Builder
-	h := results.NewHistogram()
+	h := NewHistogram()
 	h.RecordValue(1000)
-	p, err := results.EncodeHistogram(h)
+	p, err := EncodeHistogram(h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +161,7 @@ func TestReadTimelineManyTags(t *testing.T) {
 	}
 	done := make(chan []Interval, 1)
 	go func() {
-		ivs, _, _, err := readTimeline(path)
+		ivs, _, _, err := ReadTimeline(path)
 		if err != nil {
 			t.Error(err)
 		}
@@ -179,7 +177,7 @@ func TestReadTimelineManyTags(t *testing.T) {
 			t.Errorf("%d points of %d lines, want %d to %d of %d", len(ivs), lines, tags, 2*tags, 3*tags)
 		}
 	case <-time.After(time.Minute):
-		t.Fatal("readTimeline of many tags did not end")
+		t.Fatal("ReadTimeline of many tags did not end")
 	}
 }
 
@@ -189,9 +187,9 @@ func TestReadTimelineManyTags(t *testing.T) {
 // longest line, not from the first line's length.
 func TestReadTimelineGridFromLongestLine(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "reg.hlog")
-	h := results.NewHistogram()
+	h := NewHistogram()
 	h.RecordValue(1000)
-	p, err := results.EncodeHistogram(h)
+	p, err := EncodeHistogram(h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +202,7 @@ func TestReadTimelineGridFromLongestLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ivs, _, _, err := readTimeline(path)
+	ivs, _, _, err := ReadTimeline(path)
 	if err != nil {
 		t.Fatal(err)
 	}

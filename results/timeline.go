@@ -1,4 +1,4 @@
-package report
+package results
 
 import (
 	"cmp"
@@ -8,8 +8,6 @@ import (
 	"slices"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/xrcbench/xrcbench/results"
 )
 
 // TimelinePoints is the most points a kind's timeline keeps. A log of more
@@ -219,7 +217,7 @@ func (b *timelineBuilder) intervals() []Interval {
 		}
 		if s.count > 0 {
 			h := s.dense()
-			iv.P50, iv.P99, iv.Max = results.ValueAtPercentile(h, 50), results.ValueAtPercentile(h, 99), h.Max()
+			iv.P50, iv.P99, iv.Max = ValueAtPercentile(h, 50), ValueAtPercentile(h, 99), h.Max()
 		}
 		out = append(out, iv)
 	}
@@ -232,7 +230,7 @@ func (b *timelineBuilder) intervals() []Interval {
 // second line with the same start: it is summed into that interval.
 func readIntervals(path string, f io.Reader) ([]Interval, *hdrhistogram.Histogram, error) {
 	rd := hdrhistogram.NewHistogramLogReader(f)
-	sum := results.NewHistogram()
+	sum := NewHistogram()
 	b := newTimelineBuilder()
 	for i := 0; ; i++ {
 		h, err := rd.NextIntervalHistogram()
