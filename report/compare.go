@@ -135,9 +135,10 @@ type Comparison struct {
 	TooFew   bool   `json:"too_few_repetitions"`
 	NeedReps int    `json:"repetitions_needed,omitempty"`
 	Gates    []Gate `json:"gates"`
-	// Warnings are the runs' own warnings ("base: ..." and "new: ..."),
-	// numbered from 1 by the rows' Warned.
-	Warnings []string `json:"warnings,omitempty"`
+	// Warnings are the runs' own warnings, typed as the runs have them,
+	// their texts prefixed "base: " and "new: ", numbered from 1 by the
+	// rows' Warned.
+	Warnings []results.Warning `json:"warnings,omitempty"`
 
 	// ConfigDiffs are the settings that differ between the runs
 	// (ConfigDiff), compared anyway at the user's word
@@ -439,8 +440,8 @@ func holm(rows []CompareRow) {
 // concerns: a warning about an op kind (its Op) concerns that kind's rows,
 // any other (a busy machine, more threads than CPUs, low coverage) every
 // row.
-func runWarnings(base, new *Run) (_ []string, _ func(kind string) []int, warnedAll bool) {
-	var all []string
+func runWarnings(base, new *Run) (_ []results.Warning, _ func(kind string) []int, warnedAll bool) {
+	var all []results.Warning
 	byKind := map[string][]int{}
 	var every []int
 	for _, side := range []struct {
@@ -448,7 +449,8 @@ func runWarnings(base, new *Run) (_ []string, _ func(kind string) []int, warnedA
 		run  *Run
 	}{{"base", base}, {"new", new}} {
 		for _, w := range side.run.Result.Warnings {
-			all = append(all, side.name+": "+w.Text)
+			w.Text = side.name + ": " + w.Text
+			all = append(all, w)
 			i := len(all)
 			if w.Op != "" {
 				byKind[w.Op] = append(byKind[w.Op], i)

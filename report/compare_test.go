@@ -540,8 +540,15 @@ func TestCompareCarriesWarnings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Warnings) != 2 || !strings.HasPrefix(c.Warnings[0], "base: repetition 2: workers got") || !strings.HasPrefix(c.Warnings[1], "new: reg: ") {
+	if len(c.Warnings) != 2 || !strings.HasPrefix(c.Warnings[0].Text, "base: repetition 2: workers got") || !strings.HasPrefix(c.Warnings[1].Text, "new: reg: ") {
 		t.Fatalf("warnings %q", c.Warnings)
+	}
+	// They stay typed: kind, repetition and op kind as the runs said them.
+	if w := c.Warnings[0]; w.Kind != results.WarnCPUStarved || w.Repetition != 2 || w.Op != "" {
+		t.Errorf("base's warning %+v lost its fields", w)
+	}
+	if w := c.Warnings[1]; w.Kind != results.WarnUntimedGap || w.Op != "reg" {
+		t.Errorf("new's warning %+v lost its fields", w)
 	}
 	// The busy machine concerns every row: said once in the legend, not
 	// marked on each; the reg warning marks reg's rows.

@@ -45,8 +45,8 @@ type MultiComparison struct {
 	// Notes say what differs between the first set and another; Warnings
 	// are the firmware warnings (two sets, one firmware version, different
 	// figures) and the runs' own warnings.
-	Notes    []string `json:"notes,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	Notes    []string          `json:"notes,omitempty"`
+	Warnings []results.Warning `json:"warnings,omitempty"`
 	// ConfigDiffs are the settings that differ (ConfigDiff) within a set
 	// or between the first set and another, compared anyway at
 	// CompareOptions.AllowConfigDiff: the verdict names them.
@@ -250,11 +250,17 @@ func CompareMany(sets []RunSet, by string, opt CompareOptions) (*MultiComparison
 	}
 	for i, run := range mc.sets {
 		for _, w := range run.Result.Warnings {
-			mc.Warnings = append(mc.Warnings, mc.Sets[i].Name+": "+w.Text)
+			w.Text = mc.Sets[i].Name + ": " + w.Text
+			mc.Warnings = append(mc.Warnings, w)
 		}
 	}
 	return mc, nil
 }
+
+// WarnFirmwareDiffers is the kind of a comparison's own warning that two
+// sets reporting one firmware version differ significantly: not a run's
+// (results' Warn* kinds), a finding of the comparison.
+const WarnFirmwareDiffers = "firmware_differs"
 
 // firmwareWarnings compares every two sets that report one firmware
 // version: if they differ significantly in a gated metric, the version
@@ -280,8 +286,9 @@ func (mc *MultiComparison) firmwareWarnings(opt CompareOptions) error {
 				}
 			}
 			if len(diffs) > 0 {
-				mc.Warnings = append(mc.Warnings, fmt.Sprintf("%s and %s both report firmware %s but differ significantly: %s; the version does not identify what was measured",
-					mc.Sets[i].Name, mc.Sets[j].Name, fw, strings.Join(diffs, "; ")))
+				mc.Warnings = append(mc.Warnings, results.NewWarning(WarnFirmwareDiffers, results.SeverityWarning, 0, "",
+					fmt.Sprintf("%s and %s both report firmware %s but differ significantly: %s; the version does not identify what was measured",
+						mc.Sets[i].Name, mc.Sets[j].Name, fw, strings.Join(diffs, "; "))))
 			}
 		}
 	}
@@ -403,7 +410,7 @@ func (mc *MultiComparison) WriteText(w io.Writer) error {
 		t.rows = append(t.rows, row)
 	}
 	for _, x := range mc.Warnings {
-		t.after = append(t.after, "warning: "+x)
+		t.after = append(t.after, "warning: "+x.Text)
 	}
 	return t.write(w)
 }
@@ -456,7 +463,7 @@ func (mc *MultiComparison) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(bw, "%s  \n", mdText(f))
 	}
 	for _, x := range mc.Warnings {
-		fmt.Fprintf(bw, "**Warning:** %s  \n", mdText(x))
+		fmt.Fprintf(bw, "**Warning:** %s  \n", mdText(x.Text))
 	}
 	fmt.Fprintf(bw, "**Verdict:** %s\n", mdText(mc.Verdict()))
 	return bw.Flush()
