@@ -630,7 +630,7 @@ func (c *Comparison) tooFewWhere() string {
 // needWhy says where NeedReps comes from.
 func (c *Comparison) needWhy() string {
 	return fmt.Sprintf("the Mann-Whitney U test at alpha %g over %s (Holm) and a %.0f%% interval of the median need at least %d per run",
-		c.Alpha, plural(len(c.Gates), "gated metric"), 100*c.CI, c.NeedReps)
+		c.Alpha, Plural(len(c.Gates), "gated metric"), 100*c.CI, c.NeedReps)
 }
 
 func (c *Comparison) gateList() string { return gateList(c.Gates) }
@@ -705,8 +705,8 @@ func (r CompareRow) marks() string {
 
 func (c *Comparison) header() []string {
 	h := []string{
-		fmt.Sprintf("base: %s (%s on %s, %s)", c.Base.Dir, c.Base.Provider, c.Base.Host, plural(c.Base.Repetitions, "repetition")),
-		fmt.Sprintf("new:  %s (%s on %s, %s)", c.New.Dir, c.New.Provider, c.New.Host, plural(c.New.Repetitions, "repetition")),
+		fmt.Sprintf("base: %s (%s on %s, %s)", c.Base.Dir, c.Base.Provider, c.Base.Host, Plural(c.Base.Repetitions, "repetition")),
+		fmt.Sprintf("new:  %s (%s on %s, %s)", c.New.Dir, c.New.Provider, c.New.Host, Plural(c.New.Repetitions, "repetition")),
 	}
 	switch {
 	case c.Base.Device == c.New.Device && c.Base.Device != "":

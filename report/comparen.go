@@ -330,7 +330,7 @@ func (r MultiRow) cell(i int) string {
 func (mc *MultiComparison) header() []string {
 	var h []string
 	for i, s := range mc.Sets {
-		line := fmt.Sprintf("%s: %s (%s", s.Name, strings.Join(s.Dirs, " "), plural(s.Repetitions, "repetition"))
+		line := fmt.Sprintf("%s: %s (%s", s.Name, strings.Join(s.Dirs, " "), Plural(s.Repetitions, "repetition"))
 		if s.Device != "" {
 			line += ", device " + s.Device
 		}

@@ -62,15 +62,3 @@ func duplicateRuns(dirs, ids []string) []string {
 	}
 	return lines
 }
-
-// claimNode records that the fleet folder's node folder claims its node,
-// and refuses a second folder claiming the same one: which of the two
-// measured the node? (A copied folder, or two nodes run with one name.)
-func claimNode(claimed map[string]string, dir string, n *FleetNode) error {
-	if prev, ok := claimed[n.Node]; ok {
-		return inputErrorf("node %s is claimed by two folders, %s and %s: keep one", n.Node,
-			filepath.Join(dir, prev), filepath.Join(dir, n.Folder))
-	}
-	claimed[n.Node] = n.Folder
-	return nil
-}

@@ -148,7 +148,7 @@ func makeFigures(in inputs, counts CountScale) (figureSet, error) {
 		if fs.overlays, err = SweepFigures(in.sweep); err != nil {
 			return fs, err
 		}
-		fs.title = fmt.Sprintf("xrcbench sweep: %s on %s, %s", in.sweep.Workload, in.sweep.Provider, plural(len(in.sweep.Points), "point"))
+		fs.title = fmt.Sprintf("xrcbench sweep: %s on %s, %s", in.sweep.Workload, in.sweep.Provider, Plural(len(in.sweep.Points), "point"))
 	case len(runs) == 1:
 		if fs.perRun[runs[0]], err = RunFigures(runs[0], "", counts); err != nil {
 			return fs, err
@@ -170,7 +170,7 @@ func makeFigures(in inputs, counts CountScale) (figureSet, error) {
 		if fs.overlays, err = OverlayFigures(runs); err != nil {
 			return fs, err
 		}
-		fs.title = "xrcbench: " + plural(len(runs), "run")
+		fs.title = "xrcbench: " + Plural(len(runs), "run")
 	}
 	for _, run := range in.runs {
 		for _, f := range fs.kindOverlays[run] {
@@ -214,7 +214,7 @@ func makePage(in inputs, fs figureSet) (htmlPage, []string) {
 			}
 		}
 		if n > 0 {
-			own = append(own, fmt.Sprintf("the run's own %s (said when it ran) are in %s and %s", plural(n, "warning"), MarkdownFile, HTMLFile))
+			own = append(own, fmt.Sprintf("the run's own %s (said when it ran) are in %s and %s", Plural(n, "warning"), MarkdownFile, HTMLFile))
 		}
 		for _, w := range own {
 			if len(runs) > 1 {
@@ -374,7 +374,7 @@ func writeSweepMarkdown(b *bytes.Buffer, sr *SweepReport, testDouble bool) {
 	for _, s := range SweepHeadline(sr) {
 		fmt.Fprintf(b, "- %s\n", mdText(s))
 	}
-	fmt.Fprintf(b, "\nFolder %s, %s.\n\n", mdCode(sr.Dir), plural(len(sr.Points), "point"))
+	fmt.Fprintf(b, "\nFolder %s, %s.\n\n", mdCode(sr.Dir), Plural(len(sr.Points), "point"))
 	b.WriteString("| point | procs | threads | QPs | status |")
 	for _, k := range sr.Kinds {
 		fmt.Fprintf(b, " %s ops/s | %s p99 |", mdText(k), mdText(k))

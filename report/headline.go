@@ -71,11 +71,11 @@ func NewHeadline(run *Run) Headline {
 			// the device's own work is.
 			h.Kinds = append(h.Kinds, fmt.Sprintf("%s: response p50 %s, p99 %s; service p50 %s, p99 %s (%s, %s).",
 				name, FormatNS(float64(s.ResponseNS.P50)), FormatNS(float64(s.ResponseNS.P99)),
-				FormatNS(float64(s.NS.P50)), FormatNS(float64(s.NS.P99)), plural(int(s.Count), "operation"), FormatRate(s.OpsPerSec)))
+				FormatNS(float64(s.NS.P50)), FormatNS(float64(s.NS.P99)), Plural(int(s.Count), "operation"), FormatRate(s.OpsPerSec)))
 			continue
 		}
 		h.Kinds = append(h.Kinds, fmt.Sprintf("%s: p50 %s, p99 %s (%s, %s).",
-			name, FormatNS(float64(s.NS.P50)), FormatNS(float64(s.NS.P99)), plural(int(s.Count), "operation"), FormatRate(s.OpsPerSec)))
+			name, FormatNS(float64(s.NS.P50)), FormatNS(float64(s.NS.P99)), Plural(int(s.Count), "operation"), FormatRate(s.OpsPerSec)))
 	}
 	if leadAt > 0 {
 		first := h.Kinds[leadAt]
@@ -158,7 +158,7 @@ func (d *DestructionCost) Sentence() string {
 			n, FormatNS(lo), FormatNS(hi), 100*(1-2*math.Pow(0.5, float64(n))), 100*CILevel, d.NeedReps, d.Rerun)
 	}
 	return s + fmt.Sprintf("; a confidence interval needs repetitions (%s here): rerun with --repetitions %d or more.",
-		plural(n, "repetition"), d.Rerun)
+		Plural(n, "repetition"), d.Rerun)
 }
 
 // TestDoubleBanner is what every report of a run through the libibverbs
@@ -239,12 +239,12 @@ func measuredNote(r *results.Result) string {
 		return ""
 	}
 	c := r.Config
-	asked := plural(c.Repetitions, "repetition")
+	asked := Plural(c.Repetitions, "repetition")
 	if c.Duration > 0 {
 		asked += " of " + c.Duration.D().String()
 	}
 	return fmt.Sprintf("Stopped early: %s measured %s in all, of %s requested; the figures cover only what was measured.",
-		plural(len(r.Repetitions), "repetition"), roundDuration(measured(r)), asked)
+		Plural(len(r.Repetitions), "repetition"), roundDuration(measured(r)), asked)
 }
 
 func roundDuration(d time.Duration) time.Duration {

@@ -153,7 +153,7 @@ func FindRuns(dirs []string) ([]string, error) {
 		case errors.Is(err, fs.ErrNotExist):
 			return nil, inputErrorf("%s: no such folder", d)
 		case err != nil:
-			return nil, inputError{err}
+			return nil, results.InputError(err)
 		case !st.IsDir():
 			return nil, inputErrorf("%s: not a folder (give run folders or a folder of them)", d)
 		}
@@ -163,7 +163,7 @@ func FindRuns(dirs []string) ([]string, error) {
 		}
 		entries, err := os.ReadDir(d)
 		if err != nil {
-			return nil, inputError{err}
+			return nil, results.InputError(err)
 		}
 		n := 0
 		for _, e := range entries {
@@ -315,7 +315,7 @@ func (h *History) loadRuns(ctx context.Context, paths []string, labelKey string,
 		}
 		r, err := results.Load(p)
 		if err != nil {
-			return nil, inputError{err}
+			return nil, results.InputError(err)
 		}
 		if r.Status == results.StatusFailed {
 			h.Notes = append(h.Notes, fmt.Sprintf("%s left out: a failed run (%s)", p, r.Error))
@@ -398,7 +398,7 @@ func buildSeries(ctx context.Context, g Gate, runs []historyRun, cpo changepoint
 		values[i] = pt.Median
 	}
 	if side := changepoint.MinSide(cpo); len(values) < changepoint.MinPoints(cpo) {
-		s.TooFew = fmt.Sprintf("%s: a step needs at least %d runs on each side at alpha %g", plural(len(values), "run"), side, cmp.Or(cpo.Alpha, 0.01))
+		s.TooFew = fmt.Sprintf("%s: a step needs at least %d runs on each side at alpha %g", Plural(len(values), "run"), side, cmp.Or(cpo.Alpha, 0.01))
 		return s, nil
 	}
 	res, err := changepoint.DetectContext(ctx, values, cpo)
@@ -497,10 +497,10 @@ func (h *History) Regressed() bool {
 func (h *History) Lines() []string {
 	var out []string
 	out = append(out, fmt.Sprintf("history of %s: %s ordered by %s; change points by E-divisive (p ≤ %g, %d permutations), at least %g%%",
-		h.Workload, plural(h.Runs, "run"), h.OrderBy, h.Alpha, h.Permutations, h.MinEffectPct))
+		h.Workload, Plural(h.Runs, "run"), h.OrderBy, h.Alpha, h.Permutations, h.MinEffectPct))
 	for _, s := range h.Series {
 		last := s.Points[len(s.Points)-1]
-		line := fmt.Sprintf("%s %s: %s, latest %s", s.Kind, s.Metric, plural(len(s.Points), "run"), s.metric.Format(last.Median))
+		line := fmt.Sprintf("%s %s: %s, latest %s", s.Kind, s.Metric, Plural(len(s.Points), "run"), s.metric.Format(last.Median))
 		switch {
 		case s.TooFew != "":
 			line += "; too few to look for a change point"

@@ -18,7 +18,7 @@ import (
 // declaration and a comment), which has no place inside an HTML document.
 var svgProlog = regexp.MustCompile(`(?s)^.*?(<svg\b)`)
 
-func inlineSVG(b []byte) template.HTML {
+func InlineSVG(b []byte) template.HTML {
 	s := svgProlog.ReplaceAllString(string(b), "$1")
 	// gonum writes a fixed size in points; let CSS scale it to the page.
 	s = strings.Replace(s, "<svg ", `<svg role="img" preserveAspectRatio="xMidYMid meet" `, 1)
@@ -263,7 +263,7 @@ func madCell(rs RepStats) string {
 func htmlFigures(figs []Figure) []htmlFigure {
 	var out []htmlFigure
 	for _, f := range figs {
-		out = append(out, htmlFigure{Figure: f, Inline: inlineSVG(f.SVG)})
+		out = append(out, htmlFigure{Figure: f, Inline: InlineSVG(f.SVG)})
 	}
 	return out
 }
@@ -306,22 +306,22 @@ func quoteEnv(env []string) []string {
 	return out
 }
 
-var funcs = template.FuncMap{
+var TemplateFuncs = template.FuncMap{
 	"ns":           func(v int64) string { return FormatNS(float64(v)) },
 	"nsf":          FormatNS,
 	"rate":         FormatRate,
 	"reps":         acrossReps,
-	"plural":       plural,
+	"plural":       Plural,
 	"expected":     expectedCell,
 	"testDouble":   func() string { return TestDoubleBanner },
 	"join":         strings.Join,
 	"responseNote": func() string { return ResponseNote },
 }
 
-// pageHead opens each page report writes (report.html, fleet.html) up
+// PageHead opens each page report writes (report.html, fleet.html) up
 // to the style rules they share, tables' above all, with the page's
 // maxWidth; the page adds its own rules and closes the <style>.
-func pageHead(maxWidth string) string {
+func PageHead(maxWidth string) string {
 	return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -339,13 +339,13 @@ th { background: #f3f3f3; }
 `
 }
 
-// figureTemplate is {{template "figure" .}}: a Figure inline, with its
+// FigureTemplate is {{template "figure" .}}: a Figure inline, with its
 // title and caption, alike on every page.
-const figureTemplate = `{{define "figure"}}<figure id="{{.Name}}">{{.Inline}}<figcaption><b>{{.Title}}.</b> {{.Caption}}</figcaption></figure>{{end}}`
+const FigureTemplate = `{{define "figure"}}<figure id="{{.Name}}">{{.Inline}}<figcaption><b>{{.Title}}.</b> {{.Caption}}</figcaption></figure>{{end}}`
 
 // The page has no script, no external stylesheet, font or image: every
 // plot is inline SVG, so the file can be mailed or archived alone.
-var page = template.Must(template.New("report").Funcs(funcs).Parse(figureTemplate + pageHead("70em") + `.status-ok { color: #17612b; } .status-partial { color: #a35b00; } .status-failed { color: #b00020; }
+var page = template.Must(template.New("report").Funcs(TemplateFuncs).Parse(FigureTemplate + PageHead("70em") + `.status-ok { color: #17612b; } .status-partial { color: #a35b00; } .status-failed { color: #b00020; }
 .warnings { background: #fff4e5; border-left: 4px solid #e69500; padding: .5em 1em; }
 .nowarn { color: #17612b; }
 pre { background: #f6f6f6; padding: .5em; overflow-x: auto; white-space: pre-wrap; }

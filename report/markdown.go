@@ -51,7 +51,7 @@ func acrossReps(rs RepStats) string {
 // costs, so no figure is shown without it.
 func Title(r *results.Result) string {
 	return fmt.Sprintf("%s on %s, %d×%d, %s in %s", r.Config.Workload, r.Config.Provider, r.Config.Procs, r.Config.Threads,
-		plural(r.Config.QPs, "QP"), strings.ToUpper(r.Config.QPStateOf()))
+		Plural(r.Config.QPs, "QP"), strings.ToUpper(r.Config.QPStateOf()))
 }
 
 // deviceLine names the device, its firmware and hardware version, if known.
@@ -68,14 +68,14 @@ func deviceLine(env results.Environment) string {
 func runLength(r *results.Result) string {
 	c := r.Config
 	if stoppedEarly(r) {
-		asked := plural(c.Repetitions, "repetition")
+		asked := Plural(c.Repetitions, "repetition")
 		switch {
 		case c.Duration > 0:
 			asked += " of " + time.Duration(c.Duration).String()
 		case c.Iterations > 0:
 			asked += fmt.Sprintf(" of %d iterations", c.Iterations)
 		}
-		return fmt.Sprintf("%s, %s measured in all (stopped early: %s requested)", plural(len(r.Repetitions), "repetition"), roundDuration(measured(r)), asked)
+		return fmt.Sprintf("%s, %s measured in all (stopped early: %s requested)", Plural(len(r.Repetitions), "repetition"), roundDuration(measured(r)), asked)
 	}
 	var per string
 	switch {
@@ -84,7 +84,7 @@ func runLength(r *results.Result) string {
 	case c.Iterations > 0:
 		per = fmt.Sprintf(" of %d iterations", c.Iterations)
 	}
-	return plural(len(r.Repetitions), "repetition") + per
+	return Plural(len(r.Repetitions), "repetition") + per
 }
 
 // WriteMarkdown writes summary.md: per run, the summary table and the
@@ -179,8 +179,8 @@ func writeHeadlineMarkdown(w io.Writer, run *Run) {
 	}
 }
 
-// plural writes n and noun, with an s unless n is 1.
-func plural(n int, noun string) string {
+// Plural writes n and noun, with an s unless n is 1.
+func Plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}

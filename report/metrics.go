@@ -280,7 +280,7 @@ func warnings(run *Run, engine bool) []finding {
 	for _, kind := range run.Kinds {
 		s := r.Ops[kind]
 		if s.Errors > 0 {
-			msg := fmt.Sprintf("%s: %s in %s (%.2g%%)", kind, plural(int(s.Errors), "error"), plural(int(s.Count), "operation"), 100*float64(s.Errors)/float64(s.Count))
+			msg := fmt.Sprintf("%s: %s in %s (%.2g%%)", kind, Plural(int(s.Errors), "error"), Plural(int(s.Count), "operation"), 100*float64(s.Errors)/float64(s.Count))
 			if len(s.ErrnoCounts) > 0 {
 				var parts []string
 				for _, e := range slices.Sorted(maps.Keys(s.ErrnoCounts)) {
@@ -292,7 +292,7 @@ func warnings(run *Run, engine bool) []finding {
 		}
 	}
 	if r.Leaks != nil && len(r.Leaks.Leaked) > 0 {
-		add(false, "%s outlived the run (leak check by %s): %v", plural(len(r.Leaks.Leaked), "QP"), r.Leaks.Method, r.Leaks.Leaked)
+		add(false, "%s outlived the run (leak check by %s): %v", Plural(len(r.Leaks.Leaked), "QP"), r.Leaks.Method, r.Leaks.Leaked)
 	}
 	for _, e := range r.Warnings {
 		if engine {
@@ -449,7 +449,7 @@ func tooFewRepetitions(r *results.Result, kinds []string) string {
 	}
 	if n < compare {
 		whys = append(whys, fmt.Sprintf("compare needs at least %d per run (the Mann-Whitney U test at alpha %g over the workload's %s, Holm, and a %.0f%% interval of the median)",
-			compare, DefaultAlpha, plural(gates, "gated metric"), 100*DefaultConfidence))
+			compare, DefaultAlpha, Plural(gates, "gated metric"), 100*DefaultConfidence))
 	}
 	if d := destructionCost(r); d != nil && n < d.NeedReps {
 		whys = append(whys, fmt.Sprintf("the headline's %.0f%% interval of what destruction adds needs %d", 100*CILevel, d.NeedReps))
@@ -461,5 +461,5 @@ func tooFewRepetitions(r *results.Result, kinds []string) string {
 	if n >= need || n >= compare {
 		return ""
 	}
-	return fmt.Sprintf("%s: %s; rerun with --repetitions %d or more", plural(n, "repetition"), strings.Join(whys, "; "), need)
+	return fmt.Sprintf("%s: %s; rerun with --repetitions %d or more", Plural(n, "repetition"), strings.Join(whys, "; "), need)
 }

@@ -34,8 +34,8 @@ type Figure struct {
 }
 
 const (
-	plotW   = 7 * vg.Inch
-	plotH   = 4 * vg.Inch
+	PlotW   = 7 * vg.Inch
+	PlotH   = 4 * vg.Inch
 	pngDPI  = 120
 	binsPer = 20 // histogram bins per decade of latency
 )
@@ -46,7 +46,7 @@ var (
 	padLeft, padRight  = vg.Points(4), vg.Points(16)
 	padBottom, padTop  = vg.Points(4), vg.Points(8)
 	legendGap          = vg.Points(10)
-	legendOutsideWidth = plotW * 2 / 5 // at most; a legend is as wide as its longest entry
+	legendOutsideWidth = PlotW * 2 / 5 // at most; a legend is as wide as its longest entry
 	legendFontSize     = vg.Points(10)
 )
 
@@ -90,7 +90,7 @@ func RunsStamp(runs []*Run) Stamp {
 			ids = append(ids, id)
 		}
 	}
-	st.Line = plural(len(runs), "run") + ": " + strings.Join(ids, "; ")
+	st.Line = Plural(len(runs), "run") + ": " + strings.Join(ids, "; ")
 	return st
 }
 
@@ -197,13 +197,13 @@ func renderPlot(p *plot.Plot, outside bool, name, title, caption string, st Stam
 		}
 		p.Draw(c)
 	}
-	sc := vgsvg.New(plotW, plotH)
+	sc := vgsvg.New(PlotW, PlotH)
 	drawOn(draw.New(sc))
 	var sb bytes.Buffer
 	if _, err := sc.WriteTo(&sb); err != nil {
 		return f, fmt.Errorf("plot %s: svg: %w", name, err)
 	}
-	ic := vgimg.NewWith(vgimg.UseWH(plotW, plotH), vgimg.UseDPI(pngDPI))
+	ic := vgimg.NewWith(vgimg.UseWH(PlotW, PlotH), vgimg.UseDPI(pngDPI))
 	drawOn(draw.New(ic))
 	var pb bytes.Buffer
 	// Plots are flat colour: the fastest compression is nearly as small,
@@ -457,14 +457,14 @@ func useLog(scale CountScale, hidden bool) bool {
 
 const logCountNote = " The count axis is logarithmic: on a linear one the long tail beyond p99 would be under 2% of the tallest bin, invisible."
 
-// latencyHistogram draws h on a log time axis, binsPer bins per decade.
-func latencyHistogram(name, kind string, h *hdrhistogram.Histogram, scale CountScale, st Stamp) (Figure, error) {
+// LatencyHistogram draws h on a log time axis, binsPer bins per decade.
+func LatencyHistogram(name, kind string, h *hdrhistogram.Histogram, scale CountScale, st Stamp) (Figure, error) {
 	title := kind + ": latency histogram"
 	p := newPlot(title, "latency", "operations per bin")
 	lb := binLatencies(h)
-	caption := fmt.Sprintf("%s of %s binned %d to a decade; the lines mark p50 and p99.", plural(int(h.TotalCount()), "operation"), kind, binsPer)
+	caption := fmt.Sprintf("%s of %s binned %d to a decade; the lines mark p50 and p99.", Plural(int(h.TotalCount()), "operation"), kind, binsPer)
 	if lb.zeros > 0 {
-		caption += fmt.Sprintf(" %s of 0 ns (below the timer's resolution) counted in the lowest bin.", plural(int(lb.zeros), "operation"))
+		caption += fmt.Sprintf(" %s of 0 ns (below the timer's resolution) counted in the lowest bin.", Plural(int(lb.zeros), "operation"))
 	}
 	if len(lb.bins) == 0 {
 		return emptyFigure(p, name, title, "no operations recorded", st)
@@ -807,7 +807,7 @@ func workerThroughput(name string, run *Run, st Stamp) (Figure, error) {
 	}
 	peak := 0.0
 	// Bars of one group share the room of one x unit.
-	width := vg.Length(float64(plotW-vg.Inch) / float64(len(labels)*(len(kinds)+1)))
+	width := vg.Length(float64(PlotW-vg.Inch) / float64(len(labels)*(len(kinds)+1)))
 	if width > vg.Points(20) {
 		width = vg.Points(20)
 	}
@@ -888,7 +888,7 @@ func RunFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
 	for _, kind := range run.Kinds {
 		h, ok := run.Hists[kind]
 		if ok {
-			if err := add(latencyHistogram(prefix+results.SafeFileName(kind)+"-histogram", kind, h, scale, st)); err != nil {
+			if err := add(LatencyHistogram(prefix+results.SafeFileName(kind)+"-histogram", kind, h, scale, st)); err != nil {
 				return nil, err
 			}
 			if err := add(spectrum(prefix+results.SafeFileName(kind)+"-spectrum", kind+": percentile spectrum", []string{""}, []*hdrhistogram.Histogram{h}, st)); err != nil {
@@ -964,7 +964,7 @@ func OverlayFigures(runs []*Run) ([]Figure, error) {
 		if len(hs) < 2 {
 			continue
 		}
-		f, err := spectrum("overlay-"+results.SafeFileName(kind)+"-spectrum", kind+": percentile spectra of "+plural(len(hs), "run"), labels, hs, RunsStamp(runs))
+		f, err := spectrum("overlay-"+results.SafeFileName(kind)+"-spectrum", kind+": percentile spectra of "+Plural(len(hs), "run"), labels, hs, RunsStamp(runs))
 		if err != nil {
 			return nil, err
 		}
@@ -985,4 +985,21 @@ func unionKinds(runs []*Run) []string {
 		}
 	}
 	return kinds
+}
+
+// RenderSized draws p as SVG at w×h, for a picture that grows with what
+// it shows (the fleet's heatmap with its nodes).
+func RenderSized(p *plot.Plot, name, title, caption string, w, h vg.Length) (Figure, error) {
+	f := Figure{Name: name, Title: title, Caption: caption}
+	sc := vgsvg.New(w, h)
+	dc := draw.New(sc)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	p.Draw(draw.Crop(dc, padLeft, -padRight, padBottom, -padTop))
+	var sb bytes.Buffer
+	if _, err := sc.WriteTo(&sb); err != nil {
+		return f, fmt.Errorf("plot %s: svg: %w", name, err)
+	}
+	f.SVG = sb.Bytes()
+	return f, nil
 }

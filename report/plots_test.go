@@ -114,7 +114,7 @@ func TestLogAxisGuards(t *testing.T) {
 	}
 	for _, tt := range hists {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := latencyHistogram("h", "reg", tt.h, CountsAuto, Stamp{})
+			f, err := LatencyHistogram("h", "reg", tt.h, CountsAuto, Stamp{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -299,7 +299,7 @@ func TestCountScale(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := latencyHistogram("h", "reg", tt.h, tt.scale, Stamp{})
+			f, err := LatencyHistogram("h", "reg", tt.h, tt.scale, Stamp{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,17 +15,8 @@ import (
 // wraps, so that one errors.Is answers for both.
 var ErrInput = results.ErrInput
 
-// inputError keeps the message of the underlying error (which names the
-// file) and still answers errors.Is(err, ErrInput).
-type inputError struct{ err error }
-
-func (e inputError) Error() string        { return e.err.Error() }
-func (e inputError) Unwrap() error        { return e.err }
-func (e inputError) Is(target error) bool { return target == ErrInput }
-
-func inputErrorf(format string, args ...any) error {
-	return inputError{fmt.Errorf(format, args...)}
-}
+// inputErrorf is an error about the input (results.InputErrorf).
+func inputErrorf(format string, args ...any) error { return results.InputErrorf(format, args...) }
 
 // Run is one run folder as the report sees it.
 type Run struct {

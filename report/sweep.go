@@ -60,7 +60,7 @@ func LoadSweep(dir string) (*SweepReport, error) {
 		return nil, inputErrorf("%s: no %s: not a sweep folder", dir, results.SweepFileName)
 	}
 	if err != nil {
-		return nil, inputError{err}
+		return nil, results.InputError(err)
 	}
 	sr := &SweepReport{Dir: dir}
 	for _, p := range s.Points {
@@ -145,7 +145,7 @@ func SweepHeadline(sr *SweepReport) []string {
 // pointName names a sweep point: 2×2 (4 threads), 16 QPs.
 func pointName(r *Run) string {
 	c := r.Result.Config
-	return fmt.Sprintf("%d×%d (%s), %s", c.Procs, c.Threads, plural(c.Procs*c.Threads, "thread"), plural(c.QPs, "QP"))
+	return fmt.Sprintf("%d×%d (%s), %s", c.Procs, c.Threads, Plural(c.Procs*c.Threads, "thread"), Plural(c.QPs, "QP"))
 }
 
 func sweepQPs(sr *SweepReport) []int {
@@ -235,7 +235,7 @@ func sweepPlot(sr *SweepReport, name, title, xlabel string, m sweepMetric,
 		p.Y.Min, p.Y.Max = 0, sl.hi*1.1
 		p.Y.Tick.Marker = rateTicks
 	}
-	caption := fmt.Sprintf("Each point is one run folder of the sweep (%s): ", plural(len(sr.Runs), "point"))
+	caption := fmt.Sprintf("Each point is one run folder of the sweep (%s): ", Plural(len(sr.Runs), "point"))
 	if sl.reps {
 		caption += "the median over its repetitions, the bars spanning the lowest to the highest repetition. "
 	} else {
@@ -361,9 +361,9 @@ func SweepFigures(sr *SweepReport) ([]Figure, error) {
 	}
 	total := func(c results.Config) float64 { return float64(c.Procs * c.Threads) }
 	perTotal := func(c results.Config) string {
-		s := fmt.Sprintf("%s/process", plural(c.Threads, "thread"))
+		s := fmt.Sprintf("%s/process", Plural(c.Threads, "thread"))
 		if len(qpss) > 1 {
-			s += ", " + plural(c.QPs, "QP")
+			s += ", " + Plural(c.QPs, "QP")
 		}
 		return s
 	}

@@ -28,7 +28,12 @@ func (e inputError) Error() string        { return e.err.Error() }
 func (e inputError) Unwrap() error        { return e.err }
 func (e inputError) Is(target error) bool { return target == ErrInput }
 
-func inputErrorf(format string, args ...any) error {
+// InputError is err, answering errors.Is(err, ErrInput) and keeping its
+// message, for the readers of run folders above results (report, analysis).
+func InputError(err error) error { return inputError{err} }
+
+// InputErrorf is an error about the input, formatted as fmt.Errorf.
+func InputErrorf(format string, args ...any) error {
 	return inputError{fmt.Errorf(format, args...)}
 }
 
@@ -59,15 +64,15 @@ func ReadRunFolder(dir string) (*RunFolder, error) {
 	st, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, inputErrorf("%s: no such run folder", dir)
+		return nil, InputErrorf("%s: no such run folder", dir)
 	case err != nil:
 		return nil, inputError{err}
 	case !st.IsDir():
-		return nil, inputErrorf("%s: not a folder (give the run folder that holds result.json)", dir)
+		return nil, InputErrorf("%s: not a folder (give the run folder that holds result.json)", dir)
 	}
 	r, err := Load(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, inputErrorf("%s: no %s here: not a run folder", dir, FileName)
+		return nil, InputErrorf("%s: no %s here: not a run folder", dir, FileName)
 	}
 	if err != nil {
 		return nil, inputError{err}
@@ -82,7 +87,7 @@ func ReadRunFolder(dir string) (*RunFolder, error) {
 	for _, kind := range slices.Sorted(maps.Keys(r.Histograms)) {
 		h, err := DecodeHistogram(r.Histograms[kind])
 		if err != nil {
-			return nil, inputErrorf("%s: histograms.%s: %v", filepath.Join(dir, FileName), kind, err)
+			return nil, InputErrorf("%s: histograms.%s: %v", filepath.Join(dir, FileName), kind, err)
 		}
 		run.Hists[kind] = h
 	}
@@ -102,7 +107,7 @@ func ReadRunFolder(dir string) (*RunFolder, error) {
 				return nil, err
 			}
 		} else if isLogged {
-			return nil, inputErrorf("%s: missing: %s says the run wrote it", path, FileName)
+			return nil, InputErrorf("%s: missing: %s says the run wrote it", path, FileName)
 		}
 		if _, ok := run.Hists[kind]; !ok {
 			// The interval logs hold the same samples: their sum stands
@@ -140,7 +145,7 @@ func checkLog(path string, r *Result, runID string, tl []Interval, isLogged bool
 		if runID == "" {
 			runID = "none"
 		}
-		return inputErrorf("%s: not this run's interval log (run id %s, %s says %s): the folder mixes two runs", path, runID, FileName, r.RunID)
+		return InputErrorf("%s: not this run's interval log (run id %s, %s says %s): the folder mixes two runs", path, runID, FileName, r.RunID)
 	}
 	if !isLogged {
 		return nil
@@ -153,7 +158,7 @@ func checkLog(path string, r *Result, runID string, tl []Interval, isLogged bool
 		count += iv.Count
 	}
 	if n != logged.Intervals || count != logged.Count {
-		return inputErrorf("%s: %d intervals, %d latencies; the run wrote %d and %d (%s): damaged or replaced", path, n, count, logged.Intervals, logged.Count, FileName)
+		return InputErrorf("%s: %d intervals, %d latencies; the run wrote %d and %d (%s): damaged or replaced", path, n, count, logged.Intervals, logged.Count, FileName)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/xrcbench/xrcbench/analysis"
 	"github.com/xrcbench/xrcbench/report"
 )
 
@@ -95,7 +96,7 @@ measured it?`,
 				if err != nil {
 					return usagef("--min-effect %q: %v", minEffect, err)
 				}
-				return fleetReport(stdout, args, out, report.FleetOptions{Threshold: threshold, MinEffect: &eff, Counts: scale}, failOnOutlier)
+				return fleetReport(stdout, args, out, analysis.FleetOptions{Threshold: threshold, MinEffect: &eff, Counts: scale}, failOnOutlier)
 			}
 			if failOnOutlier || cmd.Flags().Changed("outlier-threshold") || cmd.Flags().Changed("min-effect") {
 				return usagef("--fail-on-outlier, --outlier-threshold and --min-effect need --fleet")
@@ -114,21 +115,21 @@ measured it?`,
 	cmd.Flags().StringVar(&out, "out", "", "folder for the report (default: the run folder; required with several)")
 	cmd.Flags().BoolVar(&fleet, "fleet", false, "DIR is a fleet folder (run --fleet): write fleet.html and fleet.json comparing its nodes")
 	cmd.Flags().BoolVar(&failOnOutlier, "fail-on-outlier", false, "with --fleet: exit 1 when a node is flagged")
-	cmd.Flags().Float64Var(&threshold, "outlier-threshold", report.DefaultOutlierThreshold, "with --fleet: |robust score| beyond which a node is flagged")
-	cmd.Flags().StringVar(&minEffect, "min-effect", fmt.Sprintf("%g%%", report.DefaultFleetMinEffect), "with --fleet: smallest difference of a node's repetitions from its peers' that the U test flags")
+	cmd.Flags().Float64Var(&threshold, "outlier-threshold", analysis.DefaultOutlierThreshold, "with --fleet: |robust score| beyond which a node is flagged")
+	cmd.Flags().StringVar(&minEffect, "min-effect", fmt.Sprintf("%g%%", analysis.DefaultFleetMinEffect), "with --fleet: smallest difference of a node's repetitions from its peers' that the U test flags")
 	cmd.Flags().StringVar(&counts, "counts", "auto", "count axis of the latency histograms: auto (log where a long tail beyond p99 would be invisible), log or linear")
 	return cmd
 }
 
 // fleetReport writes a fleet folder's report and says who is flagged.
-func fleetReport(stdout io.Writer, args []string, out string, opts report.FleetOptions, failOnOutlier bool) error {
+func fleetReport(stdout io.Writer, args []string, out string, opts analysis.FleetOptions, failOnOutlier bool) error {
 	if len(args) != 1 {
 		return usagef("report --fleet takes one fleet folder, got %d", len(args))
 	}
 	if !(opts.Threshold > 0) || math.IsInf(opts.Threshold, 0) {
 		return usagef("--outlier-threshold %v: want a positive number such as 3.5", opts.Threshold)
 	}
-	fr, files, err := report.GenerateFleet(args[0], out, opts)
+	fr, files, err := analysis.GenerateFleet(args[0], out, opts)
 	if err != nil {
 		return inputErr(err)
 	}

@@ -1,4 +1,4 @@
-package report
+package analysis
 
 import (
 	"bytes"
@@ -21,9 +21,9 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/xrcbench/xrcbench/internal/safetext"
+	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/stats"
 )
@@ -61,7 +61,7 @@ const (
 // per-repetition values against the pooled repetitions of the other
 // nodes of its firmware, Holm-adjusted across every node, op kind and
 // metric of the fleet. A node is flagged when the adjusted p is at most
-// DefaultAlpha and its median departs from the others' by at least the
+// report.DefaultAlpha and its median departs from the others' by at least the
 // minimum effect: significance alone would flag a 0.5% difference in a
 // fleet quiet enough to resolve it, which no one would act on.
 const DefaultFleetMinEffect = 5.0 // percent
@@ -183,7 +183,7 @@ type FleetOptions struct {
 	// MinEffect is the smallest difference, in percent, the repetitions'
 	// test flags; nil: DefaultFleetMinEffect.
 	MinEffect *float64
-	Counts    CountScale
+	Counts    report.CountScale
 }
 
 // Fleet is a fleet read and scored, with the merged histograms.
@@ -203,15 +203,15 @@ func LoadFleet(dir string, opts FleetOptions) (*Fleet, error) {
 	st, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, inputErrorf("%s: no such fleet folder", dir)
+		return nil, results.InputErrorf("%s: no such fleet folder", dir)
 	case err != nil:
-		return nil, inputError{err}
+		return nil, results.InputError(err)
 	case !st.IsDir():
-		return nil, inputErrorf("%s: not a folder (give the folder run --fleet --out wrote, one folder per node)", dir)
+		return nil, results.InputErrorf("%s: not a folder (give the folder run --fleet --out wrote, one folder per node)", dir)
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, inputError{err}
+		return nil, results.InputError(err)
 	}
 	thr := opts.Threshold
 	if thr <= 0 {
@@ -221,7 +221,7 @@ func LoadFleet(dir string, opts FleetOptions) (*Fleet, error) {
 	if opts.MinEffect != nil {
 		eff = *opts.MinEffect
 	}
-	fr := &FleetReport{Schema: FleetSchema, Threshold: thr, Alpha: DefaultAlpha, MinEffectPct: eff, Flagged: []string{}, Merged: map[string]FleetMerged{}}
+	fr := &FleetReport{Schema: FleetSchema, Threshold: thr, Alpha: report.DefaultAlpha, MinEffectPct: eff, Flagged: []string{}, Merged: map[string]FleetMerged{}}
 	fl := &Fleet{Report: fr, Hists: map[string]*hdrhistogram.Histogram{}}
 	listed := map[string]bool{}
 	claimed := map[string]string{} // node → the folder that holds it
@@ -248,7 +248,7 @@ func LoadFleet(dir string, opts FleetOptions) (*Fleet, error) {
 		mostNodes = max(mostNodes, listedHere.Nodes)
 	}
 	if len(fr.Nodes) == 0 {
-		return nil, inputErrorf("%s: no node folder with a %s: not a fleet folder (run --fleet --out writes one folder per node)", dir, results.FileName)
+		return nil, results.InputErrorf("%s: no node folder with a %s: not a fleet folder (run --fleet --out writes one folder per node)", dir, results.FileName)
 	}
 	fr.Jobs = slices.Sorted(func(yield func(string) bool) {
 		for j := range jobs {
@@ -309,7 +309,7 @@ func loadFleetNode(dir string, fl *Fleet) (*FleetNode, results.Fleet) {
 		return n, results.Fleet{}
 	}
 	n.Status, n.Error = r.Status, r.Error
-	fl.testDouble = fl.testDouble || IsTestDouble(r)
+	fl.testDouble = fl.testDouble || report.IsTestDouble(r)
 	if w := r.Config.Workload + " on " + r.Config.Provider; !slices.Contains(fl.workloads, w) {
 		fl.workloads = append(fl.workloads, w)
 	}
@@ -339,8 +339,8 @@ func loadFleetNode(dir string, fl *Fleet) (*FleetNode, results.Fleet) {
 		}
 		n.Ops[kind] = FleetOp{Count: s.Count, P50: s.NS.P50, P99: s.NS.P99, Max: s.NS.Max, OpsPerSec: s.OpsPerSec}
 		for _, metric := range fleetMetrics {
-			m, _ := MetricByName(fleetMetricName[metric])
-			if v := RepetitionStats(r, kind, m).Values; len(v) > 0 {
+			m, _ := report.MetricByName(fleetMetricName[metric])
+			if v := report.RepetitionStats(r, kind, m).Values; len(v) > 0 {
 				if n.reps == nil {
 					n.reps = map[string][]float64{}
 				}
@@ -433,7 +433,7 @@ func (fl *Fleet) score() {
 						ps = append(ps, t.P)
 						t.P = roundSig(t.P)
 						n.Tests[key] = t
-						minP = math.Min(minP, stats.SeparatedP(len(mine), len(others), DefaultAlpha))
+						minP = math.Min(minP, stats.SeparatedP(len(mine), len(others), report.DefaultAlpha))
 					}
 				}
 			}
@@ -470,9 +470,9 @@ func (fl *Fleet) robustScore(fw, kind, metric string, idx []int) {
 		lns[j] = math.Log(metricValue(fr.Nodes[i].Ops[kind], metric))
 	}
 	med, mad := stats.Median(lns), stats.MAD(lns)
-	fr.Metrics = append(fr.Metrics, FleetMetric{FWVer: fw, Kind: kind, Metric: metric, Nodes: len(idx), Median: round3(math.Exp(med)), MADLn: round3(mad)})
+	fr.Metrics = append(fr.Metrics, FleetMetric{FWVer: fw, Kind: kind, Metric: metric, Nodes: len(idx), Median: report.Round3(math.Exp(med)), MADLn: report.Round3(mad)})
 	for j, i := range idx {
-		s := round3(madToSigma * (lns[j] - med) / math.Max(mad, madFloor))
+		s := report.Round3(madToSigma * (lns[j] - med) / math.Max(mad, madFloor))
 		n := &fr.Nodes[i]
 		if n.Scores == nil {
 			n.Scores = map[string]float64{}
@@ -490,9 +490,9 @@ func uTest(mine, others []float64) (FleetTest, bool) {
 	if len(mine) == 0 || len(others) == 0 {
 		return FleetTest{}, false
 	}
-	t := FleetTest{Reps: len(mine), OthersReps: len(others), P: stats.UTest(mine, others, DefaultAlpha)}
+	t := FleetTest{Reps: len(mine), OthersReps: len(others), P: stats.UTest(mine, others, report.DefaultAlpha)}
 	if mb := stats.Median(others); mb != 0 {
-		t.DeltaPct = round3((stats.Median(mine)/mb - 1) * 100)
+		t.DeltaPct = report.Round3((stats.Median(mine)/mb - 1) * 100)
 	}
 	return t, true
 }
@@ -550,7 +550,7 @@ func (fr *FleetReport) WriteJSON() ([]byte, error) {
 
 // stamp is the fleet's pictures' stamp: what the nodes ran, how many,
 // their devices and firmware.
-func (fl *Fleet) stamp() Stamp {
+func (fl *Fleet) stamp() report.Stamp {
 	var devs []string
 	for _, n := range fl.Report.Nodes {
 		d := n.Device
@@ -561,16 +561,16 @@ func (fl *Fleet) stamp() Stamp {
 			devs = append(devs, d)
 		}
 	}
-	line := "fleet of " + plural(len(fl.Report.Nodes), "node") + ": " + strings.Join(fl.workloads, "; ")
+	line := "fleet of " + report.Plural(len(fl.Report.Nodes), "node") + ": " + strings.Join(fl.workloads, "; ")
 	if len(devs) > 0 {
 		line += " · " + strings.Join(devs, ", ")
 	}
-	return Stamp{Line: line, TestDouble: fl.testDouble}
+	return report.Stamp{Line: line, TestDouble: fl.testDouble}
 }
 
 // FleetFigures are the heatmap and one merged histogram per op kind.
-func (fl *Fleet) FleetFigures(scale CountScale) ([]Figure, error) {
-	var figs []Figure
+func (fl *Fleet) FleetFigures(scale report.CountScale) ([]report.Figure, error) {
+	var figs []report.Figure
 	if f, ok, err := fl.heatmap(); err != nil {
 		return nil, err
 	} else if ok {
@@ -581,12 +581,12 @@ func (fl *Fleet) FleetFigures(scale CountScale) ([]Figure, error) {
 		if h == nil {
 			continue
 		}
-		f, err := latencyHistogram("fleet-"+results.SafeFileName(kind)+"-histogram", kind, h, scale, fl.stamp())
+		f, err := report.LatencyHistogram("fleet-"+results.SafeFileName(kind)+"-histogram", kind, h, scale, fl.stamp())
 		if err != nil {
 			return nil, err
 		}
 		f.Title = kind + ": fleet-wide latency histogram"
-		f.Caption = fmt.Sprintf("Every node's %s latencies merged (%s). ", kind, plural(fl.Report.Merged[kind].Nodes, "node")) + f.Caption
+		f.Caption = fmt.Sprintf("Every node's %s latencies merged (%s). ", kind, report.Plural(fl.Report.Merged[kind].Nodes, "node")) + f.Caption
 		figs = append(figs, f)
 	}
 	return figs, nil
@@ -595,7 +595,7 @@ func (fl *Fleet) FleetFigures(scale CountScale) ([]Figure, error) {
 // heatmap draws nodes × metrics coloured by score: blue below the fleet,
 // red above, white where it agrees; scores are clamped at twice the
 // threshold so one wild node does not wash out the rest.
-func (fl *Fleet) heatmap() (Figure, bool, error) {
+func (fl *Fleet) heatmap() (report.Figure, bool, error) {
 	fr := fl.Report
 	var cols []string
 	for _, m := range fr.Metrics {
@@ -608,7 +608,7 @@ func (fl *Fleet) heatmap() (Figure, bool, error) {
 		}
 	}
 	if len(cols) == 0 || len(rows) == 0 {
-		return Figure{}, false, nil
+		return report.Figure{}, false, nil
 	}
 	lim := 2 * fr.Threshold
 	g := scoreGrid{cols: len(cols), rows: len(rows), z: func(c, r int) float64 {
@@ -642,11 +642,11 @@ func (fl *Fleet) heatmap() (Figure, bool, error) {
 	p.X.Min, p.X.Max = -0.5, float64(len(cols))-0.5
 	p.Y.Min, p.Y.Max = -0.5, float64(len(rows))-0.5
 	caption := fmt.Sprintf("Each cell is a node's robust score in a metric: 0.6745·(ln value − fleet median)/MAD of ln values (MAD at least ln 1.1); red above the fleet, blue below, clamped at ±%.1f; a node is flagged beyond ±%.1f. Grey: not measured.", lim, fr.Threshold)
-	h := plotH
+	h := report.PlotH
 	if need := vg.Points(float64(18*len(rows) + 120)); need > h {
 		h = need
 	}
-	f, err := renderSized(p, "fleet-heatmap", title, caption, plotW, h)
+	f, err := report.RenderSized(p, "fleet-heatmap", title, caption, report.PlotW, h)
 	return f, true, err
 }
 
@@ -660,7 +660,7 @@ func (g scoreGrid) Z(c, r int) float64 { return g.z(c, r) }
 func (g scoreGrid) X(c int) float64    { return float64(c) }
 func (g scoreGrid) Y(r int) float64    { return float64(r) }
 
-var fleetPage = template.Must(template.New("fleet").Funcs(funcs).Parse(figureTemplate + pageHead("80em") + `tr.flagged td { background: #fde8ea; } td.out { font-weight: bold; color: #b00020; }
+var fleetPage = template.Must(template.New("fleet").Funcs(report.TemplateFuncs).Parse(report.FigureTemplate + report.PageHead("80em") + `tr.flagged td { background: #fde8ea; } td.out { font-weight: bold; color: #b00020; }
 .status-ok { color: #17612b; } .status-partial { color: #a35b00; } .status-failed, .status-unreadable { color: #b00020; }
 .warnings { background: #fff4e5; border-left: 4px solid #e69500; padding: .5em 1em; }
 figure { margin: 1.5em 0; } figure svg { width: 100%; max-width: 56em; height: auto; display: block; overflow: visible; }
@@ -712,7 +712,7 @@ type fleetGroupView struct {
 }
 
 // WriteFleetHTML renders fleet.html.
-func (fl *Fleet) WriteFleetHTML(title string, figs []Figure) ([]byte, error) {
+func (fl *Fleet) WriteFleetHTML(title string, figs []report.Figure) ([]byte, error) {
 	fr := fl.Report
 	var groups []fleetGroupView
 	for _, n := range fr.Nodes {
@@ -736,9 +736,9 @@ func (fl *Fleet) WriteFleetHTML(title string, figs []Figure) ([]byte, error) {
 				c := fleetCell{Text: "–"}
 				if ok {
 					if m == "ops/s" {
-						c.Text = FormatRate(op.OpsPerSec)
+						c.Text = report.FormatRate(op.OpsPerSec)
 					} else {
-						c.Text = FormatNS(metricValue(op, m))
+						c.Text = report.FormatNS(metricValue(op, m))
 					}
 					s, scored := n.Scores[kind+" "+m]
 					c.Out = scored && math.Abs(s) > fr.Threshold
@@ -757,9 +757,9 @@ func (fl *Fleet) WriteFleetHTML(title string, figs []Figure) ([]byte, error) {
 	}
 	var medians []string
 	for _, m := range fr.Metrics {
-		v := FormatNS(m.Median)
+		v := report.FormatNS(m.Median)
 		if m.Metric == "ops/s" {
-			v = FormatRate(m.Median)
+			v = report.FormatRate(m.Median)
 		}
 		medians = append(medians, fmt.Sprintf("%s %s %s (%.3f)", m.Kind, m.Metric, v, m.MADLn))
 	}
@@ -771,7 +771,7 @@ func (fl *Fleet) WriteFleetHTML(title string, figs []Figure) ([]byte, error) {
 		figViews = append(figViews, struct {
 			Name, Title, Caption string
 			Inline               template.HTML
-		}{f.Name, f.Title, f.Caption, inlineSVG(f.SVG)})
+		}{f.Name, f.Title, f.Caption, report.InlineSVG(f.SVG)})
 	}
 	var b bytes.Buffer
 	err := fleetPage.Execute(&b, map[string]any{
@@ -797,7 +797,7 @@ func (fr *FleetReport) Headline() []string {
 	if len(fr.Missing)+fr.Unnamed > 0 {
 		parts = append(parts, fmt.Sprintf("%d missing", len(fr.Missing)+fr.Unnamed))
 	}
-	lines := []string{fmt.Sprintf("%s: %s", plural(len(fr.Nodes), "node"), strings.Join(parts, ", "))}
+	lines := []string{fmt.Sprintf("%s: %s", report.Plural(len(fr.Nodes), "node"), strings.Join(parts, ", "))}
 	if len(fr.Firmware) > 0 {
 		var g []string
 		for _, x := range fr.Firmware {
@@ -868,18 +868,14 @@ func GenerateFleet(dir, out string, opts FleetOptions) (*FleetReport, []string, 
 // colorNaN is a heatmap cell with no value.
 var colorNaN = color.RGBA{R: 0xcc, G: 0xcc, B: 0xcc, A: 0xff}
 
-// renderSized draws p as SVG at w×h: the heatmap grows with the nodes.
-func renderSized(p *plot.Plot, name, title, caption string, w, h vg.Length) (Figure, error) {
-	f := Figure{Name: name, Title: title, Caption: caption}
-	sc := vgsvg.New(w, h)
-	dc := draw.New(sc)
-	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
-	p.Draw(draw.Crop(dc, padLeft, -padRight, padBottom, -padTop))
-	var sb bytes.Buffer
-	if _, err := sc.WriteTo(&sb); err != nil {
-		return f, fmt.Errorf("plot %s: svg: %w", name, err)
+// claimNode records that the fleet folder's node folder claims its node,
+// and refuses a second folder claiming the same one: which of the two
+// measured the node? (A copied folder, or two nodes run with one name.)
+func claimNode(claimed map[string]string, dir string, n *FleetNode) error {
+	if prev, ok := claimed[n.Node]; ok {
+		return results.InputErrorf("node %s is claimed by two folders, %s and %s: keep one", n.Node,
+			filepath.Join(dir, prev), filepath.Join(dir, n.Folder))
 	}
-	f.SVG = sb.Bytes()
-	return f, nil
+	claimed[n.Node] = n.Folder
+	return nil
 }

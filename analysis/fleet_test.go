@@ -1,4 +1,4 @@
-package report
+package analysis
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/stats"
 )
@@ -277,7 +278,7 @@ func TestFleetNodeClaimedTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := LoadFleet(dir, FleetOptions{})
-	if !errors.Is(err, ErrInput) {
+	if !errors.Is(err, results.ErrInput) {
 		t.Fatalf("LoadFleet: %v, want an input error", err)
 	}
 	for _, want := range []string{"node n1 ", filepath.Join(dir, "n1") + " and", filepath.Join(dir, "n1-copy")} {
@@ -300,7 +301,7 @@ func TestFleetDetectableEffect(t *testing.T) {
 	const trials, sigma = 200, 0.015
 	rng := rand.New(rand.NewPCG(1, 2))
 	flagged := func(nodes, reps int, slow float64) bool {
-		fr := &FleetReport{Threshold: DefaultOutlierThreshold, Alpha: DefaultAlpha, MinEffectPct: DefaultFleetMinEffect, Kinds: []string{results.OpReg, results.OpUnreg}}
+		fr := &FleetReport{Threshold: DefaultOutlierThreshold, Alpha: report.DefaultAlpha, MinEffectPct: DefaultFleetMinEffect, Kinds: []string{results.OpReg, results.OpUnreg}}
 		for i := range nodes {
 			n := FleetNode{Node: fmt.Sprint(i), Ops: map[string]FleetOp{}, reps: map[string][]float64{}}
 			for _, kind := range fr.Kinds {
