@@ -408,9 +408,9 @@ func judge(row *CompareRow, alpha, threshold float64) {
 		row.Verdict = VerdictSame
 	case row.DeltaPct == nil:
 		row.Verdict = VerdictSmall
-	case worse(row.metric, *row.DeltaPct, threshold):
+	case row.metric.Worse(*row.DeltaPct, threshold):
 		row.Verdict = VerdictRegression
-	case worse(row.metric, -*row.DeltaPct, threshold):
+	case row.metric.Worse(-*row.DeltaPct, threshold):
 		row.Verdict = VerdictImprovement
 	default:
 		row.Verdict = VerdictSmall
@@ -465,8 +465,9 @@ func runWarnings(base, new *Run) (_ []results.Warning, _ func(kind string) []int
 	return all, func(kind string) []int { return byKind[kind] }, len(every) > 0
 }
 
-// worse reports whether a change of deltaPct in m is worse than threshold.
-func worse(m Metric, deltaPct, threshold float64) bool {
+// Worse reports whether a change of deltaPct in m is worse than
+// threshold (percent): up for a latency, down for a rate.
+func (m Metric) Worse(deltaPct, threshold float64) bool {
 	if m.BetterHigher {
 		return deltaPct < -threshold
 	}

@@ -18,25 +18,12 @@ func DuplicateRuns(runs []*Run) []string {
 	for _, r := range runs {
 		dirs, ids = append(dirs, r.Dir), append(ids, r.Result.RunID)
 	}
-	return duplicateRuns(dirs, ids)
+	return DuplicateFolders(dirs, ids)
 }
 
-// DuplicateRuns of a history: its runs are the points of its series.
-func (h *History) DuplicateRuns() []string {
-	var most []HistoryPoint
-	for _, s := range h.Series {
-		if len(s.Points) > len(most) {
-			most = s.Points
-		}
-	}
-	var dirs, ids []string
-	for _, p := range most {
-		dirs, ids = append(dirs, p.Run), append(ids, p.RunID)
-	}
-	return duplicateRuns(dirs, ids)
-}
-
-func duplicateRuns(dirs, ids []string) []string {
+// DuplicateFolders is DuplicateRuns of runs read elsewhere: their folders
+// dirs and run ids ids, in one order.
+func DuplicateFolders(dirs, ids []string) []string {
 	var order []string
 	where := map[string][]string{}
 	for i, d := range dirs {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/xrcbench/xrcbench/analysis"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 )
@@ -108,7 +109,7 @@ order by).`,
 			// ^C stops it at once: nothing is written.
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			h, err := report.BuildHistoryContext(ctx, args, report.HistoryOptions{OrderBy: orderBy, XLabel: xLabel, Gates: gs, MinEffect: eff, Alpha: alpha, Seed: 1,
+			h, err := analysis.BuildHistoryContext(ctx, args, analysis.HistoryOptions{OrderBy: orderBy, XLabel: xLabel, Gates: gs, MinEffect: eff, Alpha: alpha, Seed: 1,
 				Progress: historyProgress(stderr, time.Second)})
 			if ctx.Err() != nil {
 				return failure{err: errors.New("interrupted: nothing written")}
@@ -130,7 +131,7 @@ order by).`,
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return outputErr(err)
 			}
-			for name, data := range map[string][]byte{report.HistoryJSONFile: js, report.HistoryHTMLFile: page} {
+			for name, data := range map[string][]byte{analysis.HistoryJSONFile: js, analysis.HistoryHTMLFile: page} {
 				if err := results.WriteFileAtomic(filepath.Join(out, name), data, 0o644); err != nil {
 					return outputErr(err)
 				}
@@ -150,7 +151,7 @@ order by).`,
 				if err := h.WriteText(stdout); err != nil {
 					return outputErr(err)
 				}
-				fmt.Fprintf(stdout, "wrote %s and %s\n", filepath.Join(out, report.HistoryHTMLFile), filepath.Join(out, report.HistoryJSONFile))
+				fmt.Fprintf(stdout, "wrote %s and %s\n", filepath.Join(out, analysis.HistoryHTMLFile), filepath.Join(out, analysis.HistoryJSONFile))
 			}
 			if h.Regressed() {
 				return failure{err: errors.New("the latest run sits after a regression change point"), quiet: false}

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xrcbench/xrcbench/analysis"
 	"github.com/xrcbench/xrcbench/qualify"
-	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -172,7 +172,7 @@ func TestJSONHistory(t *testing.T) {
 			code := run(&stdout, &stderr, []string{"history", "--json", runs})
 			var doc historyJSON
 			decodeOne(t, stdout.String(), &doc)
-			written, err := os.ReadFile(filepath.Join(runs, report.HistoryJSONFile))
+			written, err := os.ReadFile(filepath.Join(runs, analysis.HistoryJSONFile))
 			if err != nil {
 				t.Fatal(err)
 			}

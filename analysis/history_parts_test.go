@@ -1,8 +1,9 @@
-package report
+package analysis
 
 import (
 	"errors"
 	"fmt"
+	"github.com/xrcbench/xrcbench/report"
 	"slices"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ func TestHistoryOptionsWithDefaults(t *testing.T) {
 	for _, tt := range tests {
 		opt, label, err := HistoryOptions{OrderBy: tt.orderBy, MinEffect: tt.minEffect}.withDefaults()
 		if tt.wantErr {
-			if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), fmt.Sprintf("%q", tt.orderBy)) {
+			if !errors.Is(err, report.ErrInput) || !strings.Contains(err.Error(), fmt.Sprintf("%q", tt.orderBy)) {
 				t.Errorf("order by %q: %v, want an input error naming it", tt.orderBy, err)
 			}
 			continue
@@ -84,8 +85,8 @@ func TestOrderRuns(t *testing.T) {
 // between them; else its direction and the metric say whether it is a
 // regression.
 func TestHistoryChanges(t *testing.T) {
-	p50, _ := MetricByName("p50")
-	ops, _ := MetricByName("ops_per_sec")
+	p50, _ := report.MetricByName("p50")
+	ops, _ := report.MetricByName("ops_per_sec")
 	// Runs 0-4 with procs 1 1 2 2 2; the series skips run 2, so its
 	// points 0 1 2 3 are runs 0 1 3 4 and the procs change lies between
 	// points 1 and 2.
@@ -99,7 +100,7 @@ func TestHistoryChanges(t *testing.T) {
 	points := []HistoryPoint{{Run: "run-0"}, {Run: "run-1"}, {Run: "run-3"}, {Run: "run-4"}}
 	tests := []struct {
 		name       string
-		m          Metric
+		m          report.Metric
 		index      int
 		change     float64
 		regression bool
@@ -131,11 +132,11 @@ func TestHistoryChanges(t *testing.T) {
 
 // TestHistoryDrifts: a drift's End is its last point, not one past it.
 func TestHistoryDrifts(t *testing.T) {
-	p50, _ := MetricByName("p50")
-	ops, _ := MetricByName("ops_per_sec")
+	p50, _ := report.MetricByName("p50")
+	ops, _ := report.MetricByName("ops_per_sec")
 	points := []HistoryPoint{{Run: "a"}, {Run: "b"}, {Run: "c"}, {Run: "d"}}
 	tests := []struct {
-		m                Metric
+		m                report.Metric
 		start, end       int // changepoint's: end one past the last
 		change           float64
 		wantEnd          int

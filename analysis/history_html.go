@@ -1,8 +1,9 @@
-package report
+package analysis
 
 import (
 	"bytes"
 	"fmt"
+	"github.com/xrcbench/xrcbench/report"
 	"html/template"
 	"math"
 	"path/filepath"
@@ -169,7 +170,7 @@ func (h *History) plot(s Series, out string, hasReport func(string) bool) histPl
 	for i, pt := range s.Points {
 		// A run without its report links to its result.json, which every
 		// run folder has: a link to a report.html not yet written is dead.
-		target := HTMLFile
+		target := report.HTMLFile
 		if hasReport != nil && !hasReport(pt.Run) {
 			target = results.FileName
 		}

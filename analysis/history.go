@@ -1,10 +1,12 @@
-package report
+package analysis
 
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/xrcbench/xrcbench/report"
 	"io"
 	"io/fs"
 	"os"
@@ -31,7 +33,7 @@ type HistoryOptions struct {
 	// numbers, else as text; ties by start time).
 	OrderBy string
 	// Gates are the series; nil: the workload's DefaultGates.
-	Gates []Gate
+	Gates []report.Gate
 	// MinEffect is the smallest change of the median, in percent, that a
 	// change point or drift must have (default 5, compare's threshold).
 	MinEffect float64
@@ -119,7 +121,7 @@ type Series struct {
 	// TooFew says why no change point was looked for: too few runs for
 	// the permutation test to find one at the level asked.
 	TooFew string `json:"too_few,omitempty"`
-	metric Metric
+	metric report.Metric
 }
 
 // History is the runs' gated metrics over time, with change points.
@@ -151,11 +153,11 @@ func FindRuns(dirs []string) ([]string, error) {
 		st, err := os.Stat(d)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return nil, inputErrorf("%s: no such folder", d)
+			return nil, results.InputErrorf("%s: no such folder", d)
 		case err != nil:
 			return nil, results.InputError(err)
 		case !st.IsDir():
-			return nil, inputErrorf("%s: not a folder (give run folders or a folder of them)", d)
+			return nil, results.InputErrorf("%s: not a folder (give run folders or a folder of them)", d)
 		}
 		if _, err := os.Stat(filepath.Join(d, results.FileName)); err == nil {
 			runs = append(runs, d)
@@ -174,7 +176,7 @@ func FindRuns(dirs []string) ([]string, error) {
 			}
 		}
 		if n == 0 {
-			return nil, inputErrorf("%s: no %s in it or in the folders directly inside it: not a run folder nor a folder of them", d, results.FileName)
+			return nil, results.InputErrorf("%s: no %s in it or in the folders directly inside it: not a run folder nor a folder of them", d, results.FileName)
 		}
 	}
 	return runs, nil
@@ -215,7 +217,7 @@ func BuildHistoryContext(ctx context.Context, dirs []string, opt HistoryOptions)
 	gates := opt.Gates
 	if gates == nil {
 		last := runs[len(runs)-1].r
-		gates = DefaultGates(last, results.KindsOf(last))
+		gates = report.DefaultGates(last, results.KindsOf(last))
 	}
 	cpo := changepoint.Options{Alpha: opt.Alpha, Permutations: opt.Permutations, MinEffect: opt.MinEffect / 100, Seed: opt.Seed}
 	for _, g := range gates {
@@ -252,7 +254,7 @@ type historyRun struct {
 func xLabelOf(asked string, runs []historyRun) (string, error) {
 	has := func(key string) bool {
 		return slices.ContainsFunc(runs, func(run historyRun) bool {
-			_, ok := runLabels(run.r)[key]
+			_, ok := run.r.Labels[key]
 			return ok
 		})
 	}
@@ -260,7 +262,7 @@ func xLabelOf(asked string, runs []historyRun) (string, error) {
 	case asked == "date":
 		return asked, nil
 	case asked != "" && !has(asked):
-		return "", inputErrorf("--x-label %q: no run has that label (want date or the key of a --label the runs carry)", asked)
+		return "", results.InputErrorf("--x-label %q: no run has that label (want date or the key of a --label the runs carry)", asked)
 	case asked != "":
 		return asked, nil
 	case has("commit"):
@@ -274,7 +276,7 @@ func (run historyRun) xValue(xl string) string {
 	if xl == "date" {
 		return run.r.Started.UTC().Format("2006-01-02 15:04")
 	}
-	if v, ok := runLabels(run.r)[xl]; ok {
+	if v, ok := run.r.Labels[xl]; ok {
 		return v
 	}
 	return "–" // this run has no such label
@@ -292,7 +294,7 @@ func (opt HistoryOptions) withDefaults() (_ HistoryOptions, labelKey string, _ e
 	}
 	labelKey, byLabel := strings.CutPrefix(opt.OrderBy, "label:")
 	if opt.OrderBy != "start" && (!byLabel || labelKey == "") {
-		return opt, "", inputErrorf("--order-by %q: want start or label:KEY", opt.OrderBy)
+		return opt, "", results.InputErrorf("--order-by %q: want start or label:KEY", opt.OrderBy)
 	}
 	if !byLabel {
 		labelKey = ""
@@ -324,20 +326,20 @@ func (h *History) loadRuns(ctx context.Context, paths []string, labelKey string,
 		if h.Workload == "" {
 			h.Workload = r.Config.Workload
 		} else if r.Config.Workload != h.Workload {
-			return nil, inputErrorf("%s ran workload %q, %s ran %q: a history is of one workload", runs[0].dir, h.Workload, p, r.Config.Workload)
+			return nil, results.InputErrorf("%s ran workload %q, %s ran %q: a history is of one workload", runs[0].dir, h.Workload, p, r.Config.Workload)
 		}
 		run := historyRun{dir: p, r: r}
 		if labelKey != "" {
-			v, ok := runLabels(r)[labelKey]
+			v, ok := r.Labels[labelKey]
 			if !ok {
-				return nil, inputErrorf("%s has no label %q to order by (run it with --label %s=...)", p, labelKey, labelKey)
+				return nil, results.InputErrorf("%s has no label %q to order by (run it with --label %s=...)", p, labelKey, labelKey)
 			}
 			run.key = v
 		}
 		runs = append(runs, run)
 	}
 	if len(runs) == 0 {
-		return nil, inputErrorf("no run to make a history of (%s)", strings.Join(h.Notes, "; "))
+		return nil, results.InputErrorf("no run to make a history of (%s)", strings.Join(h.Notes, "; "))
 	}
 	return runs, nil
 }
@@ -373,7 +375,7 @@ func orderRuns(runs []historyRun, byLabel bool) {
 func configChanges(runs []historyRun) []HistoryConfigChange {
 	var out []HistoryConfigChange
 	for i := 1; i < len(runs); i++ {
-		if d := ConfigDiff(runs[i-1].r, runs[i].r); len(d) > 0 {
+		if d := report.ConfigDiff(runs[i-1].r, runs[i].r); len(d) > 0 {
 			out = append(out, HistoryConfigChange{Index: i, Run: runs[i].dir, Previous: runs[i-1].dir, Changes: d})
 		}
 	}
@@ -382,15 +384,15 @@ func configChanges(runs []historyRun) []HistoryConfigChange {
 
 // buildSeries is gate g's metric over the ordered runs, with its change
 // points and drifts.
-func buildSeries(ctx context.Context, g Gate, runs []historyRun, cpo changepoint.Options) (Series, error) {
-	m, ok := GateMetric(g)
+func buildSeries(ctx context.Context, g report.Gate, runs []historyRun, cpo changepoint.Options) (Series, error) {
+	m, ok := report.GateMetric(g)
 	if !ok {
-		return Series{}, inputErrorf("--gate %s: unknown metric %q; want one of %s", g, g.Metric, MetricNames())
+		return Series{}, results.InputErrorf("--gate %s: unknown metric %q; want one of %s", g, g.Metric, report.MetricNames())
 	}
 	s := Series{Kind: g.Kind, Metric: g.Metric, metric: m}
 	points, runAt := seriesPoints(runs, g.Kind, m)
 	if len(points) == 0 {
-		return Series{}, inputErrorf("--gate %s: no run measured %s", g, g.Kind)
+		return Series{}, results.InputErrorf("--gate %s: no run measured %s", g, g.Kind)
 	}
 	s.Points = points
 	values := make([]float64, len(points))
@@ -398,7 +400,7 @@ func buildSeries(ctx context.Context, g Gate, runs []historyRun, cpo changepoint
 		values[i] = pt.Median
 	}
 	if side := changepoint.MinSide(cpo); len(values) < changepoint.MinPoints(cpo) {
-		s.TooFew = fmt.Sprintf("%s: a step needs at least %d runs on each side at alpha %g", Plural(len(values), "run"), side, cmp.Or(cpo.Alpha, 0.01))
+		s.TooFew = fmt.Sprintf("%s: a step needs at least %d runs on each side at alpha %g", report.Plural(len(values), "run"), side, cmp.Or(cpo.Alpha, 0.01))
 		return s, nil
 	}
 	res, err := changepoint.DetectContext(ctx, values, cpo)
@@ -416,9 +418,9 @@ func buildSeries(ctx context.Context, g Gate, runs []historyRun, cpo changepoint
 // seriesPoints are the points of kind's metric m, one per run that
 // measured kind; runAt maps a point to its run, since a run that did not
 // measure the kind has none.
-func seriesPoints(runs []historyRun, kind string, m Metric) (points []HistoryPoint, runAt []int) {
+func seriesPoints(runs []historyRun, kind string, m report.Metric) (points []HistoryPoint, runAt []int) {
 	for i, run := range runs {
-		rs := RepetitionStats(run.r, kind, m)
+		rs := report.RepetitionStats(run.r, kind, m)
 		if len(rs.Values) == 0 {
 			continue
 		}
@@ -435,18 +437,18 @@ func seriesPoints(runs []historyRun, kind string, m Metric) (points []HistoryPoi
 // historyChanges are the change points found in the series points of m.
 // A step across a change of configuration is the configuration's, so it
 // is never a regression however much worse the runs after it are.
-func historyChanges(cps []changepoint.ChangePoint, points []HistoryPoint, runs []historyRun, runAt []int, m Metric) []HistoryChange {
+func historyChanges(cps []changepoint.ChangePoint, points []HistoryPoint, runs []historyRun, runAt []int, m report.Metric) []HistoryChange {
 	var out []HistoryChange
 	for _, cp := range cps {
 		// The step lies between two points of the series, which may
 		// be runs apart when a run did not measure the kind.
 		var cfg []string
 		if cp.Index > 0 {
-			cfg = ConfigDiff(runs[runAt[cp.Index-1]].r, runs[runAt[cp.Index]].r)
+			cfg = report.ConfigDiff(runs[runAt[cp.Index-1]].r, runs[runAt[cp.Index]].r)
 		}
 		out = append(out, HistoryChange{
 			Index: cp.Index, Run: points[cp.Index].Run, Before: cp.Before, After: cp.After,
-			ChangePct: 100 * cp.Change, P: cp.P, Regression: len(cfg) == 0 && worse(m, 100*cp.Change, 0),
+			ChangePct: 100 * cp.Change, P: cp.P, Regression: len(cfg) == 0 && m.Worse(100*cp.Change, 0),
 			ConfigChange: cfg,
 		})
 	}
@@ -455,12 +457,12 @@ func historyChanges(cps []changepoint.ChangePoint, points []HistoryPoint, runs [
 
 // historyDrifts are the drifts found in the series points of m; a drift's
 // End becomes its last point, as the reports name it.
-func historyDrifts(drifts []changepoint.Drift, points []HistoryPoint, m Metric) []HistoryDrift {
+func historyDrifts(drifts []changepoint.Drift, points []HistoryPoint, m report.Metric) []HistoryDrift {
 	var out []HistoryDrift
 	for _, d := range drifts {
 		out = append(out, HistoryDrift{
 			Start: d.Start, End: d.End - 1, StartRun: points[d.Start].Run, EndRun: points[d.End-1].Run,
-			PerRunPct: 100 * d.PerStep, ChangePct: 100 * d.Change, P: d.P, Regression: worse(m, 100*d.Change, 0),
+			PerRunPct: 100 * d.PerStep, ChangePct: 100 * d.Change, P: d.P, Regression: m.Worse(100*d.Change, 0),
 		})
 	}
 	return out
@@ -497,10 +499,10 @@ func (h *History) Regressed() bool {
 func (h *History) Lines() []string {
 	var out []string
 	out = append(out, fmt.Sprintf("history of %s: %s ordered by %s; change points by E-divisive (p ≤ %g, %d permutations), at least %g%%",
-		h.Workload, Plural(h.Runs, "run"), h.OrderBy, h.Alpha, h.Permutations, h.MinEffectPct))
+		h.Workload, report.Plural(h.Runs, "run"), h.OrderBy, h.Alpha, h.Permutations, h.MinEffectPct))
 	for _, s := range h.Series {
 		last := s.Points[len(s.Points)-1]
-		line := fmt.Sprintf("%s %s: %s, latest %s", s.Kind, s.Metric, Plural(len(s.Points), "run"), s.metric.Format(last.Median))
+		line := fmt.Sprintf("%s %s: %s, latest %s", s.Kind, s.Metric, report.Plural(len(s.Points), "run"), s.metric.Format(last.Median))
 		switch {
 		case s.TooFew != "":
 			line += "; too few to look for a change point"
@@ -559,5 +561,24 @@ func (h *History) JSON() ([]byte, error) {
 		*History
 		Regressed bool `json:"latest_after_regression"`
 	}{h, h.Regressed()}
-	return marshalIndent(out)
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// DuplicateRuns of a history: its runs are the points of its series.
+func (h *History) DuplicateRuns() []string {
+	var most []HistoryPoint
+	for _, s := range h.Series {
+		if len(s.Points) > len(most) {
+			most = s.Points
+		}
+	}
+	var dirs, ids []string
+	for _, p := range most {
+		dirs, ids = append(dirs, p.Run), append(ids, p.RunID)
+	}
+	return report.DuplicateFolders(dirs, ids)
 }

@@ -1,10 +1,11 @@
-package report
+package analysis
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/xrcbench/xrcbench/report"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -40,7 +41,7 @@ func writeHistoryWith(t *testing.T, n int, sd float64, seed uint64, level func(i
 				vals[k] = append(vals[k], runLevel*(1+0.005*rng.NormFloat64()))
 			}
 		}
-		r := runOf("", vals).Result
+		r := resultOf(vals)
 		ordered := func(s results.OpStats) results.OpStats {
 			p50 := s.NS.P50
 			s.NS = results.Latency{Min: p50 / 2, P50: p50, P90: 2 * p50, P99: 3 * p50, P999: 4 * p50, Max: 5 * p50, Mean: float64(p50)}
@@ -209,9 +210,9 @@ func TestHistoryRefuses(t *testing.T) {
 		"two workloads":    {[]string{root, other}, HistoryOptions{}},
 		"bad order":        {[]string{root}, HistoryOptions{OrderBy: "name"}},
 		"no such label":    {[]string{root}, HistoryOptions{OrderBy: "label:commit"}},
-		"gate not in runs": {[]string{root}, HistoryOptions{Gates: []Gate{{Kind: "create", Metric: "p50"}}}},
+		"gate not in runs": {[]string{root}, HistoryOptions{Gates: []report.Gate{{Kind: "create", Metric: "p50"}}}},
 	} {
-		if _, err := BuildHistory(tc.dirs, tc.opt); !errors.Is(err, ErrInput) {
+		if _, err := BuildHistory(tc.dirs, tc.opt); !errors.Is(err, report.ErrInput) {
 			t.Errorf("%s: %v, want an input error", name, err)
 		}
 	}
@@ -400,7 +401,7 @@ func TestConfigDiff(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := base()
 			tc.change(b)
-			if got := ConfigDiff(base(), b); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			if got := report.ConfigDiff(base(), b); fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Errorf("ConfigDiff = %q, want %q", got, tc.want)
 			}
 		})
@@ -444,7 +445,7 @@ func TestHistoryHTMLAxes(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := string(page)
-			for _, want := range []string{">" + tt.wantX + "<", ">" + tt.wantTitle + "<", ">reg p50 (latency)<", "/" + results.FileName + `"`, "/" + HTMLFile + `"`} {
+			for _, want := range []string{">" + tt.wantX + "<", ">" + tt.wantTitle + "<", ">reg p50 (latency)<", "/" + results.FileName + `"`, "/" + report.HTMLFile + `"`} {
 				if !strings.Contains(s, want) {
 					t.Errorf("history.html lacks %q", want)
 				}
@@ -455,7 +456,7 @@ func TestHistoryHTMLAxes(t *testing.T) {
 			// Each point links to what exists.
 			for _, pt := range h.Series[0].Points {
 				rel, _ := filepath.Rel(root, pt.Run)
-				want := filepath.ToSlash(filepath.Join(rel, map[bool]string{true: HTMLFile, false: results.FileName}[withReport[pt.Run]]))
+				want := filepath.ToSlash(filepath.Join(rel, map[bool]string{true: report.HTMLFile, false: results.FileName}[withReport[pt.Run]]))
 				if !strings.Contains(s, `href="`+want+`"`) {
 					t.Errorf("point %s: no link to %s", pt.Run, want)
 				}
