@@ -404,7 +404,7 @@ func prepareRun(cfg *Config, opts *Options) error {
 	if opts.WorkerExe == "" {
 		return errors.New("bench: no worker executable")
 	}
-	return checkAddressSpace()
+	return CheckAddressSpace()
 }
 
 // runPrivDir is the run's private directory, and whether it is on a
