@@ -95,7 +95,7 @@ func assemble(res *results.Result, done []*repOutcome, cfg Config) error {
 			// The latencies arrived interval by interval, the counts at the
 			// end: they must agree, or something was lost on the way.
 			if a := aggs[kind]; a.hist.TotalCount() != a.count {
-				res.Warnings = append(res.Warnings, warnf(results.WarnLatencyCount, rep.index+1, kind, "%d latencies for %d operations",
+				res.Warnings = append(res.Warnings, warnf(results.WarnLatencyCount, rep.index+1, kind, "latencies were lost between the threads and the result, so the percentiles rest on fewer operations than the counts: a harness fault; report it with the run folder", "%d latencies for %d operations",
 					a.hist.TotalCount(), a.count))
 			}
 		}
@@ -418,7 +418,7 @@ func cpuWarnings(done []*repOutcome, cfg Config) []results.Warning {
 		usable := min(total, runtime.NumCPU())
 		want := float64(usable) * (rep.wall + cfg.Warmup).Seconds()
 		if want > 0.5 && cpu < 0.75*want {
-			out = append(out, warnf(results.WarnCPUStarved, rep.index+1, "", "workers got %.1f CPU-seconds of the %.1f their %d thread(s) could use (%.0f%%): the machine is busy, throughput is understated",
+			out = append(out, warnf(results.WarnCPUStarved, rep.index+1, "", "the machine is busy, throughput is understated: run on an idle machine or with fewer --procs × --threads", "workers got %.1f CPU-seconds of the %.1f their %d thread(s) could use (%.0f%%)",
 				cpu, want, total, 100*cpu/want))
 		}
 	}
@@ -437,12 +437,12 @@ func timingWarnings(done []*repOutcome, cfg Config) []results.Warning {
 			length = cfg.Duration
 		}
 		if length > 0 && float64(rep.skew) > results.StartSkewShare*float64(length) {
-			out = append(out, warnf(results.WarnStartSkew, rep.index+1, "", "start skew %v is %.1f%% of its %v (limit %.0f%%): its threads did not start together, some ran alone",
+			out = append(out, warnf(results.WarnStartSkew, rep.index+1, "", "its threads did not start together, some ran alone, so its figures mix loads: run again on a quieter machine", "start skew %v is %.1f%% of its %v (limit %.0f%%)",
 				time.Duration(rep.skew).Round(time.Microsecond), 100*float64(rep.skew)/float64(length), length.Round(time.Millisecond), 100*results.StartSkewShare))
 		}
 		if cfg.Duration > 0 {
 			if dev := float64(rep.wall-cfg.Duration) / float64(cfg.Duration); math.Abs(dev) > results.DurationDeparture {
-				out = append(out, warnf(results.WarnDuration, rep.index+1, "", "measured %v, %+.1f%% from the requested %v (limit ±%.0f%%): ops/s and the timelines cover another span than asked",
+				out = append(out, warnf(results.WarnDuration, rep.index+1, "", "ops/s and the timelines cover another span than asked (a stall at its start or stop): run again on a quieter machine", "measured %v, %+.1f%% from the requested %v (limit ±%.0f%%)",
 					rep.wall.Round(time.Millisecond), 100*dev, cfg.Duration, 100*results.DurationDeparture))
 			}
 		}
@@ -544,7 +544,7 @@ func harnessFigures(res *results.Result, done []*repOutcome) {
 		h.TimerOverhead, h.TimerOverheadNS = to, to.MedianNS
 		if to.BeforeNS > 0 && to.AfterNS > 0 {
 			if d := math.Abs(to.AfterNS - to.BeforeNS); d > 2 && d > TimerDrift*to.BeforeNS {
-				res.Warnings = append(res.Warnings, warnf(results.WarnTimerDrift, 0, "", "timer overhead moved during the run: %.1fns before, %.1fns after (median of %d thread(s) each; all %.1f-%.1fns): the machine changed under the measurement",
+				res.Warnings = append(res.Warnings, warnf(results.WarnTimerDrift, 0, "", "the machine changed under the measurement (its clock or its load), so early and late latencies are not alike: run again on an idle machine with a fixed clock (see the CPU check)", "timer overhead moved during the run: %.1fns before, %.1fns after (median of %d thread(s) each; all %.1f-%.1fns)",
 					to.BeforeNS, to.AfterNS, len(pre), to.MinNS, to.MaxNS))
 			}
 		}
@@ -556,8 +556,8 @@ func harnessFigures(res *results.Result, done []*repOutcome) {
 		}
 		h.Coverage = c
 		if c.Share < MinCoverage {
-			res.Warnings = append(res.Warnings, warnf(results.WarnCoverage, 0, "", "coverage %.0f%% (least covered thread %.0f%%, limit %.0f%%): the rest of the threads' working time was outside timed operations, %s",
-				100*c.Share, 100*c.MinThreadShare, 100*MinCoverage, untimedMeans(open)))
+			res.Warnings = append(res.Warnings, warnf(results.WarnCoverage, 0, "", "the rest of the threads' working time was outside timed operations, "+untimedMeans(open), "coverage %.0f%% (least covered thread %.0f%%, limit %.0f%%)",
+				100*c.Share, 100*c.MinThreadShare, 100*MinCoverage))
 		}
 	}
 	for _, kind := range slices.Sorted(maps.Keys(h.MaxGapNS)) {
@@ -672,10 +672,10 @@ func openLoopFigures(res *results.Result, done []*repOutcome, cfg Config, wall f
 	end := time.Duration(ol.BacklogEndNS)
 	switch {
 	case ol.Saturated:
-		res.Warnings = append(res.Warnings, warnf(results.WarnOpenLoopSaturated, 0, "", "open loop saturated: a thread was more than %v behind its schedule for %.0f%% of its measurement (the backlog %v at the end, at most %v; achieved %.3g ops/s of the %.3g requested): it did not keep up, and the response times measure the queue; lower --rate (or, where the workers lacked a CPU, quiet the machine)",
+		res.Warnings = append(res.Warnings, warnf(results.WarnOpenLoopSaturated, 0, "", "it did not keep up, and the response times measure the queue; lower --rate (or, where the workers lacked a CPU, quiet the machine)", "open loop saturated: a thread was more than %v behind its schedule for %.0f%% of its measurement (the backlog %v at the end, at most %v; achieved %.3g ops/s of the %.3g requested)",
 			limit, over, sig3(ol.BacklogEndNS), sig3(ol.BacklogMaxNS), ol.AchievedOpsPerSec, ol.RequestedOpsPerSec))
 	case end > limit:
-		res.Warnings = append(res.Warnings, warnf(results.WarnOpenLoopEndStall, 0, "", "open loop: the last operations began %v behind their intended starts, and about %.0f due before the end were not run (achieved %.3g ops/s of the %.3g requested); the backlog was beyond %v for only %.0f%% of the measurement, so this is a stall at the end (the machine, real-time throttling), not a run that did not keep up: the response times hold the stall but not the operations it left unrun",
+		res.Warnings = append(res.Warnings, warnf(results.WarnOpenLoopEndStall, 0, "", "the response times hold the stall but not the operations it left unrun; run again where the whole schedule must be measured", "open loop: the last operations began %v behind their intended starts, and about %.0f due before the end were not run (achieved %.3g ops/s of the %.3g requested); the backlog was beyond %v for only %.0f%% of the measurement, so this is a stall at the end (the machine, real-time throttling), not a run that did not keep up",
 			sig3(ol.BacklogEndNS), end.Seconds()*rate, ol.AchievedOpsPerSec, ol.RequestedOpsPerSec, limit, over))
 	}
 }

@@ -200,15 +200,15 @@ func (c *coordinator) releaseHolder(out *repOutcome, vo verbs.Options, h *holder
 		listed, how, listErr = stillListed(h.dev.Info(), out.created.each)
 	}
 	if err := h.release(); err != nil {
-		out.warnings = append(out.warnings, warnf(results.WarnHolderRelease, out.index+1, "", "releasing the holder: %v", err))
+		out.warnings = append(out.warnings, warnf(results.WarnHolderRelease, out.index+1, "", "the QPs it held may outlive the run (see the leak check); look at the device with xrcbench devices", "releasing the holder: %v", err))
 	}
 	out.leaks = checkLeaks(vo, h, out.created, len(out.threads) == c.cfg.Procs*c.cfg.Threads)
 	if vo.Provider == "rdma" && out.leaks != nil && out.leaks.Method == "reg_probe" {
 		addUnconfirmed(out.leaks, listed, how, listErr)
 	}
 	if lc := out.leaks; lc != nil && lc.DestroysUnconfirmed != nil && *lc.DestroysUnconfirmed > 0 {
-		out.warnings = append(out.warnings, warnf(results.WarnDestroyUnconfirmed, out.index+1, "", "%d QP destruction(s) not confirmed: ibv_destroy_qp returned 0, "+
-			"but %s still lists QP(s) %v (a destroy the kernel did not report; a later ibv_close_xrcd may fail EBUSY)",
+		out.warnings = append(out.warnings, warnf(results.WarnDestroyUnconfirmed, out.index+1, "", "a destroy the kernel did not report: unreg_last may not hold the destruction, and a later ibv_close_xrcd may fail EBUSY",
+			"%d QP destruction(s) not confirmed: ibv_destroy_qp returned 0, but %s still lists QP(s) %v",
 			*lc.DestroysUnconfirmed, lc.DeviceList, lc.UnconfirmedQPNs))
 	}
 }
@@ -453,8 +453,8 @@ func (r *repRun) conclude(vo verbs.Options) error {
 func lateReportsWarning(idx int, late int64) results.Warning {
 	// A notice: the latencies are all in the timelines, at their
 	// interval's start time; only the lines' order tells of the lag.
-	return results.NewWarning(results.WarnLateReports, results.SeverityNotice, idx+1, "", fmt.Sprintf("%d interval report(s) came after their interval was written to the .hlog timelines (a thread lagged by more than two intervals, e.g. stopped or starved): they are written late, as extra lines with their interval's start time",
-		late))
+	return results.NewWarning(results.WarnLateReports, results.SeverityNotice, idx+1, "", fmt.Sprintf("%d interval report(s) came after their interval was written to the .hlog timelines (a thread lagged by more than two intervals, e.g. stopped or starved)",
+		late)).WithMeans("they are written late, as extra lines with their interval's start time; no latency is lost")
 }
 
 // threadSpan is the earliest and latest start and the latest end of the

@@ -146,13 +146,13 @@ func cpuCheckWarnings(b *results.BOM, busySiblings []string) []results.Warning {
 	}
 	var out []results.Warning
 	if g := b.CPU.Governor; !unreadable(g) && g != "performance" {
-		out = append(out, warnf(results.WarnCPUSetup, 0, "", "CPU frequency governor %s, not performance: the clock changes under the measurement; set it with cpupower frequency-set -g performance, or silence this check with --no-cpu-check", g))
+		out = append(out, warnf(results.WarnCPUSetup, 0, "", "the clock changes under the measurement; set it with cpupower frequency-set -g performance, or silence this check with --no-cpu-check", "CPU frequency governor %s, not performance", g))
 	}
 	if b.CPU.Boost == "on" {
-		out = append(out, warnf(results.WarnCPUSetup, 0, "", "turbo/boost is on: the clock depends on temperature and on the other cores' load, so repeated runs differ; turn it off (cpufreq boost or intel_pstate no_turbo), or silence this check with --no-cpu-check"))
+		out = append(out, warnf(results.WarnCPUSetup, 0, "", "the clock depends on temperature and on the other cores' load, so repeated runs differ; turn it off (cpufreq boost or intel_pstate no_turbo), or silence this check with --no-cpu-check", "turbo/boost is on"))
 	}
 	if len(busySiblings) > 0 {
-		out = append(out, warnf(results.WarnCPUSetup, 0, "", "SMT siblings of the measured CPUs were busy (%s): they share the core's pipeline with a measured thread; keep them idle (or leave SMT off) while measuring, or silence this check with --no-cpu-check", strings.Join(busySiblings, "; ")))
+		out = append(out, warnf(results.WarnCPUSetup, 0, "", "they share the core's pipeline with a measured thread; keep them idle (or leave SMT off) while measuring, or silence this check with --no-cpu-check", "SMT siblings of the measured CPUs were busy (%s)", strings.Join(busySiblings, "; ")))
 	}
 	return out
 }

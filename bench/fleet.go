@@ -253,7 +253,8 @@ func (b *FleetBarrier) BeforeStart(ctx context.Context, res *results.Result) err
 	res.Fleet.Sync = sync
 	if sync.LateNS > 0 {
 		res.Warnings = append(res.Warnings, results.NewWarning(results.WarnFleetLate, results.SeverityWarning, 0, "",
-			"fleet: this node saw the last arrival after the common start and started "+time.Duration(sync.LateNS).Round(time.Millisecond).String()+" late"))
+			"fleet: this node saw the last arrival after the common start and started "+time.Duration(sync.LateNS).Round(time.Millisecond).String()+" late").
+			WithMeans("its first moments ran beside fewer nodes than the others' did; read its first repetition with care, or start the nodes closer together"))
 	}
 	return nil
 }

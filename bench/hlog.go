@@ -36,10 +36,13 @@ type hlogs struct {
 	// written late: a line of its own with the interval's start time,
 	// after later intervals. Readers sum the lines of a time range, so
 	// nothing is lost; late counts such reports.
-	written  int64
-	late     int64
-	wrote    bool   // any interval at all, in any log
-	base     uint64 // CLOCK_MONOTONIC ns of interval 0 of this repetition
+	written int64
+	late    int64
+	wrote   bool   // any interval at all, in any log
+	base    uint64 // CLOCK_MONOTONIC ns of interval 0 of this repetition
+	// first is the earliest thread start reported (intervalMsg.Start): the
+	// repetition's measured time, and so its first interval, begins there.
+	first    uint64
 	wallBase time.Time
 	err      error
 	// written per kind: what result.json's logs record, for a reader to
@@ -96,7 +99,7 @@ func (l *hlogs) startRep(threads int) {
 	l.threads = threads
 	l.newest = 0
 	l.written, l.late = 0, 0
-	l.base = 0
+	l.base, l.first = 0, 0
 }
 
 // add merges one thread's interval. base is the measurement start of the
@@ -107,6 +110,9 @@ func (l *hlogs) add(m *intervalMsg, base uint64) error {
 		l.base = base
 		now := verbs.Now()
 		l.wallBase = time.Now().Add(-time.Duration(int64(now) - int64(base)))
+	}
+	if m.Start > 0 && (l.first == 0 || m.Start < l.first) {
+		l.first = m.Start
 	}
 	isLate := m.Index < l.written
 	if isLate {
@@ -199,11 +205,15 @@ func (l *hlogs) flush(all bool) {
 // (CLOCK_MONOTONIC ns; 0: the interval's planned end). Its length is the
 // time it covered, so the last, short interval of a repetition does not
 // claim a whole interval (a rate read from it would be low) nor overlap
-// the next repetition's: a reader's sum of counts over the sum of lengths
-// is the run's operations per second.
+// the next repetition's, and the first begins where the earliest thread
+// began measuring (l.first): a reader's sum of counts over the sum of
+// lengths is the run's operations per second.
 func (l *hlogs) write(i int64, kind string, h *hdrhistogram.Histogram, end uint64) {
 	from := time.Duration(i) * l.interval
 	to := from + l.interval
+	if l.first > l.base {
+		from = max(from, min(to, time.Duration(l.first-l.base)))
+	}
 	if end > l.base {
 		to = min(to, max(from, time.Duration(end-l.base)))
 	}

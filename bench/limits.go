@@ -18,10 +18,12 @@ import (
 // (crashLine).
 const MinAddressSpace = 3 << 29 // 1.5 GiB
 
-// checkAddressSpace refuses an address-space limit no run can start
+// CheckAddressSpace refuses an address-space limit no run can start
 // under: the failure would otherwise be the Go runtime's abort, with a
-// register dump, in a worker or in this process.
-func checkAddressSpace() error {
+// register dump, in a worker or in this process. The command calls it
+// first thing (before the runtime has reason to start threads it could
+// not get); a run calls it again.
+func CheckAddressSpace() error {
 	var lim unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_AS, &lim); err != nil || lim.Cur == unix.RLIM_INFINITY || lim.Cur >= MinAddressSpace {
 		return nil

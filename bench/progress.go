@@ -55,15 +55,18 @@ func StartWarnings(cfg Config) []results.Warning {
 	var out []results.Warning
 	total := cfg.Procs * cfg.Threads
 	if cpus := runtime.NumCPU(); total > cpus {
-		out = append(out, warnf(results.WarnCPUShared, 0, "", "%d threads on %d CPUs: threads share CPUs, so latencies include time spent preempted", total, cpus))
+		out = append(out, warnf(results.WarnCPUShared, 0, "", fmt.Sprintf("threads share CPUs, so latencies include time spent preempted: run at most %d threads (--procs × --threads)", cpus), "%d threads on %d CPUs", total, cpus))
 	}
 	return out
 }
 
 // warnf is a warning of kind about repetition rep (from 1; 0: the run)
-// and op kind op ("": all), its text formatted.
-func warnf(kind string, rep int, op, format string, args ...any) results.Warning {
-	return results.NewWarning(kind, results.SeverityWarning, rep, op, fmt.Sprintf(format, args...))
+// and op kind op ("": all): its fact formatted, then what the fact means
+// for the figures and what to do (results.Warning.Means). means comes
+// first so that no warning can be written without it
+// (TestEveryWarningSaysWhatToDo holds the rest of the tree to that).
+func warnf(kind string, rep int, op, means, format string, args ...any) results.Warning {
+	return results.NewWarning(kind, results.SeverityWarning, rep, op, fmt.Sprintf(format, args...)).WithMeans(means)
 }
 
 // live follows one repetition for its progress reports.

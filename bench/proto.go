@@ -98,6 +98,12 @@ type intervalMsg struct {
 	// planned end, or the end of the measurement if that came first (the
 	// last interval of a repetition is usually short).
 	End uint64 `json:"end,omitempty"`
+	// Start (CLOCK_MONOTONIC ns), in the first interval a thread reports,
+	// is where its measurement began: a thread released at the start line
+	// begins a little after it (a busy machine: tens of ms), and the
+	// repetition's length, which ops/s divide by, runs from the earliest
+	// such start, so the timelines' first interval must too.
+	Start uint64 `json:"start,omitempty"`
 	// For the live progress only (the result counts from done messages):
 	// the interval's operations with an unexpected outcome, per op kind,
 	// and the passes or rounds the thread has completed so far.

@@ -404,7 +404,7 @@ func prepareRun(cfg *Config, opts *Options) error {
 	if opts.WorkerExe == "" {
 		return errors.New("bench: no worker executable")
 	}
-	return checkAddressSpace()
+	return CheckAddressSpace()
 }
 
 // runPrivDir is the run's private directory, and whether it is on a
@@ -616,16 +616,16 @@ func runStatus(runErr error, measured int) (status, msg string) {
 func resultWarnings(res *results.Result, cfg *Config, priv *runPrivDir) []results.Warning {
 	var out []results.Warning
 	if d := res.Environment.Device; d != nil && d.TestDouble {
-		out = append(out, warnf(results.WarnTestDouble, 0, "", "measured through the libibverbs test double (%s), not RDMA hardware: these figures say nothing about an adapter", res.Environment.ProviderDetail["libibverbs"]))
+		out = append(out, warnf(results.WarnTestDouble, 0, "", "these figures say nothing about an adapter", "measured through the libibverbs test double (%s), not RDMA hardware", res.Environment.ProviderDetail["libibverbs"]))
 	}
 	if !priv.onMemory && cfg.Provider == "sim" && cfg.Warmup+cfg.Duration >= 30*time.Second {
-		out = append(out, warnf(results.WarnSimOnDisk, 0, "", "the sim device lives on a disk file system (%s): once writeback cleans its pages (after 30 s by default), the first write to each faults into the file system inside an operation, adding microseconds; set TMPDIR to a memory file system such as /dev/shm", priv.parent))
+		out = append(out, warnf(results.WarnSimOnDisk, 0, "", "once writeback cleans its pages (after 30 s by default), the first write to each faults into the file system inside an operation, adding microseconds; set TMPDIR to a memory file system such as /dev/shm", "the sim device lives on a disk file system (%s)", priv.parent))
 	}
 	if res.Environment.Version == "unknown" {
-		out = append(out, warnf(results.WarnVersionUnknown, 0, "", "xrcbench version unknown: built without VCS information (-buildvcs=false); the result cannot name the code that measured it"))
+		out = append(out, warnf(results.WarnVersionUnknown, 0, "", "the result cannot name the code that measured it; build with make build, which stamps the revision", "xrcbench version unknown: built without VCS information (-buildvcs=false)"))
 	}
 	if res.Leaks != nil && len(res.Leaks.Leaked) > 0 {
-		out = append(out, warnf(results.WarnLeak, 0, "", "%d QP(s) outlived the run: %v", len(res.Leaks.Leaked), res.Leaks.Leaked))
+		out = append(out, warnf(results.WarnLeak, 0, "", "registrations were not undone, and the next run on this device starts beside them; see leaks in result.json and the device's QPs with xrcbench devices", "%d QP(s) outlived the run: %v", len(res.Leaks.Leaked), res.Leaks.Leaked))
 	}
 	return out
 }

@@ -134,6 +134,10 @@ type thread struct {
 	ended     uint64
 	rounds    int64
 
+	// ivReported: the thread has sent an interval (the first carries its
+	// start, intervalMsg.Start).
+	ivReported bool
+
 	// coverage: what of the thread's time was not inside a timed
 	// operation (see results.Coverage)
 	lastEnd   uint64 // end of the last timed batch, or the start
@@ -339,6 +343,7 @@ func (t *thread) run(deadline uint64) error {
 	t.measuring = true
 	t.lastEnd = t.started
 	t.ivStart = deadline
+	t.ivReported = false
 	t.ivNext = deadline + uint64(t.cfg.Interval)
 	var done func(uint64, int64) bool
 	t.loopEnd = 0
@@ -609,6 +614,9 @@ func (t *thread) flushIntervalAt(now uint64) error {
 		}
 	}
 	msg := &intervalMsg{Thread: t.g, Index: t.ivIndex, Rounds: t.rounds, End: now}
+	if !t.ivReported {
+		msg.Start, t.ivReported = t.started, true
+	}
 	if iv := uint64(t.cfg.Interval); iv > 0 {
 		// Operations that ran past the planned end (the batch in flight)
 		// count in this interval; the next one starts at that end all the same.

@@ -87,7 +87,7 @@ func runWarnings(r *results.Result) []results.Warning {
 }
 
 // testDoubleWarning is the test double's banner as a run's warning.
-var testDoubleWarning = results.Warning{Kind: results.WarnTestDouble, Severity: results.SeverityWarning, Text: report.TestDoubleBanner}
+var testDoubleWarning = results.Warning{Kind: results.WarnTestDouble, Severity: results.SeverityWarning, Text: report.TestDoubleBanner, Means: report.TestDoubleMeans}
 
 // gatherWarnings collects every run's warnings, the battery's in the
 // plan's order then the soak's, each text once with the runs that gave

@@ -163,7 +163,10 @@ func (d *DestructionCost) Sentence() string {
 
 // TestDoubleBanner is what every report of a run through the libibverbs
 // test double says first.
-const TestDoubleBanner = "Measured through the libibverbs test double (fakeverbs), not RDMA hardware: these figures say how the harness and the double behave, nothing about an adapter."
+const TestDoubleBanner = "Measured through the libibverbs test double (fakeverbs), not RDMA hardware: " + TestDoubleMeans
+
+// TestDoubleMeans is what the banner's fact means for the figures.
+const TestDoubleMeans = "these figures say how the harness and the double behave, nothing about an adapter."
 
 // IsTestDouble reports whether r ran through the libibverbs test double.
 func IsTestDouble(r *results.Result) bool {

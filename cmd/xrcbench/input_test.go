@@ -199,7 +199,15 @@ func TestRunSimDeviceTruncated(t *testing.T) {
 					t.Fatalf("no sim device appeared in %s; stderr %q", tmp, stderr.String())
 				}
 			}
-			time.Sleep(500 * time.Millisecond) // the workers at work on it
+			// The workers at work on it: a measured interval in the
+			// run's reg.hlog (a sleep was not enough on a busy machine,
+			// where the cut then met the coordinator still setting the
+			// device up, before any worker had touched it).
+			for deadline := time.Now().Add(60 * time.Second); !measured(filepath.Join(parent, ".run.tmp-*", "reg.hlog")); time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("no measured interval in a minute; stderr %q", stderr.String())
+				}
+			}
 			if err := os.Truncate(dev, size); err != nil {
 				t.Fatal(err)
 			}
@@ -231,6 +239,20 @@ func TestRunSimDeviceTruncated(t *testing.T) {
 			}
 		})
 	}
+}
+
+// measured reports whether the .hlog the pattern names holds an interval.
+func measured(pattern string) bool {
+	m, _ := filepath.Glob(pattern)
+	for _, p := range m {
+		data, _ := os.ReadFile(p)
+		for _, ln := range strings.Split(string(data), "\n") {
+			if ln != "" && ln[0] != '#' && ln[0] != '"' {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Under an address-space limit a run fails in a line, exit 1: below
