@@ -287,8 +287,9 @@ func (mc *MultiComparison) firmwareWarnings(opt CompareOptions) error {
 			}
 			if len(diffs) > 0 {
 				mc.Warnings = append(mc.Warnings, results.NewWarning(WarnFirmwareDiffers, results.SeverityWarning, 0, "",
-					fmt.Sprintf("%s and %s both report firmware %s but differ significantly: %s; the version does not identify what was measured",
-						mc.Sets[i].Name, mc.Sets[j].Name, fw, strings.Join(diffs, "; "))))
+					fmt.Sprintf("%s and %s both report firmware %s but differ significantly: %s",
+						mc.Sets[i].Name, mc.Sets[j].Name, fw, strings.Join(diffs, "; "))).
+					WithMeans("the version does not identify what was measured; compare the runs' bills of materials (board id, driver, libibverbs, PCIe link, CPU setup)"))
 			}
 		}
 	}
