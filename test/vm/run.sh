@@ -60,7 +60,7 @@ if ( exec 3<>/dev/kvm ) 2>/dev/null; then
 	fi
 fi
 {
-	echo "host rdma-core $(dpkg-query -W -f='${Version}' libibverbs-dev 2>/dev/null || echo unknown) (libibverbs-dev the binary was built with)"
+	echo "host rdma-core $(dpkg-query -W -f='${Version}' libibverbs-dev 2>/dev/null || echo unknown) (the headers the ABI check compared with; the binary links no libibverbs)"
 	echo "host kernel $(uname -r)"
 	echo "guest suite $(cat "$image/suite"), kernel $(cat "$image/kernel-version")"
 	echo "accel $accel"
