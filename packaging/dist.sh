@@ -25,8 +25,11 @@ arch=$($GO env GOARCH)
 # of the commit they are built from.
 maintainer=${DIST_MAINTAINER:-$(git log -1 --format='%an <%ae>')}
 
-# libibverbs1 is required while the binary links it (the dynamic loader
-# refuses to start it without the library), recommended once it does not.
+# libibverbs1 is recommended: the binary dlopens it when the rdma or legacy
+# provider is used and runs everything else without it. Were the binary
+# ever to link it again (the dynamic loader would then refuse to start it
+# without the library), it would be required, so the relation follows the
+# binary's DT_NEEDED rather than this comment.
 dep=() rec=()
 if readelf -d "$BIN" | grep -q 'NEEDED.*libibverbs'; then
 	dep=(libibverbs1 libibverbs)

@@ -181,8 +181,8 @@ func legacyList() ([]devFacts, string, error) {
 	n := int(C.xb_legacy_list(&facts[0], C.int(len(facts))))
 	if n < 0 {
 		if syscall.Errno(-n) == syscall.ENOENT {
-			return nil, "", &deviceError{msg: "no RDMA device found: libibverbs.so.1 is not installed (apt-get install libibverbs1, or rdma-core)",
-				errno: syscall.ENOENT, notSupported: true}
+			_, why := legacyProbe() // the loader's line: the library, why, its package
+			return nil, "", &deviceError{msg: "no RDMA device found: " + why, errno: syscall.ENOENT, notSupported: true}
 		}
 		return nil, "", errListFailed(n)
 	}

@@ -1,13 +1,12 @@
-//go:build rdma
-
 package verbs
 
-// The rdma provider's cgo wrappers: rdma-core's upstream XRC API, linked
-// against libibverbs. Built with the tag rdma (make adds it when
-// <infiniband/verbs.h> exists).
+// The rdma provider's cgo wrappers: rdma-core's upstream XRC API. Built in
+// every cgo build: the C side loads libibverbs.so.1 on first use
+// (ibvload.c) against the ABI it declares itself (ibv_abi.h), so it needs
+// neither rdma-core's headers to build nor its library to start.
 
 /*
-#cgo LDFLAGS: -libverbs -ldl
+#cgo LDFLAGS: -ldl
 #include <stdlib.h>
 #include "rdma.h"
 */
@@ -18,8 +17,35 @@ import (
 	"unsafe"
 )
 
-// RDMABuilt says whether this binary has the rdma provider compiled in.
+// RDMABuilt says whether this binary has the rdma provider compiled in:
+// every cgo build has (nocgo.go: false).
 const RDMABuilt = true
+
+// rdmaLoad loads libibverbs and resolves the provider's calls (once per
+// process): 0, or ENOENT (no library) or ENOSYS (a call is missing) with
+// the one line that says so.
+func rdmaLoad() (syscall.Errno, string) {
+	var why [512]C.char
+	if rc := C.xb_rdma_load(&why[0], C.size_t(len(why))); rc != 0 {
+		return syscall.Errno(rc), C.GoString(&why[0])
+	}
+	return 0, ""
+}
+
+// errRDMALoad is the error for a provider that cannot load its library:
+// the one line, unsupported (not a failed measurement).
+func errRDMALoad(e syscall.Errno, why string) error {
+	return &deviceError{msg: why, errno: e, notSupported: true}
+}
+
+// rdmaUnavailable says why the rdma provider's facts are missing from a
+// listing that had to go through the legacy calls.
+func rdmaUnavailable() string {
+	if e, why := rdmaLoad(); e != 0 {
+		return "unavailable: " + why
+	}
+	return "unavailable"
+}
 
 func rdmaLibrary() string {
 	var buf [512]C.char
@@ -28,6 +54,9 @@ func rdmaLibrary() string {
 }
 
 func rdmaOpen(opts Options) (*Device, error) {
+	if e, why := rdmaLoad(); e != 0 {
+		return nil, errRDMALoad(e, why)
+	}
 	name := C.CString(opts.Device)
 	defer C.free(unsafe.Pointer(name))
 	var h unsafe.Pointer
@@ -79,6 +108,9 @@ func rdmaDomainHandles(m *Domain) int { return int(C.xb_rdma_dom_handles(m.handl
 // rdmaProbe: the provider is usable where libibverbs lists a device. It
 // opens none, so listing providers stays cheap on a real host.
 func rdmaProbe() (bool, string) {
+	if e, why := rdmaLoad(); e != 0 {
+		return false, why
+	}
 	switch n := int(C.xb_rdma_count()); {
 	case n < 0:
 		return false, errListFailed(n).Error()
@@ -92,9 +124,25 @@ var rdmaProvider = &provider{ProviderInfo: ProviderInfo{Name: "rdma",
 	Description: "rdma-core's upstream XRC API (ibv_open_xrcd, ibv_create_qp_ex, ibv_open_qp, ibv_destroy_qp)"},
 	open: rdmaOpen, probe: rdmaProbe}
 
-// listDevices lists devices through rdma-core (cgo_rdma_stub.go: through
-// the legacy dlsym path, in a build without the headers).
-func listDevices() ([]devFacts, string, error) { return rdmaList() }
+// listDevices lists devices through rdma-core's calls, or through the
+// legacy ones when the loaded libibverbs is an old one that lacks some of
+// rdma-core's (an OFED 1.x library); with no libibverbs at all it fails
+// with the one line naming the library and its package.
+func listDevices() ([]devFacts, string, error) {
+	switch e, why := rdmaLoad(); e {
+	case 0:
+		return rdmaList()
+	case syscall.ENOSYS:
+		return legacyList()
+	default:
+		return nil, "", errRDMALoad(e, "no RDMA device found: "+why)
+	}
+}
 
 // listProvider names the provider whose calls listDevices makes.
-const listProvider = "rdma"
+func listProvider() string {
+	if e, _ := rdmaLoad(); e == syscall.ENOSYS {
+		return "legacy"
+	}
+	return "rdma"
+}

@@ -148,7 +148,7 @@ func (f devFacts) info(library string) DeviceInfo {
 	in.Capabilities = f.capabilities()
 	in.LegacyAPI = f.LegacyAPI && f.XRC
 	if !f.KnowsOps {
-		in.Extra["open_qp"] = "unknown: rdma provider " + RDMANotBuilt
+		in.Extra["open_qp"] = "unknown: rdma provider " + rdmaUnavailable()
 	}
 	if f.DevName != "" {
 		in.Extra["uverbs"] = "/dev/infiniband/" + f.DevName
@@ -515,7 +515,7 @@ func Devices() ([]DeviceInfo, error) {
 	}
 	for _, f := range facts {
 		in := f.info(lib)
-		in.Provider = listProvider
+		in.Provider = listProvider()
 		if f.LegacyAPI && syms != "" {
 			in.Extra["legacy_symbols"] = syms
 			in.LegacyFlavor = flavor

@@ -13,7 +13,10 @@
 //     inode, as the kernel shares XRC domains.
 //   - null: every operation succeeds at once; it measures the harness.
 //   - rdma: rdma-core's upstream API (ibv_open_xrcd, ibv_create_qp_ex,
-//     ibv_open_qp, ibv_destroy_qp); built with the tag rdma.
+//     ibv_open_qp, ibv_destroy_qp), in every cgo build: libibverbs.so.1 is
+//     loaded on first use (ibvload.c, one handle shared with legacy) and
+//     its calls resolved with dlvsym against the ABI ibv_abi.h declares,
+//     which verbs/ctest/abi_check.c holds to rdma-core's header.
 //   - legacy: the legacy API (ibv_reg_xrc_rcv_qp ...), resolved with dlsym,
 //     as OFED 1.x (FlavorOFED1) or MLNX_OFED's compatibility layer
 //     (FlavorMlnxCompat) implements it: DeviceInfo.LegacyFlavor says which.

@@ -15,8 +15,8 @@
  * with ibv_create_qp in the same domain, as Open MPI's XOOB made them).
  *
  * rdma-core does not have these calls, so nothing here is linked: every symbol is
- * resolved with dlsym on the libibverbs.so.1 the process has loaded (or
- * loads now), and the provider is available only where all of them exist.
+ * resolved with dlsym on the libibverbs.so.1 handle ibvload.c loads once
+ * for both providers, and the provider is available only where all of them exist.
  * The layouts it relies on are in legacy_abi.h with the ABI assumption.
  *
  * Two libraries implement these calls (legacy_abi.h), and they differ in
@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "devselect.h"
+#include "ibvload.h"
 #include "legacy.h"
 #include "rtrpath.h"
 #include "qpntable.h"
@@ -101,15 +102,9 @@ static void load(void)
 #undef SYM
 	};
 
-	/* The library the process already uses first (the rdma build links
-	 * it; a test points LD_LIBRARY_PATH at the double), then load it. */
-	fns.lib = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD);
-	if (!fns.lib)
-		fns.lib = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_GLOBAL);
+	/* The one handle the rdma provider uses too (ibvload.h). */
+	fns.lib = xb_ibv_lib(load_why, sizeof(load_why));
 	if (!fns.lib) {
-		const char *e = dlerror();
-
-		snprintf(load_why, sizeof(load_why), "libibverbs.so.1 cannot be loaded: %s", e ? e : "unknown error");
 		load_err = base_err = ENOENT;
 		return;
 	}

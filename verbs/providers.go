@@ -6,8 +6,9 @@ import (
 )
 
 // RDMANotBuilt is why the rdma provider is unavailable in a binary built
-// without it (without the rdma tag, which make adds when the headers exist).
-const RDMANotBuilt = "not built: install libibverbs-dev, then make build"
+// without it: a binary built without cgo (every cgo build has it, and loads
+// libibverbs at run time).
+const RDMANotBuilt = NoCgo
 
 // SimDeviceName is the name the sim provider's device reports.
 const SimDeviceName = "sim0"
@@ -32,9 +33,9 @@ type provider struct {
 	probe func() (bool, string)
 }
 
-// providers is every provider this build knows. rdmaProvider has two
-// definitions, as the standard library has per-platform ones: cgo_rdma.go
-// with the rdma build tag, cgo_rdma_stub.go (no open function) without.
+// providers is every provider this build knows. Each has two definitions,
+// as the standard library has per-platform ones: the cgo_*.go files', and
+// nocgo.go's (no open function) in a build without cgo.
 var providers = map[string]*provider{
 	nullProvider.Name:   nullProvider,
 	simProvider.Name:    simProvider,

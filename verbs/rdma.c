@@ -1,5 +1,3 @@
-//go:build rdma
-
 /*
  * rdma.c: the rdma provider, rdma-core's upstream XRC API.
  *
@@ -16,8 +14,13 @@
  * C (QP number -> stack of struct ibv_qp *), so a timed unreg costs a probe
  * in C and never a Go map lookup or a cgo call of its own.
  *
- * ibv_open_xrcd, ibv_close_xrcd, ibv_create_qp_ex and ibv_open_qp are
- * static inlines that dispatch through struct verbs_context. libibverbs
+ * Nothing is linked: libibverbs.so.1 is loaded on first use (ibvload.h)
+ * and every call is resolved with dlvsym at the version rdma-core's
+ * libibverbs.map.in gives it (struct rdma_lib), against the ABI declared in
+ * ibv_abi.h. ibv_open_xrcd, ibv_close_xrcd, ibv_create_qp_ex, ibv_open_qp
+ * and ibv_query_port are static inlines in verbs.h that dispatch through
+ * struct verbs_context; the vc_ functions below are their equivalents,
+ * with the same op-presence check and errno. libibverbs
  * fills every op the provider lacks with a stub that fails EOPNOTSUPP
  * (dummy_ops.c), so whether a device has them is found out by calling
  * them once per device (probe_caps), never from the pointers. Some
@@ -26,25 +29,186 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <infiniband/verbs.h>
-
 #include "devselect.h"
+#include "ibv_abi.h"
+#include "ibvload.h"
 #include "rdma.h"
 #include "rtrpath.h"
+
+/* The exported calls, each at the symbol version rdma-core exports as the
+ * default (libibverbs.map.in): IBVERBS_1.0 holds the pre-1.1 ABI's
+ * compatibility versions of the same names, which take other structs. */
+static struct ibv_calls {
+	struct xb_ibv_device **(*get_device_list)(int *num);
+	void (*free_device_list)(struct xb_ibv_device **list);
+	const char *(*get_device_name)(struct xb_ibv_device *dev);
+	uint64_t (*get_device_guid)(struct xb_ibv_device *dev); /* big endian */
+	struct xb_ibv_context *(*open_device)(struct xb_ibv_device *dev);
+	int (*close_device)(struct xb_ibv_context *ctx);
+	int (*query_device)(struct xb_ibv_context *ctx, struct xb_legacy_device_attr *attr);
+	/* ibv_query_port@IBVERBS_1.1 takes rdma-core's _compat_ibv_port_attr,
+	 * the prefix of struct ibv_port_attr before flags. */
+	int (*query_port)(struct xb_ibv_context *ctx, uint8_t port, struct xb_ibv_port_attr *attr);
+	int (*query_gid_ex)(struct xb_ibv_context *ctx, uint32_t port, uint32_t index, struct xb_ibv_gid_entry *e,
+			    uint32_t flags, size_t entry_size);
+	void *(*alloc_pd)(struct xb_ibv_context *ctx);
+	int (*dealloc_pd)(void *pd);
+	void *(*create_cq)(struct xb_ibv_context *ctx, int cqe, void *cq_context, void *channel, int vector);
+	int (*destroy_cq)(void *cq);
+	/* ibv_create_qp takes struct ibv_qp_init_attr, the head of _ex */
+	struct xb_ibv_qp *(*create_qp)(void *pd, struct xb_ibv_qp_init_attr_ex *attr);
+	int (*modify_qp)(struct xb_ibv_qp *qp, struct xb_legacy_qp_attr *attr, int mask);
+	int (*destroy_qp)(struct xb_ibv_qp *qp);
+} ibv;
+
+static pthread_once_t ibv_once = PTHREAD_ONCE_INIT;
+static int ibv_err;         /* 0: every call resolved; ENOENT: no library; ENOSYS: a call is missing */
+static char ibv_why[512];   /* ... in words */
+
+static void ibv_load(void)
+{
+	static const struct {
+		const char *name, *version;
+		size_t off;
+	} syms[] = {
+#define SYM(f, n, v) { n, v, offsetof(struct ibv_calls, f) }
+		SYM(get_device_list, "ibv_get_device_list", "IBVERBS_1.1"),
+		SYM(free_device_list, "ibv_free_device_list", "IBVERBS_1.1"),
+		SYM(get_device_name, "ibv_get_device_name", "IBVERBS_1.1"),
+		SYM(get_device_guid, "ibv_get_device_guid", "IBVERBS_1.1"),
+		SYM(open_device, "ibv_open_device", "IBVERBS_1.1"),
+		SYM(close_device, "ibv_close_device", "IBVERBS_1.1"),
+		SYM(query_device, "ibv_query_device", "IBVERBS_1.1"),
+		SYM(query_port, "ibv_query_port", "IBVERBS_1.1"),
+		/* rdma-core v32 on; verbs.h's ibv_query_gid_ex wraps it */
+		SYM(query_gid_ex, "_ibv_query_gid_ex", "IBVERBS_1.11"),
+		SYM(alloc_pd, "ibv_alloc_pd", "IBVERBS_1.1"),
+		SYM(dealloc_pd, "ibv_dealloc_pd", "IBVERBS_1.1"),
+		SYM(create_cq, "ibv_create_cq", "IBVERBS_1.1"),
+		SYM(destroy_cq, "ibv_destroy_cq", "IBVERBS_1.1"),
+		SYM(create_qp, "ibv_create_qp", "IBVERBS_1.1"),
+		SYM(modify_qp, "ibv_modify_qp", "IBVERBS_1.1"),
+		SYM(destroy_qp, "ibv_destroy_qp", "IBVERBS_1.1"),
+#undef SYM
+	};
+	void *lib = xb_ibv_lib(ibv_why, sizeof(ibv_why));
+
+	if (!lib) {
+		ibv_err = ENOENT;
+		return;
+	}
+	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+		void *p = dlvsym(lib, syms[i].name, syms[i].version);
+
+		if (!p) {
+			char file[256];
+
+			xb_ibv_lib_file(file, sizeof(file));
+			snprintf(ibv_why, sizeof(ibv_why),
+				 "%s has no %s@%s: the rdma provider needs rdma-core's libibverbs (v32 or later)",
+				 file[0] ? file : XB_IBV_SONAME, syms[i].name, syms[i].version);
+			ibv_err = ENOSYS;
+			memset(&ibv, 0, sizeof(ibv));
+			return;
+		}
+		memcpy((char *)&ibv + syms[i].off, &p, sizeof(p));
+	}
+}
+
+int xb_rdma_load(char *why, size_t len)
+{
+	pthread_once(&ibv_once, ibv_load);
+	if (ibv_err && why && len)
+		xb_copy_str(why, len, ibv_why);
+	return ibv_err;
+}
+
+/* verbs.h's static inlines over struct verbs_context, op for op. */
+static struct xb_ibv_xrcd *vc_open_xrcd(struct xb_ibv_context *ctx, struct xb_ibv_xrcd_init_attr *attr)
+{
+	struct xb_ibv_verbs_context *v = xb_ibv_ctx_op(ctx, open_xrcd);
+
+	if (!v) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	return v->open_xrcd(ctx, attr);
+}
+
+/* verbs.h calls the op unchecked (an XRCD exists only where open_xrcd
+ * did); the check costs nothing and keeps a broken library from crashing
+ * the harness. */
+static int vc_close_xrcd(struct xb_ibv_xrcd *xrcd)
+{
+	struct xb_ibv_verbs_context *v = xb_ibv_ctx_op(xrcd->context, close_xrcd);
+
+	if (!v) {
+		errno = EOPNOTSUPP;
+		return EOPNOTSUPP;
+	}
+	return v->close_xrcd(xrcd);
+}
+
+static struct xb_ibv_qp *vc_create_qp_ex(struct xb_ibv_context *ctx, struct xb_ibv_qp_init_attr_ex *attr)
+{
+	struct xb_ibv_verbs_context *v;
+
+	/* A PD alone is what ibv_create_qp takes. */
+	if (attr->comp_mask == XB_IBV_QP_INIT_ATTR_PD)
+		return ibv.create_qp(attr->pd, attr);
+	v = xb_ibv_ctx_op(ctx, create_qp_ex);
+	if (!v) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	return v->create_qp_ex(ctx, attr);
+}
+
+static struct xb_ibv_qp *vc_open_qp(struct xb_ibv_context *ctx, struct xb_ibv_qp_open_attr *attr)
+{
+	struct xb_ibv_verbs_context *v = xb_ibv_ctx_op(ctx, open_qp);
+
+	if (!v) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	return v->open_qp(ctx, attr);
+}
+
+/* ___ibv_query_port: the op, told the struct's size, where the library
+ * has it (rdma-core 17 on), else the exported call on the zeroed struct. */
+static int vc_query_port(struct xb_ibv_context *ctx, uint8_t port, struct xb_ibv_port_attr *attr)
+{
+	struct xb_ibv_verbs_context *v = xb_ibv_ctx_op(ctx, query_port);
+
+	if (!v) {
+		memset(attr, 0, sizeof(*attr));
+		return ibv.query_port(ctx, port, attr);
+	}
+	return v->query_port(ctx, port, attr, sizeof(*attr));
+}
+
+static int vc_query_gid_ex(struct xb_ibv_context *ctx, uint32_t port, uint32_t index, struct xb_ibv_gid_entry *e,
+			   uint32_t flags)
+{
+	return ibv.query_gid_ex(ctx, port, index, e, flags, sizeof(*e));
+}
 
 struct rdma_dom;
 
 struct rdma_dev {
-	struct ibv_context *ctx;
+	struct xb_ibv_context *ctx;
 	struct rdma_dom *doms; /* open domain handles, to release on close */
 	int target;            /* the QP state XB_QPS_TARGET means */
 	/* What moving a receive QP to INIT and RTR needs (rtrpath.h): the
@@ -60,14 +224,14 @@ struct rdma_slot {
 	uint32_t qpn;
 	uint32_t n;   /* handles held; 0 marks an empty slot */
 	uint32_t cap; /* capacity of more */
-	struct ibv_qp *one;
-	struct ibv_qp **more; /* handles 2..n */
+	struct xb_ibv_qp *one;
+	struct xb_ibv_qp **more; /* handles 2..n */
 };
 
 struct rdma_dom {
 	struct rdma_dev *dev;
 	struct rdma_dom *next;
-	struct ibv_xrcd *xrcd;
+	struct xb_ibv_xrcd *xrcd;
 	struct rdma_slot *slots;
 	size_t mask;    /* table size - 1; the size is a power of two */
 	size_t used;    /* non-empty slots */
@@ -119,7 +283,7 @@ static int table_grow(struct rdma_dom *d)
 }
 
 /* slot_push records a new handle for qp->qp_num. */
-static int slot_push(struct rdma_dom *d, struct ibv_qp *qp)
+static int slot_push(struct rdma_dom *d, struct xb_ibv_qp *qp)
 {
 	struct rdma_slot *s = slot_find(d, qp->qp_num);
 
@@ -141,7 +305,7 @@ static int slot_push(struct rdma_dom *d, struct ibv_qp *qp)
 	}
 	if (s->n - 1 == s->cap) {
 		uint32_t cap = s->cap ? s->cap * 2 : 4;
-		struct ibv_qp **more = realloc(s->more, cap * sizeof(*more));
+		struct xb_ibv_qp **more = realloc(s->more, cap * sizeof(*more));
 
 		if (!more)
 			return ENOMEM;
@@ -188,7 +352,7 @@ static int rdma_open_domain(void *devp, int fd, void **domp)
 {
 	struct rdma_dev *dev = devp;
 	struct rdma_dom *d;
-	struct ibv_xrcd_init_attr attr;
+	struct xb_ibv_xrcd_init_attr attr;
 
 	if (!dev || !dev->ctx || fd < 0 || !domp)
 		return EINVAL;
@@ -207,11 +371,11 @@ static int rdma_open_domain(void *devp, int fd, void **domp)
 	 * fails EINVAL without either. O_CREAT: the first opener creates
 	 * the domain, later ones share it by the file's inode. */
 	memset(&attr, 0, sizeof(attr));
-	attr.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
+	attr.comp_mask = XB_IBV_XRCD_INIT_ATTR_FD | XB_IBV_XRCD_INIT_ATTR_OFLAGS;
 	attr.fd = fd;
 	attr.oflags = O_CREAT;
 	errno = 0;
-	d->xrcd = ibv_open_xrcd(dev->ctx, &attr);
+	d->xrcd = vc_open_xrcd(dev->ctx, &attr);
 	if (!d->xrcd) {
 		int rc = failed_errno();
 
@@ -250,7 +414,7 @@ static int rdma_close_domain(void *domp)
 	if (d->handles)
 		return EBUSY;
 	errno = 0;
-	rc = ibv_close_xrcd(d->xrcd);
+	rc = vc_close_xrcd(d->xrcd);
 	if (rc)
 		return rc > 0 ? rc : failed_errno();
 	dom_unlink(d);
@@ -262,26 +426,26 @@ static int rdma_close_domain(void *domp)
 static int rdma_create(void *domp, uint32_t *qpn, uint32_t *flags)
 {
 	struct rdma_dom *d = domp;
-	struct ibv_qp_init_attr_ex attr;
-	struct ibv_qp *qp;
+	struct xb_ibv_qp_init_attr_ex attr;
+	struct xb_ibv_qp *qp;
 	int rc;
 
 	(void)flags; /* the upstream API cannot tell who destroyed a QP */
 	if (!d || !d->xrcd || !qpn)
 		return EINVAL;
 	memset(&attr, 0, sizeof(attr));
-	attr.qp_type = IBV_QPT_XRC_RECV;
-	attr.comp_mask = IBV_QP_INIT_ATTR_XRCD;
+	attr.qp_type = XB_IBV_QPT_XRC_RECV;
+	attr.comp_mask = XB_IBV_QP_INIT_ATTR_XRCD;
 	attr.xrcd = d->xrcd;
 	errno = 0;
-	qp = ibv_create_qp_ex(d->dev->ctx, &attr);
+	qp = vc_create_qp_ex(d->dev->ctx, &attr);
 	if (!qp)
 		return failed_errno();
 	/* A QP number beyond 24 bits would be a provider bug; refuse it
 	 * rather than hand the harness a number it cannot pass back. */
 	rc = qp->qp_num > XB_QPN_MAX ? ERANGE : slot_push(d, qp);
 	if (rc) {
-		ibv_destroy_qp(qp);
+		ibv.destroy_qp(qp);
 		return rc;
 	}
 	*qpn = qp->qp_num;
@@ -291,25 +455,25 @@ static int rdma_create(void *domp, uint32_t *qpn, uint32_t *flags)
 static int rdma_reg(void *domp, uint32_t qpn, uint32_t *flags)
 {
 	struct rdma_dom *d = domp;
-	struct ibv_qp_open_attr attr;
-	struct ibv_qp *qp;
+	struct xb_ibv_qp_open_attr attr;
+	struct xb_ibv_qp *qp;
 	int rc;
 
 	(void)flags;
 	if (!d || !d->xrcd || qpn > XB_QPN_MAX)
 		return EINVAL;
 	memset(&attr, 0, sizeof(attr));
-	attr.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_TYPE;
+	attr.comp_mask = XB_IBV_QP_OPEN_ATTR_NUM | XB_IBV_QP_OPEN_ATTR_XRCD | XB_IBV_QP_OPEN_ATTR_TYPE;
 	attr.qp_num = qpn;
 	attr.xrcd = d->xrcd;
-	attr.qp_type = IBV_QPT_XRC_RECV;
+	attr.qp_type = XB_IBV_QPT_XRC_RECV;
 	errno = 0;
-	qp = ibv_open_qp(d->dev->ctx, &attr);
+	qp = vc_open_qp(d->dev->ctx, &attr);
 	if (!qp)
 		return failed_errno();
 	rc = slot_push(d, qp);
 	if (rc) {
-		ibv_destroy_qp(qp);
+		ibv.destroy_qp(qp);
 		return rc;
 	}
 	return 0;
@@ -319,7 +483,7 @@ static int rdma_unreg(void *domp, uint32_t qpn, uint32_t *flags)
 {
 	struct rdma_dom *d = domp;
 	struct rdma_slot *s;
-	struct ibv_qp *qp;
+	struct xb_ibv_qp *qp;
 	int rc;
 
 	(void)flags;
@@ -331,7 +495,7 @@ static int rdma_unreg(void *domp, uint32_t qpn, uint32_t *flags)
 	/* Destroy the newest handle first; on failure it stays ours. */
 	qp = s->n > 1 ? s->more[s->n - 2] : s->one;
 	errno = 0;
-	rc = ibv_destroy_qp(qp);
+	rc = ibv.destroy_qp(qp);
 	if (rc)
 		return rc > 0 ? rc : failed_errno();
 	d->handles--;
@@ -340,24 +504,15 @@ static int rdma_unreg(void *domp, uint32_t qpn, uint32_t *flags)
 	return 0;
 }
 
-_Static_assert(XB_QP_STATE == IBV_QP_STATE && XB_QP_ACCESS_FLAGS == IBV_QP_ACCESS_FLAGS &&
-		       XB_QP_PKEY_INDEX == IBV_QP_PKEY_INDEX && XB_QP_PORT == IBV_QP_PORT && XB_QP_AV == IBV_QP_AV &&
-		       XB_QP_PATH_MTU == IBV_QP_PATH_MTU && XB_QP_RQ_PSN == IBV_QP_RQ_PSN &&
-		       XB_QP_MIN_RNR_TIMER == IBV_QP_MIN_RNR_TIMER && XB_QP_MAX_DEST_RD_ATOMIC == IBV_QP_MAX_DEST_RD_ATOMIC &&
-		       XB_QP_DEST_QPN == IBV_QP_DEST_QPN && XB_ACCESS_REMOTE_WRITE == IBV_ACCESS_REMOTE_WRITE &&
-		       XB_ACCESS_REMOTE_READ == IBV_ACCESS_REMOTE_READ && XB_PORT_ACTIVE == IBV_PORT_ACTIVE &&
-		       XB_LINK_LAYER_ETHERNET == IBV_LINK_LAYER_ETHERNET,
-	       "rtrpath.h's values are the verbs ABI's");
-
 /* The path's calls (rtrpath.h) through rdma-core. */
 static int path_query_port(void *ctx, uint8_t port, struct xb_port_answer *a)
 {
-	struct ibv_port_attr pa;
+	struct xb_ibv_port_attr pa;
 	int rc;
 
 	memset(&pa, 0, sizeof(pa));
 	errno = 0;
-	if ((rc = ibv_query_port(ctx, port, &pa)) != 0)
+	if ((rc = vc_query_port(ctx, port, &pa)) != 0)
 		return rc > 0 ? rc : failed_errno();
 	*a = (struct xb_port_answer){.state = pa.state, .active_mtu = pa.active_mtu, .link_layer = pa.link_layer,
 				     .gid_tbl_len = pa.gid_tbl_len, .lid = pa.lid};
@@ -368,22 +523,22 @@ static int path_query_port(void *ctx, uint8_t port, struct xb_port_answer *a)
  * (sysfs gid_attrs/types where the kernel has no ioctl for it). */
 static int path_query_gid(void *ctx, uint8_t port, int index, uint8_t gid[16], int *type)
 {
-	struct ibv_gid_entry e;
+	struct xb_ibv_gid_entry e;
 	int rc;
 
 	memset(&e, 0, sizeof(e));
 	errno = 0;
-	if ((rc = ibv_query_gid_ex(ctx, port, (uint32_t)index, &e, 0)) != 0)
+	if ((rc = vc_query_gid_ex(ctx, port, (uint32_t)index, &e, 0)) != 0)
 		return rc > 0 ? rc : failed_errno();
 	memcpy(gid, e.gid.raw, 16);
 	switch (e.gid_type) {
-	case IBV_GID_TYPE_IB:
+	case XB_IBV_GID_TYPE_IB:
 		*type = XB_GID_TYPE_IB;
 		break;
-	case IBV_GID_TYPE_ROCE_V1:
+	case XB_IBV_GID_TYPE_ROCE_V1:
 		*type = XB_GID_TYPE_ROCE_V1;
 		break;
-	case IBV_GID_TYPE_ROCE_V2:
+	case XB_IBV_GID_TYPE_ROCE_V2:
 		*type = XB_GID_TYPE_ROCE_V2;
 		break;
 	default:
@@ -392,12 +547,12 @@ static int path_query_gid(void *ctx, uint8_t port, int index, uint8_t gid[16], i
 	return 0;
 }
 
-static void *path_alloc_pd(void *ctx) { return ibv_alloc_pd(ctx); }
-static int path_dealloc_pd(void *pd) { return ibv_dealloc_pd(pd); }
-static void *path_create_cq(void *ctx) { return ibv_create_cq(ctx, 1, NULL, NULL, 0); }
-static int path_destroy_cq(void *cq) { return ibv_destroy_cq(cq); }
-static int path_destroy_qp(void *qp) { return ibv_destroy_qp(qp); }
-static int path_close_device(void *ctx) { return ibv_close_device(ctx); }
+static void *path_alloc_pd(void *ctx) { return ibv.alloc_pd(ctx); }
+static int path_dealloc_pd(void *pd) { return ibv.dealloc_pd(pd); }
+static void *path_create_cq(void *ctx) { return ibv.create_cq(ctx, 1, NULL, NULL, 0); }
+static int path_destroy_cq(void *cq) { return ibv.destroy_cq(cq); }
+static int path_destroy_qp(void *qp) { return ibv.destroy_qp(qp); }
+static int path_close_device(void *ctx) { return ibv.close_device(ctx); }
 
 static const struct xb_pathlib rdma_pathlib = {
 	.query_port = path_query_port,
@@ -415,7 +570,7 @@ static const struct xb_pathlib rdma_pathlib = {
  * (XB_STAGE_INI). */
 static int prepare_path(struct rdma_dev *dev, int *stage)
 {
-	struct ibv_qp_init_attr_ex qa;
+	struct xb_ibv_qp_init_attr_ex qa;
 	int rc;
 
 	if (dev->path.ini)
@@ -426,48 +581,34 @@ static int prepare_path(struct rdma_dev *dev, int *stage)
 	if ((rc = xb_path_objects(&rdma_pathlib, dev->ctx, &dev->path)) != 0)
 		return rc;
 	memset(&qa, 0, sizeof(qa));
-	qa.qp_type = IBV_QPT_XRC_SEND;
-	qa.comp_mask = IBV_QP_INIT_ATTR_PD;
+	qa.qp_type = XB_IBV_QPT_XRC_SEND;
+	qa.comp_mask = XB_IBV_QP_INIT_ATTR_PD;
 	qa.pd = dev->path.pd;
 	qa.send_cq = dev->path.cq;
 	qa.recv_cq = dev->path.cq;
 	qa.cap.max_send_wr = 1;
 	qa.cap.max_send_sge = 1;
 	errno = 0;
-	if (!(dev->path.ini = ibv_create_qp_ex(dev->ctx, &qa)))
+	if (!(dev->path.ini = vc_create_qp_ex(dev->ctx, &qa)))
 		return failed_errno();
 	*stage = XB_STAGE_OK;
 	return 0;
 }
 
-/* rtrpath.c fills the verbs ABI's struct ibv_qp_attr as legacy_abi.h
- * declares it; it must be this header's, field for field. */
-_Static_assert(sizeof(struct xb_legacy_qp_attr) == sizeof(struct ibv_qp_attr), "ibv_qp_attr layout");
-#define SAME_AT(f) (offsetof(struct xb_legacy_qp_attr, f) == offsetof(struct ibv_qp_attr, f))
-_Static_assert(SAME_AT(qp_state) && SAME_AT(path_mtu) && SAME_AT(rq_psn) && SAME_AT(dest_qp_num) &&
-		       SAME_AT(qp_access_flags) && SAME_AT(ah_attr) && SAME_AT(pkey_index) &&
-		       SAME_AT(max_dest_rd_atomic) && SAME_AT(min_rnr_timer) && SAME_AT(port_num) &&
-		       SAME_AT(ah_attr.grh.dgid) && SAME_AT(ah_attr.grh.sgid_index) && SAME_AT(ah_attr.grh.hop_limit) &&
-		       SAME_AT(ah_attr.dlid) && SAME_AT(ah_attr.is_global) && SAME_AT(ah_attr.port_num),
-	       "ibv_qp_attr layout");
-#undef SAME_AT
-
 /* modify_one makes one transition of qp with the attributes rtrpath.c
  * chooses (xb_path_move). */
-static int modify_one(struct rdma_dev *dev, struct ibv_qp *qp, int state)
+static int modify_one(struct rdma_dev *dev, struct xb_ibv_qp *qp, int state)
 {
-	struct xb_legacy_qp_attr m;
-	struct ibv_qp_attr a;
+	struct xb_legacy_qp_attr a;
 	int rc, stage, mask;
 
 	if (state == XB_QPS_RTR && (rc = prepare_path(dev, &stage)) != 0)
 		return rc;
 	if ((rc = xb_path_move(&rdma_pathlib, dev->ctx, &dev->path, state,
-			       dev->path.ini ? ((struct ibv_qp *)dev->path.ini)->qp_num : 0, &m, &mask)) != 0)
+			       dev->path.ini ? ((struct xb_ibv_qp *)dev->path.ini)->qp_num : 0, &a, &mask)) != 0)
 		return rc;
-	memcpy(&a, &m, sizeof(a));
 	errno = 0;
-	rc = ibv_modify_qp(qp, &a, mask);
+	rc = ibv.modify_qp(qp, &a, mask);
 	return rc ? (rc > 0 ? rc : failed_errno()) : 0;
 }
 
@@ -502,7 +643,7 @@ static int dom_release(struct rdma_dom *d)
 
 		while (s->n > 0) {
 			errno = 0;
-			rc = ibv_destroy_qp(s->n > 1 ? s->more[s->n - 2] : s->one);
+			rc = ibv.destroy_qp(s->n > 1 ? s->more[s->n - 2] : s->one);
 			if (rc)
 				return rc > 0 ? rc : failed_errno();
 			s->n--;
@@ -512,7 +653,7 @@ static int dom_release(struct rdma_dom *d)
 		s->more = NULL;
 	}
 	errno = 0;
-	rc = ibv_close_xrcd(d->xrcd);
+	rc = vc_close_xrcd(d->xrcd);
 	if (rc)
 		return rc > 0 ? rc : failed_errno();
 	free(d->slots);
@@ -563,7 +704,7 @@ int xb_rdma_kernel_close_xrcd(void *domp)
 	if (!d || !d->xrcd)
 		return EINVAL;
 	errno = 0;
-	rc = ibv_close_xrcd(d->xrcd);
+	rc = vc_close_xrcd(d->xrcd);
 	if (rc)
 		return rc > 0 ? rc : failed_errno();
 	/* Closed with handles held (a kernel that does not refuse): they
@@ -588,14 +729,14 @@ int xb_rdma_kernel_unreg(void *domp, uint32_t qpn)
 	 * caller meant. */
 	for (struct rdma_dom *o = d->dev->doms; o; o = o->next) {
 		struct rdma_slot *s = slot_find(o, qpn);
-		struct ibv_qp *qp;
+		struct xb_ibv_qp *qp;
 		int rc;
 
 		if (!s)
 			continue;
 		qp = s->n > 1 ? s->more[s->n - 2] : s->one;
 		errno = 0;
-		rc = ibv_destroy_qp(qp);
+		rc = ibv.destroy_qp(qp);
 		if (rc)
 			return rc > 0 ? rc : failed_errno();
 		o->handles--;
@@ -617,27 +758,29 @@ size_t xb_rdma_dom_handles(void *domp)
  * that still exports the legacy XRC calls. */
 static int legacy_api_present(void)
 {
+	void *lib = xb_ibv_lib(NULL, 0);
+
 	static const char *const syms[] = {
 		"ibv_open_xrc_domain", "ibv_close_xrc_domain", "ibv_create_xrc_rcv_qp",
 		"ibv_reg_xrc_rcv_qp", "ibv_unreg_xrc_rcv_qp", "ibv_modify_xrc_rcv_qp",
 	};
 
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++)
-		if (!dlsym(RTLD_DEFAULT, syms[i]))
+		if (!lib || !dlsym(lib, syms[i]))
 			return 0;
 	return 1;
 }
 
 /* facts_from_device records what needs no open context. */
-static void facts_from_device(struct ibv_device *dev, struct xb_devfacts *f)
+static void facts_from_device(struct xb_ibv_device *dev, struct xb_devfacts *f)
 {
 	memset(f, 0, sizeof(*f));
-	xb_copy_str(f->name, sizeof(f->name), ibv_get_device_name(dev));
+	xb_copy_str(f->name, sizeof(f->name), ibv.get_device_name(dev));
 	xb_copy_str(f->dev_name, sizeof(f->dev_name), dev->dev_name);
 	xb_copy_str(f->ibdev_path, sizeof(f->ibdev_path), dev->ibdev_path);
 	f->node_type = dev->node_type;
 	f->transport_type = dev->transport_type;
-	f->node_guid = be64toh(ibv_get_device_guid(dev));
+	f->node_guid = be64toh(ibv.get_device_guid(dev));
 	f->legacy_api = legacy_api_present();
 }
 
@@ -656,13 +799,13 @@ static int unsupported(int e)
  * (XB_PROBE_QPN) in it, where an implemented ibv_open_qp says EINVAL. The
  * op pointers cannot say this: verbs_init_context fills every op a provider
  * lacks with a stub, so none is ever NULL. */
-static void run_probes(struct ibv_context *ctx, struct xb_devfacts *f)
+static void run_probes(struct xb_ibv_context *ctx, struct xb_devfacts *f)
 {
-	struct ibv_xrcd_init_attr xattr;
-	struct ibv_qp_init_attr_ex qattr;
-	struct ibv_qp_open_attr oattr;
-	struct ibv_xrcd *xrcd;
-	struct ibv_qp *qp;
+	struct xb_ibv_xrcd_init_attr xattr;
+	struct xb_ibv_qp_init_attr_ex qattr;
+	struct xb_ibv_qp_open_attr oattr;
+	struct xb_ibv_xrcd *xrcd;
+	struct xb_ibv_qp *qp;
 	int fd;
 
 	f->open_xrcd_probe = f->create_qp_ex_probe = f->open_qp_probe = XB_PROBE_NOT_TRIED;
@@ -670,37 +813,37 @@ static void run_probes(struct ibv_context *ctx, struct xb_devfacts *f)
 	if (fd < 0)
 		return;
 	memset(&xattr, 0, sizeof(xattr));
-	xattr.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
+	xattr.comp_mask = XB_IBV_XRCD_INIT_ATTR_FD | XB_IBV_XRCD_INIT_ATTR_OFLAGS;
 	xattr.fd = fd;
 	xattr.oflags = O_CREAT;
 	errno = 0;
-	xrcd = ibv_open_xrcd(ctx, &xattr);
+	xrcd = vc_open_xrcd(ctx, &xattr);
 	close(fd); /* the XRCD keeps its inode */
 	f->open_xrcd_probe = xrcd ? 0 : failed_errno();
 	if (!xrcd)
 		return;
 
 	memset(&oattr, 0, sizeof(oattr));
-	oattr.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_TYPE;
+	oattr.comp_mask = XB_IBV_QP_OPEN_ATTR_NUM | XB_IBV_QP_OPEN_ATTR_XRCD | XB_IBV_QP_OPEN_ATTR_TYPE;
 	oattr.qp_num = XB_PROBE_QPN;
 	oattr.xrcd = xrcd;
-	oattr.qp_type = IBV_QPT_XRC_RECV;
+	oattr.qp_type = XB_IBV_QPT_XRC_RECV;
 	errno = 0;
-	qp = ibv_open_qp(ctx, &oattr);
+	qp = vc_open_qp(ctx, &oattr);
 	f->open_qp_probe = qp ? 0 : failed_errno();
 	if (qp)
-		ibv_destroy_qp(qp);
+		ibv.destroy_qp(qp);
 
 	memset(&qattr, 0, sizeof(qattr));
-	qattr.qp_type = IBV_QPT_XRC_RECV;
-	qattr.comp_mask = IBV_QP_INIT_ATTR_XRCD;
+	qattr.qp_type = XB_IBV_QPT_XRC_RECV;
+	qattr.comp_mask = XB_IBV_QP_INIT_ATTR_XRCD;
 	qattr.xrcd = xrcd;
 	errno = 0;
-	qp = ibv_create_qp_ex(ctx, &qattr);
+	qp = vc_create_qp_ex(ctx, &qattr);
 	f->create_qp_ex_probe = qp ? 0 : failed_errno();
 	if (qp)
-		ibv_destroy_qp(qp);
-	ibv_close_xrcd(xrcd);
+		ibv.destroy_qp(qp);
+	vc_close_xrcd(xrcd);
 }
 
 /* The probes create firmware objects, so each device is probed once per
@@ -715,7 +858,7 @@ static struct {
 	} e[32];
 } probe_cache = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static void probe_caps(struct ibv_context *ctx, struct xb_devfacts *f)
+static void probe_caps(struct xb_ibv_context *ctx, struct xb_devfacts *f)
 {
 	struct probe_entry *hit = NULL;
 
@@ -748,14 +891,14 @@ static void probe_caps(struct ibv_context *ctx, struct xb_devfacts *f)
 }
 
 /* facts_query fills f from an open context. Returns 0 or an errno. */
-static int facts_query(struct ibv_context *ctx, struct xb_devfacts *f)
+static int facts_query(struct xb_ibv_context *ctx, struct xb_devfacts *f)
 {
-	struct ibv_device_attr attr;
+	struct xb_legacy_device_attr attr;
 	int rc;
 
 	memset(&attr, 0, sizeof(attr));
 	errno = 0;
-	rc = ibv_query_device(ctx, &attr);
+	rc = ibv.query_device(ctx, &attr);
 	if (rc)
 		return rc > 0 ? rc : failed_errno();
 	xb_copy_str(f->fw_ver, sizeof(f->fw_ver), attr.fw_ver);
@@ -766,12 +909,12 @@ static int facts_query(struct ibv_context *ctx, struct xb_devfacts *f)
 	f->max_qp = attr.max_qp;
 	f->device_cap_flags = (uint32_t)attr.device_cap_flags;
 	f->phys_port_cnt = attr.phys_port_cnt;
-	f->xrc = (f->device_cap_flags & IBV_DEVICE_XRC) != 0;
+	f->xrc = (f->device_cap_flags & XB_IBV_DEVICE_XRC) != 0;
 	for (int p = 1; p <= f->phys_port_cnt && p <= XB_MAX_PORTS; p++) {
-		struct ibv_port_attr pa;
+		struct xb_ibv_port_attr pa;
 
 		memset(&pa, 0, sizeof(pa));
-		if (ibv_query_port(ctx, (uint8_t)p, &pa))
+		if (vc_query_port(ctx, (uint8_t)p, &pa))
 			continue;
 		f->ports[p - 1] = (struct xb_portfacts){.queried = 1, .state = pa.state, .active_mtu = pa.active_mtu, .link_layer = pa.link_layer};
 	}
@@ -781,13 +924,13 @@ static int facts_query(struct ibv_context *ctx, struct xb_devfacts *f)
 }
 
 /* open_one opens and queries dev; on success *ctx is open. */
-static int open_one(struct ibv_device *dev, struct xb_devfacts *f, struct ibv_context **ctx, int *stage)
+static int open_one(struct xb_ibv_device *dev, struct xb_devfacts *f, struct xb_ibv_context **ctx, int *stage)
 {
 	int rc;
 
 	facts_from_device(dev, f);
 	errno = 0;
-	*ctx = ibv_open_device(dev);
+	*ctx = ibv.open_device(dev);
 	if (!*ctx) {
 		f->open_errno = failed_errno();
 		*stage = XB_STAGE_OPEN;
@@ -796,7 +939,7 @@ static int open_one(struct ibv_device *dev, struct xb_devfacts *f, struct ibv_co
 	rc = facts_query(*ctx, f);
 	if (rc) {
 		f->open_errno = rc;
-		ibv_close_device(*ctx);
+		ibv.close_device(*ctx);
 		*ctx = NULL;
 		*stage = XB_STAGE_QUERY;
 		return rc;
@@ -805,14 +948,14 @@ static int open_one(struct ibv_device *dev, struct xb_devfacts *f, struct ibv_co
 }
 
 /* The device-selection walk (devselect.c) over rdma-core's calls. */
-static void **lib_get_device_list(int *num) { return (void **)ibv_get_device_list(num); }
-static void lib_free_device_list(void **list) { ibv_free_device_list((struct ibv_device **)list); }
-static const char *lib_get_device_name(void *dev) { return ibv_get_device_name(dev); }
-static int lib_close_device(void *ctx) { return ibv_close_device(ctx); }
+static void **lib_get_device_list(int *num) { return (void **)ibv.get_device_list(num); }
+static void lib_free_device_list(void **list) { ibv.free_device_list((struct xb_ibv_device **)list); }
+static const char *lib_get_device_name(void *dev) { return ibv.get_device_name(dev); }
+static int lib_close_device(void *ctx) { return ibv.close_device(ctx); }
 
 static int lib_open_one(void *dev, struct xb_devfacts *f, void **ctx, int *stage)
 {
-	struct ibv_context *c = NULL;
+	struct xb_ibv_context *c = NULL;
 	int rc = open_one(dev, f, &c, stage);
 
 	*ctx = c;
@@ -833,9 +976,14 @@ int xb_rdma_open(const char *name, int qp_state, int want_port, int want_gid, vo
 {
 	struct rdma_dev *dev;
 	void *ctx;
-	int rc = xb_select_device(&rdma_lib, name, &ctx, facts, stage);
+	int rc;
 
-	if (rc)
+	memset(facts, 0, sizeof(*facts));
+	if ((rc = xb_rdma_load(NULL, 0)) != 0) {
+		*stage = XB_STAGE_NOSYM;
+		return rc;
+	}
+	if ((rc = xb_select_device(&rdma_lib, name, &ctx, facts, stage)) != 0)
 		return rc;
 	/* A device named on purpose that lacks XRC still opens: the domain
 	 * open is where the API says so (S11, ibv_open_xrcd -> EOPNOTSUPP),
@@ -845,7 +993,7 @@ int xb_rdma_open(const char *name, int qp_state, int want_port, int want_gid, vo
 	 * untried: that failure is the answer, not a missing ibv_open_qp. */
 	if (facts->xrc && facts->open_xrcd_probe != 0 && facts->open_xrcd_probe != XB_PROBE_NOT_TRIED &&
 	    !unsupported(facts->open_xrcd_probe)) {
-		ibv_close_device(ctx);
+		ibv.close_device(ctx);
 		facts->open_errno = facts->open_xrcd_probe;
 		*stage = XB_STAGE_QUERY;
 		return facts->open_xrcd_probe;
@@ -853,13 +1001,13 @@ int xb_rdma_open(const char *name, int qp_state, int want_port, int want_gid, vo
 	if (facts->xrc && (!facts->open_qp || !facts->create_qp_ex)) {
 		/* qedr: XRC, but the probes found no ibv_open_qp, so nobody
 		 * can register. */
-		ibv_close_device(ctx);
+		ibv.close_device(ctx);
 		*stage = XB_STAGE_NOOPENQP;
 		return EOPNOTSUPP;
 	}
 	dev = calloc(1, sizeof(*dev));
 	if (!dev) {
-		ibv_close_device(ctx);
+		ibv.close_device(ctx);
 		return ENOMEM;
 	}
 	dev->ctx = ctx;
@@ -881,30 +1029,30 @@ int xb_rdma_open(const char *name, int qp_state, int want_port, int want_gid, vo
 
 int xb_rdma_list(struct xb_devfacts *facts, int max)
 {
+	int rc = xb_rdma_load(NULL, 0);
+
+	if (rc)
+		return -rc;
 	return xb_list_devices(&rdma_lib, facts, max);
 }
 
 int xb_rdma_count(void)
 {
-	struct ibv_device **list;
-	int n = 0;
+	struct xb_ibv_device **list;
+	int n = 0, rc = xb_rdma_load(NULL, 0);
+
+	if (rc)
+		return -rc;
 
 	errno = 0;
-	list = ibv_get_device_list(&n);
+	list = ibv.get_device_list(&n);
 	if (!list)
 		return -failed_errno();
-	ibv_free_device_list(list);
+	ibv.free_device_list(list);
 	return n;
 }
 
 void xb_rdma_library(char *buf, size_t len)
 {
-	Dl_info info;
-	/* dlsym, not &ibv_get_device_list: in a non-PIE executable the
-	 * latter may be a PLT stub of the executable itself. */
-	void *sym = dlsym(RTLD_DEFAULT, "ibv_get_device_list");
-
-	buf[0] = '\0';
-	if (sym && dladdr(sym, &info) && info.dli_fname)
-		xb_copy_str(buf, len, info.dli_fname);
+	xb_ibv_lib_file(buf, len);
 }

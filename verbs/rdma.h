@@ -1,5 +1,3 @@
-//go:build rdma
-
 /*
  * rdma.h: the rdma provider, rdma-core's upstream XRC API
  * (ibv_open_xrcd / ibv_create_qp_ex / ibv_open_qp / ibv_destroy_qp).
@@ -14,6 +12,15 @@
 #include "xb.h"
 
 extern const struct xb_ops xb_rdma_ops;
+
+/*
+ * xb_rdma_load loads libibverbs.so.1 and resolves the provider's calls
+ * (once per process; ibvload.h). Returns 0, ENOENT when the library cannot
+ * be loaded or ENOSYS when it lacks a call (an old OFED or pre-v32
+ * rdma-core one), and then writes one line saying so into why. Every
+ * other xb_rdma_ function fails the same way until it succeeds.
+ */
+int xb_rdma_load(char *why, size_t len);
 
 /*
  * xb_rdma_open opens a device context (one registrant): the device called

@@ -1,8 +1,9 @@
 /*
  * rdma_facts.h: what the rdma and legacy providers learn about a device,
- * in plain C types. It does not include <infiniband/verbs.h> on purpose:
- * the legacy provider is built everywhere (it finds libibverbs at run time
- * with dlopen), so everything it shares with the rdma provider lives here.
+ * in plain C types. No file of the providers includes <infiniband/verbs.h>:
+ * both are built everywhere and load libibverbs at run time (ibvload.h),
+ * so everything they share lives here, in values the verbs ABI fixes
+ * (verbs/ctest/abi_check.c checks them against the header where it exists).
  */
 #ifndef XB_RDMA_FACTS_H
 #define XB_RDMA_FACTS_H

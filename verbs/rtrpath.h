@@ -1,6 +1,6 @@
 /*
  * rtrpath.h: the port, GID and attributes with which the rdma provider
- * (linked against libibverbs) and the legacy one (libibverbs through
+ * (rdma-core's calls through dlvsym) and the legacy one (OFED's through
  * dlsym) move a receive QP to INIT and RTR, and the objects RTR needs
  * (a PD and a CQ for the local XRC send QP whose number is the
  * destination). One implementation through a small table of the

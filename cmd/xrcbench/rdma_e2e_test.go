@@ -1,5 +1,3 @@
-//go:build rdma
-
 package main
 
 import (
@@ -23,7 +21,7 @@ var (
 	rdmaBinErr  error
 )
 
-// rdmaBinary builds xrcbench with the rdma provider, once: run re-executes
+// rdmaBinary builds xrcbench, once: run re-executes
 // its own binary as worker processes, and each must load the double.
 func rdmaBinary(t *testing.T) string {
 	t.Helper()
@@ -37,7 +35,7 @@ func rdmaBinary(t *testing.T) string {
 			return
 		}
 		rdmaBin = filepath.Join(dir, "xrcbench")
-		if out, err := exec.Command("go", "build", "-tags", "rdma", "-o", rdmaBin, ".").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-o", rdmaBin, ".").CombinedOutput(); err != nil {
 			rdmaBinErr = &buildError{err, out}
 		}
 	})

@@ -1,5 +1,3 @@
-//go:build rdma
-
 package main
 
 import (
