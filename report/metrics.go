@@ -288,11 +288,11 @@ func warnings(run *Run, engine bool) []finding {
 				}
 				msg += ": " + strings.Join(parts, ", ")
 			}
-			add(false, "%s", msg)
+			add(false, "%s: a failed operation timed a failure, not the operation; find its cause before reading the figures (xrcbench conform checks the device)", msg)
 		}
 	}
 	if r.Leaks != nil && len(r.Leaks.Leaked) > 0 {
-		add(false, "%s outlived the run (leak check by %s): %v", Plural(len(r.Leaks.Leaked), "QP"), r.Leaks.Method, r.Leaks.Leaked)
+		add(false, "%s outlived the run (leak check by %s): %v: the device holds them until their domain closes, and the next run starts beside them; look with xrcbench devices", Plural(len(r.Leaks.Leaked), "QP"), r.Leaks.Method, r.Leaks.Leaked)
 	}
 	for _, e := range r.Warnings {
 		if engine {
@@ -302,6 +302,10 @@ func warnings(run *Run, engine bool) []finding {
 	if s := tooFewRepetitions(r, run.Kinds); s != "" {
 		add(false, "%s", s)
 	}
+	// The figures that vary across repetitions, one line per severity:
+	// a line each said the same meaning a dozen times.
+	var varies [2][]string // [0] warnings, [1] notices (tails)
+	fewest, most := 0, 0   // repetitions of the varying figures
 	for _, kind := range run.Kinds {
 		for _, name := range summaryMetrics {
 			m, _ := MetricByName(name)
@@ -311,8 +315,15 @@ func warnings(run *Run, engine bool) []finding {
 			// compare gates on, and their spread is a warning.
 			tail := name == "p99"
 			if len(rs.Values) >= 2 && rs.Variation > HighVariation {
-				add(tail, "%s %s varies across repetitions: MAD %.1f%% of the median %s (over %d repetitions, limit %.0f%%)",
-					kind, name, 100*rs.Variation, m.Format(rs.Median), len(rs.Values), 100*HighVariation)
+				i := 0
+				if tail {
+					i = 1
+				}
+				varies[i] = append(varies[i], fmt.Sprintf("%s %s %.1f%% of %s", kind, name, 100*rs.Variation, m.Format(rs.Median)))
+				if fewest == 0 || len(rs.Values) < fewest {
+					fewest = len(rs.Values)
+				}
+				most = max(most, len(rs.Values))
 			}
 			if len(rs.Outliers) > 0 {
 				var vals []string
@@ -325,14 +336,24 @@ func warnings(run *Run, engine bool) []finding {
 					vals = append(vals, fmt.Sprintf("#%d %s", i, m.Format(v)))
 					far = far || rs.Median != 0 && math.Abs(v/rs.Median-1) > HighVariation
 				}
-				add(tail || !far, "%s %s: outlier repetitions (more than 1.5 IQR below Q1 or above Q3; median %s): %s",
+				add(tail || !far, "%s %s: outlier repetitions (more than 1.5 IQR below Q1 or above Q3; median %s): %s: they met another state of the machine; the median holds, a mean would not",
 					kind, name, m.Format(rs.Median), strings.Join(vals, ", "))
 			}
 		}
 	}
+	over := fmt.Sprint(most)
+	if fewest != most {
+		over = fmt.Sprintf("%d-%d", fewest, most)
+	}
+	for i, items := range varies {
+		if len(items) > 0 {
+			add(i == 1, "varying across repetitions (MAD as a share of the median, over %s repetitions, limit %.0f%%): %s: one figure does not describe them; run on a quieter machine, with --pin, or with more repetitions",
+				over, 100*HighVariation, strings.Join(items, ", "))
+		}
+	}
 	if skew := r.Harness.StartSkewNS; skew > 0 {
 		if shortest := shortestRepetition(r); shortest > 0 && float64(skew) > StartSkewShare*shortest {
-			add(false, "start skew %s is %.1f%% of the shortest repetition (%s): threads did not start together",
+			add(false, "start skew %s is %.1f%% of the shortest repetition (%s): threads did not start together, and some ran alone; run again on a quieter machine",
 				FormatNS(float64(skew)), 100*float64(skew)/shortest, FormatNS(shortest))
 		}
 	}
