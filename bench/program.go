@@ -11,10 +11,11 @@ import (
 // How a thread cuts its work into op programs (verbs.Program): a loop-mode
 // program holds as many whole passes as fit in BatchOps steps (at least
 // one), built once and run again for as long as it leaves the thread's
-// registrations as it found them. Such a program (without creates, in a
-// closed loop) runs as a ring (loopRepeat): one cgo call until the
-// interval's end, the loop's end or a stop, which the C loop looks for
-// every BatchTime. Any other runs in ranges (loopChunk) of at most
+// registrations as it found them. Such a program (without creates) runs
+// as a ring (loopRepeat): one cgo call until the interval's end, the
+// loop's end or a stop, which the C loop looks for every BatchTime; in an
+// open loop the C loop draws the arrivals itself, segment by segment.
+// Any other runs in ranges (loopChunk) of at most
 // BatchOps steps or about BatchTime of work, whichever is less, so the
 // thread checks for its end, its interval and a stop at least that often.
 const (
@@ -294,7 +295,7 @@ func (t *thread) loopChunk(passesLeft int64) (int64, error) {
 			return 1, nil
 		}
 	}
-	if r.periodic && !r.creates && t.open == nil && !r.finishPass && !t.shm.stopRequested() {
+	if r.periodic && !r.creates && !r.finishPass && !t.shm.stopRequested() && (t.open == nil || !t.open.over()) {
 		if until := t.repeatUntil(); until > verbs.Now() {
 			return t.loopRepeat(passesLeft, until)
 		}
@@ -345,7 +346,7 @@ func (t *thread) runSteps(a, b int) (int, bool, error) {
 			// Nothing is due before the loop's end: wait for the end,
 			// not for the arrival (loop sees over and ends there).
 			stop := func() bool { return t.shm.aborted() || t.shm.stopRequested() }
-			return a, false, waitUntil(verbs.Now, t.open.end, stop)
+			return a, false, waitUntil(verbs.Now, t.open.a.End, stop)
 		}
 	}
 	r.stats = verbs.ProgramStats{}
@@ -354,7 +355,7 @@ func (t *thread) runSteps(a, b int) (int, bool, error) {
 	}
 	timed := t.tally()
 	if t.open != nil {
-		t.open.ran(&r.stats, verbs.Now())
+		t.open.ran(&r.stats, verbs.Now(), true)
 	}
 	if r.creates && t.created != nil {
 		for i := a; i < b; i++ {
@@ -406,19 +407,27 @@ func (t *thread) repeatUntil() uint64 {
 // passesLeft passes take (if not 0), and returns the passes it completed.
 // The thread comes back into Go about once per interval: the cgo call's
 // way back costs ~10 µs when the call was long, which once per program
-// (~1 ms) left 1% of the thread's time untimed.
+// (~1 ms) left 1% of the thread's time untimed in a closed loop; in an
+// open loop, whose calls sleep, it cost 15-40 µs, 4-7%, and every
+// arrival due meanwhile waited for it.
 func (t *thread) loopRepeat(passesLeft int64, until uint64) (int64, error) {
 	r := t.prog
 	p := r.p
 	from := r.pos
 	rep := &r.rep
-	rep.Until, rep.Pos, rep.MaxSteps = until, r.pos, 0
+	rep.Until, rep.Pos, rep.MaxSteps, rep.Open = until, r.pos, 0, nil
 	if passesLeft > 0 {
 		rep.MaxSteps = r.stepsFor(passesLeft)
+	}
+	if t.open != nil {
+		rep.Open = &t.open.a
 	}
 	r.stats = verbs.ProgramStats{}
 	if err := t.dom.RepeatProgram(p, 0, r.n, rep, &r.stats); err != nil {
 		return 0, err
+	}
+	if t.open != nil {
+		t.open.ran(&r.stats, verbs.Now(), false)
 	}
 	r.pos = rep.Pos
 	passes := r.passesCrossed(from, r.pos, rep.Laps)

@@ -144,3 +144,62 @@ func TestRingIntervals(t *testing.T) {
 		t.Errorf("the intervals hold %d operations, the thread counted %d", logged, want)
 	}
 }
+
+// An open loop runs as a ring too: one call into C runs every arrival due
+// before the loop's end, each drawn by the C loop from the thread's
+// schedule, and the thread is back in Go at the end, not once a
+// millisecond (each return of a call that slept cost 15-40 µs during
+// which due arrivals waited). The schedule goes on where Go left it: the
+// warm-up's (drawn in Go, in ranges) and the ring's are one.
+func TestOpenRing(t *testing.T) {
+	defer func(d uint64) { repeatCallMax = d }(repeatCallMax)
+	repeatCallMax = uint64(time.Hour)
+	for _, arrival := range []string{ArrivalFixed, ArrivalPoisson} {
+		t.Run(arrival, func(t *testing.T) {
+			th := nullThread(t, "steady", 2, func(c *workerConfig) { c.Rate, c.Arrival, c.Seed = 20000, arrival, 3 })
+			now := verbs.Now()
+			th.open.begin(now)
+			// A few ranges drawn in Go first, as a program run in chunks does.
+			th.prog.built = false
+			th.buildLoop()
+			start := make([]uint64, 5)
+			want := th.open.schedule(start, 0, len(start), uint64(time.Hour))
+			ref := verbs.NewArrivals(1e9/20000, arrival == ArrivalPoisson, 3, 0x9e3779b97f4a7c15)
+			ref.Next = now
+			for i := range want {
+				if start[i] != ref.Next {
+					t.Fatalf("arrival %d at %d, the schedule's %d", i, start[i]-now, ref.Next-now)
+				}
+				ref.Advance()
+			}
+			const span = 100 * time.Millisecond
+			end := now + uint64(span)
+			th.loopEnd = end
+			th.openLoopEnds(end)
+			th.measuring, th.ivNext, th.started, th.lastEnd = true, never, now, now
+			if err := th.loop(func(n uint64, _ int64) bool { return n >= end }); err != nil {
+				t.Fatal(err)
+			}
+			reg, unreg := th.recs[0], th.recs[1]
+			ran := reg.count + unreg.count
+			// 2000 arrivals in 100 ms, the Poisson count within 5 sd, unless
+			// the machine kept the thread so far behind that some were
+			// still due at the end (left unrun, as ever).
+			if drawn := int64(th.open.a.Scheduled); ran != drawn-int64(want) || ran > 2250 || th.open.over() && ran < 1750 {
+				t.Errorf("ran %d operations of %d arrivals drawn (%d in Go before; over %v), want 2000 in %v", ran, drawn, want, th.open.over(), span)
+			}
+			if reg.batches > 3 || th.open.waits == 0 {
+				t.Errorf("%d operations in %d calls, %d waits: want the ring, waiting for its arrivals", ran, reg.batches, th.open.waits)
+			}
+			// The next arrival is the one after those run: the ring drew from
+			// where Go had left the schedule.
+			for range ran {
+				ref.Advance()
+			}
+			if th.open.a.Next != ref.Next {
+				t.Errorf("the schedule goes on at %v, want %v", time.Duration(th.open.a.Next-now), time.Duration(ref.Next-now))
+			}
+			th.settle()
+		})
+	}
+}

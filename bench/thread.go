@@ -349,7 +349,7 @@ func (t *thread) run(deadline uint64) error {
 	t.loopEnd = 0
 	if t.cfg.Iterations > 0 {
 		if t.open != nil {
-			t.open.limit = uint64(backlogLimit(0))
+			t.open.a.Limit = uint64(backlogLimit(0))
 		}
 		t.passLimit = t.cfg.Iterations
 		done = func(_ uint64, passes int64) bool { return passes >= t.cfg.Iterations || t.shm.stopRequested() }
@@ -358,7 +358,7 @@ func (t *thread) run(deadline uint64) error {
 		t.loopEnd = end
 		t.openLoopEnds(end)
 		if t.open != nil {
-			t.open.limit = uint64(backlogLimit(t.cfg.Duration))
+			t.open.a.Limit = uint64(backlogLimit(t.cfg.Duration))
 		}
 		done = func(now uint64, _ int64) bool { return now >= end || t.shm.stopRequested() }
 	}
@@ -371,7 +371,7 @@ func (t *thread) run(deadline uint64) error {
 // their rates to what the time asked can hold).
 func (t *thread) openLoopEnds(end uint64) {
 	if t.open != nil && t.spec.Mode != workloads.Rounds {
-		t.open.end = end
+		t.open.a.End = end
 	}
 }
 
@@ -661,9 +661,9 @@ func (t *thread) result() (threadResult, error) {
 		tr.StormBusyNS = &t.storm.busyNS
 	}
 	if o := t.open; o != nil {
-		tr.Open = &openResult{Scheduled: o.scheduled, Waits: int64(o.waits), LateNS: int64(o.lateNS),
-			LateMaxNS: int64(o.lateMaxNS), BehindNS: int64(o.behindNS), BehindMaxNS: int64(o.behindMax),
-			OverNS: int64(o.overNS), LimitNS: int64(o.limit)}
+		tr.Open = &openResult{Scheduled: int64(o.a.Scheduled), Waits: int64(o.waits), LateNS: int64(o.lateNS),
+			LateMaxNS: int64(o.lateMaxNS), BehindNS: int64(o.behindNS), BehindMaxNS: int64(o.a.BehindMax),
+			OverNS: int64(o.a.OverNS), LimitNS: int64(o.a.Limit)}
 	}
 	for _, r := range t.recs {
 		tr.Kinds[r.kind] = kindResult{Count: r.count, Batches: r.batches, Errors: r.errors, TimedNS: r.timedNS, MaxGapNS: r.maxGap}

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "xb.h"
@@ -210,6 +211,106 @@ static int plain_ring(const struct xb_step *steps, size_t off, size_t n, size_t 
 	return 1;
 }
 
+/* pcg_next is the schedule's generator's next number: math/rand/v2's
+ * PCG.Uint64 (a 128-bit LCG with the DXSM output), as Arrivals.uint64
+ * computes it in Go. */
+static inline uint64_t pcg_next(struct xb_arrivals *a)
+{
+	const unsigned __int128 mul = (unsigned __int128)2549297995355413924u << 64 | 4865540595714422341u;
+	const unsigned __int128 inc = (unsigned __int128)6364136223846793005u << 64 | 1442695040888963407u;
+	unsigned __int128 s = ((unsigned __int128)a->rng_hi << 64 | a->rng_lo) * mul + inc;
+	uint64_t hi = (uint64_t)(s >> 64), lo = (uint64_t)s;
+
+	a->rng_hi = hi, a->rng_lo = lo;
+	hi ^= hi >> 32;
+	hi *= 0xda942042e4dd58b5u;
+	hi ^= hi >> 48;
+	return hi * (lo | 1);
+}
+
+/* log_unit is ln x for x in [2^-53, 1] with the operations of Go's
+ * portable log (FreeBSD's e_log.c), in its order, as Go's logUnit does:
+ * Go and C draw the same gaps, and C needs no libm. */
+static double log_unit(double x)
+{
+	const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10,
+		     l1 = 6.666666666666735130e-01, l2 = 3.999999999940941908e-01,
+		     l3 = 2.857142874366239149e-01, l4 = 2.222219843214978396e-01,
+		     l5 = 1.818357216161805012e-01, l6 = 1.531383769920937332e-01,
+		     l7 = 1.479819860511658591e-01, sqrt1_2 = 0.70710678118654752440;
+	uint64_t b;
+	double f1;
+
+	/* x = f1 * 2^ki, f1 in [0.5, 1): x is normal, so its bits say it. */
+	memcpy(&b, &x, sizeof(b));
+	int64_t ki = (int64_t)(b >> 52 & 0x7ff) - 1022;
+
+	b = (b & ~((uint64_t)0x7ff << 52)) | (uint64_t)1022 << 52;
+	memcpy(&f1, &b, sizeof(f1));
+	if (f1 < sqrt1_2) {
+		f1 *= 2;
+		ki--;
+	}
+	double f = f1 - 1, k = (double)ki;
+	double s = f / (2 + f), s2 = s * s, s4 = s2 * s2;
+	double t1 = s2 * (l1 + s4 * (l3 + s4 * (l5 + s4 * l7)));
+	double t2 = s4 * (l2 + s4 * (l4 + s4 * l6));
+	double r = t1 + t2, hfsq = 0.5 * f * f;
+
+	return k * ln2_hi - ((hfsq - (s * (hfsq + r) + k * ln2_lo)) - f);
+}
+
+/* arrivals_advance moves a->next to the following intended start, as
+ * Arrivals.Advance does in Go: a fixed gap, or an exponential one by
+ * inversion of a 53-bit uniform, the fraction of a ns carried over. */
+static inline void arrivals_advance(struct xb_arrivals *a)
+{
+	double gap = a->period;
+
+	if (a->poisson)
+		gap = -log_unit(1 - (double)(pcg_next(a) >> 11) * 0x1p-53) * a->period;
+	gap += a->frac;
+	uint64_t whole = (uint64_t)gap;
+
+	a->frac = gap - (double)whole;
+	a->next += whole;
+	a->scheduled++;
+}
+
+/* arrivals_fill writes the intended starts of steps [i, b) and returns
+ * where it stopped: before the first arrival due at or after a->end. */
+static inline size_t arrivals_fill(struct xb_arrivals *a, uint64_t *start, size_t i, size_t b)
+{
+	for (; i < b; i++) {
+		if (a->end && a->next >= a->end)
+			break;
+		start[i] = a->next;
+		arrivals_advance(a);
+	}
+	return i;
+}
+
+void xb_arrivals_draw(struct xb_arrivals *a, uint64_t *start, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		start[i] = a->next;
+		arrivals_advance(a);
+	}
+}
+
+/* arrivals_sample adds a sample of the backlog at now (Arrivals.Sample):
+ * the time since the last sample counts as sustained backlog if the last
+ * step began more than a->limit after its intended start. */
+static inline void arrivals_sample(struct xb_arrivals *a, uint64_t behind, uint64_t now)
+{
+	if (behind > a->behind_max)
+		a->behind_max = behind;
+	if (behind > a->limit && now > a->mark)
+		a->over_ns += now - a->mark;
+	if (now > a->mark)
+		a->mark = now;
+}
+
 /* halted says whether the caller asked a repeated program to stop. */
 static inline int halted(const struct xb_repeat *rep)
 {
@@ -221,15 +322,21 @@ static inline int halted(const struct xb_repeat *rep)
  * loop itself unchanged: the clock's limits, the stop words and the
  * outcomes are looked at between segments, in the next step's timed
  * interval like the counting. A segment's length in steps is adapted to
- * the time the last one took, at most doubling. */
+ * the time the last one took, at most doubling. In an open loop
+ * (rep->arr) a segment's intended starts are drawn just before it runs
+ * (a few ns a step) and the backlog is sampled after it, both in the
+ * next step's wait or, when the loop is behind, its timed interval, as
+ * the counting is. */
 static inline __attribute__((always_inline)) void
-repeat(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t off, size_t n, const uint64_t *start,
+repeat(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t off, size_t n, uint64_t *start,
        const struct xb_prog_rec *rec, struct xb_prog_stats *st, struct loop *l, struct xb_repeat *rep, const int general)
 {
 	const size_t ring_end = off + n;
 	size_t i = rep->pos >= off && rep->pos < ring_end ? (size_t)rep->pos : off;
 	uint64_t left = rep->max_steps ? rep->max_steps : UINT64_MAX, seg = 1;
 	const int plain = !general && plain_ring(steps, off, n, rec->ntags);
+	struct xb_arrivals *const arr = general && start ? rep->arr : NULL;
+	int over = 0;
 
 	rep->steps = rep->laps = 0;
 	for (;;) {
@@ -239,6 +346,14 @@ repeat(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t off, s
 
 		if (b - i > left)
 			b = i + (size_t)left;
+		if (arr) {
+			size_t e = arrivals_fill(arr, start, i, b);
+
+			over = e < b;
+			b = e;
+			if (b == i)
+				break;
+		}
 		/* The first step counts nothing yet: it runs checked. */
 		if (plain && l->pend_tag != UINT32_MAX)
 			run_steps(ops, dom, steps, i, b, NULL, rec, st, l, 0, 1);
@@ -247,7 +362,9 @@ repeat(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t off, s
 		rep->steps += b - i;
 		left -= b - i;
 		i = b;
-		if (l->nfails != nf || left == 0 || l->t0 >= rep->until || halted(rep))
+		if (arr)
+			arrivals_sample(arr, st->behind_ns, l->t0);
+		if (l->nfails != nf || left == 0 || over || l->t0 >= rep->until || halted(rep))
 			break;
 		if (i == ring_end) {
 			i = off;
@@ -262,7 +379,7 @@ repeat(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t off, s
 }
 
 size_t xb_run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps,
-		      size_t off, size_t n, const uint64_t *start, const struct xb_prog_rec *rec,
+		      size_t off, size_t n, uint64_t *start, const struct xb_prog_rec *rec,
 		      size_t nfails, struct xb_prog_stats *st, struct xb_repeat *rep)
 {
 	struct loop l = { .pend_tag = UINT32_MAX, .nfails = nfails };

@@ -27,14 +27,15 @@ static size_t call_run_batch(void *ops, void *dom, int op, uint32_t *qpns, size_
 static size_t call_run_program(void *ops, void *dom, struct xb_step *steps, size_t off, size_t n, uint64_t *start,
 			       size_t ntags, size_t nbuckets, int64_t *service, int64_t *response, uint64_t *count,
 			       uint64_t *sum_ns, uint64_t *ns, uint64_t *resp, struct xb_fail *fails, size_t nfails,
-			       struct xb_prog_stats *st, uint64_t *rep, uint32_t *stop, uint32_t *abort) {
+			       struct xb_prog_stats *st, uint64_t *rep, uint32_t *stop, uint32_t *abort,
+			       struct xb_arrivals *arr) {
 	struct xb_prog_rec rec = { .ntags = ntags, .nbuckets = nbuckets, .service = service, .response = response,
 				   .count = count, .sum_ns = sum_ns, .ns = ns, .resp = resp, .fails = fails };
 	if (!rep)
 		return xb_run_program((const struct xb_ops *)ops, dom, steps, off, n, start, &rec, nfails, st, NULL);
 	// rep: until, poll_ns, max_steps, pos in; pos, steps, laps out (repeatState)
 	struct xb_repeat r = { .until = rep[0], .poll_ns = rep[1], .stop = stop, .abort = abort,
-			       .max_steps = rep[2], .pos = rep[3] };
+			       .max_steps = rep[2], .pos = rep[3], .arr = arr };
 	nfails = xb_run_program((const struct xb_ops *)ops, dom, steps, off, n, start, &rec, nfails, st, &r);
 	rep[3] = r.pos, rep[4] = r.steps, rep[5] = r.laps;
 	return nfails;
@@ -117,9 +118,11 @@ func cRunProgram(ops, dom unsafe.Pointer, p *Program, off, n int, st *ProgramSta
 	}
 	var words *C.uint64_t
 	var stop, abort *C.uint32_t
+	var arr *C.struct_xb_arrivals
 	if rep != nil {
 		words = (*C.uint64_t)(unsafe.Pointer(&rep.words[0]))
 		stop, abort = (*C.uint32_t)(unsafe.Pointer(rep.Stop)), (*C.uint32_t)(unsafe.Pointer(rep.Abort))
+		arr = (*C.struct_xb_arrivals)(unsafe.Pointer(rep.Open))
 	}
 	r := &p.Rec
 	tags := len(r.Count)
@@ -134,7 +137,7 @@ func cRunProgram(ops, dom unsafe.Pointer, p *Program, off, n int, st *ProgramSta
 	p.nfail = int(C.call_run_program(ops, dom, (*C.struct_xb_step)(unsafe.Pointer(&p.Steps[0])), C.size_t(off), C.size_t(n),
 		start, C.size_t(tags), C.size_t(r.Buckets), service, response, count, sum, ns, resp,
 		(*C.struct_xb_fail)(unsafe.Pointer(&p.fails[0])), C.size_t(p.nfail), (*C.struct_xb_prog_stats)(unsafe.Pointer(st)),
-		words, stop, abort))
+		words, stop, abort, arr))
 }
 
 // cBucketIndex is the C loop's histogram index of v in n counts.
@@ -174,6 +177,19 @@ func stepLayout() (size uintptr, offsets []uintptr) {
 }
 
 func statsSize() uintptr { return unsafe.Sizeof(C.struct_xb_prog_stats{}) }
+
+// arrivalsLayout is C's size of struct xb_arrivals and the offsets of
+// next, end, rng_lo, scheduled (Arrivals' Next, End, rngLo, Scheduled).
+func arrivalsLayout() (uintptr, []uintptr) {
+	var a C.struct_xb_arrivals
+	return unsafe.Sizeof(a), []uintptr{unsafe.Offsetof(a.next), unsafe.Offsetof(a.end), unsafe.Offsetof(a.rng_lo), unsafe.Offsetof(a.scheduled)}
+}
+
+// arrivalsDrawC draws len(start) intended starts from a in C, as the
+// ring does (xb_arrivals_draw): tests hold it to Advance.
+func arrivalsDrawC(a *Arrivals, start []uint64) {
+	C.xb_arrivals_draw((*C.struct_xb_arrivals)(unsafe.Pointer(a)), (*C.uint64_t)(unsafe.Pointer(&start[0])), C.size_t(len(start)))
+}
 
 func cBareTimerLoop(ns []uint64) {
 	C.xb_bare_timer_loop((*C.uint64_t)(unsafe.Pointer(&ns[0])), C.size_t(len(ns)))

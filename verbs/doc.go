@@ -60,7 +60,8 @@
 // # Files
 //
 // cgo is confined to the cgo_*.go files; the C sources are xb.h and
-// batch.c (the loop and the clock), storm.c, null.c, sim.h and sim.c (also linked
+// batch.c (the loop, the clock and an open loop's schedule, which
+// arrivals.go draws alike in Go), storm.c, null.c, sim.h and sim.c (also linked
 // into the libibverbs test double in fakeverbs/), rdma*.c and legacy*.c.
 // Without cgo (CGO_ENABLED=0) nocgo.go stands in for the cgo_*.go files,
 // as the standard library's net and os/user do: the package builds, every

@@ -234,6 +234,14 @@ type Repeat struct {
 	// Steps and Laps are what the last call ran; a lap is a wrap from the
 	// ring's last step to its first.
 	Steps, Laps uint64
+	// Open, when not nil, makes the ring an open loop: the C loop draws
+	// each segment's intended starts from it into the program's Start
+	// just before the segment runs, samples the backlog after it, and
+	// ends before the first arrival due at or after Open.End. The
+	// schedule, response times and waits are those of RunProgram with
+	// Start filled from the same Arrivals; only the program's returns into
+	// Go, once a millisecond or so, are gone.
+	Open *Arrivals
 
 	words [6]uint64 // struct xb_repeat's numbers, as call_run_program passes them
 }
@@ -251,6 +259,9 @@ func (m *Domain) RepeatProgram(p *Program, off, n int, rep *Repeat, st *ProgramS
 	}
 	if n == 0 || rep.Pos < off || rep.Pos > off+n {
 		return fmt.Errorf("%w: a ring of steps [%d, %d) from step %d", syscall.EINVAL, off, off+n, rep.Pos)
+	}
+	if rep.Open != nil && p.Start == nil {
+		return fmt.Errorf("%w: an open ring of a program without intended starts", syscall.EINVAL)
 	}
 	if rep.Pos == off+n {
 		rep.Pos = off

@@ -160,9 +160,27 @@ struct xb_prog_rec {
 	struct xb_fail *fails;
 };
 
+/* An open loop's schedule and its backlog samples: verbs.Arrivals, whose
+ * Go methods draw from it as arrivals_advance in batch.c does. */
+struct xb_arrivals {
+	double period;     /* mean ns between intended starts */
+	uint64_t poisson;  /* exponential gaps */
+	uint64_t next;     /* the next intended start */
+	double frac;       /* the fraction of a ns carried over */
+	uint64_t end;      /* 0, or: no arrival at or after it is run */
+	uint64_t rng_hi, rng_lo; /* PCG-DXSM, math/rand/v2's */
+	uint64_t limit, mark, over_ns, behind_max; /* the sustained backlog */
+	uint64_t scheduled;
+};
+
+/* xb_arrivals_draw writes the next n intended starts of a to start[], as
+ * a ring draws them (for tests: Go's Arrivals.Advance must agree). */
+void xb_arrivals_draw(struct xb_arrivals *a, uint64_t *start, size_t n);
+
 /*
- * A program that leaves the registrations as it found them (a closed loop
- * of steady or sharded) can be run again and again in one call: with rep,
+ * A program that leaves the registrations as it found them (steady or
+ * sharded, in a closed loop or, with rep->arr, an open one) can be run
+ * again and again in one call: with rep,
  * xb_run_program runs steps[off, off+n) as a ring, from rep->pos, in
  * segments of about rep->poll_ns, the step loop unchanged. Between two
  * segments it returns if the clock is at or past rep->until (the caller's
@@ -184,6 +202,11 @@ struct xb_repeat {
 	uint64_t pos;   /* in: where to begin; out: where it stopped */
 	uint64_t steps; /* out */
 	uint64_t laps;  /* out: wraps from step n - 1 to step 0 */
+	/* An open loop's schedule (NULL: none). Each segment's steps get
+	 * their intended starts from it in start[] before they run, so the
+	 * ring runs the open loop across laps; it ends before the first
+	 * arrival due at or after arr->end (if set). */
+	struct xb_arrivals *arr;
 };
 
 /*
@@ -197,10 +220,10 @@ struct xb_repeat {
  * every instruction of the loop but the first read and the return is.
  * nfails is how many entries rec->fails holds already; it returns the new
  * number. st accumulates; the caller zeroes it. rep is NULL for one run
- * of the steps (above).
+ * of the steps (above); a ring with rep->arr writes start[] itself.
  */
 size_t xb_run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps,
-		      size_t off, size_t n, const uint64_t *start, const struct xb_prog_rec *rec,
+		      size_t off, size_t n, uint64_t *start, const struct xb_prog_rec *rec,
 		      size_t nfails, struct xb_prog_stats *st, struct xb_repeat *rep);
 
 /*
