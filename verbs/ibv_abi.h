@@ -25,7 +25,7 @@
  *   op's distance from the end, which does not depend on what lies before.
  * - ibv_open_xrcd, ibv_close_xrcd, ibv_create_qp_ex, ibv_open_qp and
  *   ibv_query_port (verbs.h's ___ibv_query_port) are static inlines in
- *   verbs.h over those ops; rdma.c has their equivalents (rdma_open_xrcd
+ *   verbs.h over those ops; rdma.c has their equivalents (vc_open_xrcd
  *   & co), with the errno verbs.h sets when an op is missing.
  * - Pointers to structs this code never looks into (PD, CQ, SRQ) are void *.
  */
