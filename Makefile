@@ -152,13 +152,13 @@ endif
 #
 # TIMING_TESTS hold known answers in time (an M/D/1 queue's response, a
 # storm's makespan, the longest untimed gap, calibrate under a load of its
-# own): beside the other packages' tests they can only skip, naming the
+# own, an oversubscribed create against the same create alone): beside the other packages' tests they can only skip, naming the
 # load, so make test leaves them to make timing, which runs them alone,
 # one package at a time and without the race detector, on a machine that
 # should be otherwise idle (a busy one still skips them, naming the load).
 GOTESTSUM    ?= $(GO) run gotest.tools/gotestsum@v1.13.0
 CHILD_TESTS  := TestInDouble|TestDevicesChild|TestConformInDouble|TestConformSilentInDouble
-TIMING_TESTS := TestOpenLoopKnownAnswers|TestNoGapAtIntervals|TestOpenLoopEndStall|TestStormKnownAnswer|TestStormPlacedKnownAnswer|TestCalibrateUnderLoad
+TIMING_TESTS := TestOpenLoopKnownAnswers|TestNoGapAtIntervals|TestOpenLoopEndStall|TestStormKnownAnswer|TestStormPlacedKnownAnswer|TestCalibrateUnderLoad|TestCreateNotInflatedOversubscribed
 test: cwarn vet csan fakeverbs
 	@mkdir -p build
 	$(GOTESTSUM) --format standard-quiet --jsonfile build/test.json -- \
