@@ -10,6 +10,6 @@
 // It stands on verbs (the providers, which open devices through cgo) and
 // never the other way round: verbs.Devices and verbs.InspectSim are the
 // hooks it calls into the cgo half. What an opened device reports of
-// itself (verbs.DeviceInfo, including its sysfs facts and bill of
-// materials) stays with the provider that opened it.
+// itself (verbs.DeviceInfo) is assembled by the provider that opened it,
+// from libibverbs' answers and the host's files that device/facts reads.
 package device

@@ -13,6 +13,8 @@ import "C"
 import (
 	"syscall"
 	"unsafe"
+
+	"github.com/xrcbench/xrcbench/device/facts"
 )
 
 // maxDevices bounds a device listing; hosts have a handful.
@@ -67,7 +69,7 @@ func pathFromC(f *C.struct_xb_devfacts) *PathInfo {
 		for i := range gid {
 			gid[i] = byte(f.path_gid[i])
 		}
-		p.GID, p.GIDType = formatGID(gid), gidTypeName(int(f.path_gid_type))
+		p.GID, p.GIDType = facts.FormatGID(gid), facts.GIDTypeName(int(f.path_gid_type))
 	}
 	return p
 }

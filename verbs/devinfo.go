@@ -2,19 +2,17 @@ package verbs
 
 // What the rdma and legacy providers know about a device, turned into a
 // DeviceInfo, and the one-line errors they give when a device cannot be
-// used. Plain Go: the cgo files hand over a devFacts and nothing else.
+// used. Plain Go: the cgo files hand over a devFacts and nothing else;
+// what the host's files add (sysfs, the library file) is device/facts'.
 
 import (
-	"debug/elf"
 	"fmt"
-	"net/netip"
-	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/xrcbench/xrcbench/device/facts"
 )
 
 // devFacts mirrors struct xb_devfacts (rdma_facts.h).
@@ -117,10 +115,6 @@ func (f devFacts) capabilities() []Capability {
 	return caps
 }
 
-// sysfsClass is where the kernel lists RDMA devices; a device whose
-// libibverbs gives no ibdev_path is looked up here.
-const sysfsClass = "/sys/class/infiniband"
-
 // info turns the facts into a DeviceInfo; library is the file libibverbs
 // was loaded from.
 func (f devFacts) info(library string) DeviceInfo {
@@ -133,10 +127,10 @@ func (f devFacts) info(library string) DeviceInfo {
 		MaxQP:        f.MaxQP,
 		Ports:        f.Ports,
 		NUMANode:     -1,
-		TestDouble:   isTestDouble(library),
+		TestDouble:   facts.IsTestDouble(library),
 		Extra:        map[string]string{},
 	}
-	in.Library = libraryVersion(library, in.TestDouble)
+	in.Library = facts.LibraryVersion(library, in.TestDouble)
 	if f.Queried {
 		in.HWVer = fmt.Sprintf("%#x", f.HWVer)
 		in.Extra["device_cap_flags"] = fmt.Sprintf("%#08x", f.CapFlags)
@@ -163,25 +157,25 @@ func (f devFacts) info(library string) DeviceInfo {
 		if p.Queried {
 			pi := p.portInfo(i + 1)
 			var err error
-			if pi.GIDs, err = readGIDs(f.sysfsDir(), i+1); err != nil {
+			if pi.GIDs, err = facts.ReadGIDs(f.sysfsDir(), i+1); err != nil {
 				pi.GIDsNote = "n/a: " + err.Error()
 			}
 			in.PortInfo = append(in.PortInfo, pi)
 		}
 	}
 	in.sysfsDir = f.sysfsDir()
-	s := readSysfs(f.sysfsDir())
-	in.Driver, in.NUMANode = s.driver, s.numa
-	for k, v := range s.extra {
+	s := facts.ReadSysfs(f.sysfsDir())
+	in.Driver, in.NUMANode = s.Driver, s.NUMA
+	for k, v := range s.Extra {
 		in.Extra[k] = v
 	}
-	in.BOM = sysfsBOM(f.sysfsDir())
+	in.BOM = facts.BOM(f.sysfsDir())
 	if f.FWVer != "" {
 		in.BOM.FWVer = f.FWVer // libibverbs' answer, as fw_ver above
 	}
-	libraryBOM(in.BOM, library, in.Library)
+	facts.LibraryBOM(in.BOM, library, in.Library)
 	if in.TestDouble {
-		in.BOM.TestDoubleCost = testDoubleCost()
+		in.BOM.TestDoubleCost = facts.TestDoubleCost()
 	}
 	return in
 }
@@ -193,103 +187,13 @@ func (f devFacts) sysfsDir() string {
 	if f.Name == "" {
 		return ""
 	}
-	return filepath.Join(sysfsClass, f.Name)
+	return filepath.Join(facts.ClassDir, f.Name)
 }
 
 // formatGUID writes a GUID as ibv_devinfo does: 0002:c903:0010:a4b2.
 func formatGUID(g uint64) string {
 	return fmt.Sprintf("%04x:%04x:%04x:%04x", g>>48&0xffff, g>>32&0xffff, g>>16&0xffff, g&0xffff)
 }
-
-// rdma-core installs libibverbs.so.1.<ABI>.<release>, e.g.
-// libibverbs.so.1.14.44.0 for rdma-core 44.0.
-var rdmaCoreFile = regexp.MustCompile(`libibverbs\.so\.1\.\d+\.(\d+\.\d+)$`)
-
-// testDoubleMarker is the symbol only the libibverbs test double
-// (fakeverbs/) exports: no rdma-core has it, whatever its file is called.
-const testDoubleMarker = "xrcbench_fakeverbs_test_double"
-
-// isTestDouble reports whether the libibverbs loaded from path is the test
-// double: its dynamic symbol table, read at run time, holds the marker.
-// A file that cannot be read is not called a double.
-func isTestDouble(path string) bool {
-	if path == "" {
-		return false
-	}
-	f, err := elf.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	syms, err := f.DynamicSymbols()
-	if err != nil {
-		return false
-	}
-	for _, s := range syms {
-		if s.Name == testDoubleMarker && s.Section != elf.SHN_UNDEF {
-			return true
-		}
-	}
-	return false
-}
-
-// libraryVersion names the libibverbs a device was opened through.
-func libraryVersion(path string, testDouble bool) string {
-	if path == "" {
-		return ""
-	}
-	real := path
-	if r, err := filepath.EvalSymlinks(path); err == nil {
-		real = r
-	}
-	if m := rdmaCoreFile.FindStringSubmatch(real); m != nil {
-		return "rdma-core " + m[1]
-	}
-	if testDouble {
-		return "xrcbench fakeverbs (test double)"
-	}
-	return "libibverbs " + filepath.Base(real)
-}
-
-// sysfsFacts is what sysfs says about a device beyond libibverbs.
-type sysfsFacts struct {
-	driver string
-	numa   int
-	extra  map[string]string
-}
-
-// readSysfs reads the driver, NUMA node and PCI address of the device
-// whose class directory is dir. Missing files leave fields unknown.
-func readSysfs(dir string) sysfsFacts {
-	s := sysfsFacts{numa: -1, extra: map[string]string{}}
-	if dir == "" {
-		return s
-	}
-	if l, err := os.Readlink(filepath.Join(dir, "device", "driver")); err == nil {
-		s.driver = filepath.Base(l)
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "device", "numa_node")); err == nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n >= 0 {
-			s.numa = n
-		}
-	}
-	// The PCI address names the device in debugfs (mlx5/<pci>/...).
-	if p, err := filepath.EvalSymlinks(filepath.Join(dir, "device")); err == nil {
-		if base := filepath.Base(p); pciAddr.MatchString(base) {
-			s.extra["pci"] = base
-		}
-	}
-	for _, name := range []string{"board_id", "hca_type", "node_desc"} {
-		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
-			if v := strings.TrimSpace(string(b)); v != "" {
-				s.extra[name] = v
-			}
-		}
-	}
-	return s
-}
-
-var pciAddr = regexp.MustCompile(`^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
 
 // deviceError is an open failure with one clear line of text; it still
 // matches its errno (and ErrNotSupported where that fits) with errors.Is.
@@ -366,7 +270,7 @@ func openError(provider string, stage int, errno syscall.Errno, f devFacts, all 
 	case stageNoOpenQP:
 		e.msg = fmt.Sprintf("device %s has XRC, but its rdma-core provider (driver %s) does not implement %s "+
 			"(the call failed EOPNOTSUPP), so no process can register with an XRC receive QP through the upstream API; "+
-			"rdma-core's mlx4 and mlx5 providers implement it", f.Name, orUnknown(readSysfs(f.sysfsDir()).driver), missingCall(f))
+			"rdma-core's mlx4 and mlx5 providers implement it", f.Name, orUnknown(facts.ReadSysfs(f.sysfsDir()).Driver), missingCall(f))
 		e.notSupported = true
 	case stageNoSym:
 		e.msg = "the legacy XRC API is not available: " + f.Name
@@ -431,7 +335,7 @@ func (f devFacts) gidTableNote() string {
 			}
 		}
 	}
-	gids, err := readGIDs(f.sysfsDir(), port)
+	gids, err := facts.ReadGIDs(f.sysfsDir(), port)
 	if err != nil || len(gids) == 0 {
 		return fmt.Sprintf(" (port %d)", port)
 	}
@@ -531,91 +435,3 @@ func Devices() ([]DeviceInfo, error) {
 func errListFailed(rc int) error {
 	return openError("", stageList, syscall.Errno(-rc), devFacts{}, nil)
 }
-
-// readGIDs reads port's GID table from the device's sysfs directory:
-// ports/<port>/gids/<index> (the address) and gid_attrs/types/<index>
-// (its type, where the kernel has it: 4.5 on), the non-empty entries in
-// index order, as ibv_devinfo -v and show_gids list them.
-func readGIDs(dir string, port int) ([]GIDEntry, error) {
-	pdir := filepath.Join(dir, "ports", strconv.Itoa(port))
-	names, err := os.ReadDir(filepath.Join(pdir, "gids"))
-	if err != nil {
-		return nil, err
-	}
-	ethernet := false
-	if ll, err := os.ReadFile(filepath.Join(pdir, "link_layer")); err == nil {
-		ethernet = strings.TrimSpace(string(ll)) == "Ethernet"
-	}
-	var out []GIDEntry
-	for _, n := range names {
-		i, err := strconv.Atoi(n.Name())
-		if err != nil || i < 0 {
-			continue
-		}
-		raw, err := os.ReadFile(filepath.Join(pdir, "gids", n.Name()))
-		if err != nil {
-			continue
-		}
-		gid, ok := parseGID(strings.TrimSpace(string(raw)))
-		if !ok || gid == [16]byte{} {
-			continue // an empty slot of the table
-		}
-		e := GIDEntry{Index: i, Address: formatGID(gid)}
-		if t, err := os.ReadFile(filepath.Join(pdir, "gid_attrs", "types", n.Name())); err == nil {
-			switch strings.TrimSpace(string(t)) {
-			case "RoCE v2":
-				e.Type = gidTypeName(gidRoCEv2)
-			case "IB/RoCE v1":
-				e.Type = gidTypeName(gidRoCEv1)
-			}
-		}
-		if !ethernet {
-			e.Type = gidTypeName(gidIB) // the kernel names an InfiniBand GID "IB/RoCE v1" too
-		}
-		out = append(out, e)
-	}
-	slices.SortFunc(out, func(a, b GIDEntry) int { return a.Index - b.Index })
-	return out, nil
-}
-
-// The values of enum xb_gid_type (rtrpath.h).
-const (
-	gidUnknown = -1
-	gidIB      = 0
-	gidRoCEv1  = 1
-	gidRoCEv2  = 2
-)
-
-func gidTypeName(t int) string {
-	switch t {
-	case gidIB:
-		return "IB"
-	case gidRoCEv1:
-		return "RoCE v1"
-	case gidRoCEv2:
-		return "RoCE v2"
-	}
-	return ""
-}
-
-// parseGID reads a GID as sysfs writes it: eight groups of four hex
-// digits, fe80:0000:0000:0000:fa4e:0000:0000:0100.
-func parseGID(s string) ([16]byte, bool) {
-	var g [16]byte
-	groups := strings.Split(s, ":")
-	if len(groups) != 8 {
-		return g, false
-	}
-	for i, grp := range groups {
-		v, err := strconv.ParseUint(grp, 16, 16)
-		if err != nil || len(grp) != 4 {
-			return g, false
-		}
-		g[2*i], g[2*i+1] = byte(v>>8), byte(v)
-	}
-	return g, true
-}
-
-// formatGID writes a GID as an IPv6 address (an IPv4-mapped one as
-// ::ffff:a.b.c.d), which is what a RoCE GID is and how a user knows it.
-func formatGID(g [16]byte) string { return netip.AddrFrom16(g).String() }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/xrcbench/xrcbench/device/facts"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -217,12 +218,8 @@ type PortInfo struct {
 	GIDsNote string     `json:"gids_note,omitempty"`
 }
 
-// GIDEntry is one entry of a port's GID table.
-type GIDEntry struct {
-	Index   int    `json:"index"`
-	Type    string `json:"type"`    // "RoCE v2", "RoCE v1", "IB", or "" when sysfs does not say
-	Address string `json:"address"` // IPv6 notation, as ibv_devinfo -v prints GIDs
-}
+// GIDEntry is one entry of a port's GID table, as sysfs lists it.
+type GIDEntry = facts.GID
 
 // PathInfo is the port and GID QPs are moved through, and whether the
 // user chose them (--ib-port, --gid-index) or the provider did.

@@ -18,7 +18,8 @@ const module = "github.com/xrcbench/xrcbench/"
 // it may import (internal/ aside: see below). The imports go one way,
 // down this list: cmd drives everything; qualify drives the engine and
 // judges with report; bench is the engine over the providers; device
-// (discovery) and conform (the semantics checks) stand on verbs; report
+// (discovery) and conform (the semantics checks) stand on verbs, which
+// reads the host's files about a device through device/facts; report
 // reads run folders only through results and knows nothing of how they
 // were measured; stats is plain numbers in, numbers out, and imports
 // nothing of the project, so any layer may use it (the calibration in
@@ -29,7 +30,8 @@ var allowed = map[string][]string{
 	"bench":             {"device", "results", "stats", "verbs", "workloads"},
 	"device":            {"results", "verbs"},
 	"conform":           {"device", "verbs"},
-	"verbs":             {"results", "stats"},
+	"verbs":             {"device/facts", "results", "stats"},
+	"device/facts":      {"results"},
 	"workloads":         {"results"},
 	"analysis":          {"report", "results", "stats", "stats/changepoint"},
 	"report":            {"results", "stats"},

@@ -99,3 +99,33 @@ func moduleRoot() (string, error) {
 		dir = parent
 	}
 }
+
+// Sysfs lays out /sys/class/infiniband/<name> in a temporary folder as
+// the kernel does for a PCI adapter (its device link, driver and NUMA
+// node, a board_id) and returns the class directory, for tests of what
+// is read from sysfs.
+func Sysfs(t *testing.T, name, pci, driver, numa string) string {
+	t.Helper()
+	root := t.TempDir()
+	dev := filepath.Join(root, "devices", "pci0000:00", pci)
+	drv := filepath.Join(root, "bus", "pci", "drivers", driver)
+	cls := filepath.Join(root, "class", "infiniband", name)
+	for _, d := range []string{dev, drv, cls} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if numa != "" {
+		must(os.WriteFile(filepath.Join(dev, "numa_node"), []byte(numa+"\n"), 0o644))
+	}
+	must(os.Symlink(drv, filepath.Join(dev, "driver")))
+	must(os.Symlink(dev, filepath.Join(cls, "device")))
+	must(os.WriteFile(filepath.Join(cls, "board_id"), []byte("MT_0000000010\n"), 0o644))
+	return cls
+}

@@ -1,4 +1,4 @@
-package verbs
+package facts
 
 // The device's part of a result's bill of materials (results.DeviceBOM):
 // what sysfs says about the adapter, its driver and the libibverbs it was
@@ -40,9 +40,9 @@ func whyUnreadable(err error) string {
 	return "error"
 }
 
-// sysfsBOM reads the bill of materials' device facts from the class
-// directory dir of a device (/sys/class/infiniband/<name>).
-func sysfsBOM(dir string) *results.DeviceBOM {
+// BOM reads the bill of materials' device facts from the class directory
+// dir of a device (/sys/class/infiniband/<name>; "" when it has none).
+func BOM(dir string) *results.DeviceBOM {
 	if dir == "" {
 		u := results.Unreadable("absent")
 		return &results.DeviceBOM{Driver: u, DriverVersion: u, FWVer: u, BoardID: u, HCAType: u, LinkSpeed: u, LinkWidth: u, NUMANode: u}
@@ -91,10 +91,10 @@ func driverVersion(module string) string {
 	return results.Unreadable("absent")
 }
 
-// libraryBOM fills in the libibverbs the device was opened through: its
+// LibraryBOM fills in the libibverbs the device was opened through: its
 // real path and its version, MLNX_OFED's or OFED's where ofed_info says,
-// else rdma-core's from the file's name.
-func libraryBOM(b *results.DeviceBOM, path, version string) {
+// else version (LibraryVersion's name for the file).
+func LibraryBOM(b *results.DeviceBOM, path, version string) {
 	if path == "" {
 		b.Library, b.LibraryVersion = results.Unreadable("absent"), results.Unreadable("absent")
 		return
@@ -132,16 +132,4 @@ func OFEDVersion() string {
 		ofed.v = strings.TrimSuffix(strings.TrimSpace(string(out)), ":")
 	})
 	return ofed.v
-}
-
-// testDoubleCostEnv is the test double's cost model (fakeverbs.c).
-const testDoubleCostEnv = "XRCBENCH_FAKEVERBS_COST"
-
-// testDoubleCost is the cost model the test double runs with: it reads it
-// from this process's environment, as this reads it here.
-func testDoubleCost() string {
-	if c := strings.TrimSpace(os.Getenv(testDoubleCostEnv)); c != "" {
-		return c
-	}
-	return "none"
 }
