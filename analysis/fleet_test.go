@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/golden"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/stats"
@@ -205,7 +206,7 @@ func TestFleetReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "fleet.json", js)
+	golden.Check(t, "fleet.json", js)
 	if !slices.Equal(fr.Flagged, []string{"c03"}) {
 		t.Errorf("flagged %v, want exactly c03", fr.Flagged)
 	}

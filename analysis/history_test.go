@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/xrcbench/xrcbench/internal/golden"
 	"github.com/xrcbench/xrcbench/report"
 	"math/rand/v2"
 	"os"
@@ -331,8 +332,8 @@ func TestHistoryConfigChange(t *testing.T) {
 				fmt.Fprintln(&text, "warning: "+w)
 			}
 			h.WriteText(&text)
-			golden(t, "history-config.txt", bytes.ReplaceAll(text.Bytes(), []byte(root), []byte("RUNS")))
-			golden(t, "history-config.json", bytes.ReplaceAll(js, []byte(root), []byte("RUNS")))
+			golden.Check(t, "history-config.txt", bytes.ReplaceAll(text.Bytes(), []byte(root), []byte("RUNS")))
+			golden.Check(t, "history-config.json", bytes.ReplaceAll(js, []byte(root), []byte("RUNS")))
 		})
 	}
 }

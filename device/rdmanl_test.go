@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,9 +15,9 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+	"github.com/xrcbench/xrcbench/internal/golden"
+)
 
 // nlb builds netlink messages as the kernel writes them (nla_put,
 // nla_nest_start, nlmsg_put), for the decoder's tests and fuzz seeds.
@@ -189,7 +188,7 @@ func TestDecodeRDMANetlink(t *testing.T) {
 	for _, tt := range rdmanlCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join("testdata", "rdmanl", tt.name+".hex")
-			if *update {
+			if *golden.Update {
 				writeHex(t, path, tt.name, tt.bytes)
 			}
 			b := readHex(t, path)

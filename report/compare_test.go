@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xrcbench/xrcbench/internal/golden"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -637,7 +638,7 @@ func TestCompareMarkdownGolden(t *testing.T) {
 			if !strings.Contains(md.String(), "<details>") || !strings.HasSuffix(md.String(), "</details>\n") {
 				t.Errorf("no collapsed details at the end:\n%s", md.String())
 			}
-			golden(t, "compare-"+tc.name+".md", md.Bytes())
+			golden.Check(t, "compare-"+tc.name+".md", md.Bytes())
 		})
 	}
 }
@@ -674,7 +675,7 @@ func TestCompareModifyGolden(t *testing.T) {
 	if !strings.Contains(md.String(), "| modify | p50 |") {
 		t.Errorf("no modify p50 row in the table:\n%s", md.String())
 	}
-	golden(t, "compare-modify25.md", md.Bytes())
+	golden.Check(t, "compare-modify25.md", md.Bytes())
 }
 
 // An undecided verdict names the gated row that lacked repetitions and how

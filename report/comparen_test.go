@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/xrcbench/xrcbench/internal/golden"
 )
 
 // firmwareSets: A (fw 1.0) the baseline; B (fw 1.1) with unreg_last 30%
@@ -31,8 +33,8 @@ func TestCompareManyGolden(t *testing.T) {
 	if err := mc.WriteMarkdown(&md); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "compare-3way.txt", text.Bytes())
-	golden(t, "compare-3way.md", md.Bytes())
+	golden.Check(t, "compare-3way.txt", text.Bytes())
+	golden.Check(t, "compare-3way.md", md.Bytes())
 	if mc.Regressions != 1 || !strings.Contains(mc.Verdict(), "b unreg_last p50 +29.4%") {
 		t.Errorf("regressions %d, verdict %q: want b's unreg_last only", mc.Regressions, mc.Verdict())
 	}

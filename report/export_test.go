@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xrcbench/xrcbench/internal/golden"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -35,8 +36,8 @@ func TestExportGitHubActionBenchmark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "export-gab.json", smaller)
-	golden(t, "export-gab-throughput.json", bigger)
+	golden.Check(t, "export-gab.json", smaller)
+	golden.Check(t, "export-gab-throughput.json", bigger)
 	for _, tc := range []struct {
 		name    string
 		data    []byte
@@ -109,7 +110,7 @@ func TestExportBencher(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "export-bencher.json", data)
+	golden.Check(t, "export-bencher.json", data)
 	var bmf map[string]map[string]map[string]any
 	if err := json.Unmarshal(data, &bmf); err != nil {
 		t.Fatal(err)

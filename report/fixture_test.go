@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"flag"
 	"maps"
 	"math"
 	"math/rand"
@@ -15,10 +14,9 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/xrcbench/xrcbench/internal/golden"
 	"github.com/xrcbench/xrcbench/results"
 )
-
-var update = flag.Bool("update", false, "rewrite the fixture run folders and golden files under testdata/")
 
 // fixture describes a synthetic run folder: real HdrHistogram data recorded
 // from a seeded log-normal distribution per op kind, summarised the way the
@@ -316,7 +314,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 func fixtureDir(t testing.TB, f fixture) string {
 	t.Helper()
 	dir := filepath.Join("testdata", "runs", f.name)
-	if *update {
+	if *golden.Update {
 		os.RemoveAll(dir)
 		f.write(t, dir)
 	}

@@ -2,36 +2,15 @@ package report
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/xrcbench/xrcbench/internal/golden"
 	"github.com/xrcbench/xrcbench/results"
 )
-
-// golden compares got with testdata/golden/name, rewriting it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./report -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test ./report -update rewrites it):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 func loadFixture(t *testing.T, f fixture) *Run {
 	t.Helper()
@@ -50,11 +29,11 @@ func TestGolden(t *testing.T) {
 			if err := WriteMarkdown(&md, []*Run{run}); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, f.name+".summary.md", md.Bytes())
+			golden.Check(t, f.name+".summary.md", md.Bytes())
 			if err := WriteBench(&bench, []*Run{run}); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, f.name+".bench.txt", bench.Bytes())
+			golden.Check(t, f.name+".bench.txt", bench.Bytes())
 		})
 	}
 }
@@ -194,12 +173,12 @@ func TestGoldenEngineModify(t *testing.T) {
 	if !strings.Contains(md.String(), "| modify |") {
 		t.Errorf("summary.md has no modify row:\n%s", md.String())
 	}
-	golden(t, "engine-rtr.summary.md", md.Bytes())
+	golden.Check(t, "engine-rtr.summary.md", md.Bytes())
 	if err := WriteBench(&bench, []*Run{run}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(bench.String(), "/modify/") {
 		t.Errorf("bench.txt has no modify line:\n%s", bench.String())
 	}
-	golden(t, "engine-rtr.bench.txt", bench.Bytes())
+	golden.Check(t, "engine-rtr.bench.txt", bench.Bytes())
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xrcbench/xrcbench/internal/golden"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -111,7 +112,7 @@ func TestOpenLoopHTML(t *testing.T) {
 			if err := WriteMarkdown(&md, []*Run{run}); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.dir+".summary.md", md.Bytes())
+			golden.Check(t, tt.dir+".summary.md", md.Bytes())
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xrcbench/xrcbench/internal/golden"
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
@@ -36,7 +37,7 @@ func TestDevicesGolden(t *testing.T) {
 	if err := writeDevices(&b, devs); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "devices.golden", b.Bytes())
+	golden.Check(t, "devices.golden", b.Bytes())
 
 	// No RDMA netlink at all: the reason once, not once per device.
 	for i := range devs {

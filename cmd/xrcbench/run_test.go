@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -17,12 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/golden"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // Bad input is refused before anything runs: exit status 2 and one line
 // on stderr that says what is wrong, never a panic.
@@ -143,24 +141,7 @@ func TestListGolden(t *testing.T) {
 	if err := writeList(&b, provs, workloads.Builtins()); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "list.golden", b.Bytes())
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update rewrites it):\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
+	golden.Check(t, "list.golden", b.Bytes())
 }
 
 func TestListShow(t *testing.T) {
@@ -463,7 +444,7 @@ func TestSummaryGolden(t *testing.T) {
 	printSummary(&b, r, "run folder: runs/make-run")
 	r.Status, r.Leaks = results.StatusPartial, &results.LeakCheck{Method: "none", Detail: "the null provider keeps no state"}
 	printSummary(&b, r, "run folder: runs/other")
-	golden(t, "summary.golden", b.Bytes())
+	golden.Check(t, "summary.golden", b.Bytes())
 }
 
 // --out on a folder that is not empty and not a run folder is refused and
