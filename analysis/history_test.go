@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/results/resultstest"
 )
 
 // writeHistory writes n lifecycle run folders under a new folder, started
@@ -42,7 +43,7 @@ func writeHistoryWith(t *testing.T, n int, sd float64, seed uint64, level func(i
 				vals[k] = append(vals[k], runLevel*(1+0.005*rng.NormFloat64()))
 			}
 		}
-		r := resultOf(vals)
+		r := resultstest.Lifecycle(vals)
 		ordered := func(s results.OpStats) results.OpStats {
 			p50 := s.NS.P50
 			s.NS = results.Latency{Min: p50 / 2, P50: p50, P90: 2 * p50, P99: 3 * p50, P999: 4 * p50, Max: 5 * p50, Mean: float64(p50)}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/xrcbench/xrcbench/internal/golden"
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/results/resultstest"
 )
 
 // synth describes synthetic repetition data: each repetition's p50 of a
@@ -350,27 +351,9 @@ func TestCompareStalledRepetition(t *testing.T) {
 	}
 }
 
-// runOf is a lifecycle run whose repetition i has p50 vals[kind][i] (p99
-// 3x, ops/s inversely proportional).
+// runOf is resultstest.Lifecycle as a run read from dir.
 func runOf(dir string, vals map[string][]float64) *Run {
-	r := &results.Result{
-		Schema: results.Schema, Status: results.StatusOK,
-		Config: results.Config{Workload: "lifecycle", Provider: "sim", WorkloadSpec: "name: lifecycle\n"},
-		Ops:    map[string]results.OpStats{},
-	}
-	n := 0
-	for _, v := range vals {
-		n = max(n, len(v))
-	}
-	for i := 0; i < n; i++ {
-		rep := results.Repetition{Index: i, Ops: map[string]results.OpStats{}}
-		for kind, v := range vals {
-			p50 := v[i]
-			rep.Ops[kind] = results.OpStats{Count: 1000, OpsPerSec: 4e9 / p50, NS: results.Latency{P50: int64(p50), P99: int64(3 * p50)}}
-			r.Ops[kind] = rep.Ops[kind]
-		}
-		r.Repetitions = append(r.Repetitions, rep)
-	}
+	r := resultstest.Lifecycle(vals)
 	return &Run{Dir: dir, Label: dir, Result: r, Kinds: results.KindsOf(r)}
 }
 

@@ -4,39 +4,18 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/results/resultstest"
 )
 
-// stormRun is a storm's result with reps repetitions of makespan about
-// makespanNS (noise: the repetitions' spread) and a teardown of a tenth
-// of it; gates nil is a result that predates declared gates.
+// stormRun is resultstest.Storm as a run read from dir.
 func stormRun(dir string, reps int, makespanNS, noise float64, seed uint64, gates []string) *Run {
-	rng := rand.New(rand.NewPCG(seed, 7))
-	r := &results.Result{
-		Schema: results.Schema, Status: results.StatusOK,
-		Config: results.Config{Workload: "storm", Provider: "sim", Procs: 1, Threads: 4, QPs: 32, WorkloadSpec: "name: storm\nmode: storm\n",
-			Gates: gates},
-		Ops:   map[string]results.OpStats{},
-		Storm: &results.Storm{Nodes: 9, Ranks: 4, Rails: 1, QPs: 32, Registrations: 96, Arrival: "burst", Teardown: "unreg", TeardownMethod: "ranks_unreg"},
-	}
-	for i := range reps {
-		mk := makespanNS * (1 + noise*rng.NormFloat64())
-		r.Storm.MakespanNS = append(r.Storm.MakespanNS, int64(mk))
-		r.Storm.RankDoneNS = append(r.Storm.RankDoneNS, []int64{int64(mk), int64(mk * 0.9), int64(mk * 0.8), int64(mk * 0.95)})
-		r.Storm.TeardownNS = append(r.Storm.TeardownNS, int64(mk/10))
-		// The operations are the same in every run: only the wiring's
-		// length moves.
-		rep := results.Repetition{Index: i, Ops: map[string]results.OpStats{
-			results.OpReg: {Count: 96, OpsPerSec: 1e5, NS: results.Latency{Min: 1000, P50: 2000, P90: 4000, P99: 6000, P999: 7000, Max: 8000, Mean: 2500}}}}
-		r.Repetitions = append(r.Repetitions, rep)
-		r.Ops[results.OpReg] = rep.Ops[results.OpReg]
-	}
+	r := resultstest.Storm(reps, makespanNS, noise, seed, gates)
 	return &Run{Dir: dir, Label: dir, Result: r, Kinds: results.KindsOf(r)}
 }
 
