@@ -650,8 +650,16 @@ func openLoopFigures(res *results.Result, done []*repOutcome, cfg Config, wall f
 			ol.BacklogEndNS = max(ol.BacklogEndNS, tr.Open.BehindNS)
 			ol.BacklogMaxNS = max(ol.BacklogMaxNS, tr.Open.BehindMaxNS)
 			ol.BacklogLimitNS = max(ol.BacklogLimitNS, tr.Open.LimitNS)
-			if tr.Ended > tr.Started {
-				ol.BacklogOverShare = max(ol.BacklogOverShare, float64(tr.Open.OverNS)/float64(tr.Ended-tr.Started))
+			// The share of the window OverNS is counted in: the thread's
+			// own start and end bound another window (its schedule's first
+			// start can precede its start), over which a thread behind
+			// throughout showed more than 100%.
+			window := tr.Open.SampledNS
+			if window <= 0 && tr.Ended > tr.Started {
+				window = int64(tr.Ended - tr.Started)
+			}
+			if window > 0 {
+				ol.BacklogOverShare = max(ol.BacklogOverShare, float64(tr.Open.OverNS)/float64(window))
 			}
 		}
 		for _, tr := range rep.threads {

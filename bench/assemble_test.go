@@ -232,6 +232,19 @@ func TestSaturationVerdict(t *testing.T) {
 			}
 		})
 	}
+	// A thread behind throughout is behind for all of the window its
+	// backlog is counted in (its schedule began 12 ms before its own
+	// start): the share is 1, not the 1.012 its start and end gave.
+	t.Run("behind throughout", func(t *testing.T) {
+		tr := threadResult{Started: s, Ended: 2 * s, Kinds: map[string]kindResult{"reg": {Count: 40_000}},
+			Open: &openResult{BehindNS: int64(s / 2), BehindMaxNS: int64(s / 2), OverNS: int64(s + 12*ms), SampledNS: int64(s + 12*ms),
+				LimitNS: int64(backlogLimit(time.Second))}}
+		res := &results.Result{}
+		openLoopFigures(res, []*repOutcome{{threads: []threadResult{tr}}}, Config{Rate: 80_000, Procs: 1, Threads: 1}, 1)
+		if ol := res.OpenLoop; ol.BacklogOverShare != 1 || !ol.Saturated {
+			t.Errorf("share %g, saturated %v; want 1 and saturated", ol.BacklogOverShare, ol.Saturated)
+		}
+	})
 	for d, want := range map[time.Duration]time.Duration{0: 10 * time.Millisecond, time.Second: 10 * time.Millisecond, 100 * time.Millisecond: 5 * time.Millisecond} {
 		if got := backlogLimit(d); got != want {
 			t.Errorf("backlogLimit(%v) = %v, want %v", d, got, want)

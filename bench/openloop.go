@@ -50,6 +50,15 @@ func (o *openLoop) begin(t0 uint64) {
 	o.waits, o.lateNS, o.lateMaxNS, o.behindNS = 0, 0, 0, 0
 }
 
+// sampled is the window the sustained backlog (a.OverNS) is counted in:
+// from the measurement's first intended start to the last sample.
+func (o *openLoop) sampled() uint64 {
+	if o.a.Mark < o.first {
+		return 0
+	}
+	return o.a.Mark - o.first
+}
+
 // over says whether the next arrival is due at or after the loop's end.
 func (o *openLoop) over() bool { return o.a.Over() }
 

@@ -411,6 +411,9 @@ func TestOpenLoopBacklogTime(t *testing.T) {
 	if want := (48 + 10 + 300) * ms; o.a.OverNS != want {
 		t.Errorf("behind beyond the limit for %v, want %v", time.Duration(o.a.OverNS), time.Duration(want))
 	}
+	if o.sampled() != 400*ms {
+		t.Errorf("the backlog counted over %v, want the 400ms from the first intended start to the last sample", time.Duration(o.sampled()))
+	}
 	if o.behindNS != 300*ms || o.a.BehindMax != 300*ms {
 		t.Errorf("backlog %v at the end, at most %v; want 300ms", time.Duration(o.behindNS), time.Duration(o.a.BehindMax))
 	}

@@ -165,9 +165,12 @@ type openResult struct {
 	BehindNS    int64 `json:"behind_ns"`
 	BehindMaxNS int64 `json:"behind_max_ns"`
 	// OverNS is how long the thread was more than LimitNS behind its
-	// schedule (openLoop.overNS).
-	OverNS  int64 `json:"over_ns"`
-	LimitNS int64 `json:"limit_ns"`
+	// schedule, within SampledNS: the window from its measurement's first
+	// intended start to its last backlog sample, which OverNS is counted
+	// in (so their ratio is a share, at most 1).
+	OverNS    int64 `json:"over_ns"`
+	SampledNS int64 `json:"sampled_ns"`
+	LimitNS   int64 `json:"limit_ns"`
 }
 
 // kindResult is one thread's counts of one op kind. Its latencies are the

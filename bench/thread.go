@@ -663,7 +663,7 @@ func (t *thread) result() (threadResult, error) {
 	if o := t.open; o != nil {
 		tr.Open = &openResult{Scheduled: int64(o.a.Scheduled), Waits: int64(o.waits), LateNS: int64(o.lateNS),
 			LateMaxNS: int64(o.lateMaxNS), BehindNS: int64(o.behindNS), BehindMaxNS: int64(o.a.BehindMax),
-			OverNS: int64(o.a.OverNS), LimitNS: int64(o.a.Limit)}
+			OverNS: int64(o.a.OverNS), SampledNS: int64(o.sampled()), LimitNS: int64(o.a.Limit)}
 	}
 	for _, r := range t.recs {
 		tr.Kinds[r.kind] = kindResult{Count: r.count, Batches: r.batches, Errors: r.errors, TimedNS: r.timedNS, MaxGapNS: r.maxGap}

@@ -455,7 +455,8 @@ type OpenLoop struct {
 	BacklogEndNS int64 `json:"backlog_end_ns"`
 	BacklogMaxNS int64 `json:"backlog_max_ns"`
 	// BacklogOverShare is the largest share of a thread's measured time
-	// during which it was more than BacklogLimitNS behind its schedule;
+	// (from its first intended start to its last backlog sample) during
+	// which it was more than BacklogLimitNS behind its schedule, 0 to 1;
 	// Saturated when it is at least half: a sustained backlog, not one
 	// stall at the end.
 	BacklogLimitNS   int64   `json:"backlog_limit_ns,omitempty"`
