@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/stats"
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
@@ -82,49 +84,65 @@ func TestOpenLoopKnownAnswers(t *testing.T) {
 	// either by more than 5% the schedule would be wrong. The harness's
 	// own stall at each interval's end once made the mean 3x-800x M/D/1
 	// and the p50 at ρ = 0.5 +31-46% (issue 25).
+	//
+	// A machine is quiet for this when a plain C open loop (openref) gets
+	// the queue's answer on it: the runs alternate with the reference's,
+	// and each figure is the median of its runs. Where the reference holds
+	// the answer, the harness must too; where it does not (a VM's host
+	// taking the CPU for milliseconds: a stall queues every arrival due in
+	// it), the harness may exceed the queue by no more than the reference
+	// did plus the same tolerance, so what is judged is what the harness
+	// adds to the machine.
 	for _, tt := range []struct {
 		name    string
 		arrival string
 	}{{"M/D/1 at rho 0.5", ArrivalPoisson}, {"D/D/1 at rho 0.5", ArrivalFixed}} {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := openConfig(t, 50000, 2*time.Second)
-			cfg.Arrival = tt.arrival
-			var res *results.Result
-			load := measureLoad(t, func() { res = runOK(t, cfg) })
+			const runs, rate = 5, 50000
+			d := time.Second
+			var refMean, refP50 []float64
+			harnessMean, harnessP50 := map[string][]float64{}, map[string][]float64{}
 			var failures []string
-			for _, kind := range []string{"reg", "unreg"} {
-				st := res.Ops[kind]
-				if st.ResponseNS == nil {
-					t.Fatalf("%s: no response time", kind)
+			load := measureLoad(t, func() {
+				for i := range runs {
+					r := runOpenRef(t, rate, cost*time.Nanosecond, 200*time.Millisecond, d, tt.arrival, i+1)
+					mean, p50 := md1(rate, r.serviceMean, tt.arrival == ArrivalPoisson)
+					refMean, refP50 = append(refMean, r.responseMean/mean-1), append(refP50, float64(r.responseP50)/p50-1)
+					t.Logf("reference %d: service mean %.2fµs; response mean %.2fµs (queue %.2fµs, %+.1f%%), p50 %.2fµs (queue %.2fµs, %+.1f%%); latest wake-up %v",
+						i, r.serviceMean/1e3, r.responseMean/1e3, mean/1e3, 100*refMean[i], float64(r.responseP50)/1e3, p50/1e3, 100*refP50[i], time.Duration(r.lateMax))
+
+					cfg := openConfig(t, rate, d)
+					cfg.Arrival, cfg.Seed = tt.arrival, int64(i+1)
+					res := runOK(t, cfg)
+					for _, kind := range []string{"reg", "unreg"} {
+						st := res.Ops[kind]
+						if st.ResponseNS == nil {
+							t.Fatalf("%s: no response time", kind)
+						}
+						got := *st.ResponseNS
+						if rho := cfg.Rate * st.NS.Mean / 1e9; rho >= 0.9 {
+							failures = append(failures, fmt.Sprintf("%s: service mean %.2fµs, ρ %.2f: want about 0.5", kind, st.NS.Mean/1e3, rho))
+							continue
+						}
+						mean, p50 := md1(cfg.Rate, st.NS.Mean, tt.arrival == ArrivalPoisson)
+						harnessMean[kind] = append(harnessMean[kind], got.Mean/mean-1)
+						harnessP50[kind] = append(harnessP50[kind], float64(got.P50)/p50-1)
+						t.Logf("harness %d %s: service mean %.2fµs; response mean %.2fµs (queue %.2fµs, %+.1f%%), p50 %.2fµs (queue %.2fµs, %+.1f%%)",
+							i, kind, st.NS.Mean/1e3, got.Mean/1e3, mean/1e3, 100*(got.Mean/mean-1), float64(got.P50)/1e3, p50/1e3, 100*(float64(got.P50)/p50-1))
+					}
+					if res.OpenLoop.Saturated {
+						failures = append(failures, fmt.Sprintf("saturated at ρ 0.5: %+v", *res.OpenLoop))
+					}
+					// Time outside operations and waits delays every arrival
+					// due in it: a thread that came back into Go after every
+					// ~1 ms program lost 7% so (coverage 0.93), and the
+					// queue's answer with it; a ring loses next to nothing.
+					if c := res.Harness.Coverage; c == nil || c.MinThreadShare < 0.99 {
+						failures = append(failures, fmt.Sprintf("coverage %+v: want the thread inside operations and waits 99%% of its time or more", c))
+					}
 				}
-				got := *st.ResponseNS
-				if rho := cfg.Rate * st.NS.Mean / 1e9; rho >= 0.9 {
-					failures = append(failures, fmt.Sprintf("%s: service mean %.2fµs, ρ %.2f: want about 0.5", kind, st.NS.Mean/1e3, rho))
-					continue
-				}
-				mean, p50 := md1(cfg.Rate, st.NS.Mean, tt.arrival == ArrivalPoisson)
-				if d := got.Mean/mean - 1; d < -0.05 || d > 0.15 {
-					failures = append(failures, fmt.Sprintf("%s: mean response %.2fµs, %+.1f%% from the queue's %.2fµs (service %.2fµs, ρ %.3f); want -5%%..+15%%",
-						kind, got.Mean/1e3, 100*d, mean/1e3, st.NS.Mean/1e3, cfg.Rate*st.NS.Mean/1e9))
-				}
-				if d := float64(got.P50)/p50 - 1; d < -0.05 || d > 0.10 {
-					failures = append(failures, fmt.Sprintf("%s: response p50 %.2fµs, %+.1f%% from the queue's %.2fµs; want -5%%..+10%%", kind, float64(got.P50)/1e3, 100*d, p50/1e3))
-				}
-				t.Logf("%s: service mean %.2fµs; response mean %.2fµs (queue %.2fµs), p50 %.2fµs (queue %.2fµs)",
-					kind, st.NS.Mean/1e3, got.Mean/1e3, mean/1e3, float64(got.P50)/1e3, p50/1e3)
-			}
-			if res.OpenLoop.Saturated {
-				failures = append(failures, fmt.Sprintf("saturated at ρ 0.5: %+v", *res.OpenLoop))
-			}
-			// Time outside operations and waits delays every arrival due
-			// in it: a thread that came back into Go after every ~1 ms
-			// program lost 7% so (coverage 0.93), and the queue's answer
-			// with it; a ring loses next to nothing.
-			if c := res.Harness.Coverage; c == nil || c.MinThreadShare < 0.99 {
-				failures = append(failures, fmt.Sprintf("coverage %+v: want the thread inside operations and waits 99%% of its time or more", c))
-			} else {
-				t.Logf("coverage %.4f", c.MinThreadShare)
-			}
+			})
+			failures = append(failures, judgeOpenLoop(refMean, refP50, harnessMean, harnessP50)...)
 			failOrSkip(t, load, failures)
 		})
 	}
@@ -420,5 +438,84 @@ func TestOpenLoopBacklogTime(t *testing.T) {
 	o.begin(2000 * ms)
 	if o.a.OverNS != 0 || o.a.Mark != 2000*ms {
 		t.Errorf("a new measurement starts with %v behind, marked at %v", time.Duration(o.a.OverNS), time.Duration(o.a.Mark))
+	}
+}
+
+// The open loop's known answer's tolerances, as shares of the queue's
+// figure: above it, for the mean response and the p50; below it, for both
+// (a machine's stalls only add, so a figure well under the queue's is a
+// wrong schedule).
+const (
+	openMeanAbove = 0.15
+	openP50Above  = 0.10
+	openBelow     = 0.05
+)
+
+// judgeOpenLoop says what fails the open loop's known answer. Each figure
+// is a run's excess over the queue's answer (mean response / queue's − 1,
+// and the same of the p50), of the reference loop and, per op kind, of
+// the harness; each side is judged by the median of its runs. Where the
+// reference's medians hold the tolerances the machine is quiet and the
+// harness's must hold them too; elsewhere the harness's may exceed the
+// reference's by no more than the tolerance, and fall below the lower of
+// the reference's and the queue's by no more than openBelow.
+func judgeOpenLoop(refMean, refP50 []float64, mean, p50 map[string][]float64) []string {
+	rm, rp := stats.Median(refMean), stats.Median(refP50)
+	quiet := rm >= -openBelow && rm <= openMeanAbove && rp >= -openBelow && rp <= openP50Above
+	var failures []string
+	check := func(kind, what string, got, ref, above float64) {
+		hi, lo := above, -openBelow
+		if !quiet {
+			hi, lo = max(ref, 0)+above, min(ref, 0)-openBelow
+		}
+		if got >= lo && got <= hi {
+			return
+		}
+		why := "the reference C loop got the queue's answer (a quiet machine)"
+		if !quiet {
+			why = "the reference C loop on this machine got " + fmt.Sprintf("%+.1f%% mean, %+.1f%% p50", 100*rm, 100*rp)
+		}
+		failures = append(failures, fmt.Sprintf("%s: median %s %+.1f%% from the queue's, want %+.0f%%..%+.0f%% (%s)",
+			kind, what, 100*got, 100*lo, 100*hi, why))
+	}
+	for _, kind := range slices.Sorted(maps.Keys(mean)) {
+		check(kind, "mean response", stats.Median(mean[kind]), rm, openMeanAbove)
+		check(kind, "response p50", stats.Median(p50[kind]), rp, openP50Above)
+	}
+	return failures
+}
+
+func TestJudgeOpenLoop(t *testing.T) {
+	runs := func(xs ...float64) []float64 { return xs }
+	for _, tt := range []struct {
+		name      string
+		refMean   []float64
+		refP50    []float64
+		mean, p50 []float64
+		fail      []string // what the failures name, in order
+	}{
+		{"quiet, held", runs(0.02, 0.05, 0.30), runs(0.01, 0.03, 0.02), runs(0.10, 0.12, 0.90), runs(0.05, 0.08, 0.02), nil},
+		{"quiet, the harness's mean over", runs(0.02, 0.05, 0.04), runs(0.01, 0.03, 0.02), runs(0.20, 0.25, 0.30), runs(0.05, 0.08, 0.02), []string{"mean response +25.0%", "want -5%..+15% (the reference C loop got the queue's answer"}},
+		{"quiet, the p50 under", runs(0.02, 0.05, 0.04), runs(0.01, 0.03, 0.02), runs(0.02, 0.02, 0.02), runs(-0.08, -0.07, -0.06), []string{"response p50 -7.0%"}},
+		{"a machine's stalls, added to", runs(0.35, 0.60, 0.90), runs(0.10, 0.12, 0.08), runs(0.50, 0.70, 0.80), runs(0.15, 0.11, 0.20), nil},
+		{"a machine's stalls, the harness's beyond", runs(0.35, 0.60, 0.90), runs(0.10, 0.12, 0.08), runs(0.90, 1.20, 2.00), runs(0.15, 0.11, 0.20), []string{"mean response +120.0%", "want -5%..+75%", "got +60.0% mean, +10.0% p50"}},
+		{"a p50 under the queue, as the reference's", runs(0.30, 0.40, 0.50), runs(-0.08, -0.07, -0.09), runs(0.40, 0.40, 0.40), runs(-0.10, -0.09, -0.11), nil},
+		{"an interval stall (3x-800x)", runs(0.20, 0.30, 0.25), runs(0.01, 0.02, 0.03), runs(3, 50, 800), runs(0.31, 0.46, 0.40), []string{"mean response +5000.0%", "response p50 +40.0%"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := judgeOpenLoop(tt.refMean, tt.refP50, map[string][]float64{"reg": tt.mean}, map[string][]float64{"reg": tt.p50})
+			all := strings.Join(got, "\n")
+			if len(tt.fail) == 0 && len(got) != 0 {
+				t.Fatalf("failures %q, want none", got)
+			}
+			if len(tt.fail) != 0 && len(got) == 0 {
+				t.Fatalf("no failure, want %q", tt.fail)
+			}
+			for _, f := range tt.fail {
+				if !strings.Contains(all, f) {
+					t.Errorf("failures %q do not say %q", got, f)
+				}
+			}
+		})
 	}
 }

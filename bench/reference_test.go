@@ -1,0 +1,98 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The open loop's known answers in time are judged beside a plain C open
+// loop (testdata/openref.c) run in turns with the harness on the same
+// machine: what that loop gets beyond queueing theory is the machine's
+// (a VM whose host takes its CPU for milliseconds gave it +15% to +258%
+// of M/D/1's mean response, idle), and the harness may add to it no more
+// than the known answer's own tolerance.
+
+// openRef is one run of the reference loop.
+type openRef struct {
+	ops                       int
+	serviceMean, responseMean float64 // ns
+	responseP50, lateMax      int64   // ns
+}
+
+var openRefBuild struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// openRefBinary compiles the reference loop once per test binary, with the
+// C compiler cgo uses ($CC, else cc); without one the test skips saying so.
+func openRefBinary(t *testing.T) string {
+	t.Helper()
+	b := &openRefBuild
+	b.once.Do(func() {
+		cc := os.Getenv("CC")
+		if cc == "" {
+			cc = "cc"
+		}
+		if _, err := exec.LookPath(cc); err != nil {
+			b.err = fmt.Errorf("no C compiler (%s) for the reference open loop: %w", cc, err)
+			return
+		}
+		dir, err := os.MkdirTemp("", "xrcbench-openref-")
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.bin = filepath.Join(dir, "openref")
+		out, err := exec.Command(cc, "-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11",
+			"-o", b.bin, filepath.Join("testdata", "openref.c"), "-lm").CombinedOutput()
+		if err != nil {
+			b.err = fmt.Errorf("%s testdata/openref.c: %v\n%s", cc, err, out)
+		}
+	})
+	if b.err != nil {
+		if strings.HasPrefix(b.err.Error(), "no C compiler") {
+			t.Skip(b.err)
+		}
+		t.Fatal(b.err)
+	}
+	return b.bin
+}
+
+// runOpenRef runs the reference loop at rate operations per second of cost
+// each, for warmup and then d measured, as an open loop's run would.
+func runOpenRef(t *testing.T, rate float64, cost, warmup, d time.Duration, arrival string, seed int) openRef {
+	t.Helper()
+	cmd := exec.Command(openRefBinary(t), fmt.Sprint(rate), fmt.Sprint(cost.Nanoseconds()),
+		fmt.Sprint(warmup.Seconds()), fmt.Sprint(d.Seconds()), arrival, fmt.Sprint(seed))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %v", cmd, err)
+	}
+	var r openRef
+	if _, err := fmt.Sscanf(strings.TrimSpace(string(out)),
+		"ops=%d service_mean_ns=%g response_mean_ns=%g response_p50_ns=%d late_max_ns=%d",
+		&r.ops, &r.serviceMean, &r.responseMean, &r.responseP50, &r.lateMax); err != nil || r.ops == 0 {
+		t.Fatalf("the reference open loop printed %q: %v", out, err)
+	}
+	return r
+}
+
+// The reference loop is the queue it models: at a tenth of its capacity
+// with fixed arrivals nothing queues, and its response is its service.
+func TestOpenRef(t *testing.T) {
+	r := runOpenRef(t, 10000, 10*time.Microsecond, 0, 200*time.Millisecond, ArrivalFixed, 1)
+	if r.ops < 1900 || r.ops > 2001 {
+		t.Errorf("%d operations in 200ms at 10000/s, want 2000", r.ops)
+	}
+	if r.serviceMean < 10_000 || r.responseMean < r.serviceMean || float64(r.responseP50) < 10_000 {
+		t.Errorf("%+v: a service or response under the 10µs cost", r)
+	}
+}
