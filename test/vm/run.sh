@@ -46,8 +46,12 @@ cp workloads/builtin/storm.yaml "$out/payload/"
 # open and still fail (nested virtualisation refusing an MSR aborts QEMU),
 # so a short boot of the guest's kernel decides: KVM works if the kernel
 # prints its banner.
+# The device is checked first: opening a missing /dev/kvm for writing
+# would create it, a plain file, there.
 accel=tcg cpu=max why="no usable /dev/kvm"
-if ( exec 3<>/dev/kvm ) 2>/dev/null; then
+if [ ! -c /dev/kvm ]; then
+	why="no /dev/kvm (a character device) on this host"
+elif ( exec 3<>/dev/kvm ) 2>/dev/null; then
 	# In a shell of its own, which reports a QEMU that aborts, not ours.
 	QEMU=$QEMU IMAGE=$image OUT=$out bash -c 'timeout -k 5 30 "$QEMU" -machine q35,accel=kvm -cpu host -m 256 \
 		-nodefaults -display none -no-reboot -nic none -kernel "$IMAGE/vmlinuz" \
@@ -56,7 +60,7 @@ if ( exec 3<>/dev/kvm ) 2>/dev/null; then
 	if grep -q "Linux version" "$out/kvm-probe.log" 2>/dev/null; then
 		accel=kvm cpu=host why="/dev/kvm works"
 	else
-		why="/dev/kvm is there but a KVM guest did not boot: $(grep -m1 -i error "$out/kvm-probe.qemu.log" || echo no banner within 30 s)"
+		why="/dev/kvm is there but a KVM guest did not boot: $(grep -m1 -i -E 'error|fail' "$out/kvm-probe.qemu.log" || echo no banner within 30 s)"
 	fi
 fi
 {
