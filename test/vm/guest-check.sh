@@ -79,6 +79,12 @@ sxdbg=/sys/kernel/debug/softxrc/softxrc0
 sxpar=/sys/module/softxrc/parameters
 # An rdma run on softxrc0; each step adds --out and the workload.
 sxrun=("$x" run --provider rdma --device softxrc0 --warmup 0s)
+# The known answers' lifecycles run at SCHED_FIFO (xrcbench gives it to
+# its measured threads only): a destroy that polls the module's cost for
+# milliseconds returns to user space at a preemption point, and under TCG
+# any other task runnable there (the harness's own Go runtime threads
+# among them) took up to a tick of it, inside the timed unreg_last.
+sxrt=(chrt -f 1 "${sxrun[@]}")
 if [ -f /softxrc-skip ]; then
 	step softxrc-skip 5 cat /softxrc-skip
 else
@@ -116,19 +122,19 @@ drv=$(readlink "$d/device/driver") && echo "driver ${drv##*/}" || echo "driver a
 	# opened (the upstream API gives it no handle: a raw DESTROY_QP).
 	step softxrc-foreign-unreg 60 /usr/local/bin/softxrc-loop softxrc0 foreign
 	# Known answers: the last unreg pays DESTROY_QP's injected cost.
-	step softxrc-lifecycle-zero 300 "${sxrun[@]}" --out /tmp/sx-lc0 --workload lifecycle --procs 2 --threads 1 --qp-state init --qps 4 --iterations 50 --repetitions 1
+	step softxrc-lifecycle-zero 300 "${sxrt[@]}" --out /tmp/sx-lc0 --workload lifecycle --procs 2 --threads 1 --qp-state init --qps 4 --iterations 50 --repetitions 1
 	step softxrc-lifecycle-zero-result 5 cat /tmp/sx-lc0/result.json
 	echo 4000 > "$sxpar/destroy_us"
-	step softxrc-lifecycle-cost 300 "${sxrun[@]}" --out /tmp/sx-lc1 --workload lifecycle --procs 2 --threads 1 --qp-state init --qps 4 --iterations 50 --repetitions 1
+	step softxrc-lifecycle-cost 300 "${sxrt[@]}" --out /tmp/sx-lc1 --workload lifecycle --procs 2 --threads 1 --qp-state init --qps 4 --iterations 50 --repetitions 1
 	step softxrc-lifecycle-cost-result 5 cat /tmp/sx-lc1/result.json
 	echo 0 > "$sxpar/destroy_us"
 	# RTR through the core's transition table; destroying from RTR pays
 	# the module's 2RST_QP cost, from INIT not.
 	echo 3000 > "$sxpar/destroy_from_rtr_us"
-	step softxrc-lifecycle-init 300 "${sxrun[@]}" --out /tmp/sx-init --workload lifecycle --procs 2 --threads 1 --qp-state init --qps 4 --iterations 50 --repetitions 1
+	step softxrc-lifecycle-init 300 "${sxrt[@]}" --out /tmp/sx-init --workload lifecycle --procs 2 --threads 1 --qp-state init --qps 4 --iterations 50 --repetitions 1
 	step softxrc-lifecycle-init-result 5 cat /tmp/sx-init/result.json
 	for c in "$sxdbg"/commands/*/average; do echo 0 > "$c"; done
-	step softxrc-lifecycle-rtr 300 "${sxrun[@]}" --out /tmp/sx-rtr --workload lifecycle --procs 2 --threads 1 --qp-state rtr --qps 4 --iterations 50 --repetitions 1
+	step softxrc-lifecycle-rtr 300 "${sxrt[@]}" --out /tmp/sx-rtr --workload lifecycle --procs 2 --threads 1 --qp-state rtr --qps 4 --iterations 50 --repetitions 1
 	step softxrc-lifecycle-rtr-result 5 cat /tmp/sx-rtr/result.json
 	step softxrc-commands-rtr 10 bash -c 'for d in '"$sxdbg"'/commands/*; do echo "${d##*/} $(cat "$d/n") $(cat "$d/average")"; done'
 	echo 0 > "$sxpar/destroy_from_rtr_us"

@@ -416,6 +416,9 @@ func checkSoftLifecycleCost(tr *transcript) error {
 	if err != nil {
 		return err
 	}
+	if err := errors.Join(ranRealTime("softxrc-lifecycle-zero", zero), ranRealTime("softxrc-lifecycle-cost", cost)); err != nil {
+		return err
+	}
 	floor, err := p50(zero, "softxrc-lifecycle-zero", results.OpUnregLast)
 	if err != nil {
 		return err
@@ -425,6 +428,20 @@ func checkSoftLifecycleCost(tr *transcript) error {
 		return err
 	}
 	return timing(knownAnswer("unreg_last p50 with destroy_us=4000", got, floor+injectedDestroyNS, injectedDestroyNS))
+}
+
+// ranRealTime says whether a known answer's run had its measured threads
+// at SCHED_FIFO, as guest-check.sh starts them (chrt -f 1). A destroy that
+// polls the module's cost for milliseconds returns to user space at a
+// preemption point, and under TCG a task runnable there (the harness's own
+// Go runtime threads among them) took up to a tick of the timed
+// unreg_last: p50 5.0 ms for 4 ms injected in one boot, 4.07 ms at
+// SCHED_FIFO in the next.
+func ranRealTime(name string, r *results.Result) error {
+	if !strings.HasPrefix(r.Harness.Scheduling, "SCHED_FIFO") {
+		return fmt.Errorf("%s ran at scheduling %q, want SCHED_FIFO (chrt -f 1, as guest-check.sh starts it)", name, r.Harness.Scheduling)
+	}
+	return nil
 }
 
 // commands reads the softxrc-commands-rtr step: "NAME n average_ns".
@@ -459,6 +476,9 @@ func checkSoftRTR(tr *transcript) error {
 	}
 	rtr, err := softResult(tr, "softxrc-lifecycle-rtr")
 	if err != nil {
+		return err
+	}
+	if err := errors.Join(ranRealTime("softxrc-lifecycle-init", init), ranRealTime("softxrc-lifecycle-rtr", rtr)); err != nil {
 		return err
 	}
 	var bad []string
@@ -667,6 +687,8 @@ func TestSoftChecksCatch(t *testing.T) {
 		{"the cost not paid", func(t *testing.T, tr *transcript) {
 			tr.steps["softxrc-lifecycle-cost-result"] = tr.steps["softxrc-lifecycle-zero-result"]
 		}, "softxrc: lifecycle", "destroy_us=4000"},
+		{"the cost's run not at SCHED_FIFO", edit("softxrc-lifecycle-cost-result", `"scheduling": "SCHED_FIFO priority 1",`, ""), "softxrc: lifecycle", `softxrc-lifecycle-cost ran at scheduling ""`},
+		{"RTR's run not at SCHED_FIFO", edit("softxrc-lifecycle-rtr-result", `"scheduling": "SCHED_FIFO priority 1",`, ""), "softxrc: RTR", `softxrc-lifecycle-rtr ran at scheduling ""`},
 		{"RTR not reached", edit("softxrc-lifecycle-rtr-result", `"qp_state": "rtr"`, `"qp_state": "init"`), "softxrc: RTR", `qp_state "init"`},
 		{"INIT2RTR not issued", edit("softxrc-commands-rtr", "INIT2RTR_QP 200 ", "INIT2RTR_QP 199 "), "softxrc: RTR", "INIT2RTR_QP"},
 		{"teardown not measured", edit("softxrc-storm-result", `"teardown": "exit"`, `"teardown": "unreg"`), "softxrc: a storm", `teardown "unreg"`},
