@@ -109,10 +109,13 @@ drv=$(readlink "$d/device/driver") && echo "driver ${drv##*/}" || echo "driver a
 	step softxrc-conform-json 600 "$x" conform --provider rdma --device softxrc0 --json
 	step softxrc-qps-conform 5 cat "$sxdbg/qps"
 	# The floor: reg/unreg pairs with every cost at zero, by xrcbench and
-	# by a plain C loop of the same calls.
-	step softxrc-steady 300 "${sxrun[@]}" --out /tmp/sx-steady --workload steady --procs 1 --threads 1 --qps 1 --duration 5s --repetitions 1
-	step softxrc-steady-result 5 cat /tmp/sx-steady/result.json
-	step softxrc-loop 300 /usr/local/bin/softxrc-loop softxrc0 20000
+	# by a plain C loop of the same calls, three rounds in turns (the
+	# judge takes each side's median).
+	for r in "" -2 -3; do
+		step softxrc-steady$r 300 "${sxrun[@]}" --out /tmp/sx-steady$r --workload steady --procs 1 --threads 1 --qps 1 --duration 3s --repetitions 1
+		step softxrc-steady$r-result 5 cat /tmp/sx-steady$r/result.json
+		step softxrc-loop$r 300 /usr/local/bin/softxrc-loop softxrc0 20000
+	done
 	# The harness's own per-op work, in the same guest: under TCG every
 	# instruction is emulated, so what xrcbench does around a call costs
 	# microseconds here that it does not on hardware.

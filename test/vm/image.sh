@@ -149,6 +149,9 @@ mkdir -p "$root/payload"
 install -m 755 "$here/guest-boot.sh" "$root/sbin/xrcbench-init"
 size=$(( $(du -sm "$root" | cut -f1) + 256 ))
 mkfs.ext4 -q -L xrcroot -d "$root" "$work/out/rootfs.img" "${size}M" >&2
+# Written out before the first boot, so that the host's writeback of the
+# fresh image does not share the CPUs with the guest's first measurements.
+sync -f "$work/out/rootfs.img"
 touch "$work/out/ok"
 rm -rf "$cache"
 mv "$work/out" "$cache"
