@@ -99,13 +99,13 @@ func TestOpenLoopKnownAnswers(t *testing.T) {
 	}{{"M/D/1 at rho 0.5", ArrivalPoisson}, {"D/D/1 at rho 0.5", ArrivalFixed}} {
 		t.Run(tt.name, func(t *testing.T) {
 			const runs, rate = 5, 50000
-			d := time.Second
+			d, ref := time.Second, openRefBinary(t)
 			var refMean, refP50 []float64
 			harnessMean, harnessP50 := map[string][]float64{}, map[string][]float64{}
 			var failures []string
 			load := measureLoad(t, func() {
 				for i := range runs {
-					r := runOpenRef(t, rate, cost*time.Nanosecond, 200*time.Millisecond, d, tt.arrival, i+1)
+					r := runOpenRef(t, ref, rate, cost*time.Nanosecond, 200*time.Millisecond, d, tt.arrival, i+1)
 					mean, p50 := md1(rate, r.serviceMean, tt.arrival == ArrivalPoisson)
 					refMean, refP50 = append(refMean, r.responseMean/mean-1), append(refP50, float64(r.responseP50)/p50-1)
 					t.Logf("reference %d: service mean %.2fµs; response mean %.2fµs (queue %.2fµs, %+.1f%%), p50 %.2fµs (queue %.2fµs, %+.1f%%); latest wake-up %v",

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -25,52 +24,32 @@ type openRef struct {
 	responseP50, lateMax      int64   // ns
 }
 
-var openRefBuild struct {
-	once sync.Once
-	bin  string
-	err  error
-}
-
-// openRefBinary compiles the reference loop once per test binary, with the
-// C compiler cgo uses ($CC, else cc); without one the test skips saying so.
+// openRefBinary compiles the reference loop into the test's own temporary
+// folder, with the C compiler cgo uses ($CC, else cc); without one the
+// test skips saying so.
 func openRefBinary(t *testing.T) string {
 	t.Helper()
-	b := &openRefBuild
-	b.once.Do(func() {
-		cc := os.Getenv("CC")
-		if cc == "" {
-			cc = "cc"
-		}
-		if _, err := exec.LookPath(cc); err != nil {
-			b.err = fmt.Errorf("no C compiler (%s) for the reference open loop: %w", cc, err)
-			return
-		}
-		dir, err := os.MkdirTemp("", "xrcbench-openref-")
-		if err != nil {
-			b.err = err
-			return
-		}
-		b.bin = filepath.Join(dir, "openref")
-		out, err := exec.Command(cc, "-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11",
-			"-o", b.bin, filepath.Join("testdata", "openref.c"), "-lm").CombinedOutput()
-		if err != nil {
-			b.err = fmt.Errorf("%s testdata/openref.c: %v\n%s", cc, err, out)
-		}
-	})
-	if b.err != nil {
-		if strings.HasPrefix(b.err.Error(), "no C compiler") {
-			t.Skip(b.err)
-		}
-		t.Fatal(b.err)
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "cc"
 	}
-	return b.bin
+	if _, err := exec.LookPath(cc); err != nil {
+		t.Skipf("no C compiler (%s) for the reference open loop: %v", cc, err)
+	}
+	bin := filepath.Join(t.TempDir(), "openref")
+	out, err := exec.Command(cc, "-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11",
+		"-o", bin, filepath.Join("testdata", "openref.c"), "-lm").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s testdata/openref.c: %v\n%s", cc, err, out)
+	}
+	return bin
 }
 
-// runOpenRef runs the reference loop at rate operations per second of cost
-// each, for warmup and then d measured, as an open loop's run would.
-func runOpenRef(t *testing.T, rate float64, cost, warmup, d time.Duration, arrival string, seed int) openRef {
+// runOpenRef runs the reference loop bin at rate operations per second of
+// cost each, for warmup and then d measured, as an open loop's run would.
+func runOpenRef(t *testing.T, bin string, rate float64, cost, warmup, d time.Duration, arrival string, seed int) openRef {
 	t.Helper()
-	cmd := exec.Command(openRefBinary(t), fmt.Sprint(rate), fmt.Sprint(cost.Nanoseconds()),
+	cmd := exec.Command(bin, fmt.Sprint(rate), fmt.Sprint(cost.Nanoseconds()),
 		fmt.Sprint(warmup.Seconds()), fmt.Sprint(d.Seconds()), arrival, fmt.Sprint(seed))
 	out, err := cmd.Output()
 	if err != nil {
@@ -88,7 +67,7 @@ func runOpenRef(t *testing.T, rate float64, cost, warmup, d time.Duration, arriv
 // The reference loop is the queue it models: at a tenth of its capacity
 // with fixed arrivals nothing queues, and its response is its service.
 func TestOpenRef(t *testing.T) {
-	r := runOpenRef(t, 10000, 10*time.Microsecond, 0, 200*time.Millisecond, ArrivalFixed, 1)
+	r := runOpenRef(t, openRefBinary(t), 10000, 10*time.Microsecond, 0, 200*time.Millisecond, ArrivalFixed, 1)
 	if r.ops < 1900 || r.ops > 2001 {
 		t.Errorf("%d operations in 200ms at 10000/s, want 2000", r.ops)
 	}
