@@ -38,16 +38,24 @@ type conformCase struct {
 	Provider, Device string
 	Semantics        string
 	Want             wantChecks
-	Mlnx             bool // through the MLNX_OFED build of the double
+	Mlnx             bool   // through the MLNX_OFED build of the double
+	Devices          string // the double's devices; both kinds when empty
+	S11On            string // the device S11 names when it ran on another
 }
 
+const all = "S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S11 S12 S13 S14 S15"
+
+// Beside an XRC device, S11 runs on the host's device without XRC; with
+// none, it skips.
 var conformCases = []conformCase{
-	{"legacy", "xbfake0", "legacy", statuses("S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15", "S11"), false},
-	{"legacy", "xbnoxrc0", "legacy", statuses("S11", "S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15"), false},
-	{"legacy", "xbfake0", "legacy-mlnx", statuses("S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15", "S11"), true},
-	{"legacy", "xbnoxrc0", "legacy-mlnx", statuses("S11", "S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15"), true},
-	{"rdma", "xbfake0", "upstream", statuses("S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15", "S11"), false},
-	{"rdma", "xbnoxrc0", "upstream", statuses("S11", "S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15"), false},
+	{"legacy", "xbfake0", "legacy", statuses(all, ""), false, "", "xbnoxrc0"},
+	{"legacy", "xbfake0", "legacy", statuses("S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15", "S11"), false, "xbfake0", ""},
+	{"legacy", "xbnoxrc0", "legacy", statuses("S11", "S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15"), false, "", ""},
+	{"legacy", "xbfake0", "legacy-mlnx", statuses(all, ""), true, "", "xbnoxrc0"},
+	{"legacy", "xbnoxrc0", "legacy-mlnx", statuses("S11", "S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15"), true, "", ""},
+	{"rdma", "xbfake0", "upstream", statuses(all, ""), false, "", "xbnoxrc0"},
+	{"rdma", "xbfake0", "upstream", statuses("S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15", "S11"), false, "xbfake0,xbfake1", ""},
+	{"rdma", "xbnoxrc0", "upstream", statuses("S11", "S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S12 S13 S14 S15"), false, "", ""},
 }
 
 // TestDoubleConform runs the conformance table S1–S15 through the legacy
@@ -55,7 +63,11 @@ var conformCases = []conformCase{
 // as real child processes that are SIGKILLed while registered.
 func TestDoubleConform(t *testing.T) {
 	for _, c := range conformCases {
-		t.Run(c.Provider+"/"+c.Semantics+"/"+c.Device, func(t *testing.T) {
+		devices := c.Devices
+		if devices == "" {
+			devices = "xbfake0,xbnoxrc0:noxrc"
+		}
+		t.Run(c.Provider+"/"+c.Semantics+"/"+c.Device+"/"+devices, func(t *testing.T) {
 			if ok, why := built(c.Provider); !ok {
 				t.Skipf("%s: not in this build: %s", c.Provider, why)
 			}
@@ -65,7 +77,7 @@ func TestDoubleConform(t *testing.T) {
 			}
 			arg, _ := json.Marshal(c)
 			testdouble.RunTest(t, "TestConformInDouble",
-				append(testdouble.Env(lib, filepath.Join(t.TempDir(), "state"), "xbfake0,xbnoxrc0:noxrc"), conformCaseEnv+"="+string(arg)))
+				append(testdouble.Env(lib, filepath.Join(t.TempDir(), "state"), devices), conformCaseEnv+"="+string(arg)))
 		})
 	}
 }
@@ -149,6 +161,15 @@ func TestConformInDouble(t *testing.T) {
 		t.Logf("%-4s %-5s %s: %s", chk.ID, chk.Status, chk.Name, chk.Detail)
 		if want := c.Want[chk.ID]; chk.Status != want {
 			t.Errorf("%s %s: %s (%s), want %s", chk.ID, chk.Name, chk.Status, chk.Detail, want)
+		}
+		if chk.ID == "S11" && chk.Status == CheckPass {
+			named := c.S11On != "" && strings.Contains(chk.Detail, "(run on "+c.S11On+",")
+			if named != (c.S11On != "") || (c.S11On == "" && strings.Contains(chk.Detail, "(run on ")) {
+				t.Errorf("S11: %q, want it to name the device it ran on only when that is another (%q)", chk.Detail, c.S11On)
+			}
+		}
+		if chk.ID == "S11" && chk.Status == CheckSkip && !strings.Contains(chk.Detail, "no other device of this host lacks it") {
+			t.Errorf("S11 skipped for another reason: %s", chk.Detail)
 		}
 	}
 }

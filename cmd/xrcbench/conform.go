@@ -28,7 +28,9 @@ create registers the creator, reg adds a registrant, reg again is idempotent
 (legacy) or a counted handle (upstream), the last unreg destroys the QP, reg of
 unknown or foreign QPs fails with EINVAL, closing a domain while registered is
 EBUSY, a killed process's registrations are dropped (with real child processes),
-and a device without XRC refuses domains. S12–S15 are the QP state transitions
+and a device without XRC refuses domains (named at a device with XRC, S11 runs
+on a device of the host without it, one of the same driver first, and names
+it; with none it skips). S12–S15 are the QP state transitions
 run --qp-state makes, as the kernel's state table allows them: RESET to RTR
 without INIT is EINVAL, as are RTR to INIT and RTR to RTR; a registrant's
 modify moves the QP for all; the last unreg destroys a QP in RTR. They skip
