@@ -88,7 +88,7 @@ sxrt=(chrt -f 1 "${sxrun[@]}")
 if [ -f /softxrc-skip ]; then
 	step softxrc-skip 5 cat /softxrc-skip
 else
-	step softxrc-modprobe 60 modprobe softxrc
+	step softxrc-modprobe 60 modprobe softxrc noxrc_device=1
 	mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
 	step softxrc-ibv_devinfo 30 ibv_devinfo -v -d softxrc0
 	step softxrc-sysfs 10 bash -c 'd=/sys/class/infiniband/softxrc0

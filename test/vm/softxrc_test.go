@@ -189,6 +189,11 @@ func checkSoftDevices(tr *transcript) error {
 	if !d.XRC || !d.OpenQP {
 		bad = append(bad, fmt.Sprintf("xrc %v open_qp %v, want both: softxrc0 has XRC", d.XRC, d.OpenQP))
 	}
+	if nx, err := deviceIn(tr, "softxrc-devices-json", noXRCDevice); err != nil {
+		bad = append(bad, err.Error())
+	} else if nx.XRC || nx.OpenQP {
+		bad = append(bad, fmt.Sprintf("%s: xrc %v open_qp %v, want neither: it is registered without XRC", noXRCDevice, nx.XRC, nx.OpenQP))
+	}
 	for _, c := range []string{"open_xrcd", "create_qp_ex", "open_qp"} {
 		found := false
 		for _, got := range d.Capabilities {
@@ -259,12 +264,11 @@ func checkSoftDevices(tr *transcript) error {
 	return nil
 }
 
-// pendingChecks may skip or fail for now: the rdma provider's handling of
-// S8 and S9 against the real kernel is being changed (the provider's S8
-// says "n/a in the upstream API" without calling the kernel). What the
-// kernel answers S8's case is recorded on its own by softxrc-foreign-unreg
-// (checkSoftForeignUnreg); a pending check must still say why.
-var pendingChecks = map[string]bool{"S8": true, "S9": true}
+// noXRCDevice is softxrc's second device, registered without XRC
+// (modprobe softxrc noxrc_device=1): the device S11 needs, its open_xrcd
+// refused by the kernel's core, which disables the XRCD methods of a
+// driver without XRCD ops.
+const noXRCDevice = "softxrc1"
 
 func checkSoftConform(tr *transcript) error {
 	if err := softReady(tr); err != nil {
@@ -284,14 +288,12 @@ func checkSoftConform(tr *transcript) error {
 		seen[c.ID] = true
 		switch {
 		case c.ID == "S11":
-			// A device without XRC is what S11 needs: on softxrc0 it
-			// says so, and rxe0 runs it in the same guest (conform-rdma).
-			if c.Status != conform.CheckSkip || !strings.Contains(c.Detail, "has XRC") {
-				bad = append(bad, fmt.Sprintf("S11 %s: %s (want skip: softxrc0 has XRC; rxe0 runs S11)", c.Status, c.Detail))
+			// softxrc0 has XRC; S11 runs on softxrc1, which has not, so
+			// the same provider library gets the kernel's own answer.
+			if c.Status != conform.CheckPass || !strings.Contains(c.Detail, "fails with EOPNOTSUPP (run on "+noXRCDevice+",") {
+				bad = append(bad, fmt.Sprintf("S11 %s: %s (want pass, EOPNOTSUPP, run on %s)", c.Status, c.Detail, noXRCDevice))
 			}
 		case c.Status == conform.CheckPass:
-		case pendingChecks[c.ID] && c.Status != conform.CheckSelfTest && c.Detail != "":
-			// Recorded, not judged: see pendingChecks.
 		default:
 			bad = append(bad, fmt.Sprintf("%s %s: %s (want pass)", c.ID, c.Status, c.Detail))
 		}
@@ -680,10 +682,25 @@ func TestSoftChecksCatch(t *testing.T) {
 		{"XRC not seen", edit("softxrc-devices-json", `"xrc": true`, `"xrc": false`), "softxrc: devices", "want both"},
 		{"board id differs", edit("softxrc-sysfs", "board_id SXRC000000001", "board_id SXRC000000002"), "softxrc: devices", "board_id"},
 		{"fw_ver differs from sysfs", edit("softxrc-sysfs", "fw_ver 1.0.0001", "fw_ver 1.0.0002"), "softxrc: devices", "fw_ver (sysfs)"},
+		{"softxrc1 with XRC", func(t *testing.T, tr *transcript) {
+			s := tr.steps["softxrc-devices-json"]
+			i := strings.Index(s.out, `"name": "softxrc1"`)
+			if i < 0 {
+				t.Fatal("softxrc1 not in softxrc-devices-json")
+			}
+			s.out = s.out[:i] + strings.Replace(s.out[i:], `"xrc": false`, `"xrc": true`, 1)
+		}, "softxrc: devices", "want neither"},
 		{"softxrc0 not listed", edit("softxrc-devices-json", `"name": "softxrc0"`, `"name": "softxrc1"`), "softxrc: devices", "does not list softxrc0"},
 		{"a check fails", edit("softxrc-conform-json", `"status": "pass"`, `"status": "fail"`), "softxrc: conform", "S1 fail"},
 		{"a check skips", edit("softxrc-conform-json", `"status": "pass"`, `"status": "skip"`), "softxrc: conform", "S1 skip"},
 		{"a check missing", edit("softxrc-conform-json", `"id": "S15"`, `"id": "S16"`), "softxrc: conform", "no check S15"},
+		{"S11 skipped", edit("softxrc-conform-json", `"status": "pass",
+      "detail": "opening a domain fails with EOPNOTSUPP`, `"status": "skip",
+      "detail": "opening a domain fails with EOPNOTSUPP`), "softxrc: conform", "S11 skip"},
+		{"S11 not on softxrc1", edit("softxrc-conform-json", "(run on softxrc1,", "(run on rxe0,"), "softxrc: conform", "run on softxrc1"},
+		{"S9 not the kernel's", edit("softxrc-conform-json", `"status": "pass",
+      "detail": "kernel (asked in a child): ibv_close_xrcd`, `"status": "skip",
+      "detail": "kernel (asked in a child): ibv_close_xrcd`), "softxrc: conform", "S9 skip"},
 		{"the C loop disagrees", func(t *testing.T, tr *transcript) {
 			for i := range floorRounds {
 				edit(floorStep("softxrc-loop", i), "reg_p50_ns ", "reg_p50_ns 9")(t, tr)

@@ -24,6 +24,11 @@
  * (a PD, a CQ, an XRC initiator QP for a destination QP number) are made;
  * every data-path operation (post, poll, memory registration) refuses
  * with EOPNOTSUPP.
+ *
+ * With noxrc_device=1 it also registers softxrc1, the same device without
+ * XRC: no XRCD ops and no IB_DEVICE_XRC, so the core disables the XRCD
+ * methods and answers an open_xrcd with its own EOPNOTSUPP. That is the
+ * device conform's S11 needs, answered by the real kernel.
  */
 #include <linux/module.h>
 #include <linux/debugfs.h>
@@ -50,6 +55,9 @@ static unsigned int destroy_from_rtr_us;
 module_param(destroy_from_rtr_us, uint, 0644);
 MODULE_PARM_DESC(destroy_from_rtr_us,
 		 "extra cost of destroying a QP in RTR or later (its 2RST_QP), microseconds (default 0)");
+static bool noxrc_device;
+module_param(noxrc_device, bool, 0444);
+MODULE_PARM_DESC(noxrc_device, "also register softxrc1, a device without XRC (default no)");
 
 #define SOFTXRC_MAX_QP (1 << 18)
 #define SOFTXRC_FIRST_QPN 0x100
@@ -111,6 +119,7 @@ struct softxrc_cmd_stats {
 
 struct softxrc_dev {
 	struct ib_device ibdev;
+	bool xrc;
 	struct xarray qps; /* qp number -> struct softxrc_qp */
 	u32 next_qpn;
 	atomic_t live_qps;
@@ -142,7 +151,8 @@ struct softxrc_qp {
 	struct ib_qp_attr attr;
 };
 
-static struct softxrc_dev *softxrc;
+/* softxrc0, and softxrc1 (without XRC) when noxrc_device is set. */
+static struct softxrc_dev *softxrc[2];
 static struct dentry *softxrc_debugfs_root;
 
 static struct softxrc_dev *to_sdev(struct ib_device *ibdev)
@@ -207,7 +217,9 @@ static int softxrc_query_device(struct ib_device *ibdev, struct ib_device_attr *
 	props->hw_ver = 1;
 	props->max_qp = SOFTXRC_MAX_QP;
 	props->max_qp_wr = 1;
-	props->device_cap_flags = IB_DEVICE_XRC | IB_DEVICE_PORT_ACTIVE_EVENT;
+	props->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT;
+	if (to_sdev(ibdev)->xrc)
+		props->device_cap_flags |= IB_DEVICE_XRC;
 	props->max_send_sge = 1;
 	props->max_recv_sge = 1;
 	props->max_sge_rd = 1;
@@ -581,8 +593,6 @@ static const struct ib_device_ops softxrc_ops = {
 	.dealloc_ucontext = softxrc_dealloc_ucontext,
 	.alloc_pd = softxrc_alloc_pd,
 	.dealloc_pd = softxrc_dealloc_pd,
-	.alloc_xrcd = softxrc_alloc_xrcd,
-	.dealloc_xrcd = softxrc_dealloc_xrcd,
 	.create_cq = softxrc_create_cq,
 	.destroy_cq = softxrc_destroy_cq,
 	.create_qp = softxrc_create_qp,
@@ -599,9 +609,15 @@ static const struct ib_device_ops softxrc_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, softxrc_ucontext, ibuc),
 	INIT_RDMA_OBJ_SIZE(ib_pd, softxrc_pd, ibpd),
-	INIT_RDMA_OBJ_SIZE(ib_xrcd, softxrc_xrcd, ibxrcd),
 	INIT_RDMA_OBJ_SIZE(ib_cq, softxrc_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_qp, softxrc_qp, ibqp),
+};
+
+/* What a device with XRC has on top of softxrc_ops. */
+static const struct ib_device_ops softxrc_xrc_ops = {
+	.alloc_xrcd = softxrc_alloc_xrcd,
+	.dealloc_xrcd = softxrc_dealloc_xrcd,
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, softxrc_xrcd, ibxrcd),
 };
 
 /* debugfs: average reads the mean in nanoseconds; a write resets. */
@@ -683,14 +699,15 @@ static void softxrc_debugfs_init(struct softxrc_dev *dev)
 	}
 }
 
-static int __init softxrc_init(void)
+static struct softxrc_dev *softxrc_add(bool xrc)
 {
 	struct softxrc_dev *dev;
 	int i, rc;
 
 	dev = ib_alloc_device(softxrc_dev, ibdev);
 	if (!dev)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
+	dev->xrc = xrc;
 	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC);
 	atomic_set(&dev->live_qps, 0);
 	for (i = 0; i < CMD_MAX; i++)
@@ -698,31 +715,63 @@ static int __init softxrc_init(void)
 	dev->ibdev.node_type = RDMA_NODE_IB_CA;
 	dev->ibdev.phys_port_cnt = 1;
 	dev->ibdev.num_comp_vectors = 1;
-	dev->ibdev.node_guid = cpu_to_be64(SOFTXRC_NODE_GUID);
+	/* A GUID of its own for each device: softxrc1's ends in 2. */
+	dev->ibdev.node_guid = cpu_to_be64(SOFTXRC_NODE_GUID + !xrc);
 	strscpy(dev->ibdev.node_desc, "softxrc test device", sizeof(dev->ibdev.node_desc));
 	ib_set_device_ops(&dev->ibdev, &softxrc_ops);
+	if (xrc)
+		ib_set_device_ops(&dev->ibdev, &softxrc_xrc_ops);
 	/* No DMA device: there is no data path (CONFIG_INFINIBAND_VIRT_DMA). */
 	rc = ib_register_device(&dev->ibdev, "softxrc%d", NULL);
 	if (rc) {
 		xa_destroy(&dev->qps);
 		ib_dealloc_device(&dev->ibdev);
-		return rc;
+		return ERR_PTR(rc);
 	}
-	softxrc_debugfs_root = debugfs_create_dir("softxrc", NULL);
 	softxrc_debugfs_init(dev);
-	softxrc = dev;
+	return dev;
+}
+
+static void softxrc_remove(struct softxrc_dev *dev)
+{
+	/* Unregistering disassociates every user context first: the core
+	 * destroys what processes still hold through our ops. */
+	ib_unregister_device(&dev->ibdev);
+	debugfs_remove_recursive(dev->debugfs);
+	WARN_ON(atomic_read(&dev->live_qps));
+	xa_destroy(&dev->qps);
+	ib_dealloc_device(&dev->ibdev);
+}
+
+static int __init softxrc_init(void)
+{
+	struct softxrc_dev *dev;
+
+	softxrc_debugfs_root = debugfs_create_dir("softxrc", NULL);
+	dev = softxrc_add(true);
+	if (IS_ERR(dev))
+		goto fail;
+	softxrc[0] = dev;
+	if (noxrc_device) {
+		dev = softxrc_add(false);
+		if (IS_ERR(dev)) {
+			softxrc_remove(softxrc[0]);
+			goto fail;
+		}
+		softxrc[1] = dev;
+	}
 	return 0;
+fail:
+	debugfs_remove_recursive(softxrc_debugfs_root);
+	return PTR_ERR(dev);
 }
 
 static void __exit softxrc_exit(void)
 {
-	/* Unregistering disassociates every user context first: the core
-	 * destroys what processes still hold through our ops. */
-	ib_unregister_device(&softxrc->ibdev);
+	if (softxrc[1])
+		softxrc_remove(softxrc[1]);
+	softxrc_remove(softxrc[0]);
 	debugfs_remove_recursive(softxrc_debugfs_root);
-	WARN_ON(atomic_read(&softxrc->live_qps));
-	xa_destroy(&softxrc->qps);
-	ib_dealloc_device(&softxrc->ibdev);
 }
 
 module_init(softxrc_init);
