@@ -9,9 +9,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A run started under a real-time scheduling policy (chrt -f 1 xrcbench
-// run ...) gives that policy to its measured threads only; every other
-// thread of the coordinator and the workers runs SCHED_OTHER.
+// A run's measured threads run at the policy it was started with:
+// SCHED_OTHER, or a real-time one (chrt -f 1 xrcbench run ...), which
+// they alone take back. Every other thread of the coordinator and the
+// workers (the Go runtime's, the flushers', the coordinator's readers and
+// writers) runs SCHED_BATCH: its fair share of the CPU, but it never
+// preempts a running thread on waking. At SCHED_OTHER a harness thread
+// woken by its timer on a measured thread's CPU took that CPU from it
+// (the kernel favours a waking thread that has run less): in one traced
+// open-loop second the coordinator's woke on the measured thread's CPU,
+// which waited 1.4 ms for another CPU, and every arrival due in that
+// time waited with it.
 //
 // The Go runtime is not safe at a real-time priority: its background
 // sweeper waits for another thread to finish sweeping by rescheduling
@@ -21,11 +29,11 @@ import (
 // the thread it waits for never runs. Measured: 2 runs in 6 of a
 // lifecycle at 4 threads on 2 CPUs livelocked, the coordinator's sweeper
 // on one CPU and a worker's on the other, for good (SIGTERM handled by
-// nobody). At SCHED_OTHER the kernel shares the CPU, so nothing waits for
-// ever. A measured thread at SCHED_FIFO is safe: it is locked to its
-// goroutine, so the runtime runs nothing else there, and it waits for the
-// other threads only by sleeping (the barrier's futex, the runtime's
-// locks), which gives them its CPU.
+// nobody). At SCHED_BATCH, as at SCHED_OTHER, the kernel shares the CPU,
+// so nothing waits for ever. A measured thread at SCHED_FIFO is safe: it
+// is locked to its goroutine, so the runtime runs nothing else there, and
+// it waits for the other threads only by sleeping (the barrier's futex,
+// the runtime's locks), which gives them its CPU.
 
 // rtSched is a real-time scheduling policy and priority.
 type rtSched struct {
@@ -46,14 +54,18 @@ func (r *rtSched) String() string {
 
 // startRealTime is the real-time policy this process started with (nil:
 // none), found once, and from then on every thread of the process runs
-// SCHED_OTHER.
-var startRealTime = sync.OnceValue(func() *rtSched { return dropRealTime() })
+// SCHED_BATCH until a measured thread takes its own policy
+// (takeRealTime).
+var startRealTime = sync.OnceValue(func() *rtSched { return batchThreads() })
 
-// dropRealTime moves every thread of the process that runs at a real-time
-// policy to SCHED_OTHER, and returns the first such policy it met. The
-// runtime may start a thread while this runs, from one still real-time:
-// it goes on until a pass over the threads finds none.
-func dropRealTime() *rtSched {
+// batchThreads moves every thread of the process to SCHED_BATCH, and
+// returns the first real-time policy it met. The runtime may start a
+// thread while this runs, from one not yet moved: it goes on until a pass
+// over the threads moves none. A thread started later inherits its
+// starter's policy; the Go runtime starts threads from a locked (measured)
+// one through its template thread, which is itself started from a thread
+// moved here.
+func batchThreads() *rtSched {
 	var first *rtSched
 	for pass := 0; pass < 100; pass++ {
 		ents, err := os.ReadDir("/proc/self/task")
@@ -67,14 +79,16 @@ func dropRealTime() *rtSched {
 				continue
 			}
 			a, err := unix.SchedGetAttr(tid, 0)
-			if err != nil || (a.Policy != unix.SCHED_FIFO && a.Policy != unix.SCHED_RR) {
+			if err != nil || a.Policy == unix.SCHED_BATCH || a.Policy == unix.SCHED_IDLE {
 				continue
 			}
-			if first == nil {
+			if first == nil && (a.Policy == unix.SCHED_FIFO || a.Policy == unix.SCHED_RR) {
 				first = &rtSched{Policy: a.Policy, Priority: a.Priority}
 			}
-			// Lowering one's own policy needs no privilege.
-			if unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_NORMAL}, 0) == nil {
+			// Leaving a real-time policy, and moving between
+			// SCHED_OTHER and SCHED_BATCH, need no privilege. The nice
+			// value stays what it was.
+			if unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_BATCH, Nice: niceOf(tid)}, 0) == nil {
 				moved = true
 			}
 		}
@@ -85,12 +99,25 @@ func dropRealTime() *rtSched {
 	return first
 }
 
-// takeRealTime gives the calling (locked, measured) thread the policy r.
-// Threads it would start do not inherit it (reset on fork); the Go
-// runtime starts threads from a locked one through its template thread
-// anyway.
+// niceOf is a thread's nice value (0 where it cannot be read).
+func niceOf(tid int) int32 {
+	a, err := unix.SchedGetAttr(tid, 0)
+	if err != nil {
+		return 0
+	}
+	return a.Nice
+}
+
+// takeRealTime gives the calling (locked, measured) thread the policy r,
+// or SCHED_OTHER when r is nil. Threads it would start do not inherit a
+// real-time one (reset on fork); the Go runtime starts threads from a
+// locked one through its template thread anyway.
 func takeRealTime(r *rtSched) error {
 	if r == nil {
+		a := unix.SchedAttr{Policy: unix.SCHED_NORMAL, Nice: niceOf(0)}
+		if err := unix.SchedSetAttr(0, &a, 0); err != nil {
+			return fmt.Errorf("taking SCHED_OTHER for a measured thread: %w", err)
+		}
 		return nil
 	}
 	a := unix.SchedAttr{Policy: r.Policy, Priority: r.Priority, Flags: unix.SCHED_FLAG_RESET_ON_FORK}
