@@ -176,3 +176,43 @@ func FuzzReadArrivals(f *testing.F) {
 		}
 	})
 }
+
+// FuzzV2Decoder: whatever a worker's pipe carries, the coordinator's
+// decoder returns an error or counts inside the array, in index order,
+// and what it returns encodes back to a histogram it reads the same.
+func FuzzV2Decoder(f *testing.F) {
+	e := newV2Encoder()
+	counts := make([]int64, histCounts)
+	for _, v := range []uint64{1, 900, 10_000, 10_001, 1 << 40, 1 << 62} {
+		counts[bucketIndex(v, histCounts)] += int64(v%7 + 1)
+		s, _ := e.encode(counts)
+		f.Add(s)
+	}
+	f.Add("")
+	d := newV2Decoder()
+	f.Fuzz(func(t *testing.T, s string) {
+		pairs, err := d.decode(s)
+		if err != nil {
+			return
+		}
+		got := make([]int64, histCounts)
+		last := -1
+		for _, p := range pairs {
+			if p.idx <= last || p.idx >= histCounts || p.n <= 0 {
+				t.Fatalf("pair %+v after index %d", p, last)
+			}
+			got[p.idx], last = p.n, p.idx
+		}
+		again, err := e.encode(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := d.decode(again)
+		if err != nil {
+			t.Fatalf("re-encoded: %v", err)
+		}
+		if len(back) != len(pairs) {
+			t.Fatalf("%d counts, %d after encoding them again", len(pairs), len(back))
+		}
+	})
+}

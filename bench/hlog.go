@@ -19,13 +19,21 @@ import (
 // Threads report each interval when they leave it; an interval is merged
 // across threads and written once every thread has moved past it (or it
 // is far behind the newest one), so the coordinator holds a few intervals
-// at a time whatever the run length.
+// at a time whatever the run length. Intervals are held as counts arrays
+// (results.NewHistogram's layout) reused from one interval to the next,
+// decoded and encoded by a v2Decoder and v2Encoder that keep their
+// buffers: the coordinator shares the machine with the measured threads,
+// and its garbage and page faults once took their CPUs (v2enc.go).
 type hlogs struct {
 	interval time.Duration
 	files    map[string]*os.File
 	bufs     map[string]*bufio.Writer
-	writers  map[string]*hdrhistogram.HistogramLogWriter
-	pending  map[int64]map[string]*hdrhistogram.Histogram
+	pending  map[int64]map[string][]int64
+	free     [][]int64 // cleared counts arrays for the next intervals
+	enc      *v2Encoder
+	dec      *v2Decoder
+	late1    []int64                            // a late report's counts, written on their own
+	baseMs   int64                              // the logs' BaseTime, in ms since the epoch
 	ends     map[int64]uint64                   // pending interval → the latest end a thread reported for it
 	totals   map[string]*hdrhistogram.Histogram // of the repetition, per op kind
 	progress map[int]int64                      // thread → first interval it has not reported
@@ -56,8 +64,7 @@ type hlogs struct {
 
 func newHlogs(dir, runID string, kinds []string, start time.Time, interval time.Duration) (*hlogs, error) {
 	l := &hlogs{interval: interval, files: map[string]*os.File{}, bufs: map[string]*bufio.Writer{},
-		writers: map[string]*hdrhistogram.HistogramLogWriter{}, logged: map[string]*results.LogFile{}}
-	startMs := start.UnixMilli()
+		logged: map[string]*results.LogFile{}, enc: newV2Encoder(), dec: newV2Decoder(), baseMs: start.UnixMilli()}
 	for _, k := range kinds {
 		f, err := os.Create(filepath.Join(dir, k+".hlog"))
 		if err != nil {
@@ -70,9 +77,8 @@ func newHlogs(dir, runID string, kinds []string, start time.Time, interval time.
 		fmt.Fprintf(b, "%s%s\n", results.HlogRunIDPrefix, runID)
 		w.OutputLogFormatVersion()
 		writeLogTimes(b, start)
-		w.SetBaseTime(startMs)
 		w.OutputLegend()
-		l.files[k], l.bufs[k], l.writers[k] = f, b, w
+		l.files[k], l.bufs[k] = f, b
 		l.logged[k] = &results.LogFile{File: k + ".hlog"}
 	}
 	return l, nil
@@ -91,7 +97,10 @@ func writeLogTimes(w *bufio.Writer, start time.Time) {
 }
 
 func (l *hlogs) startRep(threads int) {
-	l.pending = map[int64]map[string]*hdrhistogram.Histogram{}
+	for _, iv := range l.pending {
+		l.release(iv)
+	}
+	l.pending = map[int64]map[string][]int64{}
 	l.ends = map[int64]uint64{}
 	l.totals = map[string]*hdrhistogram.Histogram{}
 	l.progress = map[int]int64{}
@@ -120,36 +129,49 @@ func (l *hlogs) add(m *intervalMsg, base uint64) error {
 	}
 	iv := l.pending[m.Index]
 	if iv == nil && !isLate {
-		iv = map[string]*hdrhistogram.Histogram{}
+		iv = map[string][]int64{}
 		l.pending[m.Index] = iv
 	}
 	if !isLate {
 		l.ends[m.Index] = max(l.ends[m.Index], m.End)
 	}
 	for kind, enc := range m.Hists {
-		if l.writers[kind] == nil {
+		if l.bufs[kind] == nil {
 			return fmt.Errorf("%w: interval of op kind %q the workload does not have", errProto, kind)
 		}
-		h, err := results.DecodeHistogram(enc)
+		pairs, err := l.dec.decode(enc)
 		if err != nil {
 			return err
 		}
+		counts := l.late1
 		if isLate {
-			l.write(m.Index, kind, h, m.End)
+			if counts == nil {
+				counts = make([]int64, histCounts)
+				l.late1 = counts
+			}
 		} else {
 			if iv[kind] == nil {
-				iv[kind] = results.NewHistogram()
+				iv[kind] = l.counts()
 			}
-			iv[kind].Merge(h)
+			counts = iv[kind]
 		}
 		if l.totals[kind] == nil {
 			l.totals[kind] = results.NewHistogram()
 		}
-		l.totals[kind].Merge(h)
+		var n int64
+		for _, p := range pairs {
+			counts[p.idx] += p.n
+			l.totals[kind].RecordValues(valueAt(p.idx), p.n)
+			n += p.n
+		}
+		if isLate {
+			l.write(m.Index, kind, counts, m.End)
+			clear(counts)
+		}
 		if l.reported[m.Thread] == nil {
 			l.reported[m.Thread] = map[string]int64{}
 		}
-		l.reported[m.Thread][kind] += h.TotalCount()
+		l.reported[m.Thread][kind] += n
 	}
 	if m.Index+1 > l.progress[m.Thread] {
 		l.progress[m.Thread] = m.Index + 1
@@ -193,11 +215,30 @@ func (l *hlogs) flush(all bool) {
 	}
 	sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
 	for _, i := range idx {
-		for kind, h := range l.pending[i] {
-			l.write(i, kind, h, l.ends[i])
+		for kind, counts := range l.pending[i] {
+			l.write(i, kind, counts, l.ends[i])
 		}
+		l.release(l.pending[i])
 		delete(l.pending, i)
 		delete(l.ends, i)
+	}
+}
+
+// counts is a cleared counts array for an interval's kind.
+func (l *hlogs) counts() []int64 {
+	if n := len(l.free); n > 0 {
+		c := l.free[n-1]
+		l.free = l.free[:n-1]
+		return c
+	}
+	return make([]int64, histCounts)
+}
+
+// release clears an interval's arrays and keeps them for the next.
+func (l *hlogs) release(iv map[string][]int64) {
+	for _, c := range iv {
+		clear(c)
+		l.free = append(l.free, c)
 	}
 }
 
@@ -208,7 +249,7 @@ func (l *hlogs) flush(all bool) {
 // the next repetition's, and the first begins where the earliest thread
 // began measuring (l.first): a reader's sum of counts over the sum of
 // lengths is the run's operations per second.
-func (l *hlogs) write(i int64, kind string, h *hdrhistogram.Histogram, end uint64) {
+func (l *hlogs) write(i int64, kind string, counts []int64, end uint64) {
 	from := time.Duration(i) * l.interval
 	to := from + l.interval
 	if l.first > l.base {
@@ -217,14 +258,31 @@ func (l *hlogs) write(i int64, kind string, h *hdrhistogram.Histogram, end uint6
 	if end > l.base {
 		to = min(to, max(from, time.Duration(end-l.base)))
 	}
-	h.SetStartTimeMs(l.wallBase.Add(from).UnixMilli())
-	h.SetEndTimeMs(l.wallBase.Add(to).UnixMilli())
-	if err := l.writers[kind].OutputIntervalHistogram(h); err != nil && l.err == nil {
+	enc, err := encodeInterval(l.enc, counts)
+	if err != nil {
+		if l.err == nil {
+			l.err = fmt.Errorf("encoding interval %d of the %s log: %w", i, kind, err)
+		}
+		return
+	}
+	// The line hdrhistogram-go's log writer writes: start and length in
+	// seconds from BaseTime (at the milliseconds histograms are stamped
+	// with), the maximum in milliseconds, the histogram.
+	startMs, endMs := l.wallBase.Add(from).UnixMilli(), l.wallBase.Add(to).UnixMilli()
+	start, stop := float64(startMs-l.baseMs)/1000.0, float64(endMs-l.baseMs)/1000.0
+	var total, top int64
+	for idx, c := range counts {
+		if c != 0 {
+			total += c
+			top = highestEquivalent(idx)
+		}
+	}
+	if _, err := fmt.Fprintf(l.bufs[kind], "%f,%f,%f,%s\n", start, stop-start, float64(top)/hdrhistogram.MsToNsRatio, enc); err != nil && l.err == nil {
 		l.err = err
 	}
 	l.wrote = true
 	l.logged[kind].Intervals++
-	l.logged[kind].Count += h.TotalCount()
+	l.logged[kind].Count += total
 }
 
 // logs is what was written, per kind, for result.json.

@@ -71,3 +71,11 @@ func valueAt(idx int) int64 {
 	}
 	return int64(sub) << bucket
 }
+
+// highestEquivalent is the highest value that recordAll counts at index
+// idx (what hdrhistogram-go's Max gives for a histogram whose highest
+// count is there).
+func highestEquivalent(idx int) int64 {
+	bucket := max(idx>>subBucketHalfCountMag-1, 0)
+	return valueAt(idx) + 1<<bucket - 1
+}

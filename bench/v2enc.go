@@ -5,6 +5,8 @@ import (
 	"compress/zlib"
 	"encoding/base64"
 	"encoding/binary"
+	"fmt"
+	"io"
 	"math"
 
 	"github.com/xrcbench/xrcbench/results"
@@ -116,4 +118,138 @@ func (e *v2Encoder) zigZag(v int64) {
 		u >>= 7
 	}
 	e.payload.WriteByte(byte(u))
+}
+
+// v2Decoder reads a V2 compressed histogram of results.NewHistogram's
+// layout (what v2Encoder and hdrhistogram-go write) as the (index, count)
+// pairs of its non-zero counts, with buffers and a zlib reader it keeps.
+// hdrhistogram-go's decoder allocates a histogram (~230 KB) and a zlib
+// reader per call, and the coordinator decodes every thread's every
+// interval: with the encoder's zlib writers that was ~4 MB of garbage an
+// interval and 16-37 ms of CPU a second beside a single measured thread,
+// in bursts that took its CPU from it.
+type v2Decoder struct {
+	b64, raw []byte
+	src      bytes.Reader
+	zr       io.ReadCloser
+	inflated bytes.Buffer
+	pairs    []indexCount
+	digits   int32
+	lowest   int64
+	highest  int64
+}
+
+// indexCount is a count at an index of a counts array (valueAt's).
+type indexCount struct {
+	idx int
+	n   int64
+}
+
+func newV2Decoder() *v2Decoder {
+	e := newV2Encoder()
+	return &v2Decoder{digits: e.digits, lowest: e.lowest, highest: e.highest}
+}
+
+// v2MaxInflated bounds what one histogram inflates to: its header and the
+// longest payload of histCounts counts (a corrupt or hostile stream
+// cannot make the coordinator hold more).
+func v2MaxInflated() int { return 40 + 9*histCounts }
+
+// decode returns the non-zero counts of the histogram s, in index order;
+// the slice is the decoder's until its next call.
+func (d *v2Decoder) decode(s string) ([]indexCount, error) {
+	bad := func(why string, args ...any) ([]indexCount, error) {
+		return nil, fmt.Errorf("bad histogram: "+why, args...)
+	}
+	if n := base64.StdEncoding.DecodedLen(len(s)); cap(d.b64) < n {
+		d.b64 = make([]byte, n)
+	}
+	d.raw = append(d.raw[:0], s...)
+	n, err := base64.StdEncoding.Decode(d.b64[:cap(d.b64)], d.raw)
+	if err != nil {
+		return bad("%v", err)
+	}
+	b := d.b64[:n]
+	be := binary.BigEndian
+	if len(b) < 8 || int32(be.Uint32(b)) != v2CompressedCookie {
+		return bad("not a V2 compressed histogram")
+	}
+	if l := be.Uint32(b[4:]); uint64(l) > uint64(len(b)-8) {
+		return bad("compressed length %d past the %d bytes there", l, len(b)-8)
+	}
+	d.src.Reset(b[8 : 8+be.Uint32(b[4:])])
+	if d.zr == nil {
+		if d.zr, err = zlib.NewReader(&d.src); err != nil {
+			d.zr = nil
+			return bad("%v", err)
+		}
+	} else if err := d.zr.(zlib.Resetter).Reset(&d.src, nil); err != nil {
+		return bad("%v", err)
+	}
+	d.inflated.Reset()
+	max := v2MaxInflated()
+	if _, err := d.inflated.ReadFrom(io.LimitReader(d.zr, int64(max)+1)); err != nil {
+		return bad("%v", err)
+	}
+	p := d.inflated.Bytes()
+	if len(p) > max {
+		return bad("inflates past %d bytes", max)
+	}
+	if len(p) < 40 || int32(be.Uint32(p)) != v2Cookie {
+		return bad("no V2 header")
+	}
+	plen := be.Uint32(p[4:])
+	switch {
+	case uint64(plen) > uint64(len(p)-40):
+		return bad("payload length %d past the %d bytes there", plen, len(p)-40)
+	case be.Uint32(p[8:]) != 0:
+		return bad("normalizing index offset %d", int32(be.Uint32(p[8:])))
+	case int32(be.Uint32(p[12:])) != d.digits || int64(be.Uint64(p[16:])) != d.lowest || int64(be.Uint64(p[24:])) != d.highest:
+		return bad("%d digits from %d to %d, want the layout of %d from %d to %d", int32(be.Uint32(p[12:])),
+			int64(be.Uint64(p[16:])), int64(be.Uint64(p[24:])), d.digits, d.lowest, d.highest)
+	}
+	d.pairs = d.pairs[:0]
+	pay := p[40 : 40+plen]
+	for idx := 0; len(pay) > 0; {
+		v, used := zigZagValue(pay)
+		if used == 0 {
+			return bad("a count cut short")
+		}
+		pay = pay[used:]
+		switch {
+		case v < 0:
+			if -v > int64(histCounts-idx) {
+				return bad("a run of %d zeros past the %d counts", -v, histCounts)
+			}
+			idx += int(-v)
+		case idx >= histCounts:
+			return bad("more than %d counts", histCounts)
+		case v > 0:
+			d.pairs = append(d.pairs, indexCount{idx, v})
+			idx++
+		default:
+			idx++
+		}
+	}
+	return d.pairs, nil
+}
+
+// zigZagValue reads one ZigZag LEB128-64b9B value from the front of b and
+// the bytes it took (0: b ends inside it).
+func zigZagValue(b []byte) (int64, int) {
+	var u uint64
+	for i := 0; i < 9; i++ {
+		if i == len(b) {
+			return 0, 0
+		}
+		if i == 8 {
+			u |= uint64(b[i]) << 56
+			return int64(u>>1) ^ -int64(u&1), 9
+		}
+		u |= uint64(b[i]&0x7f) << (7 * uint(i))
+		if b[i]&0x80 == 0 {
+			return int64(u>>1) ^ -int64(u&1), i + 1
+		}
+	}
+	return 0, 0 // not reached
 }
