@@ -514,3 +514,44 @@ func BenchmarkHlogsInterval(b *testing.B) {
 		}
 	}
 }
+
+// An interval's line is the one hdrhistogram-go's log writer writes for
+// the histogram of the same counts and times, byte for byte.
+func TestHlogLineAsLogWriter(t *testing.T) {
+	dir := t.TempDir()
+	start := time.UnixMilli(1_700_000_000_123)
+	l, err := newHlogs(dir, "test-run", []string{"reg"}, start, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.startRep(1)
+	l.base = 1_000_000_000
+	l.wallBase = start.Add(250 * time.Millisecond)
+	counts := make([]int64, histCounts)
+	for i, v := range []uint64{1, 999, 10_000, 10_007, 3_000_000, 1 << 45} {
+		counts[bucketIndex(v, histCounts)] += int64(i + 1)
+	}
+	l.write(3, "reg", counts, l.base+uint64(3500*time.Millisecond))
+	if err := l.close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "reg.hlog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	got := lines[len(lines)-1]
+
+	var want strings.Builder
+	w := hdrhistogram.NewHistogramLogWriter(&want)
+	w.SetBaseTime(start.UnixMilli())
+	h := histogramInto(results.NewHistogram(), counts)
+	h.SetStartTimeMs(l.wallBase.Add(3 * time.Second).UnixMilli())
+	h.SetEndTimeMs(l.wallBase.Add(3500 * time.Millisecond).UnixMilli())
+	if err := w.OutputIntervalHistogram(h); err != nil {
+		t.Fatal(err)
+	}
+	if got != strings.TrimSpace(want.String()) {
+		t.Errorf("line\n%s\nwant hdrhistogram-go's\n%s", got, want.String())
+	}
+}
