@@ -185,8 +185,9 @@ type Harness struct {
 	// OpStats.Batches records the batches actually run.
 	BatchSize int `json:"batch_size,omitempty"`
 	// Scheduling is the real-time policy the run was started under
-	// ("SCHED_FIFO priority 1"), which its measured threads ran at, the
-	// harness's other threads running SCHED_OTHER; empty: none.
+	// ("SCHED_FIFO priority 1"), which its measured threads ran at;
+	// empty: none, and they ran SCHED_OTHER. The harness's other threads
+	// run SCHED_BATCH either way.
 	Scheduling string `json:"scheduling,omitempty"`
 	// Coverage is how much of the threads' working time was inside timed
 	// operations. A closed-loop harness times only the operations it
