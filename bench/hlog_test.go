@@ -450,21 +450,28 @@ func hlogMsgs(t testing.TB, kinds []string, n int) []*intervalMsg {
 
 var hlogKinds = []string{"reg", "unreg", "reg" + results.ResponseSuffix, "unreg" + results.ResponseSuffix}
 
+// hlogRig is a repetition's logs of hlogKinds for one thread, with n of
+// its interval reports and the repetition's base time; closed at the end
+// of the test.
+func hlogRig(tb testing.TB, n int) (*hlogs, []*intervalMsg, uint64) {
+	tb.Helper()
+	l, err := newHlogs(tb.TempDir(), "test-run", hlogKinds, time.Now(), time.Second)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { l.close() })
+	l.startRep(1)
+	return l, hlogMsgs(tb, hlogKinds, n), verbs.Now()
+}
+
 // The coordinator merges and writes an interval of four kinds without
 // garbage to speak of once its arrays exist: it shares the machine with
 // the measured threads, and with hdrhistogram-go's decoder and log writer
 // (a histogram and a zlib writer per kind and interval) it allocated
-// ~4 MB an interval and took 16-37 ms of CPU a second, in bursts that
+// ~5 MB an interval and took 14-20 ms of CPU a second, in bursts that
 // took a measured thread's CPU. Bytes allocated are counted, not time.
 func TestHlogsIntervalGarbage(t *testing.T) {
-	l, err := newHlogs(t.TempDir(), "test-run", hlogKinds, time.Now(), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.close()
-	l.startRep(1)
-	msgs := hlogMsgs(t, hlogKinds, 40)
-	base := verbs.Now()
+	l, msgs, base := hlogRig(t, 40)
 	for _, m := range msgs[:10] { // arrays, buffers and the file's buffer come into being
 		if err := l.add(m, base); err != nil {
 			t.Fatal(err)
@@ -496,14 +503,7 @@ func TestHlogsIntervalGarbage(t *testing.T) {
 // BenchmarkHlogsInterval is the coordinator's work for one thread's
 // interval of four kinds: decode, merge, total and write.
 func BenchmarkHlogsInterval(b *testing.B) {
-	l, err := newHlogs(b.TempDir(), "bench-run", hlogKinds, time.Now(), time.Second)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer l.close()
-	l.startRep(1)
-	msgs := hlogMsgs(b, hlogKinds, 64)
-	base := verbs.Now()
+	l, msgs, base := hlogRig(b, 64)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
