@@ -60,6 +60,7 @@ func threadCPUNS() (uint64, error) {
 func Calibrate(dir string) ([]verbs.Measurement, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	defer keepPolicy()() // the rigs' setup takes a measured thread's
 	var out []verbs.Measurement
 	add := func(name string, v float64, unit, target string, ok bool, detail string) {
 		out = append(out, verbs.Measurement{Name: name, Value: v, Unit: unit, Target: target, OK: ok, Detail: detail})

@@ -108,6 +108,17 @@ func niceOf(tid int) int32 {
 	return a.Nice
 }
 
+// keepPolicy notes the calling thread's policy and returns what puts it
+// back: a thread locked for a while that took a measured thread's policy
+// (the calibration's) must not return to the runtime's pool with it.
+func keepPolicy() (restore func()) {
+	a, err := unix.SchedGetAttr(0, 0)
+	if err != nil {
+		return func() {}
+	}
+	return func() { unix.SchedSetAttr(0, a, 0) }
+}
+
 // takeRealTime gives the calling (locked, measured) thread the policy r,
 // or SCHED_OTHER when r is nil. Threads it would start do not inherit a
 // real-time one (reset on fork); the Go runtime starts threads from a
