@@ -88,7 +88,7 @@ func batchThreads() *rtSched {
 			// Leaving a real-time policy, and moving between
 			// SCHED_OTHER and SCHED_BATCH, need no privilege. The nice
 			// value stays what it was.
-			if unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_BATCH, Nice: niceOf(tid)}, 0) == nil {
+			if unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_BATCH, Nice: a.Nice}, 0) == nil {
 				moved = true
 			}
 		}

@@ -368,24 +368,29 @@ func checkSoftFloor(tr *transcript) error {
 	if err != nil {
 		return err
 	}
+	// Each round's two programs, read once for both op kinds.
+	var steady []*results.Result
+	var loops []map[string]float64
+	for i := range floorRounds {
+		r, err := softResult(tr, floorStep("softxrc-steady", i))
+		if err != nil {
+			return err
+		}
+		loop, err := loopFigures(tr, floorStep("softxrc-loop", i))
+		if err != nil {
+			return err
+		}
+		steady, loops = append(steady, r), append(loops, loop)
+	}
 	var bad []string
 	for _, op := range []struct{ kind, key string }{{results.OpReg, "reg_p50_ns"}, {results.OpUnreg, "unreg_p50_ns"}} {
 		var ours, theirs []float64
 		for i := range floorRounds {
-			name := floorStep("softxrc-steady", i)
-			r, err := softResult(tr, name)
+			x, err := p50(steady[i], floorStep("softxrc-steady", i), op.kind)
 			if err != nil {
 				return err
 			}
-			x, err := p50(r, name, op.kind)
-			if err != nil {
-				return err
-			}
-			loop, err := loopFigures(tr, floorStep("softxrc-loop", i))
-			if err != nil {
-				return err
-			}
-			ours, theirs = append(ours, x), append(theirs, loop[op.key])
+			ours, theirs = append(ours, x), append(theirs, loops[i][op.key])
 		}
 		harness, err := p50(null, "softxrc-null", op.kind)
 		if err != nil {
