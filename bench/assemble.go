@@ -637,7 +637,7 @@ func openLoopFigures(res *results.Result, done []*repOutcome, cfg Config, wall f
 	if rate <= 0 {
 		return
 	}
-	ol := &results.OpenLoop{Arrival: cfg.arrival(), RequestedOpsPerSec: rate * float64(cfg.Procs*cfg.Threads)}
+	ol := &results.OpenLoop{Arrival: cfg.arrival(), Wait: cfg.openWait(startRealTime()), RequestedOpsPerSec: rate * float64(cfg.Procs*cfg.Threads)}
 	var late, ops int64
 	for _, rep := range done {
 		for _, tr := range rep.threads {

@@ -276,6 +276,7 @@ func (c *coordinator) workerConfig(p int, vo verbs.Options, h *holder, dir strin
 		QPs: cfg.QPs, Duration: cfg.Duration, Iterations: cfg.Iterations, Warmup: cfg.Warmup,
 		Interval: cfg.Interval, Seed: cfg.Seed, RealTime: startRealTime(),
 		BatchOps: cfg.BatchOps, BatchTime: cfg.BatchTime, Rate: cfg.threadRate(), Arrival: cfg.arrival(),
+		Wait: cfg.openWait(startRealTime()),
 		Held: h.held, Invalid: h.invalid, Foreign: h.foreign,
 	}
 	numa := -1 // the device's NUMA node, where the holder has one open

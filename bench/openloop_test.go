@@ -16,6 +16,7 @@ import (
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/stats"
 	"github.com/xrcbench/xrcbench/verbs"
+	"golang.org/x/sys/unix"
 )
 
 // openConfig is one thread on one QP of a sim device whose reg and unreg
@@ -105,12 +106,16 @@ func TestOpenLoopKnownAnswers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			const runs, rate = 9, 50000
 			d, ref := time.Second, openRefBinary(t)
+			// The reference waits as the harness's thread does: spinning
+			// on a machine with a CPU to spare for the harness.
+			base := openConfig(t, rate, d)
+			wait := base.openWait(startRealTime())
 			var refMean, refP50 []float64
 			harnessMean, harnessP50 := map[string][]float64{}, map[string][]float64{}
 			var failures []string
 			load := measureLoad(t, func() {
 				for i := range runs {
-					r := runOpenRef(t, ref, rate, cost*time.Nanosecond, 200*time.Millisecond, d, tt.arrival, i+1)
+					r := runOpenRef(t, ref, rate, cost*time.Nanosecond, 200*time.Millisecond, d, tt.arrival, i+1, wait)
 					mean, p50 := md1(rate, r.serviceMean, tt.arrival == ArrivalPoisson)
 					refMean, refP50 = append(refMean, r.responseMean/mean-1), append(refP50, float64(r.responseP50)/p50-1)
 					t.Logf("reference %d: service mean %.2fµs; response mean %.2fµs (queue %.2fµs, %+.1f%%), p50 %.2fµs (queue %.2fµs, %+.1f%%); latest wake-up %v",
@@ -119,6 +124,9 @@ func TestOpenLoopKnownAnswers(t *testing.T) {
 					cfg := openConfig(t, rate, d)
 					cfg.Arrival, cfg.Seed = tt.arrival, int64(i+1)
 					res := runOK(t, cfg)
+					if res.OpenLoop.Wait != wait {
+						t.Fatalf("open_loop.wait %q, want %q as the reference waited", res.OpenLoop.Wait, wait)
+					}
 					for _, kind := range []string{"reg", "unreg"} {
 						st := res.Ops[kind]
 						if st.ResponseNS == nil {
@@ -522,5 +530,67 @@ func TestJudgeOpenLoop(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An open loop's measured threads spin their waits when they leave a CPU
+// to the harness and run at the ordinary policy, and sleep otherwise; a
+// closed loop has no waits. The run's threads are set against the CPUs
+// this test may use, so the table holds on any machine.
+func TestOpenWait(t *testing.T) {
+	cpus := len(allowedCPUs())
+	fifo := &rtSched{Policy: unix.SCHED_FIFO, Priority: 1}
+	for _, tt := range []struct {
+		name           string
+		procs, threads int
+		rate           float64
+		rt             *rtSched
+		want           string
+	}{
+		{"closed loop", 1, 1, 0, nil, ""},
+		{"one CPU spare", 1, cpus - 1, 1000, nil, WaitSpin},
+		{"one CPU spare over processes", cpus - 1, 1, 1000, nil, WaitSpin},
+		{"as many threads as CPUs", 1, cpus, 1000, nil, WaitSleep},
+		{"more threads than CPUs", 2, cpus, 1000, nil, WaitSleep},
+		{"real-time", 1, 1, 1000, fifo, WaitSleep},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.procs < 1 || tt.threads < 1 {
+				t.Skipf("needs %d processes of %d threads: this test may use %d CPU(s)", tt.procs, tt.threads, cpus)
+			}
+			c := Config{Procs: tt.procs, Threads: tt.threads, Rate: tt.rate}
+			if got := c.openWait(tt.rt); got != tt.want {
+				t.Errorf("%d x %d threads at %v/s on %d CPUs (rt %v): wait %q, want %q", tt.procs, tt.threads, tt.rate, cpus, tt.rt, got, tt.want)
+			}
+		})
+	}
+}
+
+// And the thread does as open_loop.wait says: at 1000 operations a second
+// of 10 µs (1% busy) a spinning thread burns its CPU for the whole run, a
+// sleeping one next to none of it. The worker's CPU time also holds its
+// setup (each thread maps the sim device and reads every page of it,
+// 65 ms a thread on the development VM), hence a second of measurement
+// and a bound for sleeping well above the 1%.
+func TestOpenWaitSpins(t *testing.T) {
+	cpus := len(allowedCPUs())
+	if cpus < 2 {
+		t.Skipf("a spinning wait needs a CPU to spare: this test may use %d", cpus)
+	}
+	for _, threads := range []int{1, cpus} {
+		cfg := openConfig(t, 1000, time.Second)
+		cfg.Threads = threads
+		res := runOK(t, cfg)
+		share := cpuShare(res) / float64(threads) // of a CPU, per thread
+		switch want := cfg.openWait(nil); {
+		case res.OpenLoop.Wait != want:
+			t.Errorf("%d thread(s) on %d CPUs: open_loop.wait %q, want %q", threads, cpus, res.OpenLoop.Wait, want)
+		case want == WaitSpin && share < 0.25:
+			t.Errorf("%d thread(s) spinning: each had a CPU %.0f%% of the run, want it busy (25%% at least, beside make test)", threads, 100*share)
+		case want == WaitSleep && share > 0.2:
+			t.Errorf("%d thread(s) sleeping: each had a CPU %.0f%% of the run, want its 1%% and its setup (20%% at most)", threads, 100*share)
+		default:
+			t.Logf("%d thread(s) on %d CPUs, wait %s: each had a CPU %.1f%% of the run", threads, cpus, want, 100*share)
+		}
 	}
 }

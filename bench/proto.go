@@ -70,6 +70,7 @@ type workerConfig struct {
 	// thread, Arrival "fixed" or "poisson"; 0: a closed loop.
 	Rate    float64 `json:"rate,omitempty"`
 	Arrival string  `json:"arrival,omitempty"`
+	Wait    string  `json:"wait,omitempty"` // WaitSpin or WaitSleep (openWait)
 	// QP numbers prepared by the coordinator's holder registrant.
 	Held    []uint32 `json:"held,omitempty"`    // shared: qps; per_thread: qps per global thread
 	Invalid []uint32 `json:"invalid,omitempty"` // destroyed QPs, for reg_invalid

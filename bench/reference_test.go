@@ -46,11 +46,12 @@ func openRefBinary(t *testing.T) string {
 }
 
 // runOpenRef runs the reference loop bin at rate operations per second of
-// cost each, for warmup and then d measured, as an open loop's run would.
-func runOpenRef(t *testing.T, bin string, rate float64, cost, warmup, d time.Duration, arrival string, seed int) openRef {
+// cost each, for warmup and then d measured, waiting as wait says
+// (WaitSpin or WaitSleep), as an open loop's run would.
+func runOpenRef(t *testing.T, bin string, rate float64, cost, warmup, d time.Duration, arrival string, seed int, wait string) openRef {
 	t.Helper()
 	cmd := exec.Command(bin, fmt.Sprint(rate), fmt.Sprint(cost.Nanoseconds()),
-		fmt.Sprint(warmup.Seconds()), fmt.Sprint(d.Seconds()), arrival, fmt.Sprint(seed))
+		fmt.Sprint(warmup.Seconds()), fmt.Sprint(d.Seconds()), arrival, fmt.Sprint(seed), wait)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("%v: %v", cmd, err)
@@ -67,11 +68,14 @@ func runOpenRef(t *testing.T, bin string, rate float64, cost, warmup, d time.Dur
 // The reference loop is the queue it models: at a tenth of its capacity
 // with fixed arrivals nothing queues, and its response is its service.
 func TestOpenRef(t *testing.T) {
-	r := runOpenRef(t, openRefBinary(t), 10000, 10*time.Microsecond, 0, 200*time.Millisecond, ArrivalFixed, 1)
-	if r.ops < 1900 || r.ops > 2001 {
-		t.Errorf("%d operations in 200ms at 10000/s, want 2000", r.ops)
-	}
-	if r.serviceMean < 10_000 || r.responseMean < r.serviceMean || float64(r.responseP50) < 10_000 {
-		t.Errorf("%+v: a service or response under the 10µs cost", r)
+	bin := openRefBinary(t)
+	for _, wait := range []string{WaitSpin, WaitSleep} {
+		r := runOpenRef(t, bin, 10000, 10*time.Microsecond, 0, 200*time.Millisecond, ArrivalFixed, 1, wait)
+		if r.ops < 1900 || r.ops > 2001 {
+			t.Errorf("%s: %d operations in 200ms at 10000/s, want 2000", wait, r.ops)
+		}
+		if r.serviceMean < 10_000 || r.responseMean < r.serviceMean || float64(r.responseP50) < 10_000 {
+			t.Errorf("%s: %+v: a service or response under the 10µs cost", wait, r)
+		}
 	}
 }

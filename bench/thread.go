@@ -226,6 +226,7 @@ func (t *thread) setup() error {
 	// Timer slack decides how far apart threads sleeping to the same
 	// start deadline wake up (50µs by default).
 	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	verbs.SpinWaits(t.cfg.Wait == WaitSpin)
 	// The timer's cost where this thread runs, once before the run and
 	// once after: one measurement in the coordinator was once 4x the usual.
 	t.timerPre = verbs.TimerOverheadNS()

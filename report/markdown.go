@@ -220,8 +220,9 @@ func OpenLoopSchedule(ol *results.OpenLoop) string {
 	if ol.BacklogLimitNS > 0 {
 		s += fmt.Sprintf(", beyond %s for %.0f%% of a thread's measurement at most", FormatNS(float64(ol.BacklogLimitNS)), 100*ol.BacklogOverShare)
 	}
-	return s + fmt.Sprintf("; %d waits for an intended start, woken %s late on average (at most %s)",
-		ol.Waits, FormatNS(ol.WakeLateMeanNS), FormatNS(float64(ol.WakeLateMaxNS)))
+	how := map[string]string{"spin": " (spinning)", "sleep": " (sleeping when far)"}[ol.Wait] // "": not recorded
+	return s + fmt.Sprintf("; %d waits for an intended start%s, woken %s late on average (at most %s)",
+		ol.Waits, how, FormatNS(ol.WakeLateMeanNS), FormatNS(float64(ol.WakeLateMaxNS)))
 }
 
 // ResponseRow is one line of an open loop's table: a kind's service or

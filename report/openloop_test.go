@@ -126,3 +126,18 @@ func TestClosedLoopHeadline(t *testing.T) {
 		}
 	}
 }
+
+// The schedule's line says how the threads waited, when the run recorded
+// it (results from before open_loop.wait say nothing of it).
+func TestOpenLoopScheduleSaysWait(t *testing.T) {
+	for _, tt := range []struct{ wait, want string }{
+		{"spin", "12 waits for an intended start (spinning), woken"},
+		{"sleep", "12 waits for an intended start (sleeping when far), woken"},
+		{"", "12 waits for an intended start, woken"},
+	} {
+		ol := &results.OpenLoop{Wait: tt.wait, Waits: 12, WakeLateMeanNS: 150, WakeLateMaxNS: 900}
+		if got := OpenLoopSchedule(ol); !strings.Contains(got, tt.want) {
+			t.Errorf("wait %q: %q, want %q in it", tt.wait, got, tt.want)
+		}
+	}
+}

@@ -446,6 +446,11 @@ type Storm struct {
 // repetitions.
 type OpenLoop struct {
 	Arrival string `json:"arrival"` // fixed or poisson
+	// Wait is how the measured threads waited for an intended start:
+	// "spin" (busy, never leaving the CPU: they left one to the harness)
+	// or "sleep" (to 50 µs before a far start, then a spin); "" in results
+	// from before it was recorded.
+	Wait string `json:"wait,omitempty"`
 	// RequestedOpsPerSec is the rate asked of all threads together,
 	// AchievedOpsPerSec the operations done per second of measurement.
 	RequestedOpsPerSec float64 `json:"requested_ops_per_sec"`

@@ -65,16 +65,24 @@ size_t xb_run_batch(const struct xb_ops *ops, void *dom, int op, uint32_t *qpns,
 	return failed;
 }
 
-/* wait_until waits for deadline, sleeping when it is far and spinning the
- * rest, and returns the clock at the end of the wait. A deadline that is
- * not ahead of now (a late step) is no wait: now at once. Said here, not
- * left to unsigned wrap-around, which would turn deadline - now into a
- * huge distance and only by luck into a sleep that returns at once. */
+static __thread int spin_waits;
+
+void xb_set_spin_waits(int spin)
+{
+	spin_waits = spin != 0;
+}
+
+/* wait_until waits for deadline, sleeping when it is far (unless the
+ * thread spins its waits) and spinning the rest, and returns the clock at
+ * the end of the wait. A deadline that is not ahead of now (a late step)
+ * is no wait: now at once. Said here, not left to unsigned wrap-around,
+ * which would turn deadline - now into a huge distance and only by luck
+ * into a sleep that returns at once. */
 static uint64_t wait_until(uint64_t now, uint64_t deadline)
 {
 	if (deadline <= now)
 		return now;
-	if (deadline - now > XB_SPIN_NS) {
+	if (!spin_waits && deadline - now > XB_SPIN_NS) {
 		uint64_t wake = deadline - XB_SPIN_NS;
 		struct timespec ts = { .tv_sec = (time_t)(wake / 1000000000u),
 				       .tv_nsec = (long)(wake % 1000000000u) };

@@ -200,6 +200,14 @@ func nowNS() uint64 { return uint64(C.xb_now_ns()) }
 
 func timerOverheadNS() float64 { return float64(C.xb_timer_overhead_ns()) }
 
+func setSpinWaits(spin bool) {
+	v := 0
+	if spin {
+		v = 1
+	}
+	C.xb_set_spin_waits(C.int(v))
+}
+
 func nullOpen(Options) (*Device, error) {
 	var h unsafe.Pointer
 	if rc := C.xb_null_open(&h); rc != 0 {

@@ -79,6 +79,8 @@ func nowNS() uint64 {
 // timerOverheadNS has no C timer to measure: NaN, not a figure.
 func timerOverheadNS() float64 { return math.NaN() }
 
+func setSpinWaits(bool) {}
+
 var (
 	nullProvider = &provider{ProviderInfo: ProviderInfo{Name: "null",
 		Description: "every operation succeeds at once and keeps no state: the harness's own overhead", Reason: NoCgo}}

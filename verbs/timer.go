@@ -44,3 +44,12 @@ func BareTimerLoop(ns []uint64) {
 		cBareTimerLoop(ns)
 	}
 }
+
+// SpinWaits sets how the calling OS thread waits for an open loop's
+// intended starts from now on: spin true busy-waits every wait, so the
+// thread never leaves its CPU; false sleeps to a start more than 50 µs
+// ahead and spins the rest. A sleeping thread's CPU goes to whatever else
+// is runnable, and the scheduler may let that finish its slice before the
+// thread wakes, late, with every arrival due meanwhile waiting. The caller
+// must be locked to its OS thread.
+func SpinWaits(spin bool) { setSpinWaits(spin) }

@@ -104,8 +104,15 @@ struct xb_prog_stats {
 };
 
 /* Waits shorter than this are spun; longer ones sleep until this much
- * before the intended start and spin the rest. */
+ * before the intended start and spin the rest, unless the thread spins
+ * all its waits (xb_set_spin_waits). */
 #define XB_SPIN_NS 50000u
+
+/* xb_set_spin_waits sets how the calling thread waits for an intended
+ * start from now on: spin (non-zero) never gives its CPU away; otherwise
+ * a far start is slept to, as above. Per thread: each measured thread is
+ * one OS thread for its life. */
+void xb_set_spin_waits(int spin);
 
 /*
  * Latency histograms, in the layout of an HDR histogram with the project's

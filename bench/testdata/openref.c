@@ -1,12 +1,13 @@
 /* openref: a plain C open loop, the reference the open loop's known answer
  * is judged beside (bench/reference_test.go). One thread serves arrivals at
  * rate per second (Poisson or fixed), each with a busy wait of cost ns, and
- * waits for an arrival as the harness does (verbs/batch.c: timer slack 1 ns,
- * a sleep to 50 us before it when it is further, then a spin), so what it
- * gets beyond the queue's answer is the machine's: late wake-ups and a CPU
- * taken away, which no harness on this machine avoids.
+ * waits for an arrival as the harness does (verbs/batch.c: timer slack 1 ns;
+ * spin, a busy wait; or sleep, a sleep to 50 us before it when it is
+ * further, then a spin), so what it gets beyond the queue's answer is the
+ * machine's: late wake-ups and a CPU taken away, which no harness on this
+ * machine avoids.
  *
- *   openref RATE COST_NS WARMUP_S DURATION_S poisson|fixed SEED
+ *   openref RATE COST_NS WARMUP_S DURATION_S poisson|fixed SEED spin|sleep
  *
  * prints one line: ops=N service_mean_ns=X response_mean_ns=Y
  * response_p50_ns=Z late_max_ns=W (operations due in the warmup are left
@@ -51,10 +52,12 @@ static int cmp_u64(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	if (argc != 7 || (strcmp(argv[5], "poisson") && strcmp(argv[5], "fixed"))) {
-		fprintf(stderr, "usage: openref RATE COST_NS WARMUP_S DURATION_S poisson|fixed SEED\n");
+	if (argc != 8 || (strcmp(argv[5], "poisson") && strcmp(argv[5], "fixed")) ||
+	    (strcmp(argv[7], "spin") && strcmp(argv[7], "sleep"))) {
+		fprintf(stderr, "usage: openref RATE COST_NS WARMUP_S DURATION_S poisson|fixed SEED spin|sleep\n");
 		return 2;
 	}
+	int spin = !strcmp(argv[7], "spin");
 	double rate = atof(argv[1]), warmup = atof(argv[3]), duration = atof(argv[4]);
 	uint64_t cost = strtoull(argv[2], NULL, 10);
 	int poisson = !strcmp(argv[5], "poisson");
@@ -81,7 +84,7 @@ int main(int argc, char **argv)
 			break;
 		uint64_t t = now_ns();
 		if (due > t) {
-			if (due - t > SPIN_NS) {
+			if (!spin && due - t > SPIN_NS) {
 				uint64_t wake = due - SPIN_NS;
 				struct timespec ts = { .tv_sec = (time_t)(wake / 1000000000u),
 						       .tv_nsec = (long)(wake % 1000000000u) };
