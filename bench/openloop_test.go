@@ -569,9 +569,9 @@ func TestOpenWait(t *testing.T) {
 // And the thread does as open_loop.wait says: at 1000 operations a second
 // of 10 µs (1% busy) a spinning thread burns its CPU for the whole run, a
 // sleeping one next to none of it. The worker's CPU time also holds its
-// setup (each thread maps the sim device and reads every page of it,
-// 65 ms a thread on the development VM), hence a second of measurement
-// and a bound for sleeping well above the 1%.
+// start-up and setup (the runtime's, the sim device's mapping read once:
+// 7% of the run a thread for 2 sleeping threads on the development VM),
+// hence a second of measurement and a bound for sleeping well above 1%.
 func TestOpenWaitSpins(t *testing.T) {
 	cpus := len(allowedCPUs())
 	if cpus < 2 {
