@@ -48,7 +48,7 @@ const (
 // another measured thread needs. A sleeping thread's CPU goes to whatever
 // is runnable, the harness's own threads first, and the scheduler may let
 // that run on after the thread's timer fires: in a 1-thread open loop on
-// the 2-CPU VM a coordinator thread kept it 1 ms past its wake-up, and
+// the 2-CPU VM a harness thread kept it 1 ms past its wake-up, and
 // the mean response at ρ = 0.5 was +16% from M/D/1 (median of 20 runs,
 // four over +45%) against +13% spinning. A real-time thread preempts the
 // harness's at once, so it sleeps.
