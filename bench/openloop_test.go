@@ -80,7 +80,8 @@ func TestOpenLoopKnownAnswers(t *testing.T) {
 	// each cost 10 µs; s is the measured mean service time, the cost plus
 	// the sim's own work). Poisson arrivals at λ make an M/D/1 queue: mean
 	// response s + ρs/(2(1−ρ)), ρ = λs; fixed arrivals below saturation
-	// never queue: response s. On a quiet machine (2-core VM) the mean
+	// never queue: response s (the p50 judged against the service's p50,
+	// the mean against its mean). On a quiet machine (2-core VM) the mean
 	// response holds within +15% of that and the p50 within +10%; below
 	// either by more than 5% the schedule would be wrong. The harness's
 	// own stall at each interval's end once made the mean 3x-800x M/D/1
@@ -117,6 +118,9 @@ func TestOpenLoopKnownAnswers(t *testing.T) {
 				for i := range runs {
 					r := runOpenRef(t, ref, rate, cost*time.Nanosecond, 200*time.Millisecond, d, tt.arrival, i+1, wait)
 					mean, p50 := md1(rate, r.serviceMean, tt.arrival == ArrivalPoisson)
+					if tt.arrival == ArrivalFixed {
+						p50 = float64(r.serviceP50) // see the harness's below
+					}
 					refMean, refP50 = append(refMean, r.responseMean/mean-1), append(refP50, float64(r.responseP50)/p50-1)
 					t.Logf("reference %d: service mean %.2fµs; response mean %.2fµs (queue %.2fµs, %+.1f%%), p50 %.2fµs (queue %.2fµs, %+.1f%%); latest wake-up %v",
 						i, r.serviceMean/1e3, r.responseMean/1e3, mean/1e3, 100*refMean[i], float64(r.responseP50)/1e3, p50/1e3, 100*refP50[i], time.Duration(r.lateMax))
@@ -138,6 +142,14 @@ func TestOpenLoopKnownAnswers(t *testing.T) {
 							continue
 						}
 						mean, p50 := md1(cfg.Rate, st.NS.Mean, tt.arrival == ArrivalPoisson)
+						if tt.arrival == ArrivalFixed {
+							// Nothing queues, so the response is the service,
+							// median for median: the service's mean is pulled
+							// up by the machine's rare long ones (10.7 µs
+							// against a p50 of 10.13 µs on the VM), and
+							// judging the p50 by it put it 5% "under".
+							p50 = float64(st.NS.P50)
+						}
 						harnessMean[kind] = append(harnessMean[kind], got.Mean/mean-1)
 						harnessP50[kind] = append(harnessP50[kind], float64(got.P50)/p50-1)
 						t.Logf("harness %d %s: service mean %.2fµs; response mean %.2fµs (queue %.2fµs, %+.1f%%), p50 %.2fµs (queue %.2fµs, %+.1f%%)",
