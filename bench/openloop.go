@@ -46,7 +46,7 @@ const (
 // harness's other threads, and run at the ordinary policy (rt nil);
 // otherwise they sleep, as spinning would take the CPU the harness or
 // another measured thread needs. A sleeping thread's CPU goes to whatever
-// is runnable, the harness's own threads first, and the scheduler may let
+// is runnable, the harness's own threads among them, and the scheduler may let
 // that run on after the thread's timer fires: in a 1-thread open loop on
 // the 2-CPU VM a harness thread kept it 1 ms past its wake-up, and
 // the mean response at ρ = 0.5 was +16% from M/D/1 (median of 20 runs,

@@ -492,11 +492,12 @@ static void pay(uint64_t cost_ns)
  * Then it reads one byte of every page from user space. The advice fills
  * the page table from the kernel, and under a hypervisor that is not
  * enough: on a Firecracker guest the first user access to each page still
- * cost 4-5 us with no fault in the guest (the host building its own
- * translation of the address), and a create that took a new QP slot paid
- * it (a lifecycle's create p50 24.2 us at 4 threads against 20.4 us alone,
- * for 20 us injected). A read once here is the whole fix; on bare metal it
- * is a TLB miss per page. */
+ * cost 4-5 us with no fault in the guest (the host's doing, presumably:
+ * not verified), and a create that took a new QP slot paid it (a
+ * lifecycle's create p50 24.2 us at 4 threads against 20.4 us alone, for
+ * 20 us injected). A read once here removed it; a second read pass of the
+ * whole mapping took 0.4 ms on that VM, about what a page's TLB miss
+ * costs, so the pass should be that cheap where no hypervisor adds to it. */
 static void prefault(void *p, size_t len)
 {
 	long page = sysconf(_SC_PAGESIZE);
