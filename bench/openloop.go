@@ -50,7 +50,7 @@ const (
 // that run on after the thread's timer fires: in a 1-thread open loop on
 // the 2-CPU VM a harness thread kept it 1 ms past its wake-up, and
 // the mean response at ρ = 0.5 was +16% from M/D/1 (median of 20 runs,
-// four over +45%) against +13% spinning. A real-time thread preempts the
+// five over +45%) against +13% spinning. A real-time thread preempts the
 // harness's at once, so it sleeps.
 func (c *Config) openWait(rt *rtSched) string {
 	if c.threadRate() <= 0 {
