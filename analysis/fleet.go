@@ -433,7 +433,7 @@ func (fl *Fleet) score() {
 						ps = append(ps, t.P)
 						t.P = roundSig(t.P)
 						n.Tests[key] = t
-						minP = math.Min(minP, stats.SeparatedP(len(mine), len(others), report.DefaultAlpha))
+						minP = math.Min(minP, stats.SeparatedP(len(mine), len(others)))
 					}
 				}
 			}
@@ -490,7 +490,7 @@ func uTest(mine, others []float64) (FleetTest, bool) {
 	if len(mine) == 0 || len(others) == 0 {
 		return FleetTest{}, false
 	}
-	t := FleetTest{Reps: len(mine), OthersReps: len(others), P: stats.UTest(mine, others, report.DefaultAlpha)}
+	t := FleetTest{Reps: len(mine), OthersReps: len(others), P: stats.UTest(mine, others)}
 	if mb := stats.Median(others); mb != 0 {
 		t.DeltaPct = report.Round3((stats.Median(mine)/mb - 1) * 100)
 	}

@@ -385,7 +385,7 @@ func (c *Comparison) measureRow(b, n *results.Result, kind string, m Metric, gat
 		row.Verdict = VerdictTooFew
 		return row
 	}
-	p := stats.UTest(bv, nv, opt.Alpha)
+	p := stats.UTest(bv, nv)
 	row.P = &p
 	return row
 }

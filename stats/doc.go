@@ -12,7 +12,7 @@
 // that is called a median in a report, a fleet, a history or a
 // calibration is computed by Median here.
 //
-// The U test and the median's interval are golang.org/x/perf/benchmath's
-// (distribution-free: benchmath.AssumeNothing), as benchstat computes
-// them, so xrcbench's verdicts and benchstat's agree on the same numbers.
+// The median's interval is golang.org/x/perf/benchmath's (distribution-
+// free: benchmath.AssumeNothing), as benchstat computes it. The U test is
+// its own: exact with ties, which benchmath's is not (see UTest).
 package stats
