@@ -111,8 +111,13 @@ func WriteBench(w io.Writer, runs []*Run) error {
 			for _, kind := range run.Kinds {
 				s, ok := rep.Ops[kind]
 				if !ok || s.Count == 0 {
-					// benchstat takes the count as iterations; a line
-					// with none would be a sample of nothing.
+					// The one rule for a repetition without operations
+					// (RepetitionStats'): a kind the run has did 0 ops/s
+					// there, which benchstat must see as the report does,
+					// and has no latency to give.
+					if _, inRun := r.Ops[kind]; inRun && len(r.Repetitions) > 0 {
+						fmt.Fprintf(bw, "%s 0 0.0 ops/s\n", BenchName(r, kind))
+					}
 					continue
 				}
 				fmt.Fprintf(bw, "%s %d %d p50-ns %d p99-ns %s ops/s",

@@ -2,11 +2,13 @@ package report
 
 import (
 	"bytes"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchmath"
 
 	"github.com/xrcbench/xrcbench/internal/golden"
 	"github.com/xrcbench/xrcbench/results"
@@ -41,12 +43,15 @@ func TestGolden(t *testing.T) {
 // TestBenchParses reads bench.txt back with benchfmt, as benchstat does, and
 // checks every line against the repetition it came from.
 func TestBenchParses(t *testing.T) {
-	for _, f := range append(allFixtures(), fixture{name: "open loop"}) {
+	for _, f := range append(allFixtures(), fixture{name: "open loop"}, fixture{name: "stalled"}) {
 		t.Run(f.name, func(t *testing.T) {
 			var run *Run
-			if f.name == "open loop" {
+			switch f.name {
+			case "open loop":
 				run = openLoopRun(t)
-			} else {
+			case "stalled":
+				run = stalledRun(t)
+			default:
 				run = loadFixture(t, f)
 			}
 			var buf bytes.Buffer
@@ -77,7 +82,7 @@ func TestBenchParses(t *testing.T) {
 			for _, rep := range run.Result.Repetitions {
 				for _, kind := range run.Kinds {
 					s := rep.Ops[kind]
-					if s.Count == 0 {
+					if s.Count == 0 && run.Result.Ops[kind].Count == 0 {
 						continue
 					}
 					if i >= len(got) {
@@ -85,6 +90,13 @@ func TestBenchParses(t *testing.T) {
 					}
 					res := got[i]
 					i++
+					if s.Count == 0 {
+						// A stall: 0 ops/s and nothing else, as the report counts it.
+						if v, ok := res.Value("ops/s"); !ok || v != 0 || res.Iters != 0 || len(res.Values) != 1 {
+							t.Errorf("%s rep %d stalled: iters %d, values %v; want 0 iterations and 0 ops/s alone", kind, rep.Index, res.Iters, res.Values)
+						}
+						continue
+					}
 					if name := "Benchmark" + string(res.Name); name != BenchName(run.Result, kind) {
 						t.Errorf("name %q, want %q", name, BenchName(run.Result, kind))
 					}
@@ -117,6 +129,57 @@ func TestBenchParses(t *testing.T) {
 				t.Errorf("%d results, want %d", len(got), i)
 			}
 		})
+	}
+}
+
+// stalledRun is the lifecycle fixture with reg stalled in its second
+// repetition (no operations, the kind left out of the repetition) and
+// unreg in its third (a count of zero).
+func stalledRun(t *testing.T) *Run {
+	run := loadFixture(t, lifecycleFixture())
+	reps := run.Result.Repetitions
+	if len(reps) < 3 {
+		t.Fatalf("the lifecycle fixture has %d repetitions, want 3 or more", len(reps))
+	}
+	delete(reps[1].Ops, results.OpReg)
+	reps[2].Ops[results.OpUnreg] = results.OpStats{}
+	return run
+}
+
+// TestStalledRepetitionOneRule holds bench.txt to the report's rule for a
+// repetition without operations: benchstat's median of ops/s (benchmath,
+// over what benchfmt reads back) is RepetitionStats', the stall counted
+// as 0 ops/s, and the p50 across repetitions leaves it out in both.
+func TestStalledRepetitionOneRule(t *testing.T) {
+	run := stalledRun(t)
+	var buf bytes.Buffer
+	if err := WriteBench(&buf, []*Run{run}); err != nil {
+		t.Fatal(err)
+	}
+	values := map[string][]float64{}
+	rd := benchfmt.NewReader(&buf, "bench.txt")
+	for rd.Scan() {
+		if res, ok := rd.Result().(*benchfmt.Result); ok {
+			for _, v := range res.Values {
+				key := string(res.Name) + " " + v.Unit
+				values[key] = append(values[key], v.Value)
+			}
+		}
+	}
+	for _, kind := range []string{results.OpReg, results.OpUnreg} {
+		name := strings.TrimPrefix(BenchName(run.Result, kind), "Benchmark")
+		for _, c := range []struct{ metric, unit string }{{"ops_per_sec", "ops/s"}, {"p50", "p50-sec"}} {
+			m, _ := MetricByName(c.metric)
+			rs := RepetitionStats(run.Result, kind, m)
+			got := values[name+" "+c.unit]
+			bench := benchmath.AssumeNothing.Summary(benchmath.NewSample(got, &benchmath.DefaultThresholds), 0.95).Center
+			if c.unit == "p50-sec" {
+				bench *= 1e9
+			}
+			if len(got) != len(rs.Values) || math.Abs(bench-rs.Median) > 0.06 {
+				t.Errorf("%s %s: bench.txt has %d values, median %g; the report %d, median %g", kind, c.metric, len(got), bench, len(rs.Values), rs.Median)
+			}
+		}
 	}
 }
 
