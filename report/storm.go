@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/stats"
 )
 
 // A storm's headline is its makespan: how long the node took, from the
@@ -54,8 +56,7 @@ func spread(xs []int64) string {
 		return "not reached"
 	}
 	slices.Sort(ok)
-	med := ok[(len(ok)-1)/2]
-	s := fmtDur(med)
+	s := fmtDur(medianNS(ok))
 	if len(ok) > 1 {
 		s = fmt.Sprintf("%s (median of %d repetitions, %s to %s)", s, len(ok), fmtDur(ok[0]), fmtDur(ok[len(ok)-1]))
 	}
@@ -63,6 +64,17 @@ func spread(xs []int64) string {
 		s += fmt.Sprintf(", %d not finished", n)
 	}
 	return s
+}
+
+// medianNS is stats.Median of nanosecond figures (the mean of the two
+// middle ones of an even count, as every median of the tree), to the
+// nanosecond.
+func medianNS(xs []int64) int64 {
+	fs := make([]float64, len(xs))
+	for i, x := range xs {
+		fs[i] = float64(x)
+	}
+	return int64(math.Round(stats.Median(fs)))
 }
 
 func fmtDur(ns int64) string {
@@ -133,7 +145,7 @@ func writeStormMarkdown(w io.Writer, st *results.Storm) {
 		slices.Sort(ok)
 		first, med := "–", "–"
 		if len(ok) > 0 {
-			first, med = fmtDur(ok[0]), fmtDur(ok[(len(ok)-1)/2])
+			first, med = fmtDur(ok[0]), fmtDur(medianNS(ok))
 		}
 		mk, down := "not reached", "–"
 		if i < len(st.MakespanNS) && st.MakespanNS[i] >= 0 {
@@ -253,7 +265,7 @@ func stormSweepFigure(sr *SweepReport) (Figure, bool, error) {
 		}
 		slices.Sort(ok)
 		key := fmt.Sprintf("%d ranks", st.Ranks)
-		series[key] = append(series[key], pt{float64(st.Nodes), float64(ok[(len(ok)-1)/2]) / 1e6, float64(ok[0]) / 1e6, float64(ok[len(ok)-1]) / 1e6})
+		series[key] = append(series[key], pt{float64(st.Nodes), float64(medianNS(ok)) / 1e6, float64(ok[0]) / 1e6, float64(ok[len(ok)-1]) / 1e6})
 	}
 	nodes := map[float64]bool{}
 	for _, pts := range series {
