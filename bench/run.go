@@ -660,6 +660,7 @@ func (c *coordinator) newResult(runID, scheduling string) *results.Result {
 			CommandLine:  cfg.CommandLine,
 			Workload:     cfg.WorkloadArg,
 			WorkloadSpec: cfg.Workload.Source,
+			WorkloadName: cfg.Workload.Name,
 			Gates:        cfg.Workload.Gates,
 			Headline:     cfg.Workload.Headline,
 			Provider:     cfg.Provider,

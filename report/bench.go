@@ -54,19 +54,7 @@ func openLoop(runs []*Run) bool {
 // qps land in separate benchstat tables rather than being pooled.
 func BenchName(r *results.Result, kind string) string {
 	return fmt.Sprintf("BenchmarkXRC/%s/%s/procs=%d/threads=%d",
-		benchPart(workloadName(r.Config.Workload)), benchPart(kind), r.Config.Procs, r.Config.Threads)
-}
-
-// workloadName is the workload's name: a user spec's file name without
-// folders and extension.
-func workloadName(w string) string {
-	if i := strings.LastIndexByte(w, '/'); i >= 0 {
-		w = w[i+1:]
-	}
-	for _, ext := range []string{".yaml", ".yml"} {
-		w = strings.TrimSuffix(w, ext)
-	}
-	return w
+		benchPart(r.Config.WorkloadLabel()), benchPart(kind), r.Config.Procs, r.Config.Threads)
 }
 
 // benchPart makes s safe inside a benchmark name: benchfmt splits names at

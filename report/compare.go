@@ -214,7 +214,7 @@ func Compare(base, new *Run, opt CompareOptions) (*Comparison, error) {
 			base.Dir, new.Dir, strings.Join(cd, ", "))
 	}
 	c := &Comparison{
-		Workload: base.Result.Config.Workload,
+		Workload: base.Result.Config.WorkloadLabel(),
 		Base:     runInfo(base), New: runInfo(new),
 		Alpha: opt.Alpha, Threshold: opt.Threshold, CI: opt.Confidence,
 		Notes: differences(base, new), ConfigDiffs: cd,

@@ -95,7 +95,7 @@ func benchName(run *Run, kind string, nameLabels []string) string {
 			parts = append(parts, k+"="+v)
 		}
 	}
-	return c.Workload + "/" + kind + " [" + asciiSI(strings.Join(parts, " ")) + "]"
+	return c.WorkloadLabel() + "/" + kind + " [" + asciiSI(strings.Join(parts, " ")) + "]"
 }
 
 // asciiSI writes a micro sign as ASCII "u" (2µs → 2us): the names and
@@ -362,7 +362,7 @@ func ExportCSV(runs []*Run) ([]byte, error) {
 		if dev == "" && env.Device.Known() {
 			dev = env.Device.Name
 		}
-		fixed = append(fixed, csvText(c.Workload), csvText(c.Provider), csvText(dev), strconv.Itoa(c.Procs), strconv.Itoa(c.Threads),
+		fixed = append(fixed, csvText(c.WorkloadLabel()), csvText(c.Provider), csvText(dev), strconv.Itoa(c.Procs), strconv.Itoa(c.Threads),
 			strconv.Itoa(c.QPs), secs(c.Duration), strconv.Itoa(c.Iterations), secs(c.Warmup), strconv.Itoa(c.Repetitions),
 			strconv.FormatBool(c.Pin), strconv.FormatInt(c.Seed, 10), secs(c.Interval))
 		for _, k := range slices.Sorted(maps.Keys(optKeys)) {

@@ -415,3 +415,47 @@ func TestExportNamesCarryConfiguration(t *testing.T) {
 		t.Errorf("asciiSI = %q", got)
 	}
 }
+
+// TestWorkloadFileNamedByItsName: a run of a workload file is called by
+// the spec's name: in bench.txt, the exports, the CSV and the title, never
+// by the path it was given as (../storm-rc.yaml/create); a result from
+// before workload_name by the file's name.
+func TestWorkloadFileNamedByItsName(t *testing.T) {
+	for _, tt := range []struct{ arg, name, want string }{
+		{"../specs/storm-rc.yaml", "rc-storm", "rc-storm"},
+		{"../specs/storm-rc.yaml", "", "storm-rc"},
+		{"lifecycle", "lifecycle", "lifecycle"},
+	} {
+		run := loadFixture(t, lifecycleFixture())
+		run.Result.Config.Workload, run.Result.Config.WorkloadName = tt.arg, tt.name
+		got := map[string]string{
+			"bench.txt": BenchName(run.Result, results.OpReg),
+			"export":    benchName(run, results.OpReg, nil),
+			"title":     Title(run.Result),
+		}
+		csv, err := ExportCSV([]*Run{run})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The CSV's data rows; its header and the command line column
+		// (which reruns the file by its path) aside.
+		rows := strings.Split(string(csv), "\n")
+		got["csv"] = strings.Join(rows[1:], "\n")
+		for where, s := range got {
+			want := tt.want
+			if where == "bench.txt" {
+				want = benchPart(want) // benchfmt's name rules: rc_storm
+			}
+			if !strings.Contains(s, want) || strings.Contains(s, "../") || strings.Contains(s, ".yaml") {
+				t.Errorf("%s (workload %q, name %q): %q, want %q and no path", where, tt.arg, tt.name, firstLine(s), want)
+			}
+		}
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " ..."
+	}
+	return s
+}

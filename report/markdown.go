@@ -50,7 +50,7 @@ func acrossReps(rs RepStats) string {
 // when registered and destroyed (--qp-state): it changes what destroy
 // costs, so no figure is shown without it.
 func Title(r *results.Result) string {
-	return fmt.Sprintf("%s on %s, %d×%d, %s in %s", r.Config.Workload, r.Config.Provider, r.Config.Procs, r.Config.Threads,
+	return fmt.Sprintf("%s on %s, %d×%d, %s in %s", r.Config.WorkloadLabel(), r.Config.Provider, r.Config.Procs, r.Config.Threads,
 		Plural(r.Config.QPs, "QP"), strings.ToUpper(r.Config.QPStateOf()))
 }
 

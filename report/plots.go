@@ -81,7 +81,7 @@ func RunsStamp(runs []*Run) Stamp {
 	var ids []string
 	for _, r := range runs {
 		st.TestDouble = st.TestDouble || IsTestDouble(r.Result)
-		id := r.Result.Config.Workload + " on " + r.Result.Config.Provider
+		id := r.Result.Config.WorkloadLabel() + " on " + r.Result.Config.Provider
 		if d := deviceIdentity(r.Result.Environment); d != "" {
 			id += " " + d
 		}

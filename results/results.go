@@ -1,6 +1,9 @@
 package results
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Schema is the value of Result.Schema this package writes and reads.
 const Schema = "xrcbench.result/v1"
@@ -102,9 +105,13 @@ type Config struct {
 	// the same again (NAME=VALUE): set when the run went through the
 	// libibverbs test double, whose library path, devices, costs and
 	// firmware are chosen by environment variables.
-	CommandEnv   []string          `json:"command_env,omitempty"`
-	Workload     string            `json:"workload"`      // name, or file path for a user spec
-	WorkloadSpec string            `json:"workload_spec"` // the spec's YAML text
+	CommandEnv   []string `json:"command_env,omitempty"`
+	Workload     string   `json:"workload"`      // name, or file path for a user spec
+	WorkloadSpec string   `json:"workload_spec"` // the spec's YAML text
+	// WorkloadName is the spec's own name (its `name:`), what reports
+	// and exports call the workload; Workload keeps the argument, which
+	// reruns it.
+	WorkloadName string            `json:"workload_name,omitempty"`
 	Provider     string            `json:"provider"`
 	Device       string            `json:"device,omitempty"`
 	Procs        int               `json:"procs"`
@@ -136,6 +143,23 @@ type Config struct {
 	// measure; absent in results that predate them (GatesOf, HeadlineOf).
 	Gates    []string `json:"gates,omitempty"`
 	Headline string   `json:"headline,omitempty"`
+}
+
+// WorkloadLabel is what reports and exports call the workload: the
+// spec's name, or for a result written before workload_name, the file's
+// name without folders and extension.
+func (c Config) WorkloadLabel() string {
+	if c.WorkloadName != "" {
+		return c.WorkloadName
+	}
+	w := c.Workload
+	if i := strings.LastIndexByte(w, '/'); i >= 0 {
+		w = w[i+1:]
+	}
+	for _, ext := range []string{".yaml", ".yml"} {
+		w = strings.TrimSuffix(w, ext)
+	}
+	return w
 }
 
 // QPStateOf is the QP state a result's run used: its Config.QPState, or
