@@ -303,8 +303,8 @@ func CSVStatistics() []string {
 	return s
 }
 
-// ExportCSV returns tidy CSV: one row per run, repetition, op kind and
-// statistic (count, errors, ops_per_sec, latencies in ns; a storm's
+// ExportCSV returns tidy CSV: one row per run, repetition (counted from
+// 1, as run's warnings and qualify count them), op kind and statistic (count, errors, ops_per_sec, latencies in ns; a storm's
 // makespan and teardown as kind storm, in ns), each row with
 // the run's labels (label:KEY), configuration and environment as columns
 // (provider options as option:KEY, device facts as device:KEY), as pandas'
@@ -385,7 +385,7 @@ func ExportCSV(runs []*Run) ([]byte, error) {
 				}
 				for _, st := range csvStats {
 					row := []string{csvText(run.Dir), csvText(r.RunID), r.Started.UTC().Format(time.RFC3339Nano), csvText(r.Status),
-						strconv.Itoa(rep.Index), csvText(kind), st.name, num(st.get(s)), st.unit}
+						strconv.Itoa(rep.Index + 1), csvText(kind), st.name, num(st.get(s)), st.unit}
 					if err := w.Write(append(row, fixed...)); err != nil {
 						return nil, err
 					}
@@ -401,7 +401,7 @@ func ExportCSV(runs []*Run) ([]byte, error) {
 						continue
 					}
 					row := []string{csvText(run.Dir), csvText(r.RunID), r.Started.UTC().Format(time.RFC3339Nano), csvText(r.Status),
-						strconv.Itoa(i), results.StormKind, m.Name, num(v), "ns"}
+						strconv.Itoa(i + 1), results.StormKind, m.Name, num(v), "ns"}
 					if err := w.Write(append(row, fixed...)); err != nil {
 						return nil, err
 					}

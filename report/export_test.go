@@ -230,10 +230,15 @@ func TestExportCSV(t *testing.T) {
 			if rec[col["run"]] != run.Dir {
 				continue
 			}
-			i, _ := strconv.Atoi(rec[col["repetition"]])
+			// Counted from 1, as run's warnings and qualify count them.
+			n, _ := strconv.Atoi(rec[col["repetition"]])
+			i := n - 1
+			if i < 0 || i >= len(run.Result.Repetitions) {
+				t.Fatalf("repetition %q of %d", rec[col["repetition"]], len(run.Result.Repetitions))
+			}
 			v, _ := strconv.ParseFloat(rec[col["value"]], 64)
 			if want := run.Result.Repetitions[i].Ops[rec[col["kind"]]].NS.P99; math.Abs(v-float64(want)) > 0 {
-				t.Errorf("%s rep %d %s p99 %g, want %d", run.Dir, i, rec[col["kind"]], v, want)
+				t.Errorf("%s rep %d %s p99 %g, want %d", run.Dir, n, rec[col["kind"]], v, want)
 			}
 			if rec[col["procs"]] != strconv.Itoa(run.Result.Config.Procs) || rec[col["unit"]] != "ns" {
 				t.Errorf("row %v: procs or unit wrong", rec)

@@ -239,7 +239,7 @@ func repRows(run *Run) []htmlRepRow {
 				vals = append(vals, m.Format(v))
 			}
 			for _, i := range rs.Outliers {
-				outs = append(outs, fmt.Sprintf("#%d", i))
+				outs = append(outs, fmt.Sprintf("#%d", i+1)) // counted from 1, as run and qualify count
 			}
 			rows = append(rows, htmlRepRow{
 				Kind: kind, Metric: name, Median: m.Format(rs.Median),

@@ -333,7 +333,7 @@ func warnings(run *Run, engine bool) []finding {
 				far := false
 				for _, i := range rs.Outliers {
 					v := rs.Values[indexOf(rs.Reps, i)]
-					vals = append(vals, fmt.Sprintf("#%d %s", i, m.Format(v)))
+					vals = append(vals, fmt.Sprintf("#%d %s", i+1, m.Format(v)))
 					far = far || rs.Median != 0 && math.Abs(v/rs.Median-1) > HighVariation
 				}
 				add(tail || !far, "%s %s: outlier repetitions (more than 1.5 IQR below Q1 or above Q3; median %s): %s: they met another state of the machine; the median holds, a mean would not",
