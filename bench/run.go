@@ -171,6 +171,11 @@ func (c *Config) validateFlags() error {
 		return errors.New("no workload")
 	case !verbs.IsProvider(c.Provider):
 		return fmt.Errorf("unknown provider %q", c.Provider)
+	case c.Device != "" && c.Provider == "sim" && c.Device != verbs.SimDeviceName:
+		// Accepted, it would be recorded as the device measured.
+		return fmt.Errorf("--device %q: the sim provider's one device is %s", c.Device, verbs.SimDeviceName)
+	case c.Device != "" && c.Provider == "null":
+		return fmt.Errorf("--device %q: the null provider has no device", c.Device)
 	case c.Procs <= 0 || c.Procs > MaxProcs:
 		return fmt.Errorf("--procs %d: want 1 to %d", c.Procs, MaxProcs)
 	case c.Threads <= 0 || c.Threads > MaxThreads:

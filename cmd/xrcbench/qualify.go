@@ -37,7 +37,7 @@ func newQualifyCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "qualify",
 		Short: "Qualify a device's firmware: conformance, a battery of runs, criteria; JSON, JUnit and HTML",
 		Long: `qualify runs a qualification plan against one device: the conformance checks
-S1–S11, then the plan's battery of benchmark runs (one run folder each under
+S1–S15, then the plan's battery of benchmark runs (one run folder each under
 --out/runs/), then judges the plan's criteria:
 
   absolute limits        unreg_last.p99 <= 2ms, reg.ops_per_sec >= 100k

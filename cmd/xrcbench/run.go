@@ -60,7 +60,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 	fs.IntVar(&s.Repetitions, "repetitions", d.Repetitions, "independent runs of the whole configuration, each with fresh workers")
 	fs.StringVar(&s.Pin, "pin", d.Pin, "bind threads to CPUs: auto (a storm's ranks each on a CPU of its own when they fit, NUMA-local to the device first, as MPI launchers bind; other workloads unbound), cpu (every thread, round-robin) or none; --pin alone is cpu")
 	fs.Lookup("pin").NoOptDefVal = string(bench.PinCPU)
-	fs.BoolVar(&s.NoCPUCheck, "no-cpu-check", d.NoCPUCheck, "record the CPUs' frequency governor, turbo/boost and busy SMT siblings without warning about them (perftest's -F)")
+	fs.BoolVarP(&s.NoCPUCheck, "no-cpu-check", "F", d.NoCPUCheck, "record the CPUs' frequency governor, turbo/boost and busy SMT siblings without warning about them (perftest's -F)")
 	fs.Int64Var(&s.Seed, "seed", d.Seed, "seed of each thread's QP order")
 	fs.StringVar(&s.Out, "out", "", "output folder: new, empty, or an earlier run's (yours, not a symbolic link), whose files alone are replaced (default runs/<UTC time>-<workload>-<provider>)")
 	fs.StringVar(&s.SimSemantics, "sim-semantics", d.SimSemantics, "sim provider: legacy (ibv_reg_xrc_rcv_qp, a registrant per thread), legacy-mlnx (the same calls as MLNX_OFED implements them, a registrant per process: --threads 1) or upstream (ibv_open_qp)")
