@@ -19,7 +19,7 @@ func TestStormParseErrors(t *testing.T) {
 		{"no block", stormHead, 1, "needs a storm block"},
 		{"phases", stormHead + "storm: {nodes: 2, arrival: burst, teardown: unreg}\nphases: [{op: reg, by: each}]\n", 5, "mode storm has no phases"},
 		{"qps", stormHead + "qps: {scope: shared}\nstorm: {nodes: 2, arrival: burst, teardown: unreg}\n", 4, "mode storm has no qps"},
-		{"unknown key", stormHead + "storm:\n  nodes: 2\n  arrivals: burst\n", 6, "field arrivals not found"},
+		{"unknown key", stormHead + "storm:\n  nodes: 2\n  arrivals: burst\n", 6, "unknown key arrivals; did you mean arrival?"},
 		{"missing nodes", stormHead + "storm:\n  arrival: burst\n  teardown: unreg\n", 5, "missing storm.nodes"},
 		{"one node", stormHead + "storm:\n  nodes: 1\n  arrival: burst\n  teardown: unreg\n", 5, "storm.nodes 1: want 2 to"},
 		{"nodes not a number", stormHead + "storm:\n  nodes: many\n", 5, "cannot unmarshal"},

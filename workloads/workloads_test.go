@@ -87,8 +87,8 @@ func TestParseErrors(t *testing.T) {
 		msg  string
 	}{
 		{"empty", "", 0, "empty spec"},
-		{"unknown key", head + "mode: loop\nqps: {scope: shared, holder: true}\ncolour: red\nphases: [{op: reg, by: each}, {op: unreg, by: each}]\n", 5, "field colour not found"},
-		{"unknown nested key", head + "mode: loop\nqps:\n  scope: shared\n  holders: true\nphases: [{op: reg, by: each}]\n", 6, "field holders not found"},
+		{"unknown key", head + "mode: loop\nqps: {scope: shared, holder: true}\ncolour: red\nphases: [{op: reg, by: each}, {op: unreg, by: each}]\n", 5, "unknown key colour (known here: description, gates, headline, mode, name, phases, qps, storm)"},
+		{"unknown nested key", head + "mode: loop\nqps:\n  scope: shared\n  holders: true\nphases: [{op: reg, by: each}]\n", 6, "unknown key holders; did you mean holder?"},
 		{"wrong type", head + "mode: loop\nqps: {scope: shared, holder: maybe}\nphases: [{op: reg, by: each}]\n", 4, "cannot unmarshal"},
 		{"bad mode", head + "mode: sometimes\nqps: {scope: shared}\nphases: [{op: reg, by: each}]\n", 3, `mode "sometimes"`},
 		{"missing name", "description: d\nmode: loop\n", 1, "missing name"},

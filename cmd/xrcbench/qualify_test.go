@@ -98,7 +98,7 @@ func TestQualifyBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--plan", writePlan(t, strings.Replace(tinyPlan, "iterations: 20", "iterations: 20\nrepetitons: 3", 1))}, "plan.yaml:4: field repetitons not found"},
+		{[]string{"--plan", writePlan(t, strings.Replace(tinyPlan, "iterations: 20", "iterations: 20\nrepetitons: 3", 1))}, "plan.yaml:4: unknown key repetitons; did you mean repetitions?"},
 		{[]string{"--plan", writePlan(t, strings.Replace(tinyPlan, "qps: 4}", "qps: 4", 1))}, "plan.yaml:"},
 		{[]string{"--plan", writePlan(t, strings.Replace(tinyPlan, "<= 1s", "<= 1", 1))}, "plan.yaml:9: criterion"},
 		{[]string{"--plan", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},

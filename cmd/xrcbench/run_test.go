@@ -52,7 +52,7 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"run", "--sim-cost", "reg=11s"}, "at most 10s per operation"},
 		{[]string{"run", "--workload", "steady", "--procs", "16", "--threads", "8"}, "registrants per QP"},
 		{[]string{"run", "--workload", "nosuch"}, `unknown workload "nosuch"`},
-		{[]string{"run", "--workload", bad}, "bad.yaml:6: field colour not found"},
+		{[]string{"run", "--workload", bad}, "bad.yaml:6: unknown key colour"},
 		{[]string{"run", "--workload", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
 		{[]string{"run", "--nosuchflag"}, "unknown flag: --nosuchflag"},
 		{[]string{"run", "--provider", "nosuch"}, `unknown provider "nosuch"`},

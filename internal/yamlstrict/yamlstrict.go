@@ -11,10 +11,13 @@ import (
 	"io"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/xrcbench/xrcbench/internal/suggest"
 )
 
 // Error is a problem in the text: the line it is on (0 when unknown) and
@@ -103,7 +106,49 @@ func wrap(err error, v any) *Error {
 			msg = strings.ReplaceAll(msg, "into "+pkg+".", "into ")
 		}
 	}
-	return &Error{Line: line, Msg: strings.Join(strings.Fields(redact(msg)), " ")}
+	msg = redact(msg)
+	if m := unknownRE.FindStringSubmatch(msg); m != nil {
+		msg = unknownKey(m[1], m[2], reflect.TypeOf(v))
+	}
+	return &Error{Line: line, Msg: strings.Join(strings.Fields(msg), " ")}
+}
+
+// unknownKey says which key is unknown and what was probably meant, in
+// YAML's words: yaml.v3 names the Go type ("field repetitons not found
+// in Plan"), which a reader of the file never wrote. The keys come from
+// the yaml tags of the type named, found among those v is made of.
+func unknownKey(key, typeName string, v reflect.Type) string {
+	var keys []string
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] {
+			return
+		}
+		seen[t] = true
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if t.Name() == typeName && name != "" && name != "-" {
+				keys = append(keys, name)
+			}
+			walk(f.Type)
+		}
+	}
+	if v != nil {
+		walk(v)
+	}
+	if s := suggest.Phrase(suggest.For(key, keys), func(k string) string { return k }); s != "" {
+		return "unknown key " + key + "; " + s
+	}
+	if len(keys) > 0 {
+		slices.Sort(keys)
+		return "unknown key " + key + " (known here: " + strings.Join(keys, ", ") + ")"
+	}
+	return "unknown key " + key
 }
 
 // The file may not be YAML of ours at all (--workload /etc/shadow): a
@@ -128,7 +173,7 @@ func redact(msg string) string {
 		if keyRE.MatchString(m[1]) {
 			return msg
 		}
-		return "unknown key (not shown: it is not a plain word) in " + m[2]
+		return "unknown key (not shown: it is not a plain word)"
 	}
 	if m := repeatRE.FindStringSubmatch(msg); m != nil {
 		if k, err := strconv.Unquote(m[1]); err == nil && keyRE.MatchString(k) {

@@ -38,14 +38,17 @@ func TestDecodeErrors(t *testing.T) {
 		// yaml.v3 gives no line for a problem on the first line: the message
 		// still loses its "yaml: " prefix, as it does with a line.
 		{"syntax without a line", "name: \"\\q\"\n", 0, "found unknown escape character"},
-		{"unknown key, package dropped", "name: x\ncolour: red\n", 2, "field colour not found in doc"},
-		{"unknown nested key", "name: x\ninner:\n  sise: big\n", 3, "field sise not found in inner"},
+		// In YAML's words, not Go's ("field repetitons not found in Plan"),
+		// with what was probably meant, or else what the keys there are.
+		{"unknown key", "name: x\ncolour: red\n", 2, "unknown key colour (known here: count, inner, name)"},
+		{"unknown nested key, a typo", "name: x\ninner:\n  sise: big\n", 3, "unknown key sise; did you mean size?"},
+		{"a typo at the top", "name: x\ncuont: 3\n", 2, "unknown key cuont; did you mean count?"},
 		{"wrong type, first of several", "name: x\ncount: many\ninner: [1]\n", 2, "cannot unmarshal !!str into int"},
 		{"a type's own error keeps its line", "name: x\ninner:\n  size: small\n", 3, `size "small": want big`},
 		// What is not a key of ours is not echoed: the file may be any
 		// file (--workload /etc/shadow), and its lines secrets.
-		{"a line that is no key", "root:$6$s3cretHash:20228:0:99999:7:::\n", 1, "unknown key (not shown: it is not a plain word) in doc"},
-		{"a key with spaces", "name: x\nmy s3cret pass: 1\n", 2, "unknown key (not shown: it is not a plain word) in doc"},
+		{"a line that is no key", "root:$6$s3cretHash:20228:0:99999:7:::\n", 1, "unknown key (not shown: it is not a plain word)"},
+		{"a key with spaces", "name: x\nmy s3cret pass: 1\n", 2, "unknown key (not shown: it is not a plain word)"},
 		{"a scalar where the document should be", "s3cretHashValue\n", 1, "cannot unmarshal !!str into doc"},
 		{"a scalar of a short secret", "name: x\ncount: s3cr\n", 2, "cannot unmarshal !!str into int"},
 		{"an anchor's name", "count: 1\nname: *s3cret\n", 0, "unknown anchor referenced"},
