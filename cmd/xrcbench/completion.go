@@ -8,7 +8,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/xrcbench/xrcbench/bench"
 	"github.com/xrcbench/xrcbench/internal/suggest"
+	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
 )
@@ -35,9 +37,51 @@ func flagError(cmd *cobra.Command, err error) error {
 // valueCompletions are the shell completions of flag values, by flag
 // name, wherever a command has such a flag.
 var valueCompletions = map[string]cobra.CompletionFunc{
-	"workload": completeWorkload,
-	"provider": completeProvider,
-	"device":   completeDevice,
+	"workload":      completeWorkload,
+	"provider":      completeProvider,
+	"device":        completeDevice,
+	"plan":          completeYAML,
+	"qp-state":      completeWords(qpStateNames()...),
+	"arrival":       completeWords(bench.ArrivalFixed, bench.ArrivalPoisson),
+	"pin":           completeWords(string(bench.PinAuto), string(bench.PinCPU), string(bench.PinNone)),
+	"progress":      completeWords(progressAuto, progressAlways, progressNever),
+	"sim-semantics": completeWords(string(verbs.Legacy), string(verbs.LegacyMlnx), string(verbs.Upstream)),
+	"format":        completeFormat,
+}
+
+func qpStateNames() []string {
+	var names []string
+	for _, q := range verbs.QPStates {
+		names = append(names, q.String())
+	}
+	return names
+}
+
+// completeWords offers a flag's fixed values, and never file names.
+func completeWords(words ...string) cobra.CompletionFunc {
+	return func(_ *cobra.Command, _ []string, typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		var out []cobra.Completion
+		for _, w := range words {
+			if strings.HasPrefix(w, typed) {
+				out = append(out, w)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeFormat offers the formats of the command at hand: compare
+// writes text, md or json; export the CI tools' formats.
+func completeFormat(cmd *cobra.Command, args []string, typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if cmd.Name() == "export" {
+		return completeWords(report.ExportFormatGAB, report.ExportFormatBencher, report.ExportFormatCSV, report.ExportFormatJUnit)(cmd, args, typed)
+	}
+	return completeWords("text", "md", "json")(cmd, args, typed)
+}
+
+// completeYAML offers YAML files (a plan).
+func completeYAML(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return []cobra.Completion{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
 }
 
 // registerCompletions gives every flag of cmd and its subcommands named
@@ -57,9 +101,9 @@ func registerCompletions(cmd *cobra.Command) {
 
 // completeWorkload offers the built-in workloads, and YAML files once
 // what is typed looks like a path.
-func completeWorkload(_ *cobra.Command, _ []string, typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
+func completeWorkload(cmd *cobra.Command, args []string, typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	if strings.ContainsAny(typed, "/.") {
-		return []cobra.Completion{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
+		return completeYAML(cmd, args, typed)
 	}
 	var out []cobra.Completion
 	for _, s := range workloads.Builtins() {

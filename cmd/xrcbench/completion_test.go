@@ -78,6 +78,13 @@ func TestBashCompletion(t *testing.T) {
 		{"the providers of qualify", "xrcbench qualify --provider s", "9", []string{"sim"}, ""},
 		{"the sim's device", "xrcbench run --device ", "9", []string{verbs.SimDeviceName}, ""},
 		{"the sim's device after -d", "xrcbench sweep -d ", "9", []string{verbs.SimDeviceName}, ""},
+		// Enumerated values, never the folder's files.
+		{"the QP states", "xrcbench run --qp-state ", "63", []string{"init", "reset", "rtr"}, ""},
+		{"an arrival", "xrcbench run --arrival p", "9", []string{"poisson"}, ""},
+		{"the progress modes", "xrcbench sweep --progress ", "63", []string{"always", "auto", "never"}, ""},
+		{"compare's formats", "xrcbench compare --format ", "63", []string{"json", "md", "text"}, ""},
+		{"export's formats", "xrcbench export --format b", "9", []string{"bencher"}, ""},
+		{"the sim's semantics", "xrcbench conform --sim-semantics legacy", "63", []string{"legacy", "legacy-mlnx"}, ""},
 		{"the double's devices", "xrcbench run --provider rdma --device ", "63", []string{"xbfake0", "xbnoxrc0"}, "xbfake0,xbnoxrc0:noxrc"},
 		{"a device of the double for conform", "xrcbench conform --provider legacy --device xbf", "9", []string{"xbfake0"}, "xbfake0,xbnoxrc0:noxrc"},
 	}
