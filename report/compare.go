@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -36,7 +37,18 @@ type CompareOptions struct {
 	// (ConfigDiff); the verdict then names the differences. Without it
 	// such runs are not comparable, an error wrapping ErrInput.
 	AllowConfigDiff bool
+	// FloorNS is the smallest change of a latency's median, in ns, that
+	// can be a regression or an improvement; 0 is FloorTimerReads reads
+	// of the slower of the two runs' timers.
+	FloorNS float64
 }
+
+// FloorTimerReads is the default floor under latency changes, in reads
+// of the timer: every operation's duration is the difference of two
+// reads, so a change smaller than two is the timer's, not the device's
+// (70ns → 80ns, one 10ns step between tied HDR values, once failed a
+// qualification as +14.3%).
+const FloorTimerReads = 2
 
 // DefaultAlpha is compare's default significance level.
 const DefaultAlpha = 0.05
@@ -116,6 +128,7 @@ const (
 	VerdictSame        = "~"               // not significant
 	VerdictTooFew      = "too few repetitions"
 	VerdictNoData      = "no data"
+	VerdictUnderFloor  = "under the floor" // significant, but a latency change the timer cannot resolve (FloorNS)
 )
 
 // Comparison is the outcome of comparing two run folders.
@@ -132,9 +145,11 @@ type Comparison struct {
 	Regressions int `json:"regressions"`
 	// TooFew is set when a gated row could not be tested for lack of
 	// repetitions; NeedReps is how many each run needs (MinRepetitions).
-	TooFew   bool   `json:"too_few_repetitions"`
-	NeedReps int    `json:"repetitions_needed,omitempty"`
-	Gates    []Gate `json:"gates"`
+	TooFew   bool `json:"too_few_repetitions"`
+	NeedReps int  `json:"repetitions_needed,omitempty"`
+	// FloorNS is the smallest latency change judged (CompareOptions.FloorNS).
+	FloorNS float64 `json:"floor_ns"`
+	Gates   []Gate  `json:"gates"`
 	// Warnings are the runs' own warnings, typed as the runs have them,
 	// their texts prefixed "base: " and "new: ", numbered from 1 by the
 	// rows' Warned.
@@ -213,7 +228,11 @@ func Compare(base, new *Run, opt CompareOptions) (*Comparison, error) {
 		return nil, inputErrorf("not comparable: %s and %s differ in configuration (%s); compare runs of one configuration, or give --allow-config-diff to compare them anyway",
 			base.Dir, new.Dir, strings.Join(cd, ", "))
 	}
+	if opt.FloorNS == 0 {
+		opt.FloorNS = FloorTimerReads * max(base.Result.Harness.TimerOverheadNS, new.Result.Harness.TimerOverheadNS)
+	}
 	c := &Comparison{
+		FloorNS:  opt.FloorNS,
 		Workload: base.Result.Config.WorkloadLabel(),
 		Base:     runInfo(base), New: runInfo(new),
 		Alpha: opt.Alpha, Threshold: opt.Threshold, CI: opt.Confidence,
@@ -244,7 +263,7 @@ func Compare(base, new *Run, opt CompareOptions) (*Comparison, error) {
 	holm(c.Rows)
 	for i := range c.Rows {
 		row := &c.Rows[i]
-		judge(row, opt.Alpha, opt.Threshold)
+		judge(row, opt.Alpha, opt.Threshold, opt.FloorNS)
 		if row.Gated && row.Verdict == VerdictRegression {
 			c.Regressions++
 		}
@@ -394,7 +413,7 @@ func (c *Comparison) measureRow(b, n *results.Result, kind string, m Metric, gat
 // row on its Holm-adjusted p), then a regression or an improvement when
 // the change passes the threshold. A row without a test keeps the verdict
 // that says why.
-func judge(row *CompareRow, alpha, threshold float64) {
+func judge(row *CompareRow, alpha, threshold, floorNS float64) {
 	if row.P == nil || row.Verdict == VerdictTooFew {
 		return
 	}
@@ -406,6 +425,8 @@ func judge(row *CompareRow, alpha, threshold float64) {
 	switch {
 	case !row.Significant:
 		row.Verdict = VerdictSame
+	case row.metric.Latency && math.Abs(row.New.Median-row.Base.Median) < floorNS:
+		row.Verdict = VerdictUnderFloor
 	case row.DeltaPct == nil:
 		row.Verdict = VerdictSmall
 	case row.metric.Worse(*row.DeltaPct, threshold):

@@ -84,21 +84,27 @@ func TestJudge(t *testing.T) {
 		row         CompareRow
 		verdict     string
 		significant bool
+		floorNS     float64
 	}{
-		{"not tested", CompareRow{metric: p50, Verdict: VerdictNoData}, VerdictNoData, false},
-		{"too few keeps its verdict", CompareRow{metric: p50, P: f(0.001), PAdj: f(0.001), Gated: true, DeltaPct: f(50), Verdict: VerdictTooFew}, VerdictTooFew, false},
-		{"not significant", CompareRow{metric: p50, P: f(0.2), DeltaPct: f(50)}, VerdictSame, false},
-		{"slower beyond the threshold", CompareRow{metric: p50, P: f(0.01), DeltaPct: f(20)}, VerdictRegression, true},
-		{"faster beyond the threshold", CompareRow{metric: p50, P: f(0.01), DeltaPct: f(-20)}, VerdictImprovement, true},
-		{"within the threshold", CompareRow{metric: p50, P: f(0.01), DeltaPct: f(3)}, VerdictSmall, true},
-		{"no change to measure (base 0)", CompareRow{metric: p50, P: f(0.01)}, VerdictSmall, true},
-		{"more is better: fewer is a regression", CompareRow{metric: higher, P: f(0.01), DeltaPct: f(-20)}, VerdictRegression, true},
-		{"gated: the adjusted p decides", CompareRow{metric: p50, Gated: true, P: f(0.01), PAdj: f(0.2), DeltaPct: f(20)}, VerdictSame, false},
-		{"at alpha is significant", CompareRow{metric: p50, P: f(0.05), DeltaPct: f(20)}, VerdictRegression, true},
+		{"not tested", CompareRow{metric: p50, Verdict: VerdictNoData}, VerdictNoData, false, 0},
+		{"too few keeps its verdict", CompareRow{metric: p50, P: f(0.001), PAdj: f(0.001), Gated: true, DeltaPct: f(50), Verdict: VerdictTooFew}, VerdictTooFew, false, 0},
+		{"not significant", CompareRow{metric: p50, P: f(0.2), DeltaPct: f(50)}, VerdictSame, false, 0},
+		{"slower beyond the threshold", CompareRow{metric: p50, P: f(0.01), DeltaPct: f(20)}, VerdictRegression, true, 0},
+		{"faster beyond the threshold", CompareRow{metric: p50, P: f(0.01), DeltaPct: f(-20)}, VerdictImprovement, true, 0},
+		{"within the threshold", CompareRow{metric: p50, P: f(0.01), DeltaPct: f(3)}, VerdictSmall, true, 0},
+		{"no change to measure (base 0)", CompareRow{metric: p50, P: f(0.01)}, VerdictSmall, true, 0},
+		{"more is better: fewer is a regression", CompareRow{metric: higher, P: f(0.01), DeltaPct: f(-20)}, VerdictRegression, true, 0},
+		{"gated: the adjusted p decides", CompareRow{metric: p50, Gated: true, P: f(0.01), PAdj: f(0.2), DeltaPct: f(20)}, VerdictSame, false, 0},
+		{"at alpha is significant", CompareRow{metric: p50, P: f(0.05), DeltaPct: f(20)}, VerdictRegression, true, 0},
+		// The audit's false failure: one 10ns step of the timer between
+		// tied values is +14.3%, and under two timer reads (2 × 25ns).
+		{"a change the timer cannot resolve", CompareRow{metric: p50, P: f(0.0079), DeltaPct: f(14.3), Base: Center{Median: 70}, New: Center{Median: 80}}, VerdictUnderFloor, true, 50},
+		{"over the floor", CompareRow{metric: p50, P: f(0.0079), DeltaPct: f(20), Base: Center{Median: 10000}, New: Center{Median: 12000}}, VerdictRegression, true, 50},
+		{"a rate has no floor", CompareRow{metric: higher, P: f(0.01), DeltaPct: f(-20), Base: Center{Median: 100}, New: Center{Median: 80}}, VerdictRegression, true, 50},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			row := tc.row
-			judge(&row, 0.05, 5)
+			judge(&row, 0.05, 5, tc.floorNS)
 			if row.Verdict != tc.verdict || row.Significant != tc.significant {
 				t.Errorf("verdict %q significant %v; want %q %v", row.Verdict, row.Significant, tc.verdict, tc.significant)
 			}
