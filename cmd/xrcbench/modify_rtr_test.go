@@ -56,8 +56,11 @@ func diskDir(t *testing.T) string {
 // there after the run, written when the device closed.
 //
 // 50 µs, not the 10 µs: the modify's own fixed cost, double and
-// harness (locks, the QP lookup, two clock reads), is 0.4-0.6 µs, 4-6% of
-// 10 µs but 1% of 50 µs; a file write is 3 to 8 times the whole 50 µs.
+// harness (locks, the QP lookup, two clock reads), is what p50 adds to
+// 10 µs injected: 0.19 µs on the sim, 0.35-0.41 µs through the double at
+// load average 10 on this 2-core VM, 0.4-0.6 µs at 12, so 2-6% of 10 µs
+// but about 1% of 50 µs; the old file write was 3 to 8 times the whole
+// 50 µs.
 //
 // Up to three tries per case: a write inside the modify is in every try,
 // a busy machine disturbs some. A case that misses every try on a machine
