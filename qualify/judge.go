@@ -161,7 +161,11 @@ func containsGate(gs []report.Gate, g report.Gate) bool {
 // of +3% meets a 5% limit. Beyond it, a significant change fails; one the
 // test cannot tell from noise is inconclusive, never a pass: the
 // repetitions do not show the limit held. Only regressions count: an
-// improvement of any size is within the limit.
+// improvement of any size is within the limit. Repetitions too few for
+// compare's test still give the change, so the limit decides first as
+// ever; beyond it nothing can be significant, and the row is inconclusive
+// and says how many repetitions a significant result needs (compare's
+// one minimum, report.MinRepetitions).
 func relative(c Criterion, cmp *report.Comparison, row Row) Row {
 	var r *report.CompareRow
 	for i := range cmp.Rows {
@@ -175,18 +179,19 @@ func relative(c Criterion, cmp *report.Comparison, row Row) Row {
 	case r == nil:
 		row.Verdict, row.Message = Error, fmt.Sprintf("%s is not in both the baseline's and this run", c.Kind)
 		return row
-	case r.Verdict == report.VerdictTooFew || r.PAdj == nil || r.DeltaPct == nil:
+	case r.DeltaPct == nil:
+		// No change to judge: a side without per-repetition figures, or
+		// a baseline median of 0.
 		row.Verdict = Error
-		row.Message = fmt.Sprintf("%s %s: too few repetitions for compare's test (baseline %d, candidate %d; need %d each)",
-			c.Kind, c.Metric.Name, r.Base.N, r.New.N, cmp.NeedReps)
+		row.Message = fmt.Sprintf("%s %s: no change can be measured (baseline %d, candidate %d repetition(s) with a figure, baseline median %s)",
+			c.Kind, c.Metric.Name, r.Base.N, r.New.N, c.Metric.Format(r.Base.Median))
 		return row
+	case r.Verdict == report.VerdictTooFew || r.PAdj == nil:
+		return tooFew(c, cmp, r, row)
 	}
 	d, p := *r.DeltaPct, *r.PAdj
 	row.Value, row.P = &d, &p
-	worse := d // the change in the direction that is a regression
-	if c.Metric.BetterHigher {
-		worse = -d
-	}
+	worse := regression(c, d)
 	row.Verdict = relativeVerdict(worse, lim, r.Significant)
 	how := "not significant"
 	if r.Significant {
@@ -206,6 +211,42 @@ func relative(c Criterion, cmp *report.Comparison, row Row) Row {
 	row.Message = fmt.Sprintf("%s %s %s → %s (%+.1f%%, Holm p %.3g, %s at alpha %g): %s",
 		c.Kind, c.Metric.Name, c.Metric.Format(r.Base.Median), c.Metric.Format(r.New.Median), d, p, how, cmp.Alpha, judged)
 	row.Brief = fmt.Sprintf("%s %s.%s %+.1f%% (limit %g%%, p %.2g)", c.Run, c.Kind, c.Metric.Name, d, lim, p)
+	return row
+}
+
+// regression is the change d (in percent) in the direction that is a
+// regression: up for a latency, down for a rate.
+func regression(c Criterion, d float64) float64 {
+	if c.Metric.BetterHigher {
+		return -d
+	}
+	return d
+}
+
+// tooFew judges a change whose repetitions are too few for compare's
+// test: within the limit it passes, as any change within it does; beyond
+// it no test could confirm it, so it is inconclusive, naming the
+// repetitions per run that a significant result needs.
+func tooFew(c Criterion, cmp *report.Comparison, r *report.CompareRow, row Row) Row {
+	d, lim := *r.DeltaPct, c.Limit
+	row.Value = &d
+	worse := regression(c, d)
+	row.Verdict = relativeVerdict(worse, lim, false)
+	reps := fmt.Sprintf("baseline %d, candidate %d repetition(s), too few for compare's test", r.Base.N, r.New.N)
+	var judged string
+	switch {
+	case row.Verdict == Inconclusive:
+		judged = fmt.Sprintf("beyond the %g%% limit, but too few repetitions to confirm the change: inconclusive (a significant result needs %d repetitions per run)",
+			lim, cmp.NeedReps)
+	case worse < 0:
+		judged = fmt.Sprintf("an improvement, within the %g%% limit", lim)
+	default:
+		judged = fmt.Sprintf("within the %g%% limit", lim)
+	}
+	row.Message = fmt.Sprintf("%s %s %s → %s (%+.1f%%, %s): %s",
+		c.Kind, c.Metric.Name, c.Metric.Format(r.Base.Median), c.Metric.Format(r.New.Median), d, reps, judged)
+	row.Brief = fmt.Sprintf("%s %s.%s %+.1f%% (limit %g%%, %d repetitions: %d needed)", c.Run, c.Kind, c.Metric.Name, d, lim,
+		min(r.Base.N, r.New.N), cmp.NeedReps)
 	return row
 }
 

@@ -49,8 +49,10 @@ S1–S15, then the plan's battery of benchmark runs (one run folder each under
                          over the run's relative criteria: pass when the
                          measured change is within the limit, fail when it
                          is beyond it and significant, inconclusive when it
-                         is beyond it but not significant; only regressions
-                         count, an improvement passes)
+                         is beyond it but not significant, or the
+                         repetitions are too few for the test (it names how
+                         many are needed); only regressions count, an
+                         improvement passes)
 
 The plan is YAML, strictly read (an unknown key or a bad value is an error
 naming its line); --show-plan prints the default plan, which is sized for a
