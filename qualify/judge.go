@@ -2,6 +2,7 @@ package qualify
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"time"
@@ -140,7 +141,8 @@ func compareRun(o Options, name string, run *report.Run) (*report.Comparison, er
 	// The baseline ran the same plan; whether its settings may differ
 	// (a sim cost standing in for firmware) is the qualification's own
 	// question, not compare's refusal (report.ConfigDiff).
-	cmp, err := report.Compare(b, run, report.CompareOptions{Threshold: 0, Alpha: o.Alpha, Metrics: nil, Gates: gates, AllowConfigDiff: true})
+	cmp, err := report.Compare(b, run, report.CompareOptions{Threshold: 0, Alpha: o.Alpha, Metrics: nil, Gates: gates, AllowConfigDiff: true,
+		FloorNS: float64(time.Duration(o.Plan.MinChange))})
 	if err != nil {
 		return nil, fmt.Errorf("comparing with baseline run %s: %v", name, err)
 	}
@@ -185,6 +187,15 @@ func relative(c Criterion, cmp *report.Comparison, row Row) Row {
 		row.Verdict = Error
 		row.Message = fmt.Sprintf("%s %s: no change can be measured (baseline %d, candidate %d repetition(s) with a figure, baseline median %s)",
 			c.Kind, c.Metric.Name, r.Base.N, r.New.N, c.Metric.Format(r.Base.Median))
+		return row
+	case c.Metric.Latency && math.Abs(r.New.Median-r.Base.Median) < cmp.FloorNS:
+		// Whatever the test and the repetitions: the timer cannot
+		// resolve the change (report.FloorTimerReads).
+		d := *r.DeltaPct
+		row.Value, row.Verdict = &d, Pass
+		row.Message = fmt.Sprintf("%s %s %s → %s (%+.1f%%): a change under the floor of %s (plan min_change, or two timer reads), which the timer cannot resolve: not judged against the %g%% limit",
+			c.Kind, c.Metric.Name, c.Metric.Format(r.Base.Median), c.Metric.Format(r.New.Median), d, c.Metric.Format(cmp.FloorNS), lim)
+		row.Brief = fmt.Sprintf("%s %s.%s %+.1f%% under the %s floor", c.Run, c.Kind, c.Metric.Name, d, c.Metric.Format(cmp.FloorNS))
 		return row
 	case r.Verdict == report.VerdictTooFew || r.PAdj == nil:
 		return tooFew(c, cmp, r, row)

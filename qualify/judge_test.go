@@ -507,3 +507,34 @@ func TestRelativeFewRepetitions(t *testing.T) {
 		})
 	}
 }
+
+// TestRelativeUnderFloor: a latency change the timer cannot resolve
+// passes, naming the floor, whatever the test says and however few the
+// repetitions (the audit's errors reg_invalid.p50 70ns → 80ns, +14.3%,
+// p 0.0079 failed a qualification); one over the floor is judged.
+func TestRelativeUnderFloor(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		row  report.CompareRow
+		want string
+	}{
+		{"significant, under the floor", report.CompareRow{Kind: "reg", Metric: "p50", Base: report.Center{N: 5, Median: 70}, New: report.Center{N: 5, Median: 80},
+			DeltaPct: ptr(14.3), P: ptr(0.0079), PAdj: ptr(0.0079), Gated: true, Significant: true, Verdict: report.VerdictUnderFloor}, Pass},
+		{"too few repetitions, under the floor", report.CompareRow{Kind: "reg", Metric: "p50", Base: report.Center{N: 3, Median: 70}, New: report.Center{N: 3, Median: 80},
+			DeltaPct: ptr(14.3), Gated: true, Verdict: report.VerdictTooFew}, Pass},
+		{"over the floor", report.CompareRow{Kind: "reg", Metric: "p50", Base: report.Center{N: 5, Median: 700}, New: report.Center{N: 5, Median: 800},
+			DeltaPct: ptr(14.3), P: ptr(0.0079), PAdj: ptr(0.0079), Gated: true, Significant: true, Verdict: report.VerdictRegression}, Fail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := criterion(t, "s1", "reg.p50 regression <= 5%")
+			cmp := &report.Comparison{Alpha: 0.05, NeedReps: 5, FloorNS: 50, Rows: []report.CompareRow{tc.row}}
+			got := relative(c, cmp, Row{Name: c.Name(), Run: c.Run})
+			if got.Verdict != tc.want {
+				t.Fatalf("verdict %s, want %s: %s", got.Verdict, tc.want, got.Message)
+			}
+			if tc.want == Pass && (!strings.Contains(got.Message, "under the floor of 50ns") || !strings.Contains(got.Brief, "50ns floor")) {
+				t.Errorf("message %q, brief %q: want the floor named", got.Message, got.Brief)
+			}
+		})
+	}
+}

@@ -41,6 +41,9 @@ type Plan struct {
 	Runs        []RunStep   `yaml:"runs"`
 	Criteria    []Criterion `yaml:"criteria"`
 	Soak        SoakSpec    `yaml:"soak"`
+	// MinChange is the smallest latency change a relative criterion
+	// judges; 0: two reads of the runs' timer (report.FloorTimerReads).
+	MinChange Duration `yaml:"min_change"`
 	// Source is the plan's text, File where it came from ("" embedded).
 	Source string `yaml:"-"`
 	File   string `yaml:"-"`
