@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -69,11 +68,12 @@ small differences.`,
 				}
 			}
 			if asJSON {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				enc.SetEscapeHTML(false)
-				if err := enc.Encode(map[string]any{"measurements": ms, "missed": missed, "busy": busy}); err != nil {
-					return failure{err: err}
+				status := "ok"
+				if missed > 0 {
+					status = "missed"
+				}
+				if err := writeJSON(stdout, calibrateJSON{envelope: newEnvelope("calibrate", status, "", nil), Measurements: ms, Missed: missed, Busy: busy}); err != nil {
+					return err
 				}
 			} else {
 				tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
@@ -102,6 +102,6 @@ small differences.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"measurements": [{"name", "value", "unit", "target", "ok", "busy", "detail"}], "missed", "busy"}`)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"schema", "command", "status": ok or missed, "measurements": [{"name", "value", "unit", "target", "ok", "busy", "detail"}], "missed", "busy"}`)
 	return cmd
 }

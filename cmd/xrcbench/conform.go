@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xrcbench/xrcbench/conform"
+	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
@@ -88,13 +88,18 @@ state, so it has nothing to check).`,
 			rep, err := conform.Conform(verbs.Options{Provider: provider, Device: device, Port: ibPort, GIDIndex: gid,
 				Sim: verbs.SimOptions{Semantics: sem}}, work)
 			if err != nil {
-				return failure{err: fmt.Errorf("conform: %w", err)}
+				err = failure{err: fmt.Errorf("conform: %w", err)}
+				return jsonBeforeStart(stdout, asJSON, func() any {
+					return conformJSON{envelope: newEnvelope("conform", results.StatusFailed, "", err)}
+				}, err)
 			}
 			if asJSON {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(rep); err != nil {
-					return failure{err: err}
+				status := "pass"
+				if rep.Failed() {
+					status = "fail"
+				}
+				if err := writeJSON(stdout, conformJSON{envelope: newEnvelope("conform", status, "", nil), ConformReport: rep}); err != nil {
+					return err
 				}
 			} else {
 				printConform(stdout, rep)
@@ -114,7 +119,7 @@ state, so it has nothing to check).`,
 	fs.StringVarP(&device, "device", "d", "", "device name (rdma, legacy); default the first with XRC")
 	registerPath(fs, &ibPort, &gidIndex)
 	fs.StringVar(&semantics, "sim-semantics", "legacy", "sim provider: legacy (ibv_reg_xrc_rcv_qp as OFED 1.x), legacy-mlnx (as MLNX_OFED's compatibility layer) or upstream (ibv_open_qp)")
-	fs.BoolVar(&asJSON, "json", false, `print {"provider", "semantics", "checks": [{"id", "name", "status", "detail"}]}; status is pass, fail, skip or self-test`)
+	fs.BoolVar(&asJSON, "json", false, `print {"schema", "command", "status": pass or fail, "provider", "semantics", "checks": [{"id", "name", "status", "detail"}]}; a check's status is pass, fail, skip or self-test`)
 	return cmd
 }
 

@@ -51,14 +51,14 @@ func TestConformJSON(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var rep struct {
-		Provider, Semantics string
-		Checks              []struct{ ID, Name, Status, Detail string }
+		Schema, Command, Status, Provider, Semantics string
+		Checks                                       []struct{ ID, Name, Status, Detail string }
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	if rep.Provider != "sim" || rep.Semantics != "upstream" || len(rep.Checks) != 15 {
-		t.Fatalf("got provider %q semantics %q with %d checks", rep.Provider, rep.Semantics, len(rep.Checks))
+	if rep.Schema != jsonSchema || rep.Command != "conform" || rep.Status != "pass" || rep.Provider != "sim" || rep.Semantics != "upstream" || len(rep.Checks) != 15 {
+		t.Fatalf("got schema %q command %q status %q provider %q semantics %q with %d checks", rep.Schema, rep.Command, rep.Status, rep.Provider, rep.Semantics, len(rep.Checks))
 	}
 	for i, c := range rep.Checks {
 		if want := "S" + string(rune('1'+i)); i < 9 && c.ID != want {

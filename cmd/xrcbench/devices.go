@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/xrcbench/xrcbench/device"
 	"github.com/xrcbench/xrcbench/internal/safetext"
+	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
@@ -50,8 +50,8 @@ registrant), told apart by whether it exports ibv_cmd_open_xrcd and
 ibv_cmd_open_qp at IBVERBS_1.1 and by what a second reg of a scratch QP in
 one process answers (EEXIST on mlnx-compat); unknown where the two disagree.
 
-Exit status 1 when there is no device (with --json, [] is still printed on
-stdout); the message says how to go on without one: --provider sim, or the
+Exit status 1 when there is no device (with --json, a document with status
+failed and no devices is still printed on stdout); the message says how to go on without one: --provider sim, or the
 libibverbs test double (make fakeverbs).`,
 			Example: `  xrcbench devices
   xrcbench devices --json
@@ -62,28 +62,28 @@ libibverbs test double (make fakeverbs).`,
 				if errors.Is(err, verbs.ErrNotSupported) {
 					// No device here: still a list for a script (an
 					// empty one), and a way to go on without hardware.
-					if asJSON {
-						if _, werr := io.WriteString(stdout, "[]\n"); werr != nil {
-							return outputErr(werr)
-						}
-					}
-					return failure{err: fmt.Errorf("%w; without an adapter, benchmark the emulated device (--provider sim, the default) "+
+					err = failure{err: fmt.Errorf("%w; without an adapter, benchmark the emulated device (--provider sim, the default) "+
 						"or build the libibverbs test double (make fakeverbs) and run with LD_LIBRARY_PATH=build/fakeverbs", err)}
+					// Still a list for a script: an empty one.
+					return jsonBeforeStart(stdout, asJSON, func() any {
+						return devicesJSON{envelope: newEnvelope("devices", results.StatusFailed, "", err), Devices: []verbs.DeviceInfo{}}
+					}, err)
 				}
 				if err != nil {
-					return failure{err: err}
+					err = failure{err: err}
+					return jsonBeforeStart(stdout, asJSON, func() any {
+						return devicesJSON{envelope: newEnvelope("devices", results.StatusFailed, "", err), Devices: []verbs.DeviceInfo{}}
+					}, err)
 				}
 				if asJSON {
-					enc := json.NewEncoder(stdout)
-					enc.SetIndent("", "  ")
-					err = enc.Encode(devs)
+					err = writeJSON(stdout, devicesJSON{envelope: newEnvelope("devices", results.StatusOK, "", nil), Devices: devs})
 				} else {
 					err = writeDevices(stdout, devs)
 				}
 				return outputErr(err)
 			},
 		}
-		cmd.Flags().BoolVar(&asJSON, "json", false, "write the devices as JSON (an array of device objects)")
+		cmd.Flags().BoolVar(&asJSON, "json", false, "write the devices as one JSON document (schema, command, status, devices: the device objects)")
 		return cmd
 	})
 }

@@ -56,7 +56,8 @@ func intp(n int) *int { return &n }
 
 // On a machine without RDMA (the system libibverbs, no kernel support):
 // one clear line on stderr that says how to go on without hardware, exit
-// 1, never a panic; with --json an empty list on stdout, for scripts.
+// 1, never a panic; with --json a document with no devices on stdout,
+// for scripts.
 func TestDevicesNoRDMA(t *testing.T) {
 	if _, err := os.Stat("/sys/class/infiniband_verbs"); err == nil {
 		t.Skip("this machine has RDMA in its kernel")
@@ -65,14 +66,21 @@ func TestDevicesNoRDMA(t *testing.T) {
 		t.Skip("the libibverbs test double is loaded")
 	}
 	for _, tt := range []struct {
-		args   []string
-		stdout string
-	}{{[]string{"devices"}, ""}, {[]string{"devices", "--json"}, "[]\n"}} {
+		args []string
+		json bool
+	}{{[]string{"devices"}, false}, {[]string{"devices", "--json"}, true}} {
 		var stdout, stderr bytes.Buffer
 		code := run(&stdout, &stderr, tt.args)
 		msg := stderr.String()
-		if code != exitFailed || strings.Count(msg, "\n") != 1 || strings.Contains(msg, "goroutine") || stdout.String() != tt.stdout {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1, stdout %q and one line", tt.args, code, stdout.String(), msg, tt.stdout)
+		if code != exitFailed || strings.Count(msg, "\n") != 1 || strings.Contains(msg, "goroutine") || (stdout.Len() > 0) != tt.json {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1, a document on stdout only with --json, and one line", tt.args, code, stdout.String(), msg)
+		}
+		if tt.json {
+			var doc devicesJSON
+			decodeOne(t, stdout.String(), &doc)
+			if doc.Schema != jsonSchema || doc.Status != "failed" || doc.Devices == nil || len(doc.Devices) != 0 || !strings.Contains(doc.Error, "no RDMA device found") {
+				t.Errorf("%v: document %+v: want status failed, devices [] and the error", tt.args, doc)
+			}
 		}
 		for _, want := range []string{"no RDMA device found", "--provider sim", "make fakeverbs"} {
 			if !strings.Contains(msg, want) {

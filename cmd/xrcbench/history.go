@@ -140,7 +140,7 @@ order by).`,
 				fmt.Fprintln(stderr, "warning: "+w)
 			}
 			if asJSON {
-				doc := historyJSON{Command: "history", Status: "ok", Folder: out, History: js}
+				doc := historyJSON{envelope: newEnvelope("history", "ok", out, nil), History: js}
 				if h.Regressed() {
 					doc.Status = "regressed"
 				}

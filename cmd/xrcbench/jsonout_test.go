@@ -55,8 +55,11 @@ func TestJSONRunSweep(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if doc.Command != "run" || doc.Status != results.StatusOK || doc.Folder != out || !doc.Written || doc.Error != "" {
-			t.Errorf("document %+v: want command run, status ok, folder %s, written", doc, out)
+		if doc.Schema != jsonSchema || doc.Command != "run" || doc.Status != results.StatusOK || doc.Folder != out || !doc.Written || doc.Error != "" {
+			t.Errorf("document %+v: want schema %s, command run, status ok, folder %s, written", doc, jsonSchema, out)
+		}
+		if doc.RunID == "" || doc.RunID != res.RunID || doc.Config == nil || !reflect.DeepEqual(*doc.Config, res.Config) {
+			t.Errorf("run_id %q, config %+v: want result.json's %q and its config", doc.RunID, doc.Config, res.RunID)
 		}
 		if len(doc.Ops) < 3 || !reflect.DeepEqual(doc.Ops, res.Ops) {
 			t.Errorf("ops %v, want result.json's %v", doc.Ops, res.Ops)
@@ -93,6 +96,31 @@ func TestJSONRunSweep(t *testing.T) {
 		}
 	})
 
+	t.Run("failed before the start", func(t *testing.T) {
+		// No RDMA here: the provider is not available (exit 1). A script
+		// still gets its document, status failed, with the error.
+		if _, err := os.Stat("/sys/class/infiniband_verbs"); err == nil {
+			t.Skip("this machine has RDMA in its kernel")
+		}
+		for _, args := range [][]string{
+			{"run", "--json", "--provider", "rdma", "-n", "5", "--out", filepath.Join(dir, "nordma")},
+			{"sweep", "--json", "--provider", "rdma", "--threads", "1,2", "-n", "5", "--out", filepath.Join(dir, "nordma-sweep")},
+		} {
+			code, stdout, stderr := runEngine(t, args...)
+			var doc struct {
+				envelope
+				Written bool                       `json:"written"`
+				Ops     map[string]results.OpStats `json:"ops"`
+				Points  []sweepPointJSON           `json:"points"`
+			}
+			decodeOne(t, stdout, &doc)
+			if code != exitFailed || doc.Schema != jsonSchema || doc.Command != args[0] || doc.Status != results.StatusFailed ||
+				!strings.Contains(doc.Error, "not available") || !strings.Contains(stderr, "not available") {
+				t.Errorf("%v: exit %d, document %+v, stderr %q: want exit 1, status failed and the error in both", args, code, doc, stderr)
+			}
+		}
+	})
+
 	t.Run("bad usage", func(t *testing.T) {
 		// Refused before running (exit 2): one line on stderr, no document.
 		code, stdout, stderr := runEngine(t, "run", "--json", "--workload", "steady", "-n", "5", "--qps", "8", "--sim-max-qp", "2")
@@ -110,16 +138,17 @@ func TestJSONRunSweep(t *testing.T) {
 		}
 		var doc sweepJSON
 		decodeOne(t, stdout, &doc)
-		if doc.Command != "sweep" || doc.Status != results.StatusOK || doc.Folder != out || len(doc.Points) != 2 {
+		if doc.Schema != jsonSchema || doc.Command != "sweep" || doc.Status != results.StatusOK || doc.Folder != out || len(doc.Points) != 2 {
 			t.Fatalf("document %+v: want command sweep, status ok, folder %s, 2 points", doc, out)
 		}
 		for _, p := range doc.Points {
-			res, err := results.Load(filepath.Join(out, p.Dir))
+			// A point's folder is named as the document's own is: a path.
+			res, err := results.Load(p.Folder)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.Status != res.Status || len(p.Ops) == 0 || !reflect.DeepEqual(p.Ops, res.Ops) {
-				t.Errorf("point %s: status %s, ops %v; want result.json's %s, %v", p.Dir, p.Status, p.Ops, res.Status, res.Ops)
+			if filepath.Dir(p.Folder) != out || p.Status != res.Status || len(p.Ops) == 0 || !reflect.DeepEqual(p.Ops, res.Ops) {
+				t.Errorf("point %s: status %s, ops %v; want a folder in %s, result.json's %s, %v", p.Folder, p.Status, p.Ops, out, res.Status, res.Ops)
 			}
 		}
 		for _, want := range []string{"== point 1/2: 1 procs x 1 threads", "== point 2/2: 1 procs x " + threads + " threads", cpuWarning} {
@@ -141,7 +170,7 @@ func TestJSONQualify(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCode := map[bool]int{true: 0, false: 1}[q.Verdict == qualify.Pass]
-	if code != wantCode || doc.Command != "qualify" || doc.Status != q.Verdict || doc.Summary != q.Summary || doc.Folder != out {
+	if code != wantCode || doc.Schema != jsonSchema || doc.Command != "qualify" || doc.Status != q.Verdict || doc.Summary != q.Summary || doc.Folder != out {
 		t.Errorf("exit %d, document %+v; want exit %d, qualification.json's verdict %s and summary %q", code, doc, wantCode, q.Verdict, q.Summary)
 	}
 	if len(doc.Criteria) != 2 || len(doc.Conformance) == 0 || !reflect.DeepEqual(doc.Criteria, q.Criteria) || !reflect.DeepEqual(doc.Conformance, q.Conformance) {
@@ -183,7 +212,7 @@ func TestJSONHistory(t *testing.T) {
 			if err := json.Unmarshal(written, &want); err != nil {
 				t.Fatal(err)
 			}
-			if code != tt.code || doc.Command != "history" || doc.Status != tt.status || doc.Folder != runs || !reflect.DeepEqual(got, want) {
+			if code != tt.code || doc.Schema != jsonSchema || doc.Command != "history" || doc.Status != tt.status || doc.Folder != runs || !reflect.DeepEqual(got, want) {
 				t.Errorf("exit %d, document {%s %s %s}; want exit %d, status %s, folder %s, history.json's content", code, doc.Command, doc.Status, doc.Folder, tt.code, tt.status, runs)
 			}
 			if tt.code != 0 && !strings.Contains(stderr.String(), "latest run sits after a regression") {

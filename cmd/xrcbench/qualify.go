@@ -248,10 +248,12 @@ func runQualify(stdout, stderr io.Writer, o qualify.Options, fl qualifyFlags) er
 		if errors.Is(err, qualify.ErrUsage) {
 			return usageError{err}
 		}
-		return failure{err: err}
+		return jsonBeforeStart(stdout, fl.json, func() any {
+			return qualifyJSON{envelope: newEnvelope("qualify", results.StatusFailed, o.Out, err)}
+		}, failure{err: err})
 	}
 	if fl.json {
-		doc := qualifyJSON{Command: "qualify", Status: q.Verdict, Summary: q.Summary, Folder: o.Out,
+		doc := qualifyJSON{envelope: newEnvelope("qualify", q.Verdict, o.Out, nil), Summary: q.Summary,
 			Conformance: q.Conformance, Criteria: q.Criteria, Soak: q.Soak}
 		if err := writeJSON(stdout, doc); err != nil {
 			return err

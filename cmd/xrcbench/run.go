@@ -437,16 +437,19 @@ or failed, the error names the worker); 2 bad usage or input.`,
 				if err := f.checkOutput(); err != nil {
 					return err
 				}
+				failed := func(err error) error {
+					return jsonBeforeStart(stdout, f.json, func() any { return newRunJSON(f.s.Out, nil, false, err) }, err)
+				}
 				cfg, err := f.config(cmd, f.s.Procs, f.s.Threads, f.s.QPs, f.s.Nodes)
 				if err != nil {
-					return err
+					return failed(err)
 				}
 				opts, err := engineOptions(stderr)
 				if err != nil {
-					return failure{err: err}
+					return failed(failure{err: err})
 				}
 				if err := fleet.apply(cmd, &cfg, &opts, os.Getenv); err != nil {
-					return err
+					return failed(err)
 				}
 				if cfg.Out == "" {
 					cfg.Out = defaultOut("", cfg.Workload, cfg.Provider)

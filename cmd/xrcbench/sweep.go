@@ -66,20 +66,25 @@ xrcbench.sweep/v1). A failed point does not stop the sweep; the exit status is
 				if err := f.checkOutput(); err != nil {
 					return err
 				}
+				failed := func(folder string, err error) error {
+					return jsonBeforeStart(stdout, f.json, func() any {
+						return sweepJSON{envelope: newEnvelope("sweep", results.StatusFailed, folder, err), Points: []sweepPointJSON{}}
+					}, err)
+				}
 				cfgs, err := f.sweepConfigs(cmd)
 				if err != nil {
-					return err
+					return failed(f.s.Out, err)
 				}
 				root := f.s.Out
 				if root == "" {
 					root = defaultOut("sweep-", cfgs[0].Workload, cfgs[0].Provider)
 				}
 				if err := os.MkdirAll(root, 0o755); err != nil {
-					return failure{err: fmt.Errorf("sweep folder: %w", err)}
+					return failed("", failure{err: fmt.Errorf("sweep folder: %w", err)})
 				}
 				opts, err := engineOptions(stderr)
 				if err != nil {
-					return failure{err: err}
+					return failed(root, failure{err: err})
 				}
 				ctx, cancel := interruptible(stderr)
 				defer cancel()

@@ -130,11 +130,13 @@ func deviceIn(tr *transcript, step, name string) (verbs.DeviceInfo, error) {
 	if s.rc != 0 {
 		return verbs.DeviceInfo{}, fmt.Errorf("devices --json exited %d: %s", s.rc, s.errOut)
 	}
-	var devs []verbs.DeviceInfo
-	if err := json.Unmarshal([]byte(s.out), &devs); err != nil {
+	var doc struct {
+		Devices []verbs.DeviceInfo `json:"devices"`
+	}
+	if err := json.Unmarshal([]byte(s.out), &doc); err != nil {
 		return verbs.DeviceInfo{}, fmt.Errorf("devices --json: %v", err)
 	}
-	for _, d := range devs {
+	for _, d := range doc.Devices {
 		if d.Name == name {
 			return d, nil
 		}
