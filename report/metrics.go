@@ -457,6 +457,15 @@ func rerunRepetitions(r *results.Result) int {
 	return need
 }
 
+// TooFewRepetitions is tooFewRepetitions of r's own op kinds: what run
+// says on stderr after a run compare could not judge ("" when enough).
+func TooFewRepetitions(r *results.Result) string {
+	if len(r.Repetitions) == 0 {
+		return ""
+	}
+	return tooFewRepetitions(r, results.KindsOf(r))
+}
+
 // tooFewRepetitions says, when r has fewer repetitions than its report
 // needs, what needs more and how many to rerun with (rerunRepetitions).
 func tooFewRepetitions(r *results.Result, kinds []string) string {

@@ -493,6 +493,11 @@ func runOne(ctx context.Context, stdout io.Writer, cfg bench.Config, opts bench.
 		}
 		if !opts.Quiet {
 			printSummary(stdout, res, where)
+			// run's default is one repetition, which compare refuses:
+			// said where a person looks, once the run is over.
+			if note := report.TooFewRepetitions(res); note != "" && nw == nil {
+				fmt.Fprintln(view, "note: "+note)
+			}
 		}
 	}
 	if err != nil {
