@@ -139,6 +139,13 @@ order by).`,
 			for _, w := range append(h.DuplicateRuns(), h.ConfigWarnings()...) {
 				fmt.Fprintln(stderr, "warning: "+w)
 			}
+			// Exit 0 would otherwise read as "no regression": it is "not
+			// looked for", which a CI log must show.
+			for _, sr := range h.Series {
+				if sr.TooFew != "" {
+					fmt.Fprintf(stderr, "warning: %s %s: no change point looked for: %s\n", sr.Kind, sr.Metric, sr.TooFew)
+				}
+			}
 			if asJSON {
 				doc := historyJSON{envelope: newEnvelope("history", "ok", out, nil), History: js}
 				if h.Regressed() {

@@ -221,3 +221,16 @@ func TestJSONHistory(t *testing.T) {
 		})
 	}
 }
+
+// TestHistoryTooFewSaid: a history too short to look for a change point
+// exits 0, as one without a regression does, so stderr says which metric
+// was not looked at and how many runs a step needs (8 runs with a +25%
+// step from run 5 once said nothing of it).
+func TestHistoryTooFewSaid(t *testing.T) {
+	runs := historyRuns(t, 8, func(i int) float64 { return map[bool]float64{true: 1.25, false: 1}[i >= 4] })
+	var stdout, stderr bytes.Buffer
+	code := run(&stdout, &stderr, []string{"history", runs})
+	if code != 0 || !strings.Contains(stderr.String(), "warning: reg p50: no change point looked for: 8 runs: a step needs at least") {
+		t.Errorf("exit %d, stderr %q: want exit 0 and a warning naming reg p50 and the runs a step needs", code, stderr.String())
+	}
+}

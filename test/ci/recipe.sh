@@ -29,7 +29,8 @@ GITHUB_STEP_SUMMARY=$PWD/step-summary.md
 # compare must refuse before it is compared at --allow-config-diff.
 pull_request() {
 	rm -rf runs/candidate
-	xrcbench run --workload steady --repetitions 5 $BENCH_ARGS --out runs/candidate
+	COMMIT=$3
+	xrcbench run --workload steady --repetitions 5 $BENCH_ARGS --label commit=$COMMIT --out runs/candidate
 	set +e
 	xrcbench compare runs/baseline runs/candidate --threshold 10% --format md > compare.md 2> refused.txt
 	status=$?
@@ -59,7 +60,8 @@ pull_request() {
 
 # The job on main: its candidate becomes the baseline and starts the history.
 BENCH_ARGS="--provider sim --procs 1 --threads 1 --qps 1 --duration 300ms --warmup 100ms --sim-cost reg=2us,unreg=2us --seed 1"
-xrcbench run --workload steady --repetitions 5 $BENCH_ARGS --out runs/candidate
+COMMIT=main
+xrcbench run --workload steady --repetitions 5 $BENCH_ARGS --label commit=$COMMIT --out runs/candidate
 rm -rf runs/baseline && cp -r runs/candidate runs/baseline
 mkdir -p history && cp -r runs/candidate "history/$(date -u +%Y%m%dT%H%M%S)-main"
 
@@ -72,7 +74,12 @@ BENCH_ARGS="--provider sim --procs 1 --threads 1 --qps 1 --duration 300ms --warm
 pull_request 1 "FAIL.*reg p50.*different configurations (sim_cost: " slower other-settings
 
 # The history of the three runs: too few for a change point, so exit 0,
-# with the page and its data written.
+# with the page and its data written, a warning saying so, and the runs
+# named by their commits.
+exec 3>&2 2>history-warnings.txt
 xrcbench history history --out history-report
+exec 2>&3 3>&-
 [ -s history-report/history.html ] && [ -s history-report/history.json ] || fail "history wrote no history.html and history.json"
+grep -q "no change point looked for" history-warnings.txt || fail "history said nothing of too few runs: $(cat history-warnings.txt)"
+grep -q '"x_label": "commit"' history-report/history.json || fail "history.json does not name the runs by their commit"
 echo "recipe: baseline, unchanged candidate passed, 25% slower candidate refused as other settings, then failed with exit 1; summary in $GITHUB_STEP_SUMMARY"
