@@ -612,3 +612,46 @@ func TestPrintSummaryExpected(t *testing.T) {
 		t.Errorf("an expected column without a kind that must fail:\n%s", b.String())
 	}
 }
+
+// TestPrintSummaryOpenLoop: an open loop's table leads with the rate's
+// verdict and the response time, then the service time, as wrk2 does; a
+// saturated run says so on its first line (its service p50 of 51ns once
+// stood alone while the response p50 was 8.09ms).
+func TestPrintSummaryOpenLoop(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		saturated bool
+		want      []string
+	}{
+		{"keeping up", false, []string{"open loop: 25000 ops/s requested (fixed arrivals), 24990 achieved\n", "resp p50", "svc p50", "11µs", "12µs"}},
+		{"saturated", true, []string{"open loop: 25000 ops/s requested (fixed arrivals), 24990 achieved: SATURATED", "8.09ms behind", "8.09ms", "51ns"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := results.Latency{P50: 11_000, P99: 20_000, P999: 30_000, Max: 40_000}
+			if tt.saturated {
+				resp.P50 = 8_090_000
+			}
+			svc := results.Latency{P50: 10_200, P99: 12_000}
+			if tt.saturated {
+				svc.P50 = 51
+			}
+			r := &results.Result{Status: "ok",
+				OpenLoop: &results.OpenLoop{Arrival: "fixed", RequestedOpsPerSec: 25000, AchievedOpsPerSec: 24990, Saturated: tt.saturated, BacklogEndNS: 8_090_000},
+				Ops:      map[string]results.OpStats{"reg": {Count: 5, NS: svc, ResponseNS: &resp}}}
+			var b strings.Builder
+			printSummary(&b, r, "dir")
+			out := b.String()
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("summary lacks %q:\n%s", w, out)
+				}
+			}
+			if first := strings.SplitN(out, "\n", 2)[0]; !strings.HasPrefix(first, "open loop: ") {
+				t.Errorf("first line %q: want the open loop's verdict", first)
+			}
+			if i, j := strings.Index(out, "resp p50"), strings.Index(out, "svc p50"); i < 0 || j < i {
+				t.Errorf("the response time does not lead:\n%s", out)
+			}
+		})
+	}
+}
