@@ -431,18 +431,19 @@ func (r *repRun) killStragglers() {
 // repetition.
 func (r *repRun) conclude(vo verbs.Options) error {
 	c, out := r.c, r.out
-	c.logs.endRep()
+	if r.draining {
+		c.keepReported(out, r.workers, r.sh.deadline(), r.stopAt)
+	}
+	// The logs cover the time the repetition's ops/s divide by.
+	minStart, maxStart, maxEnd := threadSpan(out.threads)
+	c.logs.endRep(minStart, maxEnd)
 	out.hists = c.logs.totals
 	if c.logs.late > 0 {
 		out.warnings = append(out.warnings, lateReportsWarning(out.index, c.logs.late))
 	}
-	if r.draining {
-		c.keepReported(out, r.workers, r.sh.deadline(), r.stopAt)
-	}
 	if total := c.cfg.Procs * c.cfg.Threads; len(out.threads) != total {
 		return fmt.Errorf("got results of %d threads, want %d", len(out.threads), total)
 	}
-	minStart, maxStart, maxEnd := threadSpan(out.threads)
 	out.wall = time.Duration(maxEnd - minStart)
 	out.skew = int64(maxStart - minStart)
 	out.minStart = minStart
@@ -580,7 +581,7 @@ func (c *coordinator) handle(ev event, out *repOutcome, sh *shm, draining bool) 
 		if m.Interval == nil {
 			return fmt.Errorf("%s: %w: empty interval message", w.name(), errProto)
 		}
-		if err := c.logs.add(m.Interval, sh.deadline()); err != nil {
+		if err := c.logs.add(m.Interval); err != nil {
 			return fmt.Errorf("%s: %w", w.name(), err)
 		}
 		if c.live != nil {
