@@ -585,7 +585,8 @@ func BenchmarkHlogsInterval(b *testing.B) {
 }
 
 // An interval's line is the one hdrhistogram-go's log writer writes for
-// the histogram of the same counts and times, byte for byte.
+// the histogram of the same counts and times, byte for byte (times in
+// whole ms, all that writer carries; ours carry microseconds).
 func TestHlogLineAsLogWriter(t *testing.T) {
 	dir := t.TempDir()
 	start := time.UnixMilli(1_700_000_000_123)
