@@ -301,7 +301,7 @@ func (r *repRun) awaitReady(ctx context.Context) error {
 	for nready := 0; nready < len(r.workers); {
 		select {
 		case ev := <-r.events:
-			if err := r.c.handle(ev, r.out, r.sh, false); err != nil {
+			if err := r.c.handle(ev, r.out, false); err != nil {
 				return err
 			}
 			if ev.msg != nil && ev.msg.Type == msgReady {
@@ -360,7 +360,7 @@ func (r *repRun) measure(ctx context.Context, margin time.Duration) error {
 	for pending := len(r.workers); pending > 0; {
 		select {
 		case ev := <-r.events:
-			if err := r.c.handle(ev, r.out, r.sh, r.draining); err != nil {
+			if err := r.c.handle(ev, r.out, r.draining); err != nil {
 				return err
 			}
 			if ev.exit {
@@ -553,7 +553,7 @@ func procState(pid int) string {
 // handle processes one event; an error fails the repetition.
 // While the run is drained (stopped early), a worker that ends without
 // its results, or says it failed, is expected: what it sent is kept.
-func (c *coordinator) handle(ev event, out *repOutcome, sh *shm, draining bool) error {
+func (c *coordinator) handle(ev event, out *repOutcome, draining bool) error {
 	w := ev.w
 	if ev.exit {
 		w.exited = true
