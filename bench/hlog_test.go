@@ -272,6 +272,120 @@ func TestHlogAbsoluteTimes(t *testing.T) {
 	}
 }
 
+// The coordinator's bookkeeping of an interval's time, read back by
+// HdrHistogram's JavaScript reader: an interval runs from where the one
+// before it ended (the first from the earliest thread start) to where its
+// last thread left it, overrun included; every kind has a line for every
+// interval; an interval no thread reported is in the next one; and the
+// repetition ends where its threads did. Times in ms from the repetition's
+// CLOCK_MONOTONIC base, mapped to 1 s after the log's start.
+func TestHlogIntervalSpans(t *testing.T) {
+	type report struct {
+		thread     int
+		idx        int64
+		start, end int // ms; start 0: not the thread's first report
+		reg, unreg int // latencies
+	}
+	type line struct{ from, to, reg, unreg int }
+	for _, tt := range []struct {
+		name     string
+		threads  int
+		reports  []report
+		repStart int // the threads' span (threadSpan)
+		repEnd   int
+		want     []line
+	}{
+		{"overrun stays in its interval", 1,
+			[]report{{0, 0, 1, 130, 5, 5}, {0, 1, 0, 250, 3, 3}}, 1, 250,
+			[]line{{1, 130, 5, 5}, {130, 250, 3, 3}}},
+		{"a kind absent has an empty line", 1,
+			[]report{{0, 0, 1, 100, 4, 0}, {0, 1, 0, 180, 0, 6}}, 1, 180,
+			[]line{{1, 100, 4, 0}, {100, 180, 0, 6}}},
+		{"an interval nobody reported is in the next", 1,
+			[]report{{0, 0, 1, 100, 2, 2}, {0, 3, 0, 350, 1, 1}}, 1, 350,
+			[]line{{1, 100, 2, 2}, {100, 350, 1, 1}}},
+		{"the threads went on past their last operation", 1,
+			[]report{{0, 0, 1, 100, 2, 2}}, 1, 160,
+			[]line{{1, 100, 2, 2}, {100, 160, 0, 0}}},
+		{"a repetition of no operations", 2,
+			nil, 20, 300,
+			[]line{{20, 300, 0, 0}}},
+		{"the latest thread ends it, the earliest starts it", 2,
+			[]report{{0, 0, 10, 100, 1, 1}, {1, 0, 30, 104, 2, 2}, {0, 1, 0, 200, 3, 3}, {1, 1, 0, 190, 4, 4}}, 10, 200,
+			[]line{{10, 104, 3, 3}, {104, 200, 7, 7}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			hdrJSReady(t)
+			dir := t.TempDir()
+			start := time.UnixMilli(1_700_000_000_000)
+			l, err := newHlogs(dir, "test-run", []string{"reg", "unreg"}, start, 100*time.Millisecond)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.startRep(tt.threads)
+			base := uint64(time.Hour)
+			l.monoWall = start.Add(time.Second).UnixNano() - int64(base)
+			ms := func(d int) uint64 { return base + uint64(d)*uint64(time.Millisecond) }
+			for _, r := range tt.reports {
+				m := &intervalMsg{Thread: r.thread, Index: r.idx, End: ms(r.end), Hists: map[string]string{}}
+				if r.start > 0 {
+					m.Start = ms(r.start)
+				}
+				for kind, n := range map[string]int{"reg": r.reg, "unreg": r.unreg} {
+					if n == 0 {
+						continue
+					}
+					h := results.NewHistogram()
+					h.RecordValues(1000, int64(n))
+					if m.Hists[kind], err = results.EncodeHistogram(h); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := l.add(m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l.endRep(ms(tt.repStart), ms(tt.repEnd))
+			if err := l.close(); err != nil {
+				t.Fatal(err)
+			}
+			at := float64(start.Add(time.Second).UnixMilli())
+			for _, kind := range []string{"reg", "unreg"} {
+				var got []line
+				for _, ln := range strings.Split(strings.TrimSpace(hdrJS(t, "hlogus", filepath.Join(dir, kind+".hlog"))), "\n") {
+					var from, to float64
+					var n, mx int64
+					if _, err := fmt.Sscan(ln, &from, &to, &n, &mx); err != nil {
+						t.Fatalf("%s: JS reader line %q: %v", kind, ln, err)
+					}
+					g := line{from: int(math.Round(from - at)), to: int(math.Round(to - at))}
+					if math.Abs(from-at-float64(g.from)) > 0.002 || math.Abs(to-at-float64(g.to)) > 0.002 {
+						t.Errorf("%s: line %q is not at whole ms from the base: %.4f to %.4f", kind, ln, from-at, to-at)
+					}
+					if kind == "reg" {
+						g.reg = int(n)
+					} else {
+						g.unreg = int(n)
+					}
+					got = append(got, g)
+				}
+				var want []line
+				for _, w := range tt.want {
+					if kind == "reg" {
+						w.unreg = 0
+					} else {
+						w.reg = 0
+					}
+					want = append(want, w)
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("%s: lines (from, to ms, counts) %v, want %v", kind, got, want)
+				}
+			}
+		})
+	}
+}
+
 // Threads released at the start line begin measuring a little after it
 // (tens of ms on a busy machine): the repetition's length, which its ops/s
 // divide by, runs from the earliest thread's start, and so must the
