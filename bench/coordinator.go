@@ -301,7 +301,7 @@ func (r *repRun) awaitReady(ctx context.Context) error {
 	for nready := 0; nready < len(r.workers); {
 		select {
 		case ev := <-r.events:
-			if err := r.c.handle(ev, r.out, r.sh, false); err != nil {
+			if err := r.c.handle(ev, r.out, false); err != nil {
 				return err
 			}
 			if ev.msg != nil && ev.msg.Type == msgReady {
@@ -360,7 +360,7 @@ func (r *repRun) measure(ctx context.Context, margin time.Duration) error {
 	for pending := len(r.workers); pending > 0; {
 		select {
 		case ev := <-r.events:
-			if err := r.c.handle(ev, r.out, r.sh, r.draining); err != nil {
+			if err := r.c.handle(ev, r.out, r.draining); err != nil {
 				return err
 			}
 			if ev.exit {
@@ -431,18 +431,19 @@ func (r *repRun) killStragglers() {
 // repetition.
 func (r *repRun) conclude(vo verbs.Options) error {
 	c, out := r.c, r.out
-	c.logs.endRep()
+	if r.draining {
+		c.keepReported(out, r.workers, r.sh.deadline(), r.stopAt)
+	}
+	// The logs cover the time the repetition's ops/s divide by.
+	minStart, maxStart, maxEnd := threadSpan(out.threads)
+	c.logs.endRep(minStart, maxEnd)
 	out.hists = c.logs.totals
 	if c.logs.late > 0 {
 		out.warnings = append(out.warnings, lateReportsWarning(out.index, c.logs.late))
 	}
-	if r.draining {
-		c.keepReported(out, r.workers, r.sh.deadline(), r.stopAt)
-	}
 	if total := c.cfg.Procs * c.cfg.Threads; len(out.threads) != total {
 		return fmt.Errorf("got results of %d threads, want %d", len(out.threads), total)
 	}
-	minStart, maxStart, maxEnd := threadSpan(out.threads)
 	out.wall = time.Duration(maxEnd - minStart)
 	out.skew = int64(maxStart - minStart)
 	out.minStart = minStart
@@ -552,7 +553,7 @@ func procState(pid int) string {
 // handle processes one event; an error fails the repetition.
 // While the run is drained (stopped early), a worker that ends without
 // its results, or says it failed, is expected: what it sent is kept.
-func (c *coordinator) handle(ev event, out *repOutcome, sh *shm, draining bool) error {
+func (c *coordinator) handle(ev event, out *repOutcome, draining bool) error {
 	w := ev.w
 	if ev.exit {
 		w.exited = true
@@ -580,7 +581,7 @@ func (c *coordinator) handle(ev event, out *repOutcome, sh *shm, draining bool) 
 		if m.Interval == nil {
 			return fmt.Errorf("%s: %w: empty interval message", w.name(), errProto)
 		}
-		if err := c.logs.add(m.Interval, sh.deadline()); err != nil {
+		if err := c.logs.add(m.Interval); err != nil {
 			return fmt.Errorf("%s: %w", w.name(), err)
 		}
 		if c.live != nil {

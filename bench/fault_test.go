@@ -356,6 +356,9 @@ func TestStalledWorkerLosesNoSample(t *testing.T) {
 		if sum != o.res.Ops[kind].Count {
 			t.Errorf("%s: the JS reader sums the .hlog to %d, result.json counts %d", kind, sum, o.res.Ops[kind].Count)
 		}
+		// The late lines share their intervals' spans: counted once, the
+		// lengths are still the repetition's time.
+		checkLogRates(t, o.res, kind, filepath.Join(cfg.Out, kind+".hlog"), float64(time.Now().UnixMilli()))
 	}
 }
 

@@ -33,6 +33,8 @@ type hlogs struct {
 	enc      *v2Encoder
 	dec      *v2Decoder
 	late1    []int64                            // a late report's counts, written on their own
+	empty    string                             // an interval of no latencies, encoded
+	order    []string                           // the kinds, sorted
 	baseMs   int64                              // the logs' BaseTime, in ms since the epoch
 	ends     map[int64]uint64                   // pending interval → the latest end a thread reported for it
 	totals   map[string]*hdrhistogram.Histogram // of the repetition, per op kind
@@ -46,12 +48,19 @@ type hlogs struct {
 	// nothing is lost; late counts such reports.
 	written int64
 	late    int64
-	wrote   bool   // any interval at all, in any log
-	base    uint64 // CLOCK_MONOTONIC ns of interval 0 of this repetition
-	// first is the earliest thread start reported (intervalMsg.Start): the
-	// repetition's measured time, and so its first interval, begins there.
-	first    uint64
-	wallBase time.Time
+	wrote   bool // any interval at all, in any log
+	// The repetition's intervals follow one another: each begins where the
+	// one written before it ended (the first where the earliest thread
+	// began measuring, first: intervalMsg.Start) and ends where the last
+	// thread to leave it did (ends), so an interval spans its operations,
+	// overruns included, and the lengths add up to the repetition's
+	// measured time. last is the end of the latest written (0: none yet);
+	// spans the spans written, for late reports (lateSpans at most).
+	first uint64
+	last  uint64
+	spans []ivSpan
+	// monoWall maps CLOCK_MONOTONIC ns to wall-clock ns since the epoch.
+	monoWall int64
 	err      error
 	// written per kind: what result.json's logs record, for a reader to
 	// check the file against.
@@ -96,6 +105,16 @@ func writeLogTimes(w *bufio.Writer, start time.Time) {
 	fmt.Fprintf(w, "#[BaseTime: %s (seconds since epoch)]\n", secs)
 }
 
+// ivSpan is a written interval's index and time (CLOCK_MONOTONIC ns).
+type ivSpan struct {
+	idx      int64
+	from, to uint64
+}
+
+// lateSpans is how many written intervals' spans a repetition keeps for
+// late reports: a thread that far behind has long been stalled.
+const lateSpans = 1024
+
 func (l *hlogs) startRep(threads int) {
 	for _, iv := range l.pending {
 		l.release(iv)
@@ -108,21 +127,13 @@ func (l *hlogs) startRep(threads int) {
 	l.threads = threads
 	l.newest = 0
 	l.written, l.late = 0, 0
-	l.base, l.first = 0, 0
+	l.first, l.last, l.spans = 0, 0, l.spans[:0]
+	l.monoWall = time.Now().UnixNano() - int64(verbs.Now())
 }
 
-// add merges one thread's interval. base is the measurement start of the
-// repetition (from the shared segment), which maps interval indexes to
-// wall-clock times.
-func (l *hlogs) add(m *intervalMsg, base uint64) error {
-	if l.base == 0 {
-		l.base = base
-		now := verbs.Now()
-		l.wallBase = time.Now().Add(-time.Duration(int64(now) - int64(base)))
-	}
-	if m.Start > 0 && (l.first == 0 || m.Start < l.first) {
-		l.first = m.Start
-	}
+// add merges one thread's interval.
+func (l *hlogs) add(m *intervalMsg) error {
+	l.started(m.Start)
 	isLate := m.Index < l.written
 	if isLate {
 		l.late++
@@ -165,7 +176,8 @@ func (l *hlogs) add(m *intervalMsg, base uint64) error {
 			n += p.n
 		}
 		if isLate {
-			l.write(m.Index, kind, counts, m.End)
+			sp := l.spanOf(m.Index)
+			l.write(kind, counts, sp.from, sp.to)
 			clear(counts)
 		}
 		if l.reported[m.Thread] == nil {
@@ -181,15 +193,54 @@ func (l *hlogs) add(m *intervalMsg, base uint64) error {
 	return nil
 }
 
+// started notes a thread's measurement start (0: none said).
+func (l *hlogs) started(at uint64) {
+	if at > 0 && (l.first == 0 || at < l.first) {
+		l.first = at
+	}
+}
+
 // threadsDone marks threads that will report no more intervals.
 func (l *hlogs) threadsDone(trs []threadResult) {
 	for _, tr := range trs {
 		l.progress[tr.Thread] = 1 << 62
+		// A thread that did nothing sent no interval, yet the
+		// repetition's time runs from its start too.
+		l.started(tr.Started)
 	}
 	l.flush(false)
 }
 
-func (l *hlogs) endRep() { l.flush(true) }
+// endRep writes what is left of the repetition, whose threads measured
+// from start to end (threadSpan: what its ops/s divide by). When the last
+// interval written ends before end (the threads' last stretch held no
+// operation: a final barrier, a teardown's wait) a line of no latencies
+// per kind covers the rest, so the logs' lengths still add up to the
+// repetition's; a repetition of no operations at all is one such line.
+func (l *hlogs) endRep(start, end uint64) {
+	if l.last == 0 {
+		l.started(start)
+	}
+	l.flush(true)
+	if from := max(l.last, l.first); end > from && l.first > 0 {
+		for _, kind := range l.kinds() {
+			l.write(kind, nil, from, end)
+		}
+		l.last = end
+	}
+}
+
+// kinds are the logs' op kinds, in order.
+func (l *hlogs) kinds() []string {
+	if len(l.order) != len(l.bufs) {
+		l.order = l.order[:0]
+		for k := range l.bufs {
+			l.order = append(l.order, k)
+		}
+		sort.Strings(l.order)
+	}
+	return l.order
+}
 
 func (l *hlogs) flush(all bool) {
 	complete := int64(1 << 62)
@@ -215,13 +266,46 @@ func (l *hlogs) flush(all bool) {
 	}
 	sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
 	for _, i := range idx {
-		for kind, counts := range l.pending[i] {
-			l.write(i, kind, counts, l.ends[i])
+		// From where the previous interval ended (intervals no thread
+		// reported, with no operation, are in this one) to where the last
+		// thread left it: a thread leaves an interval after its batch in
+		// flight, so this covers the batch.
+		from := l.first
+		if l.last > 0 {
+			from = l.last
 		}
-		l.release(l.pending[i])
+		to := max(from, l.ends[i])
+		iv := l.pending[i]
+		// Every kind has a line for every interval, of no latencies when
+		// it had none, so that each log's lengths add up to the
+		// repetition's: a reader's count over the lengths is its ops/s.
+		for _, kind := range l.kinds() {
+			l.write(kind, iv[kind], from, to)
+		}
+		l.last = to
+		if len(l.spans) == lateSpans {
+			l.spans = append(l.spans[:0], l.spans[1:]...)
+		}
+		l.spans = append(l.spans, ivSpan{i, from, to})
+		l.release(iv)
 		delete(l.pending, i)
 		delete(l.ends, i)
 	}
+}
+
+// spanOf is the time a late report of interval i shares: that of the
+// first interval written at or after i (intervals nobody reported in time
+// are in the next one written; the oldest kept for an older one), or of
+// the latest written.
+func (l *hlogs) spanOf(i int64) ivSpan {
+	k := sort.Search(len(l.spans), func(k int) bool { return l.spans[k].idx >= i })
+	switch {
+	case k < len(l.spans):
+		return l.spans[k]
+	case len(l.spans) > 0:
+		return l.spans[len(l.spans)-1]
+	}
+	return ivSpan{i, l.first, l.first}
 }
 
 // counts is a cleared counts array for an interval's kind.
@@ -242,34 +326,19 @@ func (l *hlogs) release(iv map[string][]int64) {
 	}
 }
 
-// write writes h as interval i of kind's log, ending at end
-// (CLOCK_MONOTONIC ns; 0: the interval's planned end). Its length is the
-// time it covered, so the last, short interval of a repetition does not
-// claim a whole interval (a rate read from it would be low) nor overlap
-// the next repetition's, and the first begins where the earliest thread
-// began measuring (l.first): a reader's sum of counts over the sum of
-// lengths is the run's operations per second.
-func (l *hlogs) write(i int64, kind string, counts []int64, end uint64) {
-	from := time.Duration(i) * l.interval
-	to := from + l.interval
-	if l.first > l.base {
-		from = max(from, min(to, time.Duration(l.first-l.base)))
-	}
-	if end > l.base {
-		to = min(to, max(from, time.Duration(end-l.base)))
-	}
-	enc, err := encodeInterval(l.enc, counts)
-	if err != nil {
-		if l.err == nil {
-			l.err = fmt.Errorf("encoding interval %d of the %s log: %w", i, kind, err)
-		}
-		return
-	}
-	// The line hdrhistogram-go's log writer writes: start and length in
-	// seconds from BaseTime (at the milliseconds histograms are stamped
-	// with), the maximum in milliseconds, the histogram.
-	startMs, endMs := l.wallBase.Add(from).UnixMilli(), l.wallBase.Add(to).UnixMilli()
-	start, stop := float64(startMs-l.baseMs)/1000.0, float64(endMs-l.baseMs)/1000.0
+// write writes counts (nil: none) as an interval of kind's log from
+// CLOCK_MONOTONIC ns from to to: the time the interval covered, so that a
+// reader's sum of counts over the sum of lengths is the operations per
+// second of result.json. The line is the one hdrhistogram-go's log writer
+// writes (start and length in seconds from BaseTime, the maximum in
+// milliseconds, the histogram), but for its times, which carry
+// microseconds where that writer's carry the milliseconds histograms are
+// stamped with: a storm's repetition lasts a few ms, and a millisecond in
+// its length is its rate wrong by a tenth or more. Lengths are the
+// differences of the rounded times, so that the lengths of intervals that
+// follow one another add up to the time they cover, to the microsecond.
+func (l *hlogs) write(kind string, counts []int64, from, to uint64) {
+	var enc string
 	var total, top int64
 	for idx, c := range counts {
 		if c != 0 {
@@ -277,13 +346,40 @@ func (l *hlogs) write(i int64, kind string, counts []int64, end uint64) {
 			top = highestEquivalent(idx)
 		}
 	}
-	if _, err := fmt.Fprintf(l.bufs[kind], "%f,%f,%f,%s\n", start, stop-start, float64(top)/hdrhistogram.MsToNsRatio, enc); err != nil && l.err == nil {
+	var err error
+	switch {
+	case total > 0:
+		enc, err = encodeInterval(l.enc, counts)
+	case l.empty == "":
+		enc, err = encodeInterval(l.enc, make([]int64, histCounts))
+		l.empty = enc
+	default:
+		enc = l.empty
+	}
+	if err != nil {
+		if l.err == nil {
+			l.err = fmt.Errorf("encoding an interval of the %s log: %w", kind, err)
+		}
+		return
+	}
+	start, stop := l.sinceBase(from), l.sinceBase(max(from, to))
+	if _, err := fmt.Fprintf(l.bufs[kind], "%s,%s,%f,%s\n", micros(start), micros(stop-start), float64(top)/hdrhistogram.MsToNsRatio, enc); err != nil && l.err == nil {
 		l.err = err
 	}
 	l.wrote = true
 	l.logged[kind].Intervals++
 	l.logged[kind].Count += total
 }
+
+// sinceBase is CLOCK_MONOTONIC ns at as microseconds since the logs'
+// BaseTime (not before it).
+func (l *hlogs) sinceBase(at uint64) int64 {
+	ns := l.monoWall + int64(at) - l.baseMs*int64(time.Millisecond)
+	return max(0, (ns+500)/1000)
+}
+
+// micros is us as seconds with six decimals, as %f writes them.
+func micros(us int64) string { return fmt.Sprintf("%d.%06d", us/1e6, us%1e6) }
 
 // logs is what was written, per kind, for result.json.
 func (l *hlogs) logs() map[string]results.LogFile {

@@ -95,9 +95,9 @@ type intervalMsg struct {
 	Thread int               `json:"thread"`
 	Index  int64             `json:"index"`
 	Hists  map[string]string `json:"hists"` // op kind → encoded histogram
-	// End (CLOCK_MONOTONIC ns) is where the thread's interval ended: its
-	// planned end, or the end of the measurement if that came first (the
-	// last interval of a repetition is usually short).
+	// End (CLOCK_MONOTONIC ns) is where the thread's interval ended: when
+	// its batch in flight at the planned end returned, or the end of the
+	// measurement (the last interval of a repetition is usually short).
 	End uint64 `json:"end,omitempty"`
 	// Start (CLOCK_MONOTONIC ns), in the first interval a thread reports,
 	// is where its measurement began: a thread released at the start line

@@ -290,11 +290,13 @@ func TestHlogsSumToCounts(t *testing.T) {
 				starts := map[int64]bool{}
 				for _, h := range hlogIntervals(t, cfg.Out, kind) {
 					total += h.TotalCount()
-					// The log's text holds times to the millisecond, each
-					// rounded on its own: an interval is at most 200 ms + 1
-					// (less for a repetition's last, cut by its end).
-					if d := h.EndTimeMs() - h.StartTimeMs(); d < 0 || d > cfg.Interval.Milliseconds()+1 {
-						t.Errorf("%s: an interval line %d ms long, want at most one interval of %v", kind, d, cfg.Interval)
+					// An interval lasts until its batch in flight at its
+					// planned end returned (a round's barrier waits, an
+					// interval no thread reported in are in it), so no
+					// bound but its repetition's: TestHlogRatesHdrJS holds
+					// the lengths to the repetitions' times.
+					if d := h.EndTimeMs() - h.StartTimeMs(); d < 0 {
+						t.Errorf("%s: an interval line %d ms long", kind, d)
 					}
 					starts[h.StartTimeMs()] = true
 				}

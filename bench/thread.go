@@ -382,7 +382,9 @@ func (t *thread) openLoopEnds(end uint64) {
 func (t *thread) endMeasuring(err error) error {
 	t.ended = verbs.Now()
 	t.measuring = false
-	if ferr := t.flushInterval(); err == nil {
+	// The last interval ends where the measurement did, as the
+	// repetition's time does.
+	if ferr := t.flushIntervalAt(t.ended); err == nil {
 		err = ferr
 	}
 	// Unmeasured now: every interval goes out before the thread's result.
@@ -601,8 +603,6 @@ func (t *thread) noteCreated(qpn uint32) {
 // fail.
 var encodeHistogram = results.EncodeHistogram
 
-func (t *thread) flushInterval() error { return t.flushIntervalAt(verbs.Now()) }
-
 // flushIntervalAt ends the current interval: its counts go to the
 // flusher (flush.go), which encodes them and sends them to the
 // coordinator, which sums them into the timelines and the totals; the
@@ -614,15 +614,10 @@ func (t *thread) flushIntervalAt(now uint64) error {
 			return err
 		}
 	}
+	// End is now, not the interval's planned end: the batch in flight at
+	// that end counts in this interval, so the interval lasts until it
+	// ended (hlog.go).
 	msg := &intervalMsg{Thread: t.g, Index: t.ivIndex, Rounds: t.rounds, End: now}
-	if !t.ivReported {
-		msg.Start, t.ivReported = t.started, true
-	}
-	if iv := uint64(t.cfg.Interval); iv > 0 {
-		// Operations that ran past the planned end (the batch in flight)
-		// count in this interval; the next one starts at that end all the same.
-		msg.End = min(now, t.ivStart+uint64(t.ivIndex+1)*iv)
-	}
 	var kinds []flushKind
 	for i, r := range t.recs {
 		if r.ivN == 0 {
@@ -642,6 +637,11 @@ func (t *thread) flushIntervalAt(now uint64) error {
 		}
 	}
 	if len(kinds) > 0 {
+		// The first interval sent carries the start, even when the
+		// thread's first intervals held nothing to send.
+		if !t.ivReported {
+			msg.Start, t.ivReported = t.started, true
+		}
 		t.handOver(msg, kinds)
 	}
 	if iv := uint64(t.cfg.Interval); iv > 0 && now >= t.ivStart {
