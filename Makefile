@@ -15,7 +15,7 @@ TAGS    ?=
 BIN     := bin/xrcbench
 CWARN   := -Wall -Wextra -Werror -std=gnu11
 
-.PHONY: all build run test timing vet cwarn csan lint bench fakeverbs fuzz soak vmtest slurmtest clean tags man completions install dist disttest
+.PHONY: all build run test test-long timing vet cwarn csan lint bench fakeverbs fuzz soak vmtest slurmtest clean tags man completions install dist disttest
 
 all: build
 
@@ -164,6 +164,16 @@ test: cwarn vet csan fakeverbs
 	$(GOTESTSUM) --format standard-quiet --jsonfile build/test.json -- \
 		-race -tags "$(TAGS)" -count=1 -timeout 30m -skip '^($(CHILD_TESTS)|$(TIMING_TESTS))$$' ./...
 	$(MAKE) fuzz FUZZTIME=quick
+
+# test-long: the tests of minutes that make test leaves out (they skip
+# there, saying so): a build from a fresh clone with rdma-core hidden, a
+# go install through a module proxy, the build without cgo, a history of
+# 10,000 runs, a qualification's soak. .ci/run runs it after make test.
+LONG_TESTS := TestFreshCloneWithoutRDMACore|TestGoInstallVersion|TestWithoutCgo|TestHistoryTenThousandRuns|TestQualifySoak
+test-long: fakeverbs
+	@mkdir -p build
+	XRCBENCH_TEST_LONG=1 $(GOTESTSUM) --format standard-quiet --jsonfile build/test-long.json -- \
+		-race -tags "$(TAGS)" -count=1 -timeout 45m -run '^($(LONG_TESTS))$$' ./cmd/xrcbench
 
 timing: fakeverbs
 	@mkdir -p build

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/xrcbench/xrcbench/internal/testenv"
 )
 
 // TestFreshCloneWithoutRDMACore is a newcomer's first minutes on a machine
@@ -22,19 +24,17 @@ import (
 // failed on rdma.c; a binary linked against libibverbs once died in the
 // dynamic loader (exit 127) before --help.
 func TestFreshCloneWithoutRDMACore(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: clones the repository, builds it and runs a benchmark")
-	}
+	testenv.Long(t, "clones the repository, builds it and runs make run")
 	if os.Geteuid() != 0 {
-		t.Skip("hiding rdma-core's headers and library needs root (unshare -m, mount --bind)")
+		testenv.Skip(t, testenv.Root, "hiding rdma-core's headers and library (unshare -m, mount --bind)")
 	}
 	for _, tool := range []string{"git", "make", "unshare", "mount", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed: %v", tool, err)
+			testenv.Skip(t, testenv.Tool, "%s is not installed: %v", tool, err)
 		}
 	}
 	if out, err := exec.Command("unshare", "-m", "true").CombinedOutput(); err != nil {
-		t.Skipf("unshare -m is not permitted here: %v: %s", err, strings.TrimSpace(string(out)))
+		testenv.Skip(t, testenv.Kernel, "unshare -m is not permitted here: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 	libs := libibverbsCopies(t)
 	t.Logf("hiding %d libibverbs.so.1: %s", len(libs), strings.Join(libs, " "))

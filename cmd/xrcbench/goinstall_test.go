@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/xrcbench/xrcbench/internal/testenv"
 )
 
 // `go install github.com/xrcbench/xrcbench/cmd/xrcbench@<tag>`, the README's
@@ -19,9 +21,7 @@ import (
 // working tree, at a made-up tag by a proxy in a folder; its dependencies
 // come from the module cache's own downloads, so nothing is fetched.
 func TestGoInstallVersion(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: builds xrcbench from a module proxy")
-	}
+	testenv.Long(t, "builds xrcbench from a module proxy")
 	gitBin, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("no git: the module's files are the working tree's git ls-files")

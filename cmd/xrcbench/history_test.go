@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -126,6 +127,7 @@ func TestHistoryCLI(t *testing.T) {
 // found, and the long job tells its progress on stderr. The first ^C
 // stops it within seconds, writing nothing.
 func TestHistoryTenThousandRuns(t *testing.T) {
+	testenv.Long(t, "writes and reads 10,000 run folders")
 	bin := engineBinary(t)
 	start := time.Now()
 	root := historyRuns(t, 10000, func(i int) float64 {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/xrcbench/xrcbench/internal/testenv"
 )
 
 // Without cgo (CGO_ENABLED=0, a laptop or a CI runner without a C
@@ -17,9 +19,7 @@ import (
 // this (cgo) test binary's run. Its measuring commands refuse in one line,
 // exit 1.
 func TestWithoutCgo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped in -short: builds the module and xrcbench with CGO_ENABLED=0")
-	}
+	testenv.Long(t, "builds the module and xrcbench with CGO_ENABLED=0")
 	env := append(os.Environ(), "CGO_ENABLED=0")
 	build := exec.Command("go", "build", "./...")
 	build.Dir, build.Env = filepath.Join("..", ".."), env

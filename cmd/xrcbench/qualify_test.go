@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/qualify"
 	"github.com/xrcbench/xrcbench/results"
 )
@@ -252,6 +253,7 @@ func TestQualifyResume(t *testing.T) {
 // wide (this machine is shared) since the verdict functions have their
 // own known-answer tests in qualify.
 func TestQualifySoak(t *testing.T) {
+	testenv.Long(t, "an 8 s soak of a qualification")
 	engineBinary(t)
 	plan := writePlan(t, "name: soak\nrepetitions: 1\niterations: 5\nwarmup: 0s\nconformance: none\n"+
 		"runs:\n  - {name: lc, workload: lifecycle, procs: 1, threads: 1, qps: 2}\n"+

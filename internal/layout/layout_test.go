@@ -103,7 +103,7 @@ func internal(p string) bool { return strings.HasPrefix(p, "internal/") }
 
 // testsOnly are the internal packages for tests alone: they register test
 // flags (-update) or build the test double.
-var testsOnly = []string{"internal/golden", "internal/testdouble"}
+var testsOnly = []string{"internal/golden", "internal/testdouble", "internal/testenv"}
 
 func TestImports(t *testing.T) {
 	for _, build := range []struct {
