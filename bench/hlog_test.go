@@ -17,6 +17,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
@@ -176,10 +177,10 @@ func hdrJSReady(t *testing.T) string {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node not installed: the independent HdrHistogram reader (npm hdr-histogram-js) cannot run")
+		testenv.Skip(t, testenv.Node, "node is not installed: the independent HdrHistogram reader (npm hdr-histogram-js) cannot run")
 	}
 	if err := exec.Command(node, "-e", `require("hdr-histogram-js")`).Run(); err != nil {
-		t.Skip("npm module hdr-histogram-js not found by node: `npm install hdr-histogram-js` in a folder and set NODE_PATH=that/node_modules")
+		testenv.Skip(t, testenv.Node, "npm module hdr-histogram-js not found by node: `npm install hdr-histogram-js` in a folder and set NODE_PATH=that/node_modules")
 	}
 	return node
 }

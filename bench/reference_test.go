@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xrcbench/xrcbench/internal/testenv"
 )
 
 // The open loop's known answers in time are judged beside a plain C open
@@ -35,7 +37,7 @@ func openRefBinary(t *testing.T) string {
 		cc = "cc"
 	}
 	if _, err := exec.LookPath(cc); err != nil {
-		t.Skipf("no C compiler (%s) for the reference open loop: %v", cc, err)
+		testenv.Skip(t, testenv.CC, "no C compiler (%s) for the reference open loop: %v", cc, err)
 	}
 	bin := filepath.Join(t.TempDir(), "openref")
 	out, err := exec.Command(cc, "-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11",

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/xrcbench/xrcbench/internal/golden"
+	"github.com/xrcbench/xrcbench/internal/testenv"
 )
 
 // nlb builds netlink messages as the kernel writes them (nla_put,
@@ -287,7 +288,7 @@ func TestLiveQPsThisKernel(t *testing.T) {
 func TestRDMANetlinkABI(t *testing.T) {
 	cc, err := exec.LookPath("cc")
 	if err != nil {
-		t.Skip("no C compiler to read <rdma/rdma_netlink.h> with")
+		testenv.Skip(t, testenv.CC, "no C compiler to read <rdma/rdma_netlink.h> with")
 	}
 	dir := t.TempDir()
 	src := filepath.Join(dir, "abi.c")
@@ -307,7 +308,7 @@ int main(void) {
 	}
 	bin := filepath.Join(dir, "abi")
 	if out, err := exec.Command(cc, "-o", bin, src).CombinedOutput(); err != nil {
-		t.Skipf("<rdma/rdma_netlink.h> not installed (apt-get install libibverbs-dev or linux-libc-dev): %s", strings.SplitN(string(out), "\n", 2)[0])
+		testenv.Skip(t, testenv.Headers, "<rdma/rdma_netlink.h> is not installed (apt-get install libibverbs-dev or linux-libc-dev): %s", strings.SplitN(string(out), "\n", 2)[0])
 	}
 	out, err := exec.Command(bin).Output()
 	if err != nil {

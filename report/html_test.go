@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -278,7 +279,7 @@ func testHTMLInChromium(t *testing.T, out string) {
 	}
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
-		t.Skip("chromium not installed (apt-get install chromium; .ci/run installs it): report.html not rendered")
+		testenv.Skip(t, testenv.Chromium, "chromium is not installed (apt-get install chromium): report.html not rendered")
 	}
 	abs, err := filepath.Abs(filepath.Join(out, HTMLFile))
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/xrcbench/xrcbench/internal/testenv"
 )
 
 // hdrJS runs testdata/hdrjs.js, HdrHistogram's JavaScript reader, with
@@ -13,10 +15,10 @@ func hdrJS(t *testing.T, stdin string, args ...string) string {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node not installed: the independent HdrHistogram reader (npm hdr-histogram-js) cannot run")
+		testenv.Skip(t, testenv.Node, "node is not installed: the independent HdrHistogram reader (npm hdr-histogram-js) cannot run")
 	}
 	if err := exec.Command(node, "-e", `require("hdr-histogram-js")`).Run(); err != nil {
-		t.Skip("npm module hdr-histogram-js not found by node: `npm install hdr-histogram-js` in a folder and set NODE_PATH=that/node_modules")
+		testenv.Skip(t, testenv.Node, "npm module hdr-histogram-js not found by node: `npm install hdr-histogram-js` in a folder and set NODE_PATH=that/node_modules")
 	}
 	cmd := exec.Command(node, append([]string{filepath.Join("testdata", "hdrjs.js")}, args...)...)
 	cmd.Stdin = strings.NewReader(stdin)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/xrcbench/xrcbench/internal/testenv"
 )
 
 // TestABICheck compiles verbs/ctest/abi_check.c, the static asserts that
@@ -19,11 +21,11 @@ func TestABICheck(t *testing.T) {
 		cc = "cc"
 	}
 	if _, err := exec.LookPath(cc); err != nil {
-		t.Skipf("no C compiler (%s): %v", cc, err)
+		testenv.Skip(t, testenv.CC, "no C compiler (%s): %v", cc, err)
 	}
 	probe := exec.Command(cc, "-E", "-o", os.DevNull, filepath.Join("ctest", "have_verbs.c"))
 	if out, err := probe.CombinedOutput(); err != nil {
-		t.Skipf("<infiniband/verbs.h> is not installed, nothing to compare with (apt-get install libibverbs-dev; CI installs it): %s",
+		testenv.Skip(t, testenv.Headers, "<infiniband/verbs.h> is not installed, nothing to compare with (apt-get install libibverbs-dev): %s",
 			strings.SplitN(string(out), "\n", 2)[0])
 	}
 	compile := func(incdir string) (string, error) {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/xrcbench/xrcbench/internal/testenv"
 )
 
 // The double's state folder (issue: a predictable /tmp name another local
@@ -97,7 +99,7 @@ func openInDouble(t *testing.T, state, shell string, env ...string) (result, std
 func TestDoubleHostileStateFolder(t *testing.T) {
 	doubleLibDir(t)
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to make a folder owned by another uid")
+		testenv.Skip(t, testenv.Root, "to make a folder owned by another uid")
 	}
 	for _, tc := range []struct {
 		name    string

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -109,7 +110,7 @@ func TestDoubleRdmaCoreTools(t *testing.T) {
 		t.Run(strings.Join(append([]string{tt.tool}, tt.args...), " "), func(t *testing.T) {
 			path, err := exec.LookPath(tt.tool)
 			if err != nil {
-				t.Skipf("%s not installed (apt-get install ibverbs-utils)", tt.tool)
+				testenv.Skip(t, testenv.Tool, "%s is not installed (apt-get install ibverbs-utils)", tt.tool)
 			}
 			cmd := exec.Command(path, tt.args...)
 			cmd.Env = doubleEnv(lib, filepath.Join(t.TempDir(), "state"), "xbfake0,xbnoxrc0:noxrc")
@@ -140,7 +141,7 @@ func TestDoubleFirmwareVersion(t *testing.T) {
 	lib := doubleLibDir(t)
 	path, err := exec.LookPath("ibv_devinfo")
 	if err != nil {
-		t.Skip("ibv_devinfo not installed (apt-get install ibverbs-utils)")
+		testenv.Skip(t, testenv.Tool, "ibv_devinfo is not installed (apt-get install ibverbs-utils)")
 	}
 	tests := []struct {
 		fw      string

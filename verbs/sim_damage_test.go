@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/xrcbench/xrcbench/internal/testenv"
 )
 
 // The device file's layout on linux/amd64 and arm64 with glibc, as sim.c
@@ -252,7 +254,7 @@ func TestSimHostileDir(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.root && os.Geteuid() != 0 {
-				t.Skip("needs root to give a folder to another uid")
+				testenv.Skip(t, testenv.Root, "to give a folder to another uid")
 			}
 			dir := filepath.Join(t.TempDir(), "sim")
 			tc.prepare(t, dir)

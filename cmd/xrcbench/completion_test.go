@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
 )
@@ -41,7 +42,7 @@ printf '%s\n' "${COMPREPLY[@]}"
 func TestBashCompletion(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
-		t.Skip("no bash here")
+		testenv.Skip(t, testenv.Tool, "no bash here")
 	}
 	bin := engineBinary(t)
 	script := filepath.Join(t.TempDir(), "xrcbench.bash")
@@ -90,14 +91,14 @@ func TestBashCompletion(t *testing.T) {
 	}
 	const bashCompletion = "/usr/share/bash-completion/bash_completion"
 	if _, err := os.Stat(bashCompletion); err != nil {
-		t.Skipf("bash-completion is not installed (%s): apt-get install bash-completion", bashCompletion)
+		testenv.Skip(t, testenv.Tool, "bash-completion is not installed (%s): apt-get install bash-completion", bashCompletion)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env := append(os.Environ(), "PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"), "BASH_COMPLETION_FILE="+bashCompletion)
 			if tt.double != "" {
 				if fakeErr != nil {
-					t.Skipf("the libibverbs test double is not built (%s): run make fakeverbs", fake)
+					testenv.Skip(t, testenv.Double, "it is not built (%s): run make fakeverbs", fake)
 				}
 				env = append(env, "LD_LIBRARY_PATH="+fake, "XRCBENCH_FAKEVERBS_DIR="+filepath.Join(t.TempDir(), "state"),
 					"XRCBENCH_FAKEVERBS_DEVICES="+tt.double)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/xrcbench/xrcbench/internal/golden"
+	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
@@ -112,7 +113,7 @@ func TestDevicesDouble(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(lib, "libibverbs.so.1")); err != nil {
-		t.Skipf("the libibverbs test double is not built (%s): run make fakeverbs (needs libibverbs-dev)", lib)
+		testenv.Skip(t, testenv.Double, "it is not built (%s): run make fakeverbs (needs libibverbs-dev)", lib)
 	}
 	// Without the rdma build the ops cannot be seen: open_qp is "?". (Here,
 	// in the parent, rdma may be unavailable for want of a device.)

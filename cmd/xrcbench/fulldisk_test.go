@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/xrcbench/xrcbench/internal/testenv"
 )
 
 // TestRunFullTmpdir: a TMPDIR too small for the sim device. Before, the
@@ -19,10 +21,10 @@ func TestRunFullTmpdir(t *testing.T) {
 	bin := engineBinary(t)
 	unshare, err := exec.LookPath("unshare")
 	if err != nil {
-		t.Skip("unshare(1) not installed: cannot mount a small tmpfs privately")
+		testenv.Skip(t, testenv.Tool, "unshare(1) is not installed: cannot mount a small tmpfs privately")
 	}
 	if out, err := exec.Command(unshare, "-m", "true").CombinedOutput(); err != nil {
-		t.Skipf("unshare -m not permitted here (%v: %s): needs root or user namespaces", err, strings.TrimSpace(string(out)))
+		testenv.Skip(t, testenv.Root, "unshare -m is not permitted here (%v: %s)", err, strings.TrimSpace(string(out)))
 	}
 	small, out := t.TempDir(), filepath.Join(t.TempDir(), "run")
 	listing := filepath.Join(t.TempDir(), "left")

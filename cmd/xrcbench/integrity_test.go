@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 )
@@ -225,7 +226,7 @@ func TestRunFullDisk(t *testing.T) {
 	bin := engineBinary(t)
 	mnt := t.TempDir()
 	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m"); err != nil {
-		t.Skipf("cannot mount a small tmpfs to fill (needs root): %v", err)
+		testenv.Skip(t, testenv.Root, "to mount a small tmpfs to fill: %v", err)
 	}
 	t.Cleanup(func() { syscall.Unmount(mnt, syscall.MNT_DETACH) })
 	out := filepath.Join(mnt, "run")

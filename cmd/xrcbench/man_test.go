@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/xrcbench/xrcbench/internal/testenv"
 )
 
 // The man pages are written from the commands themselves: one per command
@@ -22,7 +24,7 @@ import (
 func TestManPages(t *testing.T) {
 	manBin, err := exec.LookPath("man")
 	if err != nil {
-		t.Skip("man (man-db) is not installed: apt-get install man-db")
+		testenv.Skip(t, testenv.Tool, "man (man-db) is not installed: apt-get install man-db")
 	}
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer

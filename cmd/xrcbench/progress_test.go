@@ -13,6 +13,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -23,7 +24,7 @@ func TestProgressOnTerminal(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	ptmx, tty, err := pty.Open()
 	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
+		testenv.Skip(t, testenv.Kernel, "no pseudo-terminal here: %v", err)
 	}
 	defer ptmx.Close()
 	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 40, Cols: 120}); err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/results"
 	"golang.org/x/sys/unix"
 )
@@ -22,7 +23,7 @@ func startFIFO(t *testing.T, cmd *exec.Cmd) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: 1}, 0); err != nil {
-		t.Skipf("SCHED_FIFO is not permitted here (needs root or RLIMIT_RTPRIO): %v", err)
+		testenv.Skip(t, testenv.Root, "SCHED_FIFO is not permitted here (root or RLIMIT_RTPRIO): %v", err)
 	}
 	err := cmd.Start()
 	if rerr := unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_NORMAL}, 0); rerr != nil {

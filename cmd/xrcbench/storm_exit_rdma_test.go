@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -24,7 +25,7 @@ func TestStormExitThroughDouble(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(lib, "libibverbs.so.1")); err != nil {
-		t.Skipf("the libibverbs test double is not built (%s): run make fakeverbs (needs libibverbs-dev)", lib)
+		testenv.Skip(t, testenv.Double, "it is not built (%s): run make fakeverbs (needs libibverbs-dev)", lib)
 	}
 	bin := rdmaBinary(t)
 	want := "not measurable here: the kernel has no RDMA netlink"

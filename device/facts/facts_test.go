@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/xrcbench/xrcbench/internal/testdouble"
+	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -158,7 +159,7 @@ func TestIsTestDouble(t *testing.T) {
 		more, _ := filepath.Glob("/usr/lib*/libibverbs.so.1.*")
 		real = append(real, more...)
 		if len(real) == 0 {
-			t.Skip("rdma-core's libibverbs is not installed (apt-get install libibverbs1)")
+			testenv.Skip(t, testenv.Tool, "rdma-core's libibverbs is not installed (apt-get install libibverbs1)")
 		}
 		data, err := os.ReadFile(real[0])
 		if err != nil {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/xrcbench/xrcbench/internal/testenv"
 )
 
 // Every operation beneath a folder refuses to pass a link, and a link in
@@ -77,7 +79,7 @@ func TestNoLinkFollowed(t *testing.T) {
 // write.
 func TestCheck(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to give a folder to another user")
+		testenv.Skip(t, testenv.Root, "to give a folder to another user")
 	}
 	base := t.TempDir()
 	theirs, open := filepath.Join(base, "theirs"), filepath.Join(base, "open")
