@@ -139,7 +139,7 @@ func openRunFolder(out, runID string) (*runFolder, error) {
 	if err != nil {
 		pd.Close()
 		if safedir.IsBusy(err) {
-			return nil, outFolderErrorf("--out %s: another run is writing it (xrcbench pid %s, holding %s)", out, pd.Holder(safedir.LockName(name)), rf.lockAt)
+			return nil, outFolderErrorf("--out %s: another xrcbench is writing it (a run, or a report into it: pid %s, holding %s)", out, pd.Holder(safedir.LockName(name)), rf.lockAt)
 		}
 		if errors.As(err, &refused) {
 			return nil, outFolderErrorf("--out %s: the lock %s is %s; nothing was changed", out, refused.Path, refused.Reason)

@@ -252,6 +252,15 @@ func WriteManifest(dir, runID string, files []string) error {
 	return WriteFileAtomic(filepath.Join(dir, ReportManifest), append(data, '\n'), 0o644)
 }
 
+// WriteManifestIn is WriteManifest beneath the folder's handle.
+func WriteManifestIn(dir *safedir.Dir, runID string, files []string) error {
+	data, err := json.MarshalIndent(Manifest{RunID: runID, Files: files}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return dir.WriteFile(ReportManifest, append(data, '\n'), 0o644)
+}
+
 // LoadManifest reads dir's report manifest.
 func LoadManifest(dir string) (*Manifest, error) {
 	data, err := regfile.ReadFile(filepath.Join(dir, ReportManifest), regfile.MaxSweep)

@@ -121,3 +121,58 @@ func (d *Dir) Holder(name string) string {
 
 // IsBusy says whether err is Lock's answer for a lock another holds.
 func IsBusy(err error) bool { return errors.Is(err, unix.EWOULDBLOCK) }
+
+// BusyError is a folder whose lock another process holds.
+type BusyError struct {
+	Path   string // the folder
+	Holder string // the holder's pid, or "unknown"
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("%s: another xrcbench is writing it (pid %s)", e.Path, e.Holder)
+}
+
+// OpenLocked is OpenOut(path, true) holding, until unlock, the lock a run
+// holds beside its folder while it writes and puts it in place
+// (.<name>.lock, exclusive): a command writing into a run folder then
+// never writes into one a run is about to swap out, and a run never
+// starts replacing the folder meanwhile. A lock another holds is a
+// *BusyError at once. Where the lock cannot be made for want of
+// permission (a parent the user cannot write), no run can make it or its
+// temporary sibling there either, and the folder is opened unlocked.
+func OpenLocked(path string) (d *Dir, unlock func(), err error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if abs == "/" {
+		d, err := Open(abs)
+		return d, func() {}, err
+	}
+	parent, name := filepath.Dir(abs), filepath.Base(abs)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, nil, err
+	}
+	pd, err := OpenParent(parent)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, _, err := pd.Lock(LockName(name))
+	switch {
+	case IsBusy(err):
+		holder := pd.Holder(LockName(name))
+		pd.Close()
+		return nil, nil, &BusyError{path, holder}
+	case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EROFS):
+		l = nil
+	case err != nil:
+		pd.Close()
+		return nil, nil, err
+	}
+	if d, err = pd.OpenOut(name, true); err != nil {
+		l.Unlock()
+		pd.Close()
+		return nil, nil, err
+	}
+	return d, func() { l.Unlock(); pd.Close() }, nil
+}
