@@ -137,7 +137,7 @@ func openRunFolder(out, runID string) (*runFolder, error) {
 		rf.warnings = append(rf.warnings, pidErr.Error())
 	}
 	if err != nil {
-		pd.Close()
+		defer pd.Close()
 		if safedir.IsBusy(err) {
 			return nil, outFolderErrorf("--out %s: another xrcbench is writing it (a run, or a report into it: pid %s, holding %s)", out, pd.Holder(safedir.LockName(name)), rf.lockAt)
 		}
