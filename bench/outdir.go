@@ -122,7 +122,7 @@ func openRunFolder(out, runID string) (*runFolder, error) {
 	pd, err := safedir.OpenParent(filepath.Clean(parent))
 	var refused *safedir.RefusedError
 	if errors.As(err, &refused) {
-		return nil, outFolderErrorf("--out %s: the folder it is in, %s, is %s; nothing was changed", out, refused.Path, refused.Reason)
+		return nil, outFolderErrorf("--out %s: its folder %s: %s; nothing was changed", out, refused.Path, refused.Reason)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
@@ -142,7 +142,7 @@ func openRunFolder(out, runID string) (*runFolder, error) {
 			return nil, outFolderErrorf("--out %s: another xrcbench is writing it (a run, or a report into it: pid %s, holding %s)", out, pd.Holder(safedir.LockName(name)), rf.lockAt)
 		}
 		if errors.As(err, &refused) {
-			return nil, outFolderErrorf("--out %s: the lock %s is %s; nothing was changed", out, refused.Path, refused.Reason)
+			return nil, outFolderErrorf("--out %s: the lock %s: %s; nothing was changed", out, refused.Path, refused.Reason)
 		}
 		return nil, fmt.Errorf("locking the output folder: %w", err)
 	}

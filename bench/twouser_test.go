@@ -31,12 +31,25 @@ const (
 // shared folder, each as Run writes its folder (the run folder, the .hlog
 // writer, result.json and the commit), and says for each "ok <i> <run
 // id>", "refused <i> <why>" or "failed <i> <why>". Each step waits a
-// little, so the racer can win every window.
+// little, so the racer can win every window, and the first, once the
+// temporary folder is made, waits up to 20 ms for the racer to swap it
+// (on a loaded machine the racer may not run for a while).
 func victimChild(shared string) {
 	n, _ := strconv.Atoi(os.Getenv(victimEnv + "_N"))
-	commitStep = func(string) { time.Sleep(3 * time.Millisecond) }
+	var out string
+	commitStep = func(step string) {
+		time.Sleep(time.Millisecond)
+		for start := time.Now(); step == "opened" && time.Since(start) < 20*time.Millisecond; time.Sleep(time.Millisecond) {
+			tmp, _ := filepath.Glob(filepath.Join(shared, "."+filepath.Base(out)+".tmp-*"))
+			if len(tmp) > 0 {
+				if st, err := os.Lstat(tmp[0]); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+					break
+				}
+			}
+		}
+	}
 	for i := range n {
-		out := filepath.Join(shared, fmt.Sprintf("run-%d", i))
+		out = filepath.Join(shared, fmt.Sprintf("run-%d", i))
 		id, err := racedRun(out)
 		line := ""
 		if err != nil {
@@ -225,6 +238,9 @@ func TestTwoUsersRacingRenamer(t *testing.T) {
 				f := strings.SplitN(l, " ", 3)
 				if len(f) != 3 || f[1] != strconv.Itoa(i) {
 					t.Fatalf("run %d: %q", i, l)
+				}
+				if outcomes[f[0]] == 0 && f[0] != "ok" {
+					t.Logf("the first run %s: %s", f[0], f[2])
 				}
 				outcomes[f[0]]++
 				out := filepath.Join(shared, "run-"+f[1])
