@@ -22,6 +22,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/xrcbench/xrcbench/internal/safedir"
 	"github.com/xrcbench/xrcbench/internal/safetext"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
@@ -836,9 +837,6 @@ func GenerateFleet(dir, out string, opts FleetOptions) (*FleetReport, []string, 
 	if out == "" {
 		out = dir
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return nil, nil, err
-	}
 	js, err := fl.Report.WriteJSON()
 	if err != nil {
 		return nil, nil, err
@@ -855,11 +853,19 @@ func GenerateFleet(dir, out string, opts FleetOptions) (*FleetReport, []string, 
 	if err != nil {
 		return nil, nil, err
 	}
+	// Beneath a handle of the folder, which another user cannot re-point:
+	// a fleet's folder is shared, and a folder of another user's, for
+	// root, is refused (safedir.ErrRefused).
+	od, err := safedir.OpenOut(out, true)
+	if err != nil {
+		return nil, nil, fmt.Errorf("fleet report folder %w: write it elsewhere (--out)", err)
+	}
+	defer od.Close()
 	files := []string{filepath.Join(out, FleetJSONFile), filepath.Join(out, FleetHTMLFile)}
-	if err := results.WriteFileAtomic(files[0], js, 0o644); err != nil {
+	if err := od.WriteFile(FleetJSONFile, js, 0o644); err != nil {
 		return nil, nil, err
 	}
-	if err := results.WriteFileAtomic(files[1], page, 0o644); err != nil {
+	if err := od.WriteFile(FleetHTMLFile, page, 0o644); err != nil {
 		return nil, nil, err
 	}
 	return fl.Report, files, nil

@@ -4,12 +4,13 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"golang.org/x/sys/unix"
 
+	"github.com/xrcbench/xrcbench/internal/safedir"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 )
@@ -25,6 +26,7 @@ import (
 // buffers: the coordinator shares the machine with the measured threads,
 // and its garbage and page faults once took their CPUs (v2enc.go).
 type hlogs struct {
+	dir      *safedir.Dir // the run's temporary folder: the logs are made beneath it
 	interval time.Duration
 	files    map[string]*os.File
 	bufs     map[string]*bufio.Writer
@@ -71,11 +73,13 @@ type hlogs struct {
 	reported map[int]map[string]int64
 }
 
-func newHlogs(dir, runID string, kinds []string, start time.Time, interval time.Duration) (*hlogs, error) {
-	l := &hlogs{interval: interval, files: map[string]*os.File{}, bufs: map[string]*bufio.Writer{},
+// newHlogs makes the logs in dir, new (O_EXCL, never through a link), with
+// the mode of every other file of a run whatever the umask.
+func newHlogs(dir *safedir.Dir, runID string, kinds []string, start time.Time, interval time.Duration) (*hlogs, error) {
+	l := &hlogs{dir: dir, interval: interval, files: map[string]*os.File{}, bufs: map[string]*bufio.Writer{},
 		logged: map[string]*results.LogFile{}, enc: newV2Encoder(), dec: newV2Decoder(), baseMs: start.UnixMilli()}
 	for _, k := range kinds {
-		f, err := os.Create(filepath.Join(dir, k+".hlog"))
+		f, err := dir.Create(k+".hlog", 0o644)
 		if err != nil {
 			l.close()
 			return nil, err
@@ -398,10 +402,15 @@ func (l *hlogs) removeIfEmpty() bool {
 	if l.wrote {
 		return false
 	}
-	for _, f := range l.files {
-		os.Remove(f.Name())
-	}
+	l.remove()
 	return true
+}
+
+// remove removes the logs, beneath the folder's handle.
+func (l *hlogs) remove() {
+	for k := range l.files {
+		unix.Unlinkat(l.dir.Fd(), k+".hlog", 0)
+	}
 }
 
 func (l *hlogs) close() error {

@@ -12,16 +12,30 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/xrcbench/xrcbench/internal/safedir"
 	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
 )
+
+// testDir is the folder dir opened as a run's temporary folder is, closed
+// at the end of the test.
+func testDir(tb testing.TB, dir string) *safedir.Dir {
+	tb.Helper()
+	d, err := safedir.Open(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { d.Close() })
+	return d
+}
 
 // ivMsg is thread's report of interval idx holding n reg latencies.
 func ivMsg(t *testing.T, thread int, idx int64, n int) *intervalMsg {
@@ -43,7 +57,7 @@ func ivMsg(t *testing.T, thread int, idx int64, n int) *intervalMsg {
 // the log still holds every latency (before, it went to the totals only).
 func TestHlogsLateReport(t *testing.T) {
 	dir := t.TempDir()
-	l, err := newHlogs(dir, "test-run", []string{"reg"}, time.Now(), time.Second)
+	l, err := newHlogs(testDir(t, dir), "test-run", []string{"reg"}, time.Now(), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +207,7 @@ func hdrJSReady(t *testing.T) string {
 func TestHlogAbsoluteTimes(t *testing.T) {
 	dir := t.TempDir()
 	start := time.Unix(1796084174, 216_700_000) // .216 s: not whole
-	l, err := newHlogs(dir, "test-run", []string{"reg"}, start, 250*time.Millisecond)
+	l, err := newHlogs(testDir(t, dir), "test-run", []string{"reg"}, start, 250*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +333,7 @@ func TestHlogIntervalSpans(t *testing.T) {
 			hdrJSReady(t)
 			dir := t.TempDir()
 			start := time.UnixMilli(1_700_000_000_000)
-			l, err := newHlogs(dir, "test-run", []string{"reg", "unreg"}, start, 100*time.Millisecond)
+			l, err := newHlogs(testDir(t, dir), "test-run", []string{"reg", "unreg"}, start, 100*time.Millisecond)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -398,7 +412,7 @@ func TestHlogFirstIntervalFromThreadStart(t *testing.T) {
 	hdrJSReady(t)
 	dir := t.TempDir()
 	// The run began 2 s ago, the repetition's start line 1 s ago.
-	l, err := newHlogs(dir, "test-run", []string{"reg"}, time.Now().Add(-2*time.Second), 250*time.Millisecond)
+	l, err := newHlogs(testDir(t, dir), "test-run", []string{"reg"}, time.Now().Add(-2*time.Second), 250*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -634,7 +648,7 @@ var hlogKinds = []string{"reg", "unreg", "reg" + results.ResponseSuffix, "unreg"
 // end of the test.
 func hlogRig(tb testing.TB, n int) (*hlogs, []*intervalMsg, uint64) {
 	tb.Helper()
-	l, err := newHlogs(tb.TempDir(), "test-run", hlogKinds, time.Now(), time.Second)
+	l, err := newHlogs(testDir(tb, tb.TempDir()), "test-run", hlogKinds, time.Now(), time.Second)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -705,7 +719,7 @@ func BenchmarkHlogsInterval(b *testing.B) {
 func TestHlogLineAsLogWriter(t *testing.T) {
 	dir := t.TempDir()
 	start := time.UnixMilli(1_700_000_000_123)
-	l, err := newHlogs(dir, "test-run", []string{"reg"}, start, time.Second)
+	l, err := newHlogs(testDir(t, dir), "test-run", []string{"reg"}, start, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -739,5 +753,35 @@ func TestHlogLineAsLogWriter(t *testing.T) {
 	}
 	if got != strings.TrimSpace(want.String()) {
 		t.Errorf("line\n%s\nwant hdrhistogram-go's\n%s", got, want.String())
+	}
+}
+
+// The .hlog files get the mode of every other file of a run (0644),
+// whatever the umask: at umask 000 os.Create made them 0666, writable by
+// anyone, and at 077 0600, unreadable to the colleagues result.json is
+// readable to.
+func TestHlogsMode(t *testing.T) {
+	for _, umask := range []int{0o000, 0o022, 0o077} {
+		t.Run(fmt.Sprintf("umask %03o", umask), func(t *testing.T) {
+			dir := t.TempDir()
+			old := syscall.Umask(umask)
+			l, err := newHlogs(testDir(t, dir), "test-run", []string{"reg", "unreg"}, time.Now(), time.Second)
+			if err == nil {
+				err = errors.Join(results.WriteIn(testDir(t, dir), fakeResult("test-run", "reg.hlog", "unreg.hlog")), l.close())
+			}
+			syscall.Umask(old)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range []string{"reg.hlog", "unreg.hlog", results.FileName} {
+				st, err := os.Stat(filepath.Join(dir, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Mode() != 0o644 {
+					t.Errorf("%s: mode %v, want -rw-r--r--", name, st.Mode())
+				}
+			}
+		})
 	}
 }

@@ -24,6 +24,14 @@ func TestMain(m *testing.M) {
 		commitChild(out)
 		os.Exit(0)
 	}
+	if shared := os.Getenv(victimEnv); shared != "" {
+		victimChild(shared)
+		os.Exit(0)
+	}
+	if shared := os.Getenv(racerEnv); shared != "" {
+		racerChild(shared)
+		os.Exit(0)
+	}
 	if path := os.Getenv(lockPidEnv); path != "" {
 		lockPidChild(path)
 		os.Exit(0)

@@ -8,13 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/xrcbench/xrcbench/internal/regfile"
 	"github.com/xrcbench/xrcbench/internal/safedir"
 	"github.com/xrcbench/xrcbench/results"
 )
@@ -34,6 +32,12 @@ import (
 //     its own (commit). A reader sees the earlier run or the new one.
 //   - Nothing inside a run folder is reached through a symbolic link, and
 //     a folder of another user's is refused (internal/safedir).
+//   - Every file of a run is made beneath a handle of the temporary folder,
+//     which the run made and opened itself, and every rename goes through
+//     the parent's handle after checking that the entry renamed is that
+//     folder: whoever else can write the parent can move the folder or put
+//     a link in its place, but never steer a write. Root refuses a parent
+//     in which another user can do even that (safedir.CheckParent).
 //   - A coordinator killed outright leaves one whole run in place and
 //     siblings that the next run into that folder settles (recover).
 
@@ -81,10 +85,11 @@ type runFolder struct {
 	name    string // its last component
 	runID   string
 	parent  *safedir.Dir
-	tmpName string // the temporary sibling's name in parent
-	tmp     string // and its path, where the run writes meanwhile
-	lock    *os.File
-	lockAt  string
+	tmpName string       // the temporary sibling's name in parent
+	tmp     string       // and its path, for messages
+	tmpDir  *safedir.Dir // and the folder itself, where the run writes meanwhile
+	lock    *safedir.FileLock
+	lockAt  string          // the lock's path, for messages
 	earlier *results.Result // the run being replaced, if any
 	// recovered says what a killed commit had left and this run set right,
 	// a line each, for the run to print; warnings what went wrong in
@@ -114,13 +119,17 @@ func openRunFolder(out, runID string) (*runFolder, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
-	pd, err := safedir.OpenParent(parent)
+	pd, err := safedir.OpenParent(filepath.Clean(parent))
+	var refused *safedir.RefusedError
+	if errors.As(err, &refused) {
+		return nil, outFolderErrorf("--out %s: its folder %s: %s; nothing was changed", out, refused.Path, refused.Reason)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
 	rf := &runFolder{given: out, final: clean, name: name, runID: runID, parent: pd,
-		lockAt: filepath.Join(parent, "."+name+".lock")}
-	lock, pidErr, err := lockFile(rf.lockAt)
+		lockAt: filepath.Join(parent, safedir.LockName(name))}
+	lock, pidErr, err := pd.Lock(safedir.LockName(name))
 	if pidErr != nil {
 		// A file system that cannot take these few bytes will likely not
 		// take the result either; the run says so at the start, and the
@@ -128,9 +137,12 @@ func openRunFolder(out, runID string) (*runFolder, error) {
 		rf.warnings = append(rf.warnings, pidErr.Error())
 	}
 	if err != nil {
-		pd.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, outFolderErrorf("--out %s: another run is writing it (xrcbench pid %s, holding %s)", out, lockHolder(rf.lockAt), rf.lockAt)
+		defer pd.Close()
+		if safedir.IsBusy(err) {
+			return nil, outFolderErrorf("--out %s: another xrcbench is writing it (a run, or a report into it: pid %s, holding %s)", out, pd.Holder(safedir.LockName(name)), rf.lockAt)
+		}
+		if errors.As(err, &refused) {
+			return nil, outFolderErrorf("--out %s: the lock %s: %s; nothing was changed", out, refused.Path, refused.Reason)
 		}
 		return nil, fmt.Errorf("locking the output folder: %w", err)
 	}
@@ -146,8 +158,8 @@ func openRunFolder(out, runID string) (*runFolder, error) {
 	}
 	rf.tmpName = tmpPrefix(name) + runID
 	rf.tmp = filepath.Join(parent, rf.tmpName)
-	if err := unix.Mkdirat(pd.Fd(), rf.tmpName, 0o755); err != nil {
-		return fail(fmt.Errorf("output folder: %w", &os.PathError{Op: "mkdir", Path: rf.tmp, Err: err}))
+	if rf.tmpDir, err = pd.Mkdir(rf.tmpName, 0o755); err != nil {
+		return fail(fmt.Errorf("output folder: %w", err))
 	}
 	return rf, nil
 }
@@ -191,8 +203,22 @@ func (rf *runFolder) inspect() (*results.Result, error) {
 	return r, nil
 }
 
-// dir is where the run writes meanwhile.
+// dir is the path of where the run writes meanwhile, for tests: the run
+// itself writes beneath rf.tmpDir.
 func (rf *runFolder) dir() string { return rf.tmp }
+
+// errSwapped is a run folder someone else renamed or replaced while the
+// run wrote it: whoever can write its parent can, and the run then puts
+// nothing in place.
+func (rf *runFolder) errSwapped(what string) error {
+	return &swappedError{fmt.Sprintf("%s is no longer the folder this run made (another user who can write %s %s): the run is not put in place", rf.tmp, rf.parentPath(), what)}
+}
+
+// swappedError is a commit that put nothing in place: the run folder is
+// as it was.
+type swappedError struct{ msg string }
+
+func (e *swappedError) Error() string { return e.msg }
 
 // commitStep, when set (by tests), runs between the steps of a commit, to
 // widen the windows a kill can fall into.
@@ -230,20 +256,29 @@ func (rf *runFolder) commit(files []string) error {
 		return fmt.Errorf("%w; the run stays in %s", err, rf.tmp)
 	}
 	p := rf.parent.Fd()
+	// What is renamed must be the folder the run made and wrote: a link
+	// put in its place would become the run folder.
+	if !rf.tmpDir.IsEntry(rf.parent, rf.tmpName) {
+		return rf.errSwapped("moved it away")
+	}
 	if earlier == nil {
 		// Absent or empty: the whole folder goes in at once (rename(2)
 		// replaces an empty folder).
+		step("rename")
 		if err := unix.Renameat(p, rf.tmpName, p, rf.name); err == nil {
-			return nil
+			return rf.checkInPlace()
 		}
 		// An empty folder rename cannot replace (a mount point): there is
 		// no earlier run to lose, so the files go in one by one.
-		return rf.moveFiles(files)
+		return rf.moveFiles(rf.tmpDir, files)
 	}
 	oldName := oldPrefix(rf.name) + rf.runID
 	step("exchange")
 	if err := renameExchange(p, rf.tmpName, rf.name); err == nil {
 		step("exchanged")
+		if err := rf.checkInPlace(); err != nil {
+			return err
+		}
 		if err := unix.Renameat(p, rf.tmpName, p, oldName); err != nil {
 			return fmt.Errorf("setting aside the earlier run (now %s): %w", rf.tmp, err)
 		}
@@ -260,25 +295,38 @@ func (rf *runFolder) commit(files []string) error {
 		return fmt.Errorf("moving the run into %s: %w; the earlier run is unchanged, the new one stays in %s", rf.final, err, rf.tmp)
 	}
 	step("in place")
+	if err := rf.checkInPlace(); err != nil {
+		return err
+	}
 	if kept := rf.finishOld(oldName); kept != "" {
 		rf.recovered = append(rf.recovered, kept)
 	}
 	return nil
 }
 
-// moveFiles moves the run's files into the folder, result.json last: until
-// it is there the folder is no run at all.
-func (rf *runFolder) moveFiles(files []string) error {
+// checkInPlace says whether the run folder is now the folder the run
+// made: the check before the rename and the rename are two calls, and
+// another user who can write the parent could swap a link in between.
+func (rf *runFolder) checkInPlace() error {
+	if rf.tmpDir.IsEntry(rf.parent, rf.name) {
+		return nil
+	}
+	// A link there would be taken for the run folder by whoever reads it:
+	// removed (the link itself; nothing is followed).
+	if st, err := rf.parent.Lstat(rf.name); err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		unix.Unlinkat(rf.parent.Fd(), rf.name, 0)
+	}
+	return fmt.Errorf("%s is not the folder this run made (another user who can write %s swapped it while the run was put in place): look at it before trusting it; the run's files are not there", rf.final, rf.parentPath())
+}
+
+// moveFiles moves the run's files from src, a temporary sibling, into the
+// folder, result.json last: until it is there the folder is no run at all.
+func (rf *runFolder) moveFiles(src *safedir.Dir, files []string) error {
 	dst, err := rf.parent.MkdirAll(rf.name, 0o755)
 	if err != nil {
 		return fmt.Errorf("%w; the run stays in %s", err, rf.tmp)
 	}
 	defer dst.Close()
-	src, err := rf.parent.Sub(rf.tmpName)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
 	order := slices.Clone(files)
 	slices.SortStableFunc(order, func(a, b string) int {
 		return boolInt(a == results.FileName) - boolInt(b == results.FileName)
@@ -291,6 +339,9 @@ func (rf *runFolder) moveFiles(files []string) error {
 			return fmt.Errorf("moving %s into %s: %w; the rest of the run stays in %s", name, rf.final, err, rf.tmp)
 		}
 		step("moved " + name)
+	}
+	if !src.IsEntry(rf.parent, rf.tmpName) {
+		return nil // moved away meanwhile: not ours to remove
 	}
 	return unix.Unlinkat(rf.parent.Fd(), rf.tmpName, unix.AT_REMOVEDIR)
 }
@@ -489,7 +540,7 @@ func (rf *runFolder) recover() {
 			}
 			say("completed moving run %s into %s, which a killed run had left half done", id, rf.final)
 		default:
-			os.RemoveAll(at(n))
+			rf.parent.RemoveAll(n)
 			say("removed %s, left by run %s killed before it was put in place", at(n), id)
 		}
 	}
@@ -506,7 +557,7 @@ func (rf *runFolder) recover() {
 				if unix.Renameat(p, n, p, rf.name) == nil {
 					say("put the earlier run back in %s: run %s was killed while replacing it", rf.final, id)
 					if rf.ours(tmp) {
-						os.RemoveAll(at(tmp)) // what run <id> wrote: unfinished
+						rf.parent.RemoveAll(tmp) // what run <id> wrote: unfinished
 					}
 				}
 				continue
@@ -571,22 +622,37 @@ func (rf *runFolder) halfMoved(tmp string, r *results.Result) bool {
 // completeMove moves what is left of run r in tmp into the folder,
 // result.json last.
 func (rf *runFolder) completeMove(tmp string, r *results.Result) error {
+	src, err := rf.parent.Sub(tmp)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
 	saved := rf.tmpName
 	rf.tmpName = tmp
 	defer func() { rf.tmpName = saved }()
-	return rf.moveFiles(r.Files)
+	return rf.moveFiles(src, r.Files)
 }
 
 // discard removes the temporary folder (nothing of it is kept) and
-// releases the lock.
+// releases the lock. What it holds is removed through its handle; the
+// folder itself only while it is still the entry the run made.
 func (rf *runFolder) discard() {
-	os.RemoveAll(rf.tmp)
+	if rf.tmpDir != nil {
+		rf.tmpDir.Clear()
+		if rf.tmpDir.IsEntry(rf.parent, rf.tmpName) {
+			unix.Unlinkat(rf.parent.Fd(), rf.tmpName, unix.AT_REMOVEDIR)
+		}
+	}
 	rf.close()
 }
 
-// close releases the lock and the parent's handle.
+// close releases the lock and the handles.
 func (rf *runFolder) close() {
 	rf.unlock()
+	if rf.tmpDir != nil {
+		rf.tmpDir.Close()
+		rf.tmpDir = nil
+	}
 	if rf.parent != nil {
 		rf.parent.Close()
 		rf.parent = nil
@@ -597,48 +663,8 @@ func (rf *runFolder) unlock() {
 	if rf.lock == nil {
 		return
 	}
-	// Removed while still held: a run that opened it meanwhile finds, once
-	// it gets the lock, that the path no longer names its file, and
-	// starts over (lockFile).
-	os.Remove(rf.lockAt)
-	rf.lock.Close()
+	rf.lock.Unlock()
 	rf.lock = nil
-}
-
-// lockFile takes an exclusive flock on path, created if need be, without
-// waiting, and writes this process's pid into it. A pid it cannot write
-// (a full disk) is pidErr beside the lock, which holds all the same: the
-// pid only names the holder to a refused second run, which then says
-// "unknown".
-func lockFile(path string) (f *os.File, pidErr, err error) {
-	for attempt := 0; ; attempt++ {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o644)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-			f.Close()
-			return nil, nil, err
-		}
-		// The holder before us may have removed the file between our open
-		// and our lock: then we hold a lock on nothing anyone else sees.
-		held, err1 := f.Stat()
-		now, err2 := os.Lstat(path)
-		if err1 == nil && err2 == nil && os.SameFile(held, now) {
-			err := f.Truncate(0)
-			if err == nil {
-				_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-			}
-			if err != nil {
-				pidErr = fmt.Errorf("the lock %s holds, but this process's pid could not be written into it (%w): a second run into the folder is refused naming no holder", path, err)
-			}
-			return f, pidErr, nil
-		}
-		f.Close()
-		if attempt > 10 {
-			return nil, nil, fmt.Errorf("%s keeps being replaced", path)
-		}
-	}
 }
 
 // LockFolder locks dir for the caller's life as a run locks its --out:
@@ -655,38 +681,43 @@ func LockFolder(dir string) (unlock func(), err error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, err
 	}
-	at := filepath.Join(parent, "."+name+".lock")
-	f, pidErr, err := lockFile(at)
-	if errors.Is(err, unix.EWOULDBLOCK) {
-		return nil, outFolderErrorf("%s: another xrcbench is writing it (pid %s, holding %s)", dir, lockHolder(at), at)
+	pd, err := safedir.OpenUnchecked(parent)
+	if err != nil {
+		return nil, fmt.Errorf("locking %s: %w", dir, err)
+	}
+	at := filepath.Join(parent, safedir.LockName(name))
+	l, pidErr, err := pd.Lock(safedir.LockName(name))
+	if safedir.IsBusy(err) {
+		holder := pd.Holder(safedir.LockName(name))
+		pd.Close()
+		return nil, outFolderErrorf("%s: another xrcbench is writing it (pid %s, holding %s)", dir, holder, at)
 	}
 	if err != nil {
+		pd.Close()
 		return nil, fmt.Errorf("locking %s: %w", dir, err)
 	}
 	if pidErr != nil {
 		// Before anything is written into dir: a folder whose file
 		// system cannot take a pid will not take what the caller writes
 		// there over its long life either.
-		os.Remove(at)
-		f.Close()
+		l.Unlock()
+		pd.Close()
 		return nil, fmt.Errorf("locking %s: %w", dir, pidErr)
 	}
 	return func() {
-		os.Remove(at)
-		f.Close()
+		l.Unlock()
+		pd.Close()
 	}, nil
 }
 
-// lockHolder is the pid written in a lock file, or "unknown".
+// lockHolder is the pid written in the lock file at path, or "unknown".
 func lockHolder(path string) string {
-	data, err := regfile.ReadFile(path, 64)
+	d, err := safedir.OpenUnchecked(filepath.Dir(path))
 	if err != nil {
 		return "unknown"
 	}
-	if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 0 {
-		return strconv.Itoa(pid)
-	}
-	return "unknown"
+	defer d.Close()
+	return d.Holder(filepath.Base(path))
 }
 
 // ownedByUs says whether st is owned by the current user.

@@ -312,6 +312,19 @@ func TestRunFolderRefused(t *testing.T) {
 			os.Rename(elsewhere, out)
 			os.Chmod(out, 0o777)
 		}, "other users can write it"},
+		// Root's run into a folder another user can rename its entries in:
+		// they could swap the run's folder for a link (TestTwoUsersRacingRenamer).
+		{"run as root, a parent another user owns", func(t *testing.T, out, elsewhere string) {
+			os.Rename(elsewhere, out)
+			other(t, filepath.Dir(out))
+		}, "owned by user 65534, who could swap what root writes there"},
+		{"run as root, a parent anyone can write", func(t *testing.T, out, elsewhere string) {
+			if os.Geteuid() != 0 {
+				t.Skip("the mode matters to root only")
+			}
+			os.Rename(elsewhere, out)
+			os.Chmod(filepath.Dir(out), 0o777)
+		}, "other users can write it (mode 0777, no sticky bit)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -679,7 +692,7 @@ func lockPidChild(out string) {
 	}
 	rf.tell(Options{Stderr: os.Stdout})
 	fmt.Println("holder:", lockHolder(rf.lockAt))
-	if _, _, err := lockFile(rf.lockAt); !errors.Is(err, unix.EWOULDBLOCK) {
+	if _, _, err := rf.parent.Lock(safedir.LockName("run")); !errors.Is(err, unix.EWOULDBLOCK) {
 		fmt.Println("a second lock:", err)
 	}
 	rf.close()

@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -333,7 +332,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 
 	c := &coordinator{cfg: cfg, opts: opts, priv: priv.path}
 	res := c.newResult(runID, rt.String())
-	if c.logs, err = newHlogs(rf.dir(), runID, cfg.histKinds(), res.Started, cfg.Interval); err != nil {
+	if c.logs, err = newHlogs(rf.tmpDir, runID, cfg.histKinds(), res.Started, cfg.Interval); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
 	// What is known before the start is said before the start, once.
@@ -347,7 +346,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	if runErr == nil {
 		done, runErr = c.repetitions(ctx, res)
 	}
-	files, err := c.keepLogs(res, rf.dir(), len(done) > 0)
+	files, err := c.keepLogs(res, len(done) > 0)
 	runErr = alsoFailed(runErr, err)
 	c.describeEnvironment(res, fw)
 	if d := res.Environment.Device; d != nil && d.TestDouble {
@@ -522,11 +521,9 @@ func (c *coordinator) repetitions(ctx context.Context, res *results.Result) ([]*
 // keepLogs closes the .hlog timelines and returns the files kept. Timelines
 // that lost intervals would contradict the result: none is kept, and the
 // error says why. A run that measured nothing keeps no empty ones.
-func (c *coordinator) keepLogs(res *results.Result, dir string, measured bool) ([]string, error) {
+func (c *coordinator) keepLogs(res *results.Result, measured bool) ([]string, error) {
 	if err := c.logs.close(); err != nil {
-		for _, k := range c.cfg.Kinds() {
-			os.Remove(filepath.Join(dir, k+".hlog"))
-		}
+		c.logs.remove()
 		return nil, fmt.Errorf("writing the interval logs (.hlog), none kept: %w", err)
 	}
 	if !measured && c.logs.removeIfEmpty() {
@@ -644,10 +641,13 @@ func writeRun(rf *runFolder, res *results.Result, out string) (committed bool, e
 	if rf.earlier != nil {
 		kept = fmt.Sprintf("the earlier run in %s is unchanged", out)
 	}
-	if err := results.Write(rf.dir(), res); err != nil {
+	if err := results.WriteIn(rf.tmpDir, res); err != nil {
 		return false, &NotWrittenError{Out: out, Err: fmt.Errorf("writing %s: %w", results.FileName, err), Kept: kept}
 	}
 	if err := rf.commit(res.Files); err != nil {
+		if errors.As(err, new(*swappedError)) {
+			return true, &NotWrittenError{Out: out, Err: err, Kept: kept}
+		}
 		return true, &NotWrittenError{Out: out, Err: err, Kept: "the folder may hold part of the run"}
 	}
 	return true, nil

@@ -2,11 +2,13 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/xrcbench/xrcbench/internal/safedir"
 	"github.com/xrcbench/xrcbench/results"
@@ -295,16 +297,29 @@ func WriteSummaries(dir string) error {
 // Every file is written beneath a handle of rep.Out (internal/safedir):
 // a symbolic link inside it (plots -> /etc, planted by whoever else can
 // write a shared run folder) is refused, never written through, and so
-// never recorded for a later run to remove.
+// never recorded for a later run to remove. The folder's lock, a run's
+// (.<name>.lock), is held meanwhile: a run putting itself in place swaps
+// the folder out, and what a report wrote into the handle of the folder
+// swapped out stayed there, another run's report in the new run's
+// folder, for good.
 func writeFiles(rep *Report, in inputs, files []reportFile) error {
-	if err := os.MkdirAll(rep.Out, 0o755); err != nil {
-		return err
+	out, unlock, err := safedir.OpenLocked(rep.Out)
+	var busy *safedir.BusyError
+	if errors.As(err, &busy) {
+		return inputErrorf("report folder %s: a run (or another report) is writing it, xrcbench pid %s: report it once that is done", rep.Out, busy.Holder)
 	}
-	out, err := safedir.Open(rep.Out)
 	if err != nil {
 		return inputErrorf("report folder %v: write the report elsewhere (--out)", err)
 	}
-	defer out.Close()
+	defer unlock()
+	own := in.sweep == nil && len(in.runs) == 1 && sameFolder(out, in.runs[0].Dir)
+	if own {
+		// The run was read before the lock was taken: a run into the
+		// folder may have replaced it since.
+		if r, err := results.Load(rep.Out); err != nil || r.RunID != in.runs[0].Result.RunID {
+			return inputErrorf("report folder %s: the run in it was replaced while the report was made: report it again", rep.Out)
+		}
+	}
 	// The plots folder is a full report's (report.html links it, even
 	// with no plot in it); the summaries alone have none.
 	if slices.ContainsFunc(files, func(f reportFile) bool { return f.name == HTMLFile }) {
@@ -323,37 +338,38 @@ func writeFiles(rep *Report, in inputs, files []reportFile) error {
 		rep.Files = append(rep.Files, path)
 		names = append(names, f.name)
 	}
-	if in.sweep == nil && len(in.runs) == 1 && sameFolder(rep.Out, in.runs[0].Dir) {
-		return RecordFiles(rep.Out, in.runs[0].Result.RunID, names)
+	if own {
+		return recordFiles(out, in.runs[0].Result.RunID, names)
 	}
 	return nil
 }
 
-// RecordFiles adds names (relative to the run folder dir) to the files
+// recordFiles adds names (relative to the run folder dir) to the files
 // written there for the run runID besides the run's own
 // (results.ReportManifest), so that a later run into the folder removes
 // them too, and nothing else. Runs without a run id (older versions) have
 // no record.
-func RecordFiles(dir, runID string, names []string) error {
+func recordFiles(dir *safedir.Dir, runID string, names []string) error {
 	if runID == "" {
 		return nil
 	}
 	all := slices.Clone(names)
-	if m, err := results.LoadManifest(dir); err == nil && m.RunID == runID {
+	if m, err := results.LoadManifest(dir.Path()); err == nil && m.RunID == runID {
 		for _, n := range m.Files {
 			if !slices.Contains(all, n) {
 				all = append(all, n)
 			}
 		}
 	}
-	return results.WriteManifest(dir, runID, all)
+	return results.WriteManifestIn(dir, runID, all)
 }
 
-// sameFolder says whether a and b are one folder.
-func sameFolder(a, b string) bool {
-	sa, err1 := os.Stat(a)
-	sb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+// sameFolder says whether the open folder d is the folder at path.
+func sameFolder(d *safedir.Dir, path string) bool {
+	own, err1 := d.Stat()
+	var at unix.Stat_t
+	err2 := unix.Stat(path, &at)
+	return err1 == nil && err2 == nil && own.Dev == at.Dev && own.Ino == at.Ino
 }
 
 func collect(runs []*Run, per map[*Run][]Figure) [][]Figure {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/internal/regfile"
+	"github.com/xrcbench/xrcbench/internal/safedir"
 )
 
 // WriteFileAtomic writes data to path through a temporary file in the same
@@ -49,14 +50,32 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 
 // Write writes r as dir/result.json, atomically.
 func Write(dir string, r *Result) error {
+	data, err := encode(r)
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(filepath.Join(dir, FileName), data, 0o644)
+}
+
+// WriteIn writes r as result.json beneath the folder's handle, atomically
+// and never through a link (safedir.Dir.WriteFile): how a run writes it.
+func WriteIn(dir *safedir.Dir, r *Result) error {
+	data, err := encode(r)
+	if err != nil {
+		return err
+	}
+	return dir.WriteFile(FileName, data, 0o644)
+}
+
+func encode(r *Result) ([]byte, error) {
 	if r.Schema == "" {
 		r.Schema = Schema
 	}
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return WriteFileAtomic(filepath.Join(dir, FileName), append(data, '\n'), 0o644)
+	return append(data, '\n'), nil
 }
 
 // ErrInvalid is wrapped by every validation failure of Load.
@@ -231,6 +250,15 @@ func WriteManifest(dir, runID string, files []string) error {
 		return err
 	}
 	return WriteFileAtomic(filepath.Join(dir, ReportManifest), append(data, '\n'), 0o644)
+}
+
+// WriteManifestIn is WriteManifest beneath the folder's handle.
+func WriteManifestIn(dir *safedir.Dir, runID string, files []string) error {
+	data, err := json.MarshalIndent(Manifest{RunID: runID, Files: files}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return dir.WriteFile(ReportManifest, append(data, '\n'), 0o644)
 }
 
 // LoadManifest reads dir's report manifest.

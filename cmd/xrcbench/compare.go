@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/xrcbench/xrcbench/internal/safedir"
 	"github.com/xrcbench/xrcbench/qualify"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
@@ -227,7 +228,7 @@ func warnDuplicates(stderr io.Writer, runs ...*report.Run) {
 // inputErr maps the report's input errors to exit status 2 and anything
 // else (an I/O failure while reading) to exit status 1.
 func inputErr(err error) error {
-	if errors.Is(err, report.ErrInput) {
+	if errors.Is(err, report.ErrInput) || errors.Is(err, safedir.ErrRefused) {
 		return usageError{err}
 	}
 	return failure{err: err}

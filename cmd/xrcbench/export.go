@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -9,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/xrcbench/xrcbench/internal/safedir"
 	"github.com/xrcbench/xrcbench/report"
-	"github.com/xrcbench/xrcbench/results"
 )
 
 func init() { subcommands = append(subcommands, newExportCmd) }
@@ -230,7 +231,18 @@ func writeOutputs(stdout io.Writer, names []string, files map[string][]byte) err
 			}
 			continue
 		}
-		if err := results.WriteFileAtomic(name, files[name], 0o644); err != nil {
+		// Beneath a handle of the file's folder, which another user
+		// cannot re-point (a folder of theirs, for root, is refused).
+		dir, err := safedir.OpenOut(filepath.Dir(name), false)
+		if errors.Is(err, safedir.ErrRefused) {
+			return usagef("--out %s: %v: write it elsewhere", name, err)
+		}
+		if err != nil {
+			return outputErr(err)
+		}
+		err = dir.WriteFile(filepath.Base(name), files[name], 0o644)
+		dir.Close()
+		if err != nil {
 			return outputErr(err)
 		}
 	}

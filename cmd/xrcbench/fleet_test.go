@@ -88,6 +88,28 @@ func TestFleetBadInput(t *testing.T) {
 			}
 		})
 	}
+	// Root's node into a shared --out any user can write: that user could
+	// swap the node's folder for a link (TestTwoUsersRacingRenamer).
+	t.Run("as root, a shared --out others can write", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("the mode matters to root only")
+		}
+		for k, v := range slurm {
+			t.Setenv(k, v)
+		}
+		shared := filepath.Join(t.TempDir(), "fleet")
+		os.Mkdir(shared, 0o755)
+		os.Chmod(shared, 0o777)
+		var stdout, stderr bytes.Buffer
+		code := run(&stdout, &stderr, []string{"run", "--provider", "null", "--workload", "steady", "--iterations", "20", "--out", shared, "--fleet"})
+		msg := stderr.String()
+		if want := "other users can write it (mode 0777, no sticky bit)"; code != exitUsage || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, want) {
+			t.Errorf("exit %d, stderr %q: want exit 2 and one line containing %q", code, msg, want)
+		}
+		if ents, _ := os.ReadDir(shared); len(ents) != 0 {
+			t.Errorf("the shared folder holds %v", ents)
+		}
+	})
 	t.Run("no --out", func(t *testing.T) {
 		t.Setenv("SLURM_JOB_ID", "9")
 		t.Setenv("SLURM_PROCID", "0")

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xrcbench/xrcbench/analysis"
+	"github.com/xrcbench/xrcbench/internal/safedir"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 )
@@ -128,11 +129,18 @@ order by).`,
 			if err != nil {
 				return failure{err: err}
 			}
-			if err := os.MkdirAll(out, 0o755); err != nil {
+			// Written beneath a handle of the folder, which another user
+			// cannot re-point (a folder of theirs, for root, is refused).
+			dir, err := safedir.OpenOut(out, true)
+			if errors.Is(err, safedir.ErrRefused) {
+				return usagef("history folder %v: write the history elsewhere (--out)", err)
+			}
+			if err != nil {
 				return outputErr(err)
 			}
+			defer dir.Close()
 			for name, data := range map[string][]byte{analysis.HistoryJSONFile: js, analysis.HistoryHTMLFile: page} {
-				if err := results.WriteFileAtomic(filepath.Join(out, name), data, 0o644); err != nil {
+				if err := dir.WriteFile(name, data, 0o644); err != nil {
 					return outputErr(err)
 				}
 			}

@@ -56,17 +56,6 @@ func Open(path string) (*Dir, error) {
 	return checked(fd, path)
 }
 
-// OpenParent opens the folder at path to hold renames of its entries, and
-// checks nothing about it: the place where the user keeps run folders is
-// the user's.
-func OpenParent(path string) (*Dir, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	return &Dir{os.NewFile(uintptr(fd), path), path}, nil
-}
-
 func checked(fd int, path string) (*Dir, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
