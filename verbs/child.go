@@ -27,6 +27,9 @@ type childSpec struct {
 	Options Options
 	Domain  string
 	QPN     uint32
+	// "holddomain": take Domain's lock, Hold "shared" or "exclusive",
+	// or a command-queue slot ("cmdq"), and wait.
+	Hold string
 }
 
 // MaybeRunChild runs the child side of a multi-process check when this
@@ -72,6 +75,10 @@ func runChild(raw string) error {
 		}
 	case "holdlock":
 		if err := simHoldLock(spec.Options.Sim.Dir, spec.QPN); err != nil {
+			return err
+		}
+	case "holddomain":
+		if err := simHoldDomain(spec.Options.Sim.Dir, spec.Domain, spec.Hold); err != nil {
 			return err
 		}
 	case "kernel-s8", "kernel-s9":
