@@ -297,6 +297,16 @@ func simHoldDomain(dir, path, how string) error {
 	return nil
 }
 
+// SimThreadWaits is the time the calling OS thread has spent blocked on
+// sim devices' locks (a domain's, a QP slot's, the device table's) and
+// waiting for a command-queue slot, since it first used one. A caller
+// that wants its own thread's figures locks it (runtime.LockOSThread).
+func SimThreadWaits() (lock, cmdq time.Duration) {
+	var l, c C.uint64_t
+	C.sim_thread_waits(&l, &c)
+	return time.Duration(l), time.Duration(c)
+}
+
 // simLockPatience sets how long a sim lock may stay held before an
 // operation gives up with EDEADLK (0 restores the default), for tests of
 // damaged lock words that must not wait the default 30 s.

@@ -118,6 +118,9 @@ func legacyFlavor() (string, string)             { return "", "" }
 func simHoldLock(string, uint32) error           { return ErrNoCgo }
 func simHoldDomain(string, string, string) error { return ErrNoCgo }
 
+// SimThreadWaits: no sim device without cgo, so nothing was waited on.
+func SimThreadWaits() (lock, cmdq time.Duration) { return 0, 0 }
+
 // Intact is nil: without cgo no device is open.
 func (d *Device) Intact() error { return nil }
 

@@ -541,8 +541,11 @@ static int cmdq_enter(struct sim_shared *sh, uint32_t *slot)
 			waited_cmdq_ns += xb_now_ns() - t0;
 			return EDEADLK;
 		}
+		/* A release wakes one waiter; the timeout is for a holder that
+		 * died, which wakes nobody. Not shorter: a waiter woken for
+		 * nothing queues for a CPU beside the slots' holders. */
 		__atomic_add_fetch(&sh->cmdq_waiters, 1, __ATOMIC_SEQ_CST);
-		futex_wait(&sh->cmdq_seq, seq, 1);
+		futex_wait(&sh->cmdq_seq, seq, 20);
 		__atomic_sub_fetch(&sh->cmdq_waiters, 1, __ATOMIC_RELAXED);
 	}
 }
