@@ -1,11 +1,14 @@
 package bench
 
 import (
+	"bytes"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/workloads"
 )
@@ -79,8 +82,8 @@ func TestCPUStarvedByRunQueue(t *testing.T) {
 // TestDeviceWaitsReported is issue 42's known answer (iv): at zero cost,
 // where the sim's locks are all the work, a run of two threads on the
 // same QPs says what share of the threads' working time went to waiting
-// on the device's locks, beside their run-queue share, in result.json;
-// the shares add up to no more than the whole.
+// on the device's locks, beside their run-queue share, in result.json and
+// the summary; the shares add up to no more than the whole.
 func TestDeviceWaitsReported(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short: runs two workers")
@@ -97,5 +100,16 @@ func TestDeviceWaitsReported(t *testing.T) {
 	if w.DeviceLockShare < 0 || w.CommandQueueShare != 0 || *w.RunQueueShare < 0 ||
 		w.DeviceLockShare+*w.RunQueueShare > 1 {
 		t.Errorf("waits %+v (run queue %v): want shares of one whole, and no command (steady creates nothing while measured)", w, *w.RunQueueShare)
+	}
+	run, err := report.LoadRun(cfg.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := report.WriteMarkdown(&md, []*report.Run{run}); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("on the device's locks %.1f%%", 100*w.DeviceLockShare); !strings.Contains(md.String(), want) {
+		t.Errorf("the summary does not say %q:\n%s", want, md.String())
 	}
 }

@@ -461,13 +461,7 @@ func coverageRows(h results.Harness) []kv {
 			fmt.Sprintf("%.1f%% (least covered thread %.1f%%): %s", 100*c.Share, 100*c.MinThreadShare, strings.Join(by, ", "))})
 	}
 	if w := h.Waits; w != nil {
-		runq := "not known (schedstat unreadable)"
-		if w.RunQueueShare != nil {
-			runq = fmt.Sprintf("%.1f%%", 100**w.RunQueueShare)
-		}
-		rows = append(rows, kv{"waits (share of the threads' working time)",
-			fmt.Sprintf("on the device's locks %.1f%%, for its command queue %.1f%%, on the run queue (runnable, not running) %s",
-				100*w.DeviceLockShare, 100*w.CommandQueueShare, runq)})
+		rows = append(rows, kv{"waits (share of the threads' working time)", WaitsText(w)})
 	}
 	if g := h.MaxGap; g != nil {
 		var by []string

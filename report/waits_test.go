@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -32,6 +33,16 @@ func TestWaitsRow(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Errorf("waits row %q, want %q", got, tc.want)
+			}
+			// The summary says it too, where there is something to say.
+			var md bytes.Buffer
+			run := &Run{Dir: "d", Result: &results.Result{Harness: results.Harness{Waits: tc.waits}}}
+			if err := WriteMarkdown(&md, []*Run{run}); err != nil {
+				t.Fatal(err)
+			}
+			if has := strings.Contains(md.String(), "working time went "); has != (tc.want != "") ||
+				(tc.want != "" && !strings.Contains(md.String(), tc.want)) {
+				t.Errorf("summary.md says the waits %v, want %q:\n%s", has, tc.want, md.String())
 			}
 		})
 	}
