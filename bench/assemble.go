@@ -398,25 +398,50 @@ func addUnconfirmed(lc *results.LeakCheck, listed []uint32, how string, err erro
 }
 
 // cpuWarnings says when the measurement did not have the CPUs it needed:
-// more threads than CPUs, or (loop workloads, whose threads never wait)
-// workers that got much less CPU time than their threads x the wall time.
-// Latencies then include time spent preempted.
+// more threads than CPUs, or (loop workloads) measured threads that were
+// runnable but not running for much of their working time, by their run
+// queue time: latencies then include time spent preempted. Time blocked
+// on the device's locks or command queue is the device's, not the
+// machine's, and never makes a run CPU-starved. Where schedstat is
+// unreadable the workers' CPU time is held to their threads x the wall
+// time, less those device waits.
 func cpuWarnings(done []*repOutcome, cfg Config) []results.Warning {
 	out := StartWarnings(cfg)
 	total := cfg.Procs * cfg.Threads
 	if cfg.Workload.Mode != "loop" {
 		return out
 	}
+	// Threads can use at most one CPU each, and all CPUs together.
+	usable := min(total, runtime.NumCPU())
 	for _, rep := range done {
+		var runq, work, device int64
+		known := len(rep.threads) > 0
+		for _, tr := range rep.threads {
+			if tr.RunQueueNS == nil {
+				known = false
+				continue
+			}
+			runq += *tr.RunQueueNS
+			work += tr.working()
+			device += tr.DeviceLockNS + tr.CommandQueueNS
+		}
+		if known && work > 0 {
+			// More threads than CPUs queue by design: each runs at most
+			// usable/total of the time.
+			share, limit := float64(runq)/float64(work), 1-0.75*float64(usable)/float64(total)
+			if share > limit {
+				out = append(out, warnf(results.WarnCPUStarved, rep.index+1, "", "the machine is busy, throughput is understated: run on an idle machine or with fewer --procs × --threads", "measured threads were runnable but not running for %.0f%% of their working time (run queue, limit %.0f%%); blocked on the device's locks or command queue %.0f%%",
+					100*share, 100*limit, 100*float64(device)/float64(work)))
+			}
+			continue
+		}
 		var cpu float64
 		for _, w := range rep.workers {
 			if w.state != nil {
 				cpu += (w.state.UserTime() + w.state.SystemTime()).Seconds()
 			}
 		}
-		// Threads can use at most one CPU each, and all CPUs together.
-		usable := min(total, runtime.NumCPU())
-		want := float64(usable) * (rep.wall + cfg.Warmup).Seconds()
+		want := float64(usable)*(rep.wall+cfg.Warmup).Seconds() - time.Duration(device).Seconds()
 		if want > 0.5 && cpu < 0.75*want {
 			out = append(out, warnf(results.WarnCPUStarved, rep.index+1, "", "the machine is busy, throughput is understated: run on an idle machine or with fewer --procs × --threads", "workers got %.1f CPU-seconds of the %.1f their %d thread(s) could use (%.0f%%)",
 				cpu, want, total, 100*cpu/want))
@@ -486,6 +511,8 @@ func harnessFigures(res *results.Result, done []*repOutcome) {
 	h := &res.Harness
 	var pre, post, all []float64
 	var work, timed int64
+	var runq, devLock, cmdq int64
+	runqKnown := true
 	timedBy := map[string]int64{}
 	minShare := math.Inf(1)
 	open := false // an open loop's untimed stretches are in its response times
@@ -515,6 +542,13 @@ func harnessFigures(res *results.Result, done []*repOutcome) {
 				continue
 			}
 			work += wk
+			devLock += tr.DeviceLockNS
+			cmdq += tr.CommandQueueNS
+			if tr.RunQueueNS != nil {
+				runq += *tr.RunQueueNS
+			} else {
+				runqKnown = false
+			}
 			t := tr.timed()
 			timed += t
 			minShare = min(minShare, float64(t)/float64(wk))
@@ -555,6 +589,11 @@ func harnessFigures(res *results.Result, done []*repOutcome) {
 			c.ByKind[kind] = float64(t) / float64(work)
 		}
 		h.Coverage = c
+		h.Waits = &results.Waits{DeviceLockShare: float64(devLock) / float64(work), CommandQueueShare: float64(cmdq) / float64(work)}
+		if runqKnown {
+			share := float64(runq) / float64(work)
+			h.Waits.RunQueueShare = &share
+		}
 		if c.Share < MinCoverage {
 			res.Warnings = append(res.Warnings, warnf(results.WarnCoverage, 0, "", "the rest of the threads' working time was outside timed operations, "+untimedMeans(open), "coverage %.0f%% (least covered thread %.0f%%, limit %.0f%%)",
 				100*c.Share, 100*c.MinThreadShare, 100*MinCoverage))

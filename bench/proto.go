@@ -153,6 +153,12 @@ type threadResult struct {
 	// Open is what became of the thread's open-loop schedule; nil in a
 	// closed loop.
 	Open *openResult `json:"open,omitempty"`
+	// While it measured: its time on the run queue (runnable, not
+	// running; nil where schedstat is unreadable), and blocked on the
+	// device's locks and waiting for its command queue (the sim's).
+	RunQueueNS     *int64 `json:"runq_ns,omitempty"`
+	DeviceLockNS   int64  `json:"device_lock_ns,omitempty"`
+	CommandQueueNS int64  `json:"command_queue_ns,omitempty"`
 }
 
 // openResult is one thread's open loop: operations scheduled, waits for

@@ -132,7 +132,10 @@ type thread struct {
 	report    func(*intervalMsg)
 	started   uint64
 	ended     uint64
-	rounds    int64
+	// What the thread waited on while it measured (waits.go): the run
+	// queue, and the device's locks and command queue.
+	waits  threadWaits
+	rounds int64
 
 	// ivReported: the thread has sent an interval (the first carries its
 	// start, intervalMsg.Start).
@@ -332,6 +335,7 @@ func (t *thread) run(deadline uint64) error {
 			return err
 		}
 	}
+	t.waits.begin()
 	t.started = verbs.Now()
 	if testHookMeasuring != nil {
 		testHookMeasuring(t.g)
@@ -381,6 +385,7 @@ func (t *thread) openLoopEnds(end uint64) {
 // again. It returns err, or the failure to send when err is nil.
 func (t *thread) endMeasuring(err error) error {
 	t.ended = verbs.Now()
+	t.waits.end()
 	t.measuring = false
 	// The last interval ends where the measurement did, as the
 	// repetition's time does.
@@ -656,7 +661,8 @@ func (t *thread) flushIntervalAt(now uint64) error {
 func (t *thread) result() (threadResult, error) {
 	tr := threadResult{Thread: t.g, CPU: t.cpu, Started: t.started, Ended: t.ended, Rounds: t.rounds,
 		Kinds: map[string]kindResult{}, WaitNS: int64(t.waitNS), GapNS: int64(t.gapNS), GapAtNS: int64(t.gapAt),
-		GapKind: t.gapKind, TimerBeforeNS: t.timerPre, TimerAfterNS: t.timerPost}
+		GapKind: t.gapKind, TimerBeforeNS: t.timerPre, TimerAfterNS: t.timerPost,
+		RunQueueNS: t.waits.runQueue(), DeviceLockNS: int64(t.waits.lock), CommandQueueNS: int64(t.waits.cmdq)}
 	if t.storm != nil {
 		tr.StormDoneNS, tr.StormTeardownNS, tr.StormRunQueueNS = &t.storm.doneNS, &t.storm.downNS, &t.storm.runqNS
 		tr.StormBusyNS = &t.storm.busyNS

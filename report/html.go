@@ -460,6 +460,9 @@ func coverageRows(h results.Harness) []kv {
 		rows = append(rows, kv{"coverage (timed share of the threads' working time)",
 			fmt.Sprintf("%.1f%% (least covered thread %.1f%%): %s", 100*c.Share, 100*c.MinThreadShare, strings.Join(by, ", "))})
 	}
+	if w := h.Waits; w != nil {
+		rows = append(rows, kv{"waits (share of the threads' working time)", WaitsText(w)})
+	}
 	if g := h.MaxGap; g != nil {
 		var by []string
 		for _, kind := range results.OpKinds {

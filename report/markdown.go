@@ -130,6 +130,9 @@ func WriteMarkdown(w io.Writer, runs []*Run) error {
 				acrossReps(row.P50Rep), acrossReps(row.OpsRep))
 		}
 		fmt.Fprintln(bw, "\n“across reps”: median over repetitions ± median absolute deviation as a share of it.")
+		if w := r.Harness.Waits; w != nil {
+			fmt.Fprintf(bw, "\nThe threads' working time went %s.\n", mdText(WaitsText(w)))
+		}
 		writeOpenLoop(bw, run)
 		for _, n := range FirmwareNotes(r) {
 			fmt.Fprintf(bw, "\n%s.\n", mdText(n))

@@ -228,6 +228,21 @@ type Harness struct {
 	// Memory is the workers' memory summed over the processes of a
 	// repetition (the largest repetition), measured as they finish.
 	Memory *Memory `json:"memory,omitempty"`
+	// Waits is what the measured threads' working time went to while
+	// they were not running their own code.
+	Waits *Waits `json:"waits,omitempty"`
+}
+
+// Waits are shares of the measured threads' working time (the time
+// Coverage divides, over all repetitions): on the run queue, runnable but
+// not running (the machine's doing: /proc/thread-self/schedstat; absent
+// where unreadable), and blocked on the device's locks and waiting for
+// its command queue (the device model's doing: the sim's; 0 elsewhere).
+// Only the run queue makes a run CPU-starved.
+type Waits struct {
+	RunQueueShare     *float64 `json:"run_queue_share,omitempty"`
+	DeviceLockShare   float64  `json:"device_lock_share"`
+	CommandQueueShare float64  `json:"command_queue_share"`
 }
 
 // TimerOverhead is the timer's cost as the worker threads measured it,

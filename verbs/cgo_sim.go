@@ -67,6 +67,11 @@ func simConfig(o SimOptions) C.struct_sim_config {
 	cfg.cost_destroy_ns = C.uint64_t(o.Cost.Destroy)
 	cfg.cost_modify_ns = C.uint64_t(o.Cost.Modify)
 	cfg.cost_reset_ns = C.uint64_t(o.Cost.Reset)
+	cfg.cost_scan_ns = C.uint64_t(o.Cost.Scan)
+	cfg.cmdq_depth = C.uint32_t(o.Cost.CmdQ)
+	if o.Cost.Lookup == LookupList {
+		cfg.lookup = C.SIM_LOOKUP_LIST
+	}
 	return cfg
 }
 
@@ -261,6 +266,45 @@ func simHoldLock(dir string, qpn uint32) error {
 		return syscall.Errno(rc)
 	}
 	return nil
+}
+
+// simHoldDomain opens domain path on the device in dir and takes its lock
+// shared (how "shared") or exclusive ("exclusive"), or a command-queue
+// slot ("cmdq"), and never lets go: a test's child calls it, then is
+// killed, to prove the others get past what it held.
+func simHoldDomain(dir, path, how string) error {
+	hows := map[string]C.int{"shared": C.SIM_HOLD_SHARED, "exclusive": C.SIM_HOLD_EXCLUSIVE, "cmdq": C.SIM_HOLD_CMDQ}
+	h, ok := hows[how]
+	if !ok {
+		return fmt.Errorf("hold %q: want shared, exclusive or cmdq", how)
+	}
+	dev, err := simOpenC(dir, nil, Upstream)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var dom *C.struct_sim_dom
+	if rc := C.sim_open_domain(dev, C.int(f.Fd()), C.SIM_UPSTREAM, &dom); rc != 0 {
+		return syscall.Errno(rc)
+	}
+	if rc := C.sim_debug_hold_domain(dom, h); rc != 0 {
+		return syscall.Errno(rc)
+	}
+	return nil
+}
+
+// SimThreadWaits is the time the calling OS thread has spent blocked on
+// sim devices' locks (a domain's, a QP slot's, the device table's) and
+// waiting for a command-queue slot, since it first used one. A caller
+// that wants its own thread's figures locks it (runtime.LockOSThread).
+func SimThreadWaits() (lock, cmdq time.Duration) {
+	var l, c C.uint64_t
+	C.sim_thread_waits(&l, &c)
+	return time.Duration(l), time.Duration(c)
 }
 
 // simLockPatience sets how long a sim lock may stay held before an

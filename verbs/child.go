@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -27,6 +29,113 @@ type childSpec struct {
 	Options Options
 	Domain  string
 	QPN     uint32
+	// "holddomain": take Domain's lock, Hold "shared" or "exclusive",
+	// or a command-queue slot ("cmdq"), and wait.
+	Hold string
+	// "loop": on a line from the parent, for Duration, reg and unreg
+	// each of QPNs in turn (Hold "pairs") or create a QP and unreg it
+	// (Hold "creates"), then print one "result" line (a loopResult).
+	QPNs     []uint32
+	Duration time.Duration
+}
+
+// loopResult is what a loop child did and how its thread spent the time.
+type loopResult struct {
+	Ops      int           // pairs count two, creates one
+	Wall     time.Duration // from the start line to the end of its last op
+	RunQueue time.Duration // runnable but not running (schedstat); creates: inside the creates only
+	Lock     time.Duration // blocked on the sim's locks (sim_thread_waits)
+	CmdQ     time.Duration // waiting for a command-queue slot
+}
+
+// loopChild is the "loop" action: one thread, locked to its OS thread so
+// its schedstat and sim waits are the loop's.
+func loopChild(spec childSpec) error {
+	runtime.LockOSThread()
+	dev, err := Open(spec.Options)
+	if err != nil {
+		return err
+	}
+	dom, err := dev.OpenDomain(spec.Domain, false)
+	if err != nil {
+		return err
+	}
+	fmt.Println("ready")
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		return err
+	}
+	q0, err := threadRunQueue()
+	if err != nil {
+		return err
+	}
+	l0, c0 := SimThreadWaits()
+	var r loopResult
+	start := time.Now()
+	for end := start.Add(spec.Duration); time.Now().Before(end); {
+		if spec.Hold == "creates" {
+			// Only the creates' run-queue time: a create waiting for
+			// a CPU keeps its command-queue slot from the others.
+			a, err := threadRunQueue()
+			if err != nil {
+				return err
+			}
+			q, err := dom.CreateRcvQP()
+			if err != nil {
+				return err
+			}
+			b, err := threadRunQueue()
+			if err != nil {
+				return err
+			}
+			r.RunQueue += b - a
+			if _, err := dom.Unreg(q); err != nil {
+				return err
+			}
+			r.Ops++
+			continue
+		}
+		for _, q := range spec.QPNs {
+			if err := dom.Reg(q); err != nil {
+				return err
+			}
+			if _, err := dom.Unreg(q); err != nil {
+				return err
+			}
+			r.Ops += 2
+		}
+	}
+	r.Wall = time.Since(start)
+	q1, err := threadRunQueue()
+	if err != nil {
+		return err
+	}
+	l1, c1 := SimThreadWaits()
+	if spec.Hold != "creates" {
+		r.RunQueue = q1 - q0
+	}
+	r.Lock, r.CmdQ = l1-l0, c1-c0
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("result %s\n", raw)
+	io.Copy(io.Discard, os.Stdin)
+	return nil
+}
+
+// threadRunQueue is the calling thread's time on the run queue so far:
+// the second field of /proc/thread-self/schedstat.
+func threadRunQueue() (time.Duration, error) {
+	b, err := os.ReadFile("/proc/thread-self/schedstat")
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0, fmt.Errorf("schedstat %q", b)
+	}
+	ns, err := strconv.ParseInt(f[1], 10, 64)
+	return time.Duration(ns), err
 }
 
 // MaybeRunChild runs the child side of a multi-process check when this
@@ -74,6 +183,12 @@ func runChild(raw string) error {
 		if err := simHoldLock(spec.Options.Sim.Dir, spec.QPN); err != nil {
 			return err
 		}
+	case "holddomain":
+		if err := simHoldDomain(spec.Options.Sim.Dir, spec.Domain, spec.Hold); err != nil {
+			return err
+		}
+	case "loop":
+		return loopChild(spec)
 	case "kernel-s8", "kernel-s9":
 		a, err := kernelAsk(spec)
 		if err != nil {
@@ -176,6 +291,7 @@ func askKernel(spec childSpec) (kernelAnswer, error) {
 type child struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
+	out   *bufio.Reader // the child's stdout past "ready"
 }
 
 // startChild re-executes this program to do spec, and returns once the
@@ -205,8 +321,9 @@ func startChild(spec childSpec) (*child, error) {
 		return nil, err
 	}
 	ready := make(chan error, 1)
+	out := bufio.NewReader(stdout)
 	go func() {
-		line, err := bufio.NewReader(stdout).ReadString('\n')
+		line, err := out.ReadString('\n')
 		if err == nil && line != "ready\n" {
 			err = fmt.Errorf("said %q", line)
 		}
@@ -222,7 +339,7 @@ func startChild(spec childSpec) (*child, error) {
 		cmd.Wait()
 		return nil, fmt.Errorf("child %d: %v: %s", cmd.Process.Pid, err, strings.TrimSpace(stderr.String()))
 	}
-	return &child{cmd: cmd, stdin: stdin}, nil
+	return &child{cmd: cmd, stdin: stdin, out: out}, nil
 }
 
 // KillRegistrant re-executes this program as a registrant on qpn in the

@@ -112,10 +112,14 @@ func listDevices() ([]devFacts, string, error) { return nil, "", ErrNoCgo }
 
 func listProvider() string { return "rdma" }
 
-func legacyList() ([]devFacts, string, error) { return nil, "", ErrNoCgo }
-func legacySymbols() string                   { return "" }
-func legacyFlavor() (string, string)          { return "", "" }
-func simHoldLock(string, uint32) error        { return ErrNoCgo }
+func legacyList() ([]devFacts, string, error)    { return nil, "", ErrNoCgo }
+func legacySymbols() string                      { return "" }
+func legacyFlavor() (string, string)             { return "", "" }
+func simHoldLock(string, uint32) error           { return ErrNoCgo }
+func simHoldDomain(string, string, string) error { return ErrNoCgo }
+
+// SimThreadWaits: no sim device without cgo, so nothing was waited on.
+func SimThreadWaits() (lock, cmdq time.Duration) { return 0, 0 }
 
 // Intact is nil: without cgo no device is open.
 func (d *Device) Intact() error { return nil }

@@ -8,11 +8,19 @@
  * allocation walks QP numbers upward from next_qpn and takes the first whose
  * slot is free, so numbers are not reused until the 24-bit space wraps.
  *
- * Locking: every QP slot has its own process-shared robust mutex, and reg
- * and unreg take only that one, so registrants working on different QPs
- * never contend (the sharded workload is a true no-contention baseline).
- * The device lock guards the registrant, domain and domain-handle tables
- * and QP allocation; it is taken before a QP lock, never after. A domain's
+ * Locking follows the kernel (docs/design.md, "The sim's locks"). Each
+ * domain has a lock that plays the XRCD's tgt_qps_rwsem: a reg takes it
+ * shared (ib_open_qp's lookup), an unreg exclusive (the kernel closes every
+ * opened handle under the rwsem held for write). With the pre-5.9 lookup
+ * (SIM_LOOKUP_LIST) a reg takes it exclusive too, as tgt_qp_mutex was, and
+ * walks the domain's QPs under it. Commands that reach the driver (create,
+ * modify, the destroy of the last unreg) hold one of cmdq_depth
+ * command-queue slots while they pay their cost. Every QP slot has its own
+ * process-shared robust mutex, which plays the QP's open_list spinlock:
+ * it guards the slot's registrations, so what a reg or unreg changes is
+ * consistent whatever the domain lock does. The device lock guards the
+ * registrant, domain and domain-handle tables and QP allocation. Order:
+ * command-queue slot, domain lock, device lock, QP lock. A domain's
  * live-QP count is atomic, because a destroy changes it under the QP lock
  * alone; a domain entry left with no handles and no QPs is freed by the
  * next operation that holds the device lock (domain_put).
@@ -32,14 +40,16 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <linux/futex.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "sim.h"
 
 #define SIM_MAGIC 0x31304d4953435258ull /* "XRCSIM01" */
-#define SIM_VERSION 3 /* 3: QP states and their costs */
+#define SIM_VERSION 4 /* 3: QP states and their costs; 4: domain locks, command queue */
 #define SIM_FILE "sim.dev"
 #define SIM_QPN_BASE 0x100u /* QP numbers below are reserved (QP0/QP1 on IB) */
 #define SIM_MAX_REGISTRANTS 4096
@@ -52,6 +62,8 @@
 #define SIM_NONE 0xffffffffu
 #define SIM_LIMIT_COST_NS (60ull * 1000000000ull) /* a cost beyond is a damaged header */
 #define SIM_LOCK_PATIENCE_MS 30000 /* a lock held longer is wedged or damaged */
+#define SIM_LIMIT_SCAN_NS 1000000ull /* a scan cost per QP beyond is a damaged header */
+#define SIM_FORGIVE_MS 10 /* a writer kept this long looks for dead readers */
 
 struct sim_registrant {
 	int32_t pid;
@@ -59,16 +71,29 @@ struct sim_registrant {
 	uint64_t start_time; /* of the process, to tell a reused pid */
 };
 
+/* The domain lock is a robust mutex (wlock) that writers hold, and a word
+ * (rw) of readers plus DOM_WRITER. Not a pthread rwlock: glibc's is not
+ * robust, and a process killed holding one would wedge the domain for
+ * good. A writer holds wlock, sets DOM_WRITER and waits for the readers to
+ * leave; a reader that finds DOM_WRITER waits on wlock, which the kernel
+ * hands on (EOWNERDEAD) when its holder dies. A reader that dies inside
+ * leaves its count in rw; each reader counts itself in its domain handle
+ * (sim_dhandle.readers) first, so a writer kept waiting can tell the
+ * counts of dead processes and drop them (dom_forgive). */
+#define DOM_WRITER 0x80000000u
+
 struct sim_domain {
 	uint64_t dev, ino; /* the domain file: XRC domains are shared by inode */
 	uint32_t handles;  /* open domain handles */
 	uint32_t qps;      /* live QPs; atomic: destroy changes it under a QP lock */
 	uint32_t in_use;
-	uint32_t pad;
-};
+	uint32_t rw; /* readers, | DOM_WRITER; a futex */
+	pthread_mutex_t wlock;
+} __attribute__((aligned(64)));
 
 struct sim_dhandle {
-	uint32_t registrant, domain, in_use, pad;
+	uint32_t registrant, domain, in_use;
+	uint32_t readers; /* this handle's threads inside the domain's lock shared; atomic */
 };
 
 struct sim_reg {
@@ -98,6 +123,11 @@ struct sim_shared {
 	uint32_t pad;
 	uint64_t created, destroyed, reaped;
 	pthread_mutex_t lock;
+	/* the command queue: a slot is a robust mutex, so a process killed in
+	 * a command gives its slot back; cmdq_seq (a futex) counts releases,
+	 * for waiters to sleep on */
+	uint32_t cmdq_seq, cmdq_waiters;
+	pthread_mutex_t cmdq[SIM_MAX_CMDQ];
 	struct sim_registrant registrants[SIM_MAX_REGISTRANTS];
 	struct sim_domain domains[SIM_MAX_DOMAINS];
 	struct sim_dhandle dhandles[SIM_MAX_DHANDLES];
@@ -232,9 +262,22 @@ void sim_debug_lock_patience(int ms)
 	__atomic_store_n(&lock_patience_ms, ms > 0 ? ms : SIM_LOCK_PATIENCE_MS, __ATOMIC_RELAXED);
 }
 
+/* What this thread waited on, for sim_thread_waits: only slow paths are
+ * timed, so an uncontended lock costs no clock read. */
+static __thread uint64_t waited_lock_ns, waited_cmdq_ns;
+
+void sim_thread_waits(uint64_t *lock_ns, uint64_t *cmdq_ns)
+{
+	if (lock_ns)
+		*lock_ns += waited_lock_ns;
+	if (cmdq_ns)
+		*cmdq_ns += waited_cmdq_ns;
+}
+
+static int robust_lock_slow(pthread_mutex_t *m);
+
 static int robust_lock(pthread_mutex_t *m)
 {
-	struct timespec deadline;
 	int rc;
 
 #ifdef __GLIBC__
@@ -243,6 +286,18 @@ static int robust_lock(pthread_mutex_t *m)
 #endif
 	if ((rc = pthread_mutex_trylock(m)) != EBUSY)
 		return rc;
+	uint64_t t0 = xb_now_ns();
+
+	rc = robust_lock_slow(m);
+	waited_lock_ns += xb_now_ns() - t0;
+	return rc;
+}
+
+static int robust_lock_slow(pthread_mutex_t *m)
+{
+	struct timespec deadline;
+	int rc;
+
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	int patience = __atomic_load_n(&lock_patience_ms, __ATOMIC_RELAXED);
 
@@ -299,6 +354,208 @@ static int sim_lock(struct sim_shared *sh)
 static void sim_unlock(struct sim_shared *sh)
 {
 	pthread_mutex_unlock(&sh->lock);
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+/* futex_wait sleeps while *addr is val, at most ms: the waits below poll
+ * too, since a holder that dies wakes nobody. Shared futexes: the word is
+ * in a mapping of several processes. */
+static void futex_wait(uint32_t *addr, uint32_t val, int ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+
+	syscall(SYS_futex, addr, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+static void futex_wake(uint32_t *addr, int n)
+{
+	syscall(SYS_futex, addr, FUTEX_WAKE, n, NULL, NULL, 0);
+}
+
+/* ---- the domain's lock (tgt_qps_rwsem) ------------------------------------ */
+
+/* dom_forgive drops from domain d's reader count the readers of processes
+ * that died inside (SIM_FORGIVE_MS into a writer's wait). Each reader
+ * counts itself in its handle before rw and leaves rw before its handle,
+ * so the live handles' sum is never below the live readers in rw: taking
+ * the smaller of the two never lets a writer in beside a live reader. */
+static void dom_forgive(struct sim_shared *sh, uint32_t d)
+{
+	uint32_t live = 0, cur;
+	int dead = 0;
+
+	for (uint32_t h = 0; h < SIM_MAX_DHANDLES; h++) {
+		struct sim_dhandle *dh = &sh->dhandles[h];
+		uint32_t n = __atomic_load_n(&dh->readers, __ATOMIC_ACQUIRE);
+
+		if (n == 0 || __atomic_load_n(&dh->domain, __ATOMIC_RELAXED) != d)
+			continue;
+		if (__atomic_load_n(&dh->in_use, __ATOMIC_RELAXED) &&
+		    registrant_alive(&sh->registrants[__atomic_load_n(&dh->registrant, __ATOMIC_RELAXED) % SIM_MAX_REGISTRANTS]))
+			live += n;
+		else
+			dead = 1;
+	}
+	if (!dead)
+		return;
+	cur = __atomic_load_n(&sh->domains[d].rw, __ATOMIC_ACQUIRE);
+	while ((cur & ~DOM_WRITER) > live &&
+	       !__atomic_compare_exchange_n(&sh->domains[d].rw, &cur, (cur & DOM_WRITER) | live, 0, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE))
+		;
+}
+
+/* dom_wlock takes domain d's lock exclusive. A writer that died left
+ * nothing to repair (the QP slots have their own locks), only DOM_WRITER,
+ * which the next holder of wlock sets anyway. */
+static int dom_wlock(struct sim_shared *sh, uint32_t d)
+{
+	struct sim_domain *dom = &sh->domains[d];
+	uint32_t cur;
+	uint64_t t0, waited;
+	int rc = robust_lock(&dom->wlock), patience;
+
+	if (rc == EOWNERDEAD) {
+		pthread_mutex_consistent(&dom->wlock);
+		rc = 0;
+	}
+	if (rc)
+		return rc;
+	cur = __atomic_or_fetch(&dom->rw, DOM_WRITER, __ATOMIC_SEQ_CST);
+	/* Readers stay in for a few loads and stores: spin that long first. */
+	for (int spin = 0; cur != DOM_WRITER && spin < 256; spin++) {
+		cpu_relax();
+		cur = __atomic_load_n(&dom->rw, __ATOMIC_ACQUIRE);
+	}
+	if (cur == DOM_WRITER)
+		return 0;
+	t0 = xb_now_ns();
+	patience = __atomic_load_n(&lock_patience_ms, __ATOMIC_RELAXED);
+	for (uint64_t next = SIM_FORGIVE_MS; (cur = __atomic_load_n(&dom->rw, __ATOMIC_ACQUIRE)) != DOM_WRITER;) {
+		waited = (xb_now_ns() - t0) / 1000000;
+		if (waited >= (uint64_t)patience) {
+			__atomic_and_fetch(&dom->rw, ~DOM_WRITER, __ATOMIC_RELEASE);
+			pthread_mutex_unlock(&dom->wlock);
+			waited_lock_ns += xb_now_ns() - t0;
+			return EDEADLK;
+		}
+		if (waited >= next) {
+			dom_forgive(sh, d);
+			next = waited + SIM_FORGIVE_MS;
+		}
+		futex_wait(&dom->rw, cur, 1);
+	}
+	waited_lock_ns += xb_now_ns() - t0;
+	return 0;
+}
+
+static void dom_wunlock(struct sim_shared *sh, uint32_t d)
+{
+	__atomic_and_fetch(&sh->domains[d].rw, ~DOM_WRITER, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&sh->domains[d].wlock);
+}
+
+/* dom_rlock takes the domain's lock shared, through domain handle h. */
+static int dom_rlock(struct sim_shared *sh, uint32_t d, uint32_t h)
+{
+	struct sim_domain *dom = &sh->domains[d];
+	uint32_t *mine = &sh->dhandles[h].readers;
+
+	for (;;) {
+		uint32_t cur;
+		int rc;
+
+		__atomic_add_fetch(mine, 1, __ATOMIC_SEQ_CST);
+		cur = __atomic_load_n(&dom->rw, __ATOMIC_RELAXED);
+		while (!(cur & DOM_WRITER))
+			if (__atomic_compare_exchange_n(&dom->rw, &cur, cur + 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+				return 0;
+		__atomic_sub_fetch(mine, 1, __ATOMIC_RELEASE);
+		/* Wait for the writer on its mutex. Holding it, no live writer
+		 * is in, so DOM_WRITER set now was left by a dead one. */
+		rc = robust_lock(&dom->wlock);
+		if (rc == EOWNERDEAD) {
+			pthread_mutex_consistent(&dom->wlock);
+			rc = 0;
+		}
+		if (rc)
+			return rc;
+		__atomic_and_fetch(&dom->rw, ~DOM_WRITER, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&dom->wlock);
+	}
+}
+
+static void dom_runlock(struct sim_shared *sh, uint32_t d, uint32_t h)
+{
+	if (__atomic_sub_fetch(&sh->domains[d].rw, 1, __ATOMIC_SEQ_CST) == DOM_WRITER)
+		futex_wake(&sh->domains[d].rw, 1);
+	__atomic_sub_fetch(&sh->dhandles[h].readers, 1, __ATOMIC_RELEASE);
+}
+
+/* ---- the command queue ---------------------------------------------------- */
+
+/* cmdq_enter takes a free command-queue slot, sleeping while all
+ * cmdq_depth are busy. A slot guards no data, so one its holder died in
+ * is simply taken. */
+static int cmdq_enter(struct sim_shared *sh, uint32_t *slot)
+{
+	uint32_t depth = sh->cfg.cmdq_depth;
+	uint64_t t0 = 0;
+
+	for (;;) {
+		uint32_t seq = __atomic_load_n(&sh->cmdq_seq, __ATOMIC_ACQUIRE);
+
+		for (uint32_t i = 0; i < depth; i++) {
+			pthread_mutex_t *m = &sh->cmdq[i];
+			int rc;
+
+#ifdef __GLIBC__
+			if (mutex_kind != -1 && __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) != mutex_kind)
+				return EIO;
+#endif
+			rc = pthread_mutex_trylock(m);
+			if (rc == EOWNERDEAD) {
+				pthread_mutex_consistent(m);
+				rc = 0;
+			}
+			if (rc == 0) {
+				*slot = i;
+				if (t0)
+					waited_cmdq_ns += xb_now_ns() - t0;
+				return 0;
+			}
+			if (rc != EBUSY)
+				return rc;
+		}
+		if (!t0)
+			t0 = xb_now_ns();
+		else if ((xb_now_ns() - t0) / 1000000 >= (uint64_t)__atomic_load_n(&lock_patience_ms, __ATOMIC_RELAXED)) {
+			waited_cmdq_ns += xb_now_ns() - t0;
+			return EDEADLK;
+		}
+		/* A release wakes one waiter; the timeout is for a holder that
+		 * died, which wakes nobody. Not shorter: a waiter woken for
+		 * nothing queues for a CPU beside the slots' holders. */
+		__atomic_add_fetch(&sh->cmdq_waiters, 1, __ATOMIC_SEQ_CST);
+		futex_wait(&sh->cmdq_seq, seq, 20);
+		__atomic_sub_fetch(&sh->cmdq_waiters, 1, __ATOMIC_RELAXED);
+	}
+}
+
+static void cmdq_leave(struct sim_shared *sh, uint32_t slot)
+{
+	pthread_mutex_unlock(&sh->cmdq[slot]);
+	__atomic_add_fetch(&sh->cmdq_seq, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&sh->cmdq_waiters, __ATOMIC_SEQ_CST))
+		futex_wake(&sh->cmdq_seq, 1);
 }
 
 /* ---- table maintenance -------------------------------------------------- */
@@ -518,6 +775,11 @@ static int config_normalize(struct sim_config *c)
 	if (c->max_qps > SIM_LIMIT_QPS || c->max_regs > SIM_LIMIT_REGS)
 		return EINVAL;
 	c->no_xrc = !!c->no_xrc;
+	if (c->cmdq_depth == 0)
+		c->cmdq_depth = SIM_DEFAULT_CMDQ;
+	if (c->cmdq_depth > SIM_MAX_CMDQ || c->lookup > SIM_LOOKUP_LIST || c->cost_scan_ns > SIM_LIMIT_SCAN_NS ||
+	    (c->cost_scan_ns && c->lookup != SIM_LOOKUP_LIST))
+		return EINVAL;
 	return 0;
 }
 
@@ -552,6 +814,12 @@ static int sim_init(struct sim_shared *sh, const struct sim_config *cfg, uint64_
 	sh->next_qpn = SIM_QPN_BASE;
 	if ((rc = init_robust_mutex(&sh->lock)) != 0)
 		return rc;
+	for (uint32_t i = 0; i < SIM_MAX_CMDQ; i++)
+		if ((rc = init_robust_mutex(&sh->cmdq[i])) != 0)
+			return rc;
+	for (uint32_t d = 0; d < SIM_MAX_DOMAINS; d++)
+		if ((rc = init_robust_mutex(&sh->domains[d].wlock)) != 0)
+			return rc;
 	for (uint32_t s = 0; s < cfg->max_qps; s++)
 		if ((rc = init_robust_mutex(&qp_at(sh, s)->lock)) != 0)
 			return rc;
@@ -567,7 +835,8 @@ static int config_matches(const struct sim_config *want, const struct sim_config
 	       want->no_xrc == have->no_xrc && want->cost_create_ns == have->cost_create_ns &&
 	       want->cost_reg_ns == have->cost_reg_ns && want->cost_unreg_ns == have->cost_unreg_ns &&
 	       want->cost_destroy_ns == have->cost_destroy_ns && want->cost_modify_ns == have->cost_modify_ns &&
-	       want->cost_reset_ns == have->cost_reset_ns;
+	       want->cost_reset_ns == have->cost_reset_ns && want->cost_scan_ns == have->cost_scan_ns &&
+	       want->cmdq_depth == have->cmdq_depth && want->lookup == have->lookup;
 }
 
 /* half_made reports whether the device file was left by a creator that
@@ -605,6 +874,8 @@ static int header_valid(const struct sim_shared *sh, uint64_t file_size)
 	if (c.cost_create_ns > SIM_LIMIT_COST_NS || c.cost_reg_ns > SIM_LIMIT_COST_NS ||
 	    c.cost_unreg_ns > SIM_LIMIT_COST_NS || c.cost_destroy_ns > SIM_LIMIT_COST_NS ||
 	    c.cost_modify_ns > SIM_LIMIT_COST_NS || c.cost_reset_ns > SIM_LIMIT_COST_NS)
+		return EIO;
+	if (c.cmdq_depth == 0 || c.cmdq_depth > SIM_MAX_CMDQ || c.lookup > SIM_LOOKUP_LIST || c.cost_scan_ns > SIM_LIMIT_SCAN_NS)
 		return EIO;
 	if (sh->size != file_size || sh->size != sim_size(&c) || sh->qp_off != slots_offset() ||
 	    sh->qp_stride != slot_stride(&c))
@@ -874,11 +1145,13 @@ uint64_t sim_device_size(const struct sim_config *cfg)
 void sim_config_string(const struct sim_config *c, char *buf, size_t len)
 {
 	snprintf(buf, len,
-		 "max_qps=%u max_regs=%u %s cost create=%lluns,reg=%lluns,unreg=%lluns,destroy=%lluns,modify=%lluns,reset=%lluns",
+		 "max_qps=%u max_regs=%u %s cost create=%lluns,reg=%lluns,unreg=%lluns,destroy=%lluns,modify=%lluns,reset=%lluns,"
+		 "scan=%lluns,cmdq=%u,lookup=%s",
 		 c->max_qps, c->max_regs, c->no_xrc ? "noxrc" : "xrc", (unsigned long long)c->cost_create_ns,
 		 (unsigned long long)c->cost_reg_ns, (unsigned long long)c->cost_unreg_ns,
 		 (unsigned long long)c->cost_destroy_ns, (unsigned long long)c->cost_modify_ns,
-		 (unsigned long long)c->cost_reset_ns);
+		 (unsigned long long)c->cost_reset_ns, (unsigned long long)c->cost_scan_ns, c->cmdq_depth,
+		 c->lookup == SIM_LOOKUP_LIST ? "list" : "xarray");
 }
 
 int sim_close(struct sim_dev *d)
@@ -974,9 +1247,21 @@ int sim_open_domain(struct sim_dev *d, int fd, int semantics, struct sim_dom **o
 	}
 	if (dom == SIM_NONE) {
 		dom = free_dom;
-		sh->domains[dom] = (struct sim_domain){.dev = (uint64_t)st.st_dev, .ino = (uint64_t)st.st_ino, .in_use = 1};
+		struct sim_domain *x = &sh->domains[dom];
+
+		/* Field by field: the entry's wlock lives on. A reader count a
+		 * dead process left in a domain nobody holds goes with it. */
+		x->dev = (uint64_t)st.st_dev;
+		x->ino = (uint64_t)st.st_ino;
+		x->handles = 0;
+		__atomic_store_n(&x->qps, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&x->rw, 0, __ATOMIC_RELAXED);
+		x->in_use = 1;
 	}
-	sh->dhandles[h] = (struct sim_dhandle){.registrant = d->registrant, .domain = dom, .in_use = 1};
+	__atomic_store_n(&sh->dhandles[h].readers, 0, __ATOMIC_RELAXED);
+	sh->dhandles[h].registrant = d->registrant;
+	__atomic_store_n(&sh->dhandles[h].domain, dom, __ATOMIC_RELAXED);
+	__atomic_store_n(&sh->dhandles[h].in_use, 1, __ATOMIC_RELEASE);
 	sh->domains[dom].handles++;
 	sim_unlock(sh);
 	*m = (struct sim_dom){.dev = d, .domain = dom, .dhandle = h, .semantics = semantics};
@@ -1017,15 +1302,41 @@ int sim_close_domain(struct sim_dom *m)
 
 /* ---- QPs ---------------------------------------------------------------- */
 
+/* sim_command pays a command's cost in a command-queue slot, as the
+ * driver's command interface runs at most cmdq_depth at once. */
+static int sim_command(struct sim_shared *sh, uint64_t cost_ns)
+{
+	uint32_t slot;
+	int rc;
+
+	if ((rc = cmdq_enter(sh, &slot)) != 0)
+		return rc;
+	pay(cost_ns);
+	cmdq_leave(sh, slot);
+	return 0;
+}
+
+/* sim_create is the driver's create (a command), then the QP's entry in
+ * its domain: before 5.9 a list insert under the domain's mutex; since,
+ * an xa_store, which takes no lock a lookup waits on (the QP slot's lock
+ * makes the entry appear at once). */
 int sim_create(struct sim_dom *m, uint32_t *qpn, uint32_t *flags)
 {
 	struct sim_shared *sh = m->dev->sh;
 	struct sim_qp *qp = NULL;
-	int rc;
+	int rc, list;
 
 	(void)flags;
-	if ((rc = sim_intact(m->dev)) != 0 || (rc = sim_lock(sh)) != 0)
+	if ((rc = sim_intact(m->dev)) != 0 || (rc = sim_command(sh, sh->cfg.cost_create_ns)) != 0)
 		return rc;
+	list = sh->cfg.lookup == SIM_LOOKUP_LIST;
+	if (list && (rc = dom_wlock(sh, m->domain)) != 0)
+		return rc;
+	if ((rc = sim_lock(sh)) != 0) {
+		if (list)
+			dom_wunlock(sh, m->domain);
+		return rc;
+	}
 	for (int attempt = 0; attempt < 2 && !qp; attempt++) {
 		uint32_t n = sh->next_qpn;
 
@@ -1036,6 +1347,8 @@ int sim_create(struct sim_dom *m, uint32_t *qpn, uint32_t *flags)
 			n = n >= XB_QPN_MAX ? SIM_QPN_BASE : n + 1;
 			if ((rc = qp_lock(sh, q)) != 0) {
 				sim_unlock(sh);
+				if (list)
+					dom_wunlock(sh, m->domain);
 				return rc;
 			}
 			if (!q->in_use) {
@@ -1052,6 +1365,8 @@ int sim_create(struct sim_dom *m, uint32_t *qpn, uint32_t *flags)
 	}
 	if (!qp) {
 		sim_unlock(sh);
+		if (list)
+			dom_wunlock(sh, m->domain);
 		return ENOMEM;
 	}
 	qp->domain = m->domain;
@@ -1064,7 +1379,8 @@ int sim_create(struct sim_dom *m, uint32_t *qpn, uint32_t *flags)
 	qp_unlock(qp);
 	sh->created++;
 	sim_unlock(sh);
-	pay(sh->cfg.cost_create_ns);
+	if (list)
+		dom_wunlock(sh, m->domain);
 	return 0;
 }
 
@@ -1104,10 +1420,22 @@ int sim_reg(struct sim_dom *m, uint32_t qpn, uint32_t *flags)
 	if ((rc = sim_intact(m->dev)) != 0)
 		return rc;
 	qp = qp_slot(sh, qpn);
-	if ((rc = qp_lock(sh, qp)) != 0)
+	/* ib_open_qp: the lookup under the domain's lock, shared since 5.9;
+	 * before, under its mutex, walking a list of the domain's QPs. */
+	if (sh->cfg.lookup == SIM_LOOKUP_LIST) {
+		if ((rc = dom_wlock(sh, m->domain)) != 0)
+			return rc;
+		pay(sh->cfg.cost_scan_ns * __atomic_load_n(&sh->domains[m->domain].qps, __ATOMIC_ACQUIRE));
+	} else if ((rc = dom_rlock(sh, m->domain, m->dhandle)) != 0)
 		return rc;
-	rc = reg_locked(m, qp, qpn);
-	qp_unlock(qp);
+	if ((rc = qp_lock(sh, qp)) == 0) {
+		rc = reg_locked(m, qp, qpn);
+		qp_unlock(qp);
+	}
+	if (sh->cfg.lookup == SIM_LOOKUP_LIST)
+		dom_wunlock(sh, m->domain);
+	else
+		dom_runlock(sh, m->domain, m->dhandle);
 	if (rc == ENOSPC) {
 		/* Dead registrants may hold the entries: sweep them (device lock
 		 * first, then the QP lock, as everywhere) and try once more. */
@@ -1139,10 +1467,18 @@ int sim_unreg(struct sim_dom *m, uint32_t qpn, uint32_t *flags)
 	if ((rc = sim_intact(m->dev)) != 0)
 		return rc;
 	qp = qp_slot(sh, qpn);
-	if ((rc = qp_lock(sh, qp)) != 0)
+	/* The kernel closes every opened handle under the domain's rwsem
+	 * held for write (tgt_qp_mutex before 5.9), and the last one erases
+	 * the QP from the domain there; the driver's destroy comes after. */
+	if ((rc = dom_wlock(sh, m->domain)) != 0)
 		return rc;
+	if ((rc = qp_lock(sh, qp)) != 0) {
+		dom_wunlock(sh, m->domain);
+		return rc;
+	}
 	if (!qp_is(qp, qpn) || qp->domain != m->domain || (i = reg_find(qp, m->dev->registrant)) < 0) {
 		qp_unlock(qp); /* S6, S7, S8 */
+		dom_wunlock(sh, m->domain);
 		return EINVAL;
 	}
 	if (m->semantics == SIM_UPSTREAM && qp->regs[i].count > 1)
@@ -1155,10 +1491,14 @@ int sim_unreg(struct sim_dom *m, uint32_t qpn, uint32_t *flags)
 		destroyed = 1;
 	}
 	qp_unlock(qp);
+	dom_wunlock(sh, m->domain);
 	*flags |= XB_DESTROY_KNOWN | (destroyed ? XB_DESTROYED : 0);
-	/* A QP destroyed out of INIT or RTR is reset first, as mlx5 does. */
-	pay(sh->cfg.cost_unreg_ns + (destroyed ? sh->cfg.cost_destroy_ns : 0) +
-	    (out_of_reset ? sh->cfg.cost_reset_ns : 0));
+	pay(sh->cfg.cost_unreg_ns);
+	/* A QP destroyed out of INIT or RTR is reset first, as mlx5 does:
+	 * two commands, paid here as one slot's time. The QP is gone
+	 * whatever the queue says, so the unreg succeeded. */
+	if (destroyed)
+		(void)sim_command(sh, sh->cfg.cost_destroy_ns + (out_of_reset ? sh->cfg.cost_reset_ns : 0));
 	return 0;
 }
 
@@ -1215,8 +1555,7 @@ int sim_modify(struct sim_dom *m, uint32_t qpn, int state)
 				     : m->dev->sh->cfg.cost_modify_ns;
 	qp->state = (uint32_t)state;
 	qp_unlock(qp);
-	pay(cost);
-	return 0;
+	return sim_command(m->dev->sh, cost);
 }
 
 int sim_qp_state(struct sim_dom *m, uint32_t qpn, int *state)
@@ -1341,6 +1680,24 @@ int sim_debug_hold_lock(struct sim_dev *d, uint32_t qpn)
 	if (qpn > XB_QPN_MAX)
 		return EINVAL;
 	return qp_lock(d->sh, qp_slot(d->sh, qpn));
+}
+
+int sim_debug_hold_domain(struct sim_dom *m, int how)
+{
+	struct sim_shared *sh = m->dev->sh;
+	uint32_t slot;
+
+	if (sim_intact(m->dev) != 0)
+		return EIO;
+	switch (how) {
+	case SIM_HOLD_SHARED:
+		return dom_rlock(sh, m->domain, m->dhandle);
+	case SIM_HOLD_EXCLUSIVE:
+		return dom_wlock(sh, m->domain);
+	case SIM_HOLD_CMDQ:
+		return cmdq_enter(sh, &slot);
+	}
+	return EINVAL;
 }
 
 struct sim_dev *sim_dom_dev(const struct sim_dom *m)

@@ -26,14 +26,33 @@ struct sim_config {
 	uint32_t max_qps;  /* live QPs; 0: default */
 	uint32_t max_regs; /* registrants per QP; 0: default */
 	int no_xrc;        /* a device without XRC (S11) */
-	/* cost model, busy-waited outside the device lock */
+	/* cost model, busy-waited outside the domain's lock (create, modify,
+	 * destroy and reset inside a command-queue slot) */
 	uint64_t cost_create_ns, cost_reg_ns, cost_unreg_ns, cost_destroy_ns;
 	/* per QP state transition: modify is each move up (RESET to INIT,
 	 * INIT to RTR); reset is the move back to RESET, paid on top of
 	 * destroy when the last unreg destroys a QP out of RESET (on mlx5
 	 * the driver issues 2RST_QP before DESTROY_QP) */
 	uint64_t cost_modify_ns, cost_reset_ns;
+	/* SIM_LOOKUP_LIST only: a reg's walk of the domain's list, per live
+	 * target QP of the domain, paid under the domain's mutex */
+	uint64_t cost_scan_ns;
+	/* commands (create, modify, destroy) in flight at the "driver" at
+	 * once; 0: SIM_DEFAULT_CMDQ, as mlx5's command interface */
+	uint32_t cmdq_depth;
+	uint32_t lookup; /* enum sim_lookup */
 };
+
+/* How ib_open_qp finds the target QP in its XRCD (the kernel's
+ * drivers/infiniband/core/verbs.c): since Linux 5.9 an xarray read under
+ * an rwsem held shared; before, a list walked under a mutex. */
+enum sim_lookup {
+	SIM_LOOKUP_XARRAY = 0,
+	SIM_LOOKUP_LIST = 1,
+};
+
+#define SIM_DEFAULT_CMDQ 31 /* mlx5: at most 31 commands in flight */
+#define SIM_MAX_CMDQ 64
 
 struct sim_dev;
 struct sim_dom;
@@ -105,10 +124,21 @@ int sim_inspect(struct sim_dev *dev, struct sim_qp_info *qps, int max, int *nreg
 /* Registrants of one QP: pids and counts, up to max. Returns the count or -errno. */
 int sim_qp_registrants(struct sim_dev *dev, uint32_t qpn, pid_t *pids, uint32_t *counts, int max);
 
+/* sim_thread_waits adds to *lock_ns the time the calling thread has spent
+ * blocked on the device's locks (a domain's, a QP slot's, the device
+ * table's) and to *cmdq_ns the time it waited for a command-queue slot,
+ * since it first used a sim device: what a thread waits on in the model,
+ * as opposed to what it does. Either may be NULL. */
+void sim_thread_waits(uint64_t *lock_ns, uint64_t *cmdq_ns);
+
 /* Test hook: take the device lock (qpn 0) or the lock of QP qpn's slot
  * and return without releasing it, so a test can kill the holder and check
  * the lock is recovered. */
 int sim_debug_hold_lock(struct sim_dev *dev, uint32_t qpn);
+/* Test hook: take domain dom's lock shared or exclusive, or a
+ * command-queue slot, and return without releasing it. */
+enum { SIM_HOLD_SHARED = 1, SIM_HOLD_EXCLUSIVE = 2, SIM_HOLD_CMDQ = 3 };
+int sim_debug_hold_domain(struct sim_dom *dom, int how);
 /* Test hook: how long a lock may stay held before an operation gives up
  * with EDEADLK (default 30 s; ms <= 0 restores it). */
 void sim_debug_lock_patience(int ms);

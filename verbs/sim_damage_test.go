@@ -25,10 +25,10 @@ const (
 	offMaxQPs   = 24
 	offMaxRegs  = 28
 	offCostReg  = 48
-	offQPOff    = 88
-	offQPStride = 96
-	offNextQPN  = 104
-	offDevLock  = 136
+	offQPOff    = 104
+	offQPStride = 112
+	offNextQPN  = 120
+	offDevLock  = 152
 	mutexKind   = 16 // __data.__kind in pthread_mutex_t
 	slotNRegs   = 48
 	slotDomain  = 44

@@ -252,6 +252,15 @@ func TestParseCost(t *testing.T) {
 		{"reg=1us,reg=2us", Cost{}, "given twice"},
 		{"reg=-1us", Cost{}, "not a duration"},
 		{"destroy=1h", Cost{}, "at most 10s"},
+		{"create=100us,cmdq=4", Cost{Create: 100 * time.Microsecond, CmdQ: 4}, ""},
+		{"cmdq=0", Cost{}, "from 1 to 64"},
+		{"cmdq=65", Cost{}, "from 1 to 64"},
+		{"cmdq=two", Cost{}, "from 1 to 64"},
+		{"lookup=list,scan=20ns", Cost{Lookup: LookupList, Scan: 20 * time.Nanosecond}, ""},
+		{"lookup=xarray", Cost{Lookup: LookupXarray}, ""},
+		{"lookup=tree", Cost{}, "want xarray"},
+		{"scan=20ns", Cost{}, "give it with lookup=list"},
+		{"lookup=list,scan=2ms", Cost{}, "at most 1ms per target QP"},
 	} {
 		got, err := ParseCost(tc.in)
 		if tc.err != "" {
@@ -270,24 +279,43 @@ func TestParseCost(t *testing.T) {
 }
 
 // TestSimLockHolderKilled: a process SIGKILLed while it holds the device
-// lock or a QP's lock must not wedge the others (the mutexes are robust).
+// lock, a QP's lock, its domain's lock (shared or exclusive) or a
+// command-queue slot must not wedge the others (the mutexes are robust;
+// a dead reader's count is forgiven by the writer it keeps waiting).
 func TestSimLockHolderKilled(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		qp   bool // hold the QP's lock, not the device lock
+		qp   bool   // hold the QP's lock, not the device lock
+		hold string // hold the domain's lock or a command-queue slot instead (childSpec.Hold)
+		cost Cost
 		op   func(d *Domain, q uint32) error
 	}{
-		{"device lock, create waits", false, func(d *Domain, _ uint32) error {
+		{"domain lock exclusive, reg waits", false, "exclusive", Cost{}, func(d *Domain, q uint32) error { return d.Reg(q) }},
+		{"domain lock shared, unreg waits", false, "shared", Cost{}, func(d *Domain, _ uint32) error {
 			q, err := d.CreateRcvQP()
 			if err == nil {
 				_, err = d.Unreg(q)
 			}
 			return err
 		}},
-		{"qp lock, reg waits", true, func(d *Domain, q uint32) error { return d.Reg(q) }},
+		{"command queue of one, create waits", false, "cmdq", Cost{CmdQ: 1}, func(d *Domain, _ uint32) error {
+			q, err := d.CreateRcvQP()
+			if err == nil {
+				_, err = d.Unreg(q)
+			}
+			return err
+		}},
+		{"device lock, create waits", false, "", Cost{}, func(d *Domain, _ uint32) error {
+			q, err := d.CreateRcvQP()
+			if err == nil {
+				_, err = d.Unreg(q)
+			}
+			return err
+		}},
+		{"qp lock, reg waits", true, "", Cost{}, func(d *Domain, q uint32) error { return d.Reg(q) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := simPair(t, SimOptions{}, 1)[0]
+			d := simPair(t, SimOptions{Cost: tc.cost}, 1)[0]
 			q, err := d.CreateRcvQP()
 			if err != nil {
 				t.Fatal(err)
@@ -295,6 +323,9 @@ func TestSimLockHolderKilled(t *testing.T) {
 			spec := childSpec{Action: "holdlock", Options: Options{Provider: "sim", Sim: SimOptions{Dir: simDir(d)}}}
 			if tc.qp {
 				spec.QPN = q
+			}
+			if tc.hold != "" {
+				spec.Action, spec.Domain, spec.Hold = "holddomain", d.Path(), tc.hold
 			}
 			ch, err := startChild(spec)
 			if err != nil {

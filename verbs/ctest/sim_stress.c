@@ -5,8 +5,11 @@
  * from shared QPs at once, in both semantics; then the device must be
  * empty. Then they run a storm (storm.c): each creates its share of the
  * connections and registers with the others', the numbers passing through
- * a shared table as the loop serves whatever has arrived. Go tests cover
- * the semantics; this covers races and memory.
+ * a shared table as the loop serves whatever has arrived. All of it twice:
+ * with the kernel's locks since 5.9 (regs shared, a deep command queue),
+ * then with the pre-5.9 lookup and a command queue of one, so the
+ * exclusive and queue-waiting paths race too. Go tests cover the
+ * semantics; this covers races and memory.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,6 +17,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "sim.h"
@@ -33,6 +37,7 @@ static pthread_barrier_t barrier;
 static uint32_t shared_qpns[QPS];
 static uint32_t table[QPS]; /* the storm's QP-number table */
 static const uint32_t halt; /* never set: the storm runs to its end */
+static struct sim_config model; /* this pass's device options */
 
 /* storm runs rank id's plan: create the connections c with c % THREADS ==
  * id, register with every other, then drop every handle. */
@@ -109,7 +114,7 @@ static void ring(int id, struct sim_dom *dom, int general)
 static void *worker(void *arg)
 {
 	int id = (int)(long)arg, semantics = id % 2 ? SIM_UPSTREAM : SIM_LEGACY;
-	struct sim_config cfg = {.max_qps = 256};
+	struct sim_config cfg = model;
 	struct sim_dev *dev;
 	struct sim_dom *dom;
 	uint32_t flags, qpn;
@@ -169,14 +174,22 @@ int main(int argc, char **argv)
 	dir = argv[1];
 	domfile = argv[2];
 	CHECK(pthread_barrier_init(&barrier, NULL, THREADS) == 0);
-	for (long i = 0; i < THREADS; i++)
-		CHECK(pthread_create(&th[i], NULL, worker, (void *)i) == 0);
-	for (int i = 0; i < THREADS; i++)
-		CHECK(pthread_join(th[i], NULL) == 0);
-	CHECK(sim_open(dir, NULL, SIM_LEGACY, &dev) == 0);
-	CHECK(sim_inspect(dev, info, 4, &nreg, &ndom) == 0);
-	CHECK(nreg == 1 && ndom == 0); /* only this observer is left */
-	CHECK(sim_close(dev) == 0);
-	printf("sim_stress: %d threads x %d rounds x %d QPs, then rings and a storm: no race, no leak, device empty\n", THREADS, ROUNDS, QPS);
+	const struct sim_config models[] = {
+		{.max_qps = 256},
+		{.max_qps = 256, .cmdq_depth = 1, .lookup = SIM_LOOKUP_LIST, .cost_scan_ns = 1},
+	};
+	for (size_t m = 0; m < sizeof(models) / sizeof(models[0]); m++) {
+		model = models[m];
+		memset(table, 0, sizeof(table)); /* the last pass's storm filled it */
+		for (long i = 0; i < THREADS; i++)
+			CHECK(pthread_create(&th[i], NULL, worker, (void *)i) == 0);
+		for (int i = 0; i < THREADS; i++)
+			CHECK(pthread_join(th[i], NULL) == 0);
+		CHECK(sim_open(dir, NULL, SIM_LEGACY, &dev) == 0);
+		CHECK(sim_inspect(dev, info, 4, &nreg, &ndom) == 0);
+		CHECK(nreg == 1 && ndom == 0); /* only this observer is left */
+		CHECK(sim_close(dev) == 0);
+	}
+	printf("sim_stress: %d threads x %d rounds x %d QPs, then rings and a storm, with both lookups: no race, no leak, device empty\n", THREADS, ROUNDS, QPS);
 	return 0;
 }
