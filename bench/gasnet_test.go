@@ -1,0 +1,104 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/xrcbench/xrcbench/verbs"
+	"github.com/xrcbench/xrcbench/workloads"
+)
+
+// The gasnet workload's known answers: however the processes' elections
+// race (every rank meets every slot in the same order at the same start),
+// each receive QP is created exactly once, by one winner, and opened by
+// each other rank: creates = (nodes-1) x ranks x qpi, opens = (ranks-1) x
+// that. The teardown drops one handle per rank and QP, the last destroying
+// it (unreg_last = QPs), nothing is left, and no operation fails. At
+// --qp-state rtr every rank moves the QP it holds, racing the others: the
+// sim refuses INIT from RTR and RTR from RTR, so exactly one rank's modify
+// per QP gets it from RESET through INIT to RTR and every other rank's is
+// modify_raced; at init, INIT to INIT is allowed and none races. Twenty
+// repetitions of real worker processes run the election twenty times.
+func TestGasnetKnownAnswer(t *testing.T) {
+	tests := []struct {
+		name           string
+		nodes, qpi     int
+		procs, threads int
+		state          verbs.QPState
+		reps           int
+	}{
+		{"4 processes, qpi 2, reset", 5, 2, 4, 1, verbs.QPReset, 20},
+		{"2 processes x 2 threads, rtr", 9, 1, 2, 2, verbs.QPRTR, 20},
+		{"3 processes, init", 4, 1, 3, 1, verbs.QPInit, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig(t, "gasnet", "sim", tt.procs, tt.threads, 0)
+			// The built-in with its qpi set: workers read the spec's text.
+			src := strings.Replace(cfg.Workload.Source, "qpi: 1\n", fmt.Sprintf("qpi: %d\n", tt.qpi), 1)
+			spec, err := workloads.Parse([]byte(src), "gasnet.yaml")
+			if err != nil || spec.Storm.Rails != tt.qpi {
+				t.Fatalf("gasnet with qpi %d: %v", tt.qpi, err)
+			}
+			cfg.Workload, cfg.WorkloadArg = spec, "gasnet.yaml"
+			cfg.Nodes, cfg.Repetitions, cfg.QPState = tt.nodes, tt.reps, tt.state
+			cfg.StormDefaults()
+			res := runOK(t, cfg)
+			ranks := int64(tt.procs * tt.threads)
+			qps := int64((tt.nodes-1)*tt.qpi) * ranks
+			reps := int64(tt.reps)
+			want := map[string]int64{"create": reps * qps, "reg": reps * qps * (ranks - 1),
+				"unreg": reps * qps * (ranks - 1), "unreg_last": reps * qps}
+			switch tt.state {
+			case verbs.QPRTR:
+				want["modify"], want["modify_raced"] = reps*qps, reps*qps*(ranks-1)
+			case verbs.QPInit:
+				want["modify"], want["modify_raced"] = reps*qps*ranks, 0
+			}
+			if got := counts(res); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("op counts %v, want %v", got, want)
+			}
+			for k, s := range res.Ops {
+				if s.Errors != 0 {
+					t.Errorf("%s: %d errors %v", k, s.Errors, s.ErrnoCounts)
+				}
+			}
+			st := res.Storm
+			if st == nil || st.Creators != "elect" || st.QPs != int(qps) || st.Registrations != int(qps*(ranks-1)) ||
+				len(st.MakespanNS) != tt.reps || len(st.RankDoneNS) != tt.reps || len(st.TeardownNS) != tt.reps {
+				t.Fatalf("storm %+v", st)
+			}
+			for i, mk := range st.MakespanNS {
+				if mk <= 0 {
+					t.Errorf("repetition %d: makespan %d", i+1, mk)
+				}
+			}
+			// Per repetition, the winners' creates add up to every QP
+			// once, and each process holds every QP once (created or
+			// opened); how the wins split is the race's, logged.
+			created := make([]int64, tt.reps)
+			splits := map[string]int{}
+			for _, w := range res.Workers {
+				created[w.Repetition] += w.Counts["create"]
+				if held := w.Counts["create"] + w.Counts["reg"]; held != qps*int64(w.Threads) {
+					t.Errorf("repetition %d, worker %d: %d QPs created or opened, want %d", w.Repetition+1, w.Index, held, qps*int64(w.Threads))
+				}
+			}
+			for r := range tt.reps {
+				var split []int64
+				for _, w := range res.Workers {
+					if w.Repetition == r {
+						split = append(split, w.Counts["create"])
+					}
+				}
+				splits[fmt.Sprint(split)]++
+				if created[r] != qps {
+					t.Errorf("repetition %d: %d creates, want %d", r+1, created[r], qps)
+				}
+			}
+			t.Logf("creates per process over %d repetitions: %v", tt.reps, splits)
+			noLeaks(t, res)
+		})
+	}
+}
