@@ -102,3 +102,53 @@ func TestGasnetKnownAnswer(t *testing.T) {
 		})
 	}
 }
+
+// The ofi-rxm workload's known answers: each remote process reaches the
+// node through one send QP (per remote node, not per rank), so the node
+// hosts (nodes-1) x ranks target QPs, each created by the process the
+// remote one connects to first (round-robin: nodes-1 each) and opened by
+// every other; each process closes its handles and the last close
+// destroys (unreg_last = QPs); nothing is left.
+func TestOfiRxmKnownAnswer(t *testing.T) {
+	tests := []struct {
+		name         string
+		nodes, procs int
+		state        verbs.QPState
+	}{
+		{"3 processes, 5 nodes, reset", 5, 3, verbs.QPReset},
+		{"2 processes, 9 nodes, rtr", 9, 2, verbs.QPRTR},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig(t, "ofi-rxm", "sim", tt.procs, 1, 0)
+			cfg.Nodes, cfg.Repetitions, cfg.QPState = tt.nodes, 3, tt.state
+			cfg.StormDefaults()
+			res := runOK(t, cfg)
+			ranks, reps := int64(tt.procs), int64(cfg.Repetitions)
+			qps := int64(tt.nodes-1) * ranks
+			want := map[string]int64{"create": reps * qps, "reg": reps * qps * (ranks - 1),
+				"unreg": reps * qps * (ranks - 1), "unreg_last": reps * qps}
+			if tt.state != verbs.QPReset {
+				want["modify"] = reps * qps // the creator's, before it sends the number
+			}
+			if got := counts(res); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("op counts %v, want %v", got, want)
+			}
+			for k, s := range res.Ops {
+				if s.Errors != 0 {
+					t.Errorf("%s: %d errors %v", k, s.Errors, s.ErrnoCounts)
+				}
+			}
+			for _, w := range res.Workers {
+				if c, r := w.Counts["create"], w.Counts["reg"]; c != int64(tt.nodes-1) || c+r != qps {
+					t.Errorf("repetition %d, worker %d: %d creates, %d opens; want %d creates, every one of %d QPs held once",
+						w.Repetition+1, w.Index, c, r, tt.nodes-1, qps)
+				}
+			}
+			if st := res.Storm; st == nil || st.QPs != int(qps) || st.Rails != 1 || len(st.MakespanNS) != cfg.Repetitions {
+				t.Fatalf("storm %+v", st)
+			}
+			noLeaks(t, res)
+		})
+	}
+}
