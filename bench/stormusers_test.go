@@ -152,3 +152,33 @@ func TestOfiRxmKnownAnswer(t *testing.T) {
 		})
 	}
 }
+
+// UDCM's on-demand shape (storm.contacts): a remote process contacts only
+// its share of the local ranks, so each QP is opened by the contacted
+// ranks but its creator, and the others never touch it; with elected
+// creators only the contacted ranks elect. 4 processes, 5 nodes, half
+// contacted: 16 QPs, 16 registrations, 32 handles dropped, 16 destroying.
+func TestStormOnDemandKnownAnswer(t *testing.T) {
+	for _, creators := range []string{"round-robin", "elect"} {
+		t.Run(creators, func(t *testing.T) {
+			cfg := stormConfig(t, "  nodes: 5\n  arrival: burst\n  teardown: unreg\n  contacts: 0.5\n  creators: "+creators+"\n", 4, "")
+			cfg.Repetitions = 3
+			cfg.StormDefaults()
+			res := runOK(t, cfg)
+			want := map[string]int64{"create": 3 * 16, "reg": 3 * 16, "unreg": 3 * 16, "unreg_last": 3 * 16}
+			if got := counts(res); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("op counts %v, want %v", got, want)
+			}
+			for _, w := range res.Workers {
+				// Each process is contacted by half the remote processes: 8 of the 16 QPs.
+				if held := w.Counts["create"] + w.Counts["reg"]; held != 8 {
+					t.Errorf("repetition %d, worker %d holds %d QPs, want the 8 it was contacted for", w.Repetition+1, w.Index, held)
+				}
+			}
+			if st := res.Storm; st == nil || st.QPs != 16 || st.Registrations != 16 {
+				t.Fatalf("storm %+v", st)
+			}
+			noLeaks(t, res)
+		})
+	}
+}

@@ -44,6 +44,9 @@ import (
 //	                        # finalize); exit: the ranks exit holding them
 //	  reconnect: 0.25       # share of connections torn down and re-wired
 //	                        # mid-storm (0 to 1)
+//	  contacts: 1           # share of the local ranks each remote process
+//	                        # contacts (0 to 1, at least one): UDCM's
+//	                        # on-demand wiring below 1; all by default
 //	  creators: round-robin # who is contacted first: round-robin | random
 //	                        # (random draws with the run's --seed) | elect
 //	                        # (decided at run time by compare-and-swap)
@@ -58,6 +61,7 @@ type Storm struct {
 	Teardown  string  `yaml:"teardown"`
 	Reconnect float64 `yaml:"reconnect"`
 	Creators  string  `yaml:"creators"`
+	Contacts  float64 `yaml:"contacts"`
 
 	// WindowDur is Window parsed.
 	WindowDur time.Duration `yaml:"-"`
@@ -170,6 +174,15 @@ func parseStorm(s *Spec, doc *yaml.Node, fail func(int, string, ...any) error, l
 	if math.IsNaN(st.Reconnect) || st.Reconnect < 0 || st.Reconnect > 1 {
 		return fail(line("storm", "reconnect"), "storm.reconnect %v: want a fraction from 0 to 1", st.Reconnect)
 	}
+	if math.IsNaN(st.Contacts) || st.Contacts < 0 || st.Contacts > 1 {
+		return fail(line("storm", "contacts"), "storm.contacts %v: want the share of local ranks each remote process contacts, above 0 and at most 1", st.Contacts)
+	}
+	if find(find(doc, "storm"), "contacts") != nil && st.Contacts == 0 {
+		return fail(line("storm", "contacts"), "storm.contacts 0: a remote process contacts at least one local rank; want above 0, at most 1")
+	}
+	if st.Contacts == 0 {
+		st.Contacts = 1
+	}
 	switch st.Creators {
 	case "":
 		st.Creators = CreatorsRoundRobin
@@ -190,8 +203,21 @@ func parseStorm(s *Spec, doc *yaml.Node, fail func(int, string, ...any) error, l
 // process and rail, (nodes-1) x ranks x rails.
 func (st *Storm) QPs(nodes, ranks int) int { return (nodes - 1) * ranks * st.Rails }
 
-// Registrations is how many registrations those QPs take: P-1 each.
-func (st *Storm) Registrations(nodes, ranks int) int { return st.QPs(nodes, ranks) * (ranks - 1) }
+// Contacted is how many local ranks each remote process contacts: the
+// share contacts of ranks, rounded, at least one (the creator).
+func (st *Storm) Contacted(ranks int) int {
+	c := st.Contacts
+	if c == 0 {
+		c = 1 // a Storm not from Parse
+	}
+	return max(1, int(math.Round(c*float64(ranks))))
+}
+
+// Registrations is how many registrations those QPs take: one by each
+// contacted rank but the creator, P-1 each when every rank is contacted.
+func (st *Storm) Registrations(nodes, ranks int) int {
+	return st.QPs(nodes, ranks) * (st.Contacted(ranks) - 1)
+}
 
 // Action is what a rank does in a storm.
 type Action int8
@@ -258,13 +284,19 @@ func (st *Storm) Plan(nodes, ranks int, seed int64) *StormPlan {
 	for _, c := range rng.Perm(n)[:int(math.Round(st.Reconnect*float64(n)))] {
 		p.Rewired[c] = true
 	}
+	// A remote process contacts k local ranks: its first and the k-1
+	// after it (mod ranks), so every rank gets an even share. Open MPI's
+	// UDCM wires on demand: a rank the remote process never sends to
+	// never opens the QP.
+	k := st.Contacted(ranks)
 	for c := 0; c < n; c++ {
 		if st.Creators == CreatorsElect {
-			// Every rank wires every connection, in the same order
-			// (GASNet's loop over remote nodes and qpi): the ranks meet
-			// on each slot, and the race decides.
+			// Every contacted rank wires the connection, in the same
+			// order (GASNet's loop over remote nodes and qpi): the ranks
+			// meet on each slot, and the race decides.
 			p.Creator[c] = -1
-			for r := 0; r < ranks; r++ {
+			for j := 0; j < k; j++ {
+				r := (c + j) % ranks
 				p.Ranks[r] = append(p.Ranks[r], Step{Act: ActElect, Conn: c, Start: starts[c]})
 			}
 			continue
@@ -274,10 +306,9 @@ func (st *Storm) Plan(nodes, ranks int, seed int64) *StormPlan {
 		if p.Rewired[c] {
 			p.Ranks[cr] = append(p.Ranks[cr], Step{Act: ActRewire, Conn: c, Start: starts[c]})
 		}
-		for r := 0; r < ranks; r++ {
-			if r != cr {
-				p.Ranks[r] = append(p.Ranks[r], Step{Act: ActReg, Conn: c, Start: starts[c]})
-			}
+		for j := 1; j < k; j++ {
+			r := (cr + j) % ranks
+			p.Ranks[r] = append(p.Ranks[r], Step{Act: ActReg, Conn: c, Start: starts[c]})
 		}
 	}
 	for _, steps := range p.Ranks {
@@ -313,5 +344,8 @@ func (st *Storm) Describe(nodes, ranks int) string {
 		fmt.Fprintf(&b, " in %v", st.WindowDur)
 	}
 	fmt.Fprintf(&b, ", teardown %s, reconnect %g, creators %s", st.Teardown, st.Reconnect, st.Creators)
+	if k := st.Contacted(ranks); k < ranks {
+		fmt.Fprintf(&b, ", %d of %d ranks contacted", k, ranks)
+	}
 	return b.String()
 }
