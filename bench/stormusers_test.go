@@ -27,16 +27,21 @@ func TestGasnetKnownAnswer(t *testing.T) {
 		procs, threads int
 		state          verbs.QPState
 		reps           int
+		exit           bool // teardown exit: the processes exit holding their handles
 	}{
-		{"4 processes, qpi 2, reset", 5, 2, 4, 1, verbs.QPReset, 20},
-		{"2 processes x 2 threads, rtr", 9, 1, 2, 2, verbs.QPRTR, 20},
-		{"3 processes, init", 4, 1, 3, 1, verbs.QPInit, 5},
+		{"4 processes, qpi 2, reset", 5, 2, 4, 1, verbs.QPReset, 20, false},
+		{"2 processes x 2 threads, rtr", 9, 1, 2, 2, verbs.QPRTR, 20, false},
+		{"3 processes, init", 4, 1, 3, 1, verbs.QPInit, 5, false},
+		{"3 processes, teardown exit", 4, 1, 3, 1, verbs.QPReset, 5, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := testConfig(t, "gasnet", "sim", tt.procs, tt.threads, 0)
 			// The built-in with its qpi set: workers read the spec's text.
 			src := strings.Replace(cfg.Workload.Source, "qpi: 1\n", fmt.Sprintf("qpi: %d\n", tt.qpi), 1)
+			if tt.exit {
+				src = strings.Replace(src, "teardown: unreg\n", "teardown: exit\n", 1)
+			}
 			spec, err := workloads.Parse([]byte(src), "gasnet.yaml")
 			if err != nil || spec.Storm.Rails != tt.qpi {
 				t.Fatalf("gasnet with qpi %d: %v", tt.qpi, err)
@@ -50,6 +55,12 @@ func TestGasnetKnownAnswer(t *testing.T) {
 			reps := int64(tt.reps)
 			want := map[string]int64{"create": reps * qps, "reg": reps * qps * (ranks - 1),
 				"unreg": reps * qps * (ranks - 1), "unreg_last": reps * qps}
+			if tt.exit {
+				// The kernel (here the sim device, reaping) drops the
+				// handles the processes leave: no unreg is timed.
+				delete(want, "unreg")
+				delete(want, "unreg_last")
+			}
 			switch tt.state {
 			case verbs.QPRTR:
 				want["modify"], want["modify_raced"] = reps*qps, reps*qps*(ranks-1)
@@ -68,6 +79,9 @@ func TestGasnetKnownAnswer(t *testing.T) {
 			if st == nil || st.Creators != "elect" || st.QPs != int(qps) || st.Registrations != int(qps*(ranks-1)) ||
 				len(st.MakespanNS) != tt.reps || len(st.RankDoneNS) != tt.reps || len(st.TeardownNS) != tt.reps {
 				t.Fatalf("storm %+v", st)
+			}
+			if method := map[bool]string{false: "ranks_unreg", true: "sim_inspect"}[tt.exit]; st.TeardownMethod != method {
+				t.Errorf("teardown by %q, want %q", st.TeardownMethod, method)
 			}
 			for i, mk := range st.MakespanNS {
 				if mk <= 0 {
