@@ -124,6 +124,7 @@ func assemble(res *results.Result, done []*repOutcome, cfg Config) error {
 	}
 	if cfg.Workload.Mode == workloads.StormMode {
 		expect[workloads.OpRegRetry] = "EINVAL"
+		expect[results.OpModifyRaced] = "EINVAL"
 		res.Storm = stormResult(done, cfg)
 	}
 	res.Histograms = map[string]string{}

@@ -737,14 +737,24 @@ func (c *Config) Kinds() []string {
 	if !modifies(c.Workload, c.QPState) {
 		return kinds
 	}
-	out := make([]string, 0, len(kinds)+1)
+	out := make([]string, 0, len(kinds)+2)
 	for _, k := range kinds {
 		out = append(out, k)
 		if k == workloads.OpCreate {
-			out = append(out, results.OpModify)
+			out = append(out, modifyKinds(c.Workload)...)
 		}
 	}
 	return out
+}
+
+// modifyKinds are the kinds a run that modifies adds: modify, and where
+// every rank moves the shared QP it holds (a storm's elected creators, as
+// GASNet's processes do) the modifies another rank's made moot.
+func modifyKinds(spec *workloads.Spec) []string {
+	if spec.Storm != nil && spec.Storm.Creators == workloads.CreatorsElect {
+		return []string{results.OpModify, results.OpModifyRaced}
+	}
+	return []string{results.OpModify}
 }
 
 // modifies reports whether the measured threads time a modify: they

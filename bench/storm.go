@@ -123,6 +123,8 @@ func (t *thread) stormBuild(deadline uint64) {
 			n += 1 + per
 		case workloads.ActReg:
 			n++
+		case workloads.ActElect:
+			n += per
 		}
 	}
 	poisson := t.spec.Storm.Arrival == workloads.ArrivalPoisson
@@ -159,6 +161,18 @@ func (t *thread) stormBuild(deadline uint64) {
 			create(slot, s.Start)
 		case workloads.ActReg:
 			add(verbs.OpReg, workloads.OpReg, slot, 0, s.Start)
+		case workloads.ActElect:
+			// The C loop decides create or reg by compare-and-swap on
+			// the slot; the winner's number goes back as soon as it is
+			// created, as GASNet's does, so an opener's modify may race
+			// the creator's: every rank moves the QP it holds, and the
+			// transitions the kernel refuses because another rank made
+			// them are modify_raced (stormUnexpected). Tagged as a
+			// create until the fold sees which it was.
+			add(verbs.OpElect, workloads.OpCreate, slot, 0, s.Start)
+			if t.modify != nil {
+				add(verbs.OpModify, results.OpModify, 0, 1, s.Start)
+			}
 		}
 	}
 	st.prog, st.run, st.folded, st.idle = p, run, make([]bool, n), 0
@@ -207,12 +221,23 @@ func (t *thread) storming(start uint64) error {
 // stormUnexpected handles step i's unexpected outcome: a registration
 // that found its QP destroyed (EINVAL) while connections are re-wired
 // lost the race: the sender restarts the handshake and this rank creates
-// a receive QP of its own. Anything else fails the rank.
+// a receive QP of its own. With elected creators, a modify refused with
+// EINVAL found the shared QP already moved by another rank: GASNet's
+// gasnetc_xrc_modify_qp tolerates that ("just a race against another
+// process") once a query shows the state at or past the one asked; the
+// engine has no query on every provider, and this rank holds the QP, so
+// a refused transition is the only EINVAL a modify can have here (the
+// known answer, modify_raced = (ranks-1) x QPs at rtr on sim, checks
+// that). Anything else fails the rank.
 func (t *thread) stormUnexpected(i int) error {
 	st := t.storm
 	p := st.prog
 	s := &p.Steps[i]
 	e := st.run.Errno(i)
+	if verbs.Op(s.Op) == verbs.OpModify && e == syscall.EINVAL && t.spec.Storm.Creators == workloads.CreatorsElect {
+		s.Tag, s.Expect = st.kinds[results.OpModifyRaced], uint16(syscall.EINVAL)
+		return t.stormFold()
+	}
 	if verbs.Op(s.Op) != verbs.OpReg || e != syscall.EINVAL || t.spec.Storm.Reconnect <= 0 {
 		if err := t.stormFold(); err != nil {
 			return err
@@ -285,6 +310,9 @@ func (t *thread) stormFoldOf(p *verbs.Program, run *verbs.Storm, folded []bool) 
 		e := run.Errno(i)
 		if verbs.Op(s.Op) == verbs.OpUnreg && e == 0 && run.Destroyed(i) == verbs.WasDestroyed {
 			s.Tag = st.kinds[workloads.OpUnregLast]
+		}
+		if verbs.Op(s.Op) == verbs.OpReg && s.Tag == st.kinds[workloads.OpCreate] {
+			s.Tag = st.kinds[workloads.OpReg] // an election lost: the rank opened the winner's QP
 		}
 		rec := t.recs[s.Tag]
 		ns := run.NS[i]

@@ -161,7 +161,7 @@ func newThread(cfg *workerConfig, spec *workloads.Spec, local int, sh *shm) *thr
 	byKind := map[string]int{}
 	kinds := spec.Kinds()
 	if modifies(spec, cfg.Verbs.QPState) {
-		kinds = append(kinds, results.OpModify)
+		kinds = append(kinds, modifyKinds(spec)...)
 	}
 	// One block of counts for all kinds, as the C loop indexes them.
 	t.ivAll = make([]int64, len(kinds)*histCounts)

@@ -58,8 +58,10 @@ func ConfigDiff(a, b *results.Result) []string {
 // sameWorkloadSpec reports whether two workload specs measure the same:
 // their texts are equal (a comment counts: the text is what was run) but
 // for the top-level gates and headline, which say how the runs are
-// judged, not what they measure. Results of a built-in from before the
-// built-ins declared them thus still compare with those after.
+// judged, not what they measure, and the description, which says what
+// the spec is (the storm's came to name whose wiring it replays). Results
+// of a built-in from before such a change thus still compare with those
+// after.
 func sameWorkloadSpec(a, b string) bool {
 	if a == b {
 		return true
@@ -70,7 +72,7 @@ func sameWorkloadSpec(a, b string) bool {
 }
 
 // judgingKeys are a spec's top-level keys that do not change what runs.
-var judgingKeys = []string{"gates", "headline"}
+var judgingKeys = []string{"gates", "headline", "description"}
 
 // withoutJudging is spec re-encoded without its judgingKeys, comments
 // kept; false when it is not one YAML mapping.

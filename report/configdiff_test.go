@@ -119,8 +119,10 @@ func TestCompareManyConfigDiff(t *testing.T) {
 
 // A built-in's spec from before the built-ins declared their gates and
 // headline (the frozen engine fixture's) is the same workload as today's:
-// those keys judge the runs, they do not change what runs. Any other
-// change of the text, a comment too, is a different spec.
+// those keys judge the runs, they do not change what runs, nor does the
+// description. Any other change of the text, a comment too, is a
+// different spec. The storm built-in of before its description named
+// whose wiring it replays is today's.
 func TestSameWorkloadSpec(t *testing.T) {
 	old, err := results.Load("testdata/runs/engine-lifecycle")
 	if err != nil {
@@ -142,6 +144,7 @@ func TestSameWorkloadSpec(t *testing.T) {
 		{"before and after the declared gates", old.Config.WorkloadSpec, now, true},
 		{"other gates", now, strings.Replace(now, "unreg_last.p50]", "unreg_last.p99]", 1), true},
 		{"a comment", now, now + "# changed\n", false},
+		{"the description", now, strings.Replace(now, "description: ", "description: said otherwise, ", 1), true},
 		{"a phase", now, strings.Replace(now, "by: closer", "by: creator", 1), false},
 		{"not YAML", now, "{", false},
 	} {
@@ -149,4 +152,42 @@ func TestSameWorkloadSpec(t *testing.T) {
 			t.Errorf("%s: same %v, want %v", tc.name, got, tc.same)
 		}
 	}
+	storm, err := workloads.Get("storm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		a, b string
+		same bool
+	}{
+		{"storm before its description said historical", stormBefore, storm.Source, true},
+		{"storm before, another node count", stormBefore, strings.Replace(storm.Source, "nodes: 9", "nodes: 17", 1), false},
+	} {
+		if got := sameWorkloadSpec(tc.a, tc.b); got != tc.same {
+			t.Errorf("%s: same %v, want %v", tc.name, got, tc.same)
+		}
+	}
 }
+
+// stormBefore is the storm built-in as it was before its description
+// named whose wiring it replays (commit 141bf17).
+const stormBefore = `# storm: an MPI job's XRC wiring on one node, as Open MPI's XOOB and
+# MVAPICH2 do it. Every remote process contacts this node once per rail:
+# the first local rank it reaches creates the receive QP, every other
+# local rank registers with it. The ranks are the worker threads; the
+# headline is the makespan, the time until every rank holds all its QPs.
+# --nodes overrides nodes (a list in sweep).
+name: storm
+description: MPI job start-up wiring, (nodes-1) x ranks x rails receive QPs created and registered at once (makespan)
+mode: storm
+storm:
+  nodes: 9
+  rails: 1
+  arrival: burst
+  teardown: unreg
+  reconnect: 0
+  creators: round-robin
+gates: [storm.makespan, storm.teardown]
+headline: storm.makespan
+`

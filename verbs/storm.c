@@ -14,10 +14,38 @@
 #include "xb.h"
 
 /* arrived says whether a step whose intended start has come has arrived:
- * a registration once its QP number is in the table. */
+ * a registration once its QP number is in the table, an election unless
+ * another rank's claim on the slot is still creating. */
 static int arrived(const struct xb_step *s, uint32_t slot, const uint32_t *table)
 {
-	return s->op != XB_OP_REG || !slot || __atomic_load_n(&table[slot - 1], __ATOMIC_ACQUIRE) != 0;
+	if (!slot)
+		return 1;
+	uint32_t v = __atomic_load_n(&table[slot - 1], __ATOMIC_ACQUIRE);
+
+	if (s->op == XB_OP_ELECT)
+		return v != XB_SLOT_CLAIMED; /* free to claim, or the winner's number is there */
+	return s->op != XB_OP_REG || (v != 0 && v != XB_SLOT_CLAIMED);
+}
+
+/* elect decides an elect step on slot k as GASNet-EX's
+ * gasnetc_xrc_create_qp does: the rank whose compare-and-swap takes the
+ * slot from 0 creates the QP (and sends its number back, below); a rank
+ * that finds a number there opens it (ibv_open_qp). The step's op becomes the one run,
+ * so the caller knows which it was. It returns 0, the step left as it
+ * was, when another rank claimed the slot between arrived() and the swap:
+ * the step has not arrived after all. */
+static int elect(struct xb_step *s, uint32_t k, uint32_t *table)
+{
+	uint32_t v = 0;
+
+	if (__atomic_compare_exchange_n(&table[k - 1], &v, XB_SLOT_CLAIMED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		s->op = XB_OP_CREATE;
+		return 1;
+	}
+	if (v == XB_SLOT_CLAIMED)
+		return 0;
+	s->op = XB_OP_REG; /* which reads the winner's number from the slot, below */
+	return 1;
 }
 
 static int halted(const uint32_t *stop, const uint32_t *abort)
@@ -143,6 +171,12 @@ int xb_run_storm(const struct xb_ops *ops, void *dom, struct xb_step *steps, siz
 				continue;
 			if (start && start[i] > t0)
 				break; /* in order of intended start: none later has come */
+			/* A step on the QP of an earlier one (a modify after its
+			 * create or election) waits for that one: an election
+			 * skipped while another rank creates would otherwise
+			 * leave its modify to run first, on no QP. */
+			if (steps[i].back && steps[i].back <= i && !done[i - steps[i].back])
+				continue;
 			if (arrived(&steps[i], slot[i], table)) {
 				pick = i;
 				break;
@@ -162,7 +196,20 @@ int xb_run_storm(const struct xb_ops *ops, void *dom, struct xb_step *steps, siz
 		uint32_t flags = 0, qpn = s->qpn, k = slot[pick];
 		int rc;
 
-		if (s->back)
+		if (s->op == XB_OP_ELECT && !k) {
+			/* An election needs its slot: misuse, failed as an
+			 * unknown QP's reg (EINVAL). */
+			s->op = XB_OP_REG;
+			qpn = ~0u;
+		} else if (s->op == XB_OP_ELECT && !elect(s, k, table)) {
+			/* Lost to a claim made since arrived(): the winner is
+			 * creating; the swap's time is the wait's, as above. */
+			uint64_t t = xb_now_ns();
+
+			st->idle_ns += t - t0;
+			t0 = t;
+			continue;
+		} else if (s->back)
 			qpn = s->back <= pick ? steps[pick - s->back].qpn : ~0u; /* EINVAL below */
 		else if (k && s->op != XB_OP_CREATE)
 			qpn = __atomic_load_n(&table[k - 1], __ATOMIC_ACQUIRE);

@@ -20,6 +20,11 @@ const (
 	OpReg              // register with an existing QP (S2)
 	OpUnreg            // unregister; the last unreg destroys the QP (S4, S5)
 	OpModify           // move a held QP from RESET to the device's QP state (Options.QPState)
+	// OpElect, in a storm only (RunStorm), elects the creator of its
+	// slot's QP among the ranks by compare-and-swap on the slot: the
+	// winner creates, the others register; the step's Op says which it
+	// became once done.
+	OpElect
 )
 
 func (o Op) String() string {
@@ -32,6 +37,8 @@ func (o Op) String() string {
 		return "unreg"
 	case OpModify:
 		return "modify"
+	case OpElect:
+		return "elect"
 	}
 	return fmt.Sprintf("Op(%d)", int(o))
 }

@@ -23,7 +23,16 @@ enum xb_op {
 	XB_OP_REG = 1,
 	XB_OP_UNREG = 2,
 	XB_OP_MODIFY = 3, /* bring a QP from RESET to the device's QP state */
+	/* storm only (storm.c): the local ranks elect a connection's creator
+	 * by compare-and-swap on its slot of the shared table, as GASNet-EX's
+	 * ibv-conduit does; the step becomes the create it won or the reg of
+	 * the winner's QP, and its op says which. */
+	XB_OP_ELECT = 4,
 };
+
+/* An elect step's slot while its winner creates the QP: no QP number (24
+ * bits) has this value, and 0 is the slot's "nobody yet". */
+#define XB_SLOT_CLAIMED 0xffffffffu
 
 /* QP states, numbered as enum ibv_qp_state. XB_QPS_TARGET asks modify for
  * every transition from RESET up to the state the device was opened with

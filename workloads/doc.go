@@ -8,8 +8,9 @@
 // can; in mode "rounds" all threads of all processes run each phase
 // together and a barrier separates the phases, so that who does what to
 // which QP (creator, closer) is fixed by construction. Mode "storm"
-// replays an MPI job's XRC wiring instead, from a storm block (see
-// storm.go): no qps, no phases.
+// replays a parallel job's XRC wiring at start-up instead, from a storm
+// block (see storm.go): no qps, no phases; the built-ins storm (the
+// historical MPI wiring), gasnet and ofi-rxm are storms.
 //
 // The format, strictly decoded (an unknown key is an error with its line):
 //

@@ -35,6 +35,11 @@ func TestStormParseErrors(t *testing.T) {
 		{"reconnect above 1", stormHead + "storm:\n  nodes: 4\n  arrival: burst\n  teardown: exit\n  reconnect: 1.5\n", 8, "storm.reconnect 1.5"},
 		{"reconnect negative", stormHead + "storm:\n  nodes: 4\n  arrival: burst\n  teardown: exit\n  reconnect: -0.1\n", 8, "storm.reconnect -0.1"},
 		{"bad creators", stormHead + "storm:\n  nodes: 4\n  arrival: burst\n  teardown: exit\n  creators: first\n", 8, `storm.creators "first"`},
+		{"qpi and rails", stormHead + "storm:\n  nodes: 4\n  rails: 1\n  qpi: 2\n  arrival: burst\n  teardown: exit\n", 7, "storm.qpi and storm.rails are one count"},
+		{"qpi too many", stormHead + "storm:\n  nodes: 4\n  qpi: 17\n  arrival: burst\n  teardown: exit\n", 6, "storm.qpi 17: want 1 to 16"},
+		{"contacts above 1", stormHead + "storm:\n  nodes: 4\n  arrival: burst\n  teardown: exit\n  contacts: 1.5\n", 8, "storm.contacts 1.5"},
+		{"contacts zero", stormHead + "storm:\n  nodes: 4\n  arrival: burst\n  teardown: exit\n  contacts: 0\n", 8, "storm.contacts 0: a remote process contacts at least one"},
+		{"elect with reconnect", stormHead + "storm:\n  nodes: 4\n  arrival: burst\n  teardown: exit\n  reconnect: 0.5\n  creators: elect\n", 8, "storm.reconnect 0.5 with creators elect"},
 		{"storm block in loop", head + "mode: loop\nqps: {scope: shared, holder: true}\nstorm: {nodes: 2}\nphases: [{op: reg, by: each}, {op: unreg, by: each}]\n", 5, "needs mode storm"},
 	}
 	for _, tt := range tests {
@@ -60,7 +65,7 @@ func TestStormParseDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := s.Storm
-	if st.Rails != 1 || st.Creators != CreatorsRoundRobin || st.WindowDur != 2*time.Millisecond {
+	if st.Rails != 1 || st.Creators != CreatorsRoundRobin || st.WindowDur != 2*time.Millisecond || st.Contacts != 1 {
 		t.Errorf("defaults: rails %d, creators %q, window %v", st.Rails, st.Creators, st.WindowDur)
 	}
 	want := []string{OpCreate, OpReg, OpUnreg, OpUnregLast, OpRegRetry, OpRestart}
@@ -89,6 +94,12 @@ func TestStormPlan(t *testing.T) {
 		{"reconnect a quarter", Storm{Rails: 1, Arrival: ArrivalBurst, Creators: CreatorsRoundRobin, Reconnect: 0.25}, 9, 2, 16, []int{8, 8}, []int{8, 8}, 4, false},
 		{"one rank", Storm{Rails: 1, Arrival: ArrivalBurst, Creators: CreatorsRoundRobin}, 5, 1, 4, []int{4}, []int{0}, 0, false},
 		{"poisson", Storm{Rails: 1, Arrival: ArrivalPoisson, WindowDur: time.Millisecond, Creators: CreatorsRoundRobin}, 9, 2, 16, []int{8, 8}, []int{8, 8}, 0, true},
+		// Elected: every rank meets every connection; the run decides.
+		{"elect, 3 ranks, qpi 2", Storm{Rails: 2, Arrival: ArrivalBurst, Creators: CreatorsElect}, 4, 3, 18, []int{0, 0, 0}, []int{0, 0, 0}, 0, false},
+		// UDCM on demand: each remote process contacts 2 of 4 ranks, its
+		// first and the next; 12 QPs, each registered once.
+		{"half contacted", Storm{Rails: 1, Arrival: ArrivalBurst, Creators: CreatorsRoundRobin, Contacts: 0.5}, 4, 4, 12, []int{3, 3, 3, 3}, []int{3, 3, 3, 3}, 0, false},
+		{"elect, 1 of 3 contacted", Storm{Rails: 1, Arrival: ArrivalBurst, Creators: CreatorsElect, Contacts: 0.2}, 3, 3, 6, []int{0, 0, 0}, []int{0, 0, 0}, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,7 +107,7 @@ func TestStormPlan(t *testing.T) {
 			if p.QPs != tt.qps || tt.storm.QPs(tt.nodes, tt.ranks) != tt.qps {
 				t.Fatalf("QPs %d, want %d", p.QPs, tt.qps)
 			}
-			created, registered, rewired := map[int]int{}, map[int]int{}, 0
+			created, registered, elected, rewired := map[int]int{}, map[int]int{}, map[int]int{}, 0
 			for r, steps := range p.Ranks {
 				nc, nr := 0, 0
 				for i, s := range steps {
@@ -112,6 +123,11 @@ func TestStormPlan(t *testing.T) {
 						registered[s.Conn]++
 					case ActRewire:
 						rewired++
+					case ActElect:
+						elected[s.Conn]++
+						if p.Creator[s.Conn] != -1 {
+							t.Errorf("QP %d elected, yet planned for creator %d", s.Conn, p.Creator[s.Conn])
+						}
 					}
 					if tt.wantStartsInsideWin && (s.Start < 0 || s.Start >= tt.storm.WindowDur) {
 						t.Errorf("start %v outside the window", s.Start)
@@ -127,8 +143,18 @@ func TestStormPlan(t *testing.T) {
 					t.Errorf("rank %d: %d creates, %d regs; want %d, %d", r, nc, nr, tt.creates[r], tt.regs[r])
 				}
 			}
+			k := tt.storm.Contacted(tt.ranks)
+			if tt.storm.Registrations(tt.nodes, tt.ranks) != tt.qps*(k-1) {
+				t.Errorf("registrations %d, want %d QPs x %d", tt.storm.Registrations(tt.nodes, tt.ranks), tt.qps, k-1)
+			}
 			for c := 0; c < p.QPs; c++ {
-				if created[c] != 1 || registered[c] != tt.ranks-1 {
+				if tt.storm.Creators == CreatorsElect {
+					if elected[c] != k || created[c]+registered[c] != 0 {
+						t.Errorf("QP %d: %d ranks elect, %d create, %d register; want the %d contacted ranks to elect", c, elected[c], created[c], registered[c], k)
+					}
+					continue
+				}
+				if created[c] != 1 || registered[c] != k-1 {
 					t.Errorf("QP %d: created %d times, registered %d times", c, created[c], registered[c])
 				}
 			}

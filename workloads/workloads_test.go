@@ -15,6 +15,8 @@ func TestBuiltins(t *testing.T) {
 	want := map[string][]string{
 		"churn":     {OpCreate, OpUnregLast},
 		"errors":    {OpRegInvalid, OpRegForeign},
+		"gasnet":    {OpCreate, OpReg, OpUnreg, OpUnregLast},
+		"ofi-rxm":   {OpCreate, OpReg, OpUnreg, OpUnregLast},
 		"lifecycle": {OpCreate, OpReg, OpUnreg, OpUnregLast},
 		"sharded":   {OpReg, OpUnreg},
 		"steady":    {OpReg, OpUnreg},
@@ -163,7 +165,8 @@ func TestParseGates(t *testing.T) {
 		})
 	}
 	want := map[string]string{"churn": "create.p50,unreg_last.p50", "errors": "reg_invalid.p50,reg_foreign.p50",
-		"lifecycle": "reg.p50,unreg_last.p50", "sharded": "reg.p50,unreg.p50", "steady": "reg.p50,unreg.p50", "storm": "storm.makespan,storm.teardown"}
+		"lifecycle": "reg.p50,unreg_last.p50", "sharded": "reg.p50,unreg.p50", "steady": "reg.p50,unreg.p50", "storm": "storm.makespan,storm.teardown",
+		"gasnet": "storm.makespan,storm.teardown", "ofi-rxm": "storm.makespan,storm.teardown"}
 	for _, s := range Builtins() {
 		if got := strings.Join(s.Gates, ","); got != want[s.Name] {
 			t.Errorf("built-in %s gates %s, want %s", s.Name, got, want[s.Name])
