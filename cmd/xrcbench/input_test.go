@@ -4,13 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/xrcbench/xrcbench/bench"
 )
 
 // The CLI against hostile input (issue 23, items 7, 9 and 10), through the
@@ -106,7 +110,9 @@ func TestRunRefusesNonFiniteRates(t *testing.T) {
 func TestRunSlowRate(t *testing.T) {
 	bin := inputBinary(t)
 	t.Run("loop workloads end at --duration", func(t *testing.T) {
-		for _, rate := range []string{"--rate=0.05", "--rate=1e-300", "--rate-total=0.01"} {
+		// bench.MinRate, the least rate, is one arrival a week.
+		least := "--rate=" + strconv.FormatFloat(bench.MinRate, 'g', -1, 64)
+		for _, rate := range []string{"--rate=0.05", least, "--rate-total=0.01"} {
 			out := filepath.Join(t.TempDir(), "run")
 			args := []string{"run", "--quiet", "--workload", "steady", "--qps", "2", "--threads", "2",
 				"--duration", "300ms", "--warmup", "200ms", rate, "--out", out}
@@ -133,8 +139,10 @@ func TestRunSlowRate(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"iterations beyond the longest run", []string{"--iterations", "1000", "--rate", "1e-300"}, "want --rate at least 0.00165"},
-		{"a round past --duration", []string{"--workload", "lifecycle", "--duration", "300ms", "--warmup", "0s", "--rate", "0.05"}, "want --rate at least 3.33"},
+		// 1000 in a week is 0.0016534/s: the rate named is rounded up,
+		// so that it is accepted when given back.
+		{"iterations beyond the longest run", []string{"--iterations", "1000", "--rate", "1e-5"}, "want --rate at least 0.00166"},
+		{"a round past --duration", []string{"--workload", "lifecycle", "--duration", "300ms", "--warmup", "0s", "--rate", "0.05"}, "want --rate at least 3.34"},
 		{"a round past --warmup", []string{"--workload", "lifecycle", "--duration", "1s", "--warmup", "100ms", "--rate", "5"}, "want --rate at least 10"},
 		{"rate-total in its own terms", []string{"--workload", "lifecycle", "--threads", "2", "--duration", "1s", "--warmup", "0s", "--rate-total", "1"}, "want --rate-total at least 2"},
 	} {
@@ -146,6 +154,39 @@ func TestRunSlowRate(t *testing.T) {
 				t.Fatalf("%v: exit %d, want %d; stderr %q", args, code, exitUsage, stderr)
 			}
 			wantOneLine(t, args, stderr, tt.want)
+		})
+	}
+}
+
+// An open-loop rate below one arrival a thread per week, the longest run
+// (issue 43, item 7): at 1e-11 and below 1e9/rate ns wrapped as an integer
+// and the run measured a closed loop (1.8 M registrations in 300 ms),
+// "saturated". It is refused at each side of the floor and far below it,
+// by run and sweep.
+func TestRunRefusesRateBelowLeast(t *testing.T) {
+	bin := inputBinary(t)
+	below := strconv.FormatFloat(math.Nextafter(bench.MinRate, 0), 'g', -1, 64)
+	belowTotal := strconv.FormatFloat(math.Nextafter(2*bench.MinRate, 0), 'g', -1, 64)
+	for _, tt := range []struct{ cmd, flag, value, want string }{
+		{"run", "--rate", "1e-11", "--rate 1e-11: at most one arrival per thread every 7 days (the longest run): want --rate at least 1.66e-06"},
+		{"run", "--rate", "1e-300", "want --rate at least 1.66e-06"},
+		{"run", "--rate", "4.9e-324", "want --rate at least 1.66e-06"},
+		{"run", "--rate", below, "want --rate at least 1.66e-06"},
+		{"run", "--rate-total", "1e-320", "want --rate-total at least 3.31e-06"},
+		{"run", "--rate-total", belowTotal, "want --rate-total at least 3.31e-06"},
+		{"sweep", "--rate", "1e-11", "want --rate at least 1.66e-06"},
+	} {
+		t.Run(tt.cmd+tt.flag+"="+tt.value, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			args := []string{tt.cmd, "--quiet", "--threads", "2", "--duration", "200ms", "--warmup", "0s", tt.flag + "=" + tt.value, "--out", out}
+			code, stderr := runWithin(t, time.Minute, bin, args...)
+			if code != exitUsage {
+				t.Fatalf("%v: exit %d, want %d; stderr %q", args, code, exitUsage, stderr)
+			}
+			wantOneLine(t, args, stderr, tt.want)
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("%v: %s exists (%v): bad input must write nothing", args, out, err)
+			}
 		})
 	}
 }

@@ -393,7 +393,8 @@ end of --duration or --warmup (--rate 0.05 in a 300ms run measures the one
 operation due at its start). A rate too low for what must run to its end is
 refused (exit 2), naming the smallest that fits: --iterations beyond 7 days
 at one arrival each, or a rounds workload whose first arrival after the start
-lies past the end of --duration or --warmup.
+lies past the end of --duration or --warmup. Below one arrival a thread per
+week (1.66e-06/s) a rate is refused whatever the run.
 
 What a latency figure contains (the call and one clock read, chained in C) and
 what is not timed: docs/design.md, "Measurement method".
