@@ -292,14 +292,21 @@ func engineOptions(stderr io.Writer) (bench.Options, error) {
 	return bench.Options{WorkerExe: exe, WorkerArgs: []string{workerCommand}, Stderr: stderr}, nil
 }
 
-// interruptible is a context cancelled by the first ^C or SIGTERM, so a
+// stopSignals stop a run, a sweep or a qualification as ^C does. SIGHUP
+// is there because a run started over ssh gets it when the connection
+// drops, and by default it killed the coordinator with nothing written
+// and its .lock and temporary folder left behind; SIGQUIT, because Go's
+// default for it is a goroutine dump and the same leftovers.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// interruptible is a context cancelled by the first of stopSignals, so a
 // stopped run still stops its workers and writes a partial result. A
 // second one exits at once: the workers die with their coordinator
 // (PR_SET_PDEATHSIG), and nothing more is written.
 func interruptible(stderr io.Writer) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals...)
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -355,7 +362,7 @@ measuring, time or iterations left, per op kind ops/s, p50, p99 and errors so
 far); elsewhere (CI, pipes) it shows none, and one line per repetition when
 there are several. --quiet prints nothing but errors.
 
-^C stops the run at once, warm-up included: threads end their current pass or
+^C (or SIGTERM, SIGHUP, SIGQUIT) stops the run at once, warm-up included: threads end their current pass or
 round (within a second; workers still busy then are killed, and what they
 reported interval by interval is kept) and the result keeps what was measured
 (status partial). A repetition whose workers were not all ready yet is
