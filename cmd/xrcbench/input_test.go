@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -332,6 +333,80 @@ func TestRunUnderAddressSpaceLimit(t *testing.T) {
 			}
 			if counted == 0 {
 				t.Skipf("--as %d MiB: the coordinator's runtime aborted before main every time", mib)
+			}
+		})
+	}
+}
+
+// hostileFile puts at path what a bounded reader must refuse without
+// blocking or growing: a FIFO no one writes, or a link to /dev/zero.
+func hostileFile(t *testing.T, path, kind string) {
+	t.Helper()
+	var err error
+	if kind == "fifo" {
+		err = syscall.Mkfifo(path, 0o644)
+	} else {
+		err = os.Symlink("/dev/zero", path)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// qualify reads its folder's plan.yaml and conformance.json (--resume) and
+// the baseline's qualification.json as bounded regular files (issue 43,
+// item 3): a FIFO hung it, even past ^C, and /dev/zero grew it past 3.6 GB.
+// The plan and the baseline are refused (one line, exit 2); a
+// conformance.json that cannot be read is run again, and replaced.
+func TestQualifyBoundedReads(t *testing.T) {
+	bin := inputBinary(t)
+	const plan = "name: b\nrepetitions: 1\niterations: 20\nwarmup: 0s\nconformance: %s\nruns:\n  - {name: st, workload: steady, procs: 1, threads: 1, qps: 2}\n"
+	for _, kind := range []string{"fifo", "devzero"} {
+		t.Run("plan.yaml/"+kind, func(t *testing.T) {
+			dir := t.TempDir()
+			planFile := filepath.Join(dir, "plan.yaml")
+			os.WriteFile(planFile, []byte(fmt.Sprintf(plan, "none")), 0o644)
+			out := filepath.Join(dir, "q")
+			os.Mkdir(out, 0o755)
+			hostileFile(t, filepath.Join(out, "plan.yaml"), kind)
+			args := []string{"qualify", "--plan", planFile, "--out", out, "--resume"}
+			code, stderr := runWithin(t, 30*time.Second, bin, args...)
+			if code != exitUsage {
+				t.Fatalf("%v: exit %d, want %d; stderr %q", args, code, exitUsage, stderr)
+			}
+			wantOneLine(t, args, stderr, "plan.yaml: not a regular file")
+		})
+		t.Run("baseline/"+kind, func(t *testing.T) {
+			dir := t.TempDir()
+			planFile := filepath.Join(dir, "plan.yaml")
+			os.WriteFile(planFile, []byte(fmt.Sprintf(plan, "none")), 0o644)
+			base := filepath.Join(dir, "base")
+			os.Mkdir(base, 0o755)
+			hostileFile(t, filepath.Join(base, "qualification.json"), kind)
+			args := []string{"qualify", "--plan", planFile, "--out", filepath.Join(dir, "q"), "--baseline", base}
+			code, stderr := runWithin(t, 30*time.Second, bin, args...)
+			if code != exitUsage {
+				t.Fatalf("%v: exit %d, want %d; stderr %q", args, code, exitUsage, stderr)
+			}
+			wantOneLine(t, args, stderr, "qualification.json: not a regular file")
+		})
+		t.Run("conformance.json/"+kind, func(t *testing.T) {
+			dir := t.TempDir()
+			planFile := filepath.Join(dir, "plan.yaml")
+			body := fmt.Sprintf(plan, "all")
+			os.WriteFile(planFile, []byte(body), 0o644)
+			out := filepath.Join(dir, "q")
+			os.Mkdir(out, 0o755)
+			os.WriteFile(filepath.Join(out, "plan.yaml"), []byte(body), 0o644)
+			conf := filepath.Join(out, "conformance.json")
+			hostileFile(t, conf, kind)
+			args := []string{"qualify", "--plan", planFile, "--out", out, "--resume"}
+			code, stderr := runWithin(t, 3*time.Minute, bin, args...)
+			if code != exitOK || !strings.Contains(stderr, "conformance: not reusing "+conf+": not a regular file") {
+				t.Fatalf("%v: exit %d, want 0 saying the conformance was not reused; stderr %q", args, code, stderr)
+			}
+			if st, err := os.Lstat(conf); err != nil || !st.Mode().IsRegular() {
+				t.Errorf("%s after the run: %v, %v; want the new report", conf, st, err)
 			}
 		})
 	}
