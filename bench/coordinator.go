@@ -575,6 +575,10 @@ func (c *coordinator) handle(ev event, out *repOutcome, sh *shm, draining bool) 
 		if w.ready || m.Ready == nil || len(m.Ready.CPUs) != w.threads {
 			return fmt.Errorf("%s: %w: bad ready message", w.name(), errProto)
 		}
+		if m.Ready.Build != BuildID() {
+			return fmt.Errorf("%s is another build of xrcbench (version %q, build id %q) than its coordinator (version %q, build id %q): it would measure another program; was the binary replaced during the run?",
+				w.name(), m.Ready.Version, m.Ready.Build, Version(), BuildID())
+		}
 		w.ready, w.cpus = true, m.Ready.CPUs
 	case msgInterval:
 		if m.Interval == nil {

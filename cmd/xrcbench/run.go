@@ -283,13 +283,14 @@ func defaultOut(kind string, spec *workloads.Spec, provider string) string {
 	return filepath.Join("runs", fmt.Sprintf("%s-%s%s-%s", stamp, kind, spec.Name, provider))
 }
 
-// engineOptions start workers as this very binary, re-executed.
+// engineOptions start workers as this very image, re-executed through
+// /proc/self/exe: by its path (os.Executable), a binary replaced during
+// the run measured the later repetitions, and a deleted one failed them.
 func engineOptions(stderr io.Writer) (bench.Options, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return bench.Options{}, fmt.Errorf("finding the xrcbench binary to start workers: %w", err)
+	if _, err := os.Stat(bench.SelfExe); err != nil {
+		return bench.Options{}, fmt.Errorf("finding the xrcbench image to start workers (is /proc mounted?): %w", err)
 	}
-	return bench.Options{WorkerExe: exe, WorkerArgs: []string{workerCommand}, Stderr: stderr}, nil
+	return bench.Options{WorkerExe: bench.SelfExe, WorkerArgs: []string{workerCommand}, Stderr: stderr}, nil
 }
 
 // stopSignals stop a run, a sweep or a qualification as ^C does. SIGHUP
