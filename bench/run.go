@@ -413,7 +413,10 @@ func prepareRun(cfg *Config, opts *Options) error {
 	if opts.WorkerExe == "" {
 		return errors.New("bench: no worker executable")
 	}
-	return CheckAddressSpace()
+	if err := CheckAddressSpace(); err != nil {
+		return err
+	}
+	return CheckProcesses()
 }
 
 // runPrivDir is the run's private directory, and whether it is on a
