@@ -360,6 +360,9 @@ func (r *repRun) measure(ctx context.Context, margin time.Duration) error {
 	for pending := len(r.workers); pending > 0; {
 		select {
 		case ev := <-r.events:
+			if ev.exit {
+				r.stopKilled(ev.w)
+			}
 			if err := r.c.handle(ev, r.out, r.sh, r.draining); err != nil {
 				return err
 			}
@@ -399,6 +402,23 @@ func (r *repRun) stopStalled() {
 	// Threads of a rounds workload would wait for the stalled worker's at
 	// their next barrier: they stop at once; loop threads end their pass
 	// and send their counts.
+	r.drain(r.c.cfg.Workload.Mode == workloads.Rounds, 5*time.Second)
+}
+
+// stopKilled drains the run when w, not yet drained nor done, was killed
+// by a signal (the OOM killer's SIGKILL, say): as for a stalled worker, the
+// other workers' measurements are kept, and its own until then; the run
+// ends partial, naming it and the signal. Before, its death failed the
+// repetition and dropped every worker's data.
+func (r *repRun) stopKilled(w *workerProc) {
+	if r.draining || w.done != nil || w.state == nil {
+		return
+	}
+	ws, ok := w.state.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return
+	}
+	r.stopErr = fmt.Errorf("%s was killed by signal %d (%v): the run was stopped; the other workers' measurements are kept", w.name(), int(ws.Signal()), ws.Signal())
 	r.drain(r.c.cfg.Workload.Mode == workloads.Rounds, 5*time.Second)
 }
 
