@@ -234,6 +234,8 @@ type repRun struct {
 	stopAt   uint64           // when the drain began, CLOCK_MONOTONIC ns
 	grace    <-chan time.Time // the drain's end: then stragglers are killed
 	lastExit uint64           // when the last worker's exit was seen
+	// lastCheck is the last stall check's time (see stalled).
+	lastCheck time.Time
 }
 
 func (c *coordinator) newRepRun(out *repOutcome, sh *shm, tick <-chan time.Time) *repRun {
@@ -310,7 +312,7 @@ func (r *repRun) awaitReady(ctx context.Context) error {
 		case <-r.tick:
 			r.c.report(r.c.live, nil, false)
 		case <-r.stallCheck.C:
-			if w := stalledWorker(r.workers, r.stallTimeout); w != nil {
+			if w := r.stalled(); w != nil {
 				return stallError(w, r.stallTimeout, "before the start")
 			}
 		case <-readyBy.C:
@@ -393,7 +395,7 @@ func (r *repRun) measure(ctx context.Context, margin time.Duration) error {
 // stopStalled kills a worker silent for the stall timeout and drains the
 // run, keeping the other workers' measurements.
 func (r *repRun) stopStalled() {
-	w := stalledWorker(r.workers, r.stallTimeout)
+	w := r.stalled()
 	if w == nil || r.draining {
 		return
 	}
@@ -532,6 +534,30 @@ func (c *coordinator) keepReported(out *repOutcome, workers []*workerProc, start
 			out.threads = append(out.threads, tr)
 		}
 	}
+}
+
+// stalled is a worker silent for the stall timeout, if any, counted in
+// the time the coordinator itself ran. A coordinator that did not run
+// between two checks (stopped with SIGSTOP until SIGCONT, or starved)
+// read nothing meanwhile: what its workers sent waits unread in its pipes,
+// so their silence is counted afresh from now. And a worker that is a
+// zombie has exited: its last messages and its exit are on their way. A
+// coordinator stopped for 12 s once blamed a worker that had finished
+// normally ("sent nothing for 10s (state Z, a zombie)").
+func (r *repRun) stalled() *workerProc {
+	now := time.Now()
+	period := min(r.stallTimeout/4, time.Second)
+	if !r.lastCheck.IsZero() && now.Sub(r.lastCheck) > 2*period+time.Second {
+		for _, w := range r.workers {
+			w.lastSeen = now
+		}
+	}
+	r.lastCheck = now
+	w := stalledWorker(r.workers, r.stallTimeout)
+	if w != nil && strings.HasPrefix(procState(w.pid), "state Z") {
+		return nil
+	}
+	return w
 }
 
 // stalledWorker is a worker still running that has said nothing for

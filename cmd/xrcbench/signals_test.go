@@ -250,3 +250,34 @@ func TestStopSignals(t *testing.T) {
 		})
 	}
 }
+
+// A coordinator itself stopped (SIGSTOP) past --stall-timeout, and then
+// continued, blames no worker that went on and finished meanwhile (issue
+// 43, item 9): it read nothing while stopped, so a worker's silence is
+// counted in the coordinator's own running time, and a worker that has
+// exited (a zombie) is not silent but done. It once failed the run with
+// "worker 0 sent nothing for 10s (state Z, a zombie)" (the default stall
+// timeout, 10s; stopped 12s as in the audit: 2 of 2 runs failed so).
+func TestCoordinatorStoppedBlamesNoWorker(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	cmd, stdout, stderr, _ := startRun(t, 2, "measuring", "--workload", "steady", "--procs", "2", "--duration", "3s",
+		"--warmup", "0s", "--out", out)
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(12 * time.Second) // past the run's end and the stall timeout
+	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	code, _ := waitExit(t, cmd, 60*time.Second)
+	if code != exitOK || strings.Contains(stderr.String(), "sent nothing") {
+		t.Errorf("exit %d, want 0, no worker blamed\n%s\n%s", code, stdout, stderr)
+	}
+	r, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != results.StatusOK {
+		t.Errorf("status %s (%s), want ok", r.Status, r.Error)
+	}
+}
