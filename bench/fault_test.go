@@ -88,10 +88,16 @@ func TestWorkerKilled(t *testing.T) {
 		t.Run(w, func(t *testing.T) {
 			cfg := testConfig(t, w, "sim", 3, 2, 4)
 			cfg.Duration = time.Minute
-			opts, stderr := testOptions(t)
-			// Wait for the three workers, let them run, kill the second.
+			opts, stderr := testOptions(t, "XRCBENCH_TEST_WORKER_SAY_MEASURING=1")
+			// Wait for the three workers, until every thread measures,
+			// let them run, kill the second.
 			done, workers := startRun(t, cfg, opts, 3)
-			time.Sleep(700 * time.Millisecond)
+			for deadline := time.Now().Add(60 * time.Second); strings.Count(stderr.String(), "measuring") < 6; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the threads never all measured:\n%s", stderr)
+				}
+			}
+			time.Sleep(500 * time.Millisecond)
 			victim := workers[1]
 			if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
@@ -121,8 +127,15 @@ func TestWorkerKilled(t *testing.T) {
 					kept[w.Index] += n
 				}
 			}
-			if kept[0] == 0 || kept[2] == 0 {
-				t.Errorf("the other workers' counts are lost: %v", kept)
+			m := regexp.MustCompile(`worker (\d) \(pid ` + strconv.Itoa(victim) + `\)`).FindStringSubmatch(loaded.Error)
+			if m == nil {
+				t.Fatalf("error %q does not name the killed worker's index", loaded.Error)
+			}
+			killed, _ := strconv.Atoi(m[1])
+			for i := 0; i < cfg.Procs; i++ {
+				if i != killed && kept[i] == 0 {
+					t.Errorf("worker %d's counts are lost (worker %d was killed): %v", i, killed, kept)
+				}
 			}
 			if loaded.Ops["reg"].Count == 0 {
 				t.Errorf("reg: nothing kept: %+v", loaded.Ops)
