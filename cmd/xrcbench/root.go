@@ -11,7 +11,6 @@ import (
 
 	"github.com/xrcbench/xrcbench/bench"
 	"github.com/xrcbench/xrcbench/internal/safetext"
-	"github.com/xrcbench/xrcbench/internal/suggest"
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
@@ -92,28 +91,17 @@ docs/design.md in the xrcbench source.`,
 }
 
 // refuseUnknownShell makes `completion SHELL` with a shell it has no script
-// for bad usage: cobra's completion command printed its help and exited 0,
-// so `xrcbench completion bahs > file` installed help text as a script.
-// With no shell it still prints its help.
+// for bad usage: cobra's completion command has no Run of its own, so it
+// printed its help and exited 0 before its argument check (NoArgs) ran,
+// and `xrcbench completion bahs > file` installed help text as a script.
+// Runnable, its check refuses the word (exit 2, one line); with no shell
+// it still prints its help.
 func refuseUnknownShell(root *cobra.Command) {
 	comp, _, err := root.Find([]string{"completion"})
 	if err != nil || comp == root {
 		return
 	}
-	var shells []string
-	for _, sub := range comp.Commands() {
-		shells = append(shells, sub.Name())
-	}
-	comp.RunE = func(c *cobra.Command, args []string) error {
-		if len(args) == 0 {
-			return c.Help()
-		}
-		err := fmt.Errorf("completion %q: no script for that shell; want one of %s", args[0], strings.Join(shells, ", "))
-		if hint := suggest.Phrase(suggest.For(args[0], shells), func(n string) string { return n }); hint != "" {
-			err = fmt.Errorf("%w (%s)", err, hint)
-		}
-		return usageError{err}
-	}
+	comp.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
 }
 
 // measuring names the commands that open a device or run the C hot path.
