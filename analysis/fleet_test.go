@@ -334,8 +334,19 @@ func TestFleetDetectableEffect(t *testing.T) {
 		(&Fleet{Report: fr}).score()
 		return slices.Contains(fr.Flagged, "0")
 	}
+	// XRCBENCH_FLEET_POWER=1 runs every row; a list such as 16x10,64x3
+	// runs those alone (a row of 64 nodes takes many minutes).
+	only := map[string]bool{}
+	if v := os.Getenv("XRCBENCH_FLEET_POWER"); v != "1" {
+		for _, row := range strings.Split(v, ",") {
+			only[strings.TrimSpace(row)] = true
+		}
+	}
 	for _, nodes := range []int{3, 6, 16, 64} {
 		for _, reps := range []int{3, 5, 10} {
+			if len(only) > 0 && !only[fmt.Sprintf("%dx%d", nodes, reps)] {
+				continue
+			}
 			found := "none up to 30% (the test's floor)"
 			for eff := 5.0; eff <= 30; eff += 0.5 {
 				hits := 0

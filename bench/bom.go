@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/xrcbench/xrcbench/internal/regfile"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 )
@@ -171,10 +172,14 @@ func onOff(on bool) string {
 
 func unreadable(v string) bool { return strings.HasPrefix(v, "unreadable: ") }
 
-// readSys is a file under sysDevices, trimmed, or why it is unreadable.
+// readSys is a file under sysDevices, trimmed, or why it is unreadable:
+// a regular file of at most a page (sysfs attributes are), so that nothing
+// else found there can block or exhaust the read.
 func readSys(rel string) string {
-	b, err := os.ReadFile(filepath.Join(sysDevices, rel))
+	b, err := regfile.ReadFile(filepath.Join(sysDevices, rel), regfile.MaxAttr)
 	switch {
+	case errors.Is(err, regfile.ErrRefused):
+		return results.Unreadable("refused")
 	case errors.Is(err, os.ErrPermission):
 		return results.Unreadable("permission")
 	case errors.Is(err, os.ErrNotExist):

@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/xrcbench/xrcbench/results"
 )
@@ -119,5 +121,43 @@ func TestResultBOM(t *testing.T) {
 	}
 	if b.Device.Driver != "n/a: sim" || !strings.HasPrefix(b.CPU.ThreadCPUs, "pinned: ") || b.KernelRelease == "" {
 		t.Errorf("bom: %+v", b)
+	}
+}
+
+// A CPU fact planted as a FIFO or a link to /dev/zero (issue 43, item 4)
+// is "unreadable: refused", read neither blocking nor growing: sysfs
+// attributes are regular files of at most a page.
+func TestReadSysRefuses(t *testing.T) {
+	for _, kind := range []string{"fifo", "devzero"} {
+		t.Run(kind, func(t *testing.T) {
+			const rel = "cpu/cpu0/cpufreq/scaling_governor"
+			fakeSysDevices(t, map[string]string{rel: "performance", "cpu/smt/active": "0"})
+			p := filepath.Join(sysDevices, rel)
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			if kind == "fifo" {
+				err = syscall.Mkfifo(p, 0o644)
+			} else {
+				err = os.Symlink("/dev/zero", p)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make(chan string, 1)
+			go func() { got <- readSys(rel) }()
+			select {
+			case v := <-got:
+				if want := results.Unreadable("refused"); v != want {
+					t.Errorf("readSys(%s) = %q, want %q", rel, v, want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("readSys(%s): still reading after 10s", rel)
+			}
+			if v := readSys("cpu/smt/active"); v != "0" {
+				t.Errorf("the fact beside it: %q, want 0", v)
+			}
+		})
 	}
 }

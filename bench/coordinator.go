@@ -234,6 +234,8 @@ type repRun struct {
 	stopAt   uint64           // when the drain began, CLOCK_MONOTONIC ns
 	grace    <-chan time.Time // the drain's end: then stragglers are killed
 	lastExit uint64           // when the last worker's exit was seen
+	// lastCheck is the last stall check's time (see stalled).
+	lastCheck time.Time
 }
 
 func (c *coordinator) newRepRun(out *repOutcome, sh *shm, tick <-chan time.Time) *repRun {
@@ -310,7 +312,7 @@ func (r *repRun) awaitReady(ctx context.Context) error {
 		case <-r.tick:
 			r.c.report(r.c.live, nil, false)
 		case <-r.stallCheck.C:
-			if w := stalledWorker(r.workers, r.stallTimeout); w != nil {
+			if w := r.stalled(); w != nil {
 				return stallError(w, r.stallTimeout, "before the start")
 			}
 		case <-readyBy.C:
@@ -360,6 +362,9 @@ func (r *repRun) measure(ctx context.Context, margin time.Duration) error {
 	for pending := len(r.workers); pending > 0; {
 		select {
 		case ev := <-r.events:
+			if ev.exit {
+				r.stopKilled(ev.w)
+			}
 			if err := r.c.handle(ev, r.out, r.draining); err != nil {
 				return err
 			}
@@ -390,7 +395,7 @@ func (r *repRun) measure(ctx context.Context, margin time.Duration) error {
 // stopStalled kills a worker silent for the stall timeout and drains the
 // run, keeping the other workers' measurements.
 func (r *repRun) stopStalled() {
-	w := stalledWorker(r.workers, r.stallTimeout)
+	w := r.stalled()
 	if w == nil || r.draining {
 		return
 	}
@@ -399,6 +404,23 @@ func (r *repRun) stopStalled() {
 	// Threads of a rounds workload would wait for the stalled worker's at
 	// their next barrier: they stop at once; loop threads end their pass
 	// and send their counts.
+	r.drain(r.c.cfg.Workload.Mode == workloads.Rounds, 5*time.Second)
+}
+
+// stopKilled drains the run when w, not yet drained nor done, was killed
+// by a signal (the OOM killer's SIGKILL, say): as for a stalled worker, the
+// other workers' measurements are kept, and its own until then; the run
+// ends partial, naming it and the signal. Before, its death failed the
+// repetition and dropped every worker's data.
+func (r *repRun) stopKilled(w *workerProc) {
+	if r.draining || w.done != nil || w.state == nil {
+		return
+	}
+	ws, ok := w.state.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return
+	}
+	r.stopErr = fmt.Errorf("%s was killed by signal %d (%v): the run was stopped; the other workers' measurements are kept", w.name(), int(ws.Signal()), ws.Signal())
 	r.drain(r.c.cfg.Workload.Mode == workloads.Rounds, 5*time.Second)
 }
 
@@ -515,6 +537,30 @@ func (c *coordinator) keepReported(out *repOutcome, workers []*workerProc, start
 	}
 }
 
+// stalled is a worker silent for the stall timeout, if any, counted in
+// the time the coordinator itself ran. A coordinator that did not run
+// between two checks (stopped with SIGSTOP until SIGCONT, or starved)
+// read nothing meanwhile: what its workers sent waits unread in its pipes,
+// so their silence is counted afresh from now. And a worker that is a
+// zombie has exited: its last messages and its exit are on their way. A
+// coordinator stopped for 12 s once blamed a worker that had finished
+// normally ("sent nothing for 10s (state Z, a zombie)").
+func (r *repRun) stalled() *workerProc {
+	now := time.Now()
+	period := min(r.stallTimeout/4, time.Second)
+	if !r.lastCheck.IsZero() && now.Sub(r.lastCheck) > 2*period+time.Second {
+		for _, w := range r.workers {
+			w.lastSeen = now
+		}
+	}
+	r.lastCheck = now
+	w := stalledWorker(r.workers, r.stallTimeout)
+	if w != nil && strings.HasPrefix(procState(w.pid), "state Z") {
+		return nil
+	}
+	return w
+}
+
 // stalledWorker is a worker still running that has said nothing for
 // timeout, if any.
 func stalledWorker(workers []*workerProc, timeout time.Duration) *workerProc {
@@ -575,6 +621,10 @@ func (c *coordinator) handle(ev event, out *repOutcome, draining bool) error {
 	case msgReady:
 		if w.ready || m.Ready == nil || len(m.Ready.CPUs) != w.threads {
 			return fmt.Errorf("%s: %w: bad ready message", w.name(), errProto)
+		}
+		if m.Ready.Build != BuildID() {
+			return fmt.Errorf("%s is another build of xrcbench (version %q, build id %q) than its coordinator (version %q, build id %q): it would measure another program; was the binary replaced during the run?",
+				w.name(), m.Ready.Version, m.Ready.Build, Version(), BuildID())
 		}
 		w.ready, w.cpus = true, m.Ready.CPUs
 	case msgInterval:

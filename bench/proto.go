@@ -87,6 +87,10 @@ type startMsg struct {
 
 type readyMsg struct {
 	CPUs []int `json:"cpus"` // per thread, -1 when not pinned
+	// The worker's build (BuildID) and Version: the coordinator refuses
+	// a worker that is not its own build.
+	Build   string `json:"build"`
+	Version string `json:"version"`
 }
 
 // intervalMsg carries one thread's histograms for one interval of the

@@ -105,6 +105,12 @@ const (
 	MaxSimQPs   = 1 << 20
 	MaxBatchOps = 1 << 20
 	MaxRate     = 1e9 // operations per second: one per ns
+	// MinRate is the slowest open loop a thread may run: one arrival per
+	// MaxDuration, the longest run. A gap longer than that is never
+	// reached, and a far longer one (1e9/rate ns past 2^63, below about
+	// 1.1e-10/s) wrapped in the schedule's integer arithmetic and ran as
+	// a closed loop.
+	MinRate = 1e9 / float64(MaxDuration)
 )
 
 // threadRate is the open loop's rate per thread, 0 in a closed loop.
@@ -216,6 +222,9 @@ func (c *Config) validateFlags() error {
 		return fmt.Errorf("--rate %g, --rate-total %g: want positive rates up to %g operations per second", c.Rate, c.RateTotal, float64(MaxRate))
 	case c.Rate > 0 && c.RateTotal > 0:
 		return errors.New("give --rate or --rate-total, not both")
+	case c.threadRate() > 0 && c.threadRate() < MinRate: // procs and threads are positive here
+		return fmt.Errorf("%s: at most one arrival per thread every %d days (the longest run): want %s",
+			c.rateFlag(), MaxDuration/(24*time.Hour), c.atLeast(MinRate))
 	case c.Arrival != "" && c.Arrival != ArrivalFixed && c.Arrival != ArrivalPoisson:
 		return fmt.Errorf("--arrival %q: want %s or %s", c.Arrival, ArrivalFixed, ArrivalPoisson)
 	case c.Arrival != "" && c.threadRate() == 0:
@@ -408,7 +417,10 @@ func prepareRun(cfg *Config, opts *Options) error {
 	if opts.WorkerExe == "" {
 		return errors.New("bench: no worker executable")
 	}
-	return CheckAddressSpace()
+	if err := CheckAddressSpace(); err != nil {
+		return err
+	}
+	return CheckProcesses()
 }
 
 // runPrivDir is the run's private directory, and whether it is on a

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -213,6 +214,9 @@ func TestConfigValidate(t *testing.T) {
 		return Config{Provider: "sim", Workload: spec, Procs: 1, Threads: 1, QPs: 4, Iterations: 1,
 			Repetitions: 1, Interval: time.Second, Out: "x"}
 	}
+	// timed runs by --duration, so that only the rate floor judges a rate
+	// (--iterations has a floor of its own).
+	timed := func(c *Config) { c.Iterations, c.Duration = 0, time.Second }
 	tests := []struct {
 		name string
 		mod  func(*Config)
@@ -232,7 +236,22 @@ func TestConfigValidate(t *testing.T) {
 			"129 registrants per QP (128 threads and the coordinator's holder), 1 more than the sim device's 128: lower --procs or --threads"},
 		// lifecycle has no holder: 32x4 is 128 registrants, which fit.
 		{"sim registrants, no holder", func(c *Config) { c.Workload, _ = workloads.Get("lifecycle"); c.Procs = 32; c.Threads = 4; c.QPs = 2 }, ""},
-		{"sim registrants, too many", func(c *Config) { c.Workload, _ = workloads.Get("lifecycle"); c.Procs = 33; c.Threads = 4; c.QPs = 2 }, "4 more than"},
+		{"sim registrants, too many", func(c *Config) { c.Workload, _ = workloads.Get("lifecycle"); c.Procs = 33; c.Threads = 4; c.QPs = 2 }, "4 more than"}, // The least open-loop rate, one arrival a thread per MaxDuration,
+		// at each side of it: below it 1e9/rate ns wrapped as an integer
+		// and ran a closed loop (issue 43, item 7).
+		{"rate at the least", func(c *Config) { timed(c); c.Rate = MinRate }, ""},
+		{"rate as named", func(c *Config) { timed(c); c.Rate = 1.66e-6 }, ""},
+		{"rate below the least", func(c *Config) { timed(c); c.Rate = math.Nextafter(MinRate, 0) }, "want --rate at least 1.66e-06"},
+		{"rate 1e-11", func(c *Config) { timed(c); c.Rate = 1e-11 }, "--rate 1e-11: at most one arrival per thread every 7 days"},
+		{"rate 1e-300", func(c *Config) { timed(c); c.Rate = 1e-300 }, "want --rate at least 1.66e-06"},
+		{"rate 4.9e-324", func(c *Config) { timed(c); c.Rate = 4.9e-324 }, "want --rate at least 1.66e-06"},
+		{"rate-total at the least", func(c *Config) { timed(c); c.Threads = 4; c.RateTotal = 4 * MinRate }, ""},
+		{"rate-total below the least", func(c *Config) { timed(c); c.Threads = 4; c.RateTotal = math.Nextafter(4*MinRate, 0) }, "want --rate-total at least 6.62e-06"},
+		{"rate-total 1e-320", func(c *Config) { timed(c); c.RateTotal = 1e-320 }, "--rate-total 1e-320 (1 threads)"},
+		{"rate NaN", func(c *Config) { timed(c); c.Rate = math.NaN() }, "--rate NaN"},
+		{"rate Inf", func(c *Config) { timed(c); c.Rate = math.Inf(1) }, "--rate +Inf"},
+		{"rate negative", func(c *Config) { timed(c); c.Rate = -1 }, "--rate -1"},
+		{"rate above the most", func(c *Config) { timed(c); c.Rate = math.Nextafter(MaxRate, math.Inf(1)) }, "want positive rates up to 1e+09"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

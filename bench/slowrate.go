@@ -2,6 +2,8 @@ package bench
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/xrcbench/xrcbench/workloads"
@@ -55,7 +57,18 @@ func (c *Config) rateFlag() string {
 // atLeast is the smallest rate per thread, in the flag the user gave.
 func (c *Config) atLeast(perThread float64) string {
 	if c.RateTotal > 0 {
-		return fmt.Sprintf("--rate-total at least %.3g", perThread*float64(c.Procs*c.Threads))
+		return "--rate-total at least " + roundUp3(perThread*float64(c.Procs*c.Threads))
 	}
-	return fmt.Sprintf("--rate at least %.3g", perThread)
+	return "--rate at least " + roundUp3(perThread)
+}
+
+// roundUp3 writes x to three significant digits, rounded up: the rate it
+// names must be accepted when given back (1.65e-06 is below the least
+// rate, 1.6534e-06).
+func roundUp3(x float64) string {
+	s := strconv.FormatFloat(x, 'g', 3, 64)
+	if p, err := strconv.ParseFloat(s, 64); err == nil && p < x {
+		s = strconv.FormatFloat(p+math.Pow(10, math.Floor(math.Log10(p))-2), 'g', 3, 64)
+	}
+	return s
 }

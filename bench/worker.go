@@ -70,7 +70,7 @@ func WorkerMain(in io.Reader, out io.Writer) error {
 		box.close()
 		return fail(err)
 	}
-	box.send(&message{Type: msgReady, Ready: &readyMsg{CPUs: cpus}})
+	box.send(&message{Type: msgReady, Ready: &readyMsg{CPUs: cpus, Build: BuildID(), Version: Version()}})
 	deadline, err := readStart(fr)
 	if err != nil {
 		c.cancel()

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/regfile"
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
@@ -101,8 +102,9 @@ func snapshotFWCommands(root string, info verbs.DeviceInfo) FWSnapshot {
 	return s
 }
 
+// readUint reads a debugfs counter: a regular file of at most a page.
 func readUint(path string) (uint64, error) {
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadFile(path, regfile.MaxAttr)
 	if err != nil {
 		return 0, err
 	}

@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/xrcbench/xrcbench/verbs"
 )
@@ -126,5 +128,40 @@ func TestFWCommandsModify(t *testing.T) {
 	writeFW(t, empty, "0000:3b:00.0", map[string][2]string{"QUERY_HCA_CAP": {"1", "1"}})
 	if s := snapshotFWCommands(empty, mlx); !strings.Contains(s.NotReadable, "holds none of CREATE_QP") {
 		t.Errorf("no QP command: %+v", s)
+	}
+}
+
+// A firmware counter planted as a FIFO or a link to /dev/zero (issue 43,
+// item 4) makes the snapshot not readable, naming it, at once.
+func TestFWCommandsRefuse(t *testing.T) {
+	mlx := verbs.DeviceInfo{Name: "mlx5_0", Driver: "mlx5_core", Extra: map[string]string{"pci": "0000:3b:00.0"}}
+	for _, kind := range []string{"fifo", "devzero"} {
+		t.Run(kind, func(t *testing.T) {
+			root := t.TempDir()
+			writeFW(t, root, "0000:3b:00.0", map[string][2]string{"CREATE_QP": {"100", "20000"}})
+			p := filepath.Join(root, "mlx5", "0000:3b:00.0", "commands", "CREATE_QP", "n")
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			if kind == "fifo" {
+				err = syscall.Mkfifo(p, 0o644)
+			} else {
+				err = os.Symlink("/dev/zero", p)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make(chan FWSnapshot, 1)
+			go func() { got <- snapshotFWCommands(root, mlx) }()
+			select {
+			case s := <-got:
+				if !strings.Contains(s.NotReadable, p+": not a regular file") {
+					t.Errorf("NotReadable = %q, want it to name %s, not a regular file", s.NotReadable, p)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("still reading after 10s")
+			}
+		})
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/xrcbench/xrcbench/internal/regfile"
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
@@ -513,7 +513,8 @@ func DeviceQPs(info verbs.DeviceInfo) (qpns map[uint32]bool, how string, err err
 			qpns[q.QPN] = true
 		}
 		// A silentdestroy device's hardware keeps what it did not destroy.
-		if raw, err := os.ReadFile(filepath.Join(dir, "silent-"+info.Name)); err == nil {
+		// The state folder comes from ibdev_path: bounded, regular only.
+		if raw, err := regfile.ReadFile(filepath.Join(dir, "silent-"+info.Name), regfile.MaxState); err == nil {
 			for _, l := range strings.Fields(string(raw)) {
 				if q, err := strconv.ParseUint(l, 16, 24); err == nil {
 					qpns[uint32(q)] = true

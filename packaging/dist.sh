@@ -24,6 +24,16 @@ arch=$($GO env GOARCH)
 # Who the packages name as maintainer: DIST_MAINTAINER, else the author
 # of the commit they are built from.
 maintainer=${DIST_MAINTAINER:-$(git log -1 --format='%an <%ae>')}
+case $maintainer in *$'\n'* | *$'\r'*)
+	echo "dist: DIST_MAINTAINER (or the commit's author) is more than one line: give one, such as 'A B <a@b>'" >&2
+	exit 2
+	;;
+esac
+# Spliced into a double-quoted YAML string by sed: escaped for YAML (\ and
+# "), then for sed's replacement (\, & and the | it is delimited by).
+# Unescaped, "A&B <a@b>" became "A@MAINTAINER@B <a@b>" without a word.
+yaml_maintainer=$(printf '%s' "$maintainer" | sed -e 's/[\\"]/\\&/g')
+sed_maintainer=$(printf '%s' "$yaml_maintainer" | sed -e 's/[\\&|]/\\&/g')
 
 # libibverbs1 is recommended: the binary dlopens it when the rdma or legacy
 # provider is used and runs everything else without it. Were the binary
@@ -42,17 +52,23 @@ mkdir -p "$DISTDIR"
 root=$(cd "$DISTDIR" && pwd)/root
 make --no-print-directory install DESTDIR="$root" PREFIX=/usr >/dev/null
 gzip -9n "$root"/usr/share/man/man1/*.1
+# The zsh completion goes where each family's zsh reads it: Debian's
+# vendor-completions, Fedora's and RHEL's site-functions (nfpm.yaml).
+zsh=$(cd "$DISTDIR" && pwd)/zsh
+mkdir -p "$zsh"
+mv "$root"/usr/share/zsh/vendor-completions/_xrcbench "$zsh/"
+rmdir "$root"/usr/share/zsh/vendor-completions "$root"/usr/share/zsh
 
 list() { [ -n "$1" ] && echo "[$1]" || echo "[]"; }
 sed -e "s/@DEB_DEPENDS@/$(list "${dep[0]:-}")/; s/@DEB_RECOMMENDS@/$(list "${rec[0]:-}")/" \
 	-e "s/@RPM_DEPENDS@/$(list "${dep[1]:-}")/; s/@RPM_RECOMMENDS@/$(list "${rec[1]:-}")/" -e "s|@ROOT@|$root|" \
-	-e "s|@MAINTAINER@|$maintainer|" \
+	-e "s|@ZSH@|$zsh|" -e "s|@MAINTAINER@|$sed_maintainer|" \
 	packaging/nfpm.yaml > "$DISTDIR/nfpm.yaml"
 export DIST_VERSION=$version DIST_ARCH=$arch
 for packager in deb rpm; do
 	GOFLAGS= $GO run "$NFPM" package --config "$DISTDIR/nfpm.yaml" --packager "$packager" --target "$DISTDIR/" >/dev/null
 done
-rm "$DISTDIR/nfpm.yaml"
+rm -r "$DISTDIR/nfpm.yaml" "$zsh"
 
 # The tarball: the binary at its top, man pages and completions beside it.
 name=xrcbench-$version-linux-$arch

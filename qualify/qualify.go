@@ -15,6 +15,7 @@ import (
 
 	"github.com/xrcbench/xrcbench/bench"
 	"github.com/xrcbench/xrcbench/conform"
+	"github.com/xrcbench/xrcbench/internal/regfile"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
@@ -282,7 +283,12 @@ func prepareOut(o Options) error {
 	case len(entries) > 0 && !o.Resume:
 		return usagef("--out %s is not empty: give a new folder, or --resume to continue the qualification in it", o.Out)
 	case o.Resume:
-		old, err := os.ReadFile(planPath)
+		// Bounded, regular files only: a FIFO planted as plan.yaml hung
+		// --resume, and a link to /dev/zero grew it past 3.6 GB.
+		old, err := regfile.ReadFile(planPath, regfile.MaxPlan)
+		if errors.Is(err, regfile.ErrRefused) {
+			return usagef("--resume: %v", err)
+		}
 		if err != nil {
 			return usagef("--resume: %s holds no %s: not a qualification folder", o.Out, PlanFile)
 		}
@@ -302,12 +308,17 @@ func conformance(o Options, logf func(string, ...any)) (*conform.ConformReport, 
 		return nil, nil
 	}
 	if o.Resume {
-		if data, err := os.ReadFile(path); err == nil {
+		// What is not a regular file of a sane size is not reused (and
+		// is replaced below), not read: a FIFO would hang the read.
+		data, err := regfile.ReadFile(path, regfile.MaxConformance)
+		if err == nil {
 			var rep conform.ConformReport
 			if json.Unmarshal(data, &rep) == nil && len(rep.Checks) > 0 {
 				logf("conformance: reusing %s", path)
 				return &rep, nil
 			}
+		} else if errors.Is(err, regfile.ErrRefused) {
+			logf("conformance: not reusing %v", err)
 		}
 	}
 	logf("conformance on %s %s", o.Provider, o.Device)
@@ -498,7 +509,12 @@ func (o Options) sameEnv(earlier []string) bool {
 
 // Load reads a qualification folder's qualification.json.
 func Load(dir string) (*Qualification, error) {
-	data, err := os.ReadFile(filepath.Join(dir, JSONFile))
+	// A baseline is often another user's folder: bounded, regular files
+	// only, so that its qualification.json cannot hang or exhaust this.
+	data, err := regfile.ReadFile(filepath.Join(dir, JSONFile), regfile.MaxQualification)
+	if errors.Is(err, regfile.ErrRefused) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a finished qualification folder (%v)", dir, err)
 	}

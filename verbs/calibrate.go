@@ -2,7 +2,6 @@ package verbs
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"time"
@@ -279,6 +278,3 @@ func calibrationDomain(opts Options, dir string) (*Domain, func(), error) {
 	}
 	return dom, func() { dom.Close(); dev.Close() }, nil
 }
-
-// CalibrationDir makes a private scratch directory for Calibrate.
-func CalibrationDir() (string, error) { return os.MkdirTemp("", "xrcbench-calibrate-") }

@@ -17,6 +17,10 @@ import (
 // childEnv carries a childSpec to a re-executed child process.
 const childEnv = "XRCBENCH_VERBS_CHILD"
 
+// selfExe re-executes this process's own image, not the file it was
+// started from: that may have been replaced or deleted since.
+const selfExe = "/proc/self/exe"
+
 // childSpec says what a child process does before it waits to be killed.
 type childSpec struct {
 	// "reg": open, register with QPN, wait; "holdlock": take the sim
@@ -260,10 +264,7 @@ func kernelAsk(spec childSpec) (kernelAnswer, error) {
 // its answer.
 func askKernel(spec childSpec) (kernelAnswer, error) {
 	var a kernelAnswer
-	exe, err := os.Executable()
-	if err != nil {
-		return a, err
-	}
+	exe := selfExe
 	raw, err := json.Marshal(spec)
 	if err != nil {
 		return a, err
@@ -297,10 +298,7 @@ type child struct {
 // startChild re-executes this program to do spec, and returns once the
 // child says it is ready.
 func startChild(spec childSpec) (*child, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
+	exe := selfExe
 	raw, err := json.Marshal(spec)
 	if err != nil {
 		return nil, err

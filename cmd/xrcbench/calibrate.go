@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -44,18 +47,57 @@ small differences.`,
 		Example: "  xrcbench calibrate\n  xrcbench calibrate --json",
 		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			dir, err := verbs.CalibrationDir()
-			if err != nil {
+			// A calibration cut short says nothing: the first stop signal
+			// removes its folder (tens of MB of sim devices, once left in
+			// TMPDIR by every ^C) and ends it. One killed outright leaves
+			// it to the next calibrate, which removes it. Caught from
+			// before the folder exists to after it is gone.
+			sigs := make(chan os.Signal, 1)
+			signal.Notify(sigs, stopSignals...)
+			defer signal.Stop(sigs)
+			var (
+				mu       sync.Mutex
+				remove   = func() {}
+				stopping atomic.Bool
+			)
+			done := make(chan struct{})
+			defer close(done)
+			go func() {
+				select {
+				case s := <-sigs:
+					stopping.Store(true)
+					mu.Lock()
+					remove()
+					fmt.Fprintf(stderr, "xrcbench: calibrate: %v: stopped, its folder removed; nothing is kept\n", s)
+					os.Exit(exitFailed)
+				case <-done:
+				}
+			}()
+			// What fails once the folder is being removed under it is no
+			// failure of its own: the stop's line is the one said.
+			fail := func(err error) error {
+				if stopping.Load() {
+					select {} // os.Exit is on its way
+				}
 				return failure{err: err}
 			}
-			defer os.RemoveAll(dir)
+			mu.Lock()
+			dir, rm, err := verbs.CalibrationDir()
+			if err == nil {
+				remove = rm
+			}
+			mu.Unlock()
+			if err != nil {
+				return fail(err)
+			}
+			defer func() { mu.Lock(); remove(); mu.Unlock() }()
 			ms, err := verbs.Calibrate(dir)
 			if err != nil {
-				return failure{err: err}
+				return fail(err)
 			}
 			engine, err := bench.Calibrate(dir)
 			if err != nil {
-				return failure{err: err}
+				return fail(err)
 			}
 			ms = append(ms, engine...)
 			missed, busy := 0, 0

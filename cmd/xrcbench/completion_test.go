@@ -156,3 +156,66 @@ func TestSuggestions(t *testing.T) {
 		}
 	}
 }
+
+// `completion` with a shell it has no script for is bad usage, one line
+// and exit 2 (issue 43, item 11): it printed its help and exited 0, so a
+// typo installed help text as a completion script. A shell it knows
+// prints a script; no shell, its help.
+func TestCompletionShells(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string // in stderr when code is 2, else in stdout
+	}{
+		{[]string{"completion", "bahs"}, exitUsage, `"bahs"`},
+		{[]string{"completion", "tcsh"}, exitUsage, `"tcsh"`},
+		{[]string{"completion", "bash", "extra"}, exitUsage, "extra"},
+		{[]string{"completion", "zsh"}, exitOK, "#compdef xrcbench"},
+		{[]string{"completion"}, exitOK, "Usage:"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, stdout, stderr := runCLI(tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, tt.code, stdout, stderr)
+			}
+			if tt.code == exitUsage {
+				checkOneLine(t, stderr)
+				if !strings.Contains(stderr, tt.want) || stdout != "" {
+					t.Errorf("stderr %q, stdout %q: want %q named and nothing on stdout", stderr, stdout, tt.want)
+				}
+			} else if !strings.Contains(stdout, tt.want) {
+				t.Errorf("stdout does not hold %q:\n%s", tt.want, stdout)
+			}
+		})
+	}
+}
+
+// A value given after a space to a flag whose value is optional (issue 43,
+// item 11): pflag reads `--pin cpu` as --pin alone and an argument, which
+// was reported as `unknown command "cpu"`. The refusal says to use "=".
+func TestSpacedOptionalValue(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--pin", "cpu", "--duration", "1s"}, `--pin cpu: --pin takes its value after "=": use --pin=cpu`},
+		{[]string{"sweep", "--pin", "none", "--duration", "1s"}, "use --pin=none"},
+		{[]string{"run", "--fleet-sync", "30s", "--duration", "1s"}, "use --fleet-sync=30s"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, stdout, stderr := runCLI(tt.args...)
+			if code != exitUsage {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, exitUsage, stdout, stderr)
+			}
+			checkOneLine(t, stderr)
+			if !strings.Contains(stderr, tt.want) {
+				t.Errorf("stderr %q, want %q", stderr, tt.want)
+			}
+		})
+	}
+	// Not for a stray argument with the flag given a value.
+	code, _, stderr := runCLI("run", "--pin=cpu", "stray", "--duration", "1s")
+	if code != exitUsage || !strings.Contains(stderr, `unknown command "stray"`) {
+		t.Errorf("--pin=cpu stray: exit %d, stderr %q; want 2 naming the stray argument", code, stderr)
+	}
+}

@@ -4,13 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/xrcbench/xrcbench/bench"
 )
 
 // The CLI against hostile input (issue 23, items 7, 9 and 10), through the
@@ -106,7 +111,9 @@ func TestRunRefusesNonFiniteRates(t *testing.T) {
 func TestRunSlowRate(t *testing.T) {
 	bin := inputBinary(t)
 	t.Run("loop workloads end at --duration", func(t *testing.T) {
-		for _, rate := range []string{"--rate=0.05", "--rate=1e-300", "--rate-total=0.01"} {
+		// bench.MinRate, the least rate, is one arrival a week.
+		least := "--rate=" + strconv.FormatFloat(bench.MinRate, 'g', -1, 64)
+		for _, rate := range []string{"--rate=0.05", least, "--rate-total=0.01"} {
 			out := filepath.Join(t.TempDir(), "run")
 			args := []string{"run", "--quiet", "--workload", "steady", "--qps", "2", "--threads", "2",
 				"--duration", "300ms", "--warmup", "200ms", rate, "--out", out}
@@ -133,8 +140,10 @@ func TestRunSlowRate(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"iterations beyond the longest run", []string{"--iterations", "1000", "--rate", "1e-300"}, "want --rate at least 0.00165"},
-		{"a round past --duration", []string{"--workload", "lifecycle", "--duration", "300ms", "--warmup", "0s", "--rate", "0.05"}, "want --rate at least 3.33"},
+		// 1000 in a week is 0.0016534/s: the rate named is rounded up,
+		// so that it is accepted when given back.
+		{"iterations beyond the longest run", []string{"--iterations", "1000", "--rate", "1e-5"}, "want --rate at least 0.00166"},
+		{"a round past --duration", []string{"--workload", "lifecycle", "--duration", "300ms", "--warmup", "0s", "--rate", "0.05"}, "want --rate at least 3.34"},
 		{"a round past --warmup", []string{"--workload", "lifecycle", "--duration", "1s", "--warmup", "100ms", "--rate", "5"}, "want --rate at least 10"},
 		{"rate-total in its own terms", []string{"--workload", "lifecycle", "--threads", "2", "--duration", "1s", "--warmup", "0s", "--rate-total", "1"}, "want --rate-total at least 2"},
 	} {
@@ -146,6 +155,39 @@ func TestRunSlowRate(t *testing.T) {
 				t.Fatalf("%v: exit %d, want %d; stderr %q", args, code, exitUsage, stderr)
 			}
 			wantOneLine(t, args, stderr, tt.want)
+		})
+	}
+}
+
+// An open-loop rate below one arrival a thread per week, the longest run
+// (issue 43, item 7): at 1e-11 and below 1e9/rate ns wrapped as an integer
+// and the run measured a closed loop (1.8 M registrations in 300 ms),
+// "saturated". It is refused at each side of the floor and far below it,
+// by run and sweep.
+func TestRunRefusesRateBelowLeast(t *testing.T) {
+	bin := inputBinary(t)
+	below := strconv.FormatFloat(math.Nextafter(bench.MinRate, 0), 'g', -1, 64)
+	belowTotal := strconv.FormatFloat(math.Nextafter(2*bench.MinRate, 0), 'g', -1, 64)
+	for _, tt := range []struct{ cmd, flag, value, want string }{
+		{"run", "--rate", "1e-11", "--rate 1e-11: at most one arrival per thread every 7 days (the longest run): want --rate at least 1.66e-06"},
+		{"run", "--rate", "1e-300", "want --rate at least 1.66e-06"},
+		{"run", "--rate", "4.9e-324", "want --rate at least 1.66e-06"},
+		{"run", "--rate", below, "want --rate at least 1.66e-06"},
+		{"run", "--rate-total", "1e-320", "want --rate-total at least 3.31e-06"},
+		{"run", "--rate-total", belowTotal, "want --rate-total at least 3.31e-06"},
+		{"sweep", "--rate", "1e-11", "want --rate at least 1.66e-06"},
+	} {
+		t.Run(tt.cmd+tt.flag+"="+tt.value, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			args := []string{tt.cmd, "--quiet", "--threads", "2", "--duration", "200ms", "--warmup", "0s", tt.flag + "=" + tt.value, "--out", out}
+			code, stderr := runWithin(t, time.Minute, bin, args...)
+			if code != exitUsage {
+				t.Fatalf("%v: exit %d, want %d; stderr %q", args, code, exitUsage, stderr)
+			}
+			wantOneLine(t, args, stderr, tt.want)
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("%v: %s exists (%v): bad input must write nothing", args, out, err)
+			}
 		})
 	}
 }
@@ -291,6 +333,80 @@ func TestRunUnderAddressSpaceLimit(t *testing.T) {
 			}
 			if counted == 0 {
 				t.Skipf("--as %d MiB: the coordinator's runtime aborted before main every time", mib)
+			}
+		})
+	}
+}
+
+// hostileFile puts at path what a bounded reader must refuse without
+// blocking or growing: a FIFO no one writes, or a link to /dev/zero.
+func hostileFile(t *testing.T, path, kind string) {
+	t.Helper()
+	var err error
+	if kind == "fifo" {
+		err = syscall.Mkfifo(path, 0o644)
+	} else {
+		err = os.Symlink("/dev/zero", path)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// qualify reads its folder's plan.yaml and conformance.json (--resume) and
+// the baseline's qualification.json as bounded regular files (issue 43,
+// item 3): a FIFO hung it, even past ^C, and /dev/zero grew it past 3.6 GB.
+// The plan and the baseline are refused (one line, exit 2); a
+// conformance.json that cannot be read is run again, and replaced.
+func TestQualifyBoundedReads(t *testing.T) {
+	bin := inputBinary(t)
+	const plan = "name: b\nrepetitions: 1\niterations: 20\nwarmup: 0s\nconformance: %s\nruns:\n  - {name: st, workload: steady, procs: 1, threads: 1, qps: 2}\n"
+	for _, kind := range []string{"fifo", "devzero"} {
+		t.Run("plan.yaml/"+kind, func(t *testing.T) {
+			dir := t.TempDir()
+			planFile := filepath.Join(dir, "plan.yaml")
+			os.WriteFile(planFile, []byte(fmt.Sprintf(plan, "none")), 0o644)
+			out := filepath.Join(dir, "q")
+			os.Mkdir(out, 0o755)
+			hostileFile(t, filepath.Join(out, "plan.yaml"), kind)
+			args := []string{"qualify", "--plan", planFile, "--out", out, "--resume"}
+			code, stderr := runWithin(t, 30*time.Second, bin, args...)
+			if code != exitUsage {
+				t.Fatalf("%v: exit %d, want %d; stderr %q", args, code, exitUsage, stderr)
+			}
+			wantOneLine(t, args, stderr, "plan.yaml: not a regular file")
+		})
+		t.Run("baseline/"+kind, func(t *testing.T) {
+			dir := t.TempDir()
+			planFile := filepath.Join(dir, "plan.yaml")
+			os.WriteFile(planFile, []byte(fmt.Sprintf(plan, "none")), 0o644)
+			base := filepath.Join(dir, "base")
+			os.Mkdir(base, 0o755)
+			hostileFile(t, filepath.Join(base, "qualification.json"), kind)
+			args := []string{"qualify", "--plan", planFile, "--out", filepath.Join(dir, "q"), "--baseline", base}
+			code, stderr := runWithin(t, 30*time.Second, bin, args...)
+			if code != exitUsage {
+				t.Fatalf("%v: exit %d, want %d; stderr %q", args, code, exitUsage, stderr)
+			}
+			wantOneLine(t, args, stderr, "qualification.json: not a regular file")
+		})
+		t.Run("conformance.json/"+kind, func(t *testing.T) {
+			dir := t.TempDir()
+			planFile := filepath.Join(dir, "plan.yaml")
+			body := fmt.Sprintf(plan, "all")
+			os.WriteFile(planFile, []byte(body), 0o644)
+			out := filepath.Join(dir, "q")
+			os.Mkdir(out, 0o755)
+			os.WriteFile(filepath.Join(out, "plan.yaml"), []byte(body), 0o644)
+			conf := filepath.Join(out, "conformance.json")
+			hostileFile(t, conf, kind)
+			args := []string{"qualify", "--plan", planFile, "--out", out, "--resume"}
+			code, stderr := runWithin(t, 3*time.Minute, bin, args...)
+			if code != exitOK || !strings.Contains(stderr, "conformance: not reusing "+conf+": not a regular file") {
+				t.Fatalf("%v: exit %d, want 0 saying the conformance was not reused; stderr %q", args, code, stderr)
+			}
+			if st, err := os.Lstat(conf); err != nil || !st.Mode().IsRegular() {
+				t.Errorf("%s after the run: %v, %v; want the new report", conf, st, err)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/xrcbench/xrcbench/bench"
 	"github.com/xrcbench/xrcbench/internal/safetext"
@@ -83,9 +84,24 @@ docs/design.md in the xrcbench source.`,
 	// like any command and their argument checks are marked too.
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
+	refuseUnknownShell(root)
 	markArgsErrors(root)
 	registerCompletions(root)
 	return root
+}
+
+// refuseUnknownShell makes `completion SHELL` with a shell it has no script
+// for bad usage: cobra's completion command has no Run of its own, so it
+// printed its help and exited 0 before its argument check (NoArgs) ran,
+// and `xrcbench completion bahs > file` installed help text as a script.
+// Runnable, its check refuses the word (exit 2, one line); with no shell
+// it still prints its help.
+func refuseUnknownShell(root *cobra.Command) {
+	comp, _, err := root.Find([]string{"completion"})
+	if err != nil || comp == root {
+		return
+	}
+	comp.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
 }
 
 // measuring names the commands that open a device or run the C hot path.
@@ -116,6 +132,9 @@ func markArgsErrors(cmd *cobra.Command) {
 				if errors.As(err, &u) {
 					return err
 				}
+				if hint := spacedValue(c, args); hint != nil {
+					return usageError{hint}
+				}
 				return usageError{err}
 			}
 			return nil
@@ -125,6 +144,35 @@ func markArgsErrors(cmd *cobra.Command) {
 		markArgsErrors(sub)
 	}
 }
+
+// spacedValue explains a stray argument that is the value of a flag whose
+// value is optional (--pin, --fleet-sync), given after a space: pflag reads
+// `--pin cpu` as --pin alone and an argument "cpu", which the command
+// then called an unknown command. nil when no such flag was given alone.
+func spacedValue(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	// The command line as given (exitCode keeps it): the flag alone, then
+	// the stray argument.
+	raw := strings.Split(c.Root().Annotations[rawArgsKey], "\x00")
+	var err error
+	c.Flags().Visit(func(f *pflag.Flag) {
+		if err != nil || f.NoOptDefVal == "" {
+			return
+		}
+		for i := 0; i+1 < len(raw); i++ {
+			if raw[i] == "--"+f.Name && raw[i+1] == args[0] {
+				err = fmt.Errorf("--%s %s: --%s takes its value after \"=\": use --%s=%s", f.Name, args[0], f.Name, f.Name, args[0])
+				return
+			}
+		}
+	})
+	return err
+}
+
+// rawArgsKey is the root's annotation holding the command line, NUL-separated.
+const rawArgsKey = "xrcbench.args"
 
 // run is main without the process: it returns the exit status. What it
 // prints passes through safetext: device, host and folder names are data,
@@ -137,6 +185,10 @@ func run(stdout, stderr io.Writer, args []string) int {
 // exitCode executes root with args and maps the outcome to an exit status.
 func exitCode(root *cobra.Command, args []string, stderr io.Writer) int {
 	root.SetArgs(args)
+	if root.Annotations == nil {
+		root.Annotations = map[string]string{}
+	}
+	root.Annotations[rawArgsKey] = strings.Join(args, "\x00")
 	// An unknown command is bad usage; cobra finds that out before any
 	// command runs, with a plain error. Find does not know the hidden
 	// commands a shell's completion script calls (cobra adds them only

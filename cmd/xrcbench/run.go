@@ -283,23 +283,31 @@ func defaultOut(kind string, spec *workloads.Spec, provider string) string {
 	return filepath.Join("runs", fmt.Sprintf("%s-%s%s-%s", stamp, kind, spec.Name, provider))
 }
 
-// engineOptions start workers as this very binary, re-executed.
+// engineOptions start workers as this very image, re-executed through
+// /proc/self/exe: by its path (os.Executable), a binary replaced during
+// the run measured the later repetitions, and a deleted one failed them.
 func engineOptions(stderr io.Writer) (bench.Options, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return bench.Options{}, fmt.Errorf("finding the xrcbench binary to start workers: %w", err)
+	if _, err := os.Stat(bench.SelfExe); err != nil {
+		return bench.Options{}, fmt.Errorf("finding the xrcbench image to start workers (is /proc mounted?): %w", err)
 	}
-	return bench.Options{WorkerExe: exe, WorkerArgs: []string{workerCommand}, Stderr: stderr}, nil
+	return bench.Options{WorkerExe: bench.SelfExe, WorkerArgs: []string{workerCommand}, Stderr: stderr}, nil
 }
 
-// interruptible is a context cancelled by the first ^C or SIGTERM, so a
+// stopSignals stop a run, a sweep or a qualification as ^C does. SIGHUP
+// is there because a run started over ssh gets it when the connection
+// drops, and by default it killed the coordinator with nothing written
+// and its .lock and temporary folder left behind; SIGQUIT, because Go's
+// default for it is a goroutine dump and the same leftovers.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// interruptible is a context cancelled by the first of stopSignals, so a
 // stopped run still stops its workers and writes a partial result. A
 // second one exits at once: the workers die with their coordinator
 // (PR_SET_PDEATHSIG), and nothing more is written.
 func interruptible(stderr io.Writer) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals...)
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -355,7 +363,7 @@ measuring, time or iterations left, per op kind ops/s, p50, p99 and errors so
 far); elsewhere (CI, pipes) it shows none, and one line per repetition when
 there are several. --quiet prints nothing but errors.
 
-^C stops the run at once, warm-up included: threads end their current pass or
+^C (or SIGTERM, SIGHUP, SIGQUIT) stops the run at once, warm-up included: threads end their current pass or
 round (within a second; workers still busy then are killed, and what they
 reported interval by interval is kept) and the result keeps what was measured
 (status partial). A repetition whose workers were not all ready yet is
@@ -393,7 +401,8 @@ end of --duration or --warmup (--rate 0.05 in a 300ms run measures the one
 operation due at its start). A rate too low for what must run to its end is
 refused (exit 2), naming the smallest that fits: --iterations beyond 7 days
 at one arrival each, or a rounds workload whose first arrival after the start
-lies past the end of --duration or --warmup.
+lies past the end of --duration or --warmup. Below one arrival a thread per
+week (1.66e-06/s) a rate is refused whatever the run.
 
 What a latency figure contains (the call and one clock read, chained in C) and
 what is not timed: docs/design.md, "Measurement method".

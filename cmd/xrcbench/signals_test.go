@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/results"
+	"golang.org/x/sys/unix"
 )
 
 // startRun starts xrcbench run with args and waits until its n workers run
@@ -170,4 +171,113 @@ func (s *syncWriter) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// SIGHUP (an ssh connection dropped) and SIGQUIT stop run, sweep and
+// qualify as ^C does (issue 43, item 8): before, HUP killed the
+// coordinator (exit 129) and QUIT dumped its goroutines (exit 2), with
+// nothing written and the folder's .lock and temporary folder left
+// behind. Now what was measured is kept (partial, naming the signal),
+// the exit status is 1, and nothing but the folder is left.
+func TestStopSignals(t *testing.T) {
+	bin := engineBinary(t)
+	plan := writePlan(t, "name: hup\nrepetitions: 1\nduration: 1h\nwarmup: 0s\nconformance: none\nruns:\n  - {name: st, workload: steady, procs: 1, threads: 1, qps: 1}\n")
+	for _, tt := range []struct {
+		cmd  string
+		sig  syscall.Signal
+		args []string
+	}{
+		{"run", syscall.SIGHUP, []string{"run", "--progress", "always", "--workload", "steady", "--duration", "1h", "--warmup", "0s"}},
+		{"run", syscall.SIGQUIT, []string{"run", "--progress", "always", "--workload", "steady", "--duration", "1h", "--warmup", "0s"}},
+		{"sweep", syscall.SIGHUP, []string{"sweep", "--progress", "always", "--workload", "steady", "--threads", "1,2", "--duration", "1h", "--warmup", "0s"}},
+		{"sweep", syscall.SIGQUIT, []string{"sweep", "--progress", "always", "--workload", "steady", "--threads", "1,2", "--duration", "1h", "--warmup", "0s"}},
+		{"qualify", syscall.SIGHUP, []string{"qualify", "--plan", plan}},
+		{"qualify", syscall.SIGQUIT, []string{"qualify", "--plan", plan}},
+	} {
+		t.Run(tt.cmd+"/"+unix.SignalName(tt.sig), func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			cmd := exec.Command(bin, append(tt.args, "--out", out)...)
+			stdout, stderr := &syncWriter{}, &syncWriter{}
+			cmd.Stdout, cmd.Stderr = stdout, stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			// Measuring: a worker runs, and the progress says so where
+			// there is one (qualify has none: a worker, then 2s).
+			for deadline := time.Now().Add(60 * time.Second); len(childPIDs(cmd.Process.Pid)) == 0 ||
+				tt.cmd != "qualify" && !strings.Contains(stderr.String(), "measuring"); time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("never measured\n%s", stderr)
+				}
+			}
+			if tt.cmd == "qualify" {
+				time.Sleep(2 * time.Second)
+			} else {
+				time.Sleep(500 * time.Millisecond)
+			}
+			cmd.Process.Signal(tt.sig)
+			code, _ := waitExit(t, cmd, 30*time.Second)
+			if code != exitFailed {
+				t.Errorf("exit %d, want %d\n%s\n%s", code, exitFailed, stdout, stderr)
+			}
+			if strings.Contains(stderr.String(), "goroutine ") {
+				t.Errorf("a goroutine dump:\n%s", stderr)
+			}
+			// What was measured is kept, naming the signal.
+			var kept []string
+			filepath.WalkDir(out, func(path string, d os.DirEntry, err error) error {
+				if err == nil && d.Name() == "result.json" {
+					r, err := results.Load(filepath.Dir(path))
+					if err != nil || r.Status != results.StatusPartial || !strings.Contains(r.Error, "interrupted ("+tt.sig.String()+")") || r.Ops["reg"].Count == 0 {
+						t.Errorf("%s: %v, status %v (%v), want partial, interrupted (%v), with what was measured", path, err, r.Status, r.Error, tt.sig)
+					}
+					kept = append(kept, path)
+				}
+				return nil
+			})
+			if len(kept) == 0 {
+				t.Errorf("no result.json under %s\n%s", out, stderr)
+			}
+			// No lock, no temporary folder or file, anywhere.
+			filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+				if err == nil && (strings.HasSuffix(d.Name(), ".lock") || strings.Contains(d.Name(), ".tmp")) {
+					t.Errorf("left behind: %s", path)
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// A coordinator itself stopped (SIGSTOP) past --stall-timeout, and then
+// continued, blames no worker that went on and finished meanwhile (issue
+// 43, item 9): it read nothing while stopped, so a worker's silence is
+// counted in the coordinator's own running time, and a worker that has
+// exited (a zombie) is not silent but done. It once failed the run with
+// "worker 0 sent nothing for 10s (state Z, a zombie)" (the default stall
+// timeout, 10s; stopped 12s as in the audit: 2 of 2 runs failed so).
+func TestCoordinatorStoppedBlamesNoWorker(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	cmd, stdout, stderr, _ := startRun(t, 2, "measuring", "--workload", "steady", "--procs", "2", "--duration", "3s",
+		"--warmup", "0s", "--out", out)
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(12 * time.Second) // past the run's end and the stall timeout
+	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	code, _ := waitExit(t, cmd, 60*time.Second)
+	if code != exitOK || strings.Contains(stderr.String(), "sent nothing") {
+		t.Errorf("exit %d, want 0, no worker blamed\n%s\n%s", code, stdout, stderr)
+	}
+	r, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != results.StatusOK {
+		t.Errorf("status %s (%s), want ok", r.Status, r.Error)
+	}
 }

@@ -14,12 +14,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/regfile"
 	"github.com/xrcbench/xrcbench/results"
 )
 
 // readFact is the first line of a sysfs file, or why it cannot be read.
+// Bounded and regular files only: the folder is the one libibverbs names
+// (ibdev_path), and a FIFO there hung `devices` and /dev/zero exhausted
+// its memory.
 func readFact(path string) string {
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadFile(path, regfile.MaxAttr)
 	if err != nil {
 		return results.Unreadable(whyUnreadable(err))
 	}
@@ -36,6 +40,8 @@ func whyUnreadable(err error) string {
 		return "permission"
 	case errors.Is(err, os.ErrNotExist):
 		return "absent"
+	case errors.Is(err, regfile.ErrRefused):
+		return "refused"
 	}
 	return "error"
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/xrcbench/xrcbench/internal/testdouble"
 	"github.com/xrcbench/xrcbench/internal/testenv"
@@ -226,5 +227,116 @@ func TestReadGIDs(t *testing.T) {
 	}
 	if _, err := ReadGIDs(t.TempDir(), 1); err == nil {
 		t.Error("a port without a gids folder read without error")
+	}
+}
+
+// within runs f, failing the test if it has not returned after 10s: a
+// read blocked on a FIFO never returns.
+func within(t *testing.T, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: still reading after 10s", what)
+	}
+}
+
+// A hostile device folder (issue 43, item 4): the folder is the one
+// libibverbs names (ibdev_path), or a test double's state folder, and a
+// FIFO there hung `devices` for good while a link to /dev/zero ended in
+// "fatal error: out of memory". Each attribute is read as a regular file
+// of at most a page: the one planted is "unreadable: refused" (BOM), or
+// unknown (ReadSysfs, ReadGIDs), and the others are still read.
+func TestHostileSysfs(t *testing.T) {
+	u := results.Unreadable("refused")
+	tests := []struct {
+		file  string // relative to the class folder
+		check func(t *testing.T, b *results.DeviceBOM, s Sysfs, gids []GID)
+	}{
+		{"fw_ver", func(t *testing.T, b *results.DeviceBOM, s Sysfs, gids []GID) {
+			if b.FWVer != u || b.HCAType != "MT4125" {
+				t.Errorf("fw_ver %q, hca_type %q: want %q and the other read", b.FWVer, b.HCAType, u)
+			}
+		}},
+		{"board_id", func(t *testing.T, b *results.DeviceBOM, s Sysfs, gids []GID) {
+			if _, ok := s.Extra["board_id"]; b.BoardID != u || ok {
+				t.Errorf("board_id %q (sysfs %q): want %q, and none", b.BoardID, s.Extra["board_id"], u)
+			}
+		}},
+		{"node_desc", func(t *testing.T, b *results.DeviceBOM, s Sysfs, gids []GID) {
+			if _, ok := s.Extra["node_desc"]; ok || s.Extra["hca_type"] != "MT4125" {
+				t.Errorf("sysfs extra %v: want no node_desc, and hca_type read", s.Extra)
+			}
+		}},
+		{"device/numa_node", func(t *testing.T, b *results.DeviceBOM, s Sysfs, gids []GID) {
+			if b.NUMANode != u || s.NUMA != -1 || s.Driver != "mlx5_core" {
+				t.Errorf("numa_node %q, sysfs %d, driver %q: want %q, -1 and the driver", b.NUMANode, s.NUMA, s.Driver, u)
+			}
+		}},
+		{"device/current_link_speed", func(t *testing.T, b *results.DeviceBOM, s Sysfs, gids []GID) {
+			if b.LinkSpeed != u || b.LinkWidth != "16" {
+				t.Errorf("link speed %q, width %q: want %q and 16", b.LinkSpeed, b.LinkWidth, u)
+			}
+		}},
+		{"ports/1/gids/0", func(t *testing.T, b *results.DeviceBOM, s Sysfs, gids []GID) {
+			if !slices.Equal(gids, []GID{{1, "RoCE v2", "::ffff:192.168.1.5"}}) {
+				t.Errorf("gids %+v: want the one at index 1 only", gids)
+			}
+		}},
+		{"ports/1/link_layer", func(t *testing.T, b *results.DeviceBOM, s Sysfs, gids []GID) {
+			if len(gids) != 2 || gids[1].Type != "IB" {
+				t.Errorf("gids %+v: want both, the link layer unknown (IB)", gids)
+			}
+		}},
+		{"ports/1/gid_attrs/types/1", func(t *testing.T, b *results.DeviceBOM, s Sysfs, gids []GID) {
+			if len(gids) != 2 || gids[0].Type != "RoCE v1" || gids[1].Type != "" {
+				t.Errorf("gids %+v: want both, the type of 1 unknown", gids)
+			}
+		}},
+	}
+	for _, kind := range []string{"fifo", "devzero"} {
+		for _, tt := range tests {
+			t.Run(kind+"/"+tt.file, func(t *testing.T) {
+				cls := testdouble.Sysfs(t, "mlx5_0", "0000:3b:00.0", "mlx5_core", "1")
+				port := filepath.Join(cls, "ports", "1")
+				for _, d := range []string{"gids", filepath.Join("gid_attrs", "types")} {
+					if err := os.MkdirAll(filepath.Join(port, d), 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+				writeFiles(t, map[string]string{filepath.Join(cls, "fw_ver"): "22.31.1014", filepath.Join(cls, "hca_type"): "MT4125",
+					filepath.Join(cls, "node_desc"): "host mlx5_0", filepath.Join(cls, "device", "current_link_speed"): "16.0 GT/s PCIe",
+					filepath.Join(cls, "device", "current_link_width"): "16", filepath.Join(port, "link_layer"): "Ethernet",
+					filepath.Join(port, "gids", "0"): "fe80:0000:0000:0000:fa4e:0000:0000:0100", filepath.Join(port, "gids", "1"): "0000:0000:0000:0000:0000:ffff:c0a8:0105",
+					filepath.Join(port, "gid_attrs", "types", "0"): "IB/RoCE v1", filepath.Join(port, "gid_attrs", "types", "1"): "RoCE v2"})
+				p := filepath.Join(cls, tt.file)
+				if err := os.Remove(p); err != nil {
+					t.Fatal(err)
+				}
+				var err error
+				if kind == "fifo" {
+					err = syscall.Mkfifo(p, 0o644)
+				} else {
+					err = os.Symlink("/dev/zero", p)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				var (
+					b    *results.DeviceBOM
+					s    Sysfs
+					gids []GID
+				)
+				within(t, "BOM", func() { b = BOM(cls) })
+				within(t, "ReadSysfs", func() { s = ReadSysfs(cls) })
+				within(t, "ReadGIDs", func() { gids, err = ReadGIDs(cls, 1) })
+				if err != nil {
+					t.Fatal(err)
+				}
+				tt.check(t, b, s, gids)
+			})
+		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/xrcbench/xrcbench/internal/regfile"
 )
 
 // ClassDir is where the kernel lists RDMA devices; a device whose
@@ -34,7 +36,7 @@ func ReadSysfs(dir string) Sysfs {
 	if l, err := os.Readlink(filepath.Join(dir, "device", "driver")); err == nil {
 		s.Driver = filepath.Base(l)
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "device", "numa_node")); err == nil {
+	if b, err := readAttr(filepath.Join(dir, "device", "numa_node")); err == nil {
 		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n >= 0 {
 			s.NUMA = n
 		}
@@ -45,7 +47,7 @@ func ReadSysfs(dir string) Sysfs {
 		}
 	}
 	for _, name := range []string{"board_id", "hca_type", "node_desc"} {
-		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+		if b, err := readAttr(filepath.Join(dir, name)); err == nil {
 			if v := strings.TrimSpace(string(b)); v != "" {
 				s.Extra[name] = v
 			}
@@ -53,6 +55,11 @@ func ReadSysfs(dir string) Sysfs {
 	}
 	return s
 }
+
+// readAttr reads a sysfs attribute: a regular file of at most a page, so
+// a FIFO or a device planted where libibverbs says the device's folder is
+// is refused, neither blocking nor growing the read.
+func readAttr(path string) ([]byte, error) { return regfile.ReadFile(path, regfile.MaxAttr) }
 
 var pciAddr = regexp.MustCompile(`^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
 
@@ -95,7 +102,7 @@ func ReadGIDs(dir string, port int) ([]GID, error) {
 		return nil, err
 	}
 	ethernet := false
-	if ll, err := os.ReadFile(filepath.Join(pdir, "link_layer")); err == nil {
+	if ll, err := readAttr(filepath.Join(pdir, "link_layer")); err == nil {
 		ethernet = strings.TrimSpace(string(ll)) == "Ethernet"
 	}
 	var out []GID
@@ -104,7 +111,7 @@ func ReadGIDs(dir string, port int) ([]GID, error) {
 		if err != nil || i < 0 {
 			continue
 		}
-		raw, err := os.ReadFile(filepath.Join(pdir, "gids", n.Name()))
+		raw, err := readAttr(filepath.Join(pdir, "gids", n.Name()))
 		if err != nil {
 			continue
 		}
@@ -113,7 +120,7 @@ func ReadGIDs(dir string, port int) ([]GID, error) {
 			continue // an empty slot of the table
 		}
 		e := GID{Index: i, Address: FormatGID(gid)}
-		if t, err := os.ReadFile(filepath.Join(pdir, "gid_attrs", "types", n.Name())); err == nil {
+		if t, err := readAttr(filepath.Join(pdir, "gid_attrs", "types", n.Name())); err == nil {
 			switch strings.TrimSpace(string(t)) {
 			case "RoCE v2":
 				e.Type = GIDTypeName(GIDRoCEv2)

@@ -1,6 +1,7 @@
 // Package regfile opens and reads the files xrcbench takes as input
 // (workload specs, qualification plans, result.json, sweep.json, .hlog
-// interval logs) with two guarantees: only a regular file is read (a
+// interval logs; a qualification's files, sysfs attributes) with two
+// guarantees: only a regular file is read (a
 // FIFO, a device such as /dev/zero or a directory is refused without
 // blocking on it), and never more than a stated size, so a hostile or
 // mistaken path costs one line, not the machine's memory or a hung
@@ -25,6 +26,17 @@ const (
 	MaxSweep    = 64 << 20  // sweep.json: 64 MiB
 	MaxHlog     = 1 << 30   // one <kind>.hlog: 1 GiB
 	MaxHlogLine = 16 << 20  // one line of a .hlog: 16 MiB
+)
+
+// More caps, for what xrcbench reads besides its own inputs.
+const (
+	// qualification.json and conformance.json: a few hundred KiB at most.
+	MaxQualification = 64 << 20
+	MaxConformance   = 16 << 20
+	// A sysfs, procfs or debugfs attribute is a page at most (64 KiB on
+	// the largest pages); a test double's state file a few hundred KiB.
+	MaxAttr  = 1 << 20
+	MaxState = 16 << 20
 )
 
 // ErrRefused is matched (errors.Is) by every refusal: not a regular file,

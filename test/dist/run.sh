@@ -32,15 +32,32 @@ for f in xrcbench README.md LICENSE man/xrcbench.1 man/xrcbench-run.1 completion
 	if grep -qE "^[^/]+/$f\$" <<<"$list"; then pass "tarball has $f"; else fail "tarball lacks $f"; fi
 done
 
+# The .deb's metadata and file list, read without installing it.
+if command -v dpkg-deb >/dev/null; then
+	if [ -n "${DIST_MAINTAINER:-}" ]; then
+		got=$(dpkg-deb -f "$deb" Maintainer)
+		[ "$got" = "$DIST_MAINTAINER" ] && pass "deb Maintainer is DIST_MAINTAINER as given" || fail "deb Maintainer '$got', want '$DIST_MAINTAINER'"
+	fi
+	dpkg-deb -c "$deb" | grep -q ' \./usr/share/zsh/vendor-completions/_xrcbench$' && pass "deb has the zsh completion in vendor-completions" ||
+		fail "deb lacks ./usr/share/zsh/vendor-completions/_xrcbench"
+fi
+
 # The .rpm, read without installing it.
 if command -v rpm >/dev/null; then
 	info=$(rpm -qpi "$rpmf" 2>/dev/null)
 	files=$(rpm -qpl "$rpmf" 2>/dev/null)
 	grep -q '^Name *: xrcbench$' <<<"$info" && pass "rpm -qpi: Name xrcbench" || fail "rpm -qpi: $info"
 	grep -q '^License *: Apache-2.0$' <<<"$info" && pass "rpm -qpi: License" || fail "rpm -qpi: no License Apache-2.0"
-	for f in /usr/bin/xrcbench /usr/share/man/man1/xrcbench-run.1.gz /usr/share/bash-completion/completions/xrcbench /usr/share/doc/xrcbench/LICENSE; do
+	for f in /usr/bin/xrcbench /usr/share/man/man1/xrcbench-run.1.gz /usr/share/bash-completion/completions/xrcbench /usr/share/doc/xrcbench/LICENSE \
+		/usr/share/zsh/site-functions/_xrcbench; do
 		grep -qx "$f" <<<"$files" && pass "rpm -qpl: $f" || fail "rpm -qpl lacks $f"
 	done
+	# Fedora's and RHEL's zsh reads site-functions, not Debian's folder.
+	! grep -q vendor-completions <<<"$files" && pass "rpm -qpl: no vendor-completions" || fail "rpm -qpl: $(grep vendor-completions <<<"$files")"
+	if [ -n "${DIST_MAINTAINER:-}" ]; then
+		got=$(rpm -qp --qf '%{PACKAGER}' "$rpmf" 2>/dev/null)
+		[ "$got" = "$DIST_MAINTAINER" ] && pass "rpm packager is DIST_MAINTAINER as given" || fail "rpm packager '$got', want '$DIST_MAINTAINER'"
+	fi
 	reqs=$(rpm -qp --requires "$rpmf" 2>/dev/null)
 	recs=$(rpm -qp --recommends "$rpmf" 2>/dev/null)
 	grep -q '^libibverbs' <<<"$recs" && ! grep -q '^libibverbs' <<<"$reqs" &&
