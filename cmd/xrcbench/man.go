@@ -43,12 +43,30 @@ func init() {
 // packages), else today's.
 func writeManPages(root *cobra.Command, dir string) error {
 	root.DisableAutoGenTag = true
+	omitManPages(root)
 	literalText(root, map[*pflag.Flag]bool{})
 	return doc.GenManTree(root, &doc.GenManHeader{
 		Section: "1",
 		Source:  "xrcbench " + bench.Version(),
 		Manual:  "xrcbench manual",
 	}, dir)
+}
+
+// noManPage are the commands that get no man page, though they stay in
+// --help: the packages (make install, make dist) ship bash, zsh and fish
+// completions and no PowerShell one, so a page on PowerShell's script
+// (xrcbench-completion-powershell.1) documented what no package installs,
+// for a shell a Linux host running xrcbench does not have.
+var noManPage = []string{"completion powershell"}
+
+// omitManPages hides the noManPage commands under root, which cobra/doc
+// then leaves out, from the pages and from their parent's SEE ALSO.
+func omitManPages(root *cobra.Command) {
+	for _, path := range noManPage {
+		if c, rest, err := root.Find(strings.Fields(path)); err == nil && len(rest) == 0 && c != root {
+			c.Hidden = true
+		}
+	}
 }
 
 // literalText makes the help texts of cmd and its subcommands come out of
