@@ -120,7 +120,10 @@ License: Apache-2.0
 EOF
 {
 	printf 'xrcbench (%s) unstable; urgency=medium\n\n' "${version/-/\~}"
-	printf '  * Built from commit %s: %s\n\n' "$(git rev-parse --short=12 HEAD)" "$(git log -1 --format=%s | cut -c1-60)"
+	# its subject folded: lintian wants no changelog line over 80 columns
+	printf '  * Built from commit %s:\n' "$(git rev-parse --short=12 HEAD)"
+	git log -1 --format=%s | fold -s -w 74 | sed 's/^/    /; s/ *$//'
+	printf '\n'
 	printf ' -- %s  %s\n' "$maintainer" "$(LC_ALL=C git log -1 --format=%cD)"
 } | gzip -9n >"$debdoc/changelog.gz"
 

@@ -33,6 +33,12 @@ for f in xrcbench README.md LICENSE man/xrcbench.1 man/xrcbench-run.1 completion
 	if grep -qE "^[^/]+/$f\$" <<<"$list"; then pass "tarball has $f"; else fail "tarball lacks $f"; fi
 done
 
+# The tarball's binary is the .deb's, byte for byte: both stripped (make
+# dist strips one copy for both), not one stripped and one not.
+tsum=$(tar -xzOf "$tgz" "$(grep -E '^[^/]+/xrcbench$' <<<"$list")" | sha256sum | cut -d' ' -f1)
+dsum=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/bin/xrcbench | sha256sum | cut -d' ' -f1)
+[ "$tsum" = "$dsum" ] && pass "the tarball's binary is the .deb's" || fail "the tarball's binary ($tsum) is not the .deb's ($dsum)"
+
 # The .deb as Debian's archive judges it: every error (E:) and warning
 # (W:) lintian reports is a failure of its own; informational tags (I:,
 # N:) are not. Without lintian this part skips, saying so (.ci/run
