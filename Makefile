@@ -34,7 +34,7 @@ build:
 
 # man: a page per command (xrcbench.1, xrcbench-run.1, ...) written by the
 # binary from its own commands (the hidden `manpages` command), so a page
-# says what --help says. Dated by the last commit, so the same tree gives
+# says what --help says, and xrcbench-result.5, result.json's format. Dated by the last commit, so the same tree gives
 # the same pages.
 MANDIR   := build/man
 COMPDIR  := build/completions
@@ -58,6 +58,8 @@ install: build man completions
 	install -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/xrcbench
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 $(MANDIR)/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man5
+	install -m 644 $(MANDIR)/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 	install -D -m 644 $(COMPDIR)/xrcbench $(DESTDIR)$(PREFIX)/share/bash-completion/completions/xrcbench
 	install -D -m 644 $(COMPDIR)/_xrcbench $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_xrcbench
 	install -D -m 644 $(COMPDIR)/xrcbench.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/xrcbench.fish

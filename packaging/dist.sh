@@ -76,7 +76,7 @@ rm -rf "$DISTDIR"
 mkdir -p "$DISTDIR"
 root=$(cd "$DISTDIR" && pwd)/root
 make --no-print-directory install DESTDIR="$root" PREFIX=/usr >/dev/null
-gzip -9n "$root"/usr/share/man/man1/*.1
+gzip -9n "$root"/usr/share/man/man1/*.1 "$root"/usr/share/man/man5/*.5
 # The packaged binary carries no symbol table nor debug information
 # (Debian's policy; 22 MB with them): the one make build made keeps them
 # for whoever debugs it, the packages and the tarball get this stripped
@@ -143,7 +143,7 @@ name=xrcbench-$version-linux-$arch
 stage=$DISTDIR/$name
 mkdir -p "$stage/man" "$stage/completions"
 cp "$root/usr/bin/xrcbench" "$stage/xrcbench" # stripped, as packaged
-cp build/man/*.1 "$stage/man/"
+cp build/man/*.[15] "$stage/man/"
 cp build/completions/* "$stage/completions/"
 cp README.md LICENSE "$stage/"
 tar -C "$DISTDIR" --owner=0 --group=0 --numeric-owner --sort=name -czf "$DISTDIR/$name.tar.gz" "$name"
