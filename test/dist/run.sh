@@ -29,7 +29,7 @@ tgz=$(ls "$dist"/*.tar.gz 2>/dev/null | head -n1)
 # The tarball and the checksums need nothing but coreutils and tar.
 check "SHA256SUMS matches" sh -c "cd '$dist' && sha256sum -c --quiet SHA256SUMS"
 list=$(tar -tzf "$tgz")
-for f in xrcbench README.md LICENSE man/xrcbench.1 man/xrcbench-run.1 completions/xrcbench completions/_xrcbench completions/xrcbench.fish; do
+for f in xrcbench README.md LICENSE man/xrcbench.1 man/xrcbench-run.1 man/xrcbench-result.5 completions/xrcbench completions/_xrcbench completions/xrcbench.fish; do
 	if grep -qE "^[^/]+/$f\$" <<<"$list"; then pass "tarball has $f"; else fail "tarball lacks $f"; fi
 done
 
@@ -150,10 +150,15 @@ out=$(in_root xrcbench run -D 0.3 --warmup 0s --out /tmp/run 2>&1) && [ -f "$roo
 	pass "xrcbench run on sim: $(grep -m1 '^status' <<<"$out")" || fail "xrcbench run: $(tail -n 3 <<<"$out")"
 out=$(in_root env MANWIDTH=200 man -P cat xrcbench-run 2>&1) && grep -q 'xrcbench-run - Run one benchmark configuration' <<<"$out" &&
 	pass "man xrcbench-run" || fail "man xrcbench-run: $(head -n 5 <<<"$out")"
+out=$(in_root env MANWIDTH=200 man -P cat 5 xrcbench-result 2>&1) && grep -q 'xrcbench-result - the format of a run folder' <<<"$out" &&
+	pass "man 5 xrcbench-result" || fail "man 5 xrcbench-result: $(head -n 5 <<<"$out")"
 out=$(in_root dpkg -L xrcbench)
-for f in /usr/bin/xrcbench /usr/share/man/man1/xrcbench.1.gz /usr/share/bash-completion/completions/xrcbench /usr/share/zsh/vendor-completions/_xrcbench; do
+for f in /usr/bin/xrcbench /usr/share/man/man1/xrcbench.1.gz /usr/share/man/man5/xrcbench-result.5.gz /usr/share/bash-completion/completions/xrcbench /usr/share/zsh/vendor-completions/_xrcbench \
+	/usr/share/doc/xrcbench/copyright /usr/share/doc/xrcbench/changelog.gz; do
 	grep -qx "$f" <<<"$out" && pass "dpkg -L: $f" || fail "dpkg -L lacks $f"
 done
+# no page for PowerShell's completion, which no package installs
+! grep -qi powershell <<<"$out" && pass "dpkg -L: no PowerShell page" || fail "dpkg -L: $(grep -i powershell <<<"$out")"
 
 # Bash completion as an interactive shell gets it: bash-completion loads
 # /usr/share/bash-completion/completions/xrcbench on first use, and the
