@@ -81,8 +81,9 @@ gzip -9n "$root"/usr/share/man/man1/*.1 "$root"/usr/share/man/man5/*.5
 # (Debian's policy; 22 MB with them): the one make build made keeps them
 # for whoever debugs it, the packages and the tarball get this stripped
 # copy. Go's stack traces need neither (they read .gopclntab), nor does
-# version (its revision is data, set at link time).
-strip --strip-all "$root/usr/bin/xrcbench"
+# version (its revision is data, set at link time). The linker's .comment
+# (which compiler built the C side) goes too: nothing reads it.
+strip --strip-all --remove-section=.comment "$root/usr/bin/xrcbench"
 
 # What Debian's policy wants in /usr/share/doc/<package> of a native
 # package, the .deb only: the license in the machine-readable copyright
