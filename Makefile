@@ -26,12 +26,15 @@ REVISION := $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS  := $(if $(VERSION),-X github.com/xrcbench/xrcbench/bench.buildVersion=$(VERSION),) \
             $(if $(REVISION),-X main.buildRevision=$(REVISION) -X github.com/xrcbench/xrcbench/bench.buildRevision=$(REVISION),)
 
+# -buildmode=pie: a position-independent executable, which the loader
+# places at a random address (ASLR), as Debian's hardening asks of every
+# binary it ships (lintian: hardening-no-pie); make dist packages this one.
 build:
-	$(GO) build -tags "$(TAGS)" -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/xrcbench
+	$(GO) build -tags "$(TAGS)" -buildmode=pie -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/xrcbench
 
 # man: a page per command (xrcbench.1, xrcbench-run.1, ...) written by the
 # binary from its own commands (the hidden `manpages` command), so a page
-# says what --help says. Dated by the last commit, so the same tree gives
+# says what --help says, and xrcbench-result.5, result.json's format. Dated by the last commit, so the same tree gives
 # the same pages.
 MANDIR   := build/man
 COMPDIR  := build/completions
@@ -55,6 +58,8 @@ install: build man completions
 	install -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/xrcbench
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 $(MANDIR)/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man5
+	install -m 644 $(MANDIR)/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 	install -D -m 644 $(COMPDIR)/xrcbench $(DESTDIR)$(PREFIX)/share/bash-completion/completions/xrcbench
 	install -D -m 644 $(COMPDIR)/_xrcbench $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_xrcbench
 	install -D -m 644 $(COMPDIR)/xrcbench.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/xrcbench.fish
@@ -63,8 +68,9 @@ install: build man completions
 
 # dist: build/dist/ gets xrcbench-<version>-linux-<arch>.tar.gz (binary,
 # man pages, completions, README, LICENSE), a .deb and an .rpm of the same
-# files under /usr, and SHA256SUMS (packaging/dist.sh; nfpm, pinned, runs
-# through go run). disttest installs the .deb into a clean Debian root and
+# files under /usr, and SHA256SUMS (packaging/dist.sh; nfpm is a tool
+# dependency in go.mod, run by go tool: offline after go mod download;
+# the packaged binary is stripped). disttest installs the .deb into a clean Debian root and
 # uses it there, and reads the .rpm's file list and metadata
 # (test/dist/run.sh; needs root, mmdebstrap and rpm, or skips saying why).
 dist: build man completions

@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -62,5 +65,44 @@ func TestDocsSelfContained(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// What the README and --help tell a user to `go install ...@vX.Y.Z` must be
+// a tag the repository has: the README once named @v0.1.0, which it did not
+// have, so the command failed as written.
+func TestDocsNameOnlyTagsThatExist(t *testing.T) {
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git: the repository's tags are unknown")
+	}
+	top := filepath.Join("..", "..")
+	if err := exec.Command(gitBin, "-C", top, "rev-parse", "--git-dir").Run(); err != nil {
+		t.Skipf("not a git checkout (%v): its tags are unknown", err)
+	}
+	// a version after an @ on a line about installing the command
+	tagged := regexp.MustCompile(`@(v[0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.+-]*)`)
+	readme, err := os.ReadFile(filepath.Join(top, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var help bytes.Buffer
+	run(&help, io.Discard, []string{"version", "--help"})
+	for where, text := range map[string]string{"README.md": string(readme), "version --help": help.String()} {
+		var install []string
+		for _, line := range strings.Split(text, "\n") {
+			if strings.Contains(line, "cmd/xrcbench@") || strings.Contains(line, "go install") {
+				install = append(install, line)
+			}
+		}
+		for _, m := range tagged.FindAllStringSubmatch(strings.Join(install, "\n"), -1) {
+			out, err := exec.Command(gitBin, "-C", top, "tag", "--list", m[1]).Output()
+			if err != nil {
+				t.Fatalf("git tag --list %s: %v", m[1], err)
+			}
+			if strings.TrimSpace(string(out)) != m[1] {
+				t.Errorf("%s names go install ...@%s, a tag the repository does not have", where, m[1])
+			}
+		}
 	}
 }

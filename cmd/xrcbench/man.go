@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
@@ -21,7 +23,7 @@ func init() {
 	subcommands = append(subcommands, func(stdout, _ io.Writer) *cobra.Command {
 		return &cobra.Command{
 			Use:    manCommand + " DIR",
-			Short:  "Write a man page per command (section 1) into DIR",
+			Short:  "Write a man page per command (section 1) and result.json's (section 5) into DIR",
 			Hidden: true,
 			Args:   cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
@@ -39,16 +41,50 @@ func init() {
 }
 
 // writeManPages writes xrcbench.1, xrcbench-run.1, ... for every command a
-// user can call. The date is SOURCE_DATE_EPOCH's when set (reproducible
-// packages), else today's.
+// user can call, with the sections of mansections.go, and xrcbench-result.5.
+// The date is SOURCE_DATE_EPOCH's when set (reproducible packages), else
+// today's.
 func writeManPages(root *cobra.Command, dir string) error {
 	root.DisableAutoGenTag = true
+	omitManPages(root)
 	literalText(root, map[*pflag.Flag]bool{})
-	return doc.GenManTree(root, &doc.GenManHeader{
+	// The date cobra/doc would take, set here so that result.json's page
+	// (section 5, not a command's) carries the same.
+	date := time.Now()
+	if epoch := os.Getenv("SOURCE_DATE_EPOCH"); epoch != "" {
+		sec, err := strconv.ParseInt(epoch, 10, 64)
+		if err != nil {
+			return fmt.Errorf("SOURCE_DATE_EPOCH=%q: not seconds since 1970", epoch)
+		}
+		date = time.Unix(sec, 0).UTC()
+	}
+	header := &doc.GenManHeader{
 		Section: "1",
+		Date:    &date,
 		Source:  "xrcbench " + bench.Version(),
 		Manual:  "xrcbench manual",
-	}, dir)
+	}
+	if err := genManTree(root, header, dir); err != nil {
+		return err
+	}
+	return writeResultPage(dir, header.Source, date)
+}
+
+// noManPage are the commands that get no man page, though they stay in
+// --help: the packages (make install, make dist) ship bash, zsh and fish
+// completions and no PowerShell one, so a page on PowerShell's script
+// (xrcbench-completion-powershell.1) documented what no package installs,
+// for a shell a Linux host running xrcbench does not have.
+var noManPage = []string{"completion powershell"}
+
+// omitManPages hides the noManPage commands under root, which cobra/doc
+// then leaves out, from the pages and from their parent's SEE ALSO.
+func omitManPages(root *cobra.Command) {
+	for _, path := range noManPage {
+		if c, rest, err := root.Find(strings.Fields(path)); err == nil && len(rest) == 0 && c != root {
+			c.Hidden = true
+		}
+	}
 }
 
 // literalText makes the help texts of cmd and its subcommands come out of

@@ -61,7 +61,7 @@ func init() {
 			Long: `version prints what this binary is: the version its results record
 (environment.xrcbench_version: make build's git describe; without it the
 module's release tag from Go's build information, as go install
-github.com/xrcbench/xrcbench/cmd/xrcbench@v0.1.0 records it, else the VCS
+github.com/xrcbench/xrcbench/cmd/xrcbench@<tag> records it, else the VCS
 revision, else unknown), the VCS revision it was built from, the Go
 version that built it, and whether the rdma provider is compiled in (it is
 in every cgo build, and loads libibverbs.so.1 only when used: xrcbench list

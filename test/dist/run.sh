@@ -5,7 +5,8 @@
 # bash-completion, and the packages the .deb depends on), where
 # xrcbench version, list, man xrcbench-run and bash completion must work;
 # the .rpm's file list and metadata are read with rpm -qpl/-qpi; the
-# tarball's list and SHA256SUMS are checked. The root is built once and
+# tarball's list and SHA256SUMS are checked; lintian must find no error
+# nor warning in the .deb, and its version must sort by commit date. The root is built once and
 # cached as a tarball under ${XDG_CACHE_HOME:-~/.cache}/xrcbench/dist/.
 # Needs root, mmdebstrap and rpm; without them it prints
 # "disttest: SKIP: <why>" and exits 0.
@@ -28,7 +29,7 @@ tgz=$(ls "$dist"/*.tar.gz 2>/dev/null | head -n1)
 # The tarball and the checksums need nothing but coreutils and tar.
 check "SHA256SUMS matches" sh -c "cd '$dist' && sha256sum -c --quiet SHA256SUMS"
 list=$(tar -tzf "$tgz")
-for f in xrcbench README.md LICENSE man/xrcbench.1 man/xrcbench-run.1 completions/xrcbench completions/_xrcbench completions/xrcbench.fish; do
+for f in xrcbench README.md LICENSE man/xrcbench.1 man/xrcbench-run.1 man/xrcbench-result.5 completions/xrcbench completions/_xrcbench completions/xrcbench.fish; do
 	if grep -qE "^[^/]+/$f\$" <<<"$list"; then pass "tarball has $f"; else fail "tarball lacks $f"; fi
 done
 
@@ -40,6 +41,45 @@ if command -v dpkg-deb >/dev/null; then
 	fi
 	dpkg-deb -c "$deb" | grep -q ' \./usr/share/zsh/vendor-completions/_xrcbench$' && pass "deb has the zsh completion in vendor-completions" ||
 		fail "deb lacks ./usr/share/zsh/vendor-completions/_xrcbench"
+fi
+
+# The tarball's binary is the .deb's, byte for byte: both stripped (make
+# dist strips one copy for both), not one stripped and one not.
+tsum=$(tar -xzOf "$tgz" "$(grep -E '^[^/]+/xrcbench$' <<<"$list")" | sha256sum | cut -d' ' -f1)
+dsum=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/bin/xrcbench | sha256sum | cut -d' ' -f1)
+[ "$tsum" = "$dsum" ] && pass "the tarball's binary is the .deb's" || fail "the tarball's binary ($tsum) is not the .deb's ($dsum)"
+
+# The .deb as Debian's archive judges it: every error (E:) and warning
+# (W:) lintian reports is a failure of its own; informational tags (I:,
+# N:) are not. Without lintian this part skips, saying so (.ci/run
+# installs it, so CI never skips it).
+if command -v lintian >/dev/null; then
+	lout=$(lintian --tag-display-limit 0 "$deb" 2>&1) || true
+	tags=$(grep -E '^[EW]: ' <<<"$lout" || true)
+	if [ -z "$tags" ]; then
+		pass "lintian: no error, no warning ($(lintian --version))"
+	else
+		while IFS= read -r t; do fail "lintian: $t"; done <<<"$tags"
+	fi
+else
+	echo "disttest: SKIP: lintian not installed (apt-get install lintian): the .deb is not linted"
+fi
+
+# A snapshot's version sorts by its commit's date (dpkg's order), so a
+# later build never reads as a downgrade: 0.0.0~git<date>T<time>.g<hash>.
+dver=$(dpkg-deb -f "$deb" Version)
+if [[ $dver =~ ^0\.0\.0~git([0-9]{8})T([0-9]{6})\.g[0-9a-f]{12}(\.dirty)?$ ]]; then
+	# the same hash a second earlier sorts before, a day later after,
+	# whatever the hashes: the date decides
+	d=${BASH_REMATCH[1]} t=${BASH_REMATCH[2]}
+	earlier=0.0.0~git$(date -u -d "${d:0:4}-${d:4:2}-${d:6:2} ${t:0:2}:${t:2:2}:${t:4:2} 1 second ago" +%Y%m%dT%H%M%S).gffffffffffff
+	later=0.0.0~git$(date -u -d "${d:0:4}-${d:4:2}-${d:6:2} ${t:0:2}:${t:2:2}:${t:4:2} 1 day" +%Y%m%dT%H%M%S).g000000000000
+	dpkg --compare-versions "$earlier" lt "$dver" && dpkg --compare-versions "$later" gt "$dver" &&
+		pass "version $dver sorts by date ($earlier < it < $later)" || fail "version $dver does not sort between $earlier and $later"
+elif [[ $dver =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] && ! [[ $dver =~ ~git ]]; then
+	pass "version $dver (a release tag)"
+else
+	fail "version $dver: neither a release nor 0.0.0~git<date>T<time>.g<hash>"
 fi
 
 # The .rpm, read without installing it.
@@ -77,7 +117,9 @@ suite=${DIST_SUITE:-${VERSION_CODENAME:-bookworm}}
 mirror=${DIST_MIRROR:-$(grep -rhoE '^(URIs:|deb) +https?://[^ ]+/debian/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null |
 	grep -oE 'https?://[^ ]+' | grep -v -- '-security' | head -n1 || true)}
 mirror=${mirror:-http://deb.debian.org/debian}
-depends=$(dpkg-deb -f "$deb" Depends | tr -d ' ')
+# (package names only: mmdebstrap takes no version relation, and the
+# suite's own libc6 is the one the binary was linked against)
+depends=$(dpkg-deb -f "$deb" Depends | sed 's/ *([^)]*)//g' | tr -d ' ')
 include=man-db,bash-completion${depends:+,$depends}
 key=$(printf '%s\n' "$suite" "$mirror" "$include" | sha256sum | cut -c1-16)
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/xrcbench/dist
@@ -108,6 +150,7 @@ in_root() {
 # The binary links no libibverbs (it is dlopened when used), so the .deb
 # recommends libibverbs1 and the clean root, without it, runs xrcbench.
 deprel=$(dpkg-deb -f "$deb" Depends Recommends)
+grep -qE '^Depends:.*libc6 \(>= [0-9]' <<<"$deprel" && pass "deb depends on libc6 (>= version)" || fail "deb relations: no Depends on libc6: $deprel"
 grep -q '^Recommends:.*libibverbs1' <<<"$deprel" && ! grep -q '^Depends:.*libibverbs' <<<"$deprel" &&
 	pass "deb recommends libibverbs1, does not depend on it" || fail "deb relations: $deprel"
 check "dpkg -i $(basename "$deb") into a clean $suite root" in_root dpkg -i /tmp/xrcbench.deb
@@ -124,10 +167,15 @@ out=$(in_root xrcbench run -D 0.3 --warmup 0s --out /tmp/run 2>&1) && [ -f "$roo
 	pass "xrcbench run on sim: $(grep -m1 '^status' <<<"$out")" || fail "xrcbench run: $(tail -n 3 <<<"$out")"
 out=$(in_root env MANWIDTH=200 man -P cat xrcbench-run 2>&1) && grep -q 'xrcbench-run - Run one benchmark configuration' <<<"$out" &&
 	pass "man xrcbench-run" || fail "man xrcbench-run: $(head -n 5 <<<"$out")"
+out=$(in_root env MANWIDTH=200 man -P cat 5 xrcbench-result 2>&1) && grep -q 'xrcbench-result - the format of a run folder' <<<"$out" &&
+	pass "man 5 xrcbench-result" || fail "man 5 xrcbench-result: $(head -n 5 <<<"$out")"
 out=$(in_root dpkg -L xrcbench)
-for f in /usr/bin/xrcbench /usr/share/man/man1/xrcbench.1.gz /usr/share/bash-completion/completions/xrcbench /usr/share/zsh/vendor-completions/_xrcbench; do
+for f in /usr/bin/xrcbench /usr/share/man/man1/xrcbench.1.gz /usr/share/man/man5/xrcbench-result.5.gz /usr/share/bash-completion/completions/xrcbench /usr/share/zsh/vendor-completions/_xrcbench \
+	/usr/share/doc/xrcbench/copyright /usr/share/doc/xrcbench/changelog.gz; do
 	grep -qx "$f" <<<"$out" && pass "dpkg -L: $f" || fail "dpkg -L lacks $f"
 done
+# no page for PowerShell's completion, which no package installs
+! grep -qi powershell <<<"$out" && pass "dpkg -L: no PowerShell page" || fail "dpkg -L: $(grep -i powershell <<<"$out")"
 
 # Bash completion as an interactive shell gets it: bash-completion loads
 # /usr/share/bash-completion/completions/xrcbench on first use, and the
