@@ -18,8 +18,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/internal/testenv"
+	"github.com/xrcbench/xrcbench/results"
 )
 
 // The man pages are written from the commands themselves: one per command
@@ -199,6 +199,8 @@ func readEnvNames(t *testing.T) []string {
 		if d.IsDir() {
 			switch d.Name() {
 			case ".git", "testdata", "build", "bin", "runs", "node_modules":
+				return filepath.SkipDir
+			case "testenv": // internal/testenv: read by the tests alone, never by xrcbench
 				return filepath.SkipDir
 			}
 			return nil
