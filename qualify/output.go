@@ -223,6 +223,8 @@ var pageTmpl = template.Must(template.New("q").Funcs(template.FuncMap{
 		return out
 	},
 	"join":       strings.Join,
+	"upper":      verdictWord,
+	"beside":     beside,
 	"testDouble": func() string { return report.TestDoubleBanner },
 	// The banner says the test double's warning once, above the rest.
 	"warnings": func(ws []RunWarning) []RunWarning {
@@ -243,12 +245,15 @@ body{font-family:sans-serif;margin:2em;max-width:70em}
 #verdict{font-size:1.6em;padding:.6em;border-radius:.3em}
 .pass{background:#dfd}.fail{background:#fdd}.error{background:#fed}.skipped{background:#eee}.inconclusive{background:#ffc}
 .banner{border:2px solid #c60;background:#fec;padding:.6em}
+.differs td{font-weight:bold}.not_judged{background:#ddf}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:.3em .6em;text-align:left;vertical-align:top}
 img{max-width:40em}
 </style></head><body>
 <h1>xrcbench qualification</h1>
 {{with .TestDouble}}<p class="banner" id="test-double"><b>Not hardware ({{join . ", "}}).</b> {{testDouble}}</p>{{end}}
 <p id="verdict" class="{{.Verdict}}">{{.Summary}}</p>
+{{with .Baseline}}{{if .Accepted}}<p class="banner" id="baseline-accepted"><b>Judged against a baseline whose own verdict was {{upper .Verdict}}</b>, accepted with --accept-baseline: {{.Summary}}</p>{{end}}{{end}}
+{{template "beside" .}}
 {{with warnings .Warnings}}<h2>Warnings</h2>
 <ul id="warnings">{{range .}}<li><b>{{join .Runs ", "}}</b>: {{.Text}}</li>
 {{end}}</ul>{{end}}
@@ -264,6 +269,7 @@ img{max-width:40em}
 <h2>Baseline</h2>
 {{with .Baseline}}<table>
 <tr><th>folder</th><td>{{.Dir}}</td></tr>
+<tr><th>verdict</th><td class="{{.Verdict}}">{{.Summary}}</td></tr>
 {{range kv .Device}}<tr><th>device {{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}
 {{range kv .Labels}}<tr><th>label {{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}
 </table>{{else}}<p>None: criteria relative to a baseline were not judged.</p>{{end}}
@@ -328,3 +334,68 @@ func soakPlots(out string, q *Qualification) error {
 	}
 	return nil
 }
+
+// beside is the candidate's and the baseline's identity side by side:
+// verdict, dates, labels, device facts, plan and bill of materials, a row
+// per fact either has, "" where one lacks it.
+func beside(q *Qualification) [][3]string {
+	b := q.Baseline
+	if b == nil {
+		return nil
+	}
+	rows := [][3]string{
+		{"verdict", verdictWord(q.Verdict), verdictWord(b.Verdict)},
+		{"date", q.Started.Format("2006-01-02 15:04Z"), b.Started.Format("2006-01-02 15:04Z")},
+	}
+	if b.Started.IsZero() {
+		rows[1][2] = "" // a baseline written before its date was recorded
+	}
+	var cand, base [][2]string
+	for _, k := range slices.Sorted(maps.Keys(q.Labels)) {
+		cand = append(cand, [2]string{"label " + k, q.Labels[k]})
+	}
+	for _, k := range slices.Sorted(maps.Keys(b.Labels)) {
+		base = append(base, [2]string{"label " + k, b.Labels[k]})
+	}
+	for _, f := range q.Device.Facts() {
+		cand = append(cand, [2]string{"device " + f[0], f[1]})
+	}
+	for _, f := range b.Device.Facts() {
+		base = append(base, [2]string{"device " + f[0], f[1]})
+	}
+	if q.PlanAsRun != nil {
+		cand = append(cand, [2]string{"plan", q.PlanAsRun.Origin})
+	}
+	if b.PlanAsRun != nil {
+		base = append(base, [2]string{"plan", b.PlanAsRun.Origin})
+	}
+	if q.BOM != nil {
+		cand = append(cand, q.BOM.BOMRows()...)
+	}
+	if b.BOM != nil {
+		base = append(base, b.BOM.BOMRows()...)
+	}
+	// In the candidate's order, then what only the baseline has.
+	at := map[string]int{}
+	for _, c := range cand {
+		if _, ok := at[c[0]]; !ok {
+			at[c[0]] = len(rows)
+			rows = append(rows, [3]string{c[0], c[1], ""})
+		}
+	}
+	for _, c := range base {
+		if i, ok := at[c[0]]; ok {
+			rows[i][2] = c[1]
+			continue
+		}
+		at[c[0]] = len(rows)
+		rows = append(rows, [3]string{c[0], "", c[1]})
+	}
+	return rows
+}
+
+// The candidate beside its baseline, under the verdict.
+var _ = template.Must(pageTmpl.New("beside").Parse(`{{with beside .}}<table id="beside"><tr><th></th><th>candidate</th><th>baseline</th></tr>
+{{range .}}<tr{{if ne (index . 1) (index . 2)}} class="differs"{{end}}><th>{{index . 0}}</th><td>{{index . 1}}</td><td>{{index . 2}}</td></tr>
+{{end}}</table>{{end}}
+`))

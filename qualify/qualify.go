@@ -42,6 +42,11 @@ const (
 	// cannot tell from noise. Not a pass; the whole qualification is
 	// inconclusive when it is the worst verdict.
 	Inconclusive = "inconclusive"
+	// NotJudged: the whole qualification's verdict when its runs were
+	// disturbed beyond the plan's quality thresholds (quality.go): its
+	// figures say more about the machine than the firmware, so it neither
+	// passes nor fails.
+	NotJudged = "not_judged"
 )
 
 // Options configure Run.
@@ -63,6 +68,9 @@ type Options struct {
 	Alpha        float64       // compare's; 0: report.DefaultAlpha
 	Soak         time.Duration // the soak's length; 0: the plan's (none when it has none)
 	Overrides    Overrides     // the command line's replacements of the plan's figures
+	// AcceptBaseline judges against a baseline whose own verdict was fail
+	// or not judged, which is otherwise refused; the verdict says so.
+	AcceptBaseline bool
 }
 
 // Overrides replace the plan's duration, repetitions and warm-up in every
@@ -109,6 +117,11 @@ type Qualification struct {
 	// PlanAsRun the plan with its real durations and repetitions.
 	BOM       *results.BOM `json:"bom,omitempty"`
 	PlanAsRun *PlanAsRun   `json:"plan_as_run,omitempty"`
+	// Quality is the plan's thresholds on disturbed runs as applied,
+	// Disturbed the reasons the runs were beyond them (quality.go): with
+	// any, the verdict is not_judged unless AcceptedDisturbed.
+	Disturbed         []string `json:"disturbed,omitempty"`
+	AcceptedDisturbed bool     `json:"accepted_disturbed,omitempty"`
 }
 
 // RunWarning is one warning and the runs that gave it.
@@ -119,11 +132,68 @@ type RunWarning struct {
 	Text     string   `json:"text"`
 }
 
-// BaselineInfo identifies the baseline qualification.
+// BaselineInfo identifies the baseline qualification and what it was:
+// its own verdict, date, bill of materials and plan, so that a reader of
+// the candidate's sees what it was judged against.
 type BaselineInfo struct {
-	Dir    string            `json:"dir"`
-	Device *results.Device   `json:"device,omitempty"`
-	Labels map[string]string `json:"labels,omitempty"`
+	Dir       string            `json:"dir"`
+	Verdict   string            `json:"verdict,omitempty"`
+	Summary   string            `json:"summary,omitempty"`
+	Started   time.Time         `json:"started"`
+	Finished  time.Time         `json:"finished"`
+	Device    *results.Device   `json:"device,omitempty"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	BOM       *results.BOM      `json:"bom,omitempty"`
+	PlanAsRun *PlanAsRun        `json:"plan_as_run,omitempty"`
+	// Accepted: its verdict was fail or not judged, and --accept-baseline
+	// said to judge against it all the same.
+	Accepted bool `json:"accepted,omitempty"`
+}
+
+// checkBaseline refuses a baseline whose own verdict was fail or not
+// judged, unless accepted: a candidate measured against a failed
+// qualification would inherit its failure as its reference, silently.
+// An inconclusive baseline is taken: its own measurements passed or
+// failed nothing, only its comparison with its baseline was undecided.
+func checkBaseline(dir string, b *Qualification, accept bool) (accepted bool, err error) {
+	if b.Verdict != Fail && b.Verdict != NotJudged {
+		return false, nil
+	}
+	if accept {
+		return true, nil
+	}
+	return false, usagef("--baseline %s: its own verdict was %s (%s); qualify the baseline again, or give --accept-baseline to judge against it anyway",
+		dir, verdictWord(b.Verdict), notPassed(b, 3))
+}
+
+// verdictWord is a verdict as the summary line writes it.
+func verdictWord(v string) string { return strings.ToUpper(strings.ReplaceAll(v, "_", " ")) }
+
+// notPassed names up to n of q's checks that did not pass, or the runs
+// that were not ok, or its reasons for not being judged, in few words.
+func notPassed(q *Qualification, n int) string {
+	var named []string
+	named = append(named, q.Disturbed...)
+	for _, set := range [][]Row{q.Conformance, q.Criteria, q.Soak} {
+		for _, r := range set {
+			if r.Verdict == Fail || r.Verdict == Error {
+				b := r.Brief
+				if b == "" {
+					b = r.Name
+				}
+				named = append(named, b)
+			}
+		}
+	}
+	for _, r := range q.Runs {
+		if r.Status != results.StatusOK {
+			named = append(named, "run "+r.Name+" "+r.Status)
+		}
+	}
+	if len(named) == 0 {
+		return "nothing named"
+	}
+	return firstN(named, n)
 }
 
 // RunInfo is one run of the battery.
@@ -190,6 +260,14 @@ func Run(ctx context.Context, o Options) (*Qualification, error) {
 		}
 		base = b
 	}
+	var acceptedBaseline bool
+	if base != nil {
+		a, err := checkBaseline(o.Baseline, base, o.AcceptBaseline)
+		if err != nil {
+			return nil, err
+		}
+		acceptedBaseline = a
+	}
 	// Locked for the whole qualification, as run locks its --out: two
 	// qualifications (two --resume of one folder) would both run and the
 	// last to finish would decide qualification.json.
@@ -207,7 +285,8 @@ func Run(ctx context.Context, o Options) (*Qualification, error) {
 	q := &Qualification{Schema: Schema, Started: time.Now().UTC(), Plan: o.Plan.Name, PlanFile: o.Plan.File,
 		Provider: o.Provider, Labels: o.Labels, PlanAsRun: planAsRun(o)}
 	if base != nil {
-		q.Baseline = &BaselineInfo{Dir: o.Baseline, Device: base.Device, Labels: base.Labels}
+		q.Baseline = &BaselineInfo{Dir: o.Baseline, Verdict: base.Verdict, Summary: base.Summary, Started: base.Started, Finished: base.Finished,
+			Device: base.Device, Labels: base.Labels, BOM: base.BOM, PlanAsRun: base.PlanAsRun, Accepted: acceptedBaseline}
 	}
 	if !o.Overrides.none() {
 		v := o.Overrides

@@ -24,6 +24,7 @@ type qualifyFlags struct {
 	simSemantics, simCost                     string
 	resume, showPlan, quiet                   bool
 	allowInconclusive, json                   bool
+	acceptBaseline                            bool
 	ibPort, gidIndex                          int
 	soak                                      time.Duration
 	labels                                    []string
@@ -58,7 +59,10 @@ The plan is YAML, strictly read (an unknown key or a bad value is an error
 naming its line); --show-plan prints the default plan, which is sized for a
 real adapter: write your own from it for anything smaller. --baseline is an
 earlier qualification's --out folder; without one, relative criteria are not
-judged (skipped).
+judged (skipped). A baseline whose own verdict was fail or not judged is
+refused (exit 2) unless --accept-baseline, and then the verdict line and the
+page say so; the baseline's verdict, date, labels, device, plan and bill of
+materials are shown beside the candidate's.
 
 --out gets qualification.json (every criterion: value, limit, verdict,
 evidence paths; the runs' warnings), junit.xml (a testcase per conformance
@@ -148,6 +152,7 @@ nothing worse happened); 2 bad usage or a bad plan (the line is named).`,
 	fs.DurationVar(&fl.warmup, "warmup", 0, "warm-up of every run, in place of the plan's; 0s for none (default: the plan's)")
 	fs.BoolVarP(&fl.quiet, "quiet", "q", false, "print nothing but errors (the folder is written as always)")
 	fs.BoolVar(&fl.json, "json", false, "print the verdict as one JSON document on stdout (status, summary, folder, each conformance check's, criterion's and soak check's verdict); the steps stay on stderr")
+	fs.BoolVar(&fl.acceptBaseline, "accept-baseline", false, "judge against a --baseline whose own verdict was fail or not judged (refused otherwise); the verdict line and the page say so")
 	fs.BoolVar(&fl.allowInconclusive, "allow-inconclusive", false, "exit 0 when the verdict is inconclusive (a change beyond a limit the test cannot confirm) and nothing failed")
 	return cmd
 }
@@ -200,7 +205,7 @@ func (fl *qualifyFlags) options(flags *pflag.FlagSet, plan *qualify.Plan, stderr
 	}
 	o := qualify.Options{Provider: fl.provider, Device: fl.device, IBPort: fl.ibPort, GIDIndex: gid, Plan: plan, Baseline: fl.baseline, Out: out,
 		Resume: fl.resume, Labels: ls, SimSemantics: sem, SimCost: cost, Engine: engine, Log: log, Soak: fl.soak,
-		Overrides: over}
+		Overrides: over, AcceptBaseline: fl.acceptBaseline}
 	if fl.soak < 0 || fl.soak > bench.MaxDuration {
 		return none, usagef("--soak %v: want 0 (the plan's) up to %v", fl.soak, bench.MaxDuration)
 	}

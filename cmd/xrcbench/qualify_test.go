@@ -578,3 +578,89 @@ func TestQualifyFolderLocked(t *testing.T) {
 		t.Errorf("the lock outlives the qualification: %v", err)
 	}
 }
+
+// TestQualifyBaselineVerdict: a baseline qualification that failed (an
+// absolute limit no run can meet) is refused as --baseline, one line and
+// exit 2 naming its failure, unless --accept-baseline, which judges
+// against it and says so in the verdict line and at the top of the page;
+// a passing baseline is taken without a word. Either way the baseline's
+// verdict, date, bill of materials and plan are recorded beside the
+// candidate's.
+func TestQualifyBaselineVerdict(t *testing.T) {
+	engineBinary(t)
+	const runs = "name: %s\nrepetitions: 5\niterations: 20\nwarmup: 0s\nconformance: none\n" +
+		"runs:\n  - {name: lc, workload: lifecycle, procs: 1, threads: 1, qps: 4}\ncriteria:\n"
+	failing := writePlan(t, fmt.Sprintf(runs, "impossible")+"  - {run: lc, check: unreg_last.p99 <= 1ns}\n")
+	relative := writePlan(t, fmt.Sprintf(runs, "relative")+"  - {run: lc, check: unreg_last.p50 regression <= 1000%}\n")
+	dir := t.TempDir()
+	failed := filepath.Join(dir, "failed")
+	if code, stdout, stderr := runEngine(t, "qualify", "--plan", failing, "--out", failed, "--sim-cost", "destroy=100us", "--label", "fw=1.0"); code != 1 || !strings.HasPrefix(stdout, "FAIL: ") {
+		t.Fatalf("the failing baseline: exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+	base, err := qualify.Load(failed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := filepath.Join(dir, "accepted")
+	tests := []struct {
+		name, baseline, out string
+		accept              bool
+		code                int
+		want                string // the start of stdout, or of stderr when refused
+	}{
+		{"failed baseline refused", failed, filepath.Join(dir, "refused"), false, exitUsage,
+			"--baseline " + failed + ": its own verdict was FAIL (lc unreg_last.p99 "},
+		{"failed baseline accepted", failed, accepted, true, 0,
+			"PASS (against a baseline whose own verdict was FAIL, accepted with --accept-baseline): 1 checks: 1 passed"},
+		{"passed baseline", accepted, filepath.Join(dir, "plain"), false, 0, "PASS: 1 checks: 1 passed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{"qualify", "--plan", relative, "--out", tt.out, "--sim-cost", "destroy=100us", "--label", "fw=1.1", "--baseline", tt.baseline}
+			if tt.accept {
+				args = append(args, "--accept-baseline")
+			}
+			code, stdout, stderr := runEngine(t, args...)
+			if tt.code == exitUsage {
+				if code != exitUsage || !strings.Contains(stderr, tt.want) || !strings.Contains(stderr, "--accept-baseline") {
+					t.Errorf("exit %d, stderr %q: want %d and %q", code, stderr, exitUsage, tt.want)
+				}
+				checkOneLine(t, stderr)
+				if _, err := os.Stat(tt.out); err == nil {
+					t.Errorf("a refused baseline created the folder %s", tt.out)
+				}
+				return
+			}
+			if code != tt.code || !strings.HasPrefix(stdout, tt.want) {
+				t.Fatalf("exit %d, want %d and %q\n%s\n%s", code, tt.code, tt.want, stdout, stderr)
+			}
+			q, err := qualify.Load(tt.out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bq, _ := qualify.Load(tt.baseline)
+			b := q.Baseline
+			if b == nil || b.Verdict != bq.Verdict || b.Summary != bq.Summary || !b.Started.Equal(bq.Started) || b.BOM == nil || *b.BOM != *bq.BOM ||
+				b.PlanAsRun == nil || b.PlanAsRun.Origin != bq.PlanAsRun.Origin || b.Labels["fw"] != bq.Labels["fw"] || b.Accepted != tt.accept {
+				t.Errorf("qualification.json's baseline %+v: want the baseline's own verdict %s, date %v, bom, plan and labels, accepted %v", b, bq.Verdict, bq.Started, tt.accept)
+			}
+			page, _ := os.ReadFile(filepath.Join(tt.out, qualify.HTMLFile))
+			text := string(page)
+			besideAt, warnAt := strings.Index(text, `<table id="beside">`), strings.Index(text, "<h2>")
+			fw := "<th>label fw</th><td>1.1</td><td>" + bq.Labels["fw"] + "</td></tr>"
+			if bq.Labels["fw"] != "1.1" {
+				fw = `<tr class="differs">` + fw
+			}
+			if besideAt < 0 || besideAt > warnAt || !strings.Contains(text, fw) ||
+				!strings.Contains(text, "<th>verdict</th><td>PASS</td><td>"+strings.ToUpper(bq.Verdict)+"</td>") {
+				t.Errorf("qualification.html: the candidate beside the baseline (verdict, labels) is not above the first section")
+			}
+			if banner := strings.Index(text, `id="baseline-accepted"`); (banner >= 0) != tt.accept || banner > besideAt {
+				t.Errorf("qualification.html: the accepted baseline's banner at %d (table at %d), want it above the table only when accepted", banner, besideAt)
+			}
+		})
+	}
+	if base.Verdict != qualify.Fail {
+		t.Errorf("the baseline's verdict %s", base.Verdict)
+	}
+}
