@@ -253,6 +253,9 @@ img{max-width:40em}
 {{with .TestDouble}}<p class="banner" id="test-double"><b>Not hardware ({{join . ", "}}).</b> {{testDouble}}</p>{{end}}
 <p id="verdict" class="{{.Verdict}}">{{.Summary}}</p>
 {{with .Baseline}}{{if .Accepted}}<p class="banner" id="baseline-accepted"><b>Judged against a baseline whose own verdict was {{upper .Verdict}}</b>, accepted with --accept-baseline: {{.Summary}}</p>{{end}}{{end}}
+{{with .Disturbed}}<div class="banner" id="disturbed"><b>{{if $.AcceptedDisturbed}}Judged with --accept-disturbed although the runs were disturbed{{else}}Not judged: the runs were disturbed{{end}}</b>
+beyond the plan's quality thresholds{{with $.Quality}} (min_cpu_share {{.MinCPUShare}}%, max_duration_departure {{.MaxDurationDeparture}}%, warnings {{join .Warnings ", "}}){{end}}:
+<ul>{{range .}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
 {{template "beside" .}}
 {{with warnings .Warnings}}<h2>Warnings</h2>
 <ul id="warnings">{{range .}}<li><b>{{join .Runs ", "}}</b>: {{.Text}}</li>

@@ -44,6 +44,9 @@ type Plan struct {
 	// MinChange is the smallest latency change a relative criterion
 	// judges; 0: two reads of the runs' timer (report.FloorTimerReads).
 	MinChange Duration `yaml:"min_change"`
+	// Quality: the thresholds beyond which the runs are too disturbed to
+	// judge (quality.go); DefaultQuality where the plan does not say.
+	Quality Quality `yaml:"quality"`
 	// Source is the plan's text, File where it came from ("" embedded).
 	Source string `yaml:"-"`
 	File   string `yaml:"-"`
@@ -203,7 +206,8 @@ func ParsePlan(data []byte, file string) (*Plan, error) {
 	fail := func(line int, format string, args ...any) error {
 		return &PlanError{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
 	}
-	var p Plan
+	// Decoded over the defaults: a plan's quality: keeps those it omits.
+	p := Plan{Quality: DefaultQuality()}
 	doc, yerr := yamlstrict.Decode(data, &p)
 	if yerr != nil {
 		return nil, fail(yerr.Line, "%s", yerr.Msg)
@@ -250,6 +254,8 @@ func ParsePlan(data []byte, file string) (*Plan, error) {
 		return nil, fail(line("runs"), "no runs")
 	case p.QPState != "" && !validQPState(p.QPState):
 		return nil, fail(line("qp_state"), "qp_state %q: want reset, init or rtr", p.QPState)
+	case p.Quality.check() != "":
+		return nil, fail(line("quality"), "%s", p.Quality.check())
 	}
 	names := map[string]*RunStep{}
 	for i := range p.Runs {

@@ -71,6 +71,9 @@ type Options struct {
 	// AcceptBaseline judges against a baseline whose own verdict was fail
 	// or not judged, which is otherwise refused; the verdict says so.
 	AcceptBaseline bool
+	// AcceptDisturbed judges runs disturbed beyond the plan's quality
+	// thresholds, which are otherwise not judged; the verdict says so.
+	AcceptDisturbed bool
 }
 
 // Overrides replace the plan's duration, repetitions and warm-up in every
@@ -120,6 +123,7 @@ type Qualification struct {
 	// Quality is the plan's thresholds on disturbed runs as applied,
 	// Disturbed the reasons the runs were beyond them (quality.go): with
 	// any, the verdict is not_judged unless AcceptedDisturbed.
+	Quality           *Quality `json:"quality,omitempty"`
 	Disturbed         []string `json:"disturbed,omitempty"`
 	AcceptedDisturbed bool     `json:"accepted_disturbed,omitempty"`
 }
@@ -338,6 +342,10 @@ func Run(ctx context.Context, o Options) (*Qualification, error) {
 		q.SoakSeconds = time.Since(t0).Seconds()
 	}
 	q.Warnings, q.TestDouble = gatherWarnings(o.Plan.Runs, runs, q.SoakRuns)
+	qc := o.Plan.Quality
+	q.Quality = &qc
+	q.Disturbed = disturbed(qc, o.Plan.Runs, runs)
+	q.AcceptedDisturbed = o.AcceptDisturbed && len(q.Disturbed) > 0
 	q.Finished = time.Now().UTC()
 	q.Verdict, q.Summary = verdict(q)
 	if err := write(o.Out, q, runs, base, o); err != nil {

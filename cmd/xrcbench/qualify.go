@@ -24,7 +24,7 @@ type qualifyFlags struct {
 	simSemantics, simCost                     string
 	resume, showPlan, quiet                   bool
 	allowInconclusive, json                   bool
-	acceptBaseline                            bool
+	acceptBaseline, acceptDisturbed           bool
 	ibPort, gidIndex                          int
 	soak                                      time.Duration
 	labels                                    []string
@@ -99,9 +99,17 @@ and each run's recorded command line says what it measured. Each run
 measures with the plan's qp_state (default rtr, as run's --qp-state; a run
 of the plan may set its own).
 
+Runs disturbed beyond the plan's quality: thresholds (min_cpu_share 50%:
+the workers' CPU time over what their threads could use, in each repetition
+of a loop workload; max_duration_departure 25%: a repetition's length from
+the asked duration; warnings [cpu_starved]: the runs' warning kinds) are not
+judged: the verdict is NOT JUDGED with the reasons, neither pass nor fail,
+exit 3. --accept-disturbed judges them anyway, and the verdict line says so.
+
 Exit status: 0 every check passed; 1 a check failed or could not be judged,
 a run failed, or a check was inconclusive (0 with --allow-inconclusive when
-nothing worse happened); 2 bad usage or a bad plan (the line is named).`,
+nothing worse happened); 2 bad usage or a bad plan (the line is named);
+3 not judged: the runs were disturbed (see above).`,
 		Example: `  # the default plan on a real adapter, judged against an earlier qualification
   xrcbench qualify --provider rdma --device mlx5_0 --label fw=22.31.1014 \
       --baseline quals/fw-22.30 --out quals/fw-22.31
@@ -153,6 +161,7 @@ nothing worse happened); 2 bad usage or a bad plan (the line is named).`,
 	fs.BoolVarP(&fl.quiet, "quiet", "q", false, "print nothing but errors (the folder is written as always)")
 	fs.BoolVar(&fl.json, "json", false, "print the verdict as one JSON document on stdout (status, summary, folder, each conformance check's, criterion's and soak check's verdict); the steps stay on stderr")
 	fs.BoolVar(&fl.acceptBaseline, "accept-baseline", false, "judge against a --baseline whose own verdict was fail or not judged (refused otherwise); the verdict line and the page say so")
+	fs.BoolVar(&fl.acceptDisturbed, "accept-disturbed", false, "judge runs disturbed beyond the plan's quality thresholds (not judged otherwise, exit 3); the verdict line says so")
 	fs.BoolVar(&fl.allowInconclusive, "allow-inconclusive", false, "exit 0 when the verdict is inconclusive (a change beyond a limit the test cannot confirm) and nothing failed")
 	return cmd
 }
@@ -205,7 +214,7 @@ func (fl *qualifyFlags) options(flags *pflag.FlagSet, plan *qualify.Plan, stderr
 	}
 	o := qualify.Options{Provider: fl.provider, Device: fl.device, IBPort: fl.ibPort, GIDIndex: gid, Plan: plan, Baseline: fl.baseline, Out: out,
 		Resume: fl.resume, Labels: ls, SimSemantics: sem, SimCost: cost, Engine: engine, Log: log, Soak: fl.soak,
-		Overrides: over, AcceptBaseline: fl.acceptBaseline}
+		Overrides: over, AcceptBaseline: fl.acceptBaseline, AcceptDisturbed: fl.acceptDisturbed}
 	if fl.soak < 0 || fl.soak > bench.MaxDuration {
 		return none, usagef("--soak %v: want 0 (the plan's) up to %v", fl.soak, bench.MaxDuration)
 	}
@@ -269,7 +278,11 @@ func runQualify(stdout, stderr io.Writer, o qualify.Options, fl qualifyFlags) er
 	}
 	if q.Verdict != qualify.Pass && !(q.Verdict == qualify.Inconclusive && fl.allowInconclusive) {
 		// Said on stderr unless stdout has it already (no --quiet, no --json).
-		return failure{err: errors.New(q.Summary), quiet: !fl.quiet && !fl.json}
+		f := failure{err: errors.New(q.Summary), quiet: !fl.quiet && !fl.json}
+		if q.Verdict == qualify.NotJudged {
+			f.code = exitNotJudged
+		}
+		return f
 	}
 	return nil
 }

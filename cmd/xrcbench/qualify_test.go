@@ -547,7 +547,10 @@ func TestQualifyMeasuresAsRun(t *testing.T) {
 // instead of both running and the last to finish deciding the verdict.
 func TestQualifyFolderLocked(t *testing.T) {
 	bin := engineBinary(t)
-	plan := writePlan(t, "name: slow\nrepetitions: 1\nduration: 3s\nwarmup: 0s\nconformance: none\nruns:\n  - {name: st, workload: steady, procs: 1, threads: 1, qps: 1}\n")
+	// No quality gate: the test is of the lock, and a 3 s loop on this
+	// shared machine may well be starved (not judged, exit 3).
+	plan := writePlan(t, "name: slow\nrepetitions: 1\nduration: 3s\nwarmup: 0s\nconformance: none\nruns:\n  - {name: st, workload: steady, procs: 1, threads: 1, qps: 1}\n"+
+		"quality: {min_cpu_share: 0%, max_duration_departure: 0%, warnings: []}\n")
 	out := filepath.Join(t.TempDir(), "q")
 	first := exec.Command(bin, "qualify", "--plan", plan, "--out", out)
 	if err := first.Start(); err != nil {
@@ -662,5 +665,96 @@ func TestQualifyBaselineVerdict(t *testing.T) {
 	}
 	if base.Verdict != qualify.Fail {
 		t.Errorf("the baseline's verdict %s", base.Verdict)
+	}
+}
+
+// editResult changes a run's result.json through edit, keeping every
+// other field as written: a fixture of a run disturbed as a busy machine
+// disturbs one, in a real qualification folder.
+func editResult(t *testing.T, runDir string, edit func(doc map[string]any)) {
+	t.Helper()
+	path := filepath.Join(runDir, results.FileName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	edit(doc)
+	if data, err = json.MarshalIndent(doc, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestQualifyDisturbed: a qualification whose run was disturbed (its
+// second repetition lasted 3 times the asked 600ms, which also makes its
+// CPU share under half; the workers of its third got 10 ms of CPU) is not
+// judged, exit 3, the reasons in the
+// verdict line, qualification.json (with the thresholds applied) and the
+// page; it is refused as a baseline; --accept-disturbed judges it, and
+// the verdict line says so. Whether the first, untouched qualification
+// was disturbed depends on this shared machine, so only the edited one is
+// held to an answer.
+func TestQualifyDisturbed(t *testing.T) {
+	engineBinary(t)
+	plan := writePlan(t, "name: dist\nrepetitions: 3\nduration: 600ms\nwarmup: 0s\nconformance: none\n"+
+		"runs:\n  - {name: s, workload: steady, procs: 1, threads: 1, qps: 2}\ncriteria:\n  - {run: s, check: reg.p99 <= 1s}\n")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "q")
+	if code, stdout, stderr := runEngine(t, "qualify", "--plan", plan, "--out", out); code != 0 && code != exitNotJudged {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	editResult(t, filepath.Join(out, qualify.RunsDir, "s"), func(doc map[string]any) {
+		doc["repetitions"].([]any)[1].(map[string]any)["duration"] = "1.8s"
+		for _, w := range doc["workers"].([]any) {
+			if w := w.(map[string]any); w["repetition"] == 2.0 {
+				w["cpu_seconds"] = 0.01
+			}
+		}
+	})
+	wantReasons := []string{
+		"s repetition 2: measured 1.8s of the asked 600ms (+200%; max_duration_departure 25%)",
+		"s repetition 3: the workers got 2% of the CPU time their threads could use (0.0 of 0.6 CPU-seconds; min_cpu_share 50%)",
+	}
+	code, stdout, stderr := runEngine(t, "qualify", "--plan", plan, "--out", out, "--resume")
+	if code != exitNotJudged || !strings.HasPrefix(stdout, "NOT JUDGED (the runs were disturbed beyond the plan's quality thresholds (") {
+		t.Fatalf("disturbed: exit %d, want %d and NOT JUDGED\n%s\n%s", code, exitNotJudged, stdout, stderr)
+	}
+	q, err := qualify.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := os.ReadFile(filepath.Join(out, qualify.HTMLFile))
+	for _, r := range wantReasons {
+		if !slices.Contains(q.Disturbed, r) || !strings.Contains(stdout, r) || !strings.Contains(html.UnescapeString(string(page)), "<li>"+r+"</li>") {
+			t.Errorf("the reason %q is not in qualification.json's %q, the verdict line and the page", r, q.Disturbed)
+		}
+	}
+	if qc := q.Quality; q.Verdict != qualify.NotJudged || qc == nil || qc.MinCPUShare != 50 || qc.MaxDurationDeparture != 25 ||
+		!slices.Equal(qc.Warnings, []string{results.WarnCPUStarved}) || q.AcceptedDisturbed {
+		t.Errorf("qualification.json: verdict %s, quality %+v, accepted %v", q.Verdict, qc, q.AcceptedDisturbed)
+	}
+	if !strings.Contains(string(page), `<p id="verdict" class="not_judged">NOT JUDGED`) || strings.Index(string(page), `id="disturbed"`) > strings.Index(string(page), "<h2>") {
+		t.Errorf("qualification.html: the not judged verdict and its reasons are not at the top")
+	}
+
+	// A qualification not judged is no baseline.
+	code, _, stderr = runEngine(t, "qualify", "--plan", plan, "--out", filepath.Join(dir, "cand"), "--baseline", out)
+	if code != exitUsage || !strings.Contains(stderr, "its own verdict was NOT JUDGED (s repetition ") || !strings.Contains(stderr, wantReasons[0]) {
+		t.Errorf("a not judged baseline: exit %d %q, want %d", code, stderr, exitUsage)
+	}
+	checkOneLine(t, stderr)
+
+	code, stdout, stderr = runEngine(t, "qualify", "--plan", plan, "--out", out, "--resume", "--accept-disturbed")
+	if code != 0 || !strings.HasPrefix(stdout, "PASS (judged with --accept-disturbed although the runs were disturbed (") || !strings.Contains(stdout, wantReasons[0]) {
+		t.Errorf("--accept-disturbed: exit %d, want 0 and PASS saying it\n%s\n%s", code, stdout, stderr)
+	}
+	if q, err = qualify.Load(out); err != nil || q.Verdict != qualify.Pass || !q.AcceptedDisturbed {
+		t.Errorf("--accept-disturbed: qualification.json %v, verdict %s, accepted %v", err, q.Verdict, q.AcceptedDisturbed)
 	}
 }
