@@ -63,7 +63,32 @@ type RunStep struct {
 	Duration    Duration `yaml:"duration"`    // 0: the plan's
 	Iterations  int64    `yaml:"iterations"`  // 0: the plan's
 	QPState     string   `yaml:"qp_state"`    // "": the plan's
-	Line        int      `yaml:"-"`
+	// Oversubscribe lets the run ask for more threads (procs × threads)
+	// than this machine's CPUs; without it such a run is scaled down to
+	// fit them (Fit), and the plan as run says so.
+	Oversubscribe bool `yaml:"oversubscribe"`
+	Line          int  `yaml:"-"`
+}
+
+// Fit is the step's processes and threads on a machine with cpus CPUs:
+// as asked, unless they are more threads than CPUs and the step does not
+// say oversubscribe, then scaled down to fit, the processes kept (they
+// are what a cross-process workload shares across) and their threads cut
+// to cpus / procs, or one process per CPU of one thread each when even
+// the processes are too many. A thread that waits for a CPU measures the
+// scheduler, not the device: 2 × 2 threads of lifecycle on 2 CPUs failed
+// the default plan's unreg_last.p99 limit. scaled says what was asked and
+// why it was cut, "" when it was not.
+func (s RunStep) Fit(cpus int) (procs, threads int, scaled string) {
+	procs, threads = s.Procs.Resolve(cpus), s.Threads.Resolve(cpus)
+	if s.Oversubscribe || cpus < 1 || procs < 1 || threads < 1 || (procs <= cpus && threads <= cpus/procs) {
+		return procs, threads, ""
+	}
+	scaled = fmt.Sprintf("scaled down from %s × %s (%d × %d threads) to fit %d CPUs; oversubscribe: true keeps it", s.Procs, s.Threads, procs, threads, cpus)
+	if procs > cpus {
+		return cpus, 1, scaled
+	}
+	return procs, cpus / procs, scaled
 }
 
 // Criterion is one check of a run's figure: an absolute limit, or a

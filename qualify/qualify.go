@@ -484,7 +484,8 @@ func stepConfig(o Options, p *Plan, step RunStep, cpus int) (bench.Config, error
 	s.Workload = step.Workload
 	s.Procs, s.Threads, s.QPs = step.Procs.Resolve(cpus), step.Threads.Resolve(cpus), step.QPs
 	// Nxcpus is named as written: the count it makes here (an overflow
-	// can make it negative) says little.
+	// can make it negative) says little. Checked as asked, before any
+	// scaling down: a count no machine could run is a bad plan.
 	for _, n := range []struct {
 		name  string
 		c     Count
@@ -495,6 +496,7 @@ func stepConfig(o Options, p *Plan, step RunStep, cpus int) (bench.Config, error
 			return bench.Config{}, fmt.Errorf("%s %s: more than %d on this machine's %d CPUs", n.name, n.c, n.limit, cpus)
 		}
 	}
+	s.Procs, s.Threads, _ = step.Fit(cpus)
 	s.Repetitions, s.Duration, s.Iterations, s.Warmup = p.Repetitions, time.Duration(p.Duration), p.Iterations, time.Duration(p.Warmup)
 	if step.Repetitions > 0 {
 		s.Repetitions = step.Repetitions
@@ -550,6 +552,9 @@ func runStep(ctx context.Context, o Options, s RunStep, cpus int, logf func(stri
 			info.Status, info.Reused, info.CommandEnv = results.StatusOK, true, run.Result.Config.CommandEnv
 			return info, run
 		}
+	}
+	if _, _, scaled := s.Fit(cpus); scaled != "" {
+		logf("run %s: %s", s.Name, scaled)
 	}
 	logf("run %s: %s", s.Name, info.Command)
 	res, err := bench.Run(ctx, cfg, o.Engine)

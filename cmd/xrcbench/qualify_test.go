@@ -348,11 +348,12 @@ func scaleRepetition(t *testing.T, runDir, kind string, rep int, factor float64)
 // output, exit 1 unless --allow-inconclusive. The absolute limit is judged
 // on every repetition and names the worst: a repetition beyond it fails
 // the criterion although the figure over all repetitions is within it.
-// The runs' warnings (more threads than CPUs, from threads: 2xcpus) are
+// The runs' warnings (more threads than CPUs, from threads: 2xcpus and
+// oversubscribe: true) are
 // carried into every output, and junit.xml has the runs' real times.
 func TestQualifyInconclusive(t *testing.T) {
 	engineBinary(t)
-	plan := writePlan(t, strings.Replace(tinyPlan, "threads: 2,", "threads: 2xcpus,", 1))
+	plan := writePlan(t, strings.Replace(tinyPlan, "threads: 2,", "threads: 2xcpus, oversubscribe: true,", 1))
 	dir := t.TempDir()
 	base, cand := filepath.Join(dir, "base"), filepath.Join(dir, "cand")
 	if code, stdout, stderr := runEngine(t, "qualify", "--plan", plan, "--out", base, "--sim-cost", "destroy=100us"); code != 0 {
@@ -506,6 +507,14 @@ func TestQualifyMeasuresAsRun(t *testing.T) {
 	plan, _ := qualify.LoadPlan("")
 	if len(q.Runs) != len(plan.Runs) {
 		t.Fatalf("%d runs, the default plan has %d", len(q.Runs), len(plan.Runs))
+	}
+	// The default plan fits this machine: no run has more threads than
+	// CPUs, and lifecycle's 2 × cpus says it was scaled down.
+	cpus := qualify.AllowedCPUs()
+	for _, r := range q.PlanAsRun.Runs {
+		if r.Procs*r.Threads > cpus || (r.Name == "lifecycle") != (r.Scaled != "") {
+			t.Errorf("plan as run: %s at %d × %d on %d CPUs, scaled %q", r.Name, r.Procs, r.Threads, cpus, r.Scaled)
+		}
 	}
 	for _, ri := range q.Runs {
 		r := load(out, ri)
