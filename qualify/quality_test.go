@@ -102,3 +102,29 @@ func TestPlanQuality(t *testing.T) {
 		})
 	}
 }
+
+// TestByKind: the page's warnings come grouped by kind, in the order each
+// kind first came, counted, with the runs that gave them.
+func TestByKind(t *testing.T) {
+	ws := []RunWarning{
+		{Runs: []string{"churn"}, Kind: results.WarnDuration, Text: "repetition 1: measured 4.87s"},
+		{Runs: []string{"steady-cpus", "sharded-cpus"}, Kind: results.WarnCPUStarved, Text: "repetition 2: workers got 0.4"},
+		{Runs: []string{"errors"}, Kind: results.WarnDuration, Text: "repetition 3: measured 2.3s"},
+		{Runs: []string{"churn"}, Kind: results.WarnDuration, Text: "repetition 4: measured 2.2s"},
+		{Runs: []string{"old"}, Text: "a plain string"},
+	}
+	got := byKind(ws)
+	want := []struct {
+		kind  string
+		count int
+		runs  string
+	}{{results.WarnDuration, 3, "churn errors"}, {results.WarnCPUStarved, 1, "steady-cpus sharded-cpus"}, {results.WarnUnclassified, 1, "old"}}
+	if len(got) != len(want) {
+		t.Fatalf("%d groups %+v, want %d", len(got), got, len(want))
+	}
+	for i, w := range want {
+		if g := got[i]; g.Kind != w.kind || g.Count != w.count || len(g.Warnings) != w.count || strings.Join(g.Runs, " ") != w.runs {
+			t.Errorf("group %d: %s ×%d from %v, want %s ×%d from %s", i, g.Kind, g.Count, g.Runs, w.kind, w.count, w.runs)
+		}
+	}
+}

@@ -68,10 +68,11 @@ materials are shown beside the candidate's.
 evidence paths; the runs' warnings), junit.xml (a testcase per conformance
 check, run and criterion, the numbers in each failure's message, an
 inconclusive criterion skipped with type "inconclusive", the runs'
-warnings as properties), qualification.html (a "Not hardware" banner for
-the test double, the verdict, the runs' warnings, then each criterion with
-its plot, the device and firmware, the bill of materials, the plan as run,
-the baseline's identity) and plots/.
+warnings as properties), qualification.html (one file, plots inline: a
+"Not hardware" banner for the test double, the verdict, the criteria table,
+the candidate beside the baseline; then each criterion with its plot, the
+runs' warnings grouped by kind, the device and firmware, the bill of
+materials, the plan as run, the baseline) and plots/.
 The one-line summary counts each verdict and gives every criterion that
 did not pass with its magnitude.
 

@@ -177,6 +177,15 @@ func TestQualifySim(t *testing.T) {
 	if err != nil || !strings.Contains(string(page), `<p id="verdict" class="fail">FAIL`) || !strings.Contains(string(page), "plots/criterion-2.svg") {
 		t.Errorf("qualification.html: %v", err)
 	}
+	// The first screen: the verdict, then the criteria table naming the
+	// baseline's and the candidate's labels, before the evidence; the page
+	// is one file: its plots inline, no image to fetch.
+	text := string(page)
+	verdictAt, tableAt, evidenceAt := strings.Index(text, `id="verdict"`), strings.Index(text, "<th>fw=1.0 → fw=1.1</th>"), strings.Index(text, `<h2 id="evidence">`)
+	if verdictAt < 0 || tableAt < verdictAt || evidenceAt < tableAt || strings.Contains(text, "<img") || strings.Count(text, "<svg") != 2 {
+		t.Errorf("qualification.html: verdict at %d, criteria table (fw=1.0 → fw=1.1) at %d, evidence at %d; %d <img, %d inline <svg>, want 0 and 2",
+			verdictAt, tableAt, evidenceAt, strings.Count(text, "<img"), strings.Count(text, "<svg"))
+	}
 	r, err := results.Load(filepath.Join(slow, qualify.RunsDir, "lc"))
 	if err != nil || r.Labels["fw"] != "1.1" {
 		t.Errorf("run result: %v, labels %v", err, r.Labels)
@@ -658,14 +667,14 @@ func TestQualifyBaselineVerdict(t *testing.T) {
 			}
 			page, _ := os.ReadFile(filepath.Join(tt.out, qualify.HTMLFile))
 			text := string(page)
-			besideAt, warnAt := strings.Index(text, `<table id="beside">`), strings.Index(text, "<h2>")
+			besideAt, warnAt := strings.Index(text, `<table id="beside">`), strings.Index(text, `<h2 id="evidence">`)
 			fw := "<th>label fw</th><td>1.1</td><td>" + bq.Labels["fw"] + "</td></tr>"
 			if bq.Labels["fw"] != "1.1" {
 				fw = `<tr class="differs">` + fw
 			}
 			if besideAt < 0 || besideAt > warnAt || !strings.Contains(text, fw) ||
 				!strings.Contains(text, "<th>verdict</th><td>PASS</td><td>"+strings.ToUpper(bq.Verdict)+"</td>") {
-				t.Errorf("qualification.html: the candidate beside the baseline (verdict, labels) is not above the first section")
+				t.Errorf("qualification.html: the candidate beside the baseline (verdict, labels) is not above the evidence")
 			}
 			if banner := strings.Index(text, `id="baseline-accepted"`); (banner >= 0) != tt.accept || banner > besideAt {
 				t.Errorf("qualification.html: the accepted baseline's banner at %d (table at %d), want it above the table only when accepted", banner, besideAt)
