@@ -313,7 +313,7 @@ beyond the plan's quality thresholds{{with $.Quality}} (min_cpu_share {{.MinCPUS
 {{end}}</table>{{else}}<p>Not part of this plan.</p>{{end}}
 <h2>Runs</h2>
 <table><tr><th>run</th><th>status</th><th>time</th><th>command</th><th>folder</th></tr>
-{{range .Runs}}<tr><td>{{.Name}}</td><td>{{.Status}}{{if .Reused}} (reused){{end}}{{with .Error}}: {{.}}{{end}}</td><td>{{printf "%.1f" .Seconds}} s</td><td><code>{{.Command}}</code></td><td>{{.Dir}}</td></tr>
+{{range $r := .Runs}}<tr><td>{{.Name}}</td><td>{{.Status}}{{if .Reused}} (reused){{end}}{{with .Error}}: {{.}}{{end}}</td><td>{{printf "%.1f" .Seconds}} s</td><td><code>{{.Command}}</code></td><td>{{with .Report}}<a href="{{.}}">{{$r.Dir}}</a>{{else}}{{.Dir}}{{with .ReportError}} (no report: {{.}}){{end}}{{end}}</td></tr>
 {{end}}</table>
 </body></html>
 `))

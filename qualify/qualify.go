@@ -214,6 +214,10 @@ type RunInfo struct {
 	// CommandEnv is the environment Command needs to measure the same
 	// again, from the run's result (command_env): the test double's.
 	CommandEnv []string `json:"command_env,omitempty"`
+	// Report is the run's report.html, relative to the qualification
+	// folder, which the page links to; ReportError why it is missing.
+	Report      string `json:"report,omitempty"`
+	ReportError string `json:"report_error,omitempty"`
 }
 
 // Row is one judged item: a criterion or a conformance check.
@@ -329,6 +333,14 @@ func Run(ctx context.Context, o Options) (*Qualification, error) {
 			if q.BOM == nil {
 				q.BOM = run.Result.Environment.BOM
 			}
+		}
+	}
+
+	// Each measured run's own report, which the page links to: the
+	// evidence behind a criterion is the run's full figures.
+	for i := range q.Runs {
+		if runs[q.Runs[i].Name] != nil {
+			q.Runs[i].Report, q.Runs[i].ReportError = runReport(o.Out, q.Runs[i].Dir)
 		}
 	}
 
@@ -607,4 +619,19 @@ func (o Options) soakDuration() time.Duration {
 		return o.Soak
 	}
 	return time.Duration(o.Plan.Soak.Duration)
+}
+
+// runReport writes the report of the run folder dir (relative to out)
+// into it, unless a --resume finds one there already, and returns its
+// path relative to out; a report that cannot be written is not a failed
+// qualification, and the error says why it is missing.
+func runReport(out, dir string) (string, string) {
+	rel := filepath.Join(dir, report.HTMLFile)
+	if _, err := os.Stat(filepath.Join(out, rel)); err == nil {
+		return rel, ""
+	}
+	if _, err := report.Generate([]string{filepath.Join(out, dir)}, ""); err != nil {
+		return "", err.Error()
+	}
+	return rel, ""
 }

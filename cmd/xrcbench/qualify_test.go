@@ -186,6 +186,11 @@ func TestQualifySim(t *testing.T) {
 		t.Errorf("qualification.html: verdict at %d, criteria table (fw=1.0 → fw=1.1) at %d, evidence at %d; %d <img, %d inline <svg>, want 0 and 2",
 			verdictAt, tableAt, evidenceAt, strings.Count(text, "<img"), strings.Count(text, "<svg"))
 	}
+	// Each run's own report, linked from the page.
+	if _, err := os.Stat(filepath.Join(slow, qualify.RunsDir, "lc", "report.html")); err != nil || q.Runs[0].Report != filepath.Join(qualify.RunsDir, "lc", "report.html") ||
+		!strings.Contains(text, `<a href="runs/lc/report.html">runs/lc</a>`) {
+		t.Errorf("the run's report.html: %v, qualification.json's %q, linked from the page: %v", err, q.Runs[0].Report, strings.Contains(text, `href="runs/lc/report.html"`))
+	}
 	r, err := results.Load(filepath.Join(slow, qualify.RunsDir, "lc"))
 	if err != nil || r.Labels["fw"] != "1.1" {
 		t.Errorf("run result: %v, labels %v", err, r.Labels)
