@@ -237,10 +237,16 @@ var pageTmpl = template.Must(template.New("q").Funcs(template.FuncMap{
 	"warnings": func(ws []RunWarning) []RunWarning {
 		return slices.DeleteFunc(slices.Clone(ws), func(w RunWarning) bool { return w.Text == report.TestDoubleBanner })
 	},
-	"labels":   labelText,
-	"value":    fmtValue,
-	"limit":    fmtLimit,
-	"byKind":   byKind,
+	"labels": labelText,
+	"value":  fmtValue,
+	"limit":  fmtLimit,
+	"byKind": byKind,
+	"pval": func(p *float64) string {
+		if p == nil {
+			return ""
+		}
+		return fmt.Sprintf("%.2g", *p)
+	},
 	"soakFigs": func(name string) []string { return []string{name + "-qps", name + "-memory", name + "-p99"} },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>xrcbench qualification: {{.Verdict}}</title>
@@ -263,7 +269,7 @@ beyond the plan's quality thresholds{{with $.Quality}} (min_cpu_share {{.MinCPUS
 <ul>{{range .}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
 <h2 id="criteria">Criteria</h2>
 <table><tr><th>criterion</th><th>{{with .Baseline}}{{or (labels .Labels) "baseline"}} → {{end}}{{or (labels .Labels) "candidate"}}</th><th>limit</th><th>p</th><th>verdict</th></tr>
-{{range .Criteria}}<tr class="{{.Verdict}}"><td>{{.Name}}</td><td>{{value .Value .Unit}}{{with .Repetition}} (repetition {{.}}){{end}}</td><td>{{limit .Limit .Unit}}</td><td>{{with .P}}{{printf "%.3g" .}}{{end}}</td><td>{{.Verdict}}</td></tr>
+{{range .Criteria}}<tr class="{{.Verdict}}"><td>{{.Name}}</td><td>{{value .Value .Unit}}{{with .Repetition}} (repetition {{.}}){{end}}</td><td>{{limit .Limit .Unit}}</td><td>{{pval .P}}</td><td>{{.Verdict}}</td></tr>
 {{end}}</table>
 {{template "beside" .Qualification}}
 {{if not .Baseline}}<table id="device">
@@ -463,7 +469,12 @@ func fmtValue(v *float64, unit string) string {
 	}
 	switch unit {
 	case "ns":
-		return time.Duration(math.Round(*v)).String()
+		// Three significant figures: 2.12ms, not 2.123775ms.
+		d := time.Duration(math.Round(*v))
+		if d >= 1000 {
+			d = d.Round(time.Duration(math.Pow(10, math.Floor(math.Log10(float64(d)))-2)))
+		}
+		return d.String()
 	case "%":
 		return fmt.Sprintf("%+.1f%%", *v)
 	case "ops/s":

@@ -128,3 +128,30 @@ func TestByKind(t *testing.T) {
 		}
 	}
 }
+
+// TestFmtValue: the criteria table's figures in their units, durations to
+// three significant figures.
+func TestFmtValue(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	tests := []struct {
+		v    *float64
+		unit string
+		want string
+	}{
+		{nil, "ns", ""},
+		{f(2123775), "ns", "2.12ms"},
+		{f(80), "ns", "80ns"},
+		{f(1234), "ns", "1.23µs"},
+		{f(14.29), "%", "+14.3%"},
+		{f(-3), "%", "-3.0%"},
+		{f(150000.4), "ops/s", "150000 ops/s"},
+	}
+	for _, tt := range tests {
+		if got := fmtValue(tt.v, tt.unit); got != tt.want {
+			t.Errorf("fmtValue(%v, %s) = %q, want %q", tt.v, tt.unit, got, tt.want)
+		}
+	}
+	if got := fmtLimit(f(5), "%"); got != "≤ 5% worse" {
+		t.Errorf("fmtLimit(5%%) = %q", got)
+	}
+}

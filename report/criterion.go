@@ -72,7 +72,12 @@ func CriterionFigure(name, title string, kind string, m Metric, cand, base *Run,
 		}
 		band.Color, band.LineStyle.Width = bandColor, 0
 		p.Add(band)
-		p.Legend.Add(fmt.Sprintf("within the limit (%g%% from the baseline's median %s)", *cp.RelPct, m.Format(baseMedian)), band)
+		sign := "+"
+		if m.BetterHigher {
+			sign = "-"
+		}
+		// Short: the legend sits beside the plot and is cut beyond it.
+		p.Legend.Add(fmt.Sprintf("limit: baseline median %s%g%%", sign, *cp.RelPct), band)
 		lo, hi = math.Min(lo, math.Min(baseMedian, edge)), math.Max(hi, math.Max(baseMedian, edge))
 	}
 	drawn := 0
@@ -148,7 +153,7 @@ func CriterionFigure(name, title string, kind string, m Metric, cand, base *Run,
 		caption += ", the baseline's beside the candidate's"
 	}
 	if cp.RelPct != nil && baseMedian > 0 {
-		caption += ", the band the limit from the baseline's median"
+		caption += fmt.Sprintf(", the band the limit from the baseline's median %s", m.Format(baseMedian))
 	}
 	if cp.Limit != nil {
 		caption += ", the dashed line the limit"

@@ -23,7 +23,7 @@ func TestCriterionFigure(t *testing.T) {
 		notWant []string
 	}{
 		{"relative, failed", base, CriterionPlot{BaseLabel: "fw=1.0", CandLabel: "fw=1.1", RelPct: &five, Failed: true},
-			[]string{"baseline fw=1.0", "candidate fw=1.1: failed", "within the limit (5% from the baseline's median 1.0", "#D62728", "#DDEEDD", "on a linear axis"},
+			[]string{"baseline fw=1.0", "candidate fw=1.1: failed", "limit: baseline median +5%", "the band the limit from the baseline's median 1.0", "#D62728", "#DDEEDD", "on a linear axis"},
 			[]string{"#1F77B4", "dashed line"}},
 		{"relative, passed", base, CriterionPlot{BaseLabel: "fw=1.0", CandLabel: "fw=1.1", RelPct: &five},
 			[]string{"candidate fw=1.1", "#1F77B4", "#DDEEDD"}, []string{"#D62728", "failed"}},
