@@ -183,6 +183,11 @@ func JUnit(q *Qualification) report.JUnitReport {
 		runs.Cases = append(runs.Cases, c)
 	}
 	for _, r := range q.Criteria {
+		if q.Verdict == NotJudged {
+			// A disturbed qualification passes and fails nothing: a CI page
+			// must not show its criteria as failed (or passed) either.
+			r.Verdict, r.Message = NotJudged, "not judged, the runs were disturbed ("+firstN(q.Disturbed, 3)+"); as measured: "+r.Message
+		}
 		crit.Cases = append(crit.Cases, rowCase(r, "qualify.criteria."+r.Run))
 	}
 	suites := []report.JUnitSuite{conf, runs, crit}
@@ -210,7 +215,7 @@ func rowCase(r Row, class string) report.JUnitCase {
 		c.Failure = o
 	case Error:
 		c.Error = o
-	case Skipped, Inconclusive:
+	case Skipped, Inconclusive, NotJudged:
 		c.Skipped = o
 	}
 	return c

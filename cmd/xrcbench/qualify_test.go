@@ -762,6 +762,14 @@ func TestQualifyDisturbed(t *testing.T) {
 		!slices.Equal(qc.Warnings, []string{results.WarnCPUStarved}) || q.AcceptedDisturbed {
 		t.Errorf("qualification.json: verdict %s, quality %+v, accepted %v", q.Verdict, qc, q.AcceptedDisturbed)
 	}
+	// junit.xml: the criterion neither passed nor failed, skipped as not judged.
+	for _, s := range readJUnit(t, out).Suites {
+		for _, c := range s.Cases {
+			if s.Name == "qualify.criteria" && (c.Failure != nil || c.Skipped == nil) {
+				t.Errorf("junit.xml: criterion %s not skipped as not judged", c.Name)
+			}
+		}
+	}
 	if !strings.Contains(string(page), `<p id="verdict" class="not_judged">NOT JUDGED`) || strings.Index(string(page), `id="disturbed"`) > strings.Index(string(page), "<h2>") {
 		t.Errorf("qualification.html: the not judged verdict and its reasons are not at the top")
 	}
