@@ -789,3 +789,31 @@ func TestQualifyDisturbed(t *testing.T) {
 		t.Errorf("--accept-disturbed: qualification.json %v, verdict %s, accepted %v", err, q.Verdict, q.AcceptedDisturbed)
 	}
 }
+
+// TestQualifyBesideCPUHog: a qualification measured beside busy loops,
+// twice as many as CPUs in child processes, gets about a third of the CPU
+// time its threads could use (15-18% on this shared 2-CPU machine): not
+// judged, exit 3, naming the starved repetitions, as the runs at
+// 0.4 of 2.2 CPU-seconds should have been.
+func TestQualifyBesideCPUHog(t *testing.T) {
+	engineBinary(t)
+	plan := writePlan(t, "name: hog\nrepetitions: 3\nduration: 1s\nwarmup: 0s\nconformance: none\n"+
+		"runs:\n  - {name: st, workload: steady, procs: 1, threads: cpus, qps: 4}\ncriteria:\n  - {run: st, check: reg.p99 <= 1s}\n")
+	for range 2 * qualify.AllowedCPUs() {
+		hog := exec.Command("sh", "-c", "while :; do :; done")
+		if err := hog.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { hog.Process.Kill(); hog.Wait() })
+	}
+	out := filepath.Join(t.TempDir(), "q")
+	code, stdout, stderr := runEngine(t, "qualify", "--plan", plan, "--out", out)
+	q, err := qualify.Load(out)
+	if err != nil {
+		t.Fatalf("exit %d: %v\n%s\n%s", code, err, stdout, stderr)
+	}
+	if code != exitNotJudged || q.Verdict != qualify.NotJudged || len(q.Disturbed) == 0 || !strings.HasPrefix(stdout, "NOT JUDGED (") ||
+		!strings.Contains(q.Disturbed[0], "st repetition ") {
+		t.Errorf("beside a CPU hog: exit %d, verdict %s, reasons %q; want %d, not judged, naming the starved repetitions\n%s", code, q.Verdict, q.Disturbed, exitNotJudged, stdout)
+	}
+}
