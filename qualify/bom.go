@@ -34,6 +34,9 @@ type PlanRunRun struct {
 	QPs         int    `json:"qps"`
 	Repetitions int    `json:"repetitions"`
 	Length      string `json:"length"` // "10s per repetition" or "100000 iterations"
+	// Scaled says the processes and threads were scaled down to fit this
+	// machine's CPUs, from what (RunStep.Fit); "" as asked.
+	Scaled string `json:"scaled,omitempty"`
 }
 
 // planAsRun is the plan o runs, resolved on this machine.
@@ -63,6 +66,7 @@ func planAsRun(o Options) *PlanAsRun {
 	cpus := AllowedCPUs()
 	for _, s := range p.Runs {
 		r := PlanRunRun{Name: s.Name, Workload: s.Workload, QPs: s.QPs}
+		_, _, r.Scaled = s.Fit(cpus)
 		if cfg, err := stepConfig(o, p, s, cpus); err == nil {
 			r.Procs, r.Threads, r.Repetitions = cfg.Procs, cfg.Threads, cfg.Repetitions
 			if cfg.Iterations > 0 {
@@ -99,6 +103,6 @@ var _ = template.Must(pageTmpl.New("bom").Parse(`<h2>Bill of materials</h2>
 {{with .PlanAsRun}}<h2>Plan as run</h2>
 <p>{{.Origin}}: warm-up {{.Warmup}}, soak {{.Soak}}.</p>
 <table><tr><th>run</th><th>workload</th><th>processes × threads</th><th>QPs</th><th>repetitions</th><th>length</th></tr>
-{{range .Runs}}<tr><td>{{.Name}}</td><td>{{.Workload}}</td><td>{{.Procs}} × {{.Threads}}</td><td>{{.QPs}}</td><td>{{.Repetitions}}</td><td>{{.Length}}</td></tr>
+{{range .Runs}}<tr><td>{{.Name}}</td><td>{{.Workload}}</td><td>{{.Procs}} × {{.Threads}}{{with .Scaled}} ({{.}}){{end}}</td><td>{{.QPs}}</td><td>{{.Repetitions}}</td><td>{{.Length}}</td></tr>
 {{end}}</table>{{end}}
 `))

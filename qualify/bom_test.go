@@ -60,7 +60,7 @@ func TestPageBOM(t *testing.T) {
 		PlanAsRun: &PlanAsRun{Origin: "default from short.yaml, changed from the embedded default of that name", Warmup: "1s", Soak: "none",
 			Runs: []PlanRunRun{{Name: "steady-1", Workload: "steady", Procs: 1, Threads: 1, QPs: 16, Repetitions: 3, Length: "2s per repetition"}}}}
 	var b bytes.Buffer
-	if err := pageTmpl.Execute(&b, q); err != nil {
+	if err := pageTmpl.Execute(&b, pageData{Qualification: q}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"<h2>Bill of materials</h2>", "<tr><th>board_id (PSID)</th><td>MT_0000000222</td></tr>",
@@ -73,7 +73,7 @@ func TestPageBOM(t *testing.T) {
 	}
 	q.BOM = nil
 	b.Reset()
-	if err := pageTmpl.Execute(&b, q); err != nil || !strings.Contains(b.String(), "<p>Not recorded:") {
+	if err := pageTmpl.Execute(&b, pageData{Qualification: q}); err != nil || !strings.Contains(b.String(), "<p>Not recorded:") {
 		t.Errorf("without a bill of materials: %v\n%s", err, b.String())
 	}
 }

@@ -310,12 +310,31 @@ func verdict(q *Qualification) (string, string) {
 	}
 	v := Pass
 	switch {
+	case len(q.Disturbed) > 0 && !q.AcceptedDisturbed:
+		v = NotJudged
 	case count[Fail]+count[Error]+len(bad) > 0:
 		v = Fail
 	case count[Inconclusive] > 0:
 		v = Inconclusive
 	}
-	s := fmt.Sprintf("%s: %d checks: %d passed, %d failed, %d inconclusive", strings.ToUpper(v), n, count[Pass], count[Fail], count[Inconclusive])
+	// What the verdict stands on, said before anything else: a baseline
+	// taken despite its own verdict, runs judged despite being disturbed.
+	var notes []string
+	if v == NotJudged {
+		notes = append(notes, fmt.Sprintf("the runs were disturbed beyond the plan's quality thresholds (%s), so the figures are the machine's, not the firmware's; --accept-disturbed judges them anyway",
+			firstN(q.Disturbed, 3)))
+	}
+	if q.AcceptedDisturbed && len(q.Disturbed) > 0 {
+		notes = append(notes, fmt.Sprintf("judged with --accept-disturbed although the runs were disturbed (%s)", firstN(q.Disturbed, 3)))
+	}
+	if b := q.Baseline; b != nil && b.Accepted {
+		notes = append(notes, fmt.Sprintf("against a baseline whose own verdict was %s, accepted with --accept-baseline", verdictWord(b.Verdict)))
+	}
+	s := verdictWord(v)
+	if len(notes) > 0 {
+		s += " (" + strings.Join(notes, "; ") + ")"
+	}
+	s += fmt.Sprintf(": %d checks: %d passed, %d failed, %d inconclusive", n, count[Pass], count[Fail], count[Inconclusive])
 	if count[Error] > 0 {
 		s += fmt.Sprintf(", %d could not be judged", count[Error])
 	}
@@ -340,4 +359,12 @@ func verdict(q *Qualification) (string, string) {
 		s += fmt.Sprintf(" %d warning(s) from the runs.", w)
 	}
 	return v, s
+}
+
+// firstN joins up to n of items, saying how many more there are.
+func firstN(items []string, n int) string {
+	if len(items) > n {
+		return strings.Join(items[:n], "; ") + fmt.Sprintf("; and %d more", len(items)-n)
+	}
+	return strings.Join(items, "; ")
 }

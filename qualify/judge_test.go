@@ -390,12 +390,13 @@ func TestPageWarnings(t *testing.T) {
 		Criteria: []Row{{Name: "lc: x", Verdict: Inconclusive, Message: "beyond"}},
 		Warnings: []RunWarning{{Runs: []string{"lc"}, Text: report.TestDoubleBanner}, {Runs: []string{"lc", "s1"}, Text: "more threads than CPUs"}}}
 	var page bytes.Buffer
-	if err := pageTmpl.Execute(&page, q); err != nil {
+	if err := pageTmpl.Execute(&page, pageData{Qualification: q}); err != nil {
 		t.Fatal(err)
 	}
 	p := page.String()
 	for _, want := range []string{`id="test-double"><b>Not hardware (lc).</b>`, `<li><b>lc, s1</b>: more threads than CPUs</li>`,
-		`<p id="verdict" class="inconclusive">INCONCLUSIVE`, `<tr class="inconclusive"><td>lc: x</td><td>inconclusive</td>`} {
+		`<p id="verdict" class="inconclusive">INCONCLUSIVE`, `<tr class="inconclusive"><td>lc: x</td>`, `<h3>lc: x: inconclusive</h3>`,
+		`<summary><b>unclassified</b>: 1 warning(s) from lc, s1</summary>`} {
 		if !strings.Contains(p, want) {
 			t.Errorf("page lacks %s", want)
 		}
@@ -405,7 +406,7 @@ func TestPageWarnings(t *testing.T) {
 	}
 	q.TestDouble, q.Warnings = nil, nil
 	page.Reset()
-	if err := pageTmpl.Execute(&page, q); err != nil {
+	if err := pageTmpl.Execute(&page, pageData{Qualification: q}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(page.String(), "Not hardware") || strings.Contains(page.String(), "<h2>Warnings</h2>") {

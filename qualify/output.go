@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,23 +25,26 @@ func write(out string, q *Qualification, runs map[string]*report.Run, base *Qual
 	if err := os.MkdirAll(filepath.Join(out, PlotsDir), 0o755); err != nil {
 		return err
 	}
+	inline := map[int]template.HTML{}
 	for i, c := range o.Plan.Criteria {
 		run := runs[c.Run]
 		if run == nil {
 			continue
 		}
 		var b *report.Run
-		var limit *float64
+		cp := CriterionPlotFor(q, i)
 		if c.Relative {
 			if base != nil {
 				b, _ = report.LoadRun(filepath.Join(o.Baseline, RunsDir, c.Run))
 			}
+			l := c.Limit
+			cp.RelPct = &l
 		} else {
 			l := c.Limit
-			limit = &l
+			cp.Limit = &l
 		}
 		name := fmt.Sprintf("criterion-%d", i+1)
-		f, err := report.CriterionFigure(name, c.Check+" ("+c.Run+")", c.Kind, c.Metric, run, b, limit)
+		f, err := report.CriterionFigure(name, c.Check+" ("+c.Run+")", c.Kind, c.Metric, run, b, cp)
 		if err != nil {
 			return err
 		}
@@ -49,8 +53,11 @@ func write(out string, q *Qualification, runs map[string]*report.Run, base *Qual
 			return err
 		}
 		q.Criteria[i].Evidence = append(q.Criteria[i].Evidence, rel)
+		// The page inlines it: one file a vendor can attach.
+		inline[i] = report.InlineSVG(f.SVG)
 	}
-	if err := soakPlots(out, q); err != nil {
+	soakInline, err := soakPlots(out, q)
+	if err != nil {
 		return err
 	}
 	var junit bytes.Buffer
@@ -68,7 +75,7 @@ func write(out string, q *Qualification, runs map[string]*report.Run, base *Qual
 		return err
 	}
 	var page bytes.Buffer
-	if err := pageTmpl.Execute(&page, q); err != nil {
+	if err := pageTmpl.Execute(&page, pageData{q, inline, soakInline}); err != nil {
 		return err
 	}
 	return results.WriteFileAtomic(filepath.Join(out, HTMLFile), []byte(safetext.Text(page.String())), 0o644)
@@ -176,6 +183,11 @@ func JUnit(q *Qualification) report.JUnitReport {
 		runs.Cases = append(runs.Cases, c)
 	}
 	for _, r := range q.Criteria {
+		if q.Verdict == NotJudged {
+			// A disturbed qualification passes and fails nothing: a CI page
+			// must not show its criteria as failed (or passed) either.
+			r.Verdict, r.Message = NotJudged, "not judged, the runs were disturbed ("+firstN(q.Disturbed, 3)+"); as measured: "+r.Message
+		}
 		crit.Cases = append(crit.Cases, rowCase(r, "qualify.criteria."+r.Run))
 	}
 	suites := []report.JUnitSuite{conf, runs, crit}
@@ -203,7 +215,7 @@ func rowCase(r Row, class string) report.JUnitCase {
 		c.Failure = o
 	case Error:
 		c.Error = o
-	case Skipped, Inconclusive:
+	case Skipped, Inconclusive, NotJudged:
 		c.Skipped = o
 	}
 	return c
@@ -223,19 +235,24 @@ var pageTmpl = template.Must(template.New("q").Funcs(template.FuncMap{
 		return out
 	},
 	"join":       strings.Join,
+	"upper":      verdictWord,
+	"beside":     beside,
 	"testDouble": func() string { return report.TestDoubleBanner },
 	// The banner says the test double's warning once, above the rest.
 	"warnings": func(ws []RunWarning) []RunWarning {
 		return slices.DeleteFunc(slices.Clone(ws), func(w RunWarning) bool { return w.Text == report.TestDoubleBanner })
 	},
-	"svg": func(ev []string) string {
-		for _, e := range ev {
-			if filepath.Ext(e) == ".svg" {
-				return e
-			}
+	"labels": labelText,
+	"value":  fmtValue,
+	"limit":  fmtLimit,
+	"byKind": byKind,
+	"pval": func(p *float64) string {
+		if p == nil {
+			return ""
 		}
-		return ""
+		return fmt.Sprintf("%.2g", *p)
 	},
+	"soakFigs": func(name string) []string { return []string{name + "-qps", name + "-memory", name + "-p99"} },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>xrcbench qualification: {{.Verdict}}</title>
 <style>
@@ -243,15 +260,41 @@ body{font-family:sans-serif;margin:2em;max-width:70em}
 #verdict{font-size:1.6em;padding:.6em;border-radius:.3em}
 .pass{background:#dfd}.fail{background:#fdd}.error{background:#fed}.skipped{background:#eee}.inconclusive{background:#ffc}
 .banner{border:2px solid #c60;background:#fec;padding:.6em}
+.differs td{font-weight:bold}.not_judged{background:#ddf}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:.3em .6em;text-align:left;vertical-align:top}
-img{max-width:40em}
+figure svg{width:100%;max-width:48em;height:auto}
+#criteria+table td:nth-child(n+2){white-space:nowrap}
 </style></head><body>
 <h1>xrcbench qualification</h1>
 {{with .TestDouble}}<p class="banner" id="test-double"><b>Not hardware ({{join . ", "}}).</b> {{testDouble}}</p>{{end}}
 <p id="verdict" class="{{.Verdict}}">{{.Summary}}</p>
+{{with .Baseline}}{{if .Accepted}}<p class="banner" id="baseline-accepted"><b>Judged against a baseline whose own verdict was {{upper .Verdict}}</b>, accepted with --accept-baseline: {{.Summary}}</p>{{end}}{{end}}
+{{with .Disturbed}}<div class="banner" id="disturbed"><b>{{if $.AcceptedDisturbed}}Judged with --accept-disturbed although the runs were disturbed{{else}}Not judged: the runs were disturbed{{end}}</b>
+beyond the plan's quality thresholds{{with $.Quality}} (min_cpu_share {{.MinCPUShare}}%, max_duration_departure {{.MaxDurationDeparture}}%, warnings {{join .Warnings ", "}}){{end}}:
+<ul>{{range .}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
+<h2 id="criteria">Criteria</h2>
+<table><tr><th>criterion</th><th>{{with .Baseline}}{{or (labels .Labels) "baseline"}} → {{end}}{{or (labels .Labels) "candidate"}}</th><th>limit</th><th>p</th><th>verdict</th></tr>
+{{range .Criteria}}<tr class="{{.Verdict}}"><td>{{.Name}}</td><td>{{value .Value .Unit}}{{with .Repetition}} (repetition {{.}}){{end}}</td><td>{{limit .Limit .Unit}}</td><td>{{pval .P}}</td><td>{{.Verdict}}</td></tr>
+{{end}}</table>
+{{template "beside" .Qualification}}
+{{if not .Baseline}}<table id="device">
+<tr><th>provider</th><td>{{.Provider}}</td></tr>
+{{range kv .Device}}<tr><th>device {{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}
+{{range kv .Labels}}<tr><th>label {{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}
+<tr><th>plan</th><td>{{with .PlanAsRun}}{{.Origin}}{{else}}{{$.Plan}} {{$.PlanFile}}{{end}}</td></tr>
+</table>{{end}}
+<h2 id="evidence">Evidence</h2>
+<p>Everything below supports the verdict above.</p>
+{{range $i, $c := .Criteria}}<h3>{{$c.Name}}: {{$c.Verdict}}</h3>
+<p>{{$c.Message}}</p>
+{{with index $.Plots $i}}<figure>{{.}}</figure>{{end}}
+<p>Evidence: {{range $c.Evidence}}{{.}} {{end}}</p>
+{{end}}
 {{with warnings .Warnings}}<h2>Warnings</h2>
-<ul id="warnings">{{range .}}<li><b>{{join .Runs ", "}}</b>: {{.Text}}</li>
-{{end}}</ul>{{end}}
+{{range byKind .}}<details class="warnings" open><summary><b>{{.Kind}}</b>: {{.Count}} warning(s) from {{join .Runs ", "}}</summary>
+<ul>{{range .Warnings}}<li><b>{{join .Runs ", "}}</b>: {{.Text}}</li>
+{{end}}</ul></details>
+{{end}}{{end}}
 <h2>Device and firmware</h2>
 <table>
 <tr><th>provider</th><td>{{.Provider}}</td></tr>
@@ -260,24 +303,20 @@ img{max-width:40em}
 <tr><th>plan</th><td>{{with .PlanAsRun}}{{.Origin}}{{else}}{{$.Plan}} {{$.PlanFile}}{{end}}</td></tr>
 <tr><th>time</th><td>{{.Started.Format "2006-01-02 15:04:05Z"}} to {{.Finished.Format "15:04:05Z"}}</td></tr>
 </table>
-{{template "bom" .}}
+{{template "bom" .Qualification}}
 <h2>Baseline</h2>
 {{with .Baseline}}<table>
 <tr><th>folder</th><td>{{.Dir}}</td></tr>
+<tr><th>verdict</th><td class="{{.Verdict}}">{{.Summary}}</td></tr>
 {{range kv .Device}}<tr><th>device {{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}
 {{range kv .Labels}}<tr><th>label {{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}
 </table>{{else}}<p>None: criteria relative to a baseline were not judged.</p>{{end}}
-<h2>Criteria</h2>
-<table><tr><th>criterion</th><th>verdict</th><th>what was measured</th><th>evidence</th></tr>
-{{range .Criteria}}<tr class="{{.Verdict}}"><td>{{.Name}}</td><td>{{.Verdict}}</td><td>{{.Message}}</td>
-<td>{{with svg .Evidence}}<img src="{{.}}" alt="plot"><br>{{end}}{{range .Evidence}}{{.}}<br>{{end}}</td></tr>
-{{end}}</table>
 {{if .Soak}}<h2>Soak</h2>
 <table><tr><th>check</th><th>verdict</th><th>what was measured</th></tr>
 {{range .Soak}}<tr class="{{.Verdict}}"><td>{{.Name}}</td><td>{{.Verdict}}</td><td>{{.Message}}</td></tr>
 {{end}}</table>
 {{range .SoakRuns}}<p>{{.Name}}: live QPs read by {{.QPMethod}}</p>
-<img src="plots/{{.Name}}-qps.svg" alt="live QPs"> <img src="plots/{{.Name}}-memory.svg" alt="memory"> <img src="plots/{{.Name}}-p99.svg" alt="p99">
+{{range soakFigs .Name}}{{with index $.SoakPlots .}}<figure>{{.}}</figure>{{end}}{{end}}
 {{end}}{{end}}
 <h2>Conformance</h2>
 {{if .Conformance}}<table><tr><th>check</th><th>verdict</th><th>detail</th></tr>
@@ -285,13 +324,15 @@ img{max-width:40em}
 {{end}}</table>{{else}}<p>Not part of this plan.</p>{{end}}
 <h2>Runs</h2>
 <table><tr><th>run</th><th>status</th><th>time</th><th>command</th><th>folder</th></tr>
-{{range .Runs}}<tr><td>{{.Name}}</td><td>{{.Status}}{{if .Reused}} (reused){{end}}{{with .Error}}: {{.}}{{end}}</td><td>{{printf "%.1f" .Seconds}} s</td><td><code>{{.Command}}</code></td><td>{{.Dir}}</td></tr>
+{{range $r := .Runs}}<tr><td>{{.Name}}</td><td>{{.Status}}{{if .Reused}} (reused){{end}}{{with .Error}}: {{.}}{{end}}</td><td>{{printf "%.1f" .Seconds}} s</td><td><code>{{.Command}}</code></td><td>{{with .Report}}<a href="{{.}}">{{$r.Dir}}</a>{{else}}{{.Dir}}{{with .ReportError}} (no report: {{.}}){{end}}{{end}}</td></tr>
 {{end}}</table>
 </body></html>
 `))
 
-// soakPlots draws each soak run's live QPs, memory and p99 over time.
-func soakPlots(out string, q *Qualification) error {
+// soakPlots draws each soak run's live QPs, memory and p99 over time,
+// into plots/ and, by name, for the page to inline.
+func soakPlots(out string, q *Qualification) (map[string]template.HTML, error) {
+	inline := map[string]template.HTML{}
 	for _, sr := range q.SoakRuns {
 		st := report.Stamp{Line: "soak run " + sr.Name}
 		if r, err := results.Load(sr.Dir); err == nil {
@@ -319,12 +360,177 @@ func soakPlots(out string, q *Qualification) error {
 		for _, f := range figs {
 			fig, err := report.SeriesFigure(f.name, f.title, f.x, f.y, f.latency, f.series, st)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if err := results.WriteFileAtomic(filepath.Join(out, PlotsDir, f.name+".svg"), fig.SVG, 0o644); err != nil {
-				return err
+				return nil, err
+			}
+			inline[f.name] = report.InlineSVG(fig.SVG)
+		}
+	}
+	return inline, nil
+}
+
+// beside is the candidate's and the baseline's identity side by side:
+// verdict, dates, labels, device facts, plan and bill of materials, a row
+// per fact either has, "" where one lacks it.
+func beside(q *Qualification) [][3]string {
+	b := q.Baseline
+	if b == nil {
+		return nil
+	}
+	rows := [][3]string{
+		{"verdict", verdictWord(q.Verdict), verdictWord(b.Verdict)},
+		{"date", q.Started.Format("2006-01-02 15:04Z"), b.Started.Format("2006-01-02 15:04Z")},
+	}
+	if b.Started.IsZero() {
+		rows[1][2] = "" // a baseline written before its date was recorded
+	}
+	var cand, base [][2]string
+	for _, k := range slices.Sorted(maps.Keys(q.Labels)) {
+		cand = append(cand, [2]string{"label " + k, q.Labels[k]})
+	}
+	for _, k := range slices.Sorted(maps.Keys(b.Labels)) {
+		base = append(base, [2]string{"label " + k, b.Labels[k]})
+	}
+	for _, f := range q.Device.Facts() {
+		cand = append(cand, [2]string{"device " + f[0], f[1]})
+	}
+	for _, f := range b.Device.Facts() {
+		base = append(base, [2]string{"device " + f[0], f[1]})
+	}
+	if q.PlanAsRun != nil {
+		cand = append(cand, [2]string{"plan", q.PlanAsRun.Origin})
+	}
+	if b.PlanAsRun != nil {
+		base = append(base, [2]string{"plan", b.PlanAsRun.Origin})
+	}
+	if q.BOM != nil {
+		cand = append(cand, q.BOM.BOMRows()...)
+	}
+	if b.BOM != nil {
+		base = append(base, b.BOM.BOMRows()...)
+	}
+	// In the candidate's order, then what only the baseline has.
+	at := map[string]int{}
+	for _, c := range cand {
+		if _, ok := at[c[0]]; !ok {
+			at[c[0]] = len(rows)
+			rows = append(rows, [3]string{c[0], c[1], ""})
+		}
+	}
+	for _, c := range base {
+		if i, ok := at[c[0]]; ok {
+			rows[i][2] = c[1]
+			continue
+		}
+		at[c[0]] = len(rows)
+		rows = append(rows, [3]string{c[0], "", c[1]})
+	}
+	return rows
+}
+
+// The candidate beside its baseline, under the verdict.
+var _ = template.Must(pageTmpl.New("beside").Parse(`{{with beside .}}<table id="beside"><tr><th></th><th>candidate</th><th>baseline</th></tr>
+{{range .}}<tr{{if ne (index . 1) (index . 2)}} class="differs"{{end}}><th>{{index . 0}}</th><td>{{index . 1}}</td><td>{{index . 2}}</td></tr>
+{{end}}</table>{{end}}
+`))
+
+// pageData is what the page shows: the qualification and its criteria's
+// plots as inline SVG, by criterion index.
+type pageData struct {
+	*Qualification
+	Plots     map[int]template.HTML
+	SoakPlots map[string]template.HTML // by name: lifecycle-qps
+}
+
+// CriterionPlotFor is how criterion i of q is drawn: the labels of the
+// two qualifications in the legend, the candidate red when it failed.
+func CriterionPlotFor(q *Qualification, i int) report.CriterionPlot {
+	cp := report.CriterionPlot{CandLabel: labelText(q.Labels)}
+	if q.Baseline != nil {
+		cp.BaseLabel = labelText(q.Baseline.Labels)
+	}
+	if i < len(q.Criteria) {
+		cp.Failed = q.Criteria[i].Verdict == Fail
+	}
+	return cp
+}
+
+// labelText is a qualification's labels as key=value, sorted.
+func labelText(m map[string]string) string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, k+"="+m[k])
+	}
+	return strings.Join(out, " ")
+}
+
+// fmtValue writes a criterion's figure in its unit: a duration, a rate,
+// or a change in percent; "" when it has none.
+func fmtValue(v *float64, unit string) string {
+	if v == nil {
+		return ""
+	}
+	switch unit {
+	case "ns":
+		// Three significant figures: 2.12ms, not 2.123775ms.
+		d := time.Duration(math.Round(*v))
+		if d >= 1000 {
+			d = d.Round(time.Duration(math.Pow(10, math.Floor(math.Log10(float64(d)))-2)))
+		}
+		return d.String()
+	case "%":
+		return fmt.Sprintf("%+.1f%%", *v)
+	case "ops/s":
+		return fmt.Sprintf("%.0f ops/s", *v)
+	}
+	return fmt.Sprintf("%g %s", *v, unit)
+}
+
+// fmtLimit writes a limit in its unit; a relative one is a bound on the
+// regression.
+func fmtLimit(v *float64, unit string) string {
+	if v == nil {
+		return ""
+	}
+	if unit == "%" {
+		return fmt.Sprintf("≤ %g%% worse", *v)
+	}
+	return fmtValue(v, unit)
+}
+
+// warningGroup is the runs' warnings of one kind.
+type warningGroup struct {
+	Kind     string
+	Count    int
+	Runs     []string
+	Warnings []RunWarning
+}
+
+// byKind groups warnings by kind, in the order each kind first came, with
+// how many there are and the runs that gave them: 60 bullets of one kind
+// are one line to read first.
+func byKind(ws []RunWarning) []warningGroup {
+	var out []warningGroup
+	for _, w := range ws {
+		k := w.Kind
+		if k == "" {
+			k = results.WarnUnclassified
+		}
+		i := slices.IndexFunc(out, func(g warningGroup) bool { return g.Kind == k })
+		if i < 0 {
+			out = append(out, warningGroup{Kind: k})
+			i = len(out) - 1
+		}
+		g := &out[i]
+		g.Count++
+		g.Warnings = append(g.Warnings, w)
+		for _, r := range w.Runs {
+			if !slices.Contains(g.Runs, r) {
+				g.Runs = append(g.Runs, r)
 			}
 		}
 	}
-	return nil
+	return out
 }

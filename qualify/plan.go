@@ -44,6 +44,9 @@ type Plan struct {
 	// MinChange is the smallest latency change a relative criterion
 	// judges; 0: two reads of the runs' timer (report.FloorTimerReads).
 	MinChange Duration `yaml:"min_change"`
+	// Quality: the thresholds beyond which the runs are too disturbed to
+	// judge (quality.go); DefaultQuality where the plan does not say.
+	Quality Quality `yaml:"quality"`
 	// Source is the plan's text, File where it came from ("" embedded).
 	Source string `yaml:"-"`
 	File   string `yaml:"-"`
@@ -60,7 +63,32 @@ type RunStep struct {
 	Duration    Duration `yaml:"duration"`    // 0: the plan's
 	Iterations  int64    `yaml:"iterations"`  // 0: the plan's
 	QPState     string   `yaml:"qp_state"`    // "": the plan's
-	Line        int      `yaml:"-"`
+	// Oversubscribe lets the run ask for more threads (procs × threads)
+	// than this machine's CPUs; without it such a run is scaled down to
+	// fit them (Fit), and the plan as run says so.
+	Oversubscribe bool `yaml:"oversubscribe"`
+	Line          int  `yaml:"-"`
+}
+
+// Fit is the step's processes and threads on a machine with cpus CPUs:
+// as asked, unless they are more threads than CPUs and the step does not
+// say oversubscribe, then scaled down to fit, the processes kept (they
+// are what a cross-process workload shares across) and their threads cut
+// to cpus / procs, or one process per CPU of one thread each when even
+// the processes are too many. A thread that waits for a CPU measures the
+// scheduler, not the device: 2 × 2 threads of lifecycle on 2 CPUs failed
+// the default plan's unreg_last.p99 limit. scaled says what was asked and
+// why it was cut, "" when it was not.
+func (s RunStep) Fit(cpus int) (procs, threads int, scaled string) {
+	procs, threads = s.Procs.Resolve(cpus), s.Threads.Resolve(cpus)
+	if s.Oversubscribe || cpus < 1 || procs < 1 || threads < 1 || (procs <= cpus && threads <= cpus/procs) {
+		return procs, threads, ""
+	}
+	scaled = fmt.Sprintf("scaled down from %s × %s (%d × %d threads) to fit %d CPUs; oversubscribe: true keeps it", s.Procs, s.Threads, procs, threads, cpus)
+	if procs > cpus {
+		return cpus, 1, scaled
+	}
+	return procs, cpus / procs, scaled
 }
 
 // Criterion is one check of a run's figure: an absolute limit, or a
@@ -203,7 +231,8 @@ func ParsePlan(data []byte, file string) (*Plan, error) {
 	fail := func(line int, format string, args ...any) error {
 		return &PlanError{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
 	}
-	var p Plan
+	// Decoded over the defaults: a plan's quality: keeps those it omits.
+	p := Plan{Quality: DefaultQuality()}
 	doc, yerr := yamlstrict.Decode(data, &p)
 	if yerr != nil {
 		return nil, fail(yerr.Line, "%s", yerr.Msg)
@@ -250,6 +279,8 @@ func ParsePlan(data []byte, file string) (*Plan, error) {
 		return nil, fail(line("runs"), "no runs")
 	case p.QPState != "" && !validQPState(p.QPState):
 		return nil, fail(line("qp_state"), "qp_state %q: want reset, init or rtr", p.QPState)
+	case p.Quality.check() != "":
+		return nil, fail(line("quality"), "%s", p.Quality.check())
 	}
 	names := map[string]*RunStep{}
 	for i := range p.Runs {

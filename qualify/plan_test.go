@@ -2,6 +2,7 @@ package qualify
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,5 +129,38 @@ func TestLoadPlanRefuses(t *testing.T) {
 				t.Fatalf("LoadPlan(%s) still blocked after 10s", tt.path)
 			}
 		})
+	}
+}
+
+// TestFit: a step asking for more threads than CPUs is scaled down to fit
+// them, keeping its processes, unless it says oversubscribe; the reason
+// names what was asked.
+func TestFit(t *testing.T) {
+	tests := []struct {
+		procs, threads        Count
+		over                  bool
+		cpus                  int
+		wantProcs, wantThread int
+		scaled                bool
+	}{
+		{Count{N: 1}, Count{N: 1}, false, 2, 1, 1, false},
+		{Count{N: 1}, Count{PerCPU: 1}, false, 2, 1, 2, false},
+		{Count{N: 2}, Count{PerCPU: 1}, false, 2, 2, 1, true}, // the default plan's lifecycle
+		{Count{N: 2}, Count{PerCPU: 1}, false, 16, 2, 8, true},
+		{Count{N: 2}, Count{PerCPU: 1}, true, 2, 2, 2, false},
+		{Count{N: 3}, Count{N: 1}, false, 2, 2, 1, true},
+		{Count{N: 2}, Count{N: 3}, false, 7, 2, 3, false},
+		{Count{PerCPU: 1}, Count{PerCPU: 2}, false, 4, 4, 1, true},
+		{Count{N: 4}, Count{N: 1}, false, 1, 1, 1, true},
+	}
+	for _, tt := range tests {
+		s := RunStep{Procs: tt.procs, Threads: tt.threads, Oversubscribe: tt.over}
+		p, th, why := s.Fit(tt.cpus)
+		if p != tt.wantProcs || th != tt.wantThread || (why != "") != tt.scaled ||
+			(tt.scaled && !strings.Contains(why, fmt.Sprintf("scaled down from %s × %s (%d × %d threads) to fit %d CPUs", tt.procs, tt.threads,
+				tt.procs.Resolve(tt.cpus), tt.threads.Resolve(tt.cpus), tt.cpus))) {
+			t.Errorf("%s × %s (oversubscribe %v) on %d CPUs: %d × %d %q, want %d × %d scaled %v",
+				tt.procs, tt.threads, tt.over, tt.cpus, p, th, why, tt.wantProcs, tt.wantThread, tt.scaled)
+		}
 	}
 }

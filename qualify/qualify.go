@@ -43,6 +43,11 @@ const (
 	// cannot tell from noise. Not a pass; the whole qualification is
 	// inconclusive when it is the worst verdict.
 	Inconclusive = "inconclusive"
+	// NotJudged: the whole qualification's verdict when its runs were
+	// disturbed beyond the plan's quality thresholds (quality.go): its
+	// figures say more about the machine than the firmware, so it neither
+	// passes nor fails.
+	NotJudged = "not_judged"
 )
 
 // Options configure Run.
@@ -64,6 +69,12 @@ type Options struct {
 	Alpha        float64       // compare's; 0: report.DefaultAlpha
 	Soak         time.Duration // the soak's length; 0: the plan's (none when it has none)
 	Overrides    Overrides     // the command line's replacements of the plan's figures
+	// AcceptBaseline judges against a baseline whose own verdict was fail
+	// or not judged, which is otherwise refused; the verdict says so.
+	AcceptBaseline bool
+	// AcceptDisturbed judges runs disturbed beyond the plan's quality
+	// thresholds, which are otherwise not judged; the verdict says so.
+	AcceptDisturbed bool
 }
 
 // Overrides replace the plan's duration, repetitions and warm-up in every
@@ -110,6 +121,12 @@ type Qualification struct {
 	// PlanAsRun the plan with its real durations and repetitions.
 	BOM       *results.BOM `json:"bom,omitempty"`
 	PlanAsRun *PlanAsRun   `json:"plan_as_run,omitempty"`
+	// Quality is the plan's thresholds on disturbed runs as applied,
+	// Disturbed the reasons the runs were beyond them (quality.go): with
+	// any, the verdict is not_judged unless AcceptedDisturbed.
+	Quality           *Quality `json:"quality,omitempty"`
+	Disturbed         []string `json:"disturbed,omitempty"`
+	AcceptedDisturbed bool     `json:"accepted_disturbed,omitempty"`
 }
 
 // RunWarning is one warning and the runs that gave it.
@@ -120,11 +137,68 @@ type RunWarning struct {
 	Text     string   `json:"text"`
 }
 
-// BaselineInfo identifies the baseline qualification.
+// BaselineInfo identifies the baseline qualification and what it was:
+// its own verdict, date, bill of materials and plan, so that a reader of
+// the candidate's sees what it was judged against.
 type BaselineInfo struct {
-	Dir    string            `json:"dir"`
-	Device *results.Device   `json:"device,omitempty"`
-	Labels map[string]string `json:"labels,omitempty"`
+	Dir       string            `json:"dir"`
+	Verdict   string            `json:"verdict,omitempty"`
+	Summary   string            `json:"summary,omitempty"`
+	Started   time.Time         `json:"started"`
+	Finished  time.Time         `json:"finished"`
+	Device    *results.Device   `json:"device,omitempty"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	BOM       *results.BOM      `json:"bom,omitempty"`
+	PlanAsRun *PlanAsRun        `json:"plan_as_run,omitempty"`
+	// Accepted: its verdict was fail or not judged, and --accept-baseline
+	// said to judge against it all the same.
+	Accepted bool `json:"accepted,omitempty"`
+}
+
+// checkBaseline refuses a baseline whose own verdict was fail or not
+// judged, unless accepted: a candidate measured against a failed
+// qualification would inherit its failure as its reference, silently.
+// An inconclusive baseline is taken: its own measurements passed or
+// failed nothing, only its comparison with its baseline was undecided.
+func checkBaseline(dir string, b *Qualification, accept bool) (accepted bool, err error) {
+	if b.Verdict != Fail && b.Verdict != NotJudged {
+		return false, nil
+	}
+	if accept {
+		return true, nil
+	}
+	return false, usagef("--baseline %s: its own verdict was %s (%s); qualify the baseline again, or give --accept-baseline to judge against it anyway",
+		dir, verdictWord(b.Verdict), notPassed(b, 3))
+}
+
+// verdictWord is a verdict as the summary line writes it.
+func verdictWord(v string) string { return strings.ToUpper(strings.ReplaceAll(v, "_", " ")) }
+
+// notPassed names up to n of q's checks that did not pass, or the runs
+// that were not ok, or its reasons for not being judged, in few words.
+func notPassed(q *Qualification, n int) string {
+	var named []string
+	named = append(named, q.Disturbed...)
+	for _, set := range [][]Row{q.Conformance, q.Criteria, q.Soak} {
+		for _, r := range set {
+			if r.Verdict == Fail || r.Verdict == Error {
+				b := r.Brief
+				if b == "" {
+					b = r.Name
+				}
+				named = append(named, b)
+			}
+		}
+	}
+	for _, r := range q.Runs {
+		if r.Status != results.StatusOK {
+			named = append(named, "run "+r.Name+" "+r.Status)
+		}
+	}
+	if len(named) == 0 {
+		return "nothing named"
+	}
+	return firstN(named, n)
 }
 
 // RunInfo is one run of the battery.
@@ -141,6 +215,10 @@ type RunInfo struct {
 	// CommandEnv is the environment Command needs to measure the same
 	// again, from the run's result (command_env): the test double's.
 	CommandEnv []string `json:"command_env,omitempty"`
+	// Report is the run's report.html, relative to the qualification
+	// folder, which the page links to; ReportError why it is missing.
+	Report      string `json:"report,omitempty"`
+	ReportError string `json:"report_error,omitempty"`
 }
 
 // Row is one judged item: a criterion or a conformance check.
@@ -191,6 +269,14 @@ func Run(ctx context.Context, o Options) (*Qualification, error) {
 		}
 		base = b
 	}
+	var acceptedBaseline bool
+	if base != nil {
+		a, err := checkBaseline(o.Baseline, base, o.AcceptBaseline)
+		if err != nil {
+			return nil, err
+		}
+		acceptedBaseline = a
+	}
 	// Locked for the whole qualification, as run locks its --out: two
 	// qualifications (two --resume of one folder) would both run and the
 	// last to finish would decide qualification.json.
@@ -208,7 +294,8 @@ func Run(ctx context.Context, o Options) (*Qualification, error) {
 	q := &Qualification{Schema: Schema, Started: time.Now().UTC(), Plan: o.Plan.Name, PlanFile: o.Plan.File,
 		Provider: o.Provider, Labels: o.Labels, PlanAsRun: planAsRun(o)}
 	if base != nil {
-		q.Baseline = &BaselineInfo{Dir: o.Baseline, Device: base.Device, Labels: base.Labels}
+		q.Baseline = &BaselineInfo{Dir: o.Baseline, Verdict: base.Verdict, Summary: base.Summary, Started: base.Started, Finished: base.Finished,
+			Device: base.Device, Labels: base.Labels, BOM: base.BOM, PlanAsRun: base.PlanAsRun, Accepted: acceptedBaseline}
 	}
 	if !o.Overrides.none() {
 		v := o.Overrides
@@ -250,6 +337,14 @@ func Run(ctx context.Context, o Options) (*Qualification, error) {
 		}
 	}
 
+	// Each measured run's own report, which the page links to: the
+	// evidence behind a criterion is the run's full figures.
+	for i := range q.Runs {
+		if runs[q.Runs[i].Name] != nil {
+			q.Runs[i].Report, q.Runs[i].ReportError = runReport(o.Out, q.Runs[i].Dir)
+		}
+	}
+
 	// The criteria.
 	q.Criteria = judge(o, base, runs)
 
@@ -260,6 +355,10 @@ func Run(ctx context.Context, o Options) (*Qualification, error) {
 		q.SoakSeconds = time.Since(t0).Seconds()
 	}
 	q.Warnings, q.TestDouble = gatherWarnings(o.Plan.Runs, runs, q.SoakRuns)
+	qc := o.Plan.Quality
+	q.Quality = &qc
+	q.Disturbed = disturbed(qc, o.Plan.Runs, runs)
+	q.AcceptedDisturbed = o.AcceptDisturbed && len(q.Disturbed) > 0
 	q.Finished = time.Now().UTC()
 	q.Verdict, q.Summary = verdict(q)
 	if err := write(o.Out, q, runs, base, o); err != nil {
@@ -408,7 +507,8 @@ func stepConfig(o Options, p *Plan, step RunStep, cpus int) (bench.Config, error
 	s.Workload = step.Workload
 	s.Procs, s.Threads, s.QPs = step.Procs.Resolve(cpus), step.Threads.Resolve(cpus), step.QPs
 	// Nxcpus is named as written: the count it makes here (an overflow
-	// can make it negative) says little.
+	// can make it negative) says little. Checked as asked, before any
+	// scaling down: a count no machine could run is a bad plan.
 	for _, n := range []struct {
 		name  string
 		c     Count
@@ -419,6 +519,7 @@ func stepConfig(o Options, p *Plan, step RunStep, cpus int) (bench.Config, error
 			return bench.Config{}, fmt.Errorf("%s %s: more than %d on this machine's %d CPUs", n.name, n.c, n.limit, cpus)
 		}
 	}
+	s.Procs, s.Threads, _ = step.Fit(cpus)
 	s.Repetitions, s.Duration, s.Iterations, s.Warmup = p.Repetitions, time.Duration(p.Duration), p.Iterations, time.Duration(p.Warmup)
 	if step.Repetitions > 0 {
 		s.Repetitions = step.Repetitions
@@ -474,6 +575,9 @@ func runStep(ctx context.Context, o Options, s RunStep, cpus int, logf func(stri
 			info.Status, info.Reused, info.CommandEnv = results.StatusOK, true, run.Result.Config.CommandEnv
 			return info, run
 		}
+	}
+	if _, _, scaled := s.Fit(cpus); scaled != "" {
+		logf("run %s: %s", s.Name, scaled)
 	}
 	logf("run %s: %s", s.Name, info.Command)
 	res, err := bench.Run(ctx, cfg, o.Engine)
@@ -531,4 +635,19 @@ func (o Options) soakDuration() time.Duration {
 		return o.Soak
 	}
 	return time.Duration(o.Plan.Soak.Duration)
+}
+
+// runReport writes the report of the run folder dir (relative to out)
+// into it, unless a --resume finds one there already, and returns its
+// path relative to out; a report that cannot be written is not a failed
+// qualification, and the error says why it is missing.
+func runReport(out, dir string) (string, string) {
+	rel := filepath.Join(dir, report.HTMLFile)
+	if _, err := os.Stat(filepath.Join(out, rel)); err == nil {
+		return rel, ""
+	}
+	if _, err := report.Generate([]string{filepath.Join(out, dir)}, ""); err != nil {
+		return "", err.Error()
+	}
+	return rel, ""
 }

@@ -114,6 +114,13 @@ func pooled(set RunSet, allowConfigDiff bool) (*Run, SetInfo, []string, error) {
 			return nil, info, nil, inputErrorf("set %s: %s ran %q, %s ran %q; a set is of one workload",
 				set.Name, set.Runs[0].Dir, first.Config.Workload, run.Dir, x.Config.Workload)
 		}
+		if d := buildDiff(first, x); len(d) > 0 {
+			// One label value, two builds: pooling them would report a
+			// mixture as the firmware "fw=1.1" (issue 47: two builds both
+			// labelled fw=1.1, pooled without a word).
+			return nil, info, nil, inputErrorf("set %s pools different device builds: %s and %s differ in %s; one label value must name one build: label these runs apart",
+				set.Name, set.Runs[0].Dir, run.Dir, strings.Join(d, ", "))
+		}
 		if d := ConfigDiff(first, x); len(d) > 0 {
 			if !allowConfigDiff {
 				return nil, info, nil, inputErrorf("not comparable: set %s: %s and %s differ in configuration (%s); pool runs of one configuration, or give --allow-config-diff to compare them anyway",
@@ -173,6 +180,33 @@ func pooled(set RunSet, allowConfigDiff bool) (*Run, SetInfo, []string, error) {
 		}
 	}
 	return run, info, diffs, nil
+}
+
+// buildDiff names the device facts that say a and b ran on different
+// builds of the device: firmware version, PSID (board id), driver and its
+// version, each where both results know it ("fw_ver 1.1.2 vs 1.1.3").
+func buildDiff(a, b *results.Result) []string {
+	facts := func(r *results.Result) [][2]string {
+		var f [][2]string
+		if d := r.Environment.Device; d.Known() {
+			f = append(f, [2]string{"fw_ver", d.FWVer}, [2]string{"driver", d.Driver})
+		}
+		if bom := r.Environment.BOM; bom != nil {
+			f = append(f, [2]string{"bom fw_ver", bom.Device.FWVer}, [2]string{"psid", bom.Device.BoardID},
+				[2]string{"bom driver", bom.Device.Driver}, [2]string{"driver_version", bom.Device.DriverVersion})
+		}
+		return f
+	}
+	fb := facts(b)
+	var out []string
+	for _, x := range facts(a) {
+		for _, y := range fb {
+			if x[0] == y[0] && x[1] != "" && y[1] != "" && x[1] != y[1] {
+				out = append(out, fmt.Sprintf("%s %s vs %s", x[0], x[1], y[1]))
+			}
+		}
+	}
+	return out
 }
 
 func fwVer(env results.Environment) string {

@@ -3,12 +3,14 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/xrcbench/xrcbench/internal/golden"
+	"github.com/xrcbench/xrcbench/results"
 )
 
 // firmwareSets: A (fw 1.0) the baseline; B (fw 1.1) with unreg_last 30%
@@ -76,12 +78,13 @@ func TestCompareManyMatchesPairs(t *testing.T) {
 }
 
 // Grouped sets pool their runs' repetitions; labels they share are kept;
-// a set whose runs disagree on the firmware says so and is left out of
-// the firmware warning.
+// a set one of whose runs does not know its firmware says so ("mixed")
+// and is left out of the firmware warning.
 func TestCompareManyPooled(t *testing.T) {
 	a1 := synth{reps: 3, seed: 1, fw: "1.0", labels: map[string]string{"fw": "1.0", "board": "x"}}.run("a1")
 	a2 := synth{reps: 3, seed: 2, fw: "1.0", labels: map[string]string{"fw": "1.0", "board": "y"}}.run("a2")
-	b1 := synth{reps: 3, seed: 3, fw: "1.0", labels: map[string]string{"fw": "2.0"}}.run("b1")
+	b1 := synth{reps: 3, seed: 3, labels: map[string]string{"fw": "2.0"}}.run("b1")
+	b1.Result.Environment.Device.FWVer = ""
 	b2 := synth{reps: 3, seed: 4, fw: "2.0", labels: map[string]string{"fw": "2.0"}}.run("b2")
 	mc, err := CompareMany([]RunSet{{Name: "fw=1.0", Runs: []*Run{a1, a2}}, {Name: "fw=2.0", Runs: []*Run{b1, b2}}}, "fw", defaultOpts())
 	if err != nil {
@@ -152,5 +155,48 @@ func TestCompareManyFigures(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestCompareManyRefusesMixedBuilds: one label value pooling runs of
+// different device builds (firmware version, PSID, driver version) is
+// refused, naming both folders and every fact that differs; a fact one
+// run does not know is no difference.
+func TestCompareManyRefusesMixedBuilds(t *testing.T) {
+	bom := func(fw, psid, drv string) *results.BOM {
+		b := &results.BOM{}
+		b.Device.FWVer, b.Device.BoardID, b.Device.Driver, b.Device.DriverVersion = fw, psid, "mlx5_core", drv
+		return b
+	}
+	tests := []struct {
+		name   string
+		fw     [2]string
+		bom    [2]*results.BOM
+		refuse string // "" pooled
+	}{
+		{"one build", [2]string{"1.1", "1.1"}, [2]*results.BOM{bom("1.1", "MT_1", "5.8"), bom("1.1", "MT_1", "5.8")}, ""},
+		{"fw_ver", [2]string{"1.1.2", "1.1.3"}, [2]*results.BOM{nil, nil}, "b1 and b2 differ in fw_ver 1.1.2 vs 1.1.3;"},
+		{"psid", [2]string{"1.1", "1.1"}, [2]*results.BOM{bom("1.1", "MT_1", "5.8"), bom("1.1", "MT_2", "5.8")}, "b1 and b2 differ in psid MT_1 vs MT_2;"},
+		{"driver and firmware", [2]string{"1.1", "1.1"}, [2]*results.BOM{bom("1.1.2", "MT_1", "5.8"), bom("1.1.3", "MT_1", "5.9")},
+			"b1 and b2 differ in bom fw_ver 1.1.2 vs 1.1.3, driver_version 5.8 vs 5.9;"},
+		{"a fact unknown", [2]string{"", "1.1"}, [2]*results.BOM{bom("", "", ""), bom("1.1", "MT_1", "5.8")}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := synth{reps: 3, seed: 1, labels: map[string]string{"fw": "1.0"}}.run("a")
+			var b []*Run
+			for i := range 2 {
+				r := synth{reps: 3, seed: int64(2 + i), labels: map[string]string{"fw": "1.1"}}.run(fmt.Sprintf("b%d", i+1))
+				r.Result.Environment.Device.FWVer, r.Result.Environment.BOM = tt.fw[i], tt.bom[i]
+				b = append(b, r)
+			}
+			_, err := CompareMany([]RunSet{{Name: "fw=1.0", Runs: []*Run{a}}, {Name: "fw=1.1", Runs: b}}, "fw", defaultOpts())
+			switch {
+			case tt.refuse == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tt.refuse != "" && (err == nil || !errors.Is(err, results.ErrInput) || !strings.Contains(err.Error(), "set fw=1.1 pools different device builds: "+tt.refuse)):
+				t.Errorf("error %v, want an input error naming %q", err, tt.refuse)
+			}
+		})
 	}
 }

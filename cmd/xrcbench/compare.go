@@ -77,7 +77,9 @@ column per run set, each tested against the first set exactly as a two-folder
 compare would (Holm's correction over the gated metrics within each set's
 test), the device's firmware version in each column's header. --by KEY groups
 the folders by their --label KEY value (every folder must have it), pooling
-each group's repetitions; the group of the first folder is the baseline. Two
+each group's repetitions; the group of the first folder is the baseline. A
+group whose runs report different device builds (firmware version, PSID,
+driver version) is refused (exit 2), naming them: label them apart. Two
 sets that report one firmware version but differ significantly in a gated
 metric are warned about: the version does not identify what was measured.
 --plots DIR writes a plot of each gated metric across the sets (SVG and PNG).

@@ -24,6 +24,7 @@ type qualifyFlags struct {
 	simSemantics, simCost                     string
 	resume, showPlan, quiet                   bool
 	allowInconclusive, json                   bool
+	acceptBaseline, acceptDisturbed           bool
 	ibPort, gidIndex                          int
 	soak                                      time.Duration
 	labels                                    []string
@@ -58,16 +59,20 @@ The plan is YAML, strictly read (an unknown key or a bad value is an error
 naming its line); --show-plan prints the default plan, which is sized for a
 real adapter: write your own from it for anything smaller. --baseline is an
 earlier qualification's --out folder; without one, relative criteria are not
-judged (skipped).
+judged (skipped). A baseline whose own verdict was fail or not judged is
+refused (exit 2) unless --accept-baseline, and then the verdict line and the
+page say so; the baseline's verdict, date, labels, device, plan and bill of
+materials are shown beside the candidate's.
 
 --out gets qualification.json (every criterion: value, limit, verdict,
 evidence paths; the runs' warnings), junit.xml (a testcase per conformance
 check, run and criterion, the numbers in each failure's message, an
 inconclusive criterion skipped with type "inconclusive", the runs'
-warnings as properties), qualification.html (a "Not hardware" banner for
-the test double, the verdict, the runs' warnings, then each criterion with
-its plot, the device and firmware, the bill of materials, the plan as run,
-the baseline's identity) and plots/.
+warnings as properties), qualification.html (one file, plots inline: a
+"Not hardware" banner for the test double, the verdict, the criteria table,
+the candidate beside the baseline; then each criterion with its plot, the
+runs' warnings grouped by kind, the device and firmware, the bill of
+materials, the plan as run, the baseline) and plots/.
 The one-line summary counts each verdict and gives every criterion that
 did not pass with its magnitude.
 
@@ -95,9 +100,17 @@ and each run's recorded command line says what it measured. Each run
 measures with the plan's qp_state (default rtr, as run's --qp-state; a run
 of the plan may set its own).
 
+Runs disturbed beyond the plan's quality: thresholds (min_cpu_share 50%:
+the workers' CPU time over what their threads could use, in each repetition
+of a loop workload; max_duration_departure 25%: a repetition's length from
+the asked duration; warnings [cpu_starved]: the runs' warning kinds) are not
+judged: the verdict is NOT JUDGED with the reasons, neither pass nor fail,
+exit 3. --accept-disturbed judges them anyway, and the verdict line says so.
+
 Exit status: 0 every check passed; 1 a check failed or could not be judged,
 a run failed, or a check was inconclusive (0 with --allow-inconclusive when
-nothing worse happened); 2 bad usage or a bad plan (the line is named).`,
+nothing worse happened); 2 bad usage or a bad plan (the line is named);
+3 not judged: the runs were disturbed (see above).`,
 		Example: `  # the default plan on a real adapter, judged against an earlier qualification
   xrcbench qualify --provider rdma --device mlx5_0 --label fw=22.31.1014 \
       --baseline quals/fw-22.30 --out quals/fw-22.31
@@ -148,6 +161,8 @@ nothing worse happened); 2 bad usage or a bad plan (the line is named).`,
 	fs.DurationVar(&fl.warmup, "warmup", 0, "warm-up of every run, in place of the plan's; 0s for none (default: the plan's)")
 	fs.BoolVarP(&fl.quiet, "quiet", "q", false, "print nothing but errors (the folder is written as always)")
 	fs.BoolVar(&fl.json, "json", false, "print the verdict as one JSON document on stdout (status, summary, folder, each conformance check's, criterion's and soak check's verdict); the steps stay on stderr")
+	fs.BoolVar(&fl.acceptBaseline, "accept-baseline", false, "judge against a --baseline whose own verdict was fail or not judged (refused otherwise); the verdict line and the page say so")
+	fs.BoolVar(&fl.acceptDisturbed, "accept-disturbed", false, "judge runs disturbed beyond the plan's quality thresholds (not judged otherwise, exit 3); the verdict line says so")
 	fs.BoolVar(&fl.allowInconclusive, "allow-inconclusive", false, "exit 0 when the verdict is inconclusive (a change beyond a limit the test cannot confirm) and nothing failed")
 	return cmd
 }
@@ -200,7 +215,7 @@ func (fl *qualifyFlags) options(flags *pflag.FlagSet, plan *qualify.Plan, stderr
 	}
 	o := qualify.Options{Provider: fl.provider, Device: fl.device, IBPort: fl.ibPort, GIDIndex: gid, Plan: plan, Baseline: fl.baseline, Out: out,
 		Resume: fl.resume, Labels: ls, SimSemantics: sem, SimCost: cost, Engine: engine, Log: log, Soak: fl.soak,
-		Overrides: over}
+		Overrides: over, AcceptBaseline: fl.acceptBaseline, AcceptDisturbed: fl.acceptDisturbed}
 	if fl.soak < 0 || fl.soak > bench.MaxDuration {
 		return none, usagef("--soak %v: want 0 (the plan's) up to %v", fl.soak, bench.MaxDuration)
 	}
@@ -264,7 +279,11 @@ func runQualify(stdout, stderr io.Writer, o qualify.Options, fl qualifyFlags) er
 	}
 	if q.Verdict != qualify.Pass && !(q.Verdict == qualify.Inconclusive && fl.allowInconclusive) {
 		// Said on stderr unless stdout has it already (no --quiet, no --json).
-		return failure{err: errors.New(q.Summary), quiet: !fl.quiet && !fl.json}
+		f := failure{err: errors.New(q.Summary), quiet: !fl.quiet && !fl.json}
+		if q.Verdict == qualify.NotJudged {
+			f.code = exitNotJudged
+		}
+		return f
 	}
 	return nil
 }

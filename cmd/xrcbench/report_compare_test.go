@@ -275,10 +275,22 @@ func TestCompareManyCLI(t *testing.T) {
 	a1 := labelled(t, lc, map[string]string{"fw": "1.0"})
 	a2 := labelled(t, lc, map[string]string{"fw": "1.0", "board": "b7"})
 	b := labelled(t, slow, map[string]string{"fw": "2.0"})
+	// Another build of the firmware, labelled as the first.
+	otherBuild := labelled(t, lc, map[string]string{"fw": "1.0"})
+	r, err := results.Load(otherBuild)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Environment.Device.FWVer += ".1"
+	if err := results.Write(otherBuild, r); err != nil {
+		t.Fatal(err)
+	}
 	plots := filepath.Join(t.TempDir(), "plots")
 	tests := []compareCase{
 		{"three folders", []string{lc, lc, slow}, 1, []string{"the baseline", "+25.", "regression", "verdict: 1 significant regression(s) beyond 5% against lifecycle#1: "}, "is given 2 times", false},
 		{"A/A/A", []string{lc, lc, lc}, 0, []string{"verdict: no significant regression beyond 5% against lifecycle#1"}, "is given 3 times", false},
+		{"by fw pooling two builds", []string{"--by", "fw", a1, b, otherBuild}, 2, nil,
+			"set fw=1.0 pools different device builds: " + a1 + " and " + otherBuild + " differ in fw_ver sim-1.0 vs sim-1.0.1;", true},
 		{"by fw", []string{"--by", "fw", a1, b, a2}, 1, []string{"fw=1.0: " + a1 + " " + a2 + " (10 repetitions", "sets grouped by label fw", "fw=2.0"}, "", false},
 		{"by fw md", []string{"--by", "fw", a1, b, "--format", "md"}, 1, []string{"| op | metric | role | fw=1.0", "**"}, "significant regression", true},
 		{"by a label one folder lacks", []string{"--by", "board", a1, a2}, 2, nil, "has no label board (it has: fw=1.0)", true},

@@ -19,6 +19,10 @@ const (
 	exitOK     = 0
 	exitFailed = 1 // the run failed, a check failed, a regression was found
 	exitUsage  = 2 // bad usage or bad input
+	// exitNotJudged: qualify's runs were too disturbed to judge (neither
+	// pass nor fail), a status of its own so a CI job can rerun rather
+	// than reject.
+	exitNotJudged = 3
 )
 
 // usageError marks bad usage or bad input: exit status 2.
@@ -35,6 +39,7 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 type failure struct {
 	err   error
 	quiet bool
+	code  int // the exit status; 0: exitFailed
 }
 
 func (e failure) Error() string { return e.err.Error() }
@@ -212,6 +217,9 @@ func exitCode(root *cobra.Command, args []string, stderr io.Writer) int {
 	if errors.As(err, &f) {
 		if !f.quiet {
 			fmt.Fprintln(stderr, "xrcbench: "+oneLine(f.err.Error()))
+		}
+		if f.code != 0 {
+			return f.code
 		}
 		return exitFailed
 	}
