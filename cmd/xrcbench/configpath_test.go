@@ -155,7 +155,7 @@ func TestPlanStepCommandRoundTrip(t *testing.T) {
 		{"another provider", "repetitions: 1\nduration: 1s\nruns:\n  - {name: r, workload: steady, procs: 1, threads: 1, qps: 2}\n",
 			qualify.Options{Provider: "null", SimSemantics: verbs.Legacy}, "rtr"},
 		{"device, sim model, labels", "repetitions: 1\nduration: 1s\nruns:\n  - {name: r, workload: lifecycle, procs: 1, threads: 1, qps: 2}\n",
-			qualify.Options{Device: "xbfake0", SimSemantics: verbs.Upstream, SimCost: verbs.Cost{Reg: 2 * time.Microsecond, Destroy: 200 * time.Microsecond},
+			qualify.Options{Device: verbs.SimDeviceName, SimSemantics: verbs.Upstream, SimCost: verbs.Cost{Reg: 2 * time.Microsecond, Destroy: 200 * time.Microsecond},
 				Labels: map[string]string{"fw": "22.31.1014", "board": "b 7"}}, "rtr"},
 		{"overrides", "repetitions: 5\niterations: 20\nwarmup: 1s\nruns:\n  - {name: r, workload: lifecycle, procs: 1, threads: 1, qps: 2, iterations: 50, repetitions: 7}\n",
 			qualify.Options{Overrides: qualify.Overrides{Duration: dur(200 * time.Millisecond), Repetitions: 2, Warmup: dur(0)}}, "rtr"},
