@@ -79,6 +79,7 @@ func FleetIdentity(getenv func(string) string, hostname string) (*results.Fleet,
 	switch {
 	case getenv("SLURM_JOB_ID") != "" && getenv("SLURM_PROCID") != "":
 		f.Launcher, f.JobID, f.Node = "slurm", getenv("SLURM_JOB_ID"), getenv("SLURMD_NODENAME")
+		f.StepID = getenv("SLURM_STEP_ID")
 		if f.Rank, _, err = num("SLURM_PROCID"); err != nil {
 			return nil, err
 		}
@@ -267,10 +268,20 @@ type arrival struct {
 }
 
 // FleetSyncDir is the barrier's folder in the shared output folder, one
-// per job (so an earlier job's arrivals never count). A dot folder: the
-// fleet report reads only node folders.
-func FleetSyncDir(out, jobID string) string {
-	return filepath.Join(out, ".fleet-sync-"+jobID)
+// per job and step (syncKey), so an earlier job's or step's arrivals never
+// count. A dot folder: the fleet report reads only node folders.
+func FleetSyncDir(out, key string) string {
+	return filepath.Join(out, ".fleet-sync-"+key)
+}
+
+// syncKey names a barrier: the job, and its step where the launcher has
+// steps (two srun --fleet-sync in one batch job are two barriers: the
+// first one's arrivals once let the second start unsynchronised).
+func syncKey(f *results.Fleet) string {
+	if f.StepID == "" {
+		return f.JobID
+	}
+	return f.JobID + "." + f.StepID
 }
 
 // Bounds on what the barrier reads from its folder, which every user who
@@ -294,6 +305,9 @@ func (b *FleetBarrier) Check() error {
 	}
 	if b.Fleet.JobID == "" || !nodeName.MatchString(b.Fleet.JobID) {
 		return fleetErrorf("--fleet-sync: the launcher (%s) gives no job id fit for a folder name (%q): the barrier needs one per job", b.Fleet.Launcher, trimName(b.Fleet.JobID))
+	}
+	if b.Fleet.StepID != "" && !nodeName.MatchString(b.Fleet.StepID) {
+		return fleetErrorf("--fleet-sync: the launcher (%s) gives a step id unfit for a folder name (%q)", b.Fleet.Launcher, trimName(b.Fleet.StepID))
 	}
 	return nil
 }
@@ -327,7 +341,7 @@ func (b *FleetBarrier) Meet(ctx context.Context) (*results.FleetSync, error) {
 		err    error
 	}
 	got, err := await(waiting, func() arrived {
-		dir, err := openSyncDir(FleetSyncDir(b.Dir, b.Fleet.JobID))
+		dir, err := openSyncDir(FleetSyncDir(b.Dir, syncKey(b.Fleet)))
 		if err != nil {
 			return arrived{err: err}
 		}

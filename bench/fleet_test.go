@@ -66,6 +66,8 @@ func TestFleetIdentity(t *testing.T) {
 	}{
 		{"slurm", map[string]string{"SLURM_JOB_ID": "77", "SLURM_PROCID": "2", "SLURM_NNODES": "3", "SLURMD_NODENAME": "c3", "SLURM_LOCALID": "0"},
 			&results.Fleet{Launcher: "slurm", JobID: "77", Node: "c3", Rank: 2, Nodes: 3}, ""},
+		{"slurm, a step of a batch job", map[string]string{"SLURM_JOB_ID": "77", "SLURM_STEP_ID": "1", "SLURM_PROCID": "2", "SLURM_NNODES": "3", "SLURMD_NODENAME": "c3", "SLURM_LOCALID": "0"},
+			&results.Fleet{Launcher: "slurm", JobID: "77", StepID: "1", Node: "c3", Rank: 2, Nodes: 3}, ""},
 		{"slurm, node from hostname", map[string]string{"SLURM_JOB_ID": "77", "SLURM_PROCID": "0", "SLURM_JOB_NUM_NODES": "2"},
 			&results.Fleet{Launcher: "slurm", JobID: "77", Node: "host", Rank: 0, Nodes: 2}, ""},
 		{"openmpi", map[string]string{"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "4", "OMPI_COMM_WORLD_LOCAL_RANK": "0", "OMPI_COMM_WORLD_LOCAL_SIZE": "1", "PMIX_NAMESPACE": "prterun-x-1@1"},
@@ -384,5 +386,38 @@ func TestFleetLimitFitsResult(t *testing.T) {
 	}
 	if _, err := results.Load(dir); err != nil {
 		t.Errorf("the largest fleet's result.json is refused: %v", err)
+	}
+}
+
+// TestFleetSyncSecondStep: two srun --fleet-sync steps of one batch job
+// are two barriers. The first step's nodes meet; in the second, with b2
+// not come, b1 waits and gives up naming it: b2's arrival of the first
+// step once counted for the second, which started unsynchronised.
+func TestFleetSyncSecondStep(t *testing.T) {
+	dir := t.TempDir()
+	node := func(name string, rank int, step string) *FleetBarrier {
+		b := plantedBarrier(dir, "41", 3*time.Second, 20*time.Millisecond)
+		b.Fleet.Node, b.Fleet.Rank, b.Fleet.StepID = name, rank, step
+		return b
+	}
+	// Step 0: both nodes arrive and meet.
+	errs := make(chan error, 2)
+	for i, name := range []string{"b1", "b2"} {
+		go func() { errs <- meetWithin(t, context.Background(), node(name, i, "0"), 20*time.Second) }()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("step 0: %v", err)
+		}
+	}
+	// Step 1: b1 alone.
+	b := node("b1", 0, "1")
+	b.Deadline = 500 * time.Millisecond
+	err := meetWithin(t, context.Background(), b, 20*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "never arrived: b2") {
+		t.Fatalf("step 1 without b2: %v, want it to give up naming b2", err)
+	}
+	if FleetSyncDir(dir, syncKey(b.Fleet)) == FleetSyncDir(dir, syncKey(node("b1", 0, "0").Fleet)) {
+		t.Error("the two steps share one barrier folder")
 	}
 }

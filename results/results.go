@@ -408,9 +408,12 @@ type LeakCheck struct {
 type Fleet struct {
 	Launcher string `json:"launcher"` // "slurm", "openmpi" or "pmix"
 	JobID    string `json:"job_id,omitempty"`
-	Node     string `json:"node"`            // the node's name, and its folder under --out
-	Rank     int    `json:"rank"`            // the task's rank in the job
-	Nodes    int    `json:"nodes,omitempty"` // nodes in the job; 0 when the launcher does not say
+	// StepID is the job's step (Slurm's SLURM_STEP_ID: each srun of a
+	// batch job is one); the --fleet-sync barrier is one per job and step.
+	StepID string `json:"step_id,omitempty"`
+	Node   string `json:"node"`            // the node's name, and its folder under --out
+	Rank   int    `json:"rank"`            // the task's rank in the job
+	Nodes  int    `json:"nodes,omitempty"` // nodes in the job; 0 when the launcher does not say
 	// NodeList names the job's nodes when the launcher lists them
 	// (SLURM_JOB_NODELIST): the fleet report names those that wrote nothing.
 	NodeList []string `json:"node_list,omitempty"`
