@@ -482,14 +482,29 @@ func (c *coordinator) warn(warnings, said []results.Warning) {
 // preflight is what must hold before any worker starts: a device with
 // XRC, and the caller's BeforeStart (a fleet's barrier).
 func (c *coordinator) preflight(ctx context.Context, res *results.Result, fw *firmware) error {
-	if fw.taken && !fw.info.XRC {
-		// A device named on purpose opens without XRC (conform's S11
-		// needs that), but a run on it measures nothing: say so before
-		// any worker starts, and once (soft-RoCE under make vmtest).
-		return fmt.Errorf("device %s lacks XRC (IBV_DEVICE_XRC is not in its device_cap_flags), so there is nothing to measure on it; "+
-			"xrcbench devices lists which devices have it", fw.info.Name)
+	if fw.taken {
+		if err := DeviceRefusal(c.cfg, fw.info); err != nil {
+			return err
+		}
 	}
-	if fw.taken && fw.info.Registrant == verbs.RegistrantProcess && c.cfg.Threads > 1 && threadsShareQPs(c.cfg.Workload) {
+	if c.opts.BeforeStart != nil {
+		return c.opts.BeforeStart(ctx, res)
+	}
+	return nil
+}
+
+// DeviceRefusal says why cfg cannot run on the device info describes, or
+// nil: the CLI asks it before anything is written (bad input, exit 2), and
+// the run again once it has the device (the run's own error).
+func DeviceRefusal(cfg Config, info verbs.DeviceInfo) error {
+	if !info.XRC {
+		// A device named on purpose opens without XRC (conform's S11
+		// needs that), but a run on it measures nothing (soft-RoCE under
+		// make vmtest).
+		return fmt.Errorf("device %s lacks XRC (IBV_DEVICE_XRC is not in its device_cap_flags), so there is nothing to measure on it; "+
+			"xrcbench devices lists which devices have it", info.Name)
+	}
+	if info.Registrant == verbs.RegistrantProcess && cfg.Threads > 1 && threadsShareQPs(cfg.Workload) {
 		// MLNX_OFED's legacy layer keeps one handle per QP number per
 		// process: threads of one registering the same QP would share one
 		// registration, and every reg but the first would be EEXIST. One
@@ -497,10 +512,7 @@ func (c *coordinator) preflight(ctx context.Context, res *results.Result, fw *fi
 		// assume.
 		return fmt.Errorf("the legacy API here is MLNX_OFED's compatibility layer (mlnx-compat), where a process is one registrant, "+
 			"so the %d threads of a process would share one registration of each QP %s shares; run one thread per process: --threads 1 --procs %d",
-			c.cfg.Threads, c.cfg.Workload.Name, c.cfg.Procs*c.cfg.Threads)
-	}
-	if c.opts.BeforeStart != nil {
-		return c.opts.BeforeStart(ctx, res)
+			cfg.Threads, cfg.Workload.Name, cfg.Procs*cfg.Threads)
 	}
 	return nil
 }

@@ -202,6 +202,7 @@ type deviceError struct {
 	errno        syscall.Errno
 	notSupported bool
 	badPath      bool // the user's --ib-port or --gid-index
+	badName      bool // the user's --device: no device has that name
 }
 
 func (e *deviceError) Error() string { return e.msg }
@@ -212,6 +213,8 @@ func (e *deviceError) Unwrap() []error {
 		return []error{e.errno, ErrNotSupported}
 	case e.badPath:
 		return []error{e.errno, ErrBadPath}
+	case e.badName:
+		return []error{e.errno, ErrNoSuchDevice}
 	}
 	return []error{e.errno}
 }
@@ -252,6 +255,7 @@ func openError(provider string, stage int, errno syscall.Errno, f devFacts, all 
 		e.msg = "no RDMA device found: libibverbs lists none; is the adapter's driver loaded (ibv_devices lists what libibverbs sees)?"
 		e.notSupported = true
 	case stageNotFound:
+		e.badName = true
 		e.msg = fmt.Sprintf("no RDMA device named %q", f.Name)
 		if names := deviceNames(all); names != "" {
 			e.msg += " (have " + names + ")"

@@ -112,6 +112,9 @@ var (
 	// Options.GIDIndex) does not exist on the device or cannot be used
 	// (a port that is not ACTIVE): bad input, not a failed run.
 	ErrBadPath = errors.New("no such port or GID")
+	// ErrNoSuchDevice: no device has the name the user gave
+	// (Options.Device): bad input, not a failed run.
+	ErrNoSuchDevice = errors.New("no such device")
 )
 
 // OpError is the error of one verbs operation. It wraps a syscall.Errno,

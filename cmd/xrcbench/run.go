@@ -137,7 +137,7 @@ func (f *runFlags) config(cmd *cobra.Command, procs, threads, qps, nodes int) (b
 	if err != nil {
 		return bench.Config{}, usageError{err}
 	}
-	if err := checkPath(cfg.Provider, cfg.Device, cfg.QPState, cfg.IBPort, cfg.GIDIndex); err != nil {
+	if err := checkDevice(cfg); err != nil {
 		return bench.Config{}, err
 	}
 	return cfg, nil
@@ -176,6 +176,29 @@ func checkPath(provider, device string, state verbs.QPState, port int, gid *int)
 	}
 	if err == nil {
 		dev.Close()
+	}
+	return nil
+}
+
+// checkDevice opens run's device once, before anything is written, so a
+// configuration it cannot run is bad input said in one line (exit 2): a
+// device name none has, a port or GID index it lacks, a device without
+// XRC, threads of one process sharing MLNX_OFED's per-process
+// registration. Any other failure to open is the run's to report.
+func checkDevice(cfg bench.Config) error {
+	if cfg.Provider != "rdma" && cfg.Provider != "legacy" {
+		return nil
+	}
+	dev, err := verbs.Open(verbs.Options{Provider: cfg.Provider, Device: cfg.Device, QPState: cfg.QPState, Port: cfg.IBPort, GIDIndex: cfg.GIDIndex})
+	if errors.Is(err, verbs.ErrBadPath) || errors.Is(err, verbs.ErrNoSuchDevice) {
+		return usageError{err}
+	}
+	if err != nil {
+		return nil
+	}
+	defer dev.Close()
+	if err := bench.DeviceRefusal(cfg, dev.Info()); err != nil {
+		return usageError{err}
 	}
 	return nil
 }
