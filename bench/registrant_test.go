@@ -11,7 +11,7 @@ import (
 // the process is the registrant (MLNX_OFED's legacy layer). Every built-in
 // is in the table, so a new one must be placed.
 func TestThreadsShareQPs(t *testing.T) {
-	want := map[string]bool{"lifecycle": true, "steady": true, "storm": true, "churn": false, "sharded": false, "errors": false}
+	want := map[string]bool{"lifecycle": true, "steady": true, "storm": true, "gasnet": true, "ofi-rxm": true, "churn": false, "sharded": false, "errors": false}
 	for _, s := range workloads.Builtins() {
 		w, ok := want[s.Name]
 		if !ok {

@@ -82,7 +82,7 @@ func TestRunCommandRoundTrip(t *testing.T) {
 	for _, args := range [][]string{
 		nil,
 		{"--provider=null"},
-		{"--device=xbfake0"},
+		{"--device=sim0"},
 		{"--workload=lifecycle"},
 		{"--workload=" + mine},
 		{"--procs=2", "--threads=3", "--qps=5"},
