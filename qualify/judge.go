@@ -310,9 +310,14 @@ func verdict(q *Qualification) (string, string) {
 	}
 	v := Pass
 	switch {
+	case len(bad) > 0:
+		// A run failed or was stopped (^C): the qualification failed,
+		// whether or not what it measured was also disturbed (a run cut
+		// short is "disturbed" in its duration).
+		v = Fail
 	case len(q.Disturbed) > 0 && !q.AcceptedDisturbed:
 		v = NotJudged
-	case count[Fail]+count[Error]+len(bad) > 0:
+	case count[Fail]+count[Error] > 0:
 		v = Fail
 	case count[Inconclusive] > 0:
 		v = Inconclusive

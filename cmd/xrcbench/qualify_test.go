@@ -24,11 +24,14 @@ import (
 
 // tinyPlan is a plan small enough for tests: one lifecycle run whose
 // unreg_last is judged absolutely and against the baseline.
+// tinyPlan turns the quality gate off: these tests judge the CLI, not how
+// busy the machine running them is (TestQualifyDisturbed and TestQualifyBesideCPUHog judge the gate).
 const tinyPlan = `name: tiny
 repetitions: 5
 iterations: 20
 warmup: 0s
 conformance: all
+quality: {min_cpu_share: 0%, max_duration_departure: 0%, warnings: []}
 runs:
   - {name: lc, workload: lifecycle, procs: 1, threads: 2, qps: 4}
 criteria:
@@ -101,7 +104,7 @@ func TestQualifyBadInput(t *testing.T) {
 	}{
 		{[]string{"--plan", writePlan(t, strings.Replace(tinyPlan, "iterations: 20", "iterations: 20\nrepetitons: 3", 1))}, "plan.yaml:4: unknown key repetitons; did you mean repetitions?"},
 		{[]string{"--plan", writePlan(t, strings.Replace(tinyPlan, "qps: 4}", "qps: 4", 1))}, "plan.yaml:"},
-		{[]string{"--plan", writePlan(t, strings.Replace(tinyPlan, "<= 1s", "<= 1", 1))}, "plan.yaml:9: criterion"},
+		{[]string{"--plan", writePlan(t, strings.Replace(tinyPlan, "<= 1s", "<= 1", 1))}, "plan.yaml:10: criterion"},
 		{[]string{"--plan", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
 		{[]string{"--plan", good, "--out", full}, "is not empty"},
 		{[]string{"--plan", good, "--resume"}, "--resume needs the --out folder"},
@@ -269,7 +272,7 @@ func TestQualifyResume(t *testing.T) {
 func TestQualifySoak(t *testing.T) {
 	testenv.Long(t, "an 8 s soak of a qualification")
 	engineBinary(t)
-	plan := writePlan(t, "name: soak\nrepetitions: 1\niterations: 5\nwarmup: 0s\nconformance: none\n"+
+	plan := writePlan(t, "name: soak\nrepetitions: 1\niterations: 5\nwarmup: 0s\nconformance: none\nquality: {min_cpu_share: 0%, max_duration_departure: 0%, warnings: []}\n"+
 		"runs:\n  - {name: lc, workload: lifecycle, procs: 1, threads: 1, qps: 2}\n"+
 		"soak: {interval: 100ms, memory_growth: 400%, p99_drift: 100000%}\n")
 	out := filepath.Join(t.TempDir(), "q")
@@ -545,7 +548,7 @@ func TestQualifyMeasuresAsRun(t *testing.T) {
 	}
 
 	// A plan without qp_state (run's rtr), and steps with their own.
-	states := writePlan(t, "name: states\nrepetitions: 1\niterations: 5\nwarmup: 0s\nconformance: none\nruns:\n"+
+	states := writePlan(t, "name: states\nrepetitions: 1\niterations: 5\nwarmup: 0s\nconformance: none\nquality: {min_cpu_share: 0%, max_duration_departure: 0%, warnings: []}\nruns:\n"+
 		"  - {name: dflt, workload: lifecycle, procs: 1, threads: 1, qps: 2}\n"+
 		"  - {name: init, workload: lifecycle, procs: 1, threads: 1, qps: 2, qp_state: init}\n"+
 		"  - {name: reset, workload: lifecycle, procs: 1, threads: 1, qps: 2, qp_state: reset}\n")
@@ -617,6 +620,7 @@ func TestQualifyFolderLocked(t *testing.T) {
 func TestQualifyBaselineVerdict(t *testing.T) {
 	engineBinary(t)
 	const runs = "name: %s\nrepetitions: 5\niterations: 20\nwarmup: 0s\nconformance: none\n" +
+		"quality: {min_cpu_share: 0%%, max_duration_departure: 0%%, warnings: []}\n" +
 		"runs:\n  - {name: lc, workload: lifecycle, procs: 1, threads: 1, qps: 4}\ncriteria:\n"
 	failing := writePlan(t, fmt.Sprintf(runs, "impossible")+"  - {run: lc, check: unreg_last.p99 <= 1ns}\n")
 	relative := writePlan(t, fmt.Sprintf(runs, "relative")+"  - {run: lc, check: unreg_last.p50 regression <= 1000%}\n")
