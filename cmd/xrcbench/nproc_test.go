@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/verbs"
 )
 
 // The C constructor's copy of the measuring commands and of the floor is
@@ -22,14 +23,14 @@ func TestMeasuringCommandsInC(t *testing.T) {
 	for c := range measuring {
 		want = append(want, c)
 	}
-	got := measuringInC()
+	got := verbs.ProcessLimitCommands()
 	slices.Sort(want)
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("the constructor's measuring commands %q, want main.measuring's %q", got, want)
 	}
-	if minProcessesInC() != bench.MinProcesses {
-		t.Errorf("the constructor's floor %d, want bench.MinProcesses %d", minProcessesInC(), bench.MinProcesses)
+	if verbs.ProcessLimitFloor() != bench.MinProcesses {
+		t.Errorf("the constructor's floor %d, want bench.MinProcesses %d", verbs.ProcessLimitFloor(), bench.MinProcesses)
 	}
 }
 

@@ -1,16 +1,19 @@
 //go:build cgo
 
-package main
+package verbs
 
 // Under a process limit of a few threads (ulimit -u 3-5 for a user with
 // nothing else running) the Go runtime aborts in its own start-up, before
 // main or any init of ours, with a dump of every goroutine: it cannot start
-// the threads it makes for itself. A C constructor runs before the runtime
-// starts, so the refusal of main.refuseLimits is said here too, for the
-// measuring commands (the only ones a cgo build needs, as a binary without
-// cgo measures nothing). MIN_PROCESSES is bench.MinProcesses, and the
-// command names are main.measuring's: TestMeasuringCommandsInC holds them
-// together.
+// the threads it makes for itself. A C constructor runs when the binary is
+// loaded, before the runtime starts, so the refusal of xrcbench's
+// main.refuseLimits is said here too, for its measuring commands (the only
+// ones a cgo build needs, as a binary without cgo measures nothing). It is
+// here because cgo is confined to verbs, which every measuring binary
+// links; a binary whose first argument is no such command (a test binary,
+// whose arguments are flags) is left alone. MIN_PROCESSES is
+// bench.MinProcesses, and the command names are xrcbench's main.measuring:
+// cmd/xrcbench's TestMeasuringCommandsInC holds them together.
 
 /*
 #include <string.h>
@@ -53,9 +56,10 @@ static int xb_min_processes(void) { return MIN_PROCESSES; }
 */
 import "C"
 
-// measuringInC and minProcessesInC are what the constructor holds, for
-// TestMeasuringCommandsInC.
-func measuringInC() []string {
+// ProcessLimitCommands and ProcessLimitFloor are what the constructor
+// holds: the commands it refuses under the floor, for xrcbench's test
+// that they are its own.
+func ProcessLimitCommands() []string {
 	var out []string
 	for i := 0; ; i++ {
 		p := C.xb_measuring_at(C.int(i))
@@ -66,4 +70,4 @@ func measuringInC() []string {
 	}
 }
 
-func minProcessesInC() int { return int(C.xb_min_processes()) }
+func ProcessLimitFloor() int { return int(C.xb_min_processes()) }
