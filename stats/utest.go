@@ -46,7 +46,8 @@ func UTest(a, b []float64) float64 {
 	return normalU(blocks, n1, n2, dev(obs))
 }
 
-// exactWork bounds the multiply-adds of the exact count (about 10 ms).
+// exactWork bounds the size of the exact count (n · n1 · 2n·n1: a few ms
+// at the bound, as only the sums reached so far are walked).
 const exactWork = 2e7
 
 // tieBlock is a run of equal pooled values: how many, and twice their
@@ -94,15 +95,38 @@ func tieBlocks(a, b []float64) ([]tieBlock, int) {
 // observed one. Counts are float64: exact up to 2⁵³ and within a few ulps
 // beyond, far inside the 1e-9 the p-value is checked to.
 func exactU(blocks []tieBlock, n1, n, obsDev int, dev func(int) int) float64 {
-	maxS := 2 * n * n1
-	width := maxS + 1
+	width := 2*n*n1 + 1
 	ways := make([]float64, (n1+1)*width)
 	next := make([]float64, len(ways))
-	ways[0] = 1
+	// hi[k] is the largest sum k values taken so far can have (-1: none
+	// yet); rows are only read and cleared up to it, which makes the
+	// count about n1 times cheaper than walking every row whole.
+	hi := make([]int, n1+1)
+	for k := range hi {
+		hi[k] = -1
+	}
+	hi[0], ways[0] = 0, 1
+	newHi := make([]int, n1+1)
 	for _, blk := range blocks {
-		clear(next)
+		copy(newHi, hi)
+		for k := 0; k < n1; k++ {
+			if hi[k] < 0 {
+				continue
+			}
+			for c := 1; c <= blk.size && k+c <= n1; c++ {
+				newHi[k+c] = max(newHi[k+c], hi[k]+c*blk.twiceRank)
+			}
+		}
 		for k := 0; k <= n1; k++ {
-			row := ways[k*width : (k+1)*width]
+			if newHi[k] >= 0 {
+				clear(next[k*width : k*width+newHi[k]+1])
+			}
+		}
+		for k := 0; k <= n1; k++ {
+			if hi[k] < 0 {
+				continue
+			}
+			row := ways[k*width : k*width+hi[k]+1]
 			for s, w := range row {
 				if w == 0 {
 					continue
@@ -117,9 +141,10 @@ func exactU(blocks []tieBlock, n1, n, obsDev int, dev func(int) int) float64 {
 			}
 		}
 		ways, next = next, ways
+		hi, newHi = newHi, hi
 	}
 	var extreme, total float64
-	for s, w := range ways[n1*width:] {
+	for s, w := range ways[n1*width : n1*width+hi[n1]+1] {
 		if w == 0 {
 			continue
 		}
