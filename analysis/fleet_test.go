@@ -368,9 +368,28 @@ func TestFleetDetectableEffect(t *testing.T) {
 // hdrValue is v as a run's result reports a percentile: the value of
 // HDR's bucket that holds it (3 significant digits).
 func hdrValue(v float64) float64 {
-	h := results.NewHistogram()
-	if err := h.RecordValue(int64(v)); err != nil {
-		panic(err)
+	// The highest value of v's bucket, what a histogram holding v alone
+	// gives at any percentile: 3 significant digits are 2048 sub-buckets,
+	// exact below 2048, then buckets twice as wide each octave. Computed,
+	// as a new histogram per value (a 100 s range) made the simulation
+	// crawl; TestHDRValue holds it to the library.
+	x, w := int64(v), int64(1)
+	for x >= 2048*w {
+		w *= 2
 	}
-	return float64(results.ValueAtPercentile(h, 50))
+	return float64(x&^(w-1) + w - 1)
+}
+
+// TestHDRValue: hdrValue is what a run's result reports for a value
+// recorded alone.
+func TestHDRValue(t *testing.T) {
+	for _, v := range []float64{1, 70, 999, 2000, 2047, 2049, 4099, 123456, 9.87e6} {
+		h := results.NewHistogram()
+		if err := h.RecordValue(int64(v)); err != nil {
+			t.Fatal(err)
+		}
+		if want := float64(results.ValueAtPercentile(h, 50)); hdrValue(v) != want {
+			t.Errorf("hdrValue(%g) = %g, want the reported p50 %g", v, hdrValue(v), want)
+		}
+	}
 }
