@@ -4,10 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -136,15 +136,7 @@ func TestReadSysRefuses(t *testing.T) {
 			if err := os.Remove(p); err != nil {
 				t.Fatal(err)
 			}
-			var err error
-			if kind == "fifo" {
-				err = syscall.Mkfifo(p, 0o644)
-			} else {
-				err = os.Symlink("/dev/zero", p)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			testenv.HostileFile(t, p, kind)
 			got := make(chan string, 1)
 			go func() { got <- readSys(rel) }()
 			select {

@@ -11,11 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/internal/testenv"
 )
 
 // The CLI against hostile input (issue 23, items 7, 9 and 10), through the
@@ -338,21 +338,6 @@ func TestRunUnderAddressSpaceLimit(t *testing.T) {
 	}
 }
 
-// hostileFile puts at path what a bounded reader must refuse without
-// blocking or growing: a FIFO no one writes, or a link to /dev/zero.
-func hostileFile(t *testing.T, path, kind string) {
-	t.Helper()
-	var err error
-	if kind == "fifo" {
-		err = syscall.Mkfifo(path, 0o644)
-	} else {
-		err = os.Symlink("/dev/zero", path)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // qualify reads its folder's plan.yaml and conformance.json (--resume) and
 // the baseline's qualification.json as bounded regular files (issue 43,
 // item 3): a FIFO hung it, even past ^C, and /dev/zero grew it past 3.6 GB.
@@ -370,7 +355,7 @@ func TestQualifyBoundedReads(t *testing.T) {
 			os.WriteFile(planFile, []byte(fmt.Sprintf(plan, "none")), 0o644)
 			out := filepath.Join(dir, "q")
 			os.Mkdir(out, 0o755)
-			hostileFile(t, filepath.Join(out, "plan.yaml"), kind)
+			testenv.HostileFile(t, filepath.Join(out, "plan.yaml"), kind)
 			args := []string{"qualify", "--plan", planFile, "--out", out, "--resume"}
 			code, stderr := runWithin(t, 30*time.Second, bin, args...)
 			if code != exitUsage {
@@ -384,7 +369,7 @@ func TestQualifyBoundedReads(t *testing.T) {
 			os.WriteFile(planFile, []byte(fmt.Sprintf(plan, "none")), 0o644)
 			base := filepath.Join(dir, "base")
 			os.Mkdir(base, 0o755)
-			hostileFile(t, filepath.Join(base, "qualification.json"), kind)
+			testenv.HostileFile(t, filepath.Join(base, "qualification.json"), kind)
 			args := []string{"qualify", "--plan", planFile, "--out", filepath.Join(dir, "q"), "--baseline", base}
 			code, stderr := runWithin(t, 30*time.Second, bin, args...)
 			if code != exitUsage {
@@ -401,7 +386,7 @@ func TestQualifyBoundedReads(t *testing.T) {
 			os.Mkdir(out, 0o755)
 			os.WriteFile(filepath.Join(out, "plan.yaml"), []byte(body), 0o644)
 			conf := filepath.Join(out, "conformance.json")
-			hostileFile(t, conf, kind)
+			testenv.HostileFile(t, conf, kind)
 			args := []string{"qualify", "--plan", planFile, "--out", out, "--resume"}
 			code, stderr := runWithin(t, 3*time.Minute, bin, args...)
 			if code != exitOK || !strings.Contains(stderr, "conformance: not reusing "+conf+": not a regular file") {

@@ -315,16 +315,9 @@ func TestHostileSysfs(t *testing.T) {
 				if err := os.Remove(p); err != nil {
 					t.Fatal(err)
 				}
-				var err error
-				if kind == "fifo" {
-					err = syscall.Mkfifo(p, 0o644)
-				} else {
-					err = os.Symlink("/dev/zero", p)
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+				testenv.HostileFile(t, p, kind)
 				var (
+					err  error
 					b    *results.DeviceBOM
 					s    Sysfs
 					gids []GID

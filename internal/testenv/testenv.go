@@ -11,6 +11,7 @@ package testenv
 import (
 	"fmt"
 	"os"
+	"syscall"
 	"testing"
 )
 
@@ -65,4 +66,20 @@ func Long(t testing.TB, what string) {
 func Busy(t testing.TB, format string, args ...any) {
 	t.Helper()
 	t.Skipf("the machine is too busy to judge: "+format, args...)
+}
+
+// HostileFile puts at path what a bounded reader must refuse without
+// blocking or growing: kind "fifo", a FIFO no one writes, or any other
+// kind, a link to /dev/zero.
+func HostileFile(t testing.TB, path, kind string) {
+	t.Helper()
+	var err error
+	if kind == "fifo" {
+		err = syscall.Mkfifo(path, 0o644)
+	} else {
+		err = os.Symlink("/dev/zero", path)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
