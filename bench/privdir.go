@@ -5,10 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/xrcbench/xrcbench/internal/safedir"
 )
 
 // privPrefix starts the name of a run's private directory. The directory
@@ -23,7 +24,7 @@ import (
 // whose pid was reused; a lock held there is seen from here.
 const (
 	privPrefix = "xrcbench-run-"
-	privLock   = "lock"
+	privLock   = safedir.ScratchLock
 )
 
 // privLockCreated, when set (by tests), runs between creating a private
@@ -83,37 +84,23 @@ func memoryFS(dir string, need uint64) bool {
 
 // makePrivDir creates this run's private directory in parent ("" is the
 // system's temporary directory), after removing those left by dead runs.
+// MkdirTemp creates it 0700: the device and domain files are nobody
+// else's business.
 func makePrivDir(parent string) (*privDir, error) {
 	if parent == "" {
 		parent = os.TempDir()
 	}
 	removeDeadPrivDirs(parent)
-	// MkdirTemp creates it 0700: the device and domain files are nobody
-	// else's business.
-	dir, err := os.MkdirTemp(parent, fmt.Sprintf("%s%d-", privPrefix, os.Getpid()))
-	if err != nil {
-		return nil, err
+	var locked func()
+	if privLockCreated != nil {
+		locked = func() { privLockCreated(parent) }
 	}
-	// The lock file is locked under another name and renamed into place:
-	// a run cleaning up at this instant (several coordinators starting at
-	// once, as a fleet's nodes sharing /tmp do) finds no lock file, or a
-	// held one, never one it could take before this run does.
-	f, err := os.OpenFile(filepath.Join(dir, privLock+".new"), os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
-	if err == nil {
-		if privLockCreated != nil {
-			privLockCreated(parent)
-		}
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			err = os.Rename(filepath.Join(dir, privLock+".new"), filepath.Join(dir, privLock))
-		}
-		if err != nil {
-			f.Close()
-		}
-	}
+	// Several coordinators starting at once (a fleet's nodes sharing
+	// /tmp) clean up beside each other: safedir's scratch folder is made
+	// so that none can take another's lock first.
+	dir, f, err := safedir.MakeScratch(parent, fmt.Sprintf("%s%d-", privPrefix, os.Getpid()), locked)
 	if err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("locking %s: %w", dir, err)
+		return nil, fmt.Errorf("private directory in %s: %w", parent, err)
 	}
 	livePrivDirs.Lock()
 	livePrivDirs.paths[dir] = true
@@ -139,37 +126,8 @@ func (p *privDir) remove() {
 
 // removeDeadPrivDirs removes the private directories in parent that this
 // user owns and whose coordinator is provably gone: their lock can be
-// taken. Anything else stays: another user's directory, a live run's
-// (wherever it runs), one without a lock file (an older version's, or one
-// being created this instant). Best effort: the run goes on regardless.
-func removeDeadPrivDirs(parent string) {
-	ents, err := os.ReadDir(parent)
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		if !strings.HasPrefix(e.Name(), privPrefix) || !e.IsDir() {
-			continue
-		}
-		dir := filepath.Join(parent, e.Name())
-		if st, err := os.Lstat(dir); err != nil || !st.IsDir() || !ownedByUs(st) {
-			continue
-		}
-		f, err := os.OpenFile(filepath.Join(dir, privLock), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-		if err != nil {
-			continue
-		}
-		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || !ownedByUs(st) {
-			f.Close()
-			continue
-		}
-		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
-			// Held while removing: a run cannot adopt it meanwhile.
-			os.RemoveAll(dir)
-		}
-		f.Close()
-	}
-}
+// taken (safedir.RemoveDeadScratch).
+func removeDeadPrivDirs(parent string) { safedir.RemoveDeadScratch(parent, privPrefix) }
 
 // LiveSimDevices lists the sim device folders of the runs this process is
 // coordinating now (one per running repetition), for a soak that samples
