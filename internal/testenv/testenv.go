@@ -3,9 +3,9 @@
 // where nothing may be missing (XRCBENCH_TEST_REQUIRE=1, which .ci/run
 // sets, as VMTEST_REQUIRE does for make vmtest) the same skip fails.
 //
-// Two kinds of skip never fail: a long test (make test-long runs them,
-// XRCBENCH_TEST_LONG=1) and a machine too busy to judge a time, which is
-// the machine's state, not a missing install.
+// A long test's skip never fails (make test-long runs them,
+// XRCBENCH_TEST_LONG=1), nor do the tests' own skips on a machine too busy
+// to judge a time: that is the machine's state, not a missing install.
 package testenv
 
 import (
@@ -59,13 +59,6 @@ func Long(t testing.TB, what string) {
 	if os.Getenv(LongEnv) != "1" {
 		t.Skipf("long (%s): make test-long runs it (%s=1)", what, LongEnv)
 	}
-}
-
-// Busy skips t because the machine is too busy to judge a time: never a
-// failure, the load is the machine's.
-func Busy(t testing.TB, format string, args ...any) {
-	t.Helper()
-	t.Skipf("the machine is too busy to judge: "+format, args...)
 }
 
 // HostileFile puts at path what a bounded reader must refuse without

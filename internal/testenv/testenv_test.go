@@ -9,8 +9,7 @@ import (
 
 // TestSkipOrFail runs this package's child test in a process of its own,
 // with and without XRCBENCH_TEST_REQUIRE=1: a missing need skips, or
-// fails where nothing may be missing; a long test and a busy machine
-// only ever skip.
+// fails where nothing may be missing; a long test only ever skips.
 func TestSkipOrFail(t *testing.T) {
 	if os.Getenv("TESTENV_CHILD") != "" {
 		t.Skip("the parent runs the children")
@@ -23,7 +22,6 @@ func TestSkipOrFail(t *testing.T) {
 		{"TestChildNeed", "", false, "needs root: to give a folder away"},
 		{"TestChildNeed", "1", true, "XRCBENCH_TEST_REQUIRE=1: nothing may be missing here"},
 		{"TestChildLong", "1", false, "long (10,000 runs): make test-long runs it"},
-		{"TestChildBusy", "1", false, "too busy to judge: load 9"},
 	} {
 		cmd := exec.Command(os.Args[0], "-test.run=^"+tt.child+"$", "-test.v")
 		cmd.Env = append(os.Environ(), "TESTENV_CHILD=1", RequireEnv+"="+tt.require, LongEnv+"=")
@@ -42,4 +40,3 @@ func child(t *testing.T) {
 
 func TestChildNeed(t *testing.T) { child(t); Skip(t, Root, "to give a folder away") }
 func TestChildLong(t *testing.T) { child(t); Long(t, "10,000 runs") }
-func TestChildBusy(t *testing.T) { child(t); Busy(t, "load %d", 9) }
