@@ -296,7 +296,7 @@ func TestFleetNodeClaimedTwice(t *testing.T) {
 }
 
 // TestFleetDetectableEffect is the simulation behind the table of
-// detectable effects in README and docs/design.md: for nodes × reps, the
+// detectable effects in README and docs/measurements/2026-12-04-history-fleet.md: for nodes × reps, the
 // smallest slowdown of one node's reg (in 0.5% steps from the 5% minimum
 // effect) that the fleet flags in at least 95% of 200 fleets, each
 // repetition's p50 lognormal with σ 1.5% and HDR-quantized. Minutes of CPU: run it with

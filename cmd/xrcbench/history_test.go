@@ -123,7 +123,7 @@ func TestHistoryCLI(t *testing.T) {
 }
 
 // history scales: 10,000 runs with a +20% step at run 5,001 take under a
-// minute (docs/design.md, "History": windows of 100 runs), the step is
+// minute (docs/analysis.md, "Long histories": windows of 100 runs), the step is
 // found, and the long job tells its progress on stderr. The first ^C
 // stops it within seconds, writing nothing.
 func TestHistoryTenThousandRuns(t *testing.T) {

@@ -13,7 +13,8 @@ import (
 	"github.com/xrcbench/xrcbench/results"
 )
 
-// The memory bounds the docs state (docs/design.md, "Memory"): the
+// The memory bounds the docs state (docs/analysis.md, "Reports and
+// comparisons"; docs/method.md, "Memory"): the
 // coordinator (with its worker) and report each stay under maxRSSMB
 // whatever the run's length, and a run ten times longer costs less than
 // growthMB more. Before report streamed the .hlog files, report took

@@ -112,7 +112,6 @@ func TestImports(t *testing.T) {
 		cgo        bool
 	}{
 		{"default", "", nil, true},
-		{"rdma", "rdma", nil, true},
 		{"without cgo", "", []string{"CGO_ENABLED=0"}, false},
 	} {
 		t.Run(build.name, func(t *testing.T) {
