@@ -736,6 +736,8 @@ func kindSpectrum(name, kind string, h *hdrhistogram.Histogram, reps []results.S
 	p.Legend.Add("lowest to highest repetition", poly)
 	p.Legend.Add(nOps(n))
 	p.Legend.Top, p.Legend.Left = true, true
+	// Inside the frame's left edge, not over the axis (newPlot's offset is for a legend on the right).
+	p.Legend.XOffs = vg.Points(8)
 	p.Legend.TextStyle.Font.Size = legendFontSize
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = percentileTicks
@@ -811,6 +813,8 @@ func spectrum(name, title string, labels []string, hs []*hdrhistogram.Histogram,
 		return emptyFigure(p, name, title, "no operations recorded", st)
 	}
 	p.Legend.Top, p.Legend.Left = true, true
+	// Inside the frame's left edge, not over the axis (newPlot's offset is for a legend on the right).
+	p.Legend.XOffs = vg.Points(8)
 	p.Legend.TextStyle.Font.Size = legendFontSize
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = percentileTicks
