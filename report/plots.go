@@ -2,11 +2,13 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image/color"
 	"image/png"
 	"maps"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,9 +36,11 @@ type Figure struct {
 }
 
 const (
-	PlotW   = 7 * vg.Inch
-	PlotH   = 4 * vg.Inch
-	pngDPI  = 120
+	PlotW = 7 * vg.Inch
+	PlotH = 4 * vg.Inch
+	// 240 dpi: 1680×960 pixels, twice a screen's, so a PNG prints sharp
+	// at the figure's 7 inches (the SVG beside it is exact at any size).
+	pngDPI  = 240
 	binsPer = 20 // histogram bins per decade of latency
 )
 
@@ -67,7 +71,19 @@ func RunStamp(r *results.Result) Stamp {
 	if !r.Started.IsZero() {
 		parts = append(parts, r.Started.UTC().Format("2006-01-02 15:04 UTC"))
 	}
+	// A figure in a paper is read without its run folder: how many
+	// repetitions its spread is of, and which build measured it.
+	parts = append(parts, Plural(len(r.Repetitions), "repetition"), versionText(r.Environment.Version))
 	return Stamp{Line: strings.Join(parts, " · "), TestDouble: IsTestDouble(r)}
+}
+
+// versionText names the build that measured a run, "xrcbench unknown
+// version" for a result that does not say.
+func versionText(v string) string {
+	if v == "" {
+		return "xrcbench unknown version"
+	}
+	return "xrcbench " + v
 }
 
 // RunsStamp is the stamp of a picture of several runs: the one's stamp
@@ -78,9 +94,14 @@ func RunsStamp(runs []*Run) Stamp {
 	}
 	var st Stamp
 	seen := map[string]bool{}
-	var ids []string
+	var ids, versions []string
+	reps := map[int]bool{}
 	for _, r := range runs {
 		st.TestDouble = st.TestDouble || IsTestDouble(r.Result)
+		reps[len(r.Result.Repetitions)] = true
+		if v := versionText(r.Result.Environment.Version); !slices.Contains(versions, v) {
+			versions = append(versions, v)
+		}
 		id := r.Result.Config.WorkloadLabel() + " on " + r.Result.Config.Provider
 		if d := deviceIdentity(r.Result.Environment); d != "" {
 			id += " " + d
@@ -91,6 +112,16 @@ func RunsStamp(runs []*Run) Stamp {
 		}
 	}
 	st.Line = Plural(len(runs), "run") + ": " + strings.Join(ids, "; ")
+	// The repetitions and the builds, once when the runs share them.
+	if len(reps) == 1 {
+		for n := range reps {
+			st.Line += " · " + Plural(n, "repetition") + " each"
+		}
+	} else {
+		ns := slices.Sorted(maps.Keys(reps))
+		st.Line += fmt.Sprintf(" · %d to %d repetitions", ns[0], ns[len(ns)-1])
+	}
+	st.Line += " · " + strings.Join(versions, ", ")
 	return st
 }
 
@@ -562,14 +593,10 @@ func styleLine(l *plotter.Line, i int) {
 	l.Width = vg.Points(1.5)
 }
 
-// spectrumPoints samples h's percentile spectrum at x = 1/(1−p), 50 points
-// per decade, up to the last percentile the count can resolve.
-func spectrumPoints(h *hdrhistogram.Histogram) plotter.XYs {
-	n := float64(h.TotalCount())
-	if n == 0 {
-		return nil
-	}
-	var xs, qs []float64
+// spectrumGrid is the x = 1/(1−p) of a spectrum, 50 points per decade,
+// up to the last percentile n operations resolve (at most 1e6), and the
+// percentiles p there. A smaller n's grid is a prefix of a larger one's.
+func spectrumGrid(n float64) (xs, qs []float64) {
 	for e := 0.0; ; e += 0.02 {
 		x := math.Pow(10, e)
 		if x > n || x > 1e6 {
@@ -577,11 +604,164 @@ func spectrumPoints(h *hdrhistogram.Histogram) plotter.XYs {
 		}
 		xs, qs = append(xs, x), append(qs, 100*(1-1/x))
 	}
+	return xs, qs
+}
+
+// spectrumPoints samples h's percentile spectrum on spectrumGrid.
+func spectrumPoints(h *hdrhistogram.Histogram) plotter.XYs {
+	n := float64(h.TotalCount())
+	if n == 0 {
+		return nil
+	}
+	xs, qs := spectrumGrid(n)
 	var xys plotter.XYs
 	for i, v := range results.ValuesAtPercentiles(h, qs...) {
 		xys = append(xys, plotter.XY{X: xs[i], Y: positive(float64(v))})
 	}
 	return xys
+}
+
+// stretchPercentiles are the percentiles a kind's repetitions are read
+// at (results.ReadStretches): the whole spectrumGrid, then spectrumMarks.
+func stretchPercentiles() []float64 {
+	_, qs := spectrumGrid(math.Inf(1))
+	return append(qs, spectrumMarks...)
+}
+
+// kindStretches reads one repetition's figures per repetition of kind from
+// its .hlog: nil where there is no log, or it does not split into the
+// run's repetitions (a damaged log, or one from before logs were
+// written per repetition), so that no band misattributes a repetition.
+func kindStretches(run *Run, kind string) []results.Stretch {
+	if run.Dir == "" || len(run.Result.Repetitions) < 2 {
+		return nil
+	}
+	st, err := results.ReadStretches(filepath.Join(run.Dir, results.SafeFileName(kind)+".hlog"), stretchPercentiles())
+	if err != nil || len(st) != len(run.Result.Repetitions) {
+		return nil
+	}
+	for i, s := range st {
+		if s.Count != run.Result.Repetitions[i].Ops[kind].Count {
+			return nil
+		}
+	}
+	return st
+}
+
+// nOps is a figure's n: "n = 12,480 operations".
+func nOps(n int64) string {
+	if n == 1 {
+		return "n = 1 operation"
+	}
+	return "n = " + groupDigits(n) + " operations"
+}
+
+// groupDigits writes n with thousands separated: 12,480.
+func groupDigits(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// bandShade fills the band across repetitions: the line's colour, light.
+var bandShade = color.NRGBA{R: 0xcc, G: 0x33, B: 0x33, A: 0x40}
+
+// kindSpectrum draws one op kind's percentile spectrum: with two or more
+// repetitions read from its log (reps, kindStretches), the median
+// across them as the line, in a band from the lowest to the highest
+// repetition at every percentile; else the spectrum of all operations
+// together. Its legend gives n, the operations and repetitions it is of.
+func kindSpectrum(name, kind string, h *hdrhistogram.Histogram, reps []results.Stretch, nReps int, st Stamp) (Figure, error) {
+	title := kind + ": percentile spectrum"
+	n := h.TotalCount()
+	var band []results.Stretch
+	minCount := int64(math.MaxInt64)
+	for _, r := range reps {
+		if r.Count > 0 {
+			band = append(band, r)
+			minCount = min(minCount, r.Count)
+		}
+	}
+	if n == 0 || len(band) < 2 || minCount < 2 {
+		label := ""
+		if n > 0 {
+			label = nOps(n)
+			if nReps > 1 {
+				label += " of " + strconv.Itoa(nReps) + " repetitions, pooled"
+			}
+		}
+		f, err := spectrum(name, title, []string{label}, []*hdrhistogram.Histogram{h}, st)
+		if err == nil && n > 0 && nReps > 1 {
+			f.Caption += " The repetitions are pooled: the interval log does not split into them, so no band across them is drawn."
+		}
+		return f, err
+	}
+	p := newPlot(title, "percentile (%)", "latency")
+	xs, _ := spectrumGrid(float64(minCount))
+	var med, upper, lower plotter.XYs
+	lo, hi := math.Inf(1), 0.0
+	vals := make([]float64, len(band))
+	for i, x := range xs {
+		for j, r := range band {
+			vals[j] = positive(float64(r.Values[i]))
+		}
+		slices.Sort(vals)
+		m := vals[len(vals)/2]
+		if len(vals)%2 == 0 {
+			m = (vals[len(vals)/2-1] + m) / 2
+		}
+		med = append(med, plotter.XY{X: x, Y: m})
+		lower = append(lower, plotter.XY{X: x, Y: vals[0]})
+		upper = append(upper, plotter.XY{X: x, Y: vals[len(vals)-1]})
+		lo, hi = math.Min(lo, vals[0]), math.Max(hi, vals[len(vals)-1])
+	}
+	outline := append(slices.Clone(upper), lower...)
+	slices.Reverse(outline[len(upper):])
+	poly, err := plotter.NewPolygon(outline)
+	if err != nil {
+		return Figure{}, err
+	}
+	poly.Color = bandShade
+	poly.LineStyle.Width = 0
+	l, err := plotter.NewLine(med)
+	if err != nil {
+		return Figure{}, err
+	}
+	styleLine(l, 0)
+	l.Dashes = nil
+	p.Add(poly, l)
+	p.Legend.Add(fmt.Sprintf("median of %d repetitions", len(band)), l)
+	p.Legend.Add("lowest to highest repetition", poly)
+	p.Legend.Add(nOps(n))
+	p.Legend.Top, p.Legend.Left = true, true
+	// Inside the frame's left edge, not over the axis (newPlot's offset is for a legend on the right).
+	p.Legend.XOffs = vg.Points(8)
+	p.Legend.TextStyle.Font.Size = legendFontSize
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = percentileTicks
+	xmax := xs[len(xs)-1]
+	p.X.Min, p.X.Max = 1, math.Max(10, xmax)
+	logY(p, lo, hi)
+	// The marks are the median repetition's too, as the line.
+	marks := make([]int64, len(spectrumMarks))
+	mv := make([]int64, len(band))
+	for i := range spectrumMarks {
+		for j, r := range band {
+			mv[j] = r.Values[len(r.Values)-len(spectrumMarks)+i]
+		}
+		slices.Sort(mv)
+		marks[i] = mv[len(mv)/2]
+		if len(mv)%2 == 0 {
+			marks[i] = (mv[len(mv)/2-1] + mv[len(mv)/2]) / 2
+		}
+	}
+	if err := markValues(p, marks, xmax); err != nil {
+		return Figure{}, err
+	}
+	caption := fmt.Sprintf("Latency at each percentile of %s: the line is the median of the %d repetitions at each percentile, the band spans the lowest to the highest of them (n = %s operations in all). The x axis is 1/(1−p), so every added nine gets the same width; the line ends at the highest percentile the smallest repetition (%s operations) resolves. The marked figures are the median repetition's.", kind, len(band), groupDigits(n), groupDigits(minCount))
+	return render(p, name, title, caption, st)
 }
 
 // percentileTicks labels x = 1/(1−p) with p.
@@ -633,6 +813,9 @@ func spectrum(name, title string, labels []string, hs []*hdrhistogram.Histogram,
 		return emptyFigure(p, name, title, "no operations recorded", st)
 	}
 	p.Legend.Top, p.Legend.Left = true, true
+	// Inside the frame's left edge, not over the axis (newPlot's offset is for a legend on the right).
+	p.Legend.XOffs = vg.Points(8)
+	p.Legend.TextStyle.Font.Size = legendFontSize
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = percentileTicks
 	p.X.Min, p.X.Max = 1, math.Max(10, xmax)
@@ -656,7 +839,12 @@ var spectrumMarks = []float64{50, 99, 99.9}
 // markPercentiles marks and labels h's spectrumMarks that its operation
 // count resolves (those at most xmax on the 1/(1−p) axis).
 func markPercentiles(p *plot.Plot, h *hdrhistogram.Histogram, xmax float64) error {
-	vals := results.ValuesAtPercentiles(h, spectrumMarks...)
+	return markValues(p, results.ValuesAtPercentiles(h, spectrumMarks...), xmax)
+}
+
+// markValues marks and labels the latencies vals at spectrumMarks, those
+// at most xmax on the 1/(1−p) axis.
+func markValues(p *plot.Plot, vals []int64, xmax float64) error {
 	var xys plotter.XYs
 	var labels []string
 	for i, q := range spectrumMarks {
@@ -690,8 +878,10 @@ func markPercentiles(p *plot.Plot, h *hdrhistogram.Histogram, xmax float64) erro
 	return nil
 }
 
-// timeline draws p50, p99 and max per interval of a .hlog.
-func timeline(name, kind string, ivs []Interval, st Stamp) (Figure, error) {
+// timeline draws p50, p99 and max per interval of a .hlog, each of the
+// run's reps repetitions shaded and named, so the points read per
+// repetition and a drift within one is told from a step between two.
+func timeline(name, kind string, ivs []Interval, reps int, st Stamp) (Figure, error) {
 	title := kind + ": latency over time"
 	p := newPlot(title, "time since the first interval (s)", "latency")
 	type series struct {
@@ -713,6 +903,9 @@ func timeline(name, kind string, ivs []Interval, st Stamp) (Figure, error) {
 		}
 		byTag[iv.Tag] = append(byTag[iv.Tag], iv)
 	}
+	// The lines are added after the repetitions' shading, which they
+	// must be drawn over: the shading needs the axis range they set.
+	var lines []plot.Plotter
 	for si, s := range ss {
 		first := true
 		for _, tag := range tags {
@@ -729,7 +922,7 @@ func timeline(name, kind string, ivs []Interval, st Stamp) (Figure, error) {
 				}
 				l.Color, sc.Color = plotutil.Color(si), plotutil.Color(si)
 				sc.Radius = vg.Points(1.5)
-				p.Add(l, sc)
+				lines = append(lines, l, sc)
 				if first {
 					p.Legend.Add(s.label, l)
 					first = false
@@ -742,13 +935,90 @@ func timeline(name, kind string, ivs []Interval, st Stamp) (Figure, error) {
 	}
 	logY(p, lo, hi)
 	p.X.Tick.Marker = linearTicks
+	stretches := ivStretches(ivs)
+	named := len(stretches) == reps
+	if err := shadeStretches(p, stretches, named); err != nil {
+		return Figure{}, err
+	}
+	p.Add(lines...)
 	caption := fmt.Sprintf("p50, p99 and max of %s in each interval of %s.hlog; a drift or a spike shows what a single summary hides.", kind, kind)
 	if len(ivs) > 0 && ivs[0].Span > 0 {
 		// A long log, summed into spans to keep the plot (and report's
 		// memory) the same size whatever the run's length.
 		caption = fmt.Sprintf("p50, p99 and max of %s in each %s span of %s.hlog (the log's intervals summed, to draw at most %d points); a drift or a spike shows what a single summary hides.", kind, FormatNS(ivs[0].Span*1e9), kind, TimelinePoints)
 	}
+	switch {
+	case named && reps > 1:
+		caption += fmt.Sprintf(" The shaded blocks are the %d repetitions (rep 1 to rep %d), the white between them the pauses (fresh workers, warm-up) that were not measured.", reps, reps)
+	case named:
+		caption += " The shaded block is the one repetition."
+	case len(stretches) > 1:
+		caption += fmt.Sprintf(" The shaded blocks are the log's %d stretches of measured time, not the run's %s: spans of the summed log join some of them.", len(stretches), Plural(reps, "repetition"))
+	}
 	return renderLegendOutside(p, name, title, caption, st)
+}
+
+// ivStretches are the stretches of time (seconds) a timeline's intervals
+// cover without a pause of results.RepetitionGap: one per repetition, as
+// the engine writes the log. Empty intervals count: a repetition that
+// measured nothing for a while is still one.
+func ivStretches(ivs []Interval) [][2]float64 {
+	sorted := slices.Clone(ivs)
+	slices.SortStableFunc(sorted, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) })
+	var out [][2]float64
+	for _, iv := range sorted {
+		end := iv.Start + iv.Length
+		if n := len(out); n > 0 && iv.Start <= out[n-1][1]+results.RepetitionGap {
+			out[n-1][1] = math.Max(out[n-1][1], end)
+			continue
+		}
+		out = append(out, [2]float64{iv.Start, end})
+	}
+	return out
+}
+
+// repShade is the fill of a repetition's block: light enough that the
+// grid and every point stay readable over it.
+var repShade = color.NRGBA{R: 0x46, G: 0x82, B: 0xb4, A: 0x1c}
+
+// maxRepLabels is the most repetitions named on a timeline; past it every
+// k-th is, so the names never run into one another.
+const maxRepLabels = 12
+
+// shadeStretches shades each stretch over the full height of p's frame
+// (its y range must be set) and, when named, writes "rep i" at its top.
+func shadeStretches(p *plot.Plot, stretches [][2]float64, named bool) error {
+	var xys plotter.XYs
+	var labels []string
+	every := (len(stretches) + maxRepLabels - 1) / maxRepLabels
+	for i, s := range stretches {
+		poly, err := plotter.NewPolygon(plotter.XYs{{X: s[0], Y: p.Y.Min}, {X: s[1], Y: p.Y.Min}, {X: s[1], Y: p.Y.Max}, {X: s[0], Y: p.Y.Max}})
+		if err != nil {
+			return err
+		}
+		poly.Color = repShade
+		poly.LineStyle.Width = 0
+		p.Add(poly)
+		if named && i%every == 0 {
+			xys = append(xys, plotter.XY{X: (s[0] + s[1]) / 2, Y: p.Y.Max})
+			labels = append(labels, fmt.Sprintf("rep %d", i+1))
+		}
+	}
+	if len(labels) == 0 {
+		return nil
+	}
+	l, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+	if err != nil {
+		return err
+	}
+	for i := range l.TextStyle {
+		l.TextStyle[i].Font.Size = vg.Points(7)
+		l.TextStyle[i].Color = color.Gray{Y: 0x55}
+		l.TextStyle[i].XAlign, l.TextStyle[i].YAlign = draw.XCenter, draw.YTop
+	}
+	l.Offset = vg.Point{Y: -vg.Points(2)}
+	p.Add(l)
+	return nil
 }
 
 // segments splits intervals where time jumps (between repetitions, or
@@ -777,22 +1047,38 @@ func emptyFigure(p *plot.Plot, name, title, why string, st Stamp) (Figure, error
 	return render(p, name, title, why+".", st)
 }
 
-// workerThroughput draws each thread's (or, without per-thread counts, each
-// worker process's) operations per second, one bar group per op kind:
-// unequal bars mean some threads got the contended resource more often.
+// workerEven is the max/min ratio of the workers' rates under which they
+// are called equal when the result has no per-repetition counts to judge
+// by: 5%, about what one worker's rate varies from one repetition to the
+// next on a shared machine.
+const workerEven = 1.05
+
+// workerThroughput draws each thread's (or, without per-thread counts,
+// each worker process's) operations per second, every op kind together,
+// sorted, with the range of its repetitions, the mean as a line and the
+// fastest over the slowest in the title: unequal bars mean some threads
+// got the contended resource more often, and the caption says in figures
+// whether they are.
 func workerThroughput(name string, run *Run, st Stamp) (Figure, error) {
 	r := run.Result
-	title := "operations per worker thread"
 	secs := 0.0
+	durs := map[int]float64{}
 	for _, rep := range r.Repetitions {
 		secs += rep.Duration.D().Seconds()
+		durs[rep.Index] = rep.Duration.D().Seconds()
 	}
 	unit := "operations per second"
 	if secs <= 0 {
 		secs, unit = 1, "operations"
 	}
 	labels, counts := workerCounts(r)
-	p := newPlot(title, "worker process / thread", unit)
+	perRep := workerRepRates(r, durs)
+	what := "worker thread"
+	if len(labels) > 0 && !strings.Contains(labels[0], " t") {
+		what = "worker process"
+	}
+	title := "operations per " + what
+	p := newPlot(title, what+", fastest first", unit)
 	var kinds []string
 	for _, k := range run.Kinds {
 		for _, c := range counts {
@@ -805,39 +1091,155 @@ func workerThroughput(name string, run *Run, st Stamp) (Figure, error) {
 	if len(labels) == 0 || len(kinds) == 0 {
 		return emptyFigure(p, name, title, "the result has no per-worker counts", st)
 	}
-	peak := 0.0
-	// Bars of one group share the room of one x unit.
-	width := vg.Length(float64(PlotW-vg.Inch) / float64(len(labels)*(len(kinds)+1)))
-	if width > vg.Points(20) {
-		width = vg.Points(20)
+	type worker struct {
+		label        string
+		rate, lo, hi float64
+		reps         int
 	}
-	for i, k := range kinds {
-		vals := make(plotter.Values, len(labels))
-		for j, c := range counts {
-			vals[j] = float64(c[k]) / secs
-			peak = math.Max(peak, vals[j])
+	ws := make([]worker, len(labels))
+	lockstep := true
+	for i, c := range counts {
+		var total int64
+		for _, k := range kinds {
+			total += c[k]
+			lockstep = lockstep && c[k] == c[kinds[0]]
 		}
-		b, err := plotter.NewBarChart(vals, width)
+		w := worker{label: labels[i], rate: float64(total) / secs}
+		w.lo, w.hi = w.rate, w.rate
+		if rs := perRep[labels[i]]; len(rs) > 1 && unit != "operations" {
+			w.lo, w.hi, w.reps = slices.Min(rs), slices.Max(rs), len(rs)
+		}
+		ws[i] = w
+	}
+	slices.SortStableFunc(ws, func(a, b worker) int { return cmp.Compare(b.rate, a.rate) })
+	var vals plotter.Values
+	var pts sweepPoints
+	var sorted []string
+	peak, mean, overlapLo, overlapHi := 0.0, 0.0, 0.0, math.Inf(1)
+	withReps := true
+	for i, w := range ws {
+		vals = append(vals, w.rate)
+		pts = append(pts, sweepPoint{x: float64(i), y: w.rate, lo: w.lo, hi: w.hi})
+		sorted = append(sorted, w.label)
+		peak = math.Max(peak, w.hi)
+		mean += w.rate / float64(len(ws))
+		overlapLo, overlapHi = math.Max(overlapLo, w.lo), math.Min(overlapHi, w.hi)
+		withReps = withReps && w.reps > 1
+	}
+	ratio := math.Inf(1)
+	if last := ws[len(ws)-1].rate; last > 0 {
+		ratio = ws[0].rate / last
+	}
+	width := vg.Length(float64(PlotW-vg.Inch) / float64(2*len(ws)))
+	if width > vg.Points(28) {
+		width = vg.Points(28)
+	}
+	b, err := plotter.NewBarChart(vals, width)
+	if err != nil {
+		return Figure{}, err
+	}
+	b.Color = plotutil.Color(0)
+	b.LineStyle.Width = 0
+	p.Add(b)
+	p.Legend.Add(strings.Join(kinds, " + "), b)
+	if withReps {
+		eb, err := plotter.NewYErrorBars(pts)
 		if err != nil {
 			return Figure{}, err
 		}
-		b.Color = plotutil.Color(i)
-		b.LineStyle.Width = 0
-		b.Offset = width * vg.Length(float64(i)-float64(len(kinds)-1)/2)
-		p.Add(b)
-		p.Legend.Add(k, b)
+		eb.LineStyle.Width = vg.Points(1)
+		p.Add(eb)
+		// Error bars draw no legend sample of their own: a line of their style.
+		p.Legend.Add(fmt.Sprintf("lowest to highest of %d repetitions", ws[0].reps), &plotter.Line{LineStyle: eb.LineStyle})
 	}
+	ml, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: mean}, {X: float64(len(ws)) - 0.5, Y: mean}})
+	if err != nil {
+		return Figure{}, err
+	}
+	ml.Color = plotutil.Color(1)
+	ml.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+	ml.Width = vg.Points(1.5)
+	p.Add(ml)
+	meanText := siLabel(mean)
+	if unit != "operations" {
+		meanText += "/s"
+	}
+	p.Legend.Add("mean "+meanText, ml)
 	p.Legend.Top = true
-	p.NominalX(labels...)
-	p.X.Min, p.X.Max = -0.5, float64(len(labels))-0.5
+	p.Legend.TextStyle.Font.Size = legendFontSize
+	p.NominalX(sorted...)
+	p.X.Min, p.X.Max = -0.5, float64(len(ws))-0.5
 	p.Y.Tick.Marker = rateTicks
 	// Head room for the legend above the bars.
-	p.Y.Min, p.Y.Max = 0, peak*(1.1+0.08*float64(len(kinds)))
-	caption := fmt.Sprintf("Operations per second of each worker thread over %.3gs of measured repetitions; even bars mean fair access.", secs)
+	p.Y.Min, p.Y.Max = 0, peak*1.35
+	ratioText := "∞"
+	if !math.IsInf(ratio, 1) {
+		ratioText = strconv.FormatFloat(ratio, 'f', 2, 64)
+	}
+	title += ": fastest/slowest " + ratioText
+	p.Title.Text = title
+	caption := fmt.Sprintf("Operations per second of each %s (%s together) over %.3gs of measured repetitions, fastest first; the dashed line is the mean, %s.", what, strings.Join(kinds, ", "), secs, meanText)
 	if unit == "operations" {
-		caption = "Operations of each worker thread (the result records no repetition durations, so no rate)."
+		caption = fmt.Sprintf("Operations of each %s (%s together; the result records no repetition durations, so no rate), most first; the dashed line is the mean, %s.", what, strings.Join(kinds, ", "), meanText)
+	}
+	if withReps {
+		caption += fmt.Sprintf(" Each bar spans the %s's lowest to highest of the %d repetitions.", what, ws[0].reps)
+	}
+	if lockstep && len(kinds) > 1 {
+		caption += fmt.Sprintf(" Every %s ran each kind as often as the others (one of each per cycle), so the kinds are summed, not drawn apart.", what)
+	}
+	spread := 100 * (ratio - 1)
+	switch {
+	case len(ws) == 1:
+		caption += " One worker: nothing to compare it with."
+	case withReps && overlapLo <= overlapHi:
+		caption += fmt.Sprintf(" The %ss are equal: the fastest did %.1f%% more than the slowest (fastest/slowest %s), less than their rates moved between repetitions (every worker's range shares %s).", what, spread, ratioText, siLabel(overlapLo))
+	case !withReps && ratio <= workerEven:
+		caption += fmt.Sprintf(" The %ss are equal to within %.1f%% (fastest/slowest %s, under %g).", what, spread, ratioText, workerEven)
+	default:
+		caption += fmt.Sprintf(" The %ss are not equal: the fastest did %.1f%% more than the slowest (fastest/slowest %s), beyond what their repetitions vary: some got the contended resource more often.", what, spread, ratioText)
 	}
 	return render(p, name, title, caption, st)
+}
+
+// workerRepRates are each worker thread's (process's) operations per
+// second, every kind together, in each repetition: nil where the result
+// has one entry per process for the whole run, as results did before
+// workers were recorded per repetition.
+func workerRepRates(r *results.Result, durs map[int]float64) map[string][]float64 {
+	type key struct {
+		label string
+		rep   int
+	}
+	ops := map[key]int64{}
+	reps := map[int]bool{}
+	add := func(label string, rep int, c map[string]int64) {
+		for _, n := range c {
+			ops[key{label, rep}] += n
+		}
+	}
+	for _, w := range r.Workers {
+		reps[w.Repetition] = true
+		if len(w.PerThread) == 0 {
+			add(fmt.Sprintf("p%d", w.Index), w.Repetition, w.Counts)
+			continue
+		}
+		for _, t := range w.PerThread {
+			add(fmt.Sprintf("p%d t%d", w.Index, t.Thread), w.Repetition, t.Counts)
+		}
+	}
+	if len(reps) < 2 {
+		return nil
+	}
+	out := map[string][]float64{}
+	for _, k := range slices.SortedFunc(maps.Keys(ops), func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.label, b.label), cmp.Compare(a.rep, b.rep))
+	}) {
+		if d := durs[k.rep]; d > 0 {
+			out[k.label] = append(out[k.label], float64(ops[k])/d)
+		}
+	}
+	return out
 }
 
 // workerCounts sums each worker thread's (or, without per-thread counts,
@@ -891,7 +1293,7 @@ func RunFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
 			if err := add(LatencyHistogram(prefix+results.SafeFileName(kind)+"-histogram", kind, h, scale, st)); err != nil {
 				return nil, err
 			}
-			if err := add(spectrum(prefix+results.SafeFileName(kind)+"-spectrum", kind+": percentile spectrum", []string{""}, []*hdrhistogram.Histogram{h}, st)); err != nil {
+			if err := add(kindSpectrum(prefix+results.SafeFileName(kind)+"-spectrum", kind, h, kindStretches(run, kind), len(run.Result.Repetitions), st)); err != nil {
 				return nil, err
 			}
 		}
@@ -904,7 +1306,7 @@ func RunFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
 			}
 		}
 		if ivs, ok := run.Timelines[kind]; ok {
-			if err := add(timeline(prefix+results.SafeFileName(kind)+"-timeline", kind, ivs, st)); err != nil {
+			if err := add(timeline(prefix+results.SafeFileName(kind)+"-timeline", kind, ivs, len(run.Result.Repetitions), st)); err != nil {
 				return nil, err
 			}
 		}

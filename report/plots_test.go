@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"html"
 	"image"
 	"image/png"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -43,8 +45,9 @@ func checkFigure(t *testing.T, f Figure) {
 	if err != nil {
 		t.Fatalf("%s: png: %v", f.Name, err)
 	}
-	if b := img.Bounds(); b.Dx() < 400 || b.Dy() < 200 {
-		t.Errorf("%s: png is %dx%d", f.Name, b.Dx(), b.Dy())
+	// Twice a screen's pixels: the 7-inch figure prints at 240 dpi.
+	if b := img.Bounds(); b.Dx() < 1600 || b.Dy() < 900 {
+		t.Errorf("%s: png is %dx%d, too small to print (want at least 1600x900)", f.Name, b.Dx(), b.Dy())
 	}
 	if ink := inked(img); ink < 0.01 {
 		t.Errorf("%s: png is %.2f%% inked: blank", f.Name, 100*ink)
@@ -138,7 +141,7 @@ func TestLogAxisGuards(t *testing.T) {
 	}
 	for _, tt := range timelines {
 		t.Run("timeline "+tt.name, func(t *testing.T) {
-			f, err := timeline("t", "reg", tt.ivs, Stamp{})
+			f, err := timeline("t", "reg", tt.ivs, 1, Stamp{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -482,7 +485,10 @@ func TestPictureStamp(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			run := loadFixture(t, f)
 			st := RunStamp(run.Result)
-			for _, part := range []string{Title(run.Result), run.Result.Started.UTC().Format("2006-01-02")} {
+			// The footer names the build and how many repetitions the
+			// figures are of: a picture in a paper has left its folder.
+			reps := Plural(len(run.Result.Repetitions), "repetition")
+			for _, part := range []string{Title(run.Result), run.Result.Started.UTC().Format("2006-01-02"), reps, "xrcbench " + run.Result.Environment.Version} {
 				if !strings.Contains(st.Line, part) {
 					t.Errorf("stamp %q lacks %q", st.Line, part)
 				}
@@ -509,6 +515,11 @@ func TestPictureStamp(t *testing.T) {
 					kind := strings.TrimSuffix(fig.Name, "-spectrum")
 					h := run.Hists[kind]
 					v := results.ValuesAtPercentiles(h, 50, 99)
+					if slices.ContainsFunc(texts, func(s string) bool { return strings.HasPrefix(s, "median of ") }) {
+						// A band across repetitions: the marks are the
+						// median repetition's, as result.json has each.
+						v = []int64{medianRep(run.Result, kind, func(l results.Latency) int64 { return l.P50 }), medianRep(run.Result, kind, func(l results.Latency) int64 { return l.P99 })}
+					}
 					for i, want := range []string{"p50 " + fmtDur(v[0]), "p99 " + fmtDur(v[1])} {
 						if h.TotalCount() >= []int64{2, 100}[i] && !slices.Contains(texts, want) {
 							t.Errorf("%s: no mark %q among %q", fig.Name, want, texts)
@@ -517,5 +528,240 @@ func TestPictureStamp(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// medianRep is the median over r's repetitions of a figure of kind's
+// latency, as the engine summarised each repetition.
+func medianRep(r *results.Result, kind string, f func(results.Latency) int64) int64 {
+	var vs []int64
+	for _, rep := range r.Repetitions {
+		vs = append(vs, f(rep.Ops[kind].NS))
+	}
+	slices.Sort(vs)
+	if len(vs)%2 == 0 {
+		return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+	}
+	return vs[len(vs)/2]
+}
+
+func svgStrings(svg []byte) []string {
+	var out []string
+	for _, tx := range svgTexts(svg) {
+		out = append(out, tx.text)
+	}
+	return out
+}
+
+// bandPaths counts the SVG's filled, translucent paths of at least min
+// vertices: a band, not a legend's sample square.
+func bandPaths(svg []byte, min int) int {
+	n := 0
+	for _, m := range regexp.MustCompile(`<path d="([^"]*)" style="fill:#[0-9A-F]{6};fill-opacity:`).FindAllSubmatch(svg, -1) {
+		if bytes.Count(m[1], []byte("L"))+1 >= min {
+			n++
+		}
+	}
+	return n
+}
+
+// TestSpectrumBand: a kind's spectrum of several repetitions draws their
+// median as the line in a band from the lowest to the highest, and says
+// n; one whose log cannot be split into the repetitions (a damaged log),
+// or of one repetition, pools them, says n, and draws no band.
+func TestSpectrumBand(t *testing.T) {
+	tests := []struct {
+		fix  fixture
+		kind string
+		band bool
+	}{
+		{lifecycleFixture(), results.OpReg, true},
+		{lifecycleFixture(), results.OpUnregLast, true},
+		{errorsFixture(), results.OpRegInvalid, true}, // its last repetition stopped early
+		{noisyFixture(), results.OpReg, false},        // its log is cut short
+		{noisyFixture(), results.OpUnreg, false},      // no log at all
+		{tinyFixture(), results.OpCreate, false},      // one repetition
+	}
+	for _, tt := range tests {
+		t.Run(tt.fix.name+"/"+tt.kind, func(t *testing.T) {
+			run := loadFixture(t, tt.fix)
+			figs, err := RunFigures(run, "", CountsAuto)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var f Figure
+			for _, g := range figs {
+				if g.Name == tt.kind+"-spectrum" {
+					f = g
+				}
+			}
+			if f.Name == "" {
+				t.Fatalf("no %s-spectrum among %v", tt.kind, figNames(figs))
+			}
+			checkFigure(t, f)
+			texts := svgStrings(f.SVG)
+			n := run.Hists[tt.kind].TotalCount()
+			wantN := fmt.Sprintf("n = %s operation", strconv.FormatInt(n, 10))
+			if n >= 1000 {
+				wantN = fmt.Sprintf("n = %d,%03d operation", n/1000, n%1000)
+			}
+			if !slices.ContainsFunc(texts, func(s string) bool { return strings.HasPrefix(s, wantN) }) {
+				t.Errorf("no %q in the legend %q", wantN, texts)
+			}
+			reps := len(run.Result.Repetitions)
+			median := fmt.Sprintf("median of %d repetitions", reps)
+			if got := slices.Contains(texts, median); got != tt.band {
+				t.Errorf("legend %q has %q: %v, want %v", texts, median, got, tt.band)
+			}
+			if got := bandPaths(f.SVG, 20); got != map[bool]int{true: 1, false: 0}[tt.band] {
+				t.Errorf("%d band polygons, want band %v", got, tt.band)
+			}
+			if tt.band && !strings.Contains(f.Caption, "the band spans the lowest to the highest") {
+				t.Errorf("caption %q does not say what the band is", f.Caption)
+			}
+			if !tt.band && reps > 1 && !strings.Contains(f.Caption, "pooled") {
+				t.Errorf("caption %q does not say the repetitions are pooled", f.Caption)
+			}
+		})
+	}
+}
+
+// TestTimelineRepetitions: each repetition of a timeline is a shaded
+// block named rep 1 to rep N; a log whose stretches are not the run's
+// repetitions is shaded but names none.
+func TestTimelineRepetitions(t *testing.T) {
+	iv := func(start, length float64) Interval {
+		return Interval{Start: start, Length: length, Count: 10, P50: 100, P99: 200, Max: 300}
+	}
+	three := []Interval{iv(0, 1), iv(1, 1), iv(3, 1), iv(4, 0.5), {Start: 4.5, Length: 1}, iv(7, 1)}
+	tests := []struct {
+		name   string
+		ivs    []Interval
+		reps   int
+		blocks int
+		named  bool
+	}{
+		{"three repetitions", three, 3, 3, true},
+		{"an empty interval inside one", three[:5], 2, 2, true},
+		{"one", three[:2], 1, 1, true},
+		{"log and result disagree", three, 4, 3, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := timeline("t", "reg", tt.ivs, tt.reps, Stamp{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkFigure(t, f)
+			texts := svgStrings(f.SVG)
+			var names []string
+			for _, s := range texts {
+				if strings.HasPrefix(s, "rep ") {
+					names = append(names, s)
+				}
+			}
+			var want []string
+			for i := range tt.reps {
+				if tt.named {
+					want = append(want, "rep "+strconv.Itoa(i+1))
+				}
+			}
+			if !slices.Equal(names, want) {
+				t.Errorf("repetitions named %q, want %q", names, want)
+			}
+			if got := strings.Count(string(f.SVG), "fill-opacity"); got != tt.blocks {
+				t.Errorf("%d shaded blocks, want %d", got, tt.blocks)
+			}
+		})
+	}
+	// The fixtures' logs, written as the engine writes them.
+	for _, fx := range []fixture{lifecycleFixture(), noisyFixture()} {
+		run := loadFixture(t, fx)
+		figs, err := RunFigures(run, "", CountsAuto)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range figs {
+			if strings.HasSuffix(f.Name, "-timeline") {
+				last := "rep " + strconv.Itoa(len(run.Result.Repetitions))
+				if texts := svgStrings(f.SVG); !slices.Contains(texts, "rep 1") || !slices.Contains(texts, last) {
+					t.Errorf("%s/%s: no rep 1 .. %s among %q", fx.name, f.Name, last, texts)
+				}
+			}
+		}
+	}
+}
+
+// TestWorkerFigure: the per-worker plot says in its title how far apart
+// the fastest and slowest workers are, sorts them, and says in its
+// caption, with the measured spread, whether they are equal: within
+// the spread of their repetitions where the result has one entry per
+// repetition, else within 5%.
+func TestWorkerFigure(t *testing.T) {
+	tc := func(th int, n int64) results.ThreadCounts {
+		return results.ThreadCounts{Thread: th, CPU: -1, Counts: map[string]int64{"reg": n, "unreg": n}}
+	}
+	w := func(p, rep int, n ...int64) results.Worker {
+		wk := results.Worker{Index: p, Repetition: rep}
+		for th, c := range n {
+			wk.PerThread = append(wk.PerThread, tc(th, c))
+		}
+		return wk
+	}
+	reps := []results.Repetition{{Index: 0, Duration: results.Duration(time.Second)}, {Index: 1, Duration: results.Duration(time.Second)}}
+	tests := []struct {
+		name    string
+		workers []results.Worker
+		reps    []results.Repetition
+		ratio   string
+		order   []string
+		verdict string
+	}{
+		{"equal within the repetitions", []results.Worker{w(0, 0, 100, 120), w(0, 1, 120, 100)}, reps,
+			"1.00", []string{"p0 t0", "p0 t1"}, "are equal"},
+		{"one slower beyond the repetitions", []results.Worker{w(0, 0, 100, 200), w(0, 1, 110, 210)}, reps,
+			"1.95", []string{"p0 t1", "p0 t0"}, "are not equal"},
+		{"whole-run counts, within 5%", []results.Worker{w(0, 0, 1000, 1010, 1020)}, reps[:1],
+			"1.02", []string{"p0 t2", "p0 t1", "p0 t0"}, "are equal to within 2.0%"},
+		{"whole-run counts, 20% apart", []results.Worker{w(0, 0, 1000, 1200)}, reps[:1],
+			"1.20", []string{"p0 t1", "p0 t0"}, "are not equal"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := &Run{Kinds: []string{"reg", "unreg"}, Result: &results.Result{Workers: tt.workers, Repetitions: tt.reps}}
+			f, err := workerThroughput("workers", run, Stamp{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkFigure(t, f)
+			texts := svgStrings(f.SVG)
+			if want := "operations per worker thread: fastest/slowest " + tt.ratio; !slices.Contains(texts, want) {
+				t.Errorf("no title %q among %q", want, texts)
+			}
+			var order []string
+			for _, s := range texts {
+				if strings.HasPrefix(s, "p0 t") {
+					order = append(order, s)
+				}
+			}
+			if !slices.Equal(order, tt.order) {
+				t.Errorf("workers in the order %q, want %q", order, tt.order)
+			}
+			if !strings.Contains(f.Caption, tt.verdict) || !strings.Contains(f.Caption, "fastest/slowest "+tt.ratio) {
+				t.Errorf("caption %q does not say %q with the ratio %s", f.Caption, tt.verdict, tt.ratio)
+			}
+			if !slices.ContainsFunc(texts, func(s string) bool { return strings.HasPrefix(s, "mean ") }) {
+				t.Errorf("no mean line in the legend %q", texts)
+			}
+		})
+	}
+	// The fixture's threads differ in speed, 10:11:11:12: the plot says so.
+	run := loadFixture(t, lifecycleFixture())
+	f, err := workerThroughput("workers", run, Stamp{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(svgStrings(f.SVG), "operations per worker thread: fastest/slowest 1.20") || !strings.Contains(f.Caption, "are not equal") {
+		t.Errorf("fixture workers: texts %q, caption %q", svgStrings(f.SVG), f.Caption)
 	}
 }

@@ -38,10 +38,14 @@ writes, into the run folder or --out:
                 (p50, p99, ops/s; an open loop's response p50 and p99 too):
                 benchstat bench.txt reads it
   plots/        overlay-spectrum and overlay-histogram (all op kinds); per op
-                kind: latency histogram, percentile spectrum, timeline
-                (at most 1,000 points: a longer log is summed into spans
-                of 2, 4, 8, ... intervals); per-worker throughput; PNG
-                and SVG
+                kind: latency histogram, percentile spectrum (the median
+                of the repetitions in a band from the lowest to the
+                highest), timeline (each repetition shaded; at most 1,000
+                points: a longer log is summed into spans of 2, 4, 8, ...
+                intervals); per-worker throughput, sorted, with each
+                worker's range over the repetitions; SVG and a 240 dpi
+                PNG (1680×960) of each, the version and repetition count
+                in its footer
 
 Several run folders make one combined report (with overlaid spectra) and
 need --out. A sweep folder (with sweep.json) adds throughput and p99 against
