@@ -65,32 +65,50 @@ func TerminalLines(ws []Warning, label, detail string) []string {
 			out = append(out, head+full[0])
 			continue
 		}
-		where := "; detail in " + detail + ")"
+		// tail names the kind (a legacy result's warnings have none to
+		// name), what else is given, and where the whole text is.
+		named := k != WarnUnclassified && k != ""
+		tail := func(more ...string) string {
+			parts := more
+			if named {
+				parts = append([]string{k}, more...)
+			}
+			if len(parts) == 0 {
+				return " (detail in " + detail + ")"
+			}
+			return " (" + strings.Join(parts, ", ") + "; detail in " + detail + ")"
+		}
 		facts := make([]string, len(g))
 		for i, w := range g {
 			facts[i] = w.Fact()
 		}
-		if l := head + strings.Join(facts, "; ") + " (" + k + where; fits(l) {
+		// Facts alone say what a warning means only beside its kind's
+		// name, which a legacy result's warnings lack.
+		if l := head + strings.Join(facts, "; ") + tail(); fits(l) && named {
 			out = append(out, l)
 			continue
 		}
 		gist, ok := gists[k]
-		if !ok { // unclassified (a legacy result's) or a report's own kind
+		switch {
+		case ok:
+		case g[0].Means != "": // unclassified: what its text says it means
+			gist = g[0].Means
+		default:
 			gist = g[0].Fact()
 		}
-		tail := " (" + k + scope(g) + where
-		out = append(out, head+Shorten(gist, TerminalWidth-utf8.RuneCountInString(head+tail))+tail)
+		t := tail(scope(g)...)
+		out = append(out, head+Shorten(gist, TerminalWidth-utf8.RuneCountInString(head+t))+t)
 	}
 	return out
 }
 
 func fits(line string) bool { return utf8.RuneCountInString(line) <= TerminalWidth }
 
-// scope names the repetitions and op kinds a group concerns (", "
-// first), or "" for the run as a whole.
-func scope(g []Warning) string {
+// scope names the repetitions and op kinds a group concerns, none for
+// the run as a whole.
+func scope(g []Warning) []string {
 	var reps []int
-	var ops []string
+	var ops, out []string
 	for _, w := range g {
 		if w.Repetition > 0 && !slices.Contains(reps, w.Repetition) {
 			reps = append(reps, w.Repetition)
@@ -99,19 +117,15 @@ func scope(g []Warning) string {
 			ops = append(ops, w.Op)
 		}
 	}
-	s := ""
 	if len(reps) > 0 {
 		slices.Sort(reps)
 		noun := "repetition "
 		if len(reps) > 1 {
 			noun = "repetitions "
 		}
-		s += ", " + noun + Ranges(reps)
+		out = append(out, noun+Ranges(reps))
 	}
-	if len(ops) > 0 {
-		s += ", " + strings.Join(ops, ", ")
-	}
-	return s
+	return append(out, ops...)
 }
 
 // Ranges writes sorted numbers with runs of three or more as ranges:

@@ -36,8 +36,12 @@ func TestTerminalLines(t *testing.T) {
 		{"kinds apart, in order", []Warning{gap("reg"), starved(2), gap("create")},
 			[]string{"warning: reg: an untimed stretch; create: an untimed stretch: a stall there is in no latency",
 				"warning: repetition 2: measured threads were runnable but not running for 90% of their working time (run queue, limit 25%) (cpu_starved; detail in summary.md)"}},
-		{"no gist: its fact cut", []Warning{LegacyWarning(long)},
-			[]string{"warning: " + Shorten(long, TerminalWidth-len("warning:  (unclassified; detail in summary.md)")) + " (unclassified; detail in summary.md)"}},
+		{"legacy warnings: their meaning", []Warning{
+			{Kind: WarnUnclassified, Severity: SeverityWarning, Repetition: 2, Text: "repetition 2: measured 333ms: another span", Means: "another span"},
+			{Kind: WarnUnclassified, Severity: SeverityWarning, Repetition: 4, Text: "repetition 4: measured 319ms, +6.4% from the requested 300ms (limit ±5%), " + long + ": another span", Means: "another span"}},
+			[]string{"warning: another span (repetitions 2, 4; detail in summary.md)"}},
+		{"a legacy warning: its fact cut", []Warning{LegacyWarning(long)},
+			[]string{"warning: " + Shorten(long, TerminalWidth-len("warning:  (detail in summary.md)")) + " (detail in summary.md)"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := TerminalLines(tt.ws, SeverityWarning, SummaryDetail)
