@@ -45,9 +45,10 @@ var gists = map[string]string{
 // with label ("warning", "notice") and at most TerminalWidth long: one
 // line per kind, in the order the kinds first appear. A group whose
 // text fits is said whole, as summary.md says it; else its facts with
-// the kind; else the kind's gist with the repetitions and op kinds it
-// concerns. The two shorter forms name detail (summary.md), where the
-// whole text is.
+// the kind; else the kind's gist (for a legacy result's unclassified
+// warnings, the meaning their text ends with) with the repetitions and op
+// kinds it concerns. The two shorter forms name detail (summary.md),
+// where the whole text is.
 func TerminalLines(ws []Warning, label, detail string) []string {
 	var kinds []string
 	groups := map[string][]Warning{}
