@@ -458,7 +458,8 @@ func (c *coordinator) warn(warnings, said []results.Warning) {
 		return
 	}
 	// Said once each, notices only when asked for (-v), a kind's warnings
-	// of one meaning folded into one line.
+	// folded into one line of bounded length (results.TerminalLines):
+	// summary.md, written beside result.json, says them in full.
 	var warn, notice []results.Warning
 	for _, w := range warnings {
 		switch {
@@ -469,12 +470,12 @@ func (c *coordinator) warn(warnings, said []results.Warning) {
 			warn = append(warn, w)
 		}
 	}
-	for _, l := range results.FoldWarnings(warn) {
-		fmt.Fprintln(c.opts.Stderr, "warning: "+l)
+	for _, l := range results.TerminalLines(warn, results.SeverityWarning, results.SummaryDetail) {
+		fmt.Fprintln(c.opts.Stderr, l)
 	}
 	if c.opts.Verbose {
-		for _, l := range results.FoldWarnings(notice) {
-			fmt.Fprintln(c.opts.Stderr, "notice: "+l)
+		for _, l := range results.TerminalLines(notice, results.SeverityNotice, results.SummaryDetail) {
+			fmt.Fprintln(c.opts.Stderr, l)
 		}
 	}
 }

@@ -262,6 +262,9 @@ func TestVerdict(t *testing.T) {
 		{"the test double and warnings are said", Qualification{Criteria: []Row{pass}, Runs: ok, TestDouble: []string{"a"},
 			Warnings: []RunWarning{{Runs: []string{"a"}, Text: report.TestDoubleBanner}, {Runs: []string{"a"}, Text: "busy"}}}, Pass,
 			[]string{"Not hardware", "2 warning(s) from the runs"}, nil},
+		{"a notice is not a warning", Qualification{Criteria: []Row{pass}, Runs: ok,
+			Warnings: []RunWarning{{Runs: []string{"a"}, Text: "busy"}, {Runs: []string{"a"}, Severity: results.SeverityNotice, Text: "late reports"}}}, Pass,
+			[]string{"1 warning(s) from the runs"}, []string{"2 warning(s)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v, s := verdict(&tc.q)

@@ -2,6 +2,7 @@ package qualify
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -174,7 +175,7 @@ func JUnit(q *Qualification) report.JUnitReport {
 		c := report.JUnitCase{Name: r.Name, Classname: "qualify.runs", Time: seconds(r.Seconds), SystemOut: r.Command + "\n" + r.Dir}
 		for _, w := range q.Warnings {
 			if slices.Contains(w.Runs, r.Name) {
-				c.SystemOut += "\nwarning: " + w.Text
+				c.SystemOut += "\n" + cmp.Or(w.Severity, results.SeverityWarning) + ": " + w.Text
 			}
 		}
 		if r.Status != results.StatusOK {

@@ -473,9 +473,15 @@ func runWarnings(base, new *Run) (_ []results.Warning, _ func(kind string) []int
 			w.Text = side.name + ": " + w.Text
 			all = append(all, w)
 			i := len(all)
-			if w.Op != "" {
+			switch {
+			case w.Severity == results.SeverityNotice:
+				// Listed, but it marks no row and casts no doubt on a
+				// regression: it does not change what the figures mean.
+			case w.Op != "":
 				byKind[w.Op] = append(byKind[w.Op], i)
-			} else {
+			case w.Kind != results.WarnVersionUnknown:
+				// Not knowing the code that measured says nothing of
+				// the measurement.
 				every = append(every, i)
 			}
 		}
@@ -669,6 +675,15 @@ func gateList(gs []Gate) string {
 
 // centerCell is a median ± its confidence interval ("±∞" when too few
 // repetitions bound it), "–" when nothing was measured.
+//
+// The ± is benchstat's (benchmath.Summary.PctRangeString: the farther
+// bound's distance from the median, as a percentage of it), which reads
+// well for the tight intervals benchstat is used to. Past ±100% it does
+// not: the interval of a median is between two of the repetitions'
+// figures, all positive, and is lopsided ("110ns ±437%" is 80ns to
+// 591ns, never below zero). Such a cell gives the interval's bounds in
+// the metric's unit instead, "110ns [80ns, 591ns]", which says what the
+// percentage only hides: too noisy to bound a change of a few percent.
 func centerCell(m Metric, c Center) string {
 	if c.N == 0 {
 		return "–"
@@ -677,9 +692,16 @@ func centerCell(m Metric, c Center) string {
 	if c.Lo == nil {
 		return s + " ±∞"
 	}
+	if c.Median > 0 && *c.Lo >= 0 && math.Max(*c.Hi/c.Median-1, 1-*c.Lo/c.Median) > MaxPctRange {
+		return fmt.Sprintf("%s [%s, %s]", s, m.Format(*c.Lo), m.Format(*c.Hi))
+	}
 	sum := benchmath.Summary{Center: c.Median, Lo: *c.Lo, Hi: *c.Hi}
 	return s + " ±" + sum.PctRangeString()
 }
+
+// MaxPctRange is the widest interval, as a share of its median, that a
+// comparison writes as ±percent; a wider one is written as its bounds.
+const MaxPctRange = 1.0
 
 // deltaCell is the change, shown whatever the verdict: "~" says the test
 // found no difference, not that there was no change.
@@ -743,8 +765,8 @@ func (c *Comparison) header() []string {
 			h = append(h, fmt.Sprintf("labels: base %s; new %s", orDash(bl), orDash(nl)))
 		}
 	}
-	h = append(h, fmt.Sprintf("workload %s; medians over repetitions ± %.0f%% confidence interval; p: Mann-Whitney U; alpha %g, threshold %g%%",
-		c.Workload, 100*c.CI, c.Alpha, c.Threshold))
+	h = append(h, fmt.Sprintf("workload %s; medians over repetitions ± %.0f%% confidence interval ([low, high] where wider than ±%.0f%%); p: Mann-Whitney U; alpha %g, threshold %g%%",
+		c.Workload, 100*c.CI, 100*MaxPctRange, c.Alpha, c.Threshold))
 	h = append(h, fmt.Sprintf("gated (decide the verdict, Holm-corrected): %s; the other rows are information", c.gateList()))
 	return h
 }
@@ -756,8 +778,10 @@ func orDash(s string) string {
 	return s
 }
 
-// footnotes explain the marks in the table.
-func (c *Comparison) footnotes() []string {
+// footnotes explain the marks in the table: the runs' warnings each on
+// its own line in the text, one line a kind in the Markdown (md), where a
+// comment says them once for both runs (warningGroups).
+func (c *Comparison) footnotes(md bool) []string {
 	var f []string
 	for _, r := range c.Rows {
 		if (r.Base.N > 0 && r.Base.Lo == nil) || (r.New.N > 0 && r.New.Lo == nil) {
@@ -777,13 +801,104 @@ func (c *Comparison) footnotes() []string {
 			break
 		}
 	}
-	if len(c.Warnings) > 0 {
+	if len(c.Warnings) > 0 && !md {
 		f = append(f, "warnings of the runs (!N on a row: warning N concerns that row's op kind; the others concern every row):")
 		for i, w := range c.Warnings {
 			f = append(f, fmt.Sprintf("  %d. %s", i+1, w))
 		}
 	}
+	if groups := c.warningGroups(); len(groups) > 0 && md {
+		f = append(f, "warnings of the runs, one line a kind (!N on a row: warning N concerns that row's op kind; the others concern every row; each run's summary.md has them in full):")
+		for i, g := range groups {
+			f = append(f, fmt.Sprintf("  %d. %s", i+1, g.line))
+		}
+	}
 	return f
+}
+
+// warningGroup is the runs' warnings of one kind, as a comparison's
+// Markdown says them: on a shared runner both runs warn of the same
+// things (threads share CPUs, an untimed stretch in every op kind), and a
+// comment that lists each of them for each run ends every time with the
+// same twenty lines. A kind is one line, said once for both runs.
+type warningGroup struct {
+	kind    string
+	members []int // indices into Comparison.Warnings
+	line    string
+}
+
+// warningGroups groups c.Warnings by kind, in the order the kinds first
+// appear: each group's line names the runs that gave it ("both" where
+// both did) and its text, the whole where it fits a line
+// (results.TerminalLines), else its gist.
+func (c *Comparison) warningGroups() []warningGroup {
+	var groups []warningGroup
+	ws := make([]results.Warning, len(c.Warnings))
+	sides := make([]string, len(c.Warnings))
+	for i, w := range c.Warnings {
+		sides[i], w.Text, _ = strings.Cut(w.Text, ": ")
+		// A result older than typed warnings has its warnings as text
+		// alone: their meaning, what follows the fact's last ": ", is
+		// what groups them.
+		if w.Kind == results.WarnUnclassified && w.Means == "" {
+			if k := strings.LastIndex(w.Text, ": "); k > 0 {
+				w.Means = w.Text[k+2:]
+			}
+		}
+		ws[i] = w
+		key := w.Kind
+		if w.Kind == results.WarnUnclassified {
+			key += ": " + w.Means
+		}
+		j := slices.IndexFunc(groups, func(g warningGroup) bool { return g.kind == key })
+		if j < 0 {
+			groups = append(groups, warningGroup{kind: key})
+			j = len(groups) - 1
+		}
+		groups[j].members = append(groups[j].members, i)
+	}
+	for i, g := range groups {
+		var who []string
+		// Said once for both runs: the same fact in each is one.
+		var unique []results.Warning
+		notices := true
+		for _, m := range g.members {
+			if !slices.Contains(who, sides[m]) {
+				who = append(who, sides[m])
+			}
+			if !slices.ContainsFunc(unique, func(u results.Warning) bool { return u.Text == ws[m].Text }) {
+				unique = append(unique, ws[m])
+			}
+			notices = notices && ws[m].Severity == results.SeverityNotice
+		}
+		label := strings.Join(who, ", ")
+		if len(who) == 2 {
+			label = "both"
+		}
+		if notices {
+			label += " (notice)"
+		}
+		groups[i].line = results.TerminalLines(unique, label, MarkdownFile)[0]
+	}
+	return groups
+}
+
+// mdMarks are a row's warning marks in the Markdown: the groups
+// (warningGroups) its warnings belong to.
+func (c *Comparison) mdMarks(r CompareRow, groups []warningGroup) string {
+	var s []string
+	for i, g := range groups {
+		for _, m := range r.Warned {
+			if slices.Contains(g.members, m-1) {
+				s = append(s, fmt.Sprint(i+1))
+				break
+			}
+		}
+	}
+	if len(s) == 0 {
+		return ""
+	}
+	return "!" + strings.Join(s, ",")
 }
 
 // WriteText writes c as an aligned table.
@@ -791,7 +906,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	t := textTable{
 		header: c.header(), notesTitle: "differences (base → new):", notes: c.Notes,
 		columns: []string{"op", "metric", "", "base", "new", "delta", "p", "verdict"},
-		after:   c.footnotes(), verdict: c.Verdict(),
+		after:   c.footnotes(false), verdict: c.Verdict(),
 	}
 	marks := len(c.Warnings) > 0 // a column for the warning marks only when there are some
 	if marks {
@@ -866,6 +981,7 @@ func (c *Comparison) Outcome() string {
 func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "**xrcbench compare %s: %s** — %s\n\n", mdText(c.Workload), c.Outcome(), mdText(c.Verdict()))
+	groups := c.warningGroups()
 	fmt.Fprintln(bw, "| op | metric | role | base | new | delta | p | verdict | warnings |")
 	fmt.Fprintln(bw, "|---|---|---|---:|---:|---:|---:|---|---|")
 	for _, r := range c.Rows {
@@ -873,7 +989,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 		if r.Verdict == VerdictRegression && r.Gated {
 			v = "**regression**"
 		}
-		fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(r.Kind), mdText(r.Metric), r.role(), r.ci(r.Base), r.ci(r.New), r.delta(), r.pValue(), v, r.marks())
+		fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(r.Kind), mdText(r.Metric), r.role(), r.ci(r.Base), r.ci(r.New), r.delta(), r.pValue(), v, c.mdMarks(r, groups))
 	}
 	// GitHub renders Markdown inside <details> only after a blank line.
 	fmt.Fprint(bw, "\n<details><summary>runs, gates and notes</summary>\n\n")
@@ -883,7 +999,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	for _, n := range c.Notes {
 		fmt.Fprintf(bw, "- **differs** (base → new): %s\n", mdText(n))
 	}
-	if f := c.footnotes(); len(f) > 0 {
+	if f := c.footnotes(true); len(f) > 0 {
 		fmt.Fprintln(bw)
 		for _, line := range f {
 			fmt.Fprintf(bw, "%s  \n", mdText(line)) // they quote the runs' warnings

@@ -385,8 +385,8 @@ func (mc *MultiComparison) header() []string {
 	if mc.By != "" {
 		by = fmt.Sprintf("; sets grouped by label %s, their repetitions pooled", mc.By)
 	}
-	h = append(h, fmt.Sprintf("workload %s%s; medians over repetitions ± %.0f%% confidence interval; each set against %s: change, verdict, p (Mann-Whitney U); alpha %g, threshold %g%%",
-		mc.Workload, by, 100*mc.CI, mc.Sets[0].Name, mc.Alpha, mc.Threshold))
+	h = append(h, fmt.Sprintf("workload %s%s; medians over repetitions ± %.0f%% confidence interval ([low, high] where wider than ±%.0f%%); each set against %s: change, verdict, p (Mann-Whitney U); alpha %g, threshold %g%%",
+		mc.Workload, by, 100*mc.CI, 100*MaxPctRange, mc.Sets[0].Name, mc.Alpha, mc.Threshold))
 	h = append(h, fmt.Sprintf("gated (decide the verdict, Holm-corrected within each set's comparison): %s; the other rows are information", gateList(mc.Gates)))
 	return h
 }
@@ -454,7 +454,7 @@ func (mc *MultiComparison) footnotes() []string {
 	var f []string
 	seen := map[string]bool{}
 	for _, c := range mc.pairs {
-		for _, n := range c.footnotes() {
+		for _, n := range c.footnotes(false) {
 			if strings.HasPrefix(n, "!N") || strings.HasPrefix(n, "  ") || seen[n] {
 				continue // the runs' warnings are listed once, by set
 			}

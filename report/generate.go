@@ -26,9 +26,11 @@ const (
 type Report struct {
 	Out   string
 	Files []string // paths written, report.html last
-	// Warnings of every run, prefixed with the run's label when there are
-	// several, for the CLI to echo.
+	// Warnings and Notices of every run, prefixed with the run's label
+	// when there are several, for the CLI to echo: one terminal line each
+	// (the full text is in summary.md and report.html).
 	Warnings []string
+	Notices  []string
 }
 
 // Options tune a report.
@@ -69,12 +71,12 @@ func GenerateWith(dirs []string, out string, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	pg, warnings := makePage(in, figs)
+	pg, warnings, notices := makePage(in, figs)
 	files, err := renderFiles(in, figs, pg)
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Out: out, Warnings: warnings}
+	rep := &Report{Out: out, Warnings: warnings, Notices: notices}
 	if err := writeFiles(rep, in, files); err != nil {
 		return nil, err
 	}
@@ -182,9 +184,10 @@ func makeFigures(in inputs, counts CountScale) (figureSet, error) {
 	return fs, nil
 }
 
-// makePage lays out report.html, and gathers the runs' warnings for the
-// CLI (each prefixed with its run's label when there are several).
-func makePage(in inputs, fs figureSet) (htmlPage, []string) {
+// makePage lays out report.html, and gathers what the CLI says of the
+// runs: their warnings and their notices (each prefixed with its run's
+// label when there are several).
+func makePage(in inputs, fs figureSet) (htmlPage, []string, []string) {
 	runs, sweep := in.runs, in.sweep
 	pg := htmlPage{Title: fs.title, Single: len(runs) == 1 && sweep == nil}
 	if sweep != nil {
@@ -205,10 +208,15 @@ func makePage(in inputs, fs figureSet) (htmlPage, []string) {
 	if len(runs) == 1 {
 		pg.TestDoubleRuns = nil // the page is the run
 	}
-	var said []string
+	var said, notices []string
 	for _, run := range runs {
 		pg.Runs = append(pg.Runs, newHTMLRun(run, fs.perRun[run], !pg.Single))
-		own := Said(run)
+		prefix := ""
+		if len(runs) > 1 {
+			prefix = run.Label + ": "
+		}
+		own, ns := Said(run, prefix)
+		notices = append(notices, ns...)
 		n := 0
 		for _, w := range run.Result.Warnings {
 			if w.Severity != results.SeverityNotice {
@@ -216,16 +224,11 @@ func makePage(in inputs, fs figureSet) (htmlPage, []string) {
 			}
 		}
 		if n > 0 {
-			own = append(own, fmt.Sprintf("the run's own %s (said when it ran) are in %s and %s", Plural(n, "warning"), MarkdownFile, HTMLFile))
+			own = append(own, prefix+fmt.Sprintf("the run's own %s (said when it ran) are in %s and %s", Plural(n, "warning"), MarkdownFile, HTMLFile))
 		}
-		for _, w := range own {
-			if len(runs) > 1 {
-				w = run.Label + ": " + w
-			}
-			said = append(said, w)
-		}
+		said = append(said, own...)
 	}
-	return pg, said
+	return pg, said, notices
 }
 
 // reportFile is one file of a report, by its name in the report folder.

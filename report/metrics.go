@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/stats"
@@ -249,18 +250,36 @@ func Warnings(run *Run) []string {
 type finding struct {
 	text   string
 	notice bool
+	// gist is text in a few words, for the terminal when text is longer
+	// than a line there (results.TerminalWidth).
+	gist string
 }
 
-// Said are the findings report says on stderr: the warnings, not the
-// notices, and not the run's own, which the run said when it ran.
-func Said(run *Run) []string {
-	var out []string
+// Said are the findings report says on stderr, the warnings and the
+// notices apart, and not the run's own, which the run said when it ran:
+// each its text, or where that is longer than a terminal line its gist
+// and where the text is (summary.md); prefix (a run's label) goes first.
+func Said(run *Run, prefix string) (warns, notices []string) {
 	for _, f := range warnings(run, false) {
-		if !f.notice {
-			out = append(out, f.text)
+		l := TerminalText(prefix+f.text, prefix+f.gist, "warning: ")
+		if f.notice {
+			notices = append(notices, l)
+		} else {
+			warns = append(warns, l)
 		}
 	}
-	return out
+	return warns, notices
+}
+
+// TerminalText is text, or where label+text is longer than a terminal
+// line (results.TerminalWidth), gist and where text is said in full.
+func TerminalText(text, gist, label string) string {
+	room := results.TerminalWidth - utf8.RuneCountInString(label)
+	if utf8.RuneCountInString(text) <= room {
+		return text
+	}
+	tail := " (detail in " + MarkdownFile + ")"
+	return results.Shorten(gist, room-utf8.RuneCountInString(tail)) + tail
 }
 
 // warnings are Warnings' findings, the engine's own (the run's
@@ -268,14 +287,14 @@ func Said(run *Run) []string {
 func warnings(run *Run, engine bool) []finding {
 	r := run.Result
 	var w []finding
-	add := func(notice bool, format string, args ...any) {
-		w = append(w, finding{fmt.Sprintf(format, args...), notice})
+	add := func(notice bool, gist, format string, args ...any) {
+		w = append(w, finding{fmt.Sprintf(format, args...), notice, gist})
 	}
 	switch r.Status {
 	case results.StatusPartial:
-		add(false, "partial run: %s; the figures cover what was measured before it stopped", r.Error)
+		add(false, "partial run: the figures cover what was measured before it stopped", "partial run: %s; the figures cover what was measured before it stopped", r.Error)
 	case results.StatusFailed:
-		add(false, "failed run: %s; nothing here is trustworthy", r.Error)
+		add(false, "failed run: nothing here is trustworthy", "failed run: %s; nothing here is trustworthy", r.Error)
 	}
 	for _, kind := range run.Kinds {
 		s := r.Ops[kind]
@@ -288,19 +307,19 @@ func warnings(run *Run, engine bool) []finding {
 				}
 				msg += ": " + strings.Join(parts, ", ")
 			}
-			add(false, "%s: a failed operation timed a failure, not the operation; find its cause before reading the figures (xrcbench conform checks the device)", msg)
+			add(false, fmt.Sprintf("%s: %s: failed operations timed failures, not operations", kind, Plural(int(s.Errors), "error")), "%s: a failed operation timed a failure, not the operation; find its cause before reading the figures (xrcbench conform checks the device)", msg)
 		}
 	}
 	if r.Leaks != nil && len(r.Leaks.Leaked) > 0 {
-		add(false, "%s outlived the run (leak check by %s): %v: the device holds them until their domain closes, and the next run starts beside them; look with xrcbench devices", Plural(len(r.Leaks.Leaked), "QP"), r.Leaks.Method, r.Leaks.Leaked)
+		add(false, Plural(len(r.Leaks.Leaked), "QP")+" outlived the run", "%s outlived the run (leak check by %s): %v: the device holds them until their domain closes, and the next run starts beside them; look with xrcbench devices", Plural(len(r.Leaks.Leaked), "QP"), r.Leaks.Method, r.Leaks.Leaked)
 	}
 	for _, e := range r.Warnings {
 		if engine {
-			add(e.Severity == results.SeverityNotice, "engine: %s", e.Text)
+			add(e.Severity == results.SeverityNotice, "engine: "+e.Fact(), "engine: %s", e.Text)
 		}
 	}
 	if s := tooFewRepetitions(r, run.Kinds); s != "" {
-		add(false, "%s", s)
+		add(false, fmt.Sprintf("%s: too few to compare; rerun with --repetitions %d or more", Plural(len(r.Repetitions), "repetition"), rerunRepetitions(r)), "%s", s)
 	}
 	// The figures that vary across repetitions, one line per severity:
 	// a line each said the same meaning a dozen times.
@@ -327,16 +346,14 @@ func warnings(run *Run, engine bool) []finding {
 			}
 			if len(rs.Outliers) > 0 {
 				var vals []string
-				// Tukey's fences around a tight cluster flag a repetition a
-				// percent away: an outlier less than HighVariation off the
-				// median is a notice.
-				far := false
 				for _, i := range rs.Outliers {
-					v := rs.Values[indexOf(rs.Reps, i)]
-					vals = append(vals, fmt.Sprintf("#%d %s", i+1, m.Format(v)))
-					far = far || rs.Median != 0 && math.Abs(v/rs.Median-1) > HighVariation
+					vals = append(vals, fmt.Sprintf("#%d %s", i+1, m.Format(rs.Values[indexOf(rs.Reps, i)])))
 				}
-				add(tail || !far, "%s %s: outlier repetitions (more than 1.5 IQR below Q1 or above Q3; median %s): %s: they met another state of the machine; the median holds, a mean would not",
+				// An outlier is a notice however far it lies, as its text
+				// says: the figures are medians, which one repetition
+				// does not move; a wide spread of the repetitions is the
+				// variation's warning below.
+				add(true, fmt.Sprintf("%s %s: outlier repetitions %s; the median holds", kind, name, strings.Join(vals, ", ")), "%s %s: outlier repetitions (more than 1.5 IQR below Q1 or above Q3; median %s): %s: they met another state of the machine; the median holds, a mean would not",
 					kind, name, m.Format(rs.Median), strings.Join(vals, ", "))
 			}
 		}
@@ -347,13 +364,13 @@ func warnings(run *Run, engine bool) []finding {
 	}
 	for i, items := range varies {
 		if len(items) > 0 {
-			add(i == 1, "varying across repetitions (MAD as a share of the median, over %s repetitions, limit %.0f%%): %s: one figure does not describe them; run on a quieter machine, with --pin, or with more repetitions",
+			add(i == 1, "varying across repetitions: "+strings.Join(items, ", "), "varying across repetitions (MAD as a share of the median, over %s repetitions, limit %.0f%%): %s: one figure does not describe them; run on a quieter machine, with --pin, or with more repetitions",
 				over, 100*HighVariation, strings.Join(items, ", "))
 		}
 	}
 	if skew := r.Harness.StartSkewNS; skew > 0 {
 		if shortest := shortestRepetition(r); shortest > 0 && float64(skew) > StartSkewShare*shortest {
-			add(false, "start skew %s is %.1f%% of the shortest repetition (%s): threads did not start together, and some ran alone; run again on a quieter machine",
+			add(false, fmt.Sprintf("start skew %s: threads did not start together", FormatNS(float64(skew))), "start skew %s is %.1f%% of the shortest repetition (%s): threads did not start together, and some ran alone; run again on a quieter machine",
 				FormatNS(float64(skew)), 100*float64(skew)/shortest, FormatNS(shortest))
 		}
 	}
@@ -364,13 +381,13 @@ func warnings(run *Run, engine bool) []finding {
 				// Every latency includes one timer read, the same in
 				// both runs of a comparison: a notice, a warning where it
 				// is most of the figure.
-				add(oh < TimerDominates*p50, "%s: timer overhead %s (%s) is %.0f%% of its p50 %s: the timer is part of what is measured",
+				add(oh < TimerDominates*p50, fmt.Sprintf("%s: the timer is %.0f%% of its p50", kind, 100*oh/p50), "%s: timer overhead %s (%s) is %.0f%% of its p50 %s: the timer is part of what is measured",
 					kind, FormatNS(oh), r.Harness.Timer, 100*oh/p50, FormatNS(p50))
 			}
 		}
 	}
 	for _, n := range run.Notes {
-		add(false, "%s", n)
+		add(false, n, "%s", n)
 	}
 	return w
 }

@@ -39,9 +39,11 @@ func newCompareCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Compare two run folders: medians, confidence intervals, Mann-Whitney U; exit 1 on a regression",
 		Long: `compare compares the repetitions of two run folders of one workload. For every
 op kind and metric it prints the base and new medians over repetitions with
-90% confidence intervals, the change, and the p-value of a Mann-Whitney U
-test; the verdict column says "~" when the change is not significant, but
-the change and p are always shown.
+90% confidence intervals (as benchstat does, ±percent of the median; an
+interval wider than ±100% as its bounds, [low, high], in the metric's
+unit), the change, and the p-value of a Mann-Whitney U test; the verdict
+column says "~" when the change is not significant, but the change and p
+are always shown.
 
 Only the gated metrics decide (--gate; by default those the workload's spec
 declares in gates: steady and sharded reg.p50,unreg.p50; lifecycle
@@ -50,7 +52,10 @@ reg_invalid.p50,reg_foreign.p50; storm storm.makespan,storm.teardown, a
 storm's own figures, kind storm). Their p-values are corrected together
 with Holm's method, so testing several does not raise the chance of a false
 regression; every other row is information. The runs' own warnings (a busy
-machine, low coverage, ...) are listed and the rows they concern marked !N.
+machine, low coverage, ...) are listed and the rows they concern marked !N;
+--format md lists them one line a kind, said once for both runs where both
+gave it (a shared runner's), the detail left to each run's summary.md.
+Notices mark no row.
 
 Exit status: 0 no significant regression beyond the threshold in a gated
 metric; 1 a gated metric is worse by more than --threshold and significant

@@ -18,7 +18,7 @@ func init() { subcommands = append(subcommands, newReportCmd) }
 
 func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out, counts, minEffect string
-	var fleet, failOnOutlier bool
+	var fleet, failOnOutlier, verbose bool
 	var threshold float64
 	cmd := &cobra.Command{
 		Use:   "report RUN_DIR... [--out DIR]",
@@ -112,11 +112,17 @@ measured it?`,
 			for _, w := range rep.Warnings {
 				fmt.Fprintln(stderr, "warning: "+w)
 			}
+			if verbose {
+				for _, n := range rep.Notices {
+					fmt.Fprintln(stderr, "notice: "+n)
+				}
+			}
 			fmt.Fprintf(stdout, "wrote %s (%d files; open %s)\n", rep.Out, len(rep.Files), filepath.Join(rep.Out, report.HTMLFile))
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "folder for the report (default: the run folder; required with several)")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "print the report's notices too (outlier repetitions, a tail's spread: facts that do not change what the figures mean; summary.md lists them either way)")
 	cmd.Flags().BoolVar(&fleet, "fleet", false, "DIR is a fleet folder (run --fleet): write fleet.html and fleet.json comparing its nodes")
 	cmd.Flags().BoolVar(&failOnOutlier, "fail-on-outlier", false, "with --fleet: exit 1 when a node is flagged")
 	cmd.Flags().Float64Var(&threshold, "outlier-threshold", analysis.DefaultOutlierThreshold, "with --fleet: |robust score| beyond which a node is flagged")
