@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -267,6 +268,10 @@ func runQualify(stdout, stderr io.Writer, o qualify.Options, fl qualifyFlags) er
 			return qualifyJSON{envelope: newEnvelope("qualify", results.StatusFailed, o.Out, err)}
 		}, failure{err: err})
 	}
+	if q.PDFError != "" && !fl.quiet {
+		// A notice, not a failure: the page is written, the PDF a copy.
+		fmt.Fprintf(stderr, "qualify: no %s: %s\n", qualify.PDFFile, q.PDFError)
+	}
 	if fl.json {
 		doc := qualifyJSON{envelope: newEnvelope("qualify", q.Verdict, o.Out, nil), Summary: q.Summary,
 			Conformance: q.Conformance, Criteria: q.Criteria, Soak: q.Soak}
@@ -274,12 +279,20 @@ func runQualify(stdout, stderr io.Writer, o qualify.Options, fl qualifyFlags) er
 			return err
 		}
 	} else if !fl.quiet {
-		fmt.Fprintf(stdout, "%s\nqualification folder: %s (%s, %s, %s)\n", q.Summary, o.Out,
-			qualify.JSONFile, qualify.JUnitFile, qualify.HTMLFile)
+		files := []string{qualify.JSONFile, qualify.JUnitFile, qualify.HTMLFile}
+		if q.PDF != "" {
+			files = append(files, q.PDF)
+		}
+		// The verdict in one short line, then what did not pass, a line each.
+		fmt.Fprintln(stdout, q.Headline)
+		for _, d := range qualify.Details(q) {
+			fmt.Fprintln(stdout, d)
+		}
+		fmt.Fprintf(stdout, "qualification folder: %s (%s)\n", o.Out, strings.Join(files, ", "))
 	}
 	if q.Verdict != qualify.Pass && !(q.Verdict == qualify.Inconclusive && fl.allowInconclusive) {
 		// Said on stderr unless stdout has it already (no --quiet, no --json).
-		f := failure{err: errors.New(q.Summary), quiet: !fl.quiet && !fl.json}
+		f := failure{err: errors.New(q.Headline), quiet: !fl.quiet && !fl.json}
 		if q.Verdict == qualify.NotJudged {
 			f.code = exitNotJudged
 		}
