@@ -71,11 +71,17 @@ check, run and criterion, the numbers in each failure's message, an
 inconclusive criterion skipped with type "inconclusive", the runs'
 warnings as properties), qualification.html (one file, plots inline: a
 "Not hardware" banner for the test double, the verdict, the criteria table,
-the candidate beside the baseline; then each criterion with its plot, the
-runs' warnings grouped by kind, the device and firmware, the bill of
-materials, the plan as run, the baseline) and plots/.
-The one-line summary counts each verdict and gives every criterion that
-did not pass with its magnitude.
+the device; then each criterion with its plot, the runs' warnings grouped
+by kind, the device and firmware, the bill of materials, the plan as run,
+the baseline beside the candidate, each run's report.html), plots/, and
+qualification.pdf: the page printed by headless Chromium (chromium on
+PATH), its first screen on the first page. Without Chromium, or when it
+fails or takes over 2 minutes (it is killed), there is no PDF: the reason
+is qualification.json's pdf_error and one line on stderr, and the verdict
+and exit status are the same.
+The verdict is printed in one short line (qualification.json's headline),
+"FAIL: 7 of 42 checks failed, 1 inconclusive (fw=1.0 → fw=1.1)", then a
+line each for what did not pass, with its magnitude.
 
 --soak DURATION (or the plan's soak:) then runs lifecycle and churn, half the
 time each, sampling every soak interval (default 10s) the device's live QPs
