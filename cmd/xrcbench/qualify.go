@@ -279,7 +279,7 @@ func runQualify(stdout, stderr io.Writer, o qualify.Options, fl qualifyFlags) er
 		fmt.Fprintf(stderr, "qualify: no %s: %s\n", qualify.PDFFile, q.PDFError)
 	}
 	if fl.json {
-		doc := qualifyJSON{envelope: newEnvelope("qualify", q.Verdict, o.Out, nil), Summary: q.Summary,
+		doc := qualifyJSON{envelope: newEnvelope("qualify", q.Verdict, o.Out, nil), Summary: q.Summary, Headline: q.Headline,
 			Conformance: q.Conformance, Criteria: q.Criteria, Soak: q.Soak}
 		if err := writeJSON(stdout, doc); err != nil {
 			return err

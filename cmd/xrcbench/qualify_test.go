@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -195,6 +196,16 @@ func TestQualifySim(t *testing.T) {
 	if verdictAt < 0 || tableAt < verdictAt || evidenceAt < tableAt || strings.Contains(text, "<img") || strings.Count(text, "<svg") != 2 {
 		t.Errorf("qualification.html: verdict at %d, criteria table (fw=1.0 → fw=1.1) at %d, evidence at %d; %d <img, %d inline <svg>, want 0 and 2",
 			verdictAt, tableAt, evidenceAt, strings.Count(text, "<img"), strings.Count(text, "<svg"))
+	}
+	// Every link on the page resolves to a file of the folder: each run's
+	// report.html.
+	for _, m := range regexp.MustCompile(`href="([^"#][^"]*)"`).FindAllStringSubmatch(text, -1) {
+		if _, err := os.Stat(filepath.Join(slow, html.UnescapeString(m[1]))); err != nil {
+			t.Errorf("qualification.html links to %s: %v", m[1], err)
+		}
+	}
+	if n := strings.Count(text, `/report.html">`); n != len(q.Runs) {
+		t.Errorf("qualification.html links to %d reports, want one per run (%d)", n, len(q.Runs))
 	}
 	// Each run's own report, linked from the page.
 	if _, err := os.Stat(filepath.Join(slow, qualify.RunsDir, "lc", "report.html")); err != nil || q.Runs[0].Report != filepath.Join(qualify.RunsDir, "lc", "report.html") ||
