@@ -110,36 +110,58 @@ func pngInk(t *testing.T, path string) float64 {
 // TestQualifyNoChromium: where no Chromium is on PATH the qualification
 // is not failed for it: the verdict and exit status are the same, no PDF
 // is left, qualification.json says why, and stderr says it once, in one
-// line; the verdict line is the first line of stdout and short.
+// line (nothing with --quiet); the verdict line is the first line of
+// stdout, short, and with --quiet a failed verdict's one line on stderr.
 func TestQualifyNoChromium(t *testing.T) {
 	bin := engineBinary(t)
-	plan := writePlan(t, tinyPlan)
-	out := filepath.Join(t.TempDir(), "q")
-	cmd := exec.Command(bin, "qualify", "--plan", plan, "--out", out, "--sim-cost", "destroy=100us", "--label", "fw=1.0")
-	cmd.Env = append(os.Environ(), "PATH="+t.TempDir())
-	code, stdout, stderr := runProcess(cmd)
-	if code != 0 {
-		t.Fatalf("exit %d, want 0\n%s\n%s", code, stdout, stderr)
+	tests := []struct {
+		name, plan string
+		quiet      bool
+		code       int
+		headline   string
+	}{
+		{"passes", tinyPlan, false, 0, "PASS: 16 of 17 checks passed, 1 skipped (fw=1.0)"},
+		{"fails, quiet", strings.Replace(tinyPlan, "unreg_last.p99 <= 1s", "unreg_last.p99 <= 1ns", 1), true, 1, "FAIL: 1 of 17 checks failed, 1 skipped (fw=1.0)"},
 	}
-	q, err := qualify.Load(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if q.PDF != "" || !strings.Contains(q.PDFError, "no Chromium on PATH") {
-		t.Errorf("qualification.json: pdf %q, pdf_error %q: want none and why", q.PDF, q.PDFError)
-	}
-	if _, err := os.Stat(filepath.Join(out, qualify.PDFFile)); err == nil {
-		t.Errorf("a %s without Chromium", qualify.PDFFile)
-	}
-	notice := "qualify: no " + qualify.PDFFile + ": " + q.PDFError + "\n"
-	if strings.Count(stderr, "no "+qualify.PDFFile) != 1 || !strings.Contains(stderr, notice) {
-		t.Errorf("stderr says the missing PDF %d times, want once as %q:\n%s", strings.Count(stderr, "no "+qualify.PDFFile), notice, stderr)
-	}
-	line, _, _ := strings.Cut(stdout, "\n")
-	if line != q.Headline || line != "PASS: 16 of 17 checks passed, 1 skipped (fw=1.0)" || strings.Contains(stdout, qualify.PDFFile) {
-		t.Errorf("stdout's first line %q, qualification.json's headline %q: want the short verdict line, and no PDF named\n%s", line, q.Headline, stdout)
-	}
-	if n := utf8.RuneCountInString(line); n > qualify.MaxHeadline {
-		t.Errorf("the verdict line has %d characters, at most %d wanted", n, qualify.MaxHeadline)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "q")
+			args := []string{"qualify", "--plan", writePlan(t, tt.plan), "--out", out, "--sim-cost", "destroy=100us", "--label", "fw=1.0"}
+			if tt.quiet {
+				args = append(args, "--quiet")
+			}
+			cmd := exec.Command(bin, args...)
+			cmd.Env = append(os.Environ(), "PATH="+t.TempDir())
+			code, stdout, stderr := runProcess(cmd)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, tt.code, stdout, stderr)
+			}
+			q, err := qualify.Load(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if q.PDF != "" || !strings.Contains(q.PDFError, "no Chromium on PATH") {
+				t.Errorf("qualification.json: pdf %q, pdf_error %q: want none and why", q.PDF, q.PDFError)
+			}
+			if _, err := os.Stat(filepath.Join(out, qualify.PDFFile)); err == nil {
+				t.Errorf("a %s without Chromium", qualify.PDFFile)
+			}
+			if n := utf8.RuneCountInString(q.Headline); q.Headline != tt.headline || n > qualify.MaxHeadline {
+				t.Errorf("qualification.json's headline %q (%d characters), want %q", q.Headline, n, tt.headline)
+			}
+			if tt.quiet {
+				if stdout != "" || stderr != "xrcbench: "+tt.headline+"\n" {
+					t.Errorf("--quiet: stdout %q, stderr %q: want nothing, and the verdict line alone", stdout, stderr)
+				}
+				return
+			}
+			notice := "qualify: no " + qualify.PDFFile + ": " + q.PDFError + "\n"
+			if strings.Count(stderr, "no "+qualify.PDFFile) != 1 || !strings.Contains(stderr, notice) {
+				t.Errorf("stderr says the missing PDF %d times, want once as %q:\n%s", strings.Count(stderr, "no "+qualify.PDFFile), notice, stderr)
+			}
+			if line, _, _ := strings.Cut(stdout, "\n"); line != tt.headline || strings.Contains(stdout, qualify.PDFFile) {
+				t.Errorf("stdout's first line %q: want the verdict line %q, and no PDF named\n%s", line, tt.headline, stdout)
+			}
+		})
 	}
 }
