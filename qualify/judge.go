@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
@@ -286,28 +287,7 @@ func unit(m report.Metric) string {
 // inconclusive when a check was, else pass; then how many checks had each
 // verdict, and every check that did not pass with its magnitude.
 func verdict(q *Qualification) (string, string) {
-	count := map[string]int{}
-	named := map[string][]string{}
-	n := 0
-	for _, set := range [][]Row{q.Conformance, q.Criteria, q.Soak} {
-		for _, r := range set {
-			n++
-			count[r.Verdict]++
-			if r.Verdict != Pass {
-				b := r.Brief
-				if b == "" {
-					b = r.Name
-				}
-				named[r.Verdict] = append(named[r.Verdict], b)
-			}
-		}
-	}
-	var bad []string
-	for _, r := range q.Runs {
-		if r.Status != results.StatusOK {
-			bad = append(bad, r.Name+" "+r.Status)
-		}
-	}
+	count, named, n, bad := tally(q)
 	v := Pass
 	switch {
 	case len(bad) > 0:
@@ -347,18 +327,55 @@ func verdict(q *Qualification) (string, string) {
 		s += fmt.Sprintf(", %d not judged", count[Skipped])
 	}
 	s += "."
+	for _, d := range notPassedLines(q, named, bad) {
+		s += " " + d
+	}
+	return v, s
+}
+
+// tally counts q's checks by verdict and names those that did not pass
+// (their brief, by verdict), with how many checks there are and the runs
+// that were not ok.
+func tally(q *Qualification) (count map[string]int, named map[string][]string, n int, bad []string) {
+	count, named = map[string]int{}, map[string][]string{}
+	for _, set := range [][]Row{q.Conformance, q.Criteria, q.Soak} {
+		for _, r := range set {
+			n++
+			count[r.Verdict]++
+			if r.Verdict != Pass {
+				b := r.Brief
+				if b == "" {
+					b = r.Name
+				}
+				named[r.Verdict] = append(named[r.Verdict], b)
+			}
+		}
+	}
+	for _, r := range q.Runs {
+		if r.Status != results.StatusOK {
+			bad = append(bad, r.Name+" "+r.Status)
+		}
+	}
+	return count, named, n, bad
+}
+
+// notPassedLines are the sentences naming what did not pass, the runs not
+// ok, the test double and the warnings: the summary's tail, and the
+// terminal's lines under the verdict line.
+func notPassedLines(q *Qualification, named map[string][]string, bad []string) []string {
+	var out []string
 	for _, part := range []struct{ verdict, label string }{
 		{Fail, "Failed"}, {Inconclusive, "Inconclusive"}, {Error, "Could not be judged"}, {Skipped, "Not judged"},
 	} {
 		if len(named[part.verdict]) > 0 {
-			s += " " + part.label + ": " + strings.Join(named[part.verdict], "; ") + "."
+			out = append(out, part.label+": "+strings.Join(named[part.verdict], "; ")+".")
 		}
 	}
 	if len(bad) > 0 {
-		s += " Runs not ok: " + strings.Join(bad, ", ") + "."
+		out = append(out, "Runs not ok: "+strings.Join(bad, ", ")+".")
 	}
 	if len(q.TestDouble) > 0 {
-		s += " Not hardware: measured through the libibverbs test double."
+		out = append(out, "Not hardware: measured through the libibverbs test double.")
 	}
 	// Notices (late interval reports) say how a run was measured, not
 	// that its figures mean less: they are not counted as warnings.
@@ -369,9 +386,120 @@ func verdict(q *Qualification) (string, string) {
 		}
 	}
 	if w > 0 {
-		s += fmt.Sprintf(" %d warning(s) from the runs.", w)
+		out = append(out, fmt.Sprintf("%d warning(s) from the runs.", w))
 	}
-	return v, s
+	return out
+}
+
+// MaxHeadline is the most characters the verdict line takes: one line of
+// a terminal, one line of the page's first screen.
+const MaxHeadline = 100
+
+// Headline is the verdict in one short line, the page's and the
+// terminal's first: the verdict, what it was judged despite, the counts,
+// and the labels compared, "FAIL: 7 of 42 checks failed, 1 inconclusive
+// (fw=1.0 → fw=1.1)". What failed and why is under it (Details, the
+// page's criteria table), the whole in Summary.
+func Headline(q *Qualification) string {
+	count, _, n, bad := tally(q)
+	s := verdictWord(q.Verdict)
+	var despite []string
+	if q.AcceptedDisturbed {
+		despite = append(despite, "--accept-disturbed")
+	}
+	if b := q.Baseline; b != nil && b.Accepted {
+		despite = append(despite, verdictWord(b.Verdict)+" baseline, --accept-baseline")
+	}
+	if len(despite) > 0 {
+		s += " (" + strings.Join(despite, "; ") + ")"
+	}
+	if q.Verdict == NotJudged {
+		s += fmt.Sprintf(": the runs were disturbed (%d reason(s)), %d checks not judged", len(q.Disturbed), n)
+	} else {
+		switch {
+		case count[Fail] > 0:
+			s += fmt.Sprintf(": %d of %d checks failed", count[Fail], n)
+		case count[Pass] == 0 && count[Inconclusive] > 0:
+			s += fmt.Sprintf(": %d of %d checks inconclusive", count[Inconclusive], n)
+		default:
+			s += fmt.Sprintf(": %d of %d checks passed", count[Pass], n)
+		}
+		for _, e := range []struct {
+			verdict, word string
+			show          bool
+		}{
+			{Inconclusive, "inconclusive", count[Fail] > 0 || count[Pass] > 0},
+			{Error, "could not be judged", true},
+			{Skipped, "skipped", true},
+		} {
+			if e.show && count[e.verdict] > 0 {
+				s += fmt.Sprintf(", %d %s", count[e.verdict], e.word)
+			}
+		}
+		if len(bad) > 0 {
+			s += fmt.Sprintf(", %d run(s) not ok", len(bad))
+		}
+	}
+	// The labels compared, shortened to fit: the line stays one line.
+	cand := labelText(q.Labels)
+	base := ""
+	if q.Baseline != nil {
+		base = labelText(q.Baseline.Labels)
+	}
+	room := MaxHeadline - utf8.RuneCountInString(s)
+	var what string
+	switch {
+	case q.Baseline != nil && (base != "" || cand != ""):
+		b, c := or(base, "baseline"), or(cand, "candidate")
+		if n := room - utf8.RuneCountInString(" ( → )"); utf8.RuneCountInString(b+c) > n && n >= 8 {
+			b, c = clip(b, n/2), clip(c, n-n/2)
+		}
+		what = " (" + b + " → " + c + ")"
+	case cand != "":
+		if n := room - len(" ()"); utf8.RuneCountInString(cand) > n && n >= 4 {
+			cand = clip(cand, n)
+		}
+		what = " (" + cand + ")"
+	}
+	if utf8.RuneCountInString(what) <= room {
+		s += what
+	}
+	return s
+}
+
+// Details are the lines under the verdict line on the terminal: why it
+// was not judged or judged despite, what did not pass with its
+// magnitude, the runs not ok, the test double, the warnings.
+func Details(q *Qualification) []string {
+	_, named, _, bad := tally(q)
+	var out []string
+	if len(q.Disturbed) > 0 {
+		head := "Not judged: the runs were disturbed beyond the plan's quality thresholds (--accept-disturbed judges them anyway): "
+		if q.AcceptedDisturbed {
+			head = "Judged with --accept-disturbed although the runs were disturbed: "
+		}
+		out = append(out, head+firstN(q.Disturbed, 3)+".")
+	}
+	if b := q.Baseline; b != nil && b.Accepted {
+		out = append(out, fmt.Sprintf("Judged against a baseline whose own verdict was %s, accepted with --accept-baseline: %s", verdictWord(b.Verdict), b.Dir))
+	}
+	return append(out, notPassedLines(q, named, bad)...)
+}
+
+func or(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+// clip shortens s to n characters, the last an ellipsis.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
 // firstN joins up to n of items, saying how many more there are.

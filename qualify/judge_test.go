@@ -7,9 +7,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
@@ -392,6 +394,7 @@ func TestPageWarnings(t *testing.T) {
 	q := &Qualification{Verdict: Inconclusive, Summary: "INCONCLUSIVE: 1 checks", TestDouble: []string{"lc"},
 		Criteria: []Row{{Name: "lc: x", Verdict: Inconclusive, Message: "beyond"}},
 		Warnings: []RunWarning{{Runs: []string{"lc"}, Text: report.TestDoubleBanner}, {Runs: []string{"lc", "s1"}, Text: "more threads than CPUs"}}}
+	q.Headline = Headline(q)
 	var page bytes.Buffer
 	if err := pageTmpl.Execute(&page, pageData{Qualification: q}); err != nil {
 		t.Fatal(err)
@@ -538,6 +541,62 @@ func TestRelativeUnderFloor(t *testing.T) {
 			}
 			if tc.want == Pass && (!strings.Contains(got.Message, "under the floor of 50ns") || !strings.Contains(got.Brief, "50ns floor")) {
 				t.Errorf("message %q, brief %q: want the floor named", got.Message, got.Brief)
+			}
+		})
+	}
+}
+
+// The verdict line: one short line (at most MaxHeadline characters) with
+// the verdict, what it was judged despite, the counts and the labels
+// compared, long labels clipped to keep it short; what did not pass is
+// in Details, a line each.
+func TestHeadline(t *testing.T) {
+	pass := Row{Name: "a: reg.p50 regression <= 5%", Verdict: Pass}
+	fail := Row{Name: "steady-1: reg.p50 regression <= 5%", Verdict: Fail, Brief: "steady-1 reg.p50 +18.1% (limit 5%, p 0.016)"}
+	inc := Row{Name: "lc: unreg_last.p50 regression <= 10%", Verdict: Inconclusive, Brief: "lc unreg_last.p50 +40.0% (limit 10%, p 0.21)"}
+	skip := Row{Name: "S9 something", Verdict: Skipped}
+	ok := []RunInfo{{Name: "a", Status: results.StatusOK}}
+	fw := func(v string) map[string]string { return map[string]string{"fw": v} }
+	long := map[string]string{"fw": strings.Repeat("22.31.1014-", 8), "host": "a-rather-long-host-name.example"}
+	many := func(r Row, n int) []Row { return slices.Repeat([]Row{r}, n) }
+	tests := []struct {
+		name    string
+		q       Qualification
+		want    string
+		details []string
+	}{
+		{"pass", Qualification{Verdict: Pass, Criteria: []Row{pass, pass}, Runs: ok, Labels: fw("1.1")}, "PASS: 2 of 2 checks passed (fw=1.1)", nil},
+		{"fail against a baseline", Qualification{Verdict: Fail, Criteria: append(append(many(fail, 7), inc), many(pass, 34)...), Runs: ok, Labels: fw("1.1"),
+			Baseline: &BaselineInfo{Labels: fw("1.0")}}, "FAIL: 7 of 42 checks failed, 1 inconclusive (fw=1.0 → fw=1.1)",
+			[]string{"Failed: steady-1 reg.p50 +18.1% (limit 5%, p 0.016); ", "Inconclusive: lc unreg_last.p50 +40.0% (limit 10%, p 0.21)."}},
+		{"inconclusive, skipped, a run not ok", Qualification{Verdict: Fail, Criteria: []Row{inc}, Conformance: []Row{skip}, Runs: []RunInfo{{Name: "b", Status: results.StatusFailed}}},
+			"FAIL: 1 of 2 checks inconclusive, 1 skipped, 1 run(s) not ok", []string{"Runs not ok: b failed."}},
+		{"only inconclusive", Qualification{Verdict: Inconclusive, Criteria: []Row{inc}, Runs: ok}, "INCONCLUSIVE: 1 of 1 checks inconclusive", nil},
+		{"not judged", Qualification{Verdict: NotJudged, Criteria: []Row{pass, fail}, Runs: ok, Disturbed: []string{"s repetition 2: measured 1.8s of the asked 600ms"}},
+			"NOT JUDGED: the runs were disturbed (1 reason(s)), 2 checks not judged",
+			[]string{"Not judged: the runs were disturbed beyond the plan's quality thresholds (--accept-disturbed judges them anyway): s repetition 2: measured 1.8s of the asked 600ms."}},
+		{"judged despite", Qualification{Verdict: Pass, Criteria: []Row{pass}, Runs: ok, AcceptedDisturbed: true, Disturbed: []string{"x"},
+			Labels: fw("1.1"), Baseline: &BaselineInfo{Dir: "quals/1.0", Verdict: Fail, Accepted: true, Labels: fw("1.0")}},
+			"PASS (--accept-disturbed; FAIL baseline, --accept-baseline): 1 of 1 checks passed (fw=1.0 → fw=1.1)",
+			[]string{"Judged with --accept-disturbed although the runs were disturbed: x.", "Judged against a baseline whose own verdict was FAIL, accepted with --accept-baseline: quals/1.0"}},
+		{"long labels clipped", Qualification{Verdict: Pass, Criteria: []Row{pass}, Runs: ok, Labels: long, Baseline: &BaselineInfo{Labels: long}},
+			"PASS: 1 of 1 checks passed (fw=22.31.1014-22.31.1014-22.31.10… → fw=22.31.1014-22.31.1014-22.31.10…)", nil},
+		{"no labels", Qualification{Verdict: Pass, Criteria: []Row{pass}, Runs: ok, Baseline: &BaselineInfo{}}, "PASS: 1 of 1 checks passed", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := Headline(&tt.q)
+			if h != tt.want {
+				t.Errorf("headline\n%q, want\n%q", h, tt.want)
+			}
+			if n := utf8.RuneCountInString(h); n > MaxHeadline || strings.Contains(h, "\n") {
+				t.Errorf("headline of %d characters or more than a line: %q", n, h)
+			}
+			d := strings.Join(Details(&tt.q), "\n")
+			for _, w := range tt.details {
+				if !strings.Contains(d, w) {
+					t.Errorf("details\n%s\nlack %q", d, w)
+				}
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package qualify
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -19,10 +20,11 @@ import (
 	"github.com/xrcbench/xrcbench/results"
 )
 
-// write writes the plots, qualification.json, junit.xml and
-// qualification.html, each atomically, the JSON last but one and the
-// page last: a folder with a qualification.json is a finished one.
-func write(out string, q *Qualification, runs map[string]*report.Run, base *Qualification, o Options) error {
+// write writes the plots, junit.xml, qualification.html, the page
+// printed as qualification.pdf, and qualification.json, each atomically,
+// the JSON last: a folder with a qualification.json is a finished one,
+// and it records whether the PDF was printed and, if not, why.
+func write(ctx context.Context, out string, q *Qualification, runs map[string]*report.Run, base *Qualification, o Options) error {
 	if err := os.MkdirAll(filepath.Join(out, PlotsDir), 0o755); err != nil {
 		return err
 	}
@@ -68,18 +70,24 @@ func write(out string, q *Qualification, runs map[string]*report.Run, base *Qual
 	if err := results.WriteFileAtomic(filepath.Join(out, JUnitFile), junit.Bytes(), 0o644); err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(q, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := results.WriteFileAtomic(filepath.Join(out, JSONFile), append(data, '\n'), 0o644); err != nil {
-		return err
-	}
 	var page bytes.Buffer
 	if err := pageTmpl.Execute(&page, pageData{q, inline, soakInline}); err != nil {
 		return err
 	}
-	return results.WriteFileAtomic(filepath.Join(out, HTMLFile), []byte(safetext.Text(page.String())), 0o644)
+	if err := results.WriteFileAtomic(filepath.Join(out, HTMLFile), []byte(safetext.Text(page.String())), 0o644); err != nil {
+		return err
+	}
+	// No PDF is never a failed qualification: the page is the record,
+	// the PDF a copy for attaching; the JSON says why it is missing.
+	q.PDF, q.PDFError = PDFFile, ""
+	if err := printPDF(ctx, filepath.Join(out, HTMLFile), filepath.Join(out, PDFFile)); err != nil {
+		q.PDF, q.PDFError = "", err.Error()
+	}
+	data, err := json.MarshalIndent(q, "", "  ")
+	if err != nil {
+		return err
+	}
+	return results.WriteFileAtomic(filepath.Join(out, JSONFile), append(data, '\n'), 0o644)
 }
 
 // runWarnings are what a run's result says its reader must know: the
@@ -238,6 +246,7 @@ var pageTmpl = template.Must(template.New("q").Funcs(template.FuncMap{
 	"join":       strings.Join,
 	"upper":      verdictWord,
 	"beside":     beside,
+	"firstFacts": firstFacts,
 	"testDouble": func() string { return report.TestDoubleBanner },
 	// The banner says the test double's warning once, above the rest.
 	"warnings": func(ws []RunWarning) []RunWarning {
@@ -257,35 +266,55 @@ var pageTmpl = template.Must(template.New("q").Funcs(template.FuncMap{
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>xrcbench qualification: {{.Verdict}}</title>
 <style>
-body{font-family:sans-serif;margin:2em;max-width:70em}
-#verdict{font-size:1.6em;padding:.6em;border-radius:.3em}
+body{font-family:sans-serif;margin:1.5em 2em;max-width:100em}
+h1{font-size:1.5em;margin:.2em 0 .4em}
+#verdict{font-size:1.5em;padding:.4em .6em;border-radius:.3em;margin:.4em 0}
 .pass{background:#dfd}.fail{background:#fdd}.error{background:#fed}.skipped{background:#eee}.inconclusive{background:#ffc}
-.banner{border:2px solid #c60;background:#fec;padding:.6em}
+.banner{border:2px solid #c60;background:#fec;padding:.4em .6em;margin:.4em 0}
 .differs td{font-weight:bold}.not_judged{background:#ddf}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:.3em .6em;text-align:left;vertical-align:top}
 figure svg{width:100%;max-width:48em;height:auto}
-#criteria+table td:nth-child(n+2){white-space:nowrap}
+/* The first screen: verdict, criteria and device side by side where the
+   window is wide enough, compact, so that a 1400×1000 window and the
+   first printed page hold them all. */
+#first{display:flex;flex-wrap:wrap;gap:0 2.5em;align-items:flex-start}
+#first h2{font-size:1.15em;margin:.5em 0 .2em}
+#first table{font-size:.9em;margin:.2em 0}
+#first td,#first th{padding:.15em .45em}
+#criteria-table td:nth-child(n+2),#first th{white-space:nowrap}
+@page{margin:12mm}
+@media print{
+body{margin:0;max-width:none;font-size:9pt}
+*{-webkit-print-color-adjust:exact;print-color-adjust:exact}
+#first{display:block}
+#evidence{break-before:page}
+figure,tr,details{break-inside:avoid}
+a{color:inherit}
+}
 </style></head><body>
 <h1>xrcbench qualification</h1>
 {{with .TestDouble}}<p class="banner" id="test-double"><b>Not hardware ({{join . ", "}}).</b> {{testDouble}}</p>{{end}}
-<p id="verdict" class="{{.Verdict}}">{{.Summary}}</p>
-{{with .Baseline}}{{if .Accepted}}<p class="banner" id="baseline-accepted"><b>Judged against a baseline whose own verdict was {{upper .Verdict}}</b>, accepted with --accept-baseline: {{.Summary}}</p>{{end}}{{end}}
-{{with .Disturbed}}<div class="banner" id="disturbed"><b>{{if $.AcceptedDisturbed}}Judged with --accept-disturbed although the runs were disturbed{{else}}Not judged: the runs were disturbed{{end}}</b>
+<p id="verdict" class="{{.Verdict}}">{{.Headline}}</p>
+{{with .Baseline}}{{if .Accepted}}<p class="banner" id="baseline-accepted"><b>Judged against a baseline whose own verdict was {{upper .Verdict}}</b>, accepted with --accept-baseline: {{or .Headline .Summary}}</p>{{end}}{{end}}
+{{with .Disturbed}}<p class="banner" id="disturbed"><b>{{if $.AcceptedDisturbed}}Judged with --accept-disturbed although the runs were disturbed{{else}}Not judged: the runs were disturbed{{end}}</b>
 beyond the plan's quality thresholds{{with $.Quality}} (min_cpu_share {{.MinCPUShare}}%, max_duration_departure {{.MaxDurationDeparture}}%, warnings {{join .Warnings ", "}}){{end}}:
-<ul>{{range .}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
-<h2 id="criteria">Criteria</h2>
-<table><tr><th>criterion</th><th>{{with .Baseline}}{{or (labels .Labels) "baseline"}} → {{end}}{{or (labels .Labels) "candidate"}}</th><th>limit</th><th>p</th><th>verdict</th></tr>
+{{len .}} reason(s), <a href="#disturbed-reasons">listed under the evidence</a>.</p>{{end}}
+<div id="first">
+<section><h2 id="criteria">Criteria</h2>
+<table id="criteria-table"><tr><th>criterion</th><th>{{with .Baseline}}{{or (labels .Labels) "baseline"}} → {{end}}{{or (labels .Labels) "candidate"}}</th><th>limit</th><th>p</th><th>verdict</th></tr>
 {{range .Criteria}}<tr class="{{.Verdict}}"><td>{{.Name}}</td><td>{{value .Value .Unit}}{{with .Repetition}} (repetition {{.}}){{end}}</td><td>{{limit .Limit .Unit}}</td><td>{{pval .P}}</td><td>{{.Verdict}}</td></tr>
-{{end}}</table>
-{{template "beside" .Qualification}}
-{{if not .Baseline}}<table id="device">
-<tr><th>provider</th><td>{{.Provider}}</td></tr>
-{{range kv .Device}}<tr><th>device {{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}
-{{range kv .Labels}}<tr><th>label {{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}
-<tr><th>plan</th><td>{{with .PlanAsRun}}{{.Origin}}{{else}}{{$.Plan}} {{$.PlanFile}}{{end}}</td></tr>
-</table>{{end}}
+{{end}}</table></section>
+<section><h2 id="device-facts">Device</h2>
+<table id="{{if .Baseline}}beside{{else}}device{{end}}">{{if .Baseline}}<tr><th></th><th>candidate</th><th>baseline</th></tr>
+{{end}}<tr><th>provider</th><td>{{.Provider}}</td>{{with .Baseline}}<td></td>{{end}}</tr>
+{{range firstFacts .Qualification}}<tr{{if and $.Baseline (ne (index . 1) (index . 2))}} class="differs"{{end}}><th>{{index . 0}}</th><td>{{index . 1}}</td>{{if $.Baseline}}<td>{{index . 2}}</td>{{end}}</tr>
+{{end}}</table></section>
+</div>
 <h2 id="evidence">Evidence</h2>
 <p>Everything below supports the verdict above.</p>
+<p id="summary">{{.Summary}}</p>
+{{with .Disturbed}}<h3 id="disturbed-reasons">Why the runs count as disturbed</h3>
+<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{range $i, $c := .Criteria}}<h3>{{$c.Name}}: {{$c.Verdict}}</h3>
 <p>{{$c.Message}}</p>
 {{with index $.Plots $i}}<figure>{{.}}</figure>{{end}}
@@ -311,7 +340,8 @@ beyond the plan's quality thresholds{{with $.Quality}} (min_cpu_share {{.MinCPUS
 <tr><th>verdict</th><td class="{{.Verdict}}">{{.Summary}}</td></tr>
 {{range kv .Device}}<tr><th>device {{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}
 {{range kv .Labels}}<tr><th>label {{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}
-</table>{{else}}<p>None: criteria relative to a baseline were not judged.</p>{{end}}
+</table>{{end}}
+{{template "beside" .Qualification}}{{if not .Baseline}}<p>None: criteria relative to a baseline were not judged.</p>{{end}}
 {{if .Soak}}<h2>Soak</h2>
 <table><tr><th>check</th><th>verdict</th><th>what was measured</th></tr>
 {{range .Soak}}<tr class="{{.Verdict}}"><td>{{.Name}}</td><td>{{.Verdict}}</td><td>{{.Message}}</td></tr>
@@ -431,8 +461,46 @@ func beside(q *Qualification) [][3]string {
 	return rows
 }
 
-// The candidate beside its baseline, under the verdict.
-var _ = template.Must(pageTmpl.New("beside").Parse(`{{with beside .}}<table id="beside"><tr><th></th><th>candidate</th><th>baseline</th></tr>
+// firstFacts are the facts of the page's first screen: the date, the
+// labels, the device, its firmware, PSID, driver and rdma-core, the
+// xrcbench and kernel that measured, and the plan as run; beside the
+// baseline's where there is one (its verdict first). The rest of the
+// bill of materials is in the evidence.
+func firstFacts(q *Qualification) [][3]string {
+	keep := func(k string) bool {
+		return strings.HasPrefix(k, "label ") || slices.Contains([]string{"verdict", "date", "device name", "device fw_ver", "plan",
+			"firmware", "board_id (PSID)", "driver", "driver version", "libibverbs", "libibverbs version",
+			"kernel release", "xrcbench version", "test double cost model"}, k)
+	}
+	if q.Baseline != nil {
+		return slices.DeleteFunc(beside(q), func(r [3]string) bool { return !keep(r[0]) })
+	}
+	rows := [][3]string{{"date", q.Started.Format("2006-01-02 15:04Z"), ""}}
+	for _, k := range slices.Sorted(maps.Keys(q.Labels)) {
+		rows = append(rows, [3]string{"label " + k, q.Labels[k], ""})
+	}
+	var facts [][2]string
+	for _, f := range q.Device.Facts() {
+		facts = append(facts, [2]string{"device " + f[0], f[1]})
+	}
+	if q.PlanAsRun != nil {
+		facts = append(facts, [2]string{"plan", q.PlanAsRun.Origin})
+	} else {
+		facts = append(facts, [2]string{"plan", strings.TrimSpace(q.Plan + " " + q.PlanFile)})
+	}
+	if q.BOM != nil {
+		facts = append(facts, q.BOM.BOMRows()...)
+	}
+	for _, f := range facts {
+		if keep(f[0]) {
+			rows = append(rows, [3]string{f[0], f[1], ""})
+		}
+	}
+	return rows
+}
+
+// The candidate beside its baseline, every fact, in the evidence.
+var _ = template.Must(pageTmpl.New("beside").Parse(`{{with beside .}}<table id="beside-full"><tr><th></th><th>candidate</th><th>baseline</th></tr>
 {{range .}}<tr{{if ne (index . 1) (index . 2)}} class="differs"{{end}}><th>{{index . 0}}</th><td>{{index . 1}}</td><td>{{index . 2}}</td></tr>
 {{end}}</table>{{end}}
 `))

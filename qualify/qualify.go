@@ -91,9 +91,12 @@ func (v Overrides) none() bool { return v == Overrides{} }
 
 // Qualification is qualification.json.
 type Qualification struct {
-	Schema      string            `json:"schema"`
-	Verdict     string            `json:"verdict"` // pass, fail or inconclusive
-	Summary     string            `json:"summary"`
+	Schema  string `json:"schema"`
+	Verdict string `json:"verdict"` // pass, fail or inconclusive
+	Summary string `json:"summary"`
+	// Headline is the verdict in one short line (Headline), the page's
+	// and the terminal's first; Summary says it all in one long one.
+	Headline    string            `json:"headline,omitempty"`
 	Started     time.Time         `json:"started"`
 	Finished    time.Time         `json:"finished"`
 	Plan        string            `json:"plan"` // its name
@@ -127,6 +130,11 @@ type Qualification struct {
 	Quality           *Quality `json:"quality,omitempty"`
 	Disturbed         []string `json:"disturbed,omitempty"`
 	AcceptedDisturbed bool     `json:"accepted_disturbed,omitempty"`
+	// PDF is qualification.html printed by headless Chromium (pdf.go),
+	// relative to the folder; PDFError why there is none (no Chromium,
+	// it failed or ran past its time), which is no failed qualification.
+	PDF      string `json:"pdf,omitempty"`
+	PDFError string `json:"pdf_error,omitempty"`
 }
 
 // RunWarning is one warning and the runs that gave it.
@@ -144,6 +152,7 @@ type BaselineInfo struct {
 	Dir       string            `json:"dir"`
 	Verdict   string            `json:"verdict,omitempty"`
 	Summary   string            `json:"summary,omitempty"`
+	Headline  string            `json:"headline,omitempty"`
 	Started   time.Time         `json:"started"`
 	Finished  time.Time         `json:"finished"`
 	Device    *results.Device   `json:"device,omitempty"`
@@ -294,7 +303,7 @@ func Run(ctx context.Context, o Options) (*Qualification, error) {
 	q := &Qualification{Schema: Schema, Started: time.Now().UTC(), Plan: o.Plan.Name, PlanFile: o.Plan.File,
 		Provider: o.Provider, Labels: o.Labels, PlanAsRun: planAsRun(o)}
 	if base != nil {
-		q.Baseline = &BaselineInfo{Dir: o.Baseline, Verdict: base.Verdict, Summary: base.Summary, Started: base.Started, Finished: base.Finished,
+		q.Baseline = &BaselineInfo{Dir: o.Baseline, Verdict: base.Verdict, Summary: base.Summary, Headline: base.Headline, Started: base.Started, Finished: base.Finished,
 			Device: base.Device, Labels: base.Labels, BOM: base.BOM, PlanAsRun: base.PlanAsRun, Accepted: acceptedBaseline}
 	}
 	if !o.Overrides.none() {
@@ -361,7 +370,8 @@ func Run(ctx context.Context, o Options) (*Qualification, error) {
 	q.AcceptedDisturbed = o.AcceptDisturbed && len(q.Disturbed) > 0
 	q.Finished = time.Now().UTC()
 	q.Verdict, q.Summary = verdict(q)
-	if err := write(o.Out, q, runs, base, o); err != nil {
+	q.Headline = Headline(q)
+	if err := write(ctx, o.Out, q, runs, base, o); err != nil {
 		return q, err
 	}
 	return q, nil

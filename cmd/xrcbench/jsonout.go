@@ -106,6 +106,7 @@ type sweepPointJSON struct {
 type qualifyJSON struct {
 	envelope                  // Status: the verdict, pass, fail or inconclusive
 	Summary     string        `json:"summary"`
+	Headline    string        `json:"headline"` // the verdict in one short line
 	Conformance []qualify.Row `json:"conformance"`
 	Criteria    []qualify.Row `json:"criteria"`
 	Soak        []qualify.Row `json:"soak,omitempty"`

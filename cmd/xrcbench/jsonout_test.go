@@ -170,7 +170,7 @@ func TestJSONQualify(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCode := map[bool]int{true: 0, false: 1}[q.Verdict == qualify.Pass]
-	if code != wantCode || doc.Schema != jsonSchema || doc.Command != "qualify" || doc.Status != q.Verdict || doc.Summary != q.Summary || doc.Folder != out {
+	if code != wantCode || doc.Schema != jsonSchema || doc.Command != "qualify" || doc.Status != q.Verdict || doc.Summary != q.Summary || doc.Headline != q.Headline || doc.Folder != out {
 		t.Errorf("exit %d, document %+v; want exit %d, qualification.json's verdict %s and summary %q", code, doc, wantCode, q.Verdict, q.Summary)
 	}
 	if len(doc.Criteria) != 2 || len(doc.Conformance) == 0 || !reflect.DeepEqual(doc.Criteria, q.Criteria) || !reflect.DeepEqual(doc.Conformance, q.Conformance) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -70,11 +71,17 @@ check, run and criterion, the numbers in each failure's message, an
 inconclusive criterion skipped with type "inconclusive", the runs'
 warnings as properties), qualification.html (one file, plots inline: a
 "Not hardware" banner for the test double, the verdict, the criteria table,
-the candidate beside the baseline; then each criterion with its plot, the
-runs' warnings grouped by kind, the device and firmware, the bill of
-materials, the plan as run, the baseline) and plots/.
-The one-line summary counts each verdict and gives every criterion that
-did not pass with its magnitude.
+the device; then each criterion with its plot, the runs' warnings grouped
+by kind, the device and firmware, the bill of materials, the plan as run,
+the baseline beside the candidate, each run's report.html), plots/, and
+qualification.pdf: the page printed by headless Chromium (chromium on
+PATH), its first screen on the first page. Without Chromium, or when it
+fails or takes over 2 minutes (it is killed), there is no PDF: the reason
+is qualification.json's pdf_error and one line on stderr, and the verdict
+and exit status are the same.
+The verdict is printed in one short line (qualification.json's headline),
+"FAIL: 7 of 42 checks failed, 1 inconclusive (fw=1.0 → fw=1.1)", then a
+line each for what did not pass, with its magnitude.
 
 --soak DURATION (or the plan's soak:) then runs lifecycle and churn, half the
 time each, sampling every soak interval (default 10s) the device's live QPs
@@ -267,19 +274,31 @@ func runQualify(stdout, stderr io.Writer, o qualify.Options, fl qualifyFlags) er
 			return qualifyJSON{envelope: newEnvelope("qualify", results.StatusFailed, o.Out, err)}
 		}, failure{err: err})
 	}
+	if q.PDFError != "" && !fl.quiet {
+		// A notice, not a failure: the page is written, the PDF a copy.
+		fmt.Fprintf(stderr, "qualify: no %s: %s\n", qualify.PDFFile, q.PDFError)
+	}
 	if fl.json {
-		doc := qualifyJSON{envelope: newEnvelope("qualify", q.Verdict, o.Out, nil), Summary: q.Summary,
+		doc := qualifyJSON{envelope: newEnvelope("qualify", q.Verdict, o.Out, nil), Summary: q.Summary, Headline: q.Headline,
 			Conformance: q.Conformance, Criteria: q.Criteria, Soak: q.Soak}
 		if err := writeJSON(stdout, doc); err != nil {
 			return err
 		}
 	} else if !fl.quiet {
-		fmt.Fprintf(stdout, "%s\nqualification folder: %s (%s, %s, %s)\n", q.Summary, o.Out,
-			qualify.JSONFile, qualify.JUnitFile, qualify.HTMLFile)
+		files := []string{qualify.JSONFile, qualify.JUnitFile, qualify.HTMLFile}
+		if q.PDF != "" {
+			files = append(files, q.PDF)
+		}
+		// The verdict in one short line, then what did not pass, a line each.
+		fmt.Fprintln(stdout, q.Headline)
+		for _, d := range qualify.Details(q) {
+			fmt.Fprintln(stdout, d)
+		}
+		fmt.Fprintf(stdout, "qualification folder: %s (%s)\n", o.Out, strings.Join(files, ", "))
 	}
 	if q.Verdict != qualify.Pass && !(q.Verdict == qualify.Inconclusive && fl.allowInconclusive) {
 		// Said on stderr unless stdout has it already (no --quiet, no --json).
-		f := failure{err: errors.New(q.Summary), quiet: !fl.quiet && !fl.json}
+		f := failure{err: errors.New(q.Headline), quiet: !fl.quiet && !fl.json}
 		if q.Verdict == qualify.NotJudged {
 			f.code = exitNotJudged
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -150,7 +151,9 @@ func TestQualifySim(t *testing.T) {
 		t.Errorf("same firmware: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	code, stdout, stderr := qual(slow, "130us", "1.1", "--baseline", base)
-	if code != 1 || !strings.HasPrefix(stdout, "FAIL: ") || !strings.Contains(stdout, " 1 failed, 0 inconclusive") || !strings.Contains(stdout, "Failed: lc unreg_last.p50 +") {
+	// The verdict in one short line, then what failed, a line each.
+	if line, _, _ := strings.Cut(stdout, "\n"); code != 1 || !strings.HasPrefix(line, "FAIL: 1 of ") || !strings.HasSuffix(line, " checks failed (fw=1.0 → fw=1.1)") ||
+		!strings.Contains(stdout, "\nFailed: lc unreg_last.p50 +") {
 		t.Fatalf("slower destroy: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	d := readJUnit(t, slow)
@@ -178,8 +181,12 @@ func TestQualifySim(t *testing.T) {
 		}
 	}
 	page, err := os.ReadFile(filepath.Join(slow, qualify.HTMLFile))
-	if err != nil || !strings.Contains(string(page), `<p id="verdict" class="fail">FAIL`) || !strings.Contains(string(page), "plots/criterion-2.svg") {
+	if err != nil || !strings.Contains(string(page), "plots/criterion-2.svg") {
 		t.Errorf("qualification.html: %v", err)
+	}
+	// The page's verdict is the terminal's: one short line.
+	if line, _, _ := strings.Cut(stdout, "\n"); line != q.Headline || !strings.Contains(string(page), `<p id="verdict" class="fail">`+html.EscapeString(line)+`</p>`) {
+		t.Errorf("qualification.html's verdict is not the verdict line %q (qualification.json's headline %q)", line, q.Headline)
 	}
 	// The first screen: the verdict, then the criteria table naming the
 	// baseline's and the candidate's labels, before the evidence; the page
@@ -189,6 +196,16 @@ func TestQualifySim(t *testing.T) {
 	if verdictAt < 0 || tableAt < verdictAt || evidenceAt < tableAt || strings.Contains(text, "<img") || strings.Count(text, "<svg") != 2 {
 		t.Errorf("qualification.html: verdict at %d, criteria table (fw=1.0 → fw=1.1) at %d, evidence at %d; %d <img, %d inline <svg>, want 0 and 2",
 			verdictAt, tableAt, evidenceAt, strings.Count(text, "<img"), strings.Count(text, "<svg"))
+	}
+	// Every link on the page resolves to a file of the folder: each run's
+	// report.html.
+	for _, m := range regexp.MustCompile(`href="([^"#][^"]*)"`).FindAllStringSubmatch(text, -1) {
+		if _, err := os.Stat(filepath.Join(slow, html.UnescapeString(m[1]))); err != nil {
+			t.Errorf("qualification.html links to %s: %v", m[1], err)
+		}
+	}
+	if n := strings.Count(text, `/report.html">`); n != len(q.Runs) {
+		t.Errorf("qualification.html links to %d reports, want one per run (%d)", n, len(q.Runs))
 	}
 	// Each run's own report, linked from the page.
 	if _, err := os.Stat(filepath.Join(slow, qualify.RunsDir, "lc", "report.html")); err != nil || q.Runs[0].Report != filepath.Join(qualify.RunsDir, "lc", "report.html") ||
@@ -210,6 +227,7 @@ func TestQualifySim(t *testing.T) {
 			t.Errorf("qualification.html lacks %s", want)
 		}
 	}
+	t.Run("pdf", func(t *testing.T) { checkQualificationPDF(t, slow, q) })
 }
 
 // TestQualifyResume interrupts a qualification of two runs once the first
@@ -385,7 +403,7 @@ func TestQualifyInconclusive(t *testing.T) {
 		return runEngine(t, append([]string{"qualify", "--plan", plan, "--out", cand, "--sim-cost", "destroy=300us", "--baseline", base}, extra...)...)
 	}
 	code, stdout, stderr := qual("--allow-inconclusive")
-	if code != 0 || !strings.HasPrefix(stdout, "INCONCLUSIVE: ") || !strings.Contains(stdout, " 0 failed, 1 inconclusive") ||
+	if code != 0 || !strings.HasPrefix(stdout, "INCONCLUSIVE: ") || !strings.Contains(stdout, " checks passed, 1 inconclusive\n") ||
 		!strings.Contains(stdout, "Inconclusive: lc unreg_last.p50 +") || !strings.Contains(stdout, "(limit 10%, p ") {
 		t.Fatalf("--allow-inconclusive: exit %d, want 0 and the summary naming the inconclusive criterion with its change\n%s\n%s", code, stdout, stderr)
 	}
@@ -643,8 +661,8 @@ func TestQualifyBaselineVerdict(t *testing.T) {
 		{"failed baseline refused", failed, filepath.Join(dir, "refused"), false, exitUsage,
 			"--baseline " + failed + ": its own verdict was FAIL (lc unreg_last.p99 "},
 		{"failed baseline accepted", failed, accepted, true, 0,
-			"PASS (against a baseline whose own verdict was FAIL, accepted with --accept-baseline): 1 checks: 1 passed"},
-		{"passed baseline", accepted, filepath.Join(dir, "plain"), false, 0, "PASS: 1 checks: 1 passed"},
+			"PASS (FAIL baseline, --accept-baseline): 1 of 1 checks passed (fw=1.0 → fw=1.1)\n"},
+		{"passed baseline", accepted, filepath.Join(dir, "plain"), false, 0, "PASS: 1 of 1 checks passed (fw=1.1 → fw=1.1)\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -751,7 +769,7 @@ func TestQualifyDisturbed(t *testing.T) {
 		"s repetition 3: the workers got 2% of the CPU time their threads could use (0.0 of 0.6 CPU-seconds; min_cpu_share 50%)",
 	}
 	code, stdout, stderr := runEngine(t, "qualify", "--plan", plan, "--out", out, "--resume")
-	if code != exitNotJudged || !strings.HasPrefix(stdout, "NOT JUDGED (the runs were disturbed beyond the plan's quality thresholds (") {
+	if code != exitNotJudged || !strings.HasPrefix(stdout, "NOT JUDGED: the runs were disturbed (") {
 		t.Fatalf("disturbed: exit %d, want %d and NOT JUDGED\n%s\n%s", code, exitNotJudged, stdout, stderr)
 	}
 	q, err := qualify.Load(out)
@@ -788,7 +806,7 @@ func TestQualifyDisturbed(t *testing.T) {
 	checkOneLine(t, stderr)
 
 	code, stdout, stderr = runEngine(t, "qualify", "--plan", plan, "--out", out, "--resume", "--accept-disturbed")
-	if code != 0 || !strings.HasPrefix(stdout, "PASS (judged with --accept-disturbed although the runs were disturbed (") || !strings.Contains(stdout, wantReasons[0]) {
+	if code != 0 || !strings.HasPrefix(stdout, "PASS (--accept-disturbed): 1 of 1 checks passed\nJudged with --accept-disturbed although the runs were disturbed: ") || !strings.Contains(stdout, wantReasons[0]) {
 		t.Errorf("--accept-disturbed: exit %d, want 0 and PASS saying it\n%s\n%s", code, stdout, stderr)
 	}
 	if q, err = qualify.Load(out); err != nil || q.Verdict != qualify.Pass || !q.AcceptedDisturbed {
@@ -818,7 +836,7 @@ func TestQualifyBesideCPUHog(t *testing.T) {
 	if err != nil {
 		t.Fatalf("exit %d: %v\n%s\n%s", code, err, stdout, stderr)
 	}
-	if code != exitNotJudged || q.Verdict != qualify.NotJudged || len(q.Disturbed) == 0 || !strings.HasPrefix(stdout, "NOT JUDGED (") ||
+	if code != exitNotJudged || q.Verdict != qualify.NotJudged || len(q.Disturbed) == 0 || !strings.HasPrefix(stdout, "NOT JUDGED: the runs were disturbed (") ||
 		!strings.Contains(q.Disturbed[0], "st repetition ") {
 		t.Errorf("beside a CPU hog: exit %d, verdict %s, reasons %q; want %d, not judged, naming the starved repetitions\n%s", code, q.Verdict, q.Disturbed, exitNotJudged, stdout)
 	}

@@ -27,7 +27,7 @@ const (
 	Double   Need = "the libibverbs test double" // make fakeverbs
 	Node     Need = "Node.js and hdr-histogram-js"
 	Chromium Need = "Chromium"
-	Tool     Need = "a tool"   // a command .ci/run installs (man, bash-completion, ibv_devinfo, ...)
+	Tool     Need = "a tool"   // a command .ci/run installs (man, bash-completion, ibv_devinfo, pdftoppm, ...)
 	Kernel   Need = "a kernel" // a kernel facility: unshare, smaps_rollup, schedstat, ...
 )
 
