@@ -199,7 +199,7 @@ FUZZTIME    ?= 1m
 FUZZTARGETS := ./workloads:FuzzParse:3000 ./results:FuzzLoad:2000 ./results:FuzzDecodeHistogram:20000 \
                ./report:FuzzReadTimeline:800 ./report:FuzzExportCSV:1500 ./bench:FuzzFrameReader:15000 ./verbs:FuzzParseCost:15000 \
                ./verbs:FuzzSimDevice:1500 ./device:FuzzDecodeRDMANetlink:20000 \
-               ./qualify:FuzzParsePlan:3000 ./bench:FuzzFleetIdentity:15000 ./bench:FuzzReadArrivals:800 \
+               ./qualify:FuzzParsePlan:3000 ./internal/fleet:FuzzFleetIdentity:15000 ./internal/fleet:FuzzReadArrivals:800 \
                ./bench:FuzzV2Decoder:15000
 fuzz:
 	@for t in $(FUZZTARGETS); do \
