@@ -23,8 +23,8 @@ all: build
 # in GOFLAGS on some machines) would otherwise not know what they measure.
 VERSION  := $(shell git describe --always --dirty 2>/dev/null)
 REVISION := $(shell git rev-parse HEAD 2>/dev/null)
-LDFLAGS  := $(if $(VERSION),-X github.com/xrcbench/xrcbench/bench.buildVersion=$(VERSION),) \
-            $(if $(REVISION),-X main.buildRevision=$(REVISION) -X github.com/xrcbench/xrcbench/bench.buildRevision=$(REVISION),)
+LDFLAGS  := $(if $(VERSION),-X github.com/xrcbench/xrcbench/internal/host.buildVersion=$(VERSION),) \
+            $(if $(REVISION),-X main.buildRevision=$(REVISION) -X github.com/xrcbench/xrcbench/internal/host.buildRevision=$(REVISION),)
 
 # -buildmode=pie: a position-independent executable, which the loader
 # places at a random address (ASLR), as Debian's hardening asks of every

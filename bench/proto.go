@@ -9,6 +9,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
@@ -78,7 +79,7 @@ type workerConfig struct {
 
 	// The real-time policy the run was started with, for the measured
 	// threads only (realtime.go); nil: none.
-	RealTime *rtSched `json:"real_time,omitempty"`
+	RealTime *host.RTSched `json:"real_time,omitempty"`
 }
 
 type startMsg struct {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
@@ -29,7 +30,7 @@ type Config struct {
 	Iterations  int64 // passes (loop) or rounds (rounds); 0: use Duration
 	Warmup      time.Duration
 	Repetitions int
-	Pin         Placement // "" is PinAuto
+	Pin         host.Placement // "" is host.PinAuto
 	// NoCPUCheck records the CPUs' setup without judging it (the CPU
 	// check's warnings, cpucheck.go); it changes nothing measured.
 	NoCPUCheck   bool
@@ -140,6 +141,19 @@ func (c *Config) arrival() string {
 	return c.Arrival
 }
 
+// threadCPUs is the run's placement on this machine, for a device on NUMA
+// node numa (-1: unknown): see host.ThreadCPUs.
+func (c *Config) threadCPUs(numa int) []int {
+	return host.ThreadCPUs(c.placement(), c.Workload.Mode, c.Procs*c.Threads, host.AllowedCPUs(), host.NodeCPUs(numa))
+}
+
+func (c *Config) placement() host.Placement {
+	if c.Pin == "" {
+		return host.PinAuto
+	}
+	return c.Pin
+}
+
 // Validate checks the configuration; its errors are bad input.
 func (c *Config) Validate() error {
 	if c.Workload != nil && c.Workload.Mode == workloads.StormMode {
@@ -153,7 +167,7 @@ func (c *Config) Validate() error {
 	if err := results.ValidateLabels(c.Labels); err != nil {
 		return fmt.Errorf("--label: %w", err)
 	}
-	if p, err := ParsePlacement(string(c.Pin)); err != nil || p != c.placement() {
+	if p, err := host.ParsePlacement(string(c.Pin)); err != nil || p != c.placement() {
 		return fmt.Errorf("--pin %q: want auto, cpu or none", c.Pin)
 	}
 	if c.SimMaxQPs < 0 || c.SimMaxQPs > MaxSimQPs {
@@ -320,7 +334,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	}
 	// Before anything else runs: the runtime's threads must not spin at a
 	// real-time priority (realtime.go).
-	rt := startRealTime()
+	rt := host.StartRealTime()
 	runID := results.NewRunID()
 	rf, err := openRunFolder(cfg.Out, runID)
 	if err != nil {
@@ -348,8 +362,8 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	early := StartWarnings(cfg)
 	c.warn(early, nil)
 
-	fw := snapshotFirmware(verbs.Options{Provider: cfg.Provider, Device: cfg.Device})
-	c.ticks = readCPUTicks() // the CPU check's start: how busy SMT siblings were
+	fw := host.SnapshotFirmware(verbs.Options{Provider: cfg.Provider, Device: cfg.Device})
+	c.ticks = host.ReadCPUTicks() // the CPU check's start: how busy SMT siblings were
 	runErr := c.preflight(ctx, res, fw)
 	var done []*repOutcome
 	if runErr == nil {
@@ -481,9 +495,9 @@ func (c *coordinator) warn(warnings, said []results.Warning) {
 
 // preflight is what must hold before any worker starts: a device with
 // XRC, and the caller's BeforeStart (a fleet's barrier).
-func (c *coordinator) preflight(ctx context.Context, res *results.Result, fw *firmware) error {
-	if fw.taken {
-		if err := DeviceRefusal(c.cfg, fw.info); err != nil {
+func (c *coordinator) preflight(ctx context.Context, res *results.Result, fw *host.Firmware) error {
+	if fw.Taken {
+		if err := DeviceRefusal(c.cfg, fw.Info); err != nil {
 			return err
 		}
 	}
@@ -526,7 +540,7 @@ func (c *coordinator) repetitions(ctx context.Context, res *results.Result) ([]*
 		rep, err := c.repetition(ctx, i)
 		if rep != nil {
 			if rep.info.Name != "" && res.Environment.Provider == "" {
-				res.Environment = environment(rep.info)
+				res.Environment = host.Environment(rep.info)
 			}
 			res.Warnings = append(res.Warnings, rep.warnings...)
 			res.Leaks = mergeLeaks(res.Leaks, rep.leaks)
@@ -564,30 +578,30 @@ func (c *coordinator) keepLogs(res *results.Result, measured bool) ([]string, er
 // describeEnvironment completes the result's environment: when no worker
 // described the device, the coordinator's own look at it, where it had
 // one, still says what the run was on; then the firmware's snapshot.
-func (c *coordinator) describeEnvironment(res *results.Result, fw *firmware) {
+func (c *coordinator) describeEnvironment(res *results.Result, fw *host.Firmware) {
 	if res.Environment.Provider == "" {
 		info := verbs.DeviceInfo{Provider: c.cfg.Provider, NUMANode: -1}
-		if fw.taken {
-			info = fw.info
+		if fw.Taken {
+			info = fw.Info
 		}
-		res.Environment = environment(info)
+		res.Environment = host.Environment(info)
 	}
-	fw.record(&res.Environment)
+	fw.Record(&res.Environment)
 	numa := -1
 	if d := res.Environment.Device; d != nil {
 		numa = d.NUMANode
 	}
-	cpus := placeCPUs(res.Environment.BOM, res.Workers, numa)
+	cpus := host.PlaceCPUs(res.Environment.BOM, res.Workers, numa)
 	for _, w := range res.Workers {
 		res.Config.Pin = res.Config.Pin || len(w.CPUs) > 0
 	}
-	busy := checkSiblings(res.Environment.BOM, cpus, c.ticks, readCPUTicks())
+	busy := host.CheckSiblings(res.Environment.BOM, cpus, c.ticks, host.ReadCPUTicks())
 	if b := res.Environment.BOM; b != nil {
 		if c.cfg.NoCPUCheck {
 			b.CPU.Check = "off (--no-cpu-check)"
 		} else {
 			b.CPU.Check = "on"
-			res.Warnings = append(res.Warnings, cpuCheckWarnings(b, busy)...)
+			res.Warnings = append(res.Warnings, host.CPUCheckWarnings(b, busy)...)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/xrcbench/xrcbench/bench"
 	"github.com/xrcbench/xrcbench/device"
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/stats"
@@ -110,8 +111,8 @@ loop:
 			break loop
 		case <-tick.C:
 			s := SoakSample{AtSec: math.Round(time.Since(start).Seconds()*10) / 10, LiveQPs: -1}
-			for _, pid := range bench.ChildPIDs(os.Getpid()) {
-				if rss, pss, err := bench.ProcessMemory(pid); err == nil {
+			for _, pid := range host.ChildPIDs(os.Getpid()) {
+				if rss, pss, err := host.ProcessMemory(pid); err == nil {
 					s.RSSKB += rss
 					s.PSSKB += pss
 				}

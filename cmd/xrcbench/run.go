@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
@@ -59,7 +60,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 	fs.DurationVar(&s.Warmup, "warmup", d.Warmup, "run and discard this long before measuring (0 for none)")
 	fs.IntVar(&s.Repetitions, "repetitions", d.Repetitions, "independent runs of the whole configuration, each with fresh workers")
 	fs.StringVar(&s.Pin, "pin", d.Pin, "bind threads to CPUs: auto (a storm's ranks each on a CPU of its own when they fit, NUMA-local to the device first, as MPI launchers bind; other workloads unbound), cpu (every thread, round-robin) or none; --pin alone is cpu")
-	fs.Lookup("pin").NoOptDefVal = string(bench.PinCPU)
+	fs.Lookup("pin").NoOptDefVal = string(host.PinCPU)
 	fs.BoolVarP(&s.NoCPUCheck, "no-cpu-check", "F", d.NoCPUCheck, "record the CPUs' frequency governor, turbo/boost and busy SMT siblings without warning about them (perftest's -F)")
 	fs.Int64Var(&s.Seed, "seed", d.Seed, "seed of each thread's QP order")
 	fs.StringVar(&s.Out, "out", "", "output folder: new, empty, or an earlier run's (yours, not a symbolic link; as root, in a folder only root can write, or a sticky one), whose files alone are replaced (default runs/<UTC time>-<workload>-<provider>)")

@@ -26,14 +26,16 @@ const module = "github.com/xrcbench/xrcbench/"
 // verbs and bench included). A new package must be placed here.
 //
 // The engine's neighbours under internal/ are placed here too: fleet (a
-// fleet node's identity and barrier, which cmd hands to the engine).
+// fleet node's identity and barrier, which cmd hands to the engine) and
+// host (the machine's facts: CPUs, NUMA placement, real-time policy,
+// memory, the build's version and the bill of materials).
 // They import the engine's lower layers, never the engine, and whoever
 // imports one names it here; the other internal/ packages are small
 // helpers any package may use, and import nothing of the project.
 var allowed = map[string][]string{
-	"cmd/xrcbench":        {"analysis", "bench", "conform", "device", "internal/fleet", "qualify", "report", "results", "verbs", "workloads"},
-	"qualify":             {"bench", "conform", "device", "report", "results", "stats", "verbs", "workloads"},
-	"bench":               {"device", "results", "stats", "verbs", "workloads"},
+	"cmd/xrcbench":        {"analysis", "bench", "conform", "device", "internal/fleet", "internal/host", "qualify", "report", "results", "verbs", "workloads"},
+	"qualify":             {"bench", "conform", "device", "internal/host", "report", "results", "stats", "verbs", "workloads"},
+	"bench":               {"device", "internal/host", "results", "stats", "verbs", "workloads"},
 	"device":              {"results", "verbs"},
 	"conform":             {"device", "verbs"},
 	"verbs":               {"device/facts", "results", "stats"},
@@ -48,6 +50,7 @@ var allowed = map[string][]string{
 	"test/vm":             {},
 	"internal/layout":     {},
 	"internal/fleet":      {"results"},
+	"internal/host":       {"device", "results", "verbs", "workloads"},
 }
 
 // analysis are the packages a build without cgo must give in full, and
