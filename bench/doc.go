@@ -8,6 +8,8 @@
 // folder written through results, a sweep of such runs (Sweep). It opens
 // devices only through verbs, and asks device for what surrounds them
 // (the kernel's live QPs); internal/host reads the machine (CPUs,
-// placement, memory, the bill of materials), and a fleet node's identity
-// and barrier are internal/fleet's, which the CLI hands to a run.
+// placement, memory, the bill of materials), internal/runfolder locks,
+// commits and recovers the run folder and makes the private directory,
+// and a fleet node's identity and barrier are internal/fleet's, which the
+// CLI hands to a run.
 package bench

@@ -78,7 +78,7 @@ type workerConfig struct {
 	Foreign []uint32 `json:"foreign,omitempty"` // QPs of another domain, for reg_foreign
 
 	// The real-time policy the run was started with, for the measured
-	// threads only (realtime.go); nil: none.
+	// threads only (internal/host/realtime.go); nil: none.
 	RealTime *host.RTSched `json:"real_time,omitempty"`
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/xrcbench/xrcbench/bench"
 	"github.com/xrcbench/xrcbench/device"
 	"github.com/xrcbench/xrcbench/internal/host"
+	"github.com/xrcbench/xrcbench/internal/runfolder"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/stats"
@@ -157,7 +158,7 @@ func liveQPs(o Options) (int, string) {
 	var simDir string
 	switch {
 	case o.Provider == "sim":
-		devs := bench.LiveSimDevices()
+		devs := runfolder.LiveSimDevices()
 		if len(devs) != 1 {
 			return -1, device.BySimInspect
 		}

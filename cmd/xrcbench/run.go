@@ -19,6 +19,7 @@ import (
 
 	"github.com/xrcbench/xrcbench/bench"
 	"github.com/xrcbench/xrcbench/internal/host"
+	"github.com/xrcbench/xrcbench/internal/runfolder"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
@@ -502,7 +503,7 @@ or failed, the error names the worker); 2 bad usage or input.`,
 				if errors.As(err, new(usageError)) {
 					return err
 				}
-				jerr := writeJSON(stdout, newRunJSON(cfg.Out, res, !errors.As(err, new(*bench.NotWrittenError)), err))
+				jerr := writeJSON(stdout, newRunJSON(cfg.Out, res, !errors.As(err, new(*runfolder.NotWrittenError)), err))
 				return cmp.Or(err, jerr)
 			},
 		}
@@ -519,7 +520,7 @@ func runOne(ctx context.Context, stdout io.Writer, cfg bench.Config, opts bench.
 	view.start(cfg.Repetitions)
 	res, err := bench.Run(ctx, cfg, opts)
 	view.finish()
-	var nw *bench.NotWrittenError
+	var nw *runfolder.NotWrittenError
 	errors.As(err, &nw)
 	if res != nil {
 		where := "run folder: " + cfg.Out
@@ -541,7 +542,7 @@ func runOne(ctx context.Context, stdout io.Writer, cfg bench.Config, opts bench.
 	if err != nil {
 		var re *bench.RunError
 		switch {
-		case errors.Is(err, bench.ErrOutFolder):
+		case errors.Is(err, runfolder.ErrOutFolder):
 			return res, usageError{err}
 		case nw != nil:
 			return res, failure{err: fmt.Errorf("run %s: %w", res.Status, err)}

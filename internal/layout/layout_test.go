@@ -26,16 +26,18 @@ const module = "github.com/xrcbench/xrcbench/"
 // verbs and bench included). A new package must be placed here.
 //
 // The engine's neighbours under internal/ are placed here too: fleet (a
-// fleet node's identity and barrier, which cmd hands to the engine) and
+// fleet node's identity and barrier, which cmd hands to the engine),
 // host (the machine's facts: CPUs, NUMA placement, real-time policy,
-// memory, the build's version and the bill of materials).
+// memory, the build's version and the bill of materials) and runfolder
+// (the run folder: its lock, the commit that puts a run in place and the
+// recovery of a killed one; the run's private directory).
 // They import the engine's lower layers, never the engine, and whoever
 // imports one names it here; the other internal/ packages are small
 // helpers any package may use, and import nothing of the project.
 var allowed = map[string][]string{
-	"cmd/xrcbench":        {"analysis", "bench", "conform", "device", "internal/fleet", "internal/host", "qualify", "report", "results", "verbs", "workloads"},
-	"qualify":             {"bench", "conform", "device", "internal/host", "report", "results", "stats", "verbs", "workloads"},
-	"bench":               {"device", "internal/host", "results", "stats", "verbs", "workloads"},
+	"cmd/xrcbench":        {"analysis", "bench", "conform", "device", "internal/fleet", "internal/host", "internal/runfolder", "qualify", "report", "results", "verbs", "workloads"},
+	"qualify":             {"bench", "conform", "device", "internal/host", "internal/runfolder", "report", "results", "stats", "verbs", "workloads"},
+	"bench":               {"device", "internal/host", "internal/runfolder", "results", "stats", "verbs", "workloads"},
 	"device":              {"results", "verbs"},
 	"conform":             {"device", "verbs"},
 	"verbs":               {"device/facts", "results", "stats"},
@@ -51,6 +53,7 @@ var allowed = map[string][]string{
 	"internal/layout":     {},
 	"internal/fleet":      {"results"},
 	"internal/host":       {"device", "results", "verbs", "workloads"},
+	"internal/runfolder":  {"results"},
 }
 
 // analysis are the packages a build without cgo must give in full, and
