@@ -247,12 +247,12 @@ type Barrier struct {
 	Poll   time.Duration
 }
 
-// BeforeStart meets the fleet at the barrier (Meet) as a run's
+// BeforeStart meets the fleet at the barrier (meet) as a run's
 // Options.BeforeStart: it records the meeting in the result (Fleet.Sync)
 // and warns when this node saw the last arrival only after the common
 // start, so started late.
 func (b *Barrier) BeforeStart(ctx context.Context, res *results.Result) error {
-	sync, err := b.Meet(ctx)
+	sync, err := b.meet(ctx)
 	if err != nil {
 		return err
 	}
@@ -320,7 +320,7 @@ func (b *Barrier) Check() error {
 // errBarrierDeadline is the cause of a barrier that reached its deadline.
 var errBarrierDeadline = errors.New("the barrier's deadline passed")
 
-// Meet writes this node's arrival, waits until every node has arrived,
+// meet writes this node's arrival, waits until every node has arrived,
 // then until the common start, and says how that went. Each node's clock
 // offset to the shared folder's is estimated from the mtime of a file it
 // writes there; the common start is the latest arrival file's mtime plus
@@ -330,7 +330,7 @@ var errBarrierDeadline = errors.New("the barrier's deadline passed")
 //
 // Every file system call runs apart from the wait (see await), so the
 // deadline and ^C hold even where the shared file system stops answering.
-func (b *Barrier) Meet(ctx context.Context) (*results.FleetSync, error) {
+func (b *Barrier) meet(ctx context.Context) (*results.FleetSync, error) {
 	if err := b.Check(); err != nil {
 		return nil, err
 	}

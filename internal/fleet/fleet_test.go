@@ -120,7 +120,7 @@ func TestFleetBarrierMeet(t *testing.T) {
 			time.Sleep(time.Duration(i) * 150 * time.Millisecond) // arrivals spread out
 			b := &Barrier{Dir: dir, Fleet: &results.Fleet{Launcher: "slurm", JobID: "7", Node: n, Rank: i, Nodes: 3},
 				Deadline: 30 * time.Second, Margin: 300 * time.Millisecond, Poll: 20 * time.Millisecond}
-			syncs[i], errs[i] = b.Meet(context.Background())
+			syncs[i], errs[i] = b.meet(context.Background())
 		}()
 	}
 	wg.Wait()
@@ -150,7 +150,7 @@ func TestFleetBarrierGiveUp(t *testing.T) {
 	meet := func(node string, rank int, deadline time.Duration) error {
 		b := &Barrier{Dir: dir, Fleet: &results.Fleet{Launcher: "slurm", JobID: "8", Node: node, Rank: rank, Nodes: 3},
 			Expected: []string{"b1", "b2", "b3"}, Deadline: deadline, Margin: time.Second, Poll: 20 * time.Millisecond}
-		_, err := b.Meet(context.Background())
+		_, err := b.meet(context.Background())
 		return err
 	}
 	done := make(chan error, 1)
@@ -179,20 +179,20 @@ func plantedBarrier(dir, job string, deadline, poll time.Duration) *Barrier {
 		Expected: []string{"b1", "b2"}, Deadline: deadline, Margin: 100 * time.Millisecond, Poll: poll}
 }
 
-// meetWithin runs b.Meet and fails the test if it has not returned within
+// meetWithin runs b.meet and fails the test if it has not returned within
 // limit: a barrier stuck on a planted file is what these tests look for.
 func meetWithin(t *testing.T, ctx context.Context, b *Barrier, limit time.Duration) error {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() {
-		_, err := b.Meet(ctx)
+		_, err := b.meet(ctx)
 		done <- err
 	}()
 	select {
 	case err := <-done:
 		return err
 	case <-time.After(limit):
-		t.Fatalf("Meet still waits after %v (deadline %v)", limit, b.Deadline)
+		t.Fatalf("meet still waits after %v (deadline %v)", limit, b.Deadline)
 		return nil
 	}
 }
@@ -260,7 +260,7 @@ func TestFleetBarrierPlantedArrival(t *testing.T) {
 			tt.plant(t, filepath.Join(sync, "b2.arrived"))
 			err := meetWithin(t, context.Background(), b, 10*time.Second)
 			if err == nil || !strings.Contains(err.Error(), "never arrived: b2") {
-				t.Fatalf("Meet: %v, want it to give up naming b2", err)
+				t.Fatalf("meet: %v, want it to give up naming b2", err)
 			}
 		})
 	}
@@ -282,7 +282,7 @@ func TestFleetBarrierInterruptedAtFIFO(t *testing.T) {
 	time.AfterFunc(300*time.Millisecond, func() { cancel(errors.New("interrupt")) })
 	err := meetWithin(t, ctx, plantedBarrier(dir, "32", time.Minute, 20*time.Millisecond), 10*time.Second)
 	if err == nil || !strings.Contains(err.Error(), "interrupt") {
-		t.Fatalf("Meet: %v, want the interrupt", err)
+		t.Fatalf("meet: %v, want the interrupt", err)
 	}
 }
 
@@ -304,7 +304,7 @@ func TestFleetBarrierPlantedGaveUp(t *testing.T) {
 	})
 	err := meetWithin(t, context.Background(), b, 10*time.Second)
 	if err == nil || !strings.Contains(err.Error(), "never arrived: b2") || !strings.Contains(err.Error(), "b1.gaveup") {
-		t.Errorf("Meet: %v, want it to give up naming b2, and say its marker could not be written", err)
+		t.Errorf("meet: %v, want it to give up naming b2, and say its marker could not be written", err)
 	}
 	if data, err := os.ReadFile(precious); err != nil || string(data) != "keep me" {
 		t.Errorf("the link's target now holds %q (%v)", data, err)
@@ -345,7 +345,7 @@ func TestFleetBarrierPlantedFolder(t *testing.T) {
 			watched := tt.plant(t, syncPath(dir, "34"))
 			err := meetWithin(t, context.Background(), plantedBarrier(dir, "34", 300*time.Millisecond, 20*time.Millisecond), 10*time.Second)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Meet: %v, want a refusal saying %q", err, tt.want)
+				t.Errorf("meet: %v, want a refusal saying %q", err, tt.want)
 			}
 			if ents, _ := os.ReadDir(watched); len(ents) > 0 {
 				t.Errorf("the node wrote %s into the planted folder", ents[0].Name())
