@@ -23,8 +23,8 @@ all: build
 # in GOFLAGS on some machines) would otherwise not know what they measure.
 VERSION  := $(shell git describe --always --dirty 2>/dev/null)
 REVISION := $(shell git rev-parse HEAD 2>/dev/null)
-LDFLAGS  := $(if $(VERSION),-X github.com/xrcbench/xrcbench/bench.buildVersion=$(VERSION),) \
-            $(if $(REVISION),-X main.buildRevision=$(REVISION) -X github.com/xrcbench/xrcbench/bench.buildRevision=$(REVISION),)
+LDFLAGS  := $(if $(VERSION),-X github.com/xrcbench/xrcbench/internal/host.buildVersion=$(VERSION),) \
+            $(if $(REVISION),-X main.buildRevision=$(REVISION) -X github.com/xrcbench/xrcbench/internal/host.buildRevision=$(REVISION),)
 
 # -buildmode=pie: a position-independent executable, which the loader
 # places at a random address (ASLR), as Debian's hardening asks of every
@@ -199,7 +199,7 @@ FUZZTIME    ?= 1m
 FUZZTARGETS := ./workloads:FuzzParse:3000 ./results:FuzzLoad:2000 ./results:FuzzDecodeHistogram:20000 \
                ./report:FuzzReadTimeline:800 ./report:FuzzExportCSV:1500 ./bench:FuzzFrameReader:15000 ./verbs:FuzzParseCost:15000 \
                ./verbs:FuzzSimDevice:1500 ./device:FuzzDecodeRDMANetlink:20000 \
-               ./qualify:FuzzParsePlan:3000 ./bench:FuzzFleetIdentity:15000 ./bench:FuzzReadArrivals:800 \
+               ./qualify:FuzzParsePlan:3000 ./internal/fleet:FuzzFleetIdentity:15000 ./internal/fleet:FuzzReadArrivals:800 \
                ./bench:FuzzV2Decoder:15000
 fuzz:
 	@for t in $(FUZZTARGETS); do \

@@ -14,6 +14,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/xrcbench/xrcbench/device"
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/stats"
 	"github.com/xrcbench/xrcbench/verbs"
@@ -677,7 +678,7 @@ func openLoopFigures(res *results.Result, done []*repOutcome, cfg Config, wall f
 	if rate <= 0 {
 		return
 	}
-	ol := &results.OpenLoop{Arrival: cfg.arrival(), Wait: cfg.openWait(startRealTime()), RequestedOpsPerSec: rate * float64(cfg.Procs*cfg.Threads)}
+	ol := &results.OpenLoop{Arrival: cfg.arrival(), Wait: cfg.openWait(host.StartRealTime()), RequestedOpsPerSec: rate * float64(cfg.Procs*cfg.Threads)}
 	var late, ops int64
 	for _, rep := range done {
 		for _, tr := range rep.threads {

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/stats"
 	"github.com/xrcbench/xrcbench/verbs"
@@ -60,7 +61,7 @@ func threadCPUNS() (uint64, error) {
 func Calibrate(dir string) ([]verbs.Measurement, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	defer keepPolicy()() // the rigs' setup takes a measured thread's
+	defer host.KeepPolicy()() // the rigs' setup takes a measured thread's
 	var out []verbs.Measurement
 	add := func(name string, v float64, unit, target string, ok bool, detail string) {
 		out = append(out, verbs.Measurement{Name: name, Value: v, Unit: unit, Target: target, OK: ok, Detail: detail})

@@ -17,6 +17,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
@@ -27,9 +28,9 @@ type coordinator struct {
 	opts  Options
 	priv  string
 	logs  *hlogs
-	errMu sync.Mutex // serialises writes to opts.Stderr
-	live  *live      // the current repetition's progress
-	ticks cpuTicks   // CPU times at the run's start, for the CPU check
+	errMu sync.Mutex    // serialises writes to opts.Stderr
+	live  *live         // the current repetition's progress
+	ticks host.CPUTicks // CPU times at the run's start, for the CPU check
 }
 
 // repOutcome is what one repetition measured.
@@ -276,9 +277,9 @@ func (c *coordinator) workerConfig(p int, vo verbs.Options, h *holder, dir strin
 		Verbs: vo, Domain: h.domain, Shm: filepath.Join(dir, "barrier"),
 		WorkloadSpec: cfg.Workload.Source, WorkloadFile: cfg.Workload.File,
 		QPs: cfg.QPs, Duration: cfg.Duration, Iterations: cfg.Iterations, Warmup: cfg.Warmup,
-		Interval: cfg.Interval, Seed: cfg.Seed, RealTime: startRealTime(),
+		Interval: cfg.Interval, Seed: cfg.Seed, RealTime: host.StartRealTime(),
 		BatchOps: cfg.BatchOps, BatchTime: cfg.BatchTime, Rate: cfg.threadRate(), Arrival: cfg.arrival(),
-		Wait: cfg.openWait(startRealTime()),
+		Wait: cfg.openWait(host.StartRealTime()),
 		Held: h.held, Invalid: h.invalid, Foreign: h.foreign,
 	}
 	numa := -1 // the device's NUMA node, where the holder has one open
@@ -624,7 +625,7 @@ func (c *coordinator) handle(ev event, out *repOutcome, draining bool) error {
 		}
 		if m.Ready.Build != BuildID() {
 			return fmt.Errorf("%s is another build of xrcbench (version %q, build id %q) than its coordinator (version %q, build id %q): it would measure another program; was the binary replaced during the run?",
-				w.name(), m.Ready.Version, m.Ready.Build, Version(), BuildID())
+				w.name(), m.Ready.Version, m.Ready.Build, host.Version(), BuildID())
 		}
 		w.ready, w.cpus = true, m.Ready.CPUs
 	case msgInterval:

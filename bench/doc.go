@@ -5,7 +5,11 @@
 //
 // Its one concern is running a benchmark: a Config (the one builder of
 // it is Settings, which the run and sweep commands and qualify share), a run
-// folder written through results, a sweep of such runs (Sweep), a fleet
-// node's barrier. It opens devices only through verbs, and asks device
-// for what surrounds them (firmware counters, the kernel's live QPs).
+// folder written through results, a sweep of such runs (Sweep). It opens
+// devices only through verbs, and asks device for what surrounds them
+// (the kernel's live QPs); internal/host reads the machine (CPUs,
+// placement, memory, the bill of materials), internal/runfolder locks,
+// commits and recovers the run folder and makes the private directory,
+// and a fleet node's identity and barrier are internal/fleet's, which the
+// CLI hands to a run.
 package bench

@@ -21,6 +21,7 @@ import (
 	"github.com/xrcbench/xrcbench/internal/safedir"
 	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/results/resultstest"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
 )
@@ -767,7 +768,7 @@ func TestHlogsMode(t *testing.T) {
 			old := syscall.Umask(umask)
 			l, err := newHlogs(testDir(t, dir), "test-run", []string{"reg", "unreg"}, time.Now(), time.Second)
 			if err == nil {
-				err = errors.Join(results.WriteIn(testDir(t, dir), fakeResult("test-run", "reg.hlog", "unreg.hlog")), l.close())
+				err = errors.Join(results.WriteIn(testDir(t, dir), resultstest.Minimal("test-run", "reg.hlog", "unreg.hlog")), l.close())
 			}
 			syscall.Umask(old)
 			if err != nil {

@@ -20,20 +20,12 @@ import (
 const workerEnv = "XRCBENCH_TEST_WORKER"
 
 func TestMain(m *testing.M) {
-	if out := os.Getenv(commitEnv); out != "" {
-		commitChild(out)
-		os.Exit(0)
-	}
 	if shared := os.Getenv(victimEnv); shared != "" {
 		victimChild(shared)
 		os.Exit(0)
 	}
 	if shared := os.Getenv(racerEnv); shared != "" {
 		racerChild(shared)
-		os.Exit(0)
-	}
-	if path := os.Getenv(lockPidEnv); path != "" {
-		lockPidChild(path)
 		os.Exit(0)
 	}
 	if os.Getenv(workerEnv) == "1" {

@@ -7,40 +7,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-)
 
-// PSS comes from smaps_rollup beside RSS: the kernel's own lines are read,
-// a file without them is an error, not zeros.
-func TestParseRollup(t *testing.T) {
-	const rollup = `55d0c8a00000-7ffd5b3f3000 ---p 00000000 00:00 0                          [rollup]
-Rss:               24576 kB
-Pss:               11437 kB
-Pss_Dirty:          6000 kB
-Pss_Anon:           5000 kB
-Shared_Clean:      13000 kB
-`
-	rss, pss, err := parseRollup([]byte(rollup))
-	if err != nil || rss != 24576 || pss != 11437 {
-		t.Errorf("parseRollup = %d, %d, %v; want 24576, 11437", rss, pss, err)
-	}
-	if _, _, err := parseRollup([]byte("Rss: 10 kB\n")); err == nil {
-		t.Error("a rollup without Pss parsed")
-	}
-	// This process: PSS is at most RSS, both positive.
-	rss, pss, err = selfMemory()
-	if err != nil {
-		t.Skipf("no smaps_rollup here: %v", err)
-	}
-	if rss <= 0 || pss <= 0 || pss > rss {
-		t.Errorf("this process: RSS %d KiB, PSS %d KiB", rss, pss)
-	}
-}
+	"github.com/xrcbench/xrcbench/internal/host"
+)
 
 // sayMemory, a worker's measuring hook in TestMemoryWhileMeasuring, says
 // the process's RSS and its sim device mapping's, as /proc shows them
 // while the thread measures.
 func sayMemory(thread int) {
-	rss, _, err := selfMemory()
+	rss, _, err := host.ProcessMemory(os.Getpid())
 	smaps, serr := os.ReadFile("/proc/self/smaps")
 	if err != nil || serr != nil {
 		fmt.Fprintf(os.Stderr, "thread %d memory unreadable: %v %v\n", thread, err, serr)
@@ -66,7 +41,7 @@ func sayMemory(thread int) {
 // threads tore down it was 23.3 MB of 40.6 MB: the 17.5 MB mapping had
 // gone with them.
 func TestMemoryWhileMeasuring(t *testing.T) {
-	if _, _, err := selfMemory(); err != nil {
+	if _, _, err := host.ProcessMemory(os.Getpid()); err != nil {
 		t.Skipf("no smaps_rollup here: %v", err)
 	}
 	for _, workload := range []string{"steady", "storm"} {

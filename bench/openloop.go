@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
@@ -52,11 +53,11 @@ const (
 // the mean response at ρ = 0.5 was +16% from M/D/1 (median of 20 runs,
 // five over +45%) against +13% spinning. A real-time thread preempts the
 // harness's at once, so it sleeps.
-func (c *Config) openWait(rt *rtSched) string {
+func (c *Config) openWait(rt *host.RTSched) string {
 	if c.threadRate() <= 0 {
 		return ""
 	}
-	if rt == nil && c.Procs*c.Threads < len(allowedCPUs()) {
+	if rt == nil && c.Procs*c.Threads < len(host.AllowedCPUs()) {
 		return WaitSpin
 	}
 	return WaitSleep

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/stats"
 	"github.com/xrcbench/xrcbench/verbs"
@@ -110,7 +111,7 @@ func TestOpenLoopKnownAnswers(t *testing.T) {
 			// The reference waits as the harness's thread does: spinning
 			// on a machine with a CPU to spare for the harness.
 			base := openConfig(t, rate, d)
-			wait := base.openWait(startRealTime())
+			wait := base.openWait(host.StartRealTime())
 			var refMean, refP50 []float64
 			harnessMean, harnessP50 := map[string][]float64{}, map[string][]float64{}
 			var failures []string
@@ -550,13 +551,13 @@ func TestJudgeOpenLoop(t *testing.T) {
 // closed loop has no waits. The run's threads are set against the CPUs
 // this test may use, so the table holds on any machine.
 func TestOpenWait(t *testing.T) {
-	cpus := len(allowedCPUs())
-	fifo := &rtSched{Policy: unix.SCHED_FIFO, Priority: 1}
+	cpus := len(host.AllowedCPUs())
+	fifo := &host.RTSched{Policy: unix.SCHED_FIFO, Priority: 1}
 	for _, tt := range []struct {
 		name           string
 		procs, threads int
 		rate           float64
-		rt             *rtSched
+		rt             *host.RTSched
 		want           string
 	}{
 		{"closed loop", 1, 1, 0, nil, ""},
@@ -585,7 +586,7 @@ func TestOpenWait(t *testing.T) {
 // 7% of the run a thread for 2 sleeping threads on the development VM),
 // hence a second of measurement and a bound for sleeping well above 1%.
 func TestOpenWaitSpins(t *testing.T) {
-	cpus := len(allowedCPUs())
+	cpus := len(host.AllowedCPUs())
 	if cpus < 2 {
 		t.Skipf("a spinning wait needs a CPU to spare: this test may use %d", cpus)
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
@@ -77,8 +78,8 @@ type workerConfig struct {
 	Foreign []uint32 `json:"foreign,omitempty"` // QPs of another domain, for reg_foreign
 
 	// The real-time policy the run was started with, for the measured
-	// threads only (realtime.go); nil: none.
-	RealTime *rtSched `json:"real_time,omitempty"`
+	// threads only (internal/host/realtime.go); nil: none.
+	RealTime *host.RTSched `json:"real_time,omitempty"`
 }
 
 type startMsg struct {

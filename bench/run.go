@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/host"
+	"github.com/xrcbench/xrcbench/internal/runfolder"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
@@ -29,9 +31,9 @@ type Config struct {
 	Iterations  int64 // passes (loop) or rounds (rounds); 0: use Duration
 	Warmup      time.Duration
 	Repetitions int
-	Pin         Placement // "" is PinAuto
+	Pin         host.Placement // "" is host.PinAuto
 	// NoCPUCheck records the CPUs' setup without judging it (the CPU
-	// check's warnings, cpucheck.go); it changes nothing measured.
+	// check's warnings, internal/host/cpucheck.go); it changes nothing measured.
 	NoCPUCheck   bool
 	Seed         int64
 	Interval     time.Duration // of the .hlog timelines
@@ -140,6 +142,19 @@ func (c *Config) arrival() string {
 	return c.Arrival
 }
 
+// threadCPUs is the run's placement on this machine, for a device on NUMA
+// node numa (-1: unknown): see host.ThreadCPUs.
+func (c *Config) threadCPUs(numa int) []int {
+	return host.ThreadCPUs(c.placement(), c.Workload.Mode, c.Procs*c.Threads, host.AllowedCPUs(), host.NodeCPUs(numa))
+}
+
+func (c *Config) placement() host.Placement {
+	if c.Pin == "" {
+		return host.PinAuto
+	}
+	return c.Pin
+}
+
 // Validate checks the configuration; its errors are bad input.
 func (c *Config) Validate() error {
 	if c.Workload != nil && c.Workload.Mode == workloads.StormMode {
@@ -153,7 +168,7 @@ func (c *Config) Validate() error {
 	if err := results.ValidateLabels(c.Labels); err != nil {
 		return fmt.Errorf("--label: %w", err)
 	}
-	if p, err := ParsePlacement(string(c.Pin)); err != nil || p != c.placement() {
+	if p, err := host.ParsePlacement(string(c.Pin)); err != nil || p != c.placement() {
 		return fmt.Errorf("--pin %q: want auto, cpu or none", c.Pin)
 	}
 	if c.SimMaxQPs < 0 || c.SimMaxQPs > MaxSimQPs {
@@ -288,7 +303,7 @@ type Options struct {
 	// called from the engine's own goroutine and must return quickly.
 	Progress func(Progress)
 	// TempDir is the parent of the run's private directory, used as is;
-	// "" lets the engine choose a memory file system (see privParent).
+	// "" lets the engine choose a memory file system (see runfolder.OpenPrivDir).
 	TempDir string
 	// BeforeStart, when set, runs once the output folder is locked and
 	// before the first worker starts (a fleet's barrier). It may fill in
@@ -319,37 +334,37 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 		return nil, err
 	}
 	// Before anything else runs: the runtime's threads must not spin at a
-	// real-time priority (realtime.go).
-	rt := startRealTime()
+	// real-time priority (internal/host/realtime.go).
+	rt := host.StartRealTime()
 	runID := results.NewRunID()
-	rf, err := openRunFolder(cfg.Out, runID)
+	rf, err := runfolder.Open(cfg.Out, runID)
 	if err != nil {
 		return nil, err
 	}
-	rf.tell(opts)
+	rf.Tell(opts.Quiet, opts.Stderr)
 	committed := false
 	defer func() {
 		if !committed {
-			rf.discard()
+			rf.Discard()
 		}
 	}()
-	priv, err := openPrivDir(opts.TempDir, cfg.Repetitions)
+	priv, err := runfolder.OpenPrivDir(opts.TempDir, cfg.Repetitions)
 	if err != nil {
 		return nil, err
 	}
-	defer priv.remove()
+	defer priv.Remove()
 
-	c := &coordinator{cfg: cfg, opts: opts, priv: priv.path}
+	c := &coordinator{cfg: cfg, opts: opts, priv: priv.Path}
 	res := c.newResult(runID, rt.String())
-	if c.logs, err = newHlogs(rf.tmpDir, runID, cfg.histKinds(), res.Started, cfg.Interval); err != nil {
+	if c.logs, err = newHlogs(rf.TmpDir(), runID, cfg.histKinds(), res.Started, cfg.Interval); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
 	// What is known before the start is said before the start, once.
 	early := StartWarnings(cfg)
 	c.warn(early, nil)
 
-	fw := snapshotFirmware(verbs.Options{Provider: cfg.Provider, Device: cfg.Device})
-	c.ticks = readCPUTicks() // the CPU check's start: how busy SMT siblings were
+	fw := host.SnapshotFirmware(verbs.Options{Provider: cfg.Provider, Device: cfg.Device})
+	c.ticks = host.ReadCPUTicks() // the CPU check's start: how busy SMT siblings were
 	runErr := c.preflight(ctx, res, fw)
 	var done []*repOutcome
 	if runErr == nil {
@@ -372,8 +387,8 @@ func Run(ctx context.Context, cfg Config, opts Options) (*results.Result, error)
 	res.Warnings = append(res.Warnings, resultWarnings(res, &cfg, priv)...)
 	c.warn(res.Warnings, early)
 	res.Files = append(files, results.FileName)
-	committed, err = writeRun(rf, res, cfg.Out)
-	rf.tell(opts)
+	committed, err = rf.Write(res, cfg.Out)
+	rf.Tell(opts.Quiet, opts.Stderr)
 	if err != nil {
 		return res, err
 	}
@@ -423,34 +438,6 @@ func prepareRun(cfg *Config, opts *Options) error {
 	return CheckProcesses()
 }
 
-// runPrivDir is the run's private directory, and whether it is on a
-// memory file system (a sim device on disk pays for writeback).
-type runPrivDir struct {
-	*privDir
-	parent   string
-	onMemory bool
-}
-
-// openPrivDir makes the run's private directory: under tempDir as given,
-// else on a memory file system with room for the sim devices, else in
-// os.TempDir().
-func openPrivDir(tempDir string, repetitions int) (*runPrivDir, error) {
-	parent, onMemory := tempDir, true
-	if parent == "" {
-		// Room for a default sim device (18 MiB) per repetition, twice.
-		parent, onMemory = privParent(uint64(repetitions+1) * 40 << 20)
-	}
-	priv, err := makePrivDir(parent)
-	if err != nil && parent != tempDir && parent != os.TempDir() {
-		parent, onMemory = os.TempDir(), false
-		priv, err = makePrivDir(parent)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("private directory: %w", err)
-	}
-	return &runPrivDir{privDir: priv, parent: parent, onMemory: onMemory}, nil
-}
-
 // warn prints warnings on stderr, but none of those already said, and
 // nothing when quiet.
 func (c *coordinator) warn(warnings, said []results.Warning) {
@@ -482,9 +469,9 @@ func (c *coordinator) warn(warnings, said []results.Warning) {
 
 // preflight is what must hold before any worker starts: a device with
 // XRC, and the caller's BeforeStart (a fleet's barrier).
-func (c *coordinator) preflight(ctx context.Context, res *results.Result, fw *firmware) error {
-	if fw.taken {
-		if err := DeviceRefusal(c.cfg, fw.info); err != nil {
+func (c *coordinator) preflight(ctx context.Context, res *results.Result, fw *host.Firmware) error {
+	if fw.Taken {
+		if err := DeviceRefusal(c.cfg, fw.Info); err != nil {
 			return err
 		}
 	}
@@ -527,7 +514,7 @@ func (c *coordinator) repetitions(ctx context.Context, res *results.Result) ([]*
 		rep, err := c.repetition(ctx, i)
 		if rep != nil {
 			if rep.info.Name != "" && res.Environment.Provider == "" {
-				res.Environment = environment(rep.info)
+				res.Environment = host.Environment(rep.info)
 			}
 			res.Warnings = append(res.Warnings, rep.warnings...)
 			res.Leaks = mergeLeaks(res.Leaks, rep.leaks)
@@ -565,30 +552,30 @@ func (c *coordinator) keepLogs(res *results.Result, measured bool) ([]string, er
 // describeEnvironment completes the result's environment: when no worker
 // described the device, the coordinator's own look at it, where it had
 // one, still says what the run was on; then the firmware's snapshot.
-func (c *coordinator) describeEnvironment(res *results.Result, fw *firmware) {
+func (c *coordinator) describeEnvironment(res *results.Result, fw *host.Firmware) {
 	if res.Environment.Provider == "" {
 		info := verbs.DeviceInfo{Provider: c.cfg.Provider, NUMANode: -1}
-		if fw.taken {
-			info = fw.info
+		if fw.Taken {
+			info = fw.Info
 		}
-		res.Environment = environment(info)
+		res.Environment = host.Environment(info)
 	}
-	fw.record(&res.Environment)
+	fw.Record(&res.Environment)
 	numa := -1
 	if d := res.Environment.Device; d != nil {
 		numa = d.NUMANode
 	}
-	cpus := placeCPUs(res.Environment.BOM, res.Workers, numa)
+	cpus := host.PlaceCPUs(res.Environment.BOM, res.Workers, numa)
 	for _, w := range res.Workers {
 		res.Config.Pin = res.Config.Pin || len(w.CPUs) > 0
 	}
-	busy := checkSiblings(res.Environment.BOM, cpus, c.ticks, readCPUTicks())
+	busy := host.CheckSiblings(res.Environment.BOM, cpus, c.ticks, host.ReadCPUTicks())
 	if b := res.Environment.BOM; b != nil {
 		if c.cfg.NoCPUCheck {
 			b.CPU.Check = "off (--no-cpu-check)"
 		} else {
 			b.CPU.Check = "on"
-			res.Warnings = append(res.Warnings, cpuCheckWarnings(b, busy)...)
+			res.Warnings = append(res.Warnings, host.CPUCheckWarnings(b, busy)...)
 		}
 	}
 }
@@ -640,13 +627,13 @@ func runStatus(runErr error, measured int) (status, msg string) {
 
 // resultWarnings are the warnings about what the figures mean, known once
 // the run is over.
-func resultWarnings(res *results.Result, cfg *Config, priv *runPrivDir) []results.Warning {
+func resultWarnings(res *results.Result, cfg *Config, priv *runfolder.PrivDir) []results.Warning {
 	var out []results.Warning
 	if d := res.Environment.Device; d != nil && d.TestDouble {
 		out = append(out, warnf(results.WarnTestDouble, 0, "", "these figures say nothing about an adapter", "measured through the libibverbs test double (%s), not RDMA hardware", res.Environment.ProviderDetail["libibverbs"]))
 	}
-	if !priv.onMemory && cfg.Provider == "sim" && cfg.Warmup+cfg.Duration >= 30*time.Second {
-		out = append(out, warnf(results.WarnSimOnDisk, 0, "", "once writeback cleans its pages (after 30 s by default), the first write to each faults into the file system inside an operation, adding microseconds; set TMPDIR to a memory file system such as /dev/shm", "the sim device lives on a disk file system (%s)", priv.parent))
+	if !priv.OnMemory && cfg.Provider == "sim" && cfg.Warmup+cfg.Duration >= 30*time.Second {
+		out = append(out, warnf(results.WarnSimOnDisk, 0, "", "once writeback cleans its pages (after 30 s by default), the first write to each faults into the file system inside an operation, adding microseconds; set TMPDIR to a memory file system such as /dev/shm", "the sim device lives on a disk file system (%s)", priv.Parent))
 	}
 	if res.Environment.Version == "unknown" {
 		out = append(out, warnf(results.WarnVersionUnknown, 0, "", "the result cannot name the code that measured it; build with make build, which stamps the revision", "xrcbench version unknown: built without VCS information (-buildvcs=false)"))
@@ -655,27 +642,6 @@ func resultWarnings(res *results.Result, cfg *Config, priv *runPrivDir) []result
 		out = append(out, warnf(results.WarnLeak, 0, "", "registrations were not undone, and the next run on this device starts beside them; see leaks in result.json and the device's QPs with xrcbench devices", "%d QP(s) outlived the run: %v", len(res.Leaks.Leaked), res.Leaks.Leaked))
 	}
 	return out
-}
-
-// writeRun writes result.json and moves the run into out. Once
-// result.json is written the run folder is committed: it is no longer to
-// be discarded, even when the move fails. A failure says what was kept of
-// an earlier run.
-func writeRun(rf *runFolder, res *results.Result, out string) (committed bool, err error) {
-	kept := fmt.Sprintf("%s was not created", out)
-	if rf.earlier != nil {
-		kept = fmt.Sprintf("the earlier run in %s is unchanged", out)
-	}
-	if err := results.WriteIn(rf.tmpDir, res); err != nil {
-		return false, &NotWrittenError{Out: out, Err: fmt.Errorf("writing %s: %w", results.FileName, err), Kept: kept}
-	}
-	if err := rf.commit(res.Files); err != nil {
-		if errors.As(err, new(*swappedError)) {
-			return true, &NotWrittenError{Out: out, Err: err, Kept: kept}
-		}
-		return true, &NotWrittenError{Out: out, Err: err, Kept: "the folder may hold part of the run"}
-	}
-	return true, nil
 }
 
 // newResult is the run's result before anything is measured: what was

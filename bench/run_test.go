@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
@@ -189,7 +190,7 @@ func simWorkload(t *testing.T, w string, sem verbs.Semantics) {
 func TestPin(t *testing.T) {
 	cfg := testConfig(t, "sharded", "null", 2, 2, 2)
 	cfg.Iterations = 5
-	cfg.Pin = PinCPU
+	cfg.Pin = host.PinCPU
 	res := runOK(t, cfg)
 	seen := map[int]bool{}
 	for _, w := range res.Workers {

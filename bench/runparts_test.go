@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/runfolder"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -107,14 +108,14 @@ func TestRunStatus(t *testing.T) {
 func TestResultWarnings(t *testing.T) {
 	sim := Config{Provider: "sim", Duration: 20 * time.Second, Warmup: 10 * time.Second}
 	short := Config{Provider: "sim", Duration: 10 * time.Second}
-	memory := &runPrivDir{parent: "/dev/shm", onMemory: true}
-	disk := &runPrivDir{parent: "/var/tmp", onMemory: false}
+	memory := &runfolder.PrivDir{Parent: "/dev/shm", OnMemory: true}
+	disk := &runfolder.PrivDir{Parent: "/var/tmp", OnMemory: false}
 	plain := func() *results.Result { return &results.Result{Environment: results.Environment{Version: "v1"}} }
 	for _, tc := range []struct {
 		name string
 		res  *results.Result
 		cfg  Config
-		priv *runPrivDir
+		priv *runfolder.PrivDir
 		want []string // a substring of each warning, in order
 		kind []string // and its kind
 	}{

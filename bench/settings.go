@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
@@ -58,7 +59,7 @@ func Defaults() Settings {
 		Duration: 10 * time.Second, Warmup: time.Second, Repetitions: 1,
 		QPState:  verbs.QPRTR.String(), // as MPI does
 		GIDIndex: -1,
-		Seed:     1, Interval: time.Second, Pin: string(PinAuto),
+		Seed:     1, Interval: time.Second, Pin: string(host.PinAuto),
 		SimSemantics: string(verbs.Legacy),
 		BatchOps:     DefaultBatchOps, BatchTime: DefaultBatchTime,
 	}
@@ -102,7 +103,7 @@ func (s Settings) Config() (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	pin, err := ParsePlacement(s.Pin)
+	pin, err := host.ParsePlacement(s.Pin)
 	if err != nil {
 		return Config{}, fmt.Errorf("--pin: %w", err)
 	}
@@ -195,7 +196,7 @@ func (s Settings) CommandLine() []string {
 	}
 	add("no-cpu-check", strconv.FormatBool(s.NoCPUCheck), strconv.FormatBool(d.NoCPUCheck))
 	pin := s.Pin // written as run's flag now spells it: --pin=true is cpu
-	if p, err := ParsePlacement(s.Pin); err == nil {
+	if p, err := host.ParsePlacement(s.Pin); err == nil {
 		pin = string(p)
 	}
 	add("pin", pin, d.Pin)

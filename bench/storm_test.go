@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
@@ -294,7 +295,7 @@ func TestStormPlacedKnownAnswer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short: 20 storms")
 	}
-	if n := len(allowedCPUs()); n < 2 {
+	if n := len(host.AllowedCPUs()); n < 2 {
 		t.Skipf("%d CPU allowed: two ranks cannot each have one", n)
 	}
 	quiet := func() {

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
@@ -223,7 +224,7 @@ func (t *thread) setup() error {
 			return fmt.Errorf("pin thread %d to CPU %d: %w", t.g, t.cpu, err)
 		}
 	}
-	if err := takeRealTime(t.cfg.RealTime); err != nil {
+	if err := host.TakeRealTime(t.cfg.RealTime); err != nil {
 		return err
 	}
 	// Timer slack decides how far apart threads sleeping to the same

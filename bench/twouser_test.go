@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/runfolder"
+	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/results/resultstest"
 )
 
 // The two-user test: a run (the victim, root or an unprivileged user) goes
@@ -37,7 +41,7 @@ const (
 func victimChild(shared string) {
 	n, _ := strconv.Atoi(os.Getenv(victimEnv + "_N"))
 	var out string
-	commitStep = func(step string) {
+	runfolder.CommitStep = func(step string) {
 		time.Sleep(time.Millisecond)
 		for start := time.Now(); step == "opened" && time.Since(start) < 20*time.Millisecond; time.Sleep(time.Millisecond) {
 			tmp, _ := filepath.Glob(filepath.Join(shared, "."+filepath.Base(out)+".tmp-*"))
@@ -56,7 +60,7 @@ func victimChild(shared string) {
 			line = strings.ReplaceAll(err.Error(), "\n", " ")
 		}
 		switch {
-		case errors.Is(err, ErrOutFolder):
+		case errors.Is(err, runfolder.ErrOutFolder):
 			fmt.Printf("refused %d %s\n", i, line)
 		case err != nil:
 			fmt.Printf("failed %d %s\n", i, line)
@@ -66,27 +70,35 @@ func victimChild(shared string) {
 	}
 }
 
+// step runs the commit's test hook (runfolder.CommitStep) between
+// racedRun's own steps, as the commit runs it between its.
+func step(name string) {
+	if runfolder.CommitStep != nil {
+		runfolder.CommitStep(name)
+	}
+}
+
 // racedRun is what Run does with its folder, without the measuring.
 func racedRun(out string) (string, error) {
 	id := results.NewRunID()
-	rf, err := openRunFolder(out, id)
+	rf, err := runfolder.Open(out, id)
 	if err != nil {
 		return id, err
 	}
 	step("opened")
-	logs, err := newHlogs(rf.tmpDir, id, []string{"reg"}, time.Now(), time.Second)
+	logs, err := newHlogs(rf.TmpDir(), id, []string{"reg"}, time.Now(), time.Second)
 	if err != nil {
-		rf.discard()
+		rf.Discard()
 		return id, err
 	}
 	step("logs made")
 	if err := logs.close(); err != nil {
-		rf.discard()
+		rf.Discard()
 		return id, err
 	}
-	committed, err := writeRun(rf, fakeResult(id, "reg.hlog"), out)
+	committed, err := rf.Write(resultstest.Minimal(id, "reg.hlog"), out)
 	if !committed {
-		rf.discard()
+		rf.Discard()
 	}
 	return id, err
 }
@@ -188,13 +200,13 @@ func TestTwoUsersRacingRenamer(t *testing.T) {
 			// The victim's own folder, which only it may write: a
 			// result.json and a .hlog, as a run's, that no write of the
 			// run may truncate or replace.
-			writeTree(t, target, map[string]string{"reg.hlog": "precious log\n", results.FileName: "precious result\n"})
+			testenv.WriteTree(t, target, map[string]string{"reg.hlog": "precious log\n", results.FileName: "precious result\n"})
 			for _, p := range []string{target, filepath.Join(target, "reg.hlog"), filepath.Join(target, results.FileName)} {
 				os.Chown(p, tt.victim, tt.victim)
 				os.Chmod(p, 0o600)
 			}
 			os.Chmod(target, 0o700)
-			before := tree(t, target)
+			before := testenv.Tree(t, target)
 
 			racer := exec.Command(bin)
 			racer.Env = append(os.Environ(), racerEnv+"="+shared, racerEnv+"_TARGET="+target)
@@ -226,7 +238,7 @@ func TestTwoUsersRacingRenamer(t *testing.T) {
 				t.Fatalf("racer said %q", said)
 			}
 
-			if after := tree(t, target); !mapsEqual(before, after) {
+			if after := testenv.Tree(t, target); !maps.Equal(before, after) {
 				t.Fatalf("a write landed in the victim's folder through the racer's link:\nbefore %v\nafter  %v", before, after)
 			}
 			lines := strings.Split(strings.TrimSpace(string(got)), "\n")
@@ -271,7 +283,7 @@ func TestTwoUsersRacingRenamer(t *testing.T) {
 				t.Fatalf("the racer swapped %d and was refused %d of %d runs' folders: too few to show anything", swapped, denied, runs)
 			}
 			if tt.want == "refused" {
-				if left := tree(t, shared); !mapsEqual(left, map[string]string{".": "folder", "stop": "file "}) {
+				if left := testenv.Tree(t, shared); !maps.Equal(left, map[string]string{".": "folder", "stop": "file "}) {
 					t.Fatalf("refused runs left %v", left)
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/workloads"
 )
 
@@ -41,7 +42,7 @@ func WorkerMain(in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	startRealTime() // the measured threads take cfg.RealTime back, alone
+	host.StartRealTime() // the measured threads take cfg.RealTime back, alone
 	if testHookConfig != nil {
 		testHookConfig(cfg)
 	}
@@ -70,14 +71,14 @@ func WorkerMain(in io.Reader, out io.Writer) error {
 		box.close()
 		return fail(err)
 	}
-	box.send(&message{Type: msgReady, Ready: &readyMsg{CPUs: cpus, Build: BuildID(), Version: Version()}})
+	box.send(&message{Type: msgReady, Ready: &readyMsg{CPUs: cpus, Build: BuildID(), Version: host.Version()}})
 	deadline, err := readStart(fr)
 	if err != nil {
 		c.cancel()
 		box.close()
 		return fmt.Errorf("waiting for the start: %w", err)
 	}
-	c.start(deadline, memSampleEvery(cfg.Interval))
+	c.start(deadline, host.MemSampleEvery(cfg.Interval))
 	stopOnHangUp(fr, sh, c.wait)
 
 	first := firstThreadError(c.errs)
@@ -252,7 +253,7 @@ type crew struct {
 	deadline uint64        // 0: the run was called off before the start
 	wg       sync.WaitGroup
 	base     int // global index of thread 0
-	mem      *memSampler
+	mem      *host.MemSampler
 }
 
 // threadSetup is how a thread's setup went, and on which CPU it landed.
@@ -297,7 +298,7 @@ func (c *crew) live(i int) {
 		err = t.run(c.deadline)
 		// The first thread to stop measuring ends the memory's sampling,
 		// before any thread tears down: a teardown unmaps the device.
-		c.mem.end()
+		c.mem.End()
 		if err != nil {
 			c.sh.abort()
 		}
@@ -333,7 +334,7 @@ func (c *crew) awaitSetup() ([]int, error) {
 
 // start lets the threads measure from deadline.
 func (c *crew) start(deadline uint64, memEvery time.Duration) {
-	c.mem = startMemSampler(memEvery)
+	c.mem = host.StartMemSampler(memEvery)
 	c.deadline = deadline
 	close(c.started)
 }
@@ -357,6 +358,6 @@ func (c *crew) done() *doneMsg {
 	d := &doneMsg{Threads: c.results, Created: created}
 	// Memory while the threads measured; a kernel without smaps_rollup
 	// (before 4.14) leaves it out.
-	d.RSSKB, d.PSSKB, d.PeakRSSKB, d.PeakPSSKB = c.mem.result()
+	d.RSSKB, d.PSSKB, d.PeakRSSKB, d.PeakPSSKB = c.mem.Result()
 	return d
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/xrcbench/xrcbench/bench"
 	"github.com/xrcbench/xrcbench/conform"
 	"github.com/xrcbench/xrcbench/internal/regfile"
+	"github.com/xrcbench/xrcbench/internal/runfolder"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
@@ -289,8 +290,8 @@ func Run(ctx context.Context, o Options) (*Qualification, error) {
 	// Locked for the whole qualification, as run locks its --out: two
 	// qualifications (two --resume of one folder) would both run and the
 	// last to finish would decide qualification.json.
-	unlock, err := bench.LockFolder(o.Out)
-	if errors.Is(err, bench.ErrOutFolder) {
+	unlock, err := runfolder.Lock(o.Out)
+	if errors.Is(err, runfolder.ErrOutFolder) {
 		return nil, usagef("--out %v", err)
 	}
 	if err != nil {

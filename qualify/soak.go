@@ -12,6 +12,8 @@ import (
 
 	"github.com/xrcbench/xrcbench/bench"
 	"github.com/xrcbench/xrcbench/device"
+	"github.com/xrcbench/xrcbench/internal/host"
+	"github.com/xrcbench/xrcbench/internal/runfolder"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/stats"
@@ -110,8 +112,8 @@ loop:
 			break loop
 		case <-tick.C:
 			s := SoakSample{AtSec: math.Round(time.Since(start).Seconds()*10) / 10, LiveQPs: -1}
-			for _, pid := range bench.ChildPIDs(os.Getpid()) {
-				if rss, pss, err := bench.ProcessMemory(pid); err == nil {
+			for _, pid := range host.ChildPIDs(os.Getpid()) {
+				if rss, pss, err := host.ProcessMemory(pid); err == nil {
 					s.RSSKB += rss
 					s.PSSKB += pss
 				}
@@ -156,7 +158,7 @@ func liveQPs(o Options) (int, string) {
 	var simDir string
 	switch {
 	case o.Provider == "sim":
-		devs := bench.LiveSimDevices()
+		devs := runfolder.LiveSimDevices()
 		if len(devs) != 1 {
 			return -1, device.BySimInspect
 		}

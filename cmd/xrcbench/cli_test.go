@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
@@ -28,7 +28,7 @@ func TestVersion(t *testing.T) {
 		if code != exitOK || stderr.Len() != 0 {
 			t.Fatalf("%v: exit %d, stderr %q", args, code, stderr.String())
 		}
-		for _, want := range []string{"xrcbench " + bench.Version() + "\n", "\nrevision: ", "\ngo: " + runtime.Version(), "\n" + rdma + "\n"} {
+		for _, want := range []string{"xrcbench " + host.Version() + "\n", "\nrevision: ", "\ngo: " + runtime.Version(), "\n" + rdma + "\n"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%v: output lacks %q:\n%s", args, want, out)
 			}

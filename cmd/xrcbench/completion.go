@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/internal/suggest"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/verbs"
@@ -43,7 +44,7 @@ var valueCompletions = map[string]cobra.CompletionFunc{
 	"plan":          completeYAML,
 	"qp-state":      completeWords(qpStateNames()...),
 	"arrival":       completeWords(bench.ArrivalFixed, bench.ArrivalPoisson),
-	"pin":           completeWords(string(bench.PinAuto), string(bench.PinCPU), string(bench.PinNone)),
+	"pin":           completeWords(string(host.PinAuto), string(host.PinCPU), string(host.PinNone)),
 	"progress":      completeWords(progressAuto, progressAlways, progressNever),
 	"sim-semantics": completeWords(string(verbs.Legacy), string(verbs.LegacyMlnx), string(verbs.Upstream)),
 	"format":        completeFormat,

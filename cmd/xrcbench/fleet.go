@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/internal/fleet"
 )
 
 // Fleet runs: one `run --fleet` per node, started by srun or mpirun.
@@ -55,7 +56,7 @@ func (f *fleetFlags) apply(cmd *cobra.Command, cfg *bench.Config, opts *bench.Op
 		deadline = d
 	}
 	host, _ := os.Hostname()
-	id, err := bench.FleetIdentity(getenv, host)
+	id, err := fleet.Identity(getenv, host)
 	if err != nil {
 		return usageError{err}
 	}
@@ -63,7 +64,7 @@ func (f *fleetFlags) apply(cmd *cobra.Command, cfg *bench.Config, opts *bench.Op
 	cfg.Out = filepath.Join(shared, id.Node)
 	cfg.Fleet = id
 	if deadline > 0 {
-		b := &bench.FleetBarrier{
+		b := &fleet.Barrier{
 			Dir: shared, Fleet: id, Deadline: deadline, Margin: fleetStartMargin,
 			Expected: id.NodeList,
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra/doc"
 	"github.com/spf13/pflag"
 
-	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/internal/host"
 )
 
 // manCommand is hidden: make man (and make dist) calls it to write the
@@ -61,7 +61,7 @@ func writeManPages(root *cobra.Command, dir string) error {
 	header := &doc.GenManHeader{
 		Section: "1",
 		Date:    &date,
-		Source:  "xrcbench " + bench.Version(),
+		Source:  "xrcbench " + host.Version(),
 		Manual:  "xrcbench manual",
 	}
 	if err := genManTree(root, header, dir); err != nil {

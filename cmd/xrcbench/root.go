@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/internal/safetext"
 	"github.com/xrcbench/xrcbench/verbs"
 )
@@ -78,7 +78,7 @@ docs/design.md in the xrcbench source.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.Version = bench.Version()
+	root.Version = host.Version()
 	root.SetVersionTemplate(versionText())
 	root.SetFlagErrorFunc(flagError)
 	root.PersistentPreRunE = refuseWithoutCgo

@@ -18,6 +18,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/internal/host"
+	"github.com/xrcbench/xrcbench/internal/runfolder"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
@@ -59,7 +61,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 	fs.DurationVar(&s.Warmup, "warmup", d.Warmup, "run and discard this long before measuring (0 for none)")
 	fs.IntVar(&s.Repetitions, "repetitions", d.Repetitions, "independent runs of the whole configuration, each with fresh workers")
 	fs.StringVar(&s.Pin, "pin", d.Pin, "bind threads to CPUs: auto (a storm's ranks each on a CPU of its own when they fit, NUMA-local to the device first, as MPI launchers bind; other workloads unbound), cpu (every thread, round-robin) or none; --pin alone is cpu")
-	fs.Lookup("pin").NoOptDefVal = string(bench.PinCPU)
+	fs.Lookup("pin").NoOptDefVal = string(host.PinCPU)
 	fs.BoolVarP(&s.NoCPUCheck, "no-cpu-check", "F", d.NoCPUCheck, "record the CPUs' frequency governor, turbo/boost and busy SMT siblings without warning about them (perftest's -F)")
 	fs.Int64Var(&s.Seed, "seed", d.Seed, "seed of each thread's QP order")
 	fs.StringVar(&s.Out, "out", "", "output folder: new, empty, or an earlier run's (yours, not a symbolic link; as root, in a folder only root can write, or a sticky one), whose files alone are replaced (default runs/<UTC time>-<workload>-<provider>)")
@@ -501,7 +503,7 @@ or failed, the error names the worker); 2 bad usage or input.`,
 				if errors.As(err, new(usageError)) {
 					return err
 				}
-				jerr := writeJSON(stdout, newRunJSON(cfg.Out, res, !errors.As(err, new(*bench.NotWrittenError)), err))
+				jerr := writeJSON(stdout, newRunJSON(cfg.Out, res, !errors.As(err, new(*runfolder.NotWrittenError)), err))
 				return cmp.Or(err, jerr)
 			},
 		}
@@ -518,7 +520,7 @@ func runOne(ctx context.Context, stdout io.Writer, cfg bench.Config, opts bench.
 	view.start(cfg.Repetitions)
 	res, err := bench.Run(ctx, cfg, opts)
 	view.finish()
-	var nw *bench.NotWrittenError
+	var nw *runfolder.NotWrittenError
 	errors.As(err, &nw)
 	if res != nil {
 		where := "run folder: " + cfg.Out
@@ -540,7 +542,7 @@ func runOne(ctx context.Context, stdout io.Writer, cfg bench.Config, opts bench.
 	if err != nil {
 		var re *bench.RunError
 		switch {
-		case errors.Is(err, bench.ErrOutFolder):
+		case errors.Is(err, runfolder.ErrOutFolder):
 			return res, usageError{err}
 		case nw != nil:
 			return res, failure{err: fmt.Errorf("run %s: %w", res.Status, err)}

@@ -45,7 +45,7 @@ func TestWorkersRunTheCoordinatorsImage(t *testing.T) {
 	// another build id.
 	other := filepath.Join(t.TempDir(), "xrcbench-other")
 	if out, err := exec.Command("go", "build", "-o", other, "-ldflags",
-		"-X github.com/xrcbench/xrcbench/bench.buildVersion=another-build", ".").CombinedOutput(); err != nil {
+		"-X github.com/xrcbench/xrcbench/internal/host.buildVersion=another-build", ".").CombinedOutput(); err != nil {
 		t.Fatalf("building another xrcbench: %v\n%s", err, out)
 	}
 	for _, change := range []string{"replaced", "deleted"} {

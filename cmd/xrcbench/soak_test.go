@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 )
@@ -78,8 +78,8 @@ loop:
 			break loop
 		case <-tick.C:
 			s := soakSample{at: time.Since(start).Round(time.Second), rss: map[int]int64{}, pss: map[int]int64{}, liveQPs: -1}
-			for _, pid := range bench.ChildPIDs(cmd.Process.Pid) {
-				if rss, pss, err := bench.ProcessMemory(pid); err == nil {
+			for _, pid := range host.ChildPIDs(cmd.Process.Pid) {
+				if rss, pss, err := host.ProcessMemory(pid); err == nil {
 					s.rss[pid], s.pss[pid] = rss, pss
 				}
 			}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
@@ -50,7 +50,7 @@ func versionText() string {
 		rdma = verbs.RDMANotBuilt
 	}
 	return fmt.Sprintf("xrcbench %s\nrevision: %s\ngo: %s %s/%s\nrdma provider: %s\n",
-		bench.Version(), rev, runtime.Version(), runtime.GOOS, runtime.GOARCH, rdma)
+		host.Version(), rev, runtime.Version(), runtime.GOOS, runtime.GOARCH, rdma)
 }
 
 func init() {

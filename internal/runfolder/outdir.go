@@ -1,8 +1,9 @@
-package bench
+package runfolder
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -75,11 +76,11 @@ func (e *NotWrittenError) Error() string {
 }
 func (e *NotWrittenError) Unwrap() error { return e.Err }
 
-// runFolder is a run's output folder while it is written. Every rename and
+// Folder is a run's output folder while it is written. Every rename and
 // removal goes through parent, the folder holding it, opened once, and
 // through safedir handles below it: no symbolic link inside a run folder
 // is ever followed, and a folder not ours is left alone.
-type runFolder struct {
+type Folder struct {
 	given   string // --out as given, for messages
 	final   string // where the run goes: Config.Out, cleaned
 	name    string // its last component
@@ -104,10 +105,10 @@ type runFolder struct {
 func tmpPrefix(name string) string { return "." + name + ".tmp-" }
 func oldPrefix(name string) string { return "." + name + ".old-" }
 
-// openRunFolder locks out, sets right what a killed commit left there,
+// Open locks out, sets right what a killed commit left there,
 // checks it may be written, and makes the temporary sibling the run writes
 // into.
-func openRunFolder(out, runID string) (*runFolder, error) {
+func Open(out, runID string) (*Folder, error) {
 	clean := filepath.Clean(out)
 	parent, name := filepath.Split(clean)
 	if parent == "" {
@@ -127,7 +128,7 @@ func openRunFolder(out, runID string) (*runFolder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
-	rf := &runFolder{given: out, final: clean, name: name, runID: runID, parent: pd,
+	rf := &Folder{given: out, final: clean, name: name, runID: runID, parent: pd,
 		lockAt: filepath.Join(parent, safedir.LockName(name))}
 	lock, pidErr, err := pd.Lock(safedir.LockName(name))
 	if pidErr != nil {
@@ -147,7 +148,7 @@ func openRunFolder(out, runID string) (*runFolder, error) {
 		return nil, fmt.Errorf("locking the output folder: %w", err)
 	}
 	rf.lock = lock
-	fail := func(err error) (*runFolder, error) {
+	fail := func(err error) (*Folder, error) {
 		rf.close()
 		return nil, err
 	}
@@ -167,7 +168,7 @@ func openRunFolder(out, runID string) (*runFolder, error) {
 // inspect says whether the folder may be written: absent, empty, or a run
 // folder (returned, to be replaced). A symbolic link, another user's
 // folder, or (for root) one other users can write, is refused.
-func (rf *runFolder) inspect() (*results.Result, error) {
+func (rf *Folder) inspect() (*results.Result, error) {
 	out := rf.given
 	st, err := rf.parent.Lstat(rf.name)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -205,12 +206,16 @@ func (rf *runFolder) inspect() (*results.Result, error) {
 
 // dir is the path of where the run writes meanwhile, for tests: the run
 // itself writes beneath rf.tmpDir.
-func (rf *runFolder) dir() string { return rf.tmp }
+func (rf *Folder) dir() string { return rf.tmp }
+
+// TmpDir is the temporary folder the run writes its files beneath until
+// Write puts it in place.
+func (rf *Folder) TmpDir() *safedir.Dir { return rf.tmpDir }
 
 // errSwapped is a run folder someone else renamed or replaced while the
 // run wrote it: whoever can write its parent can, and the run then puts
 // nothing in place.
-func (rf *runFolder) errSwapped(what string) error {
+func (rf *Folder) errSwapped(what string) error {
 	return &swappedError{fmt.Sprintf("%s is no longer the folder this run made (another user who can write %s %s): the run is not put in place", rf.tmp, rf.parentPath(), what)}
 }
 
@@ -220,13 +225,13 @@ type swappedError struct{ msg string }
 
 func (e *swappedError) Error() string { return e.msg }
 
-// commitStep, when set (by tests), runs between the steps of a commit, to
+// CommitStep, when set (by tests), runs between the steps of a commit, to
 // widen the windows a kill can fall into.
-var commitStep func(step string)
+var CommitStep func(step string)
 
 func step(name string) {
-	if commitStep != nil {
-		commitStep(name)
+	if CommitStep != nil {
+		CommitStep(name)
 	}
 }
 
@@ -248,7 +253,7 @@ var renameExchange = func(dirfd int, a, b string) error {
 // earlier folder is renamed aside first, and for an instant there is no
 // run folder. A run killed at any point leaves siblings that recover, in
 // the next run into the folder, settles.
-func (rf *runFolder) commit(files []string) error {
+func (rf *Folder) commit(files []string) error {
 	defer rf.close()
 	earlier, err := rf.inspect()
 	if err != nil {
@@ -304,10 +309,31 @@ func (rf *runFolder) commit(files []string) error {
 	return nil
 }
 
+// Write writes result.json and moves the run into out. Once
+// result.json is written the run folder is committed: it is no longer to
+// be discarded, even when the move fails. A failure says what was kept of
+// an earlier run.
+func (rf *Folder) Write(res *results.Result, out string) (committed bool, err error) {
+	kept := fmt.Sprintf("%s was not created", out)
+	if rf.earlier != nil {
+		kept = fmt.Sprintf("the earlier run in %s is unchanged", out)
+	}
+	if err := results.WriteIn(rf.tmpDir, res); err != nil {
+		return false, &NotWrittenError{Out: out, Err: fmt.Errorf("writing %s: %w", results.FileName, err), Kept: kept}
+	}
+	if err := rf.commit(res.Files); err != nil {
+		if errors.As(err, new(*swappedError)) {
+			return true, &NotWrittenError{Out: out, Err: err, Kept: kept}
+		}
+		return true, &NotWrittenError{Out: out, Err: err, Kept: "the folder may hold part of the run"}
+	}
+	return true, nil
+}
+
 // checkInPlace says whether the run folder is now the folder the run
 // made: the check before the rename and the rename are two calls, and
 // another user who can write the parent could swap a link in between.
-func (rf *runFolder) checkInPlace() error {
+func (rf *Folder) checkInPlace() error {
 	if rf.tmpDir.IsEntry(rf.parent, rf.name) {
 		return nil
 	}
@@ -321,7 +347,7 @@ func (rf *runFolder) checkInPlace() error {
 
 // moveFiles moves the run's files from src, a temporary sibling, into the
 // folder, result.json last: until it is there the folder is no run at all.
-func (rf *runFolder) moveFiles(src *safedir.Dir, files []string) error {
+func (rf *Folder) moveFiles(src *safedir.Dir, files []string) error {
 	dst, err := rf.parent.MkdirAll(rf.name, 0o755)
 	if err != nil {
 		return fmt.Errorf("%w; the run stays in %s", err, rf.tmp)
@@ -355,7 +381,7 @@ func (rf *runFolder) moveFiles(src *safedir.Dir, files []string) error {
 //
 // Each step may be cut short by a kill and done again: result.json goes
 // last, so while it is there the folder's own lists say what is ours.
-func (rf *runFolder) finishOld(oldName string) string {
+func (rf *Folder) finishOld(oldName string) string {
 	old, err := rf.parent.Sub(oldName)
 	if err != nil {
 		return fmt.Sprintf("left %s alone: %v", filepath.Join(rf.parentPath(), oldName), err)
@@ -388,7 +414,7 @@ func (rf *runFolder) finishOld(oldName string) string {
 		strings.Join(left, ", "), filepath.Join(rf.parentPath(), kept))
 }
 
-func (rf *runFolder) parentPath() string { return rf.parent.Path() }
+func (rf *Folder) parentPath() string { return rf.parent.Path() }
 
 // runFiles is every name of the run r in its folder (r's files, report's
 // record m, and the two lists themselves), and every folder on their way
@@ -509,7 +535,7 @@ func removeRunFiles(dir *safedir.Dir, r *results.Result, m *results.Manifest) {
 //     folder (killed between the two renames where the file system cannot
 //     exchange), run <id> goes in place if it was complete, else the
 //     earlier run goes back; then it is settled as a commit settles it.
-func (rf *runFolder) recover() {
+func (rf *Folder) recover() {
 	names, err := rf.parent.ReadDir()
 	if err != nil {
 		return
@@ -571,28 +597,29 @@ func (rf *runFolder) recover() {
 	}
 }
 
-// tell prints what the folder needed set right, once, unless quiet.
-func (rf *runFolder) tell(opts Options) {
-	if !opts.Quiet {
+// Tell prints on stderr what the folder needed set right, once, unless
+// quiet.
+func (rf *Folder) Tell(quiet bool, stderr io.Writer) {
+	if !quiet {
 		for _, l := range rf.recovered {
-			fmt.Fprintln(opts.Stderr, "note: "+l)
+			fmt.Fprintln(stderr, "note: "+l)
 		}
 		for _, l := range rf.warnings {
-			fmt.Fprintln(opts.Stderr, "warning: "+l)
+			fmt.Fprintln(stderr, "warning: "+l)
 		}
 	}
 	rf.recovered, rf.warnings = nil, nil
 }
 
 // ours says whether the sibling n is a real folder of the current user.
-func (rf *runFolder) ours(n string) bool {
+func (rf *Folder) ours(n string) bool {
 	st, err := rf.parent.Lstat(n)
 	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && int(st.Uid) == os.Getuid()
 }
 
 // halfMoved says whether the folder holds no run and part of the complete
 // run r, whose temporary sibling tmp holds the rest.
-func (rf *runFolder) halfMoved(tmp string, r *results.Result) bool {
+func (rf *Folder) halfMoved(tmp string, r *results.Result) bool {
 	dst, err := rf.parent.Sub(rf.name)
 	if err != nil {
 		return false
@@ -621,7 +648,7 @@ func (rf *runFolder) halfMoved(tmp string, r *results.Result) bool {
 
 // completeMove moves what is left of run r in tmp into the folder,
 // result.json last.
-func (rf *runFolder) completeMove(tmp string, r *results.Result) error {
+func (rf *Folder) completeMove(tmp string, r *results.Result) error {
 	src, err := rf.parent.Sub(tmp)
 	if err != nil {
 		return err
@@ -633,10 +660,10 @@ func (rf *runFolder) completeMove(tmp string, r *results.Result) error {
 	return rf.moveFiles(src, r.Files)
 }
 
-// discard removes the temporary folder (nothing of it is kept) and
+// Discard removes the temporary folder (nothing of it is kept) and
 // releases the lock. What it holds is removed through its handle; the
 // folder itself only while it is still the entry the run made.
-func (rf *runFolder) discard() {
+func (rf *Folder) Discard() {
 	if rf.tmpDir != nil {
 		rf.tmpDir.Clear()
 		if rf.tmpDir.IsEntry(rf.parent, rf.tmpName) {
@@ -647,7 +674,7 @@ func (rf *runFolder) discard() {
 }
 
 // close releases the lock and the handles.
-func (rf *runFolder) close() {
+func (rf *Folder) close() {
 	rf.unlock()
 	if rf.tmpDir != nil {
 		rf.tmpDir.Close()
@@ -659,7 +686,7 @@ func (rf *runFolder) close() {
 	}
 }
 
-func (rf *runFolder) unlock() {
+func (rf *Folder) unlock() {
 	if rf.lock == nil {
 		return
 	}
@@ -667,12 +694,12 @@ func (rf *runFolder) unlock() {
 	rf.lock = nil
 }
 
-// LockFolder locks dir for the caller's life as a run locks its --out:
+// Lock locks dir for the caller's life as a run locks its --out:
 // flock(2) on the sibling .<name>.lock, holding the pid. A folder another
 // xrcbench holds is refused at once (ErrOutFolder), naming its pid. Other
 // commands that write a folder over a long time (qualify) take it too, so
 // two of them never write one folder.
-func LockFolder(dir string) (unlock func(), err error) {
+func Lock(dir string) (unlock func(), err error) {
 	clean := filepath.Clean(dir)
 	parent, name := filepath.Split(clean)
 	if parent == "" {

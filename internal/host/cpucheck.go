@@ -1,10 +1,10 @@
-package bench
+package host
 
 // The CPU check, as perftest users know it (perftest warns when the
 // frequency is scaled, -F silences it): a latency measured on a CPU that
 // changes its clock, or beside a busy SMT sibling that shares its core's
 // pipeline, moves with the machine, not with the device. The facts are
-// the bill of materials' (placeCPUs); the check only judges them.
+// the bill of materials' (PlaceCPUs); the check only judges them.
 
 import (
 	"bufio"
@@ -29,17 +29,17 @@ var procStat = "/proc/stat"
 // in its percentiles.
 const siblingBusyShare = 0.10
 
-// cpuTicks are each CPU's busy and total time (clock ticks) from procStat.
-type cpuTicks map[int][2]uint64
+// CPUTicks are each CPU's busy and total time (clock ticks) from procStat.
+type CPUTicks map[int][2]uint64
 
-// readCPUTicks reads procStat; nil where it cannot be read, which the
+// ReadCPUTicks reads procStat; nil where it cannot be read, which the
 // check then says.
-func readCPUTicks() cpuTicks {
+func ReadCPUTicks() CPUTicks {
 	b, err := os.ReadFile(procStat)
 	if err != nil {
 		return nil
 	}
-	t := cpuTicks{}
+	t := CPUTicks{}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -68,7 +68,7 @@ func readCPUTicks() cpuTicks {
 
 // busyShare is the share of the time between before and after cpu was busy;
 // false where either reading lacks it or no time passed.
-func busyShare(before, after cpuTicks, cpu int) (float64, bool) {
+func busyShare(before, after CPUTicks, cpu int) (float64, bool) {
 	b, okb := before[cpu]
 	a, oka := after[cpu]
 	if !okb || !oka || a[1] <= b[1] || a[0] < b[0] {
@@ -99,10 +99,10 @@ func smtSiblings(cpus []int) (map[int]int, error) {
 	return sib, nil
 }
 
-// checkSiblings records in b how busy the measured CPUs' SMT siblings
+// CheckSiblings records in b how busy the measured CPUs' SMT siblings
 // were between before and after, and says which were busier than
 // siblingBusyShare.
-func checkSiblings(b *results.BOM, cpus []int, before, after cpuTicks) (busy []string) {
+func CheckSiblings(b *results.BOM, cpus []int, before, after CPUTicks) (busy []string) {
 	if b == nil {
 		return nil
 	}
@@ -135,24 +135,24 @@ func checkSiblings(b *results.BOM, cpus []int, before, after cpuTicks) (busy []s
 	return busy
 }
 
-// cpuCheckWarnings judges the CPUs' setup the bill of materials records:
+// CPUCheckWarnings judges the CPUs' setup the bill of materials records:
 // a governor other than performance, turbo/boost on, a busy SMT sibling.
 // A fact that could not be read is recorded as such and warns of nothing:
 // most containers and VMs show no cpufreq at all, and a warning there
 // would be about the machine's privacy, not its clock.
-func cpuCheckWarnings(b *results.BOM, busySiblings []string) []results.Warning {
+func CPUCheckWarnings(b *results.BOM, busySiblings []string) []results.Warning {
 	if b == nil {
 		return nil
 	}
 	var out []results.Warning
 	if g := b.CPU.Governor; !unreadable(g) && g != "performance" {
-		out = append(out, warnf(results.WarnCPUSetup, 0, "", "the clock changes under the measurement; set it with cpupower frequency-set -g performance, or silence this check with --no-cpu-check", "CPU frequency governor %s, not performance", g))
+		out = append(out, results.NewWarning(results.WarnCPUSetup, results.SeverityWarning, 0, "", fmt.Sprintf("CPU frequency governor %s, not performance", g)).WithMeans("the clock changes under the measurement; set it with cpupower frequency-set -g performance, or silence this check with --no-cpu-check"))
 	}
 	if b.CPU.Boost == "on" {
-		out = append(out, warnf(results.WarnCPUSetup, 0, "", "the clock depends on temperature and on the other cores' load, so repeated runs differ; turn it off (cpufreq boost or intel_pstate no_turbo), or silence this check with --no-cpu-check", "turbo/boost is on"))
+		out = append(out, results.NewWarning(results.WarnCPUSetup, results.SeverityWarning, 0, "", "turbo/boost is on").WithMeans("the clock depends on temperature and on the other cores' load, so repeated runs differ; turn it off (cpufreq boost or intel_pstate no_turbo), or silence this check with --no-cpu-check"))
 	}
 	if len(busySiblings) > 0 {
-		out = append(out, warnf(results.WarnCPUSetup, 0, "", "they share the core's pipeline with a measured thread; keep them idle (or leave SMT off) while measuring, or silence this check with --no-cpu-check", "SMT siblings of the measured CPUs were busy (%s)", strings.Join(busySiblings, "; ")))
+		out = append(out, results.NewWarning(results.WarnCPUSetup, results.SeverityWarning, 0, "", fmt.Sprintf("SMT siblings of the measured CPUs were busy (%s)", strings.Join(busySiblings, "; "))).WithMeans("they share the core's pipeline with a measured thread; keep them idle (or leave SMT off) while measuring, or silence this check with --no-cpu-check"))
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package bench
+package host
 
 import (
 	"os"
@@ -14,7 +14,7 @@ import (
 // SCHED_OTHER for itself, and a thread the runtime starts afterwards is
 // at SCHED_BATCH too.
 func TestHarnessThreadsRunBatch(t *testing.T) {
-	if rt := startRealTime(); rt != nil {
+	if rt := StartRealTime(); rt != nil {
 		t.Skipf("this test process was started at %s", rt)
 	}
 	// Other tests of this process set threads up as measured ones on
@@ -41,7 +41,7 @@ func TestHarnessThreadsRunBatch(t *testing.T) {
 		var p policies
 		a, _ := unix.SchedGetAttr(0, 0)
 		p.before = a.Policy
-		if err := takeRealTime(nil); err != nil {
+		if err := TakeRealTime(nil); err != nil {
 			t.Error(err)
 		}
 		a, _ = unix.SchedGetAttr(0, 0)

@@ -1,4 +1,4 @@
-package bench
+package host
 
 import (
 	"fmt"
@@ -45,10 +45,10 @@ func ParsePlacement(s string) (Placement, error) {
 	return "", fmt.Errorf("%q: want auto, cpu or none", s)
 }
 
-// threadCPUs is the CPU each of the run's threads is bound to, by global
+// ThreadCPUs is the CPU each of the run's threads is bound to, by global
 // thread index, or nil when they are left unbound; allowed is the CPUs the
 // run may use and local those of the device's NUMA node (nil: unknown).
-func threadCPUs(p Placement, mode workloads.Mode, threads int, allowed, local []int) []int {
+func ThreadCPUs(p Placement, mode workloads.Mode, threads int, allowed, local []int) []int {
 	order := cpuOrder(allowed, local)
 	switch {
 	case len(order) == 0 || threads <= 0:
@@ -84,8 +84,8 @@ func cpuOrder(allowed, local []int) []int {
 	return out
 }
 
-// allowedCPUs is the CPUs this process may run on.
-func allowedCPUs() []int {
+// AllowedCPUs is the CPUs this process may run on.
+func AllowedCPUs() []int {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return nil
@@ -99,9 +99,9 @@ func allowedCPUs() []int {
 	return cpus
 }
 
-// nodeCPUs is NUMA node numa's CPUs, nil when unknown (numa < 0, or no
+// NodeCPUs is NUMA node numa's CPUs, nil when unknown (numa < 0, or no
 // such node).
-func nodeCPUs(numa int) []int {
+func NodeCPUs(numa int) []int {
 	if numa < 0 {
 		return nil
 	}
@@ -110,17 +110,4 @@ func nodeCPUs(numa int) []int {
 		return nil
 	}
 	return cpus
-}
-
-// threadCPUs is the run's placement on this machine, for a device on NUMA
-// node numa (-1: unknown): see threadCPUs.
-func (c *Config) threadCPUs(numa int) []int {
-	return threadCPUs(c.placement(), c.Workload.Mode, c.Procs*c.Threads, allowedCPUs(), nodeCPUs(numa))
-}
-
-func (c *Config) placement() Placement {
-	if c.Pin == "" {
-		return PinAuto
-	}
-	return c.Pin
 }

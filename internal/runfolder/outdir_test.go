@@ -1,10 +1,11 @@
-package bench
+package runfolder
 
 import (
 	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -20,20 +21,15 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/xrcbench/xrcbench/internal/safedir"
+	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/results/resultstest"
 )
 
 // commitEnv makes the test binary a small run that commits into the
 // folder named (commitChild): the real commit, in a real process, for a
 // test to kill.
 const commitEnv = "XRCBENCH_TEST_COMMIT"
-
-// fakeResult is a minimal valid result of run id listing files.
-func fakeResult(id string, files ...string) *results.Result {
-	return &results.Result{Schema: results.Schema, RunID: id, Status: results.StatusOK,
-		Config: results.Config{Workload: "steady", Provider: "null", Procs: 1, Threads: 1},
-		Ops:    map[string]results.OpStats{"reg": {Count: 1}}, Files: append(files, results.FileName)}
-}
 
 // fakeCommit is a run into out as Run makes it, without the measuring:
 // its .hlog files name the run, result.json is written last, then the
@@ -47,7 +43,7 @@ func fakeCommit(out string, kinds ...string) (string, []string, error) {
 // fakeCommitTelling is fakeCommit telling each line as it comes.
 func fakeCommitTelling(out string, tell func(string), kinds ...string) (string, error) {
 	id := results.NewRunID()
-	rf, err := openRunFolder(out, id)
+	rf, err := Open(out, id)
 	if err != nil {
 		return id, err
 	}
@@ -59,14 +55,14 @@ func fakeCommitTelling(out string, tell func(string), kinds ...string) (string, 
 	for _, k := range kinds {
 		name := k + ".hlog"
 		if err := os.WriteFile(filepath.Join(rf.dir(), name), []byte("#xrcbench-run-id: "+id+"\n"), 0o644); err != nil {
-			rf.discard()
+			rf.Discard()
 			return id, err
 		}
 		files = append(files, name)
 	}
-	res := fakeResult(id, files...)
+	res := resultstest.Minimal(id, files...)
 	if err := results.Write(rf.dir(), res); err != nil {
-		rf.discard()
+		rf.Discard()
 		return id, err
 	}
 	rf.recovered = nil
@@ -84,7 +80,7 @@ func fakeCommitTelling(out string, tell func(string), kinds ...string) (string, 
 // files through the folder's links.
 func commitChild(out string) {
 	ms, _ := strconv.Atoi(os.Getenv("XRCBENCH_TEST_COMMIT_STEP_MS"))
-	commitStep = func(name string) {
+	CommitStep = func(name string) {
 		fmt.Printf("step %s\n", name)
 		time.Sleep(time.Duration(ms) * time.Millisecond)
 	}
@@ -111,56 +107,13 @@ func commitChild(out string) {
 	fmt.Println("step done")
 }
 
-// tree is every entry under root: its kind, and a file's content.
-func tree(t *testing.T, root string) map[string]string {
-	t.Helper()
-	got := map[string]string{}
-	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, path)
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			to, _ := os.Readlink(path)
-			got[rel] = "link to " + to
-		case d.IsDir():
-			got[rel] = "folder"
-		default:
-			data, _ := os.ReadFile(path)
-			got[rel] = "file " + string(data)
-		}
-		return nil
-	})
-	return got
-}
-
-func writeTree(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		path := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if to, ok := strings.CutPrefix(content, "link to "); ok {
-			if err := os.Symlink(to, path); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // readableRun checks that out holds one whole run: its result loads, and
 // every file it lists is there and names it.
 func readableRun(t *testing.T, out string) *results.Result {
 	t.Helper()
 	r, err := results.Load(out)
 	if err != nil {
-		t.Fatalf("%s holds no run: %v\n%v", out, err, tree(t, filepath.Dir(out)))
+		t.Fatalf("%s holds no run: %v\n%v", out, err, testenv.Tree(t, filepath.Dir(out)))
 	}
 	for _, f := range r.Files {
 		data, err := os.ReadFile(filepath.Join(out, f))
@@ -183,11 +136,12 @@ var outsideFiles = map[string]string{"x": "outside x", "sub/y": "outside y", "a.
 // through them.
 func plantLinks(t *testing.T, out, outside, runID string) {
 	t.Helper()
-	writeTree(t, out, map[string]string{
+	testenv.WriteTree(t, out, map[string]string{
 		"link":       "link to " + outside,
 		"plots/evil": "link to " + filepath.Join(outside, "x"),
 		"reg.hlog":   "#xrcbench-run-id: " + runID + "\n",
 	})
+
 	// plots itself a link: report would write through it.
 	if err := results.WriteManifest(out, runID, []string{"link/x", "link/sub/y", "plots/evil", "../outside/x"}); err != nil {
 		t.Fatal(err)
@@ -205,27 +159,27 @@ func TestRunFolderLinksNotFollowed(t *testing.T) {
 	}{
 		{"links in report's record", plantLinks, nil},
 		{"links in the result's files", func(t *testing.T, out, outside, runID string) {
-			writeTree(t, out, map[string]string{"link": "link to " + outside})
+			testenv.WriteTree(t, out, map[string]string{"link": "link to " + outside})
 		}, []string{"link/x", "link/sub/y", "link"}},
 		{"plots a link, report's plot in it", func(t *testing.T, out, outside, runID string) {
-			writeTree(t, out, map[string]string{"plots": "link to " + outside})
+			testenv.WriteTree(t, out, map[string]string{"plots": "link to " + outside})
 			results.WriteManifest(out, runID, []string{"plots/a.png", "plots/x"})
 		}, nil},
 		{"a listed file a link", func(t *testing.T, out, outside, runID string) {
-			writeTree(t, out, map[string]string{"unreg.hlog": "link to " + filepath.Join(outside, "x")})
+			testenv.WriteTree(t, out, map[string]string{"unreg.hlog": "link to " + filepath.Join(outside, "x")})
 		}, []string{"unreg.hlog"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			base := t.TempDir()
 			outside, out := filepath.Join(base, "outside"), filepath.Join(base, "runs", "run")
-			writeTree(t, outside, outsideFiles)
-			before := tree(t, outside)
+			testenv.WriteTree(t, outside, outsideFiles)
+			before := testenv.Tree(t, outside)
 			// The earlier run, then what was planted in it.
 			earlier := results.NewRunID()
-			writeTree(t, out, map[string]string{"notes.txt": "mine"})
+			testenv.WriteTree(t, out, map[string]string{"notes.txt": "mine"})
 			tt.plant(t, out, outside, earlier)
-			if err := results.Write(out, fakeResult(earlier, tt.listed...)); err != nil {
+			if err := results.Write(out, resultstest.Minimal(earlier, tt.listed...)); err != nil {
 				t.Fatal(err)
 			}
 			// The links nobody listed are the user's, to come across.
@@ -234,7 +188,7 @@ func TestRunFolderLinksNotFollowed(t *testing.T) {
 			if m, err := results.LoadManifest(out); err == nil {
 				recorded = append(recorded, m.Files...)
 			}
-			for name, what := range tree(t, out) {
+			for name, what := range testenv.Tree(t, out) {
 				if strings.HasPrefix(what, "link to ") && !slices.Contains(recorded, name) {
 					links[name] = what
 				}
@@ -243,14 +197,14 @@ func TestRunFolderLinksNotFollowed(t *testing.T) {
 			if _, _, err := fakeCommit(out, "reg"); err != nil {
 				t.Fatal(err)
 			}
-			if after := tree(t, outside); !mapsEqual(before, after) {
+			if after := testenv.Tree(t, outside); !maps.Equal(before, after) {
 				t.Errorf("outside the folder changed:\nbefore %v\nafter  %v", before, after)
 			}
 			r := readableRun(t, out)
 			if r.RunID == earlier {
 				t.Fatal("the new run is not in place")
 			}
-			now := tree(t, out)
+			now := testenv.Tree(t, out)
 			for name, what := range links {
 				if now[name] != what {
 					t.Errorf("the user's %s (%s) is now %q", name, what, now[name])
@@ -264,18 +218,6 @@ func TestRunFolderLinksNotFollowed(t *testing.T) {
 			}
 		})
 	}
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // A run folder that is a link, or another user's, or (for root) one other
@@ -331,15 +273,15 @@ func TestRunFolderRefused(t *testing.T) {
 			base := t.TempDir()
 			elsewhere, out := filepath.Join(base, "elsewhere"), filepath.Join(base, "runs", "run")
 			os.MkdirAll(filepath.Dir(out), 0o755)
-			writeTree(t, elsewhere, map[string]string{"notes.txt": "mine", "reg.hlog": "#xrcbench-run-id: 1\n"})
-			results.Write(elsewhere, fakeResult("1", "reg.hlog"))
+			testenv.WriteTree(t, elsewhere, map[string]string{"notes.txt": "mine", "reg.hlog": "#xrcbench-run-id: 1\n"})
+			results.Write(elsewhere, resultstest.Minimal("1", "reg.hlog"))
 			tt.setup(t, out, elsewhere)
-			before := tree(t, base)
+			before := testenv.Tree(t, base)
 			_, _, err := fakeCommit(out, "reg")
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "nothing was changed") {
 				t.Fatalf("err %v, want it to say %q and that nothing was changed", err, tt.want)
 			}
-			if after := tree(t, base); !mapsEqual(before, after) {
+			if after := testenv.Tree(t, base); !maps.Equal(before, after) {
 				t.Errorf("changed:\nbefore %v\nafter  %v", before, after)
 			}
 		})
@@ -354,15 +296,15 @@ func TestRunFolderOtherUsersSubfolder(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "run")
 	earlier := results.NewRunID()
-	writeTree(t, out, map[string]string{"theirs/x": "theirs", "plots/a.png": "ours"})
+	testenv.WriteTree(t, out, map[string]string{"theirs/x": "theirs", "plots/a.png": "ours"})
 	os.Chown(filepath.Join(out, "theirs"), 65534, 65534)
 	results.WriteManifest(out, earlier, []string{"theirs/x", "plots/a.png"})
-	results.Write(out, fakeResult(earlier))
+	results.Write(out, resultstest.Minimal(earlier))
 	if _, _, err := fakeCommit(out, "reg"); err != nil {
 		t.Fatal(err)
 	}
 	readableRun(t, out)
-	now := tree(t, out)
+	now := testenv.Tree(t, out)
 	if now["theirs/x"] != "file theirs" {
 		t.Errorf("theirs/x: %q, want it untouched", now["theirs/x"])
 	}
@@ -379,7 +321,7 @@ func TestRunFolderKeepsCollidingFile(t *testing.T) {
 	if _, _, err := fakeCommit(out, "reg"); err != nil {
 		t.Fatal(err)
 	}
-	writeTree(t, out, map[string]string{"unreg.hlog": "the user's", "notes.txt": "mine"})
+	testenv.WriteTree(t, out, map[string]string{"unreg.hlog": "the user's", "notes.txt": "mine"})
 	_, said, err := fakeCommit(out, "reg", "unreg")
 	if err != nil {
 		t.Fatal(err)
@@ -406,16 +348,16 @@ func TestRunFolderHalfMovedRecovered(t *testing.T) {
 	out := filepath.Join(base, "run")
 	id := "00000000000000aa"
 	tmp := filepath.Join(base, ".run.tmp-"+id)
-	writeTree(t, out, map[string]string{"reg.hlog": "#xrcbench-run-id: " + id + "\n", "notes.txt": "mine"})
-	writeTree(t, tmp, map[string]string{"unreg.hlog": "#xrcbench-run-id: " + id + "\n"})
-	results.Write(tmp, fakeResult(id, "reg.hlog", "unreg.hlog"))
+	testenv.WriteTree(t, out, map[string]string{"reg.hlog": "#xrcbench-run-id: " + id + "\n", "notes.txt": "mine"})
+	testenv.WriteTree(t, tmp, map[string]string{"unreg.hlog": "#xrcbench-run-id: " + id + "\n"})
+	results.Write(tmp, resultstest.Minimal(id, "reg.hlog", "unreg.hlog"))
 
-	rf, err := openRunFolder(out, results.NewRunID())
+	rf, err := Open(out, results.NewRunID())
 	if err != nil {
 		t.Fatalf("the folder is still refused: %v", err)
 	}
 	said := rf.recovered
-	rf.discard()
+	rf.Discard()
 	if len(said) != 1 || !strings.Contains(said[0], "completed moving run "+id) {
 		t.Errorf("said %q", said)
 	}
@@ -450,15 +392,15 @@ func TestCommitKilled(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			base := t.TempDir()
 			outside, out := filepath.Join(base, "outside"), filepath.Join(base, "runs", "run")
-			writeTree(t, outside, outsideFiles)
-			before := tree(t, outside)
+			testenv.WriteTree(t, outside, outsideFiles)
+			before := testenv.Tree(t, outside)
 			id, _, err := fakeCommit(out, "reg")
 			if err != nil {
 				t.Fatal(err)
 			}
 			plantLinks(t, out, outside, id)
 			user := map[string]string{"notes.txt": "file mine", "plots/mine.svg": "file my plot", "mine/report.html": "file my page"}
-			writeTree(t, out, map[string]string{"notes.txt": "mine", "plots/mine.svg": "my plot", "mine/report.html": "my page"})
+			testenv.WriteTree(t, out, map[string]string{"notes.txt": "mine", "plots/mine.svg": "my plot", "mine/report.html": "my page"})
 
 			// child runs one commit; kill > 0 kills it that long after its
 			// commit's first step (fromStart: after it started), and
@@ -544,7 +486,7 @@ func TestCommitKilled(t *testing.T) {
 					}
 					recoveredSaid++
 				}
-				if after := tree(t, outside); !mapsEqual(before, after) {
+				if after := testenv.Tree(t, outside); !maps.Equal(before, after) {
 					t.Fatalf("kill %d (after %q): outside the folder changed:\nbefore %v\nafter  %v", i, last, before, after)
 				}
 				// Without RENAME_EXCHANGE the earlier run is renamed aside
@@ -554,7 +496,7 @@ func TestCommitKilled(t *testing.T) {
 				if _, err := os.Lstat(out); !tt.exchange && errors.Is(err, fs.ErrNotExist) {
 					aside, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".run.old-*"))
 					if len(aside) != 1 {
-						t.Fatalf("kill %d (after %q): no run folder and %d earlier runs set aside\n%v", i, last, len(aside), tree(t, filepath.Dir(out)))
+						t.Fatalf("kill %d (after %q): no run folder and %d earlier runs set aside\n%v", i, last, len(aside), testenv.Tree(t, filepath.Dir(out)))
 					}
 					readableRun(t, aside[0])
 				} else {
@@ -563,8 +505,8 @@ func TestCommitKilled(t *testing.T) {
 				// The user's files are in the folder, or in the earlier
 				// run's folder set aside, for the next run to carry across.
 				for name, what := range user {
-					if tree(t, out)[name] != what && !setAside(t, out, name, what) {
-						t.Fatalf("kill %d (after %q): the user's %s is gone\n%v", i, last, name, tree(t, filepath.Dir(out)))
+					if testenv.Tree(t, out)[name] != what && !setAside(t, out, name, what) {
+						t.Fatalf("kill %d (after %q): the user's %s is gone\n%v", i, last, name, testenv.Tree(t, filepath.Dir(out)))
 					}
 				}
 			}
@@ -575,7 +517,7 @@ func TestCommitKilled(t *testing.T) {
 				t.Errorf("the run after the kills found %v and said nothing of it", left)
 			}
 			readableRun(t, out)
-			now := tree(t, out)
+			now := testenv.Tree(t, out)
 			for name, what := range user {
 				if now[name] != what {
 					t.Errorf("the user's %s: %q, want %q", name, now[name], what)
@@ -584,7 +526,7 @@ func TestCommitKilled(t *testing.T) {
 			if now["link"] != "link to "+outside {
 				t.Errorf("the user's link: %q", now["link"])
 			}
-			if after := tree(t, outside); !mapsEqual(before, after) {
+			if after := testenv.Tree(t, outside); !maps.Equal(before, after) {
 				t.Errorf("outside the folder changed:\nbefore %v\nafter  %v", before, after)
 			}
 			if ents, _ := os.ReadDir(filepath.Dir(out)); len(ents) != 1 {
@@ -603,7 +545,7 @@ func TestCommitKilled(t *testing.T) {
 func setAside(t *testing.T, out, name, what string) bool {
 	aside, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".run.[to]*-*"))
 	for _, a := range aside {
-		if tree(t, a)[name] == what {
+		if testenv.Tree(t, a)[name] == what {
 			return true
 		}
 	}
@@ -636,28 +578,28 @@ func TestRecoverKilledCommit(t *testing.T) {
 			base := t.TempDir()
 			out := filepath.Join(base, "run")
 			if tt.folder != nil {
-				writeTree(t, out, tt.folder)
-				results.Write(out, fakeResult(tt.folderID, "reg.hlog"))
+				testenv.WriteTree(t, out, tt.folder)
+				results.Write(out, resultstest.Minimal(tt.folderID, "reg.hlog"))
 			}
 			for name, which := range tt.siblings {
 				dir := filepath.Join(base, name)
 				switch which {
 				case "earlier":
-					writeTree(t, dir, earlierFiles)
-					results.Write(dir, fakeResult("1", "reg.hlog"))
+					testenv.WriteTree(t, dir, earlierFiles)
+					results.Write(dir, resultstest.Minimal("1", "reg.hlog"))
 				case "new":
-					writeTree(t, dir, newFiles)
-					results.Write(dir, fakeResult(id, "reg.hlog"))
+					testenv.WriteTree(t, dir, newFiles)
+					results.Write(dir, resultstest.Minimal(id, "reg.hlog"))
 				default:
-					writeTree(t, dir, newFiles)
+					testenv.WriteTree(t, dir, newFiles)
 				}
 			}
-			rf, err := openRunFolder(out, results.NewRunID())
+			rf, err := Open(out, results.NewRunID())
 			if err != nil {
 				t.Fatal(err)
 			}
 			said := strings.Join(rf.recovered, "\n")
-			rf.discard()
+			rf.Discard()
 			if !strings.Contains(said, tt.wantSaid) {
 				t.Errorf("said %q, want %q", said, tt.wantSaid)
 			}
@@ -665,7 +607,7 @@ func TestRecoverKilledCommit(t *testing.T) {
 				t.Errorf("the folder holds run %s, want %s", r.RunID, tt.wantRun)
 			}
 			if data, _ := os.ReadFile(filepath.Join(out, "notes.txt")); string(data) != "mine" {
-				t.Errorf("the user's notes.txt: %q\n%v", data, tree(t, base))
+				t.Errorf("the user's notes.txt: %q\n%v", data, testenv.Tree(t, base))
 			}
 			if ents, _ := os.ReadDir(base); len(ents) != 1 {
 				t.Errorf("beside the folder: %v", ents)
@@ -685,18 +627,18 @@ func lockPidChild(out string) {
 		fmt.Println("setrlimit:", err)
 		return
 	}
-	rf, err := openRunFolder(out, "r1")
+	rf, err := Open(out, "r1")
 	if err != nil {
 		fmt.Println("refused:", err)
 		return
 	}
-	rf.tell(Options{Stderr: os.Stdout})
+	rf.Tell(false, os.Stdout)
 	fmt.Println("holder:", lockHolder(rf.lockAt))
 	if _, _, err := rf.parent.Lock(safedir.LockName("run")); !errors.Is(err, unix.EWOULDBLOCK) {
 		fmt.Println("a second lock:", err)
 	}
 	rf.close()
-	if unlock, err := LockFolder(out + "-q"); err != nil {
+	if unlock, err := Lock(out + "-q"); err != nil {
 		fmt.Println("LockFolder:", err)
 	} else {
 		unlock()

@@ -1,4 +1,4 @@
-package bench
+package host
 
 import (
 	"bufio"
@@ -15,8 +15,8 @@ import (
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
-// environment describes the machine, the build and the device.
-func environment(info verbs.DeviceInfo) results.Environment {
+// Environment describes the machine, the build and the device.
+func Environment(info verbs.DeviceInfo) results.Environment {
 	env := results.Environment{
 		CPUs:      runtime.NumCPU(),
 		GoVersion: runtime.Version(),
@@ -81,7 +81,7 @@ func cpuModel() string {
 
 // buildVersion, when set at link time, names the build:
 //
-//	go build -ldflags "-X github.com/xrcbench/xrcbench/bench.buildVersion=$(git describe --always --dirty)"
+//	go build -ldflags "-X github.com/xrcbench/xrcbench/internal/host.buildVersion=$(git describe --always --dirty)"
 //
 // It is for builds where Go's own VCS stamping is off (-buildvcs=false).
 var buildVersion string
@@ -150,38 +150,38 @@ func stampOf(bi *debug.BuildInfo) (rev string, dirty bool, module string) {
 	return rev, dirty, bi.Main.Version
 }
 
-// firmware snapshots an adapter's own command counters (mlx5 debugfs)
+// Firmware snapshots an adapter's own command counters (mlx5 debugfs)
 // around a run, so the result can set the firmware's own CREATE_QP and
 // DESTROY_QP times beside the latency measured from user space. The window
 // is the whole run, not the measured one: no share is derived from it.
-type firmware struct {
-	info   verbs.DeviceInfo
+type Firmware struct {
+	Info   verbs.DeviceInfo // the device opened for the snapshot (the run refuses one without XRC before it starts)
 	before device.FWSnapshot
-	taken  bool
+	Taken  bool // a snapshot was taken: a real adapter that opened
 }
 
-// snapshotFirmware takes the "before" snapshot on real adapters; the sim
+// SnapshotFirmware takes the "before" snapshot on real adapters; the sim
 // and null providers have no firmware.
-func snapshotFirmware(vo verbs.Options) *firmware {
+func SnapshotFirmware(vo verbs.Options) *Firmware {
 	if vo.Provider != "rdma" && vo.Provider != "legacy" {
-		return &firmware{}
+		return &Firmware{}
 	}
 	dev, err := verbs.Open(vo)
 	if err != nil {
-		return &firmware{} // the run itself will say why the device does not open
+		return &Firmware{} // the run itself will say why the device does not open
 	}
 	info := dev.Info()
 	dev.Close()
-	return &firmware{info: info, before: device.SnapshotFWCommands(info), taken: true}
+	return &Firmware{Info: info, before: device.SnapshotFWCommands(info), Taken: true}
 }
 
-// record sets the environment's firmware command counts and mean times
+// Record sets the environment's firmware command counts and mean times
 // over the run, or why they are not readable.
-func (f *firmware) record(env *results.Environment) {
-	if !f.taken {
+func (f *Firmware) Record(env *results.Environment) {
+	if !f.Taken {
 		return
 	}
-	delta := device.FWCommandsSince(f.before, device.SnapshotFWCommands(f.info))
+	delta := device.FWCommandsSince(f.before, device.SnapshotFWCommands(f.Info))
 	fw := &results.FirmwareCounters{NotReadable: delta.NotReadable}
 	if len(delta.Commands) > 0 {
 		fw.Commands = map[string]results.FirmwareCommand{}

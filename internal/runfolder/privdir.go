@@ -1,4 +1,4 @@
-package bench
+package runfolder
 
 import (
 	"fmt"
@@ -33,7 +33,7 @@ var privLockCreated func(parent string)
 
 // privDir is this run's private directory, locked while it exists.
 type privDir struct {
-	path string
+	Path string
 	lock *os.File
 }
 
@@ -105,7 +105,35 @@ func makePrivDir(parent string) (*privDir, error) {
 	livePrivDirs.Lock()
 	livePrivDirs.paths[dir] = true
 	livePrivDirs.Unlock()
-	return &privDir{path: dir, lock: f}, nil
+	return &privDir{Path: dir, lock: f}, nil
+}
+
+// PrivDir is the run's private directory, and whether it is on a
+// memory file system (a sim device on disk pays for writeback).
+type PrivDir struct {
+	*privDir
+	Parent   string
+	OnMemory bool
+}
+
+// OpenPrivDir makes the run's private directory: under tempDir as given,
+// else on a memory file system with room for the sim devices, else in
+// os.TempDir().
+func OpenPrivDir(tempDir string, repetitions int) (*PrivDir, error) {
+	parent, onMemory := tempDir, true
+	if parent == "" {
+		// Room for a default sim device (18 MiB) per repetition, twice.
+		parent, onMemory = privParent(uint64(repetitions+1) * 40 << 20)
+	}
+	priv, err := makePrivDir(parent)
+	if err != nil && parent != tempDir && parent != os.TempDir() {
+		parent, onMemory = os.TempDir(), false
+		priv, err = makePrivDir(parent)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("private directory: %w", err)
+	}
+	return &PrivDir{privDir: priv, Parent: parent, OnMemory: onMemory}, nil
 }
 
 // livePrivDirs are the private directories of this process's runs that
@@ -115,12 +143,12 @@ var livePrivDirs = struct {
 	paths map[string]bool
 }{paths: map[string]bool{}}
 
-// remove removes the directory, then lets go of its lock.
-func (p *privDir) remove() {
+// Remove removes the directory, then lets go of its lock.
+func (p *privDir) Remove() {
 	livePrivDirs.Lock()
-	delete(livePrivDirs.paths, p.path)
+	delete(livePrivDirs.paths, p.Path)
 	livePrivDirs.Unlock()
-	os.RemoveAll(p.path)
+	os.RemoveAll(p.Path)
 	p.lock.Close()
 }
 

@@ -1,4 +1,9 @@
-package bench
+// Package fleet is what a fleet run (run --fleet) needs beside the
+// engine: a node's identity from the cluster launcher's environment, and
+// the barrier at which the nodes meet on the shared output folder
+// (--fleet-sync). It knows nothing of the engine: cmd/xrcbench hands the
+// barrier to a run as its Options.BeforeStart.
+package fleet
 
 import (
 	"context"
@@ -25,15 +30,15 @@ import (
 // another machine. Each node finds out who it is from the launcher's
 // environment and writes its run folder under <out>/<node>/.
 
-// ErrFleet is matched by the errors about a fleet's environment: no
+// errFleet is matched by the errors about a fleet's environment: no
 // launcher, a node name unfit for a folder, a second task on a node. They
 // are bad usage (exit 2).
-var ErrFleet = errors.New("fleet refused")
+var errFleet = errors.New("fleet refused")
 
 type fleetError struct{ msg string }
 
 func (e *fleetError) Error() string        { return e.msg }
-func (e *fleetError) Is(target error) bool { return target == ErrFleet }
+func (e *fleetError) Is(target error) bool { return target == errFleet }
 
 func fleetErrorf(format string, args ...any) error {
 	return &fleetError{fmt.Sprintf(format, args...)}
@@ -42,7 +47,7 @@ func fleetErrorf(format string, args ...any) error {
 // nodeName is what a node's folder may be called: a host name, never a path.
 var nodeName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,254}$`)
 
-// FleetIdentity reads the launcher's environment: Slurm (SLURM_JOB_ID,
+// Identity reads the launcher's environment: Slurm (SLURM_JOB_ID,
 // SLURM_PROCID, SLURM_NNODES, SLURMD_NODENAME, SLURM_LOCALID and the
 // node list, SLURM_JOB_NODELIST), Open MPI
 // (OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK, _LOCAL_SIZE) or PMIx
@@ -51,7 +56,7 @@ var nodeName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,254}$`)
 // is refused: XRC registration is node-local, and two runs on one device
 // would measure each other. A fleet of more than results.MaxFleetNodes
 // nodes is refused.
-func FleetIdentity(getenv func(string) string, hostname string) (*results.Fleet, error) {
+func Identity(getenv func(string) string, hostname string) (*results.Fleet, error) {
 	num := func(name string) (int, bool, error) {
 		v := getenv(name)
 		if v == "" {
@@ -93,7 +98,7 @@ func FleetIdentity(getenv func(string) string, hostname string) (*results.Fleet,
 		if local, _, err = num("SLURM_LOCALID"); err != nil {
 			return nil, err
 		}
-		if f.NodeList, err = ExpandHostlist(getenv("SLURM_JOB_NODELIST")); err != nil {
+		if f.NodeList, err = expandHostlist(getenv("SLURM_JOB_NODELIST")); err != nil {
 			return nil, err
 		}
 	case getenv("OMPI_COMM_WORLD_RANK") != "":
@@ -142,14 +147,14 @@ func FleetIdentity(getenv func(string) string, hostname string) (*results.Fleet,
 	return &f, nil
 }
 
-// ExpandHostlist expands a Slurm host list such as "n[01-03,7],gpu1" to
+// expandHostlist expands a Slurm host list such as "n[01-03,7],gpu1" to
 // its names (n01 n02 n03 n7 gpu1), so that a barrier can name the nodes
 // that never came. Only one bracket per name, as Slurm writes node lists
 // of plain names; a list it cannot read gives nil, no error: the list is
 // only for naming. A list of more than results.MaxFleetNodes names, or a
-// name unfit for a node's folder, is an error (ErrFleet): a few bytes of
+// name unfit for a node's folder, is an error (errFleet): a few bytes of
 // brackets can stand for billions of names.
-func ExpandHostlist(s string) ([]string, error) {
+func expandHostlist(s string) ([]string, error) {
 	var out []string
 	add := func(name string) error {
 		if len(out) >= results.MaxFleetNodes {
@@ -229,9 +234,9 @@ func trimName(s string) string {
 	return s
 }
 
-// FleetBarrier is the meeting of a fleet's nodes on the shared output
+// Barrier is the meeting of a fleet's nodes on the shared output
 // folder (run --fleet-sync).
-type FleetBarrier struct {
+type Barrier struct {
 	Dir      string         // the shared output folder, --out
 	Fleet    *results.Fleet // this node; Nodes is how many must arrive
 	Expected []string       // the nodes' names when the launcher lists them (SLURM_JOB_NODELIST)
@@ -242,12 +247,12 @@ type FleetBarrier struct {
 	Poll   time.Duration
 }
 
-// BeforeStart meets the fleet at the barrier (Meet) as a run's
+// BeforeStart meets the fleet at the barrier (meet) as a run's
 // Options.BeforeStart: it records the meeting in the result (Fleet.Sync)
 // and warns when this node saw the last arrival only after the common
 // start, so started late.
-func (b *FleetBarrier) BeforeStart(ctx context.Context, res *results.Result) error {
-	sync, err := b.Meet(ctx)
+func (b *Barrier) BeforeStart(ctx context.Context, res *results.Result) error {
+	sync, err := b.meet(ctx)
 	if err != nil {
 		return err
 	}
@@ -267,10 +272,10 @@ type arrival struct {
 	ClockOffsetNS int64  `json:"clock_offset_ns"`
 }
 
-// FleetSyncDir is the barrier's folder in the shared output folder, one
+// syncPath is the barrier's folder in the shared output folder, one
 // per job and step (syncKey), so an earlier job's or step's arrivals never
 // count. A dot folder: the fleet report reads only node folders.
-func FleetSyncDir(out, key string) string {
+func syncPath(out, key string) string {
 	return filepath.Join(out, ".fleet-sync-"+key)
 }
 
@@ -298,8 +303,8 @@ const (
 
 // Check says whether the launcher gave what the barrier needs: how many
 // nodes to wait for, and a job id fit for its folder's name. An error is
-// ErrFleet: the run can refuse it before it writes anything.
-func (b *FleetBarrier) Check() error {
+// errFleet: the run can refuse it before it writes anything.
+func (b *Barrier) Check() error {
 	if b.Fleet.Nodes <= 0 {
 		return fleetErrorf("--fleet-sync: the launcher (%s) does not say how many nodes to wait for", b.Fleet.Launcher)
 	}
@@ -315,7 +320,7 @@ func (b *FleetBarrier) Check() error {
 // errBarrierDeadline is the cause of a barrier that reached its deadline.
 var errBarrierDeadline = errors.New("the barrier's deadline passed")
 
-// Meet writes this node's arrival, waits until every node has arrived,
+// meet writes this node's arrival, waits until every node has arrived,
 // then until the common start, and says how that went. Each node's clock
 // offset to the shared folder's is estimated from the mtime of a file it
 // writes there; the common start is the latest arrival file's mtime plus
@@ -325,7 +330,7 @@ var errBarrierDeadline = errors.New("the barrier's deadline passed")
 //
 // Every file system call runs apart from the wait (see await), so the
 // deadline and ^C hold even where the shared file system stops answering.
-func (b *FleetBarrier) Meet(ctx context.Context) (*results.FleetSync, error) {
+func (b *Barrier) meet(ctx context.Context) (*results.FleetSync, error) {
 	if err := b.Check(); err != nil {
 		return nil, err
 	}
@@ -341,7 +346,7 @@ func (b *FleetBarrier) Meet(ctx context.Context) (*results.FleetSync, error) {
 		err    error
 	}
 	got, err := await(waiting, func() arrived {
-		dir, err := openSyncDir(FleetSyncDir(b.Dir, syncKey(b.Fleet)))
+		dir, err := openSyncDir(syncPath(b.Dir, syncKey(b.Fleet)))
 		if err != nil {
 			return arrived{err: err}
 		}
@@ -435,7 +440,7 @@ func await[T any](ctx context.Context, fn func() T, abandon func(T)) (T, error) 
 // fails with it, and says why the node left: err, which is the
 // deadline's cause when the deadline passed. dir is nil when the node
 // never got into the folder, and then there is no marker to write.
-func (b *FleetBarrier) gaveUp(dir *syncDir, arrived map[string]arrival, err error) error {
+func (b *Barrier) gaveUp(dir *syncDir, arrived map[string]arrival, err error) error {
 	if errors.Is(err, errBarrierDeadline) {
 		err = fmt.Errorf("after %v %s", b.Deadline, b.missing(arrived))
 	}
@@ -460,7 +465,7 @@ func (b *FleetBarrier) gaveUp(dir *syncDir, arrived map[string]arrival, err erro
 
 // missing names the nodes that never arrived, or their ranks when the
 // launcher does not list the nodes; the first few of a big fleet.
-func (b *FleetBarrier) missing(arrived map[string]arrival) string {
+func (b *Barrier) missing(arrived map[string]arrival) string {
 	const named = 32
 	list := func(names []string) string {
 		if len(names) > named {

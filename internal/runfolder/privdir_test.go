@@ -1,4 +1,4 @@
-package bench
+package runfolder
 
 import (
 	"fmt"
@@ -93,17 +93,17 @@ func TestDeadPrivDirsRemoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(filepath.Base(priv.path), fmt.Sprintf("%s%d-", privPrefix, os.Getpid())) {
-		t.Errorf("private directory %s does not carry this pid %d", priv.path, os.Getpid())
+	if !strings.HasPrefix(filepath.Base(priv.Path), fmt.Sprintf("%s%d-", privPrefix, os.Getpid())) {
+		t.Errorf("private directory %s does not carry this pid %d", priv.Path, os.Getpid())
 	}
-	if fi, err := os.Stat(priv.path); err != nil || fi.Mode().Perm() != 0o700 {
-		t.Errorf("private directory %s: %v, mode %v", priv.path, err, fi.Mode())
+	if fi, err := os.Stat(priv.Path); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("private directory %s: %v, mode %v", priv.Path, err, fi.Mode())
 	}
 	// This run's own directory is locked: another run leaves it alone.
 	removeDeadPrivDirs(parent)
-	check(priv.path, true, "this live run's")
-	priv.remove()
-	check(priv.path, false, "removed at the end of its run")
+	check(priv.Path, true, "this live run's")
+	priv.Remove()
+	check(priv.Path, false, "removed at the end of its run")
 }
 
 // waitLocked waits until another process holds the flock on path.
@@ -138,13 +138,13 @@ func TestPrivDirCreatedAmidCleanup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.remove()
-	if _, err := os.Stat(filepath.Join(p.path, privLock)); err != nil {
+	defer p.Remove()
+	if _, err := os.Stat(filepath.Join(p.Path, privLock)); err != nil {
 		t.Fatalf("the new run's directory lost its lock: %v", err)
 	}
 	// And it is locked: a cleanup now leaves it alone.
 	removeDeadPrivDirs(parent)
-	if _, err := os.Stat(p.path); err != nil {
+	if _, err := os.Stat(p.Path); err != nil {
 		t.Fatalf("a live run's directory was removed: %v", err)
 	}
 }
@@ -207,7 +207,7 @@ func TestLiveSimDevicesAnywhere(t *testing.T) {
 			t.Fatal(err)
 		}
 		privs = append(privs, p)
-		sim := filepath.Join(p.path, "rep0", "sim")
+		sim := filepath.Join(p.Path, "rep0", "sim")
 		if err := os.MkdirAll(sim, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -228,7 +228,7 @@ func TestLiveSimDevicesAnywhere(t *testing.T) {
 		}
 	}
 	for _, p := range privs {
-		p.remove()
+		p.Remove()
 	}
 	for _, w := range want {
 		if has(LiveSimDevices(), w) {

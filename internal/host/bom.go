@@ -1,4 +1,4 @@
-package bench
+package host
 
 // A result's bill of materials (results.BOM): the build, the kernel, the
 // device's facts (read in verbs, where the device is read) and the CPUs
@@ -28,7 +28,7 @@ var sysDevices = "/sys/devices/system"
 var buildRevision string
 
 // newBOM is the bill of materials but for the CPUs the threads ran on,
-// which only the finished run knows (placeCPUs).
+// which only the finished run knows (PlaceCPUs).
 func newBOM(info verbs.DeviceInfo, kernelRelease string) *results.BOM {
 	b := &results.BOM{XrcbenchVersion: Version(), XrcbenchRevision: revision(), KernelRelease: kernelRelease}
 	if b.KernelRelease == "" {
@@ -71,10 +71,10 @@ func revision() string {
 	return rev
 }
 
-// placeCPUs fills in the CPUs the threads ran on, whether they are on the
+// PlaceCPUs fills in the CPUs the threads ran on, whether they are on the
 // device's NUMA node (numa, -1 unknown), and how those CPUs were set up.
 // Unpinned threads could run on any CPU the run was allowed.
-func placeCPUs(b *results.BOM, workers []results.Worker, numa int) (cpus []int) {
+func PlaceCPUs(b *results.BOM, workers []results.Worker, numa int) (cpus []int) {
 	if b == nil {
 		return nil
 	}
@@ -89,7 +89,7 @@ func placeCPUs(b *results.BOM, workers []results.Worker, numa int) (cpus []int) 
 	if len(cpus) > 0 {
 		b.CPU.ThreadCPUs = "pinned: " + cpuList(cpus)
 	} else {
-		if cpus = allowedCPUs(); cpus == nil {
+		if cpus = AllowedCPUs(); cpus == nil {
 			b.CPU.ThreadCPUs = results.Unreadable("affinity")
 		} else {
 			b.CPU.ThreadCPUs = "unpinned: any of " + cpuList(cpus)

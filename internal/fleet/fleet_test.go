@@ -1,4 +1,4 @@
-package bench
+package fleet
 
 import (
 	"context"
@@ -40,19 +40,19 @@ func TestExpandHostlist(t *testing.T) {
 		{"../etc", nil, "cannot name a folder"},
 	}
 	for _, tt := range tests {
-		got, err := ExpandHostlist(tt.in)
+		got, err := expandHostlist(tt.in)
 		if tt.wantErr != "" {
-			if err == nil || !errors.Is(err, ErrFleet) || !strings.Contains(err.Error(), tt.wantErr) || len(err.Error()) > 300 {
-				t.Errorf("ExpandHostlist(%.40q): %d names, err %.300v, want a short ErrFleet saying %q", tt.in, len(got), err, tt.wantErr)
+			if err == nil || !errors.Is(err, errFleet) || !strings.Contains(err.Error(), tt.wantErr) || len(err.Error()) > 300 {
+				t.Errorf("expandHostlist(%.40q): %d names, err %.300v, want a short errFleet saying %q", tt.in, len(got), err, tt.wantErr)
 			}
 			continue
 		}
 		if err != nil || !slices.Equal(got, tt.want) {
-			t.Errorf("ExpandHostlist(%q) = %q, %v, want %q", tt.in, got, err, tt.want)
+			t.Errorf("expandHostlist(%q) = %q, %v, want %q", tt.in, got, err, tt.want)
 		}
 	}
 	// The largest list a fleet may have is still read.
-	if got, err := ExpandHostlist("n[1-65536]"); err != nil || len(got) != results.MaxFleetNodes {
+	if got, err := expandHostlist("n[1-65536]"); err != nil || len(got) != results.MaxFleetNodes {
 		t.Errorf("n[1-65536]: %d names, %v", len(got), err)
 	}
 }
@@ -88,10 +88,10 @@ func TestFleetIdentity(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := FleetIdentity(func(k string) string { return tt.env[k] }, "host")
+			got, err := Identity(func(k string) string { return tt.env[k] }, "host")
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, ErrFleet) {
-					t.Fatalf("err %v, want ErrFleet containing %q", err, tt.wantErr)
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, errFleet) {
+					t.Fatalf("err %v, want errFleet containing %q", err, tt.wantErr)
 				}
 				return
 			}
@@ -118,9 +118,9 @@ func TestFleetBarrierMeet(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			time.Sleep(time.Duration(i) * 150 * time.Millisecond) // arrivals spread out
-			b := &FleetBarrier{Dir: dir, Fleet: &results.Fleet{Launcher: "slurm", JobID: "7", Node: n, Rank: i, Nodes: 3},
+			b := &Barrier{Dir: dir, Fleet: &results.Fleet{Launcher: "slurm", JobID: "7", Node: n, Rank: i, Nodes: 3},
 				Deadline: 30 * time.Second, Margin: 300 * time.Millisecond, Poll: 20 * time.Millisecond}
-			syncs[i], errs[i] = b.Meet(context.Background())
+			syncs[i], errs[i] = b.meet(context.Background())
 		}()
 	}
 	wg.Wait()
@@ -148,9 +148,9 @@ func TestFleetBarrierMeet(t *testing.T) {
 func TestFleetBarrierGiveUp(t *testing.T) {
 	dir := t.TempDir()
 	meet := func(node string, rank int, deadline time.Duration) error {
-		b := &FleetBarrier{Dir: dir, Fleet: &results.Fleet{Launcher: "slurm", JobID: "8", Node: node, Rank: rank, Nodes: 3},
+		b := &Barrier{Dir: dir, Fleet: &results.Fleet{Launcher: "slurm", JobID: "8", Node: node, Rank: rank, Nodes: 3},
 			Expected: []string{"b1", "b2", "b3"}, Deadline: deadline, Margin: time.Second, Poll: 20 * time.Millisecond}
-		_, err := b.Meet(context.Background())
+		_, err := b.meet(context.Background())
 		return err
 	}
 	done := make(chan error, 1)
@@ -174,25 +174,25 @@ func TestFleetBarrierGiveUp(t *testing.T) {
 
 // plantedBarrier is a barrier of two nodes, b1 and b2, in dir, as node b1
 // sees it, for the tests that plant files where b2's would be.
-func plantedBarrier(dir, job string, deadline, poll time.Duration) *FleetBarrier {
-	return &FleetBarrier{Dir: dir, Fleet: &results.Fleet{Launcher: "slurm", JobID: job, Node: "b1", Rank: 0, Nodes: 2},
+func plantedBarrier(dir, job string, deadline, poll time.Duration) *Barrier {
+	return &Barrier{Dir: dir, Fleet: &results.Fleet{Launcher: "slurm", JobID: job, Node: "b1", Rank: 0, Nodes: 2},
 		Expected: []string{"b1", "b2"}, Deadline: deadline, Margin: 100 * time.Millisecond, Poll: poll}
 }
 
-// meetWithin runs b.Meet and fails the test if it has not returned within
+// meetWithin runs b.meet and fails the test if it has not returned within
 // limit: a barrier stuck on a planted file is what these tests look for.
-func meetWithin(t *testing.T, ctx context.Context, b *FleetBarrier, limit time.Duration) error {
+func meetWithin(t *testing.T, ctx context.Context, b *Barrier, limit time.Duration) error {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() {
-		_, err := b.Meet(ctx)
+		_, err := b.meet(ctx)
 		done <- err
 	}()
 	select {
 	case err := <-done:
 		return err
 	case <-time.After(limit):
-		t.Fatalf("Meet still waits after %v (deadline %v)", limit, b.Deadline)
+		t.Fatalf("meet still waits after %v (deadline %v)", limit, b.Deadline)
 		return nil
 	}
 }
@@ -253,14 +253,14 @@ func TestFleetBarrierPlantedArrival(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			b := plantedBarrier(dir, "31", 500*time.Millisecond, 20*time.Millisecond)
-			sync := FleetSyncDir(dir, "31")
+			sync := syncPath(dir, "31")
 			if err := os.Mkdir(sync, 0o755); err != nil {
 				t.Fatal(err)
 			}
 			tt.plant(t, filepath.Join(sync, "b2.arrived"))
 			err := meetWithin(t, context.Background(), b, 10*time.Second)
 			if err == nil || !strings.Contains(err.Error(), "never arrived: b2") {
-				t.Fatalf("Meet: %v, want it to give up naming b2", err)
+				t.Fatalf("meet: %v, want it to give up naming b2", err)
 			}
 		})
 	}
@@ -269,7 +269,7 @@ func TestFleetBarrierPlantedArrival(t *testing.T) {
 // ^C at a barrier whose folder holds a FIFO stops the node at once.
 func TestFleetBarrierInterruptedAtFIFO(t *testing.T) {
 	dir := t.TempDir()
-	sync := FleetSyncDir(dir, "32")
+	sync := syncPath(dir, "32")
 	if err := os.Mkdir(sync, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func TestFleetBarrierInterruptedAtFIFO(t *testing.T) {
 	time.AfterFunc(300*time.Millisecond, func() { cancel(errors.New("interrupt")) })
 	err := meetWithin(t, ctx, plantedBarrier(dir, "32", time.Minute, 20*time.Millisecond), 10*time.Second)
 	if err == nil || !strings.Contains(err.Error(), "interrupt") {
-		t.Fatalf("Meet: %v, want the interrupt", err)
+		t.Fatalf("meet: %v, want the interrupt", err)
 	}
 }
 
@@ -298,13 +298,13 @@ func TestFleetBarrierPlantedGaveUp(t *testing.T) {
 	// there, and next at its deadline, when it gives up.
 	b := plantedBarrier(dir, "33", 400*time.Millisecond, time.Minute)
 	time.AfterFunc(150*time.Millisecond, func() {
-		if err := os.Symlink(precious, filepath.Join(FleetSyncDir(dir, "33"), "b1.gaveup")); err != nil {
+		if err := os.Symlink(precious, filepath.Join(syncPath(dir, "33"), "b1.gaveup")); err != nil {
 			t.Error(err)
 		}
 	})
 	err := meetWithin(t, context.Background(), b, 10*time.Second)
 	if err == nil || !strings.Contains(err.Error(), "never arrived: b2") || !strings.Contains(err.Error(), "b1.gaveup") {
-		t.Errorf("Meet: %v, want it to give up naming b2, and say its marker could not be written", err)
+		t.Errorf("meet: %v, want it to give up naming b2, and say its marker could not be written", err)
 	}
 	if data, err := os.ReadFile(precious); err != nil || string(data) != "keep me" {
 		t.Errorf("the link's target now holds %q (%v)", data, err)
@@ -342,10 +342,10 @@ func TestFleetBarrierPlantedFolder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			watched := tt.plant(t, FleetSyncDir(dir, "34"))
+			watched := tt.plant(t, syncPath(dir, "34"))
 			err := meetWithin(t, context.Background(), plantedBarrier(dir, "34", 300*time.Millisecond, 20*time.Millisecond), 10*time.Second)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Meet: %v, want a refusal saying %q", err, tt.want)
+				t.Errorf("meet: %v, want a refusal saying %q", err, tt.want)
 			}
 			if ents, _ := os.ReadDir(watched); len(ents) > 0 {
 				t.Errorf("the node wrote %s into the planted folder", ents[0].Name())
@@ -362,7 +362,7 @@ func TestFleetLimitFitsResult(t *testing.T) {
 	for i := range 16 {
 		fmt.Fprintf(&list, ",%s%x-[00001-%05d]", strings.Repeat("n", 248), i, results.MaxFleetNodes/16)
 	}
-	names, err := ExpandHostlist(list.String()[1:])
+	names, err := expandHostlist(list.String()[1:])
 	if err != nil || len(names) != results.MaxFleetNodes || len(names[0]) != 255 {
 		t.Fatalf("%d names (%d long), %v", len(names), len(names[0]), err)
 	}
@@ -395,7 +395,7 @@ func TestFleetLimitFitsResult(t *testing.T) {
 // step once counted for the second, which started unsynchronised.
 func TestFleetSyncSecondStep(t *testing.T) {
 	dir := t.TempDir()
-	node := func(name string, rank int, step string) *FleetBarrier {
+	node := func(name string, rank int, step string) *Barrier {
 		b := plantedBarrier(dir, "41", 3*time.Second, 20*time.Millisecond)
 		b.Fleet.Node, b.Fleet.Rank, b.Fleet.StepID = name, rank, step
 		return b
@@ -417,7 +417,7 @@ func TestFleetSyncSecondStep(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "never arrived: b2") {
 		t.Fatalf("step 1 without b2: %v, want it to give up naming b2", err)
 	}
-	if FleetSyncDir(dir, syncKey(b.Fleet)) == FleetSyncDir(dir, syncKey(node("b1", 0, "0").Fleet)) {
+	if syncPath(dir, syncKey(b.Fleet)) == syncPath(dir, syncKey(node("b1", 0, "0").Fleet)) {
 		t.Error("the two steps share one barrier folder")
 	}
 }

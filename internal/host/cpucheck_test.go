@@ -1,4 +1,4 @@
-package bench
+package host
 
 import (
 	"os"
@@ -29,13 +29,13 @@ func TestReadCPUTicks(t *testing.T) {
 		"intr 12345",
 		"cpufoo 1 2 3 4",
 	)
-	got := readCPUTicks()
-	want := cpuTicks{0: {15, 100}, 1: {136, 901}}
+	got := ReadCPUTicks()
+	want := CPUTicks{0: {15, 100}, 1: {136, 901}}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Fatalf("readCPUTicks = %v, want %v", got, want)
 	}
 	procStat = filepath.Join(t.TempDir(), "absent")
-	if readCPUTicks() != nil {
+	if ReadCPUTicks() != nil {
 		t.Error("an unreadable /proc/stat gives ticks")
 	}
 }
@@ -52,16 +52,16 @@ func TestCPUCheck(t *testing.T) {
 		"cpu/cpu0/topology/thread_siblings_list": "0,2", "cpu/cpu2/topology/thread_siblings_list": "0,2",
 		"cpu/cpu1/topology/thread_siblings_list": "1,3", "cpu/cpu3/topology/thread_siblings_list": "1,3",
 	}
-	idle := cpuTicks{0: {0, 0}, 1: {0, 0}, 2: {0, 0}, 3: {0, 0}}
-	later := func(busy2, busy3 uint64) cpuTicks {
-		return cpuTicks{0: {100, 100}, 1: {100, 100}, 2: {busy2, 100}, 3: {busy3, 100}}
+	idle := CPUTicks{0: {0, 0}, 1: {0, 0}, 2: {0, 0}, 3: {0, 0}}
+	later := func(busy2, busy3 uint64) CPUTicks {
+		return CPUTicks{0: {100, 100}, 1: {100, 100}, 2: {busy2, 100}, 3: {busy3, 100}}
 	}
 	tests := []struct {
 		name          string
 		gov, boost    string
 		sys           map[string]string
 		cpus          []int
-		before, after cpuTicks
+		before, after CPUTicks
 		siblings      string
 		warn          []string // substrings, one per warning, in order
 	}{
@@ -86,11 +86,11 @@ func TestCPUCheck(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fakeSysDevices(t, tt.sys)
 			b := &results.BOM{CPU: results.CPUBOM{Governor: tt.gov, Boost: tt.boost}}
-			busy := checkSiblings(b, tt.cpus, tt.before, tt.after)
+			busy := CheckSiblings(b, tt.cpus, tt.before, tt.after)
 			if b.CPU.SiblingsBusy != tt.siblings {
 				t.Errorf("SiblingsBusy = %q, want %q", b.CPU.SiblingsBusy, tt.siblings)
 			}
-			ws := cpuCheckWarnings(b, busy)
+			ws := CPUCheckWarnings(b, busy)
 			if len(ws) != len(tt.warn) {
 				t.Fatalf("warnings %q, want %d like %q", ws, len(tt.warn), tt.warn)
 			}

@@ -1,4 +1,4 @@
-package bench
+package host
 
 import (
 	"bufio"
@@ -77,21 +77,21 @@ func parseRollup(data []byte) (rssKB, pssKB int64, err error) {
 	return rssKB, pssKB, nil
 }
 
-// memSampleEvery is how often a worker samples its memory while its
+// MemSampleEvery is how often a worker samples its memory while its
 // threads measure: once per interval, between 100 ms and 1 s. Reading
 // smaps_rollup walks the process's page tables (about 0.1 ms for a
 // worker), on a CPU a measured thread may want.
-func memSampleEvery(interval time.Duration) time.Duration {
+func MemSampleEvery(interval time.Duration) time.Duration {
 	return max(100*time.Millisecond, min(interval, time.Second))
 }
 
-// memSampler samples a worker's memory while its threads measure: from
+// MemSampler samples a worker's memory while its threads measure: from
 // the start, every period, until the first thread stops measuring, when
 // it takes its last sample, the end's. Read after the threads tear down,
 // the figures would miss what they had mapped: a sim device's mapping
 // (17.5 MB of a worker's 40.6 MB RSS at the default capacity) goes with
 // the last thread's teardown.
-type memSampler struct {
+type MemSampler struct {
 	stop, done chan struct{}
 	once       sync.Once
 	mu         sync.Mutex
@@ -100,8 +100,8 @@ type memSampler struct {
 	peakPSS    int64
 }
 
-func startMemSampler(every time.Duration) *memSampler {
-	m := &memSampler{stop: make(chan struct{}), done: make(chan struct{})}
+func StartMemSampler(every time.Duration) *MemSampler {
+	m := &MemSampler{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(m.done)
 		tick := time.NewTicker(every)
@@ -119,7 +119,7 @@ func startMemSampler(every time.Duration) *memSampler {
 }
 
 // sample reads the memory now, the end's when end is set.
-func (m *memSampler) sample(end bool) {
+func (m *MemSampler) sample(end bool) {
 	rss, pss, err := selfMemory()
 	if err != nil {
 		return
@@ -132,9 +132,9 @@ func (m *memSampler) sample(end bool) {
 	}
 }
 
-// end takes the end's sample and stops sampling; only the first call
+// End takes the end's sample and stops sampling; only the first call
 // counts.
-func (m *memSampler) end() {
+func (m *MemSampler) End() {
 	if m == nil {
 		return
 	}
@@ -145,12 +145,12 @@ func (m *memSampler) end() {
 	})
 }
 
-// result is the end's RSS and PSS and the peaks, KiB (0: unreadable).
-func (m *memSampler) result() (rssKB, pssKB, peakRSSKB, peakPSSKB int64) {
+// Result is the end's RSS and PSS and the peaks, KiB (0: unreadable).
+func (m *MemSampler) Result() (rssKB, pssKB, peakRSSKB, peakPSSKB int64) {
 	if m == nil {
 		return 0, 0, 0, 0
 	}
-	m.end()
+	m.End()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.rss, m.pss, m.peakRSS, m.peakPSS

@@ -1,4 +1,4 @@
-package bench
+package host
 
 import (
 	"os"
@@ -69,7 +69,7 @@ func TestPlaceCPUs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fakeSysDevices(t, tt.files)
 			b := &results.BOM{Device: results.DeviceBOM{NUMANode: tt.numaFact}}
-			placeCPUs(b, tt.workers, tt.numa)
+			PlaceCPUs(b, tt.workers, tt.numa)
 			got := [5]string{b.CPU.ThreadCPUs, b.CPU.OnDeviceNode, b.CPU.Governor, b.CPU.Boost, b.CPU.SMT}
 			if want := [5]string{tt.threads, tt.on, tt.gov, tt.boost, tt.smt}; got != want {
 				t.Errorf("got  %q\nwant %q", got, want)
@@ -79,7 +79,7 @@ func TestPlaceCPUs(t *testing.T) {
 	// Unpinned threads ran anywhere the run was allowed.
 	fakeSysDevices(t, twoNodes)
 	b := &results.BOM{Device: results.DeviceBOM{NUMANode: "0"}}
-	placeCPUs(b, []results.Worker{{PerThread: []results.ThreadCounts{{CPU: -1}}}}, 0)
+	PlaceCPUs(b, []results.Worker{{PerThread: []results.ThreadCounts{{CPU: -1}}}}, 0)
 	if !strings.HasPrefix(b.CPU.ThreadCPUs, "unpinned: any of ") || b.CPU.OnDeviceNode == "" {
 		t.Errorf("unpinned: %+v", b.CPU)
 	}
@@ -96,31 +96,6 @@ func TestCPUList(t *testing.T) {
 		if _, err := parseCPUList(bad); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
-	}
-}
-
-// TestResultBOM: every run's result carries the bill of materials, each
-// fact present or saying why not, through the run's own folder.
-func TestResultBOM(t *testing.T) {
-	cfg := testConfig(t, "sharded", "sim", 1, 2, 2)
-	cfg.Iterations = 5
-	cfg.Pin = PinCPU
-	runOK(t, cfg)
-	res, err := results.Load(filepath.Join(cfg.Out, results.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := res.Environment.BOM
-	if b == nil {
-		t.Fatal("result.json has no environment.bom")
-	}
-	for _, r := range b.BOMRows() {
-		if r[1] == "" {
-			t.Errorf("bom %s is empty: a fact must be there or say why not", r[0])
-		}
-	}
-	if b.Device.Driver != "n/a: sim" || !strings.HasPrefix(b.CPU.ThreadCPUs, "pinned: ") || b.KernelRelease == "" {
-		t.Errorf("bom: %+v", b)
 	}
 }
 

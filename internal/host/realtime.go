@@ -1,4 +1,4 @@
-package bench
+package host
 
 import (
 	"fmt"
@@ -35,13 +35,13 @@ import (
 // it waits for the other threads only by sleeping (the barrier's futex,
 // the runtime's locks), which gives them its CPU.
 
-// rtSched is a real-time scheduling policy and priority.
-type rtSched struct {
+// RTSched is a real-time scheduling policy and priority.
+type RTSched struct {
 	Policy   uint32 `json:"policy"` // SCHED_FIFO or SCHED_RR
 	Priority uint32 `json:"priority"`
 }
 
-func (r *rtSched) String() string {
+func (r *RTSched) String() string {
 	if r == nil {
 		return ""
 	}
@@ -52,11 +52,11 @@ func (r *rtSched) String() string {
 	return fmt.Sprintf("%s priority %d", name, r.Priority)
 }
 
-// startRealTime is the real-time policy this process started with (nil:
+// StartRealTime is the real-time policy this process started with (nil:
 // none), found once, and from then on every thread of the process runs
 // SCHED_BATCH until a measured thread takes its own policy
-// (takeRealTime).
-var startRealTime = sync.OnceValue(func() *rtSched { return batchThreads() })
+// (TakeRealTime).
+var StartRealTime = sync.OnceValue(func() *RTSched { return batchThreads() })
 
 // batchThreads moves every thread of the process to SCHED_BATCH, and
 // returns the first real-time policy it met. The runtime may start a
@@ -65,8 +65,8 @@ var startRealTime = sync.OnceValue(func() *rtSched { return batchThreads() })
 // starter's policy; the Go runtime starts threads from a locked (measured)
 // one through its template thread, which is itself started from a thread
 // moved here.
-func batchThreads() *rtSched {
-	var first *rtSched
+func batchThreads() *RTSched {
+	var first *RTSched
 	for pass := 0; pass < 100; pass++ {
 		ents, err := os.ReadDir("/proc/self/task")
 		if err != nil {
@@ -83,7 +83,7 @@ func batchThreads() *rtSched {
 				continue
 			}
 			if first == nil && (a.Policy == unix.SCHED_FIFO || a.Policy == unix.SCHED_RR) {
-				first = &rtSched{Policy: a.Policy, Priority: a.Priority}
+				first = &RTSched{Policy: a.Policy, Priority: a.Priority}
 			}
 			// Leaving a real-time policy, and moving between
 			// SCHED_OTHER and SCHED_BATCH, need no privilege. The nice
@@ -108,10 +108,10 @@ func niceOf(tid int) int32 {
 	return a.Nice
 }
 
-// keepPolicy notes the calling thread's policy and returns what puts it
+// KeepPolicy notes the calling thread's policy and returns what puts it
 // back: a thread locked for a while that took a measured thread's policy
 // (the calibration's) must not return to the runtime's pool with it.
-func keepPolicy() (restore func()) {
+func KeepPolicy() (restore func()) {
 	a, err := unix.SchedGetAttr(0, 0)
 	if err != nil {
 		return func() {}
@@ -119,11 +119,11 @@ func keepPolicy() (restore func()) {
 	return func() { unix.SchedSetAttr(0, a, 0) }
 }
 
-// takeRealTime gives the calling (locked, measured) thread the policy r,
+// TakeRealTime gives the calling (locked, measured) thread the policy r,
 // or SCHED_OTHER when r is nil. Threads it would start do not inherit a
 // real-time one (reset on fork); the Go runtime starts threads from a
 // locked one through its template thread anyway.
-func takeRealTime(r *rtSched) error {
+func TakeRealTime(r *RTSched) error {
 	if r == nil {
 		a := unix.SchedAttr{Policy: unix.SCHED_NORMAL, Nice: niceOf(0)}
 		if err := unix.SchedSetAttr(0, &a, 0); err != nil {

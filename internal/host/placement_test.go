@@ -1,9 +1,7 @@
-package bench
+package host
 
 import (
-	"runtime"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/xrcbench/xrcbench/workloads"
@@ -45,7 +43,7 @@ func TestThreadCPUs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := threadCPUs(tt.p, tt.mode, tt.threads, tt.allowed, nodeCPUs(tt.numa))
+			got := ThreadCPUs(tt.p, tt.mode, tt.threads, tt.allowed, NodeCPUs(tt.numa))
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("threadCPUs = %v, want %v", got, tt.want)
 			}
@@ -66,52 +64,5 @@ func TestParsePlacement(t *testing.T) {
 		if _, err := ParsePlacement(bad); err == nil {
 			t.Errorf("ParsePlacement(%q) accepted", bad)
 		}
-	}
-}
-
-// A storm's ranks are bound each to a CPU of its own by default when they
-// fit, and the result says so; --pin=none leaves them to the scheduler,
-// and ranks that outnumber the CPUs stay unbound, with the warning.
-func TestStormPlacement(t *testing.T) {
-	allowed := allowedCPUs()
-	for _, tt := range []struct {
-		name  string
-		pin   Placement
-		ranks int
-		bound bool
-	}{
-		{"default", "", min(2, len(allowed)), true},
-		{"auto", PinAuto, len(allowed), true},
-		{"none", PinNone, min(2, len(allowed)), false},
-		{"outnumbered", PinAuto, len(allowed) + 1, false},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			cfg := stormConfig(t, "  nodes: 3\n  arrival: burst\n  teardown: unreg\n", tt.ranks, "")
-			cfg.Pin = tt.pin
-			cfg.StormDefaults()
-			res := runOK(t, cfg)
-			seen := map[int]bool{}
-			for _, w := range res.Workers {
-				for _, c := range w.CPUs {
-					if seen[c] || !slices.Contains(allowed, c) {
-						t.Errorf("rank on CPU %d: shared, or not allowed (%v)", c, allowed)
-					}
-					seen[c] = true
-				}
-			}
-			if want := string(cfg.placement()); res.Config.Placement != want {
-				t.Errorf("placement %q recorded, want %q", res.Config.Placement, want)
-			}
-			if tt.bound != res.Config.Pin || tt.bound != (len(seen) == tt.ranks) {
-				t.Errorf("pin %v, %d of %d ranks bound (%v), want bound %v", res.Config.Pin, len(seen), tt.ranks, seen, tt.bound)
-			}
-			warned := false
-			for _, w := range res.Warnings {
-				warned = warned || strings.Contains(w.Text, "threads share CPUs")
-			}
-			if warned != (tt.ranks > runtime.NumCPU()) {
-				t.Errorf("warnings %q: want the CPUs' sharing named only when ranks outnumber them", res.Warnings)
-			}
-		})
 	}
 }
