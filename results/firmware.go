@@ -25,6 +25,55 @@ type FirmwareCommand struct {
 	// ErrNS bounds MeanNS's error from the kernel's integer average; 0
 	// when N is.
 	ErrNS float64 `json:"err_ns,omitempty"`
+	// Failures is how many of the command failed over the run (mlx5's
+	// failed and failed_mbox_status); nil where the kernel keeps no
+	// failure counters, and in results written before they were read.
+	Failures *FirmwareFailures `json:"failures,omitempty"`
+}
+
+// FirmwareFailures are one command's failures over the run.
+type FirmwareFailures struct {
+	Failed uint64 `json:"failed"`
+	// FailedMboxStatus counts those the firmware answered with a bad
+	// mailbox status (the rest failed in the driver: a timeout, a
+	// command interface down).
+	FailedMboxStatus uint64 `json:"failed_mbox_status"`
+	// The last failure's, when Failed is not 0: its errno (positive,
+	// as the kernel keeps it), mailbox status, and the firmware's
+	// syndrome ("0x%08x", absent on kernels that do not keep it).
+	LastErrno      uint64 `json:"last_errno,omitempty"`
+	LastMboxStatus uint64 `json:"last_mbox_status,omitempty"`
+	LastSyndrome   string `json:"last_syndrome,omitempty"`
+}
+
+// FailuresKnown reports whether the counters say whether any firmware
+// command failed: they were readable and the kernel keeps failure
+// counters.
+func (fw *FirmwareCounters) FailuresKnown() bool {
+	if fw == nil || fw.NotReadable != "" {
+		return false
+	}
+	for _, c := range fw.Commands {
+		if c.Failures != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Failed lists the commands that failed over the run, by name, with how
+// many each.
+func (fw *FirmwareCounters) Failed() map[string]uint64 {
+	m := map[string]uint64{}
+	if fw == nil {
+		return m
+	}
+	for name, c := range fw.Commands {
+		if c.Failures != nil && c.Failures.Failed > 0 {
+			m[name] = c.Failures.Failed
+		}
+	}
+	return m
 }
 
 // legacyFirmwarePrefix starts the provider_detail keys results that predate
