@@ -28,8 +28,8 @@ func write(out string, q *Qualification, runs map[string]*report.Run, base *Qual
 	inline := map[int]template.HTML{}
 	for i, c := range o.Plan.Criteria {
 		run := runs[c.Run]
-		if run == nil {
-			continue
+		if run == nil || c.Firmware {
+			continue // nothing to plot: a count of failures
 		}
 		var b *report.Run
 		cp := CriterionPlotFor(q, i)

@@ -81,7 +81,7 @@ func TestLoadOlderShapes(t *testing.T) {
 // firmware_commands beside provider_detail.
 func TestTypedFieldsRoundTrip(t *testing.T) {
 	env := Environment{
-		Device:   &Device{Name: "mlx5_0", XRC: true, NUMANode: 0, FWVer: "22.41.1000", VendorID: 0x15b3, VendorPartID: 4123},
+		Device: &Device{Name: "mlx5_0", XRC: true, NUMANode: 0, FWVer: "22.41.1000", VendorID: 0x15b3, VendorPartID: 4123},
 		Firmware: &FirmwareCounters{Commands: map[string]FirmwareCommand{"DESTROY_QP": {N: 4, MeanNS: 120000.5, ErrNS: 0.25,
 			Failures: &FirmwareFailures{Failed: 2, FailedMboxStatus: 1, LastErrno: 121, LastMboxStatus: 3, LastSyndrome: "0x1ab2c3d4"}},
 			"CREATE_QP": {N: 4, Failures: &FirmwareFailures{}}}},

@@ -2,6 +2,9 @@ package results
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -74,6 +77,22 @@ func (fw *FirmwareCounters) Failed() map[string]uint64 {
 		}
 	}
 	return m
+}
+
+// FailedWarning is the warning that firmware commands failed during the
+// run, naming each with its count; "" when none did or it is not known.
+func (fw *FirmwareCounters) FailedWarning() string {
+	failed := fw.Failed()
+	if len(failed) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(failed)) {
+		parts = append(parts, fmt.Sprintf("%s %d", name, failed[name]))
+	}
+	return fmt.Sprintf("firmware commands failed during the run (mlx5 debugfs): %s: a failure the verb did not report "+
+		"(a destroy the kernel's shared-QP path ignored) leaves the device holding what the run counts as gone; "+
+		"the firmware notes give the last errno, mailbox status and syndrome, and the kernel log says more", strings.Join(parts, ", "))
 }
 
 // legacyFirmwarePrefix starts the provider_detail keys results that predate
