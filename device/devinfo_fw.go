@@ -75,7 +75,16 @@ type FWSnapshot struct {
 // device info describes (as returned by Device.Info or Devices). It never
 // fails: when the counters cannot be read, NotReadable says why.
 func SnapshotFWCommands(info verbs.DeviceInfo) FWSnapshot {
-	return snapshotFWCommands(debugfsRoot, info)
+	root := debugfsRoot
+	if info.TestDouble {
+		// The libibverbs test double plays the kernel: its debugfs
+		// (devices with the flag mlx5) sits in its state folder beside
+		// its sysfs, <state>/sysfs/class/infiniband/<name>.
+		if dir, ok := strings.CutSuffix(info.SysfsDir(), filepath.Join("sysfs", "class", "infiniband", info.Name)); ok && info.Name != "" {
+			root = filepath.Join(dir, "debugfs")
+		}
+	}
+	return snapshotFWCommands(root, info)
 }
 
 func snapshotFWCommands(root string, info verbs.DeviceInfo) FWSnapshot {
