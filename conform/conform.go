@@ -37,6 +37,10 @@ type ConformReport struct {
 	// when the hardware destroy failed. "n/a: why" where the device
 	// cannot be asked; absent for other providers.
 	Destructions string `json:"destructions,omitempty"`
+	// NoOpenQP says why the device's provider cannot share a QP (it has
+	// XRC domains but no ibv_open_qp); every check that needs it is then
+	// skipped with CannotRunNoOpenQP. Empty otherwise.
+	NoOpenQP string `json:"no_open_qp,omitempty"`
 }
 
 // Failed reports whether any check failed.
@@ -77,26 +81,36 @@ func (s selfTest) Error() string { return string(s) }
 type conformCheck struct {
 	id, name string
 	run      func(c *conformer) (detail string, err error)
+	// withoutOpenQP: the check runs on a device whose provider has no
+	// ibv_open_qp (S1 creates and destroys; S11 opens another device).
+	withoutOpenQP bool
 }
+
+// CannotRunNoOpenQP is the detail of every check a device whose provider
+// has XRC domains but no ibv_open_qp cannot run: each needs a second
+// registrant of a QP, or a probe of whether one is alive, and both are an
+// ibv_open_qp.
+const CannotRunNoOpenQP = "cannot run: the provider has XRC domains but no ibv_open_qp (it fails EOPNOTSUPP), " +
+	"so no second registrant can open a QP, nor can a QP be probed alive"
 
 // conformChecks is the table S1–S15. Each check uses fresh registrants and
 // a fresh domain file, so checks do not depend on each other.
 var conformChecks = []conformCheck{
-	{"S1", "create registers the creator implicitly", checkCreateRegisters},
-	{"S2", "reg adds a registrant", checkRegAdds},
-	{"S3", "reg again from the same registrant", checkRegAgain},
-	{"S4", "unreg removes a registrant", checkUnregRemoves},
-	{"S5", "last unreg destroys the QP", checkLastUnregDestroys},
-	{"S6", "reg of an unknown QP number", checkRegUnknown},
-	{"S7", "reg of a QP of another domain", checkRegForeign},
-	{"S8", "unreg by a registrant that is not registered", checkUnregNotRegistered},
-	{"S9", "close the domain while registered", checkCloseBusy},
-	{"S10", "a process exits without unregistering", checkProcessExit},
-	{"S11", "a device without XRC", checkNoXRC},
-	{"S12", "modify RESET to RTR, skipping INIT", checkRTRWithoutInit},
-	{"S13", "modify INIT to RTR, then back to INIT", checkRTRBackToInit},
-	{"S14", "a registrant's modify moves the shared QP", checkModifyShared},
-	{"S15", "last unreg destroys a QP in RTR", checkDestroyFromRTR},
+	{"S1", "create registers the creator implicitly", checkCreateRegisters, true},
+	{"S2", "reg adds a registrant", checkRegAdds, false},
+	{"S3", "reg again from the same registrant", checkRegAgain, false},
+	{"S4", "unreg removes a registrant", checkUnregRemoves, false},
+	{"S5", "last unreg destroys the QP", checkLastUnregDestroys, false},
+	{"S6", "reg of an unknown QP number", checkRegUnknown, false},
+	{"S7", "reg of a QP of another domain", checkRegForeign, false},
+	{"S8", "unreg by a registrant that is not registered", checkUnregNotRegistered, false},
+	{"S9", "close the domain while registered", checkCloseBusy, false},
+	{"S10", "a process exits without unregistering", checkProcessExit, false},
+	{"S11", "a device without XRC", checkNoXRC, true},
+	{"S12", "modify RESET to RTR, skipping INIT", checkRTRWithoutInit, false},
+	{"S13", "modify INIT to RTR, then back to INIT", checkRTRBackToInit, false},
+	{"S14", "a registrant's modify moves the shared QP", checkModifyShared, false},
+	{"S15", "last unreg destroys a QP in RTR", checkDestroyFromRTR, false},
 }
 
 // Conform runs the checks S1–S15 against the provider opts names, keeping
@@ -111,14 +125,28 @@ func Conform(opts verbs.Options, workDir string) (ConformReport, error) {
 		opts.Sim.Dir = filepath.Join(workDir, "sim")
 	}
 	probe, err := verbs.Open(opts)
+	noOpenQP := ""
+	if errors.Is(err, verbs.ErrNoOpenQP) && opts.Provider == "rdma" {
+		// qedr: XRC domains, creates and destroys, but no ibv_open_qp.
+		// What needs no second registrant (S1) is still checked; the
+		// rest cannot run, and each check says why.
+		opts.AllowNoOpenQP = true
+		probe, err = verbs.Open(opts)
+		noOpenQP = "the provider has XRC domains but no ibv_open_qp"
+	}
 	if err != nil {
 		return ConformReport{}, err
 	}
 	info := probe.Info()
 	probe.Close()
-	rep := ConformReport{Provider: opts.Provider, Device: info.Name, Semantics: info.Semantics}
+	if noOpenQP != "" {
+		noOpenQP = fmt.Sprintf("device %s (driver %s) has XRC domains, but its rdma-core provider does not implement ibv_open_qp "+
+			"(EOPNOTSUPP): no QP can be shared, so every check but S1 and S11 cannot run, and run refuses the device",
+			info.Name, orUnknown(info.Driver))
+	}
+	rep := ConformReport{Provider: opts.Provider, Device: info.Name, Semantics: info.Semantics, NoOpenQP: noOpenQP}
 	c := &conformer{opts: opts, dir: workDir, info: info, upstream: info.Semantics == string(verbs.Upstream),
-		mlnx: info.Semantics == string(verbs.LegacyMlnx)}
+		mlnx: info.Semantics == string(verbs.LegacyMlnx), noOpenQP: noOpenQP != ""}
 	for _, chk := range conformChecks {
 		c.domainSeq++
 		detail, err := func() (string, error) {
@@ -128,6 +156,9 @@ func Conform(opts verbs.Options, workDir string) (ConformReport, error) {
 			}
 			if !info.XRC && chk.id != "S11" {
 				return "", skipError(fmt.Sprintf("device %s lacks XRC", info.Name))
+			}
+			if c.noOpenQP && !chk.withoutOpenQP {
+				return "", skipError(CannotRunNoOpenQP)
 			}
 			return chk.run(c)
 		}()
@@ -164,7 +195,10 @@ type conformer struct {
 	// mlnx: MLNX_OFED's legacy calls, where the process is the
 	// registrant: a second registrant in this process is no registrant,
 	// so where a check needs one it is a child process (heldByChild).
-	mlnx      bool
+	mlnx bool
+	// noOpenQP: the provider has no ibv_open_qp; a QP is known gone only
+	// from the device's own list (wantGone), never probed by a reg.
+	noOpenQP  bool
 	domainSeq int
 	open      []*verbs.Domain
 	// The rdma provider's destructions confirmed through the device's
@@ -299,6 +333,17 @@ func (c *conformer) wantAlive(step string, qpn uint32, want bool) error {
 		if err := c.wantGone(step, qpn); err != nil {
 			return err
 		}
+	}
+	if c.noOpenQP {
+		// A probe would be an ibv_open_qp: only the device's own list
+		// can say the QP is gone.
+		switch {
+		case want:
+			return skipError(CannotRunNoOpenQP)
+		case c.unconfirmable != "":
+			return skipError(CannotRunNoOpenQP + "; and the device's own QP list cannot be read to see the QP gone: " + c.unconfirmable)
+		}
+		return nil
 	}
 	got, err := c.alive(qpn)
 	if err != nil {
@@ -986,4 +1031,11 @@ func checkDestroyFromRTR(c *conformer) (string, error) {
 		func() error { return wantDestroyed("creator unreg", d, verbs.WasDestroyed) },
 		func() error { return c.wantAlive("after creator unreg", q, false) },
 	)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }

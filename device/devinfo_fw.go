@@ -38,6 +38,25 @@ var debugfsRoot = "/sys/kernel/debug"
 type FWCommand struct {
 	N         uint64 `json:"n"`          // commands issued since the driver loaded (or the counter was reset)
 	AverageNS uint64 `json:"average_ns"` // their mean duration
+	// Failures are the command's failure counters; nil where the kernel
+	// keeps none (mlx5 has them since 2022: older kernels have n and
+	// average only).
+	Failures *FWFailures `json:"failures,omitempty"`
+}
+
+// FWFailures are mlx5's failure counters of one command, as debugfs.c
+// lays them out beside n and average: failed counts every failure,
+// failed_mbox_status those the firmware answered with a bad mailbox
+// status (the driver's -EREMOTEIO); the last_failed_* files keep the
+// last failure's errno (positive), mailbox status and syndrome (the
+// firmware's own reason code, printed 0x%08x; absent on the kernels that
+// had the counters before it).
+type FWFailures struct {
+	Failed           uint64  `json:"failed"`
+	FailedMboxStatus uint64  `json:"failed_mbox_status"`
+	LastErrno        uint64  `json:"last_failed_errno"`
+	LastMboxStatus   uint64  `json:"last_failed_mbox_status"`
+	LastSyndrome     *uint64 `json:"last_failed_syndrome,omitempty"`
 }
 
 // FWSnapshot is the firmware command counters of one device at one moment.
@@ -56,7 +75,16 @@ type FWSnapshot struct {
 // device info describes (as returned by Device.Info or Devices). It never
 // fails: when the counters cannot be read, NotReadable says why.
 func SnapshotFWCommands(info verbs.DeviceInfo) FWSnapshot {
-	return snapshotFWCommands(debugfsRoot, info)
+	root := debugfsRoot
+	if info.TestDouble {
+		// The libibverbs test double plays the kernel: its debugfs
+		// (devices with the flag mlx5) sits in its state folder beside
+		// its sysfs, <state>/sysfs/class/infiniband/<name>.
+		if dir, ok := strings.CutSuffix(info.SysfsDir(), filepath.Join("sysfs", "class", "infiniband", info.Name)); ok && info.Name != "" {
+			root = filepath.Join(dir, "debugfs")
+		}
+	}
+	return snapshotFWCommands(root, info)
 }
 
 func snapshotFWCommands(root string, info verbs.DeviceInfo) FWSnapshot {
@@ -88,6 +116,9 @@ func snapshotFWCommands(root string, info verbs.DeviceInfo) FWSnapshot {
 		if c.N, err = readUint(filepath.Join(s.Dir, name, "n")); err == nil {
 			c.AverageNS, err = readUint(filepath.Join(s.Dir, name, "average"))
 		}
+		if err == nil {
+			c.Failures, err = readFailures(filepath.Join(s.Dir, name))
+		}
 		if err != nil {
 			s.NotReadable = "not readable: " + whyNotReadable(err)
 			return s
@@ -102,13 +133,48 @@ func snapshotFWCommands(root string, info verbs.DeviceInfo) FWSnapshot {
 	return s
 }
 
+// readFailures reads a command's failure counters from its directory:
+// nil, and no error, where the kernel has no "failed" file (a kernel
+// older than the counters); the syndrome is left nil where only it is
+// missing.
+func readFailures(dir string) (*FWFailures, error) {
+	var f FWFailures
+	var err error
+	if f.Failed, err = readUint(filepath.Join(dir, "failed")); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	for _, c := range []struct {
+		file string
+		v    *uint64
+	}{{"failed_mbox_status", &f.FailedMboxStatus}, {"last_failed_errno", &f.LastErrno}, {"last_failed_mbox_status", &f.LastMboxStatus}} {
+		if err == nil {
+			*c.v, err = readUint(filepath.Join(dir, c.file))
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	// debugfs_create_x32: "0x%08x".
+	switch syn, err := readUintBase(filepath.Join(dir, "last_failed_syndrome"), 0); {
+	case err == nil:
+		f.LastSyndrome = &syn
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, err
+	}
+	return &f, nil
+}
+
 // readUint reads a debugfs counter: a regular file of at most a page.
-func readUint(path string) (uint64, error) {
+func readUint(path string) (uint64, error) { return readUintBase(path, 10) }
+
+// readUintBase reads a counter in base (0: as its prefix says, 0x for
+// debugfs's x32 files).
+func readUintBase(path string, base int) (uint64, error) {
 	b, err := regfile.ReadFile(path, regfile.MaxAttr)
 	if err != nil {
 		return 0, err
 	}
-	v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	v, err := strconv.ParseUint(strings.TrimSpace(string(b)), base, 64)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %q is not a number", path, strings.TrimSpace(string(b)))
 	}
@@ -146,6 +212,20 @@ type FWCommandDelta struct {
 	// true mean lies in (MeanNS - n_before/N, MeanNS + n_after/N). With a
 	// driver that has run many commands before, it can dwarf the mean.
 	ErrNS float64 `json:"err_ns"`
+	// Failures says how many of the command failed in between, and how
+	// the last one did when any did; nil where the kernel keeps no
+	// failure counters.
+	Failures *FWFailureDelta `json:"failures,omitempty"`
+}
+
+// FWFailureDelta is a command's failures between two snapshots.
+type FWFailureDelta struct {
+	Failed           uint64 `json:"failed"`
+	FailedMboxStatus uint64 `json:"failed_mbox_status"`
+	// Last is the after snapshot's counters, whose last_failed_* say how
+	// the last failure went; nil when none failed in between (the
+	// files then still hold a failure from before the run).
+	Last *FWFailures `json:"last,omitempty"`
 }
 
 // FWDelta compares two snapshots of one device.
@@ -181,6 +261,22 @@ func FWCommandsSince(before, after FWSnapshot) FWDelta {
 			return d
 		}
 		c := FWCommandDelta{N: a.N - b.N}
+		if a.Failures != nil {
+			var bf FWFailures
+			if b.Failures != nil {
+				bf = *b.Failures
+			}
+			if a.Failures.Failed < bf.Failed || a.Failures.FailedMboxStatus < bf.FailedMboxStatus {
+				d.Commands = nil
+				d.NotReadable = fmt.Sprintf("not readable: the %s failure counter was reset during the run", name)
+				return d
+			}
+			c.Failures = &FWFailureDelta{Failed: a.Failures.Failed - bf.Failed, FailedMboxStatus: a.Failures.FailedMboxStatus - bf.FailedMboxStatus}
+			if c.Failures.Failed > 0 {
+				last := *a.Failures
+				c.Failures.Last = &last
+			}
+		}
 		if c.N > 0 {
 			sum := float64(a.AverageNS)*float64(a.N) - float64(b.AverageNS)*float64(b.N)
 			c.MeanNS = max(sum/float64(c.N), 0)

@@ -3,6 +3,7 @@ package device
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -155,5 +156,77 @@ func TestFWCommandsRefuse(t *testing.T) {
 				t.Fatal("still reading after 10s")
 			}
 		})
+	}
+}
+
+// mlx5's failure counters (failed, failed_mbox_status and the last
+// failure's errno, mailbox status and syndrome, the syndrome printed
+// 0x%08x as debugfs_create_x32 prints it) are read beside n and average:
+// the delta counts the failures in between and keeps the last one's
+// reason only when the count moved. A kernel without them (no "failed")
+// leaves Failures nil: unknown, not none; one without the syndrome file
+// leaves only that out.
+func TestFWCommandFailures(t *testing.T) {
+	mlx := verbs.DeviceInfo{Name: "mlx5_0", Driver: "mlx5_core", Extra: map[string]string{"pci": "0000:3b:00.0"}}
+	root := t.TempDir()
+	dir := filepath.Join(root, "mlx5", "0000:3b:00.0", "commands")
+	writeFail := func(cmd string, files map[string]string) {
+		t.Helper()
+		for f, v := range files {
+			if err := os.WriteFile(filepath.Join(dir, cmd, f), []byte(v+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	writeFW(t, root, "0000:3b:00.0", map[string][2]string{"CREATE_QP": {"10", "20000"}, "DESTROY_QP": {"10", "50000"}, "2RST_QP": {"10", "1000"}})
+	old := map[string]string{"failed": "1", "failed_mbox_status": "1", "last_failed_errno": "121", "last_failed_mbox_status": "3", "last_failed_syndrome": "0x00000001"}
+	writeFail("CREATE_QP", old)
+	writeFail("DESTROY_QP", old)
+	// 2RST_QP: a kernel with the counters but not yet the syndrome.
+	writeFail("2RST_QP", map[string]string{"failed": "0", "failed_mbox_status": "0", "last_failed_errno": "0", "last_failed_mbox_status": "0"})
+	before := snapshotFWCommands(root, mlx)
+	if before.NotReadable != "" || before.Commands["DESTROY_QP"].Failures == nil || *before.Commands["DESTROY_QP"].Failures.LastSyndrome != 1 ||
+		before.Commands["2RST_QP"].Failures == nil || before.Commands["2RST_QP"].Failures.LastSyndrome != nil {
+		t.Fatalf("before: %+v", before)
+	}
+	// Two DESTROY_QP failed during the run (one with a bad mailbox
+	// status, syndrome 0x1ab2c3d4); CREATE_QP's old failure stays old.
+	writeFW(t, root, "0000:3b:00.0", map[string][2]string{"CREATE_QP": {"20", "20000"}, "DESTROY_QP": {"20", "50000"}, "2RST_QP": {"20", "1000"}})
+	writeFail("DESTROY_QP", map[string]string{"failed": "3", "failed_mbox_status": "2", "last_failed_errno": "121", "last_failed_mbox_status": "3", "last_failed_syndrome": "0x1ab2c3d4"})
+	after := snapshotFWCommands(root, mlx)
+	d := FWCommandsSince(before, after)
+	if d.NotReadable != "" {
+		t.Fatalf("delta not readable: %s", d.NotReadable)
+	}
+	syn := uint64(0x1ab2c3d4)
+	tests := []struct {
+		cmd  string
+		want *FWFailureDelta
+	}{
+		{"CREATE_QP", &FWFailureDelta{}},
+		{"DESTROY_QP", &FWFailureDelta{Failed: 2, FailedMboxStatus: 1,
+			Last: &FWFailures{Failed: 3, FailedMboxStatus: 2, LastErrno: 121, LastMboxStatus: 3, LastSyndrome: &syn}}},
+		{"2RST_QP", &FWFailureDelta{}},
+	}
+	for _, tt := range tests {
+		if got := d.Commands[tt.cmd].Failures; !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s failures %+v, want %+v", tt.cmd, got, tt.want)
+		}
+	}
+	// A failure counter going backwards is a reset, as n's is.
+	writeFail("DESTROY_QP", map[string]string{"failed": "0"})
+	if d := FWCommandsSince(after, snapshotFWCommands(root, mlx)); !strings.Contains(d.NotReadable, "DESTROY_QP failure counter was reset") {
+		t.Errorf("reset: %+v", d)
+	}
+	// A kernel without the files: unknown.
+	root2 := t.TempDir()
+	writeFW(t, root2, "0000:3b:00.0", map[string][2]string{"CREATE_QP": {"10", "20000"}})
+	if s := snapshotFWCommands(root2, mlx); s.NotReadable != "" || s.Commands["CREATE_QP"].Failures != nil {
+		t.Errorf("without failure files: %+v", s)
+	}
+	// A syndrome that is not a number makes the snapshot not readable.
+	writeFail("CREATE_QP", map[string]string{"last_failed_syndrome": "zz"})
+	if s := snapshotFWCommands(root, mlx); !strings.Contains(s.NotReadable, "not a number") {
+		t.Errorf("bad syndrome: %+v", s)
 	}
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // FuzzParsePlan: any bytes given as --plan parse or fail with a PlanError;
-// never a panic, a hang, or a plan whose criteria name no run.
+// never a panic, a hang, or a plan whose criteria name no run (but the
+// firmware criterion, which without a run judges every run).
 func FuzzParsePlan(f *testing.F) {
 	f.Add(DefaultPlan())
 	f.Add([]byte("name: t\nrepetitions: 5\niterations: 10\nconformance: [S1]\nruns:\n  - {name: lc, workload: lifecycle, procs: 2xcpus, threads: cpus, qps: 4}\n" +
@@ -32,6 +33,13 @@ func FuzzParsePlan(f *testing.F) {
 			}
 		}
 		for _, c := range p.Criteria {
+			if c.Firmware {
+				// FirmwareCheck: every run, or one of the plan's.
+				if c.Run != "" && !runs[c.Run] {
+					t.Fatalf("criterion %+v", c)
+				}
+				continue
+			}
 			if !runs[c.Run] || c.Kind == "" || c.Metric.Name == "" || math.IsInf(c.Limit, 0) || math.IsNaN(c.Limit) {
 				t.Fatalf("criterion %+v", c)
 			}

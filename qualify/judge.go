@@ -2,8 +2,10 @@ package qualify
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -33,6 +35,9 @@ func judge(o Options, base *Qualification, runs map[string]*report.Run) []Row {
 }
 
 func judgeOne(o Options, base *Qualification, runs map[string]*report.Run, c Criterion, comparisons map[string]*report.Comparison, compareErr map[string]error) Row {
+	if c.Firmware {
+		return firmwareRow(o, c, runs)
+	}
 	row := Row{Name: c.Name(), Run: c.Run, Evidence: []string{filepath.Join(RunsDir, c.Run)}}
 	run := runs[c.Run]
 	switch {
@@ -508,4 +513,71 @@ func firstN(items []string, n int) string {
 		return strings.Join(items[:n], "; ") + fmt.Sprintf("; and %d more", len(items)-n)
 	}
 	return strings.Join(items, "; ")
+}
+
+// firmwareRow judges FirmwareCheck on the criterion's run, or on every
+// run of the plan when it names none: it fails when any firmware command
+// failed during a run, naming the run, the commands and how many; it
+// passes when the counters of every run that has them say none failed; it
+// is skipped, with why, where no run's counters could say (the sim and
+// null have no firmware, a driver other than mlx5 has no counters,
+// debugfs is root-only, a kernel before the failure counters has n and
+// average only): not applicable is not a pass.
+func firmwareRow(o Options, c Criterion, runs map[string]*report.Run) Row {
+	row := Row{Name: c.Name(), Run: c.Run}
+	names := []string{c.Run}
+	if c.Run == "" {
+		names = nil
+		for _, s := range o.Plan.Runs {
+			names = append(names, s.Name)
+		}
+	}
+	var failed, unknown []string
+	judged := 0
+	for _, name := range names {
+		run := runs[name]
+		if run == nil {
+			unknown = append(unknown, name+": did not measure")
+			continue
+		}
+		row.Evidence = append(row.Evidence, filepath.Join(RunsDir, name))
+		fw := run.Result.Environment.Firmware
+		switch {
+		case fw == nil:
+			unknown = append(unknown, fmt.Sprintf("%s: provider %s has no firmware to ask", name, run.Result.Config.Provider))
+			continue
+		case fw.NotReadable != "":
+			unknown = append(unknown, name+": "+fw.NotReadable)
+			continue
+		case !fw.FailuresKnown():
+			unknown = append(unknown, name+": the kernel keeps no failure counters (mlx5 debugfs has n and average only)")
+			continue
+		}
+		judged++
+		f := fw.Failed()
+		var parts []string
+		for _, cmd := range slices.Sorted(maps.Keys(f)) {
+			parts = append(parts, fmt.Sprintf("%s %d", cmd, f[cmd]))
+		}
+		if len(parts) > 0 {
+			failed = append(failed, name+": "+strings.Join(parts, ", "))
+		}
+	}
+	switch {
+	case len(failed) > 0:
+		row.Verdict = Fail
+		row.Message = "firmware commands failed during the run (mlx5 debugfs failed counters): " + strings.Join(failed, "; ") +
+			"; the run's report gives the last errno, mailbox status and syndrome"
+		row.Brief = "firmware commands failed: " + strings.Join(failed, "; ")
+	case judged == 0:
+		row.Verdict = Skipped
+		row.Message = "not applicable: no run's firmware failure counters could be read: " + strings.Join(unknown, "; ")
+	default:
+		row.Verdict = Pass
+		row.Message = fmt.Sprintf("no firmware command failed in %s (mlx5 debugfs failed counters)", report.Plural(judged, "run"))
+		if len(unknown) > 0 {
+			row.Message += "; not known for " + strings.Join(unknown, "; ")
+		}
+	}
+	return row
 }

@@ -31,8 +31,8 @@ func write(ctx context.Context, out string, q *Qualification, runs map[string]*r
 	inline := map[int]template.HTML{}
 	for i, c := range o.Plan.Criteria {
 		run := runs[c.Run]
-		if run == nil {
-			continue
+		if run == nil || c.Firmware {
+			continue // nothing to plot: a count of failures
 		}
 		var b *report.Run
 		cp := CriterionPlotFor(q, i)

@@ -103,10 +103,23 @@ type Criterion struct {
 	Relative bool          `yaml:"-"` // "regression <= N%"
 	Op       string        `yaml:"-"` // "<=" or ">="
 	Limit    float64       `yaml:"-"` // ns, ops/s, or percent when Relative
+	// Firmware: the check is FirmwareCheck, judged on the adapter's own
+	// failure counters rather than a figure; with no run, on every run.
+	Firmware bool `yaml:"-"`
 }
 
+// FirmwareCheck is the criterion that no firmware command failed during
+// the run (mlx5's per-command failed counters, read around each run). A
+// plan writes it without a run to judge it over every run.
+const FirmwareCheck = "no firmware command failed"
+
 // Name is the criterion as the plan writes it, with its run.
-func (c Criterion) Name() string { return c.Run + ": " + c.Check }
+func (c Criterion) Name() string {
+	if c.Run == "" {
+		return "every run: " + c.Check
+	}
+	return c.Run + ": " + c.Check
+}
 
 // Conformance is which conformance checks must pass: all that can run, a
 // list of ids, or none.
@@ -308,8 +321,14 @@ func ParsePlan(data []byte, file string) (*Plan, error) {
 	}
 	for i := range p.Criteria {
 		c := &p.Criteria[i]
+		if c.Firmware = strings.TrimSpace(c.Check) == FirmwareCheck; c.Firmware && c.Run == "" {
+			continue
+		}
 		if names[c.Run] == nil {
 			return nil, fail(c.Line, "criterion %q: no run named %q", c.Check, c.Run)
+		}
+		if c.Firmware {
+			continue
 		}
 		if err := c.parse(); err != nil {
 			return nil, fail(c.Line, "criterion %q: %v", c.Check, err)

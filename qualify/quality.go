@@ -47,7 +47,7 @@ var warningKinds = []string{
 	results.WarnLatencyCount, results.WarnTimerDrift, results.WarnCoverage, results.WarnUntimedGap,
 	results.WarnOpenLoopSaturated, results.WarnOpenLoopEndStall, results.WarnLateReports,
 	results.WarnHolderRelease, results.WarnSimOnDisk, results.WarnLeak, results.WarnDestroyUnconfirmed,
-	results.WarnCPUSetup,
+	results.WarnCPUSetup, results.WarnFirmwareFailed,
 }
 
 // check says what is wrong with the thresholds, "" nothing.

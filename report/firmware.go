@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"math"
+	"strings"
+	"syscall"
 
 	"github.com/xrcbench/xrcbench/results"
 )
@@ -68,7 +70,35 @@ func FirmwareNotes(r *results.Result) []string {
 				note += "; no firmware share is shown, as the windows differ"
 			}
 		}
+		note += failureNote(cmd.Failures)
 		notes = append(notes, note)
 	}
 	return notes
+}
+
+// failureNote says how many of a command failed over the run and, when
+// any did, how the last one did; nothing where the kernel keeps no
+// failure counters.
+func failureNote(f *results.FirmwareFailures) string {
+	if f == nil {
+		return ""
+	}
+	if f.Failed == 0 {
+		return "; none failed"
+	}
+	s := fmt.Sprintf("; %d FAILED (%d with a bad mailbox status from the firmware)", f.Failed, f.FailedMboxStatus)
+	var last []string
+	if f.LastErrno != 0 {
+		last = append(last, fmt.Sprintf("errno %d (%s)", f.LastErrno, syscall.Errno(f.LastErrno).Error()))
+	}
+	if f.LastMboxStatus != 0 {
+		last = append(last, fmt.Sprintf("mailbox status %#x", f.LastMboxStatus))
+	}
+	if f.LastSyndrome != "" {
+		last = append(last, "syndrome "+f.LastSyndrome)
+	}
+	if len(last) > 0 {
+		s += ", the last " + strings.Join(last, ", ")
+	}
+	return s
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/xrcbench/xrcbench/results"
@@ -138,5 +139,52 @@ func TestFirmwareNotesTyped(t *testing.T) {
 	if !reflect.DeepEqual(env.ProviderDetail, map[string]string{"cost": "reg=2us"}) ||
 		env.Firmware == nil || env.Firmware.Commands["DESTROY_QP"] != (results.FirmwareCommand{N: 3, MeanNS: 9}) {
 		t.Errorf("legacy keys read as provider detail %v, firmware %+v", env.ProviderDetail, env.Firmware)
+	}
+}
+
+// Where the kernel keeps failure counters, each command's note says how
+// many failed over the run and, when any did, how the last one did (errno,
+// mailbox status, syndrome); without them it says nothing of failures.
+func TestFirmwareNotesFailures(t *testing.T) {
+	const whole = " commands during the whole run (set-up, warm-up and teardown included), mean "
+	for _, tc := range []struct {
+		name string
+		cmd  results.FirmwareCommand
+		want string
+	}{
+		{"no counters", results.FirmwareCommand{N: 3, MeanNS: 9}, "firmware DESTROY_QP: 3" + whole + "9ns"},
+		{"none failed", results.FirmwareCommand{N: 3, MeanNS: 9, Failures: &results.FirmwareFailures{}}, "firmware DESTROY_QP: 3" + whole + "9ns; none failed"},
+		{"two failed", results.FirmwareCommand{N: 3, MeanNS: 9, Failures: &results.FirmwareFailures{Failed: 2, FailedMboxStatus: 1,
+			LastErrno: 121, LastMboxStatus: 3, LastSyndrome: "0x1ab2c3d4"}},
+			"firmware DESTROY_QP: 3" + whole + "9ns; 2 FAILED (1 with a bad mailbox status from the firmware), the last errno 121 (remote I/O error), mailbox status 0x3, syndrome 0x1ab2c3d4"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &results.Result{Environment: results.Environment{Firmware: &results.FirmwareCounters{
+				Commands: map[string]results.FirmwareCommand{"DESTROY_QP": tc.cmd}}}}
+			if got := FirmwareNotes(r); !reflect.DeepEqual(got, []string{tc.want}) {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// A run whose firmware commands failed carries the engine's
+// firmware_failed warning: summary.md and report.html list it among the
+// warnings, as every engine warning.
+func TestFirmwareFailedWarning(t *testing.T) {
+	fw := &results.FirmwareCounters{Commands: map[string]results.FirmwareCommand{
+		"DESTROY_QP": {N: 3, Failures: &results.FirmwareFailures{Failed: 2}}, "CREATE_QP": {N: 3, Failures: &results.FirmwareFailures{}}}}
+	w := fw.FailedWarning()
+	if !strings.Contains(w, "firmware commands failed during the run (mlx5 debugfs): DESTROY_QP 2:") {
+		t.Errorf("warning %q", w)
+	}
+	if s := (&results.FirmwareCounters{Commands: map[string]results.FirmwareCommand{"CREATE_QP": {Failures: &results.FirmwareFailures{}}}}).FailedWarning(); s != "" {
+		t.Errorf("none failed, yet %q", s)
+	}
+	r := &results.Result{Environment: results.Environment{Firmware: fw},
+		Warnings: []results.Warning{results.NewWarning(results.WarnFirmwareFailed, results.SeverityWarning, 0, "", w)}}
+	got := Warnings(&Run{Result: r})
+	if len(got) == 0 || got[0] != "engine: "+w {
+		t.Errorf("warnings %q", got)
 	}
 }

@@ -64,6 +64,11 @@ func TestLoadOlderShapes(t *testing.T) {
 			if !reflect.DeepEqual(e.Firmware, tc.firmware) {
 				t.Errorf("firmware %+v, want %+v", e.Firmware, tc.firmware)
 			}
+			// Written before the failure counters were read: whether a
+			// command failed is unknown, not "none failed".
+			if e.Firmware.FailuresKnown() || len(e.Firmware.Failed()) != 0 {
+				t.Errorf("firmware %+v: failures known %v, failed %v", e.Firmware, e.Firmware.FailuresKnown(), e.Firmware.Failed())
+			}
 			if len(r.Warnings) != len(tc.warned) || len(r.Warnings) > 0 && !reflect.DeepEqual(r.Warnings, tc.warned) {
 				t.Errorf("warnings %+v, want %+v", r.Warnings, tc.warned)
 			}
@@ -76,8 +81,10 @@ func TestLoadOlderShapes(t *testing.T) {
 // firmware_commands beside provider_detail.
 func TestTypedFieldsRoundTrip(t *testing.T) {
 	env := Environment{
-		Device:   &Device{Name: "mlx5_0", XRC: true, NUMANode: 0, FWVer: "22.41.1000", VendorID: 0x15b3, VendorPartID: 4123},
-		Firmware: &FirmwareCounters{Commands: map[string]FirmwareCommand{"DESTROY_QP": {N: 4, MeanNS: 120000.5, ErrNS: 0.25}}},
+		Device: &Device{Name: "mlx5_0", XRC: true, NUMANode: 0, FWVer: "22.41.1000", VendorID: 0x15b3, VendorPartID: 4123},
+		Firmware: &FirmwareCounters{Commands: map[string]FirmwareCommand{"DESTROY_QP": {N: 4, MeanNS: 120000.5, ErrNS: 0.25,
+			Failures: &FirmwareFailures{Failed: 2, FailedMboxStatus: 1, LastErrno: 121, LastMboxStatus: 3, LastSyndrome: "0x1ab2c3d4"}},
+			"CREATE_QP": {N: 4, Failures: &FirmwareFailures{}}}},
 	}
 	b, err := json.Marshal(env)
 	if err != nil {
@@ -100,6 +107,9 @@ func TestTypedFieldsRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(back, env) {
 		t.Errorf("read back %+v, want %+v", back, env)
+	}
+	if !back.Firmware.FailuresKnown() || !reflect.DeepEqual(back.Firmware.Failed(), map[string]uint64{"DESTROY_QP": 2}) {
+		t.Errorf("failures known %v, failed %v", back.Firmware.FailuresKnown(), back.Firmware.Failed())
 	}
 
 	w := NewWarning(WarnLateReports, SeverityNotice, 2, "", "3 interval report(s) came late")

@@ -2,6 +2,9 @@ package results
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -25,6 +28,71 @@ type FirmwareCommand struct {
 	// ErrNS bounds MeanNS's error from the kernel's integer average; 0
 	// when N is.
 	ErrNS float64 `json:"err_ns,omitempty"`
+	// Failures is how many of the command failed over the run (mlx5's
+	// failed and failed_mbox_status); nil where the kernel keeps no
+	// failure counters, and in results written before they were read.
+	Failures *FirmwareFailures `json:"failures,omitempty"`
+}
+
+// FirmwareFailures are one command's failures over the run.
+type FirmwareFailures struct {
+	Failed uint64 `json:"failed"`
+	// FailedMboxStatus counts those the firmware answered with a bad
+	// mailbox status (the rest failed in the driver: a timeout, a
+	// command interface down).
+	FailedMboxStatus uint64 `json:"failed_mbox_status"`
+	// The last failure's, when Failed is not 0: its errno (positive,
+	// as the kernel keeps it), mailbox status, and the firmware's
+	// syndrome ("0x%08x", absent on kernels that do not keep it).
+	LastErrno      uint64 `json:"last_errno,omitempty"`
+	LastMboxStatus uint64 `json:"last_mbox_status,omitempty"`
+	LastSyndrome   string `json:"last_syndrome,omitempty"`
+}
+
+// FailuresKnown reports whether the counters say whether any firmware
+// command failed: they were readable and the kernel keeps failure
+// counters.
+func (fw *FirmwareCounters) FailuresKnown() bool {
+	if fw == nil || fw.NotReadable != "" {
+		return false
+	}
+	for _, c := range fw.Commands {
+		if c.Failures != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Failed lists the commands that failed over the run, by name, with how
+// many each.
+func (fw *FirmwareCounters) Failed() map[string]uint64 {
+	m := map[string]uint64{}
+	if fw == nil {
+		return m
+	}
+	for name, c := range fw.Commands {
+		if c.Failures != nil && c.Failures.Failed > 0 {
+			m[name] = c.Failures.Failed
+		}
+	}
+	return m
+}
+
+// FailedWarning is the warning that firmware commands failed during the
+// run, naming each with its count; "" when none did or it is not known.
+func (fw *FirmwareCounters) FailedWarning() string {
+	failed := fw.Failed()
+	if len(failed) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(failed)) {
+		parts = append(parts, fmt.Sprintf("%s %d", name, failed[name]))
+	}
+	return fmt.Sprintf("firmware commands failed during the run (mlx5 debugfs): %s: a failure the verb did not report "+
+		"(a destroy the kernel's shared-QP path ignored) leaves the device holding what the run counts as gone; "+
+		"the firmware notes give the last errno, mailbox status and syndrome, and the kernel log says more", strings.Join(parts, ", "))
 }
 
 // legacyFirmwarePrefix starts the provider_detail keys results that predate

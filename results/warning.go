@@ -98,6 +98,7 @@ const (
 	WarnDestroyUnconfirmed = "destroy_unconfirmed" // the device still lists QPs whose destroy returned 0
 	WarnCPUSetup           = "cpu_setup"           // the CPU check: governor, turbo/boost, busy SMT siblings
 	WarnFleetLate          = "fleet_late"          // a fleet node started after the common start
+	WarnFirmwareFailed     = "firmware_failed"     // firmware commands failed during the run (mlx5 debugfs)
 	// WarnUnclassified is a warning read from a result that predates
 	// typed warnings (a plain string): its repetition and op kind are
 	// what its text starts with.

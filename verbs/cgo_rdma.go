@@ -62,7 +62,11 @@ func rdmaOpen(opts Options) (*Device, error) {
 	var h unsafe.Pointer
 	var f C.struct_xb_devfacts
 	var stage C.int
-	if rc := C.xb_rdma_open(name, C.int(opts.QPState), C.int(opts.Port), C.int(opts.wantGID()), &h, &f, &stage); rc != 0 {
+	allow := C.int(0)
+	if opts.AllowNoOpenQP {
+		allow = 1
+	}
+	if rc := C.xb_rdma_open(name, C.int(opts.QPState), C.int(opts.Port), C.int(opts.wantGID()), allow, &h, &f, &stage); rc != 0 {
 		var all []devFacts
 		if s := int(stage); s == stageNotFound || s == stageNoXRCAny {
 			all, _, _ = rdmaList()

@@ -203,12 +203,15 @@ type deviceError struct {
 	notSupported bool
 	badPath      bool // the user's --ib-port or --gid-index
 	badName      bool // the user's --device: no device has that name
+	noOpenQP     bool // XRC, but the provider has no ibv_open_qp
 }
 
 func (e *deviceError) Error() string { return e.msg }
 
 func (e *deviceError) Unwrap() []error {
 	switch {
+	case e.noOpenQP:
+		return []error{e.errno, ErrNotSupported, ErrNoOpenQP}
 	case e.notSupported:
 		return []error{e.errno, ErrNotSupported}
 	case e.badPath:
@@ -276,6 +279,7 @@ func openError(provider string, stage int, errno syscall.Errno, f devFacts, all 
 			"(the call failed EOPNOTSUPP), so no process can register with an XRC receive QP through the upstream API; "+
 			"rdma-core's mlx4 and mlx5 providers implement it", f.Name, orUnknown(facts.ReadSysfs(f.sysfsDir()).Driver), missingCall(f))
 		e.notSupported = true
+		e.noOpenQP = missingCall(f) == "ibv_open_qp"
 	case stageNoSym:
 		e.msg = "the legacy XRC API is not available: " + f.Name
 		e.notSupported = true

@@ -58,6 +58,10 @@ func TestOpenErrorMessages(t *testing.T) {
 			if got := errors.Is(err, ErrNotSupported); got != tt.notSupp {
 				t.Errorf("errors.Is(err, ErrNotSupported) = %v, want %v", got, tt.notSupp)
 			}
+			// conform tells a device without ibv_open_qp from the rest.
+			if got := errors.Is(err, ErrNoOpenQP); got != (tt.stage == stageNoOpenQP) {
+				t.Errorf("errors.Is(err, ErrNoOpenQP) = %v", got)
+			}
 		})
 	}
 }

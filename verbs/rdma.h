@@ -34,9 +34,12 @@ int xb_rdma_load(char *why, size_t len);
  * want_port (0: automatic) and want_gid (-1: automatic) choose the port
  * and GID (rtrpath.h); one the device lacks fails the open whatever
  * qp_state is, with XB_STAGE_BADPORT, _BADGID or _PORT (not ACTIVE).
+ * A device with XRC whose provider lacks ibv_open_qp (qedr) fails with
+ * XB_STAGE_NOOPENQP unless allow_no_open_qp is set: then it opens, and
+ * every reg fails EOPNOTSUPP (conform's S1 needs no reg).
  */
-int xb_rdma_open(const char *name, int qp_state, int want_port, int want_gid, void **dev, struct xb_devfacts *facts,
-		 int *stage);
+int xb_rdma_open(const char *name, int qp_state, int want_port, int want_gid, int allow_no_open_qp, void **dev,
+		 struct xb_devfacts *facts, int *stage);
 
 /*
  * xb_rdma_list fills up to max entries of facts, one per device, opening

@@ -115,6 +115,11 @@ var (
 	// ErrNoSuchDevice: no device has the name the user gave
 	// (Options.Device): bad input, not a failed run.
 	ErrNoSuchDevice = errors.New("no such device")
+	// ErrNoOpenQP: the device has XRC domains, but its provider does not
+	// implement ibv_open_qp (qedr), so no second registrant can share a
+	// receive QP: the rdma provider refuses it unless
+	// Options.AllowNoOpenQP.
+	ErrNoOpenQP = errors.New("the provider has XRC domains but no ibv_open_qp")
 )
 
 // OpError is the error of one verbs operation. It wraps a syscall.Errno,
@@ -269,6 +274,12 @@ type Options struct {
 	// none (the LID). A pointer, so the zero Options stay automatic.
 	GIDIndex *int
 	Sim      SimOptions
+	// AllowNoOpenQP (rdma) opens a device whose provider has XRC domains
+	// but no ibv_open_qp, which is otherwise refused (ErrNoOpenQP): its
+	// creates and destroys work, every reg fails EOPNOTSUPP. conform sets
+	// it to check what such a device can do (S1) and say why the rest
+	// cannot run.
+	AllowNoOpenQP bool
 }
 
 // wantGID is o.GIDIndex as the C side takes it: -1 for automatic.

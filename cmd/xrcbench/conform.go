@@ -57,7 +57,13 @@ device holding a QP and registers that QP again from a new context.
 One line per check: id, PASS/FAIL/SKIP/SELF-TEST, and what was seen against
 what was expected. Checks a provider cannot do are SKIP with the reason. On
 the sim, S11 is SELF-TEST: the sim is configured without XRC and answers with
-its own table's errno, so it passes by construction and is not evidence. Exit status 1
+its own table's errno, so it passes by construction and is not evidence.
+
+A device whose provider has XRC domains but no ibv_open_qp (qedr; devices
+shows OPEN_QP no) cannot share a QP: run refuses it, and conform checks what
+it can (S1, confirmed through the device's own QP list, and S11) and skips
+every other check as "cannot run: the provider has XRC domains but no
+ibv_open_qp", neither passed nor failed (--json: "no_open_qp" says why). Exit status 1
 when any check fails, or when none could run (the null provider keeps no
 state, so it has nothing to check).`,
 		Example: `  xrcbench conform
@@ -136,6 +142,10 @@ func checked(rep conform.ConformReport) int {
 
 func printConform(w io.Writer, rep conform.ConformReport) {
 	fmt.Fprintf(w, "conform: provider %s, device %s, %s semantics\n", rep.Provider, rep.Device, rep.Semantics)
+	if rep.NoOpenQP != "" {
+		// Said once, above the table whose rows it empties.
+		fmt.Fprintln(w, "no open_qp: "+rep.NoOpenQP)
+	}
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	counts := map[string]int{}
 	for _, c := range rep.Checks {

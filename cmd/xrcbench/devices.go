@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -103,6 +104,11 @@ func writeDevices(w io.Writer, devs []verbs.DeviceInfo) error {
 			numa = fmt.Sprint(d.NUMANode)
 		}
 		xrc, legacy, ports := yesNo(d.XRC), yesNo(d.LegacyAPI), fmt.Sprint(d.Ports)
+		if d.XRC && lacksOpenQP(d) {
+			// qedr: IBV_DEVICE_XRC does not mean a QP can be shared.
+			notes = append(notes, d.Name+": XRC domains but no ibv_open_qp (its provider fails it EOPNOTSUPP): "+
+				"no second process can open its XRC receive QPs; run --provider rdma refuses it, conform checks S1 and S11 only")
+		}
 		if e := d.Extra["error"]; e != "" {
 			// It could not be opened: its capabilities are unknown, not "no".
 			xrc, openQP, legacy, ports = "?", "?", "?", "-"
@@ -180,6 +186,17 @@ func writeDevices(w io.Writer, devs []verbs.DeviceInfo) error {
 		}
 	}
 	return nil
+}
+
+// lacksOpenQP reports whether the probes found d's XRC domains and creates
+// working and ibv_open_qp missing (EOPNOTSUPP), as against not known.
+func lacksOpenQP(d verbs.DeviceInfo) bool {
+	caps := map[string]verbs.Capability{}
+	for _, c := range d.Capabilities {
+		caps[c.Name] = c
+	}
+	o, ok := caps["open_qp"]
+	return ok && caps["open_xrcd"].Supported && caps["create_qp_ex"].Supported && !o.Supported && !strings.HasPrefix(o.How, "not probed")
 }
 
 func yesNo(b bool) string {

@@ -163,7 +163,19 @@ func TestDevicesDouble(t *testing.T) {
 	if openQP == "yes" {
 		// How OPEN_QP was found out is printed: by calling ibv_open_qp.
 		tests[0].stdout = append(tests[0].stdout, "probe: xbfake0 open_qp yes: ibv_open_qp of QP number 0xffffff",
-			"probe: xbqedr0 open_qp no: ibv_open_qp of QP number 0xffffff (no QP has it) in the scratch domain failed EOPNOTSUPP")
+			"probe: xbqedr0 open_qp no: ibv_open_qp of QP number 0xffffff (no QP has it) in the scratch domain failed EOPNOTSUPP",
+			// XRC domains without ibv_open_qp are named for what they mean.
+			"note: xbqedr0: XRC domains but no ibv_open_qp (its provider fails it EOPNOTSUPP): no second process can open its XRC receive QPs; "+
+				"run --provider rdma refuses it, conform checks S1 and S11 only")
+		tests = append(tests, struct {
+			name, devices string
+			args          []string
+			code          int
+			rows          [][]string
+			stdout        []string
+			stderr        string
+		}{"json, no open_qp", "xbqedr0:noopenqp:driver=qedr", []string{"devices", "--json"}, 0, nil,
+			[]string{`"name": "xbqedr0"`, `"xrc": true`, `"open_qp": false`, `"name": "open_qp",`}, ""})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -61,7 +61,9 @@ var environmentSection = manSection{
 		{"XRCBENCH_FAKEVERBS_DIR", "The libibverbs test double's state folder (default /tmp/xrcbench-fakeverbs-<uid>, mode 0700); " +
 			"xrcbench counts a double's device's live QPs there."},
 		{"XRCBENCH_FAKEVERBS_DEVICES", "The test double's devices: comma-separated, each NAME[:FLAG...] " +
-			"(noxrc, noopenqp, eacces, portdown, noaddr, roce, ports=N, down=P, silentdestroy, driver=NAME); default xbfake0."},
+			"(noxrc, noopenqp, eacces, portdown, noaddr, roce, ports=N, down=P, silentdestroy, driver=NAME, " +
+			"mlx5: an mlx5_core device with mlx5's debugfs command counters in the state folder, " +
+			"fwfail=CMD: the same, every CMD (CREATE_QP, RST2INIT_QP, INIT2RTR_QP, DESTROY_QP) failing in its firmware unreported); default xbfake0."},
 		{"XRCBENCH_FAKEVERBS_COST", "The test double's cost model, as --sim-cost takes it (reg=2us,destroy=5.6us); " +
 			"recorded as environment.bom's test_double_cost."},
 		{"XRCBENCH_FAKEVERBS_FW_VER", "The firmware version the test double's devices report (default 99.1.0)."},

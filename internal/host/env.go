@@ -2,6 +2,7 @@ package host
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"regexp"
 	"runtime"
@@ -186,7 +187,17 @@ func (f *Firmware) Record(env *results.Environment) {
 	if len(delta.Commands) > 0 {
 		fw.Commands = map[string]results.FirmwareCommand{}
 		for name, c := range delta.Commands {
-			fw.Commands[name] = results.FirmwareCommand{N: c.N, MeanNS: c.MeanNS, ErrNS: c.ErrNS}
+			fc := results.FirmwareCommand{N: c.N, MeanNS: c.MeanNS, ErrNS: c.ErrNS}
+			if f := c.Failures; f != nil {
+				fc.Failures = &results.FirmwareFailures{Failed: f.Failed, FailedMboxStatus: f.FailedMboxStatus}
+				if l := f.Last; l != nil {
+					fc.Failures.LastErrno, fc.Failures.LastMboxStatus = l.LastErrno, l.LastMboxStatus
+					if l.LastSyndrome != nil {
+						fc.Failures.LastSyndrome = fmt.Sprintf("0x%08x", *l.LastSyndrome)
+					}
+				}
+			}
+			fw.Commands[name] = fc
 		}
 	}
 	env.Firmware = fw

@@ -51,7 +51,12 @@
  *                               handle's ibv_destroy_qp returns 0 but the
  *                               hardware keeps the QP, as when the
  *                               kernel's shared-QP path ignores a failed
- *                               destroy), driver=NAME;
+ *                               destroy), mlx5 (driver mlx5_core, with
+ *                               mlx5's debugfs command counters: see
+ *                               "mlx5's debugfs command counters"
+ *                               below), fwfail=CMD (mlx5, and every CMD
+ *                               fails in the firmware unreported),
+ *                               driver=NAME;
  *                               default "xbfake0". "none": the
  *                               kernel has no RDMA (NULL list, ENOSYS);
  *                               "empty": no devices.
@@ -116,7 +121,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -178,6 +185,8 @@ struct fake_device {
 	int index;
 	int noxrc, noopenqp, eacces, portdown, noaddr, roce;
 	int silentdestroy; /* see XRCBENCH_FAKEVERBS_DEVICES */
+	int mlx5;          /* mlx5's debugfs command counters (mlx5, fwfail=CMD) */
+	unsigned fwfail;   /* bit C: every enum fw_cmd C fails in the firmware */
 	int nports;     /* 1 to FAKE_MAX_PORTS */
 	unsigned down;  /* bit P: port P is DOWN */
 	char driver[64];
@@ -650,6 +659,184 @@ static int parse_fw_ver(const char *v)
 	return 0;
 }
 
+/* ---- mlx5's debugfs command counters ----------------------------------
+ *
+ * A device with the flag mlx5 (driver mlx5_core unless driver= says
+ * otherwise) keeps, as mlx5's debugfs.c does, per firmware command
+ *
+ *	<state>/debugfs/mlx5/<pci>/commands/<CMD>/{n,average,failed,
+ *	    failed_mbox_status,last_failed_errno,last_failed_mbox_status,
+ *	    last_failed_syndrome}
+ *
+ * for the commands of an XRC receive QP's life the upstream calls issue:
+ * CREATE_QP (ibv_create_qp_ex), RST2INIT_QP and INIT2RTR_QP (ibv_modify_qp),
+ * DESTROY_QP (the destroy of the last handle, or of what a closing context
+ * held). Not 2RST_QP: the double would have to look up the QP's state
+ * inside the timed destroy. The legacy calls are not counted. Counts are
+ * kept in memory inside the timed calls and added to the files when a
+ * context closes (ibv_close_device), under a lock file, as write_rtr
+ * does: xrcbench reads them before and after a run, outside it.
+ * fwfail=CMD: every CMD fails in the firmware with a bad mailbox status
+ * (BAD_PARAM, 0x3; syndrome FW_FAIL_SYNDROME) that the verb does not
+ * report (it succeeds), counted as mlx5's cmd_status_log counts it: failed
+ * and failed_mbox_status, errno EREMOTEIO. */
+enum fw_cmd { FW_CREATE_QP, FW_RST2INIT_QP, FW_INIT2RTR_QP, FW_DESTROY_QP, FW_NCMDS };
+
+static const char *const fw_cmd_names[FW_NCMDS] = {"CREATE_QP", "RST2INIT_QP", "INIT2RTR_QP", "DESTROY_QP"};
+
+#define FW_FAIL_STATUS 0x3u /* MLX5_CMD_STAT_BAD_PARAM_ERR */
+#define FW_FAIL_SYNDROME 0x1ab2c3d4u
+
+static pthread_mutex_t fw_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Not yet in the files: per device and command, the count and the sum of
+ * durations (under fw_lock). */
+static uint64_t fw_n[MAX_DEVICES][FW_NCMDS], fw_sum[MAX_DEVICES][FW_NCMDS];
+
+static int fw_cmd_of(const char *name)
+{
+	for (int i = 0; i < FW_NCMDS; i++)
+		if (!strcmp(name, fw_cmd_names[i]))
+			return i;
+	return -1;
+}
+
+static uint64_t fw_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* fw_count counts one command of device d that took since t0. */
+static void fw_count(const struct fake_device *d, enum fw_cmd c, uint64_t t0)
+{
+	if (!d->mlx5)
+		return;
+	uint64_t dt = fw_now() - t0;
+
+	pthread_mutex_lock(&fw_lock);
+	fw_n[d->index][c]++;
+	fw_sum[d->index][c] += dt;
+	pthread_mutex_unlock(&fw_lock);
+}
+
+/* fw_dir opens device d's commands folder (made if need be) and takes its
+ * lock file: the lock's descriptor, the folder's in *dfd, or -1. */
+static int fw_dir(const struct fake_device *d, int *dfd)
+{
+	char rel[128];
+	int lfd;
+
+	snprintf(rel, sizeof(rel), "debugfs/mlx5/0000:fa:00.%d/commands", d->index % 8);
+	if ((*dfd = dir_at(rel)) < 0)
+		return -1;
+	lfd = openat(*dfd, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (lfd < 0 || flock(lfd, LOCK_EX) != 0) {
+		if (lfd >= 0)
+			close(lfd);
+		close(*dfd);
+		return -1;
+	}
+	return lfd;
+}
+
+/* fw_get reads a counter file of folder dfd; 0 when absent or garbled. */
+static uint64_t fw_get(int dfd, const char *name)
+{
+	char buf[64];
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return strtoull(buf, NULL, 0);
+}
+
+static int fw_put(int dfd, const char *name, const char *format, uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), format, (unsigned long long)v);
+	return put(dfd, name, buf);
+}
+
+/* fw_update adds n commands taking sum ns to command c's files in folder
+ * cfd (all zero when made: fresh), failing them all when fail is set. */
+static int fw_update(int cfd, uint64_t n, uint64_t sum, int fail, int fresh)
+{
+	uint64_t n0 = fresh ? 0 : fw_get(cfd, "n"), avg0 = fresh ? 0 : fw_get(cfd, "average");
+	uint64_t failed = fresh ? 0 : fw_get(cfd, "failed"), mbox = fresh ? 0 : fw_get(cfd, "failed_mbox_status");
+	uint64_t total = n0 + n;
+	int rc;
+
+	/* The kernel's average is sum / n in whole ns; the double keeps no
+	 * sum, so the old one is recovered as avg0 * n0. */
+	if ((rc = fw_put(cfd, "n", "%llu", total)) ||
+	    (rc = fw_put(cfd, "average", "%llu", total ? (avg0 * n0 + sum) / total : 0)))
+		return rc;
+	if (!fresh && !(fail && n))
+		return 0;
+	if (fail)
+		failed += n, mbox += n;
+	if ((rc = fw_put(cfd, "failed", "%llu", failed)) || (rc = fw_put(cfd, "failed_mbox_status", "%llu", mbox)) ||
+	    (rc = fw_put(cfd, "last_failed_errno", "%llu", fail && n ? EREMOTEIO : 0)) ||
+	    (rc = fw_put(cfd, "last_failed_mbox_status", "%llu", fail && n ? FW_FAIL_STATUS : 0)) ||
+	    (rc = fw_put(cfd, "last_failed_syndrome", "0x%08llx", fail && n ? FW_FAIL_SYNDROME : 0)))
+		return rc;
+	return 0;
+}
+
+/* fw_flush adds what this process counted on device d to its files
+ * (fresh: lays them out at zero where a command has none yet). */
+static int fw_flush(struct fake_device *d, int fresh)
+{
+	uint64_t n[FW_NCMDS], sum[FW_NCMDS];
+	int dfd, lfd, rc = 0, any = fresh;
+
+	if (!d->mlx5)
+		return 0;
+	pthread_mutex_lock(&fw_lock);
+	for (int i = 0; i < FW_NCMDS; i++) {
+		n[i] = fw_n[d->index][i], sum[i] = fw_sum[d->index][i];
+		fw_n[d->index][i] = fw_sum[d->index][i] = 0;
+		any |= n[i] != 0;
+	}
+	pthread_mutex_unlock(&fw_lock);
+	if (!any)
+		return 0;
+	if ((lfd = fw_dir(d, &dfd)) < 0)
+		return errno ? errno : EIO;
+	for (int i = 0; i < FW_NCMDS && rc == 0; i++) {
+		int cfd, made;
+
+		if (mkdirat(dfd, fw_cmd_names[i], 0700) != 0 && errno != EEXIST) {
+			rc = errno;
+			break;
+		}
+		if ((cfd = openat(dfd, fw_cmd_names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+			rc = errno;
+			break;
+		}
+		made = faccessat(cfd, "n", F_OK, AT_SYMLINK_NOFOLLOW) != 0;
+		if (!fresh || made)
+			rc = fw_update(cfd, n[i], sum[i], !!(d->fwfail & (1u << i)), made);
+		close(cfd);
+	}
+	flock(lfd, LOCK_UN);
+	close(lfd);
+	close(dfd);
+	return rc;
+}
+
+/* fw_init lays out device d's counters where no process has yet. */
+static int fw_init(struct fake_device *d) { return fw_flush(d, 1); }
+
 static void add_device(char *spec)
 {
 	char *save = NULL, *name = strtok_r(spec, ":", &save);
@@ -678,6 +865,10 @@ static void add_device(char *spec)
 			d->roce = 1;
 		else if (!strcmp(f, "silentdestroy"))
 			d->silentdestroy = 1;
+		else if (!strcmp(f, "mlx5"))
+			d->mlx5 = 1;
+		else if (!strncmp(f, "fwfail=", 7) && fw_cmd_of(f + 7) >= 0)
+			d->mlx5 = 1, d->fwfail |= 1u << fw_cmd_of(f + 7);
 		else if (!strncmp(f, "ports=", 6) && f[6] >= '1' && f[6] <= '0' + FAKE_MAX_PORTS && !f[7])
 			d->nports = f[6] - '0';
 		else if (!strncmp(f, "down=", 5) && f[5] >= '1' && f[5] <= '0' + FAKE_MAX_PORTS && !f[6])
@@ -689,13 +880,15 @@ static void add_device(char *spec)
 			 * test asked for. */
 			fprintf(stderr, "fakeverbs: XRCBENCH_FAKEVERBS_DEVICES: unknown flag \"%s\" of device %s "
 					"(have noxrc, noopenqp, eacces, portdown, noaddr, roce, ports=1-%d, down=PORT, silentdestroy, "
-					"driver=NAME)\n", f, name, FAKE_MAX_PORTS);
+					"mlx5, fwfail=CREATE_QP|RST2INIT_QP|INIT2RTR_QP|DESTROY_QP, driver=NAME)\n", f, name, FAKE_MAX_PORTS);
 			g.list_errno = EINVAL;
 			return;
 		}
 	}
 	if (noxrc && !strcmp(noxrc, "1"))
 		d->noxrc = 1;
+	if (d->mlx5 && !strcmp(d->driver, "xrcbench_fake")) /* driver= may still name another */
+		snprintf(d->driver, sizeof(d->driver), "mlx5_core");
 	if (!d->nports)
 		d->nports = 1;
 	d->dev.node_type = IBV_NODE_CA;
@@ -713,7 +906,7 @@ static void add_device(char *spec)
 		g.list_errno = ENAMETOOLONG;
 		return;
 	}
-	if ((rc = make_sysfs(d)) != 0) {
+	if ((rc = make_sysfs(d)) != 0 || (d->mlx5 && (rc = fw_init(d)) != 0)) {
 		fprintf(stderr, "fakeverbs: cannot lay out the fake sysfs of %s in %s: %s\n", name, g.sysfs, strerror(rc));
 		g.list_errno = rc;
 		return;
@@ -1087,8 +1280,13 @@ EXPORT int ibv_close_device(struct ibv_context *c)
 		struct fake_qp *q = x->qps;
 
 		x->qps = q->next;
-		if (q->xrcd)
-			sim_unreg(q->xrcd->dom, q->qp.qp_num, &flags);
+		if (q->xrcd) {
+			uint64_t t0 = x->fdev->mlx5 ? fw_now() : 0;
+
+			flags = 0;
+			if (sim_unreg(q->xrcd->dom, q->qp.qp_num, &flags) == 0 && (flags & XB_DESTROYED))
+				fw_count(x->fdev, FW_DESTROY_QP, t0);
+		}
 		free(q);
 	}
 	/* A domain still busy here (legacy registrations in it, which are
@@ -1123,6 +1321,8 @@ EXPORT int ibv_close_device(struct ibv_context *c)
 	}
 	sim_close(x->sim);
 	write_rtr(x->fdev);
+	if (fw_flush(x->fdev, 0) != 0)
+		fprintf(stderr, "fakeverbs: cannot add %s's firmware command counts to its debugfs folder\n", x->fdev->dev.name);
 	while (busy_xrcds) {
 		struct fake_xrcd *xd = busy_xrcds;
 
@@ -1671,8 +1871,14 @@ static int modify_rcv(struct fake_ctx *x, struct sim_dom *dom, uint32_t qpn, str
 		return EINVAL;
 	if (!modify_ok(cur, attr->qp_state, mask) || !attrs_ok(x->fdev, attr, mask))
 		return EINVAL;
+	uint64_t t0 = x->fdev->mlx5 ? fw_now() : 0;
+
 	if ((rc = sim_modify(dom, qpn, attr->qp_state)) == 0 && attr->qp_state == IBV_QPS_RTR)
 		record_rtr(x->fdev, attr);
+	if (rc == 0 && cur == IBV_QPS_RESET && attr->qp_state == IBV_QPS_INIT)
+		fw_count(x->fdev, FW_RST2INIT_QP, t0);
+	else if (rc == 0 && cur == IBV_QPS_INIT && attr->qp_state == IBV_QPS_RTR)
+		fw_count(x->fdev, FW_INIT2RTR_QP, t0);
 	return rc;
 }
 
@@ -1730,9 +1936,12 @@ static struct ibv_qp *fake_create_qp_ex(struct ibv_context *c, struct ibv_qp_ini
 	pthread_mutex_unlock(&x->lock);
 	if (!xd)
 		return null_errno(EINVAL);
+	uint64_t t0 = x->fdev->mlx5 ? fw_now() : 0;
+
 	rc = sim_create(xd->dom, &qpn, &flags);
 	if (rc)
 		return null_errno(rc);
+	fw_count(x->fdev, FW_CREATE_QP, t0);
 	pthread_mutex_lock(&x->lock);
 	qp = new_handle(x, xd, qpn);
 	pthread_mutex_unlock(&x->lock);
@@ -1823,7 +2032,11 @@ EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	 * path (__ib_destroy_shared_qp) returns 0 even when destroying the
 	 * real QP failed; here the QP leaves the XRC domain and stays on the
 	 * device (silent-<device>). */
+	uint64_t t0 = x->fdev->mlx5 ? fw_now() : 0;
+
 	rc = q->xrcd ? sim_unreg(q->xrcd->dom, qp->qp_num, &flags) : 0;
+	if (rc == 0 && q->xrcd && (flags & XB_DESTROYED))
+		fw_count(x->fdev, FW_DESTROY_QP, t0);
 	if (rc == 0 && q->xrcd && x->fdev->silentdestroy && (flags & XB_DESTROYED))
 		record_silent(x->fdev, qp->qp_num);
 	if (rc == 0) {

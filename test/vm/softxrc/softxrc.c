@@ -18,7 +18,9 @@
  *	/sys/kernel/debug/softxrc/softxrc0/commands/<COMMAND>/{n,average}
  *
  * (average in nanoseconds; writing to average resets the command's
- * counters) and the QPs alive in /sys/kernel/debug/softxrc/softxrc0/qps.
+ * counters), beside mlx5's failure files (failed, failed_mbox_status,
+ * last_failed_errno, last_failed_mbox_status, last_failed_syndrome), which
+ * stay 0: no softxrc command fails and the QPs alive in /sys/kernel/debug/softxrc/softxrc0/qps.
  *
  * The control-path objects the rdma provider needs for an RTR transition
  * (a PD, a CQ, an XRC initiator QP for a destination QP number) are made;
@@ -115,6 +117,13 @@ struct softxrc_cmd_stats {
 	spinlock_t lock;
 	u64 n;
 	u64 sum_ns;
+	/* mlx5's failure counters, in its layout; a softxrc command never
+	 * fails, so they stay 0 (xrcbench's test double injects failures). */
+	u64 failed;
+	u64 failed_mbox_status;
+	u32 last_failed_errno;
+	u8 last_failed_mbox_status;
+	u32 last_failed_syndrome;
 };
 
 struct softxrc_dev {
@@ -642,6 +651,11 @@ static ssize_t average_write(struct file *f, const char __user *ubuf, size_t len
 	spin_lock(&s->lock);
 	s->n = 0;
 	s->sum_ns = 0;
+	s->failed = 0;
+	s->failed_mbox_status = 0;
+	s->last_failed_errno = 0;
+	s->last_failed_mbox_status = 0;
+	s->last_failed_syndrome = 0;
 	spin_unlock(&s->lock);
 	*pos += len;
 	return len;
@@ -696,6 +710,11 @@ static void softxrc_debugfs_init(struct softxrc_dev *dev)
 
 		debugfs_create_file("n", 0400, d, &dev->stats[i], &n_fops);
 		debugfs_create_file("average", 0600, d, &dev->stats[i], &average_fops);
+		debugfs_create_u64("failed", 0400, d, &dev->stats[i].failed);
+		debugfs_create_u64("failed_mbox_status", 0400, d, &dev->stats[i].failed_mbox_status);
+		debugfs_create_u32("last_failed_errno", 0400, d, &dev->stats[i].last_failed_errno);
+		debugfs_create_u8("last_failed_mbox_status", 0400, d, &dev->stats[i].last_failed_mbox_status);
+		debugfs_create_x32("last_failed_syndrome", 0400, d, &dev->stats[i].last_failed_syndrome);
 	}
 }
 
