@@ -17,8 +17,8 @@ import (
 // version, and whether the rdma provider is built.
 func TestVersion(t *testing.T) {
 	rdma := "rdma provider: built (libibverbs.so.1 is loaded when used)"
-	if !verbs.RDMABuilt {
-		rdma = "rdma provider: " + verbs.RDMANotBuilt
+	if !verbs.CgoBuilt {
+		rdma = "rdma provider: " + verbs.NoCgo
 	}
 	var outs []string
 	for _, args := range [][]string{{"version"}, {"--version"}} {
