@@ -196,4 +196,3 @@ func legacyList() ([]devFacts, string, error) {
 	}
 	return out, legacyLibrary(), nil
 }
-

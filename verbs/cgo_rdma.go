@@ -118,7 +118,6 @@ func rdmaProbe() (bool, string) {
 	return true, ""
 }
 
-
 // listDevices lists devices through rdma-core's calls, or through the
 // legacy ones when the loaded libibverbs is an old one that lacks some of
 // rdma-core's (an OFED 1.x library); with no libibverbs at all it fails

@@ -151,9 +151,9 @@ drv=$(readlink "$d/device/driver") && echo "driver ${drv##*/}" || echo "driver a
 	# kernel: GASNet-EX's creators elected by compare-and-swap (the losers
 	# open, and modify the shared QP to RTR racing the winner) and
 	# libfabric's verbs+rxm (one creator per remote process, the rest open).
-	step softxrc-gasnet 300 "${sxrun[@]}" --out /tmp/sx-gasnet --workload gasnet --nodes 5 --procs 3 --threads 1 --qp-state rtr --repetitions 2
+	step softxrc-gasnet 300 "$x" run --provider rdma --device softxrc0 --out /tmp/sx-gasnet --workload gasnet --nodes 5 --procs 3 --threads 1 --qp-state rtr --repetitions 2
 	step softxrc-gasnet-result 5 cat /tmp/sx-gasnet/result.json
-	step softxrc-ofi-rxm 300 "${sxrun[@]}" --out /tmp/sx-ofi-rxm --workload ofi-rxm --nodes 5 --procs 3 --threads 1 --qp-state rtr --repetitions 2
+	step softxrc-ofi-rxm 300 "$x" run --provider rdma --device softxrc0 --out /tmp/sx-ofi-rxm --workload ofi-rxm --nodes 5 --procs 3 --threads 1 --qp-state rtr --repetitions 2
 	step softxrc-ofi-rxm-result 5 cat /tmp/sx-ofi-rxm/result.json
 	step softxrc-qps-users 5 cat "$sxdbg/qps"
 	# A worker killed with SIGKILL mid-lifecycle: its file is closed by
