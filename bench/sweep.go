@@ -1,11 +1,14 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
 )
 
@@ -27,8 +30,15 @@ type SweepPoint struct {
 // only sweep.json's, which ends the sweep.
 func Sweep(ctx context.Context, root string, cfgs []Config, run func(SweepPoint) error) (idx *results.Sweep, failed []string, err error) {
 	idx = &results.Sweep{Schema: results.SweepSchema}
+	models := costModels(cfgs)
 	for i, cfg := range cfgs {
 		dir, name := sweepPointName(cfg)
+		if len(models) > 1 {
+			// The sweep varies the sim's cost model: each point says which.
+			m := slices.Index(models, cfg.SimCost) + 1
+			dir += fmt.Sprintf("-c%d", m)
+			name += ", sim cost " + cmp.Or(cfg.SimCost.String(), "zero")
+		}
 		cfg.Out = filepath.Join(root, dir)
 		status := results.StatusOK
 		if err := run(SweepPoint{Index: i, Cfg: cfg, Name: name}); err != nil {
@@ -39,6 +49,9 @@ func Sweep(ctx context.Context, root string, cfgs []Config, run func(SweepPoint)
 			failed = append(failed, dir)
 		}
 		pt := results.SweepPoint{Dir: dir, Procs: cfg.Procs, Threads: cfg.Threads, QPs: cfg.QPs, Status: status}
+		if len(models) > 1 {
+			pt.SimCost = cmp.Or(cfg.SimCost.String(), "zero")
+		}
 		if cfg.Workload.Mode == workloads.StormMode {
 			pt.Nodes = cfg.StormNodes()
 		}
@@ -51,6 +64,18 @@ func Sweep(ctx context.Context, root string, cfgs []Config, run func(SweepPoint)
 		}
 	}
 	return idx, failed, nil
+}
+
+// costModels is the sim cost models of the points, each once, in the
+// order first met.
+func costModels(cfgs []Config) []verbs.Cost {
+	var ms []verbs.Cost
+	for _, c := range cfgs {
+		if !slices.Contains(ms, c.SimCost) {
+			ms = append(ms, c.SimCost)
+		}
+	}
+	return ms
 }
 
 // sweepPointName names a point: its folder under the sweep's, and how the

@@ -593,7 +593,7 @@ func (c *conformer) kernelUnregNotRegistered() (string, error) {
 		return "", err
 	}
 	a := r[0]
-	ans, err := verbs.AskKernelS8(c.opts, c.domainPath(""), q)
+	ans, err := verbs.AskKernel(verbs.ForeignUnreg, c.opts, c.domainPath(""), q)
 	if err != nil {
 		return "", err
 	}
@@ -663,7 +663,7 @@ func checkCloseBusy(c *conformer) (string, error) {
 		// Asked of the kernel in a child (what a provider leaves of a
 		// domain whose close failed is its own business), then the
 		// harness's guard, which runs see.
-		ans, err := verbs.AskKernelS9(c.opts, c.domainPath(""))
+		ans, err := verbs.AskKernel(verbs.CloseBusyDomain, c.opts, c.domainPath(""), 0)
 		if err != nil {
 			return "", err
 		}

@@ -91,8 +91,8 @@ const silentCaseEnv = "XRCBENCH_TEST_CONFORM_SILENT"
 // because the device itself still lists the QP number; a good device's
 // destructions are each confirmed that way.
 func TestDoubleConformSilentDestroy(t *testing.T) {
-	if !verbs.RDMABuilt {
-		t.Skip("the rdma provider is not in this build: " + verbs.RDMANotBuilt)
+	if !verbs.CgoBuilt {
+		t.Skip("the rdma provider is not in this build: " + verbs.NoCgo)
 	}
 	lib := testdouble.LibDir(t)
 	testdouble.RunTest(t, "TestConformSilentInDouble",
@@ -127,12 +127,12 @@ func TestConformSilentInDouble(t *testing.T) {
 	}
 }
 
-// built says whether this build has the provider, and if not why: the
-// rdma provider needs the rdma build tag (legacy is always built; whether
-// a libibverbs has its API is the child's to find, in the double).
+// built says whether this build has the provider, and if not why: every
+// provider needs cgo (whether a libibverbs has the legacy API is the
+// child's to find, in the double).
 func built(provider string) (bool, string) {
-	if provider == "rdma" && !verbs.RDMABuilt {
-		return false, verbs.RDMANotBuilt
+	if !verbs.CgoBuilt {
+		return false, verbs.NoCgo
 	}
 	return true, ""
 }

@@ -406,6 +406,19 @@ func writeSweepMarkdown(b *bytes.Buffer, sr *SweepReport, testDouble bool) {
 		}
 		b.WriteString("\n")
 	}
+	var models []string
+	for _, p := range sr.Points {
+		if p.SimCost != "" && !slices.Contains(models, p.SimCost) {
+			models = append(models, p.SimCost)
+		}
+	}
+	if len(models) > 0 {
+		b.WriteString("\nThe sweep varies the sim's cost model; a point's folder ends in its number:")
+		for i, m := range models {
+			fmt.Fprintf(b, " c%d %s", i+1, mdCode(m))
+		}
+		b.WriteString(".\n")
+	}
 	for _, n := range sr.Notes {
 		fmt.Fprintf(b, "\n- %s\n", mdText(n))
 	}

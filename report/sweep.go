@@ -37,9 +37,11 @@ type SweepReport struct {
 type SweepRow struct {
 	Dir                 string
 	Procs, Threads, QPs int
-	Status              string
-	Cells               []SweepCell // per SweepReport.Kinds
-	run                 *Run
+	// SimCost is the point's sim cost model where the sweep varies it.
+	SimCost string
+	Status  string
+	Cells   []SweepCell // per SweepReport.Kinds
+	run     *Run
 }
 
 // SweepCell is one op kind at one point.
@@ -64,7 +66,7 @@ func LoadSweep(dir string) (*SweepReport, error) {
 	}
 	sr := &SweepReport{Dir: dir}
 	for _, p := range s.Points {
-		row := SweepRow{Dir: p.Dir, Procs: p.Procs, Threads: p.Threads, QPs: p.QPs, Status: p.Status}
+		row := SweepRow{Dir: p.Dir, Procs: p.Procs, Threads: p.Threads, QPs: p.QPs, SimCost: p.SimCost, Status: p.Status}
 		run, err := LoadRun(filepath.Join(dir, p.Dir))
 		if err != nil {
 			sr.Notes = append(sr.Notes, fmt.Sprintf("point %s (procs=%d threads=%d qps=%d, status %s) left out: %v", p.Dir, p.Procs, p.Threads, p.QPs, p.Status, err))
@@ -78,6 +80,9 @@ func LoadSweep(dir string) (*SweepReport, error) {
 			return nil, inputErrorf("%s: point %s ran workload %q, the others %q: not one sweep", dir, p.Dir, run.Result.Config.Workload, sr.Workload)
 		}
 		run.Label = fmt.Sprintf("%d×%d q%d", p.Procs, p.Threads, p.QPs)
+		if p.SimCost != "" {
+			run.Label += " " + p.SimCost
+		}
 		row.Status = run.Result.Status
 		row.run = run
 		sr.Runs = append(sr.Runs, run)
@@ -166,6 +171,17 @@ type sweepMetric struct {
 var sweepMetrics = []sweepMetric{
 	{name: "ops_per_sec", title: "throughput", unit: "operations per second", metric: mustMetric("ops_per_sec")},
 	{name: "p99", title: "p99 latency", unit: "p99 latency", metric: mustMetric("p99"), log: true},
+}
+
+var p50Metric = sweepMetric{name: "p50", title: "p50 latency", unit: "p50 latency", metric: mustMetric("p50"), log: true}
+
+// sweepCosts is the sim cost models of the sweep's points, each once.
+func sweepCosts(sr *SweepReport) []string {
+	set := map[string]bool{}
+	for _, r := range sr.Runs {
+		set[r.Result.Config.ProviderOpts["sim_cost"]] = true
+	}
+	return slices.Sorted(maps.Keys(set))
 }
 
 func mustMetric(name string) Metric {
@@ -360,12 +376,21 @@ func SweepFigures(sr *SweepReport) ([]Figure, error) {
 		totals[float64(c.Procs*c.Threads)] = true
 	}
 	total := func(c results.Config) float64 { return float64(c.Procs * c.Threads) }
+	// A sweep over sim cost models (the kernel's lookup before and since
+	// 5.9, say) draws a line per model too.
+	costs := sweepCosts(sr)
+	withCost := func(s string, c results.Config) string {
+		if len(costs) > 1 {
+			s += ", " + cmp.Or(c.ProviderOpts["sim_cost"], "zero cost")
+		}
+		return s
+	}
 	perTotal := func(c results.Config) string {
 		s := fmt.Sprintf("%s/process", Plural(c.Threads, "thread"))
 		if len(qpss) > 1 {
 			s += ", " + Plural(c.QPs, "QP")
 		}
-		return s
+		return withCost(s, c)
 	}
 	var figs []Figure
 	for _, m := range sweepMetrics {
@@ -386,8 +411,10 @@ func SweepFigures(sr *SweepReport) ([]Figure, error) {
 			}
 			return ts
 		})
-		byThreads := func(c results.Config) string { return fmt.Sprintf("%d×%d", c.Procs, c.Threads) }
-		for _, m := range sweepMetrics {
+		byThreads := func(c results.Config) string { return withCost(fmt.Sprintf("%d×%d", c.Procs, c.Threads), c) }
+		// The median too: what a QP count costs each registration (the
+		// pre-5.9 lookup's walk) shows there first.
+		for _, m := range append([]sweepMetric{p50Metric}, sweepMetrics...) {
 			f, err := sweepPlot(sr, "sweep-qps-"+m.name, sr.Workload+": "+m.title+" against QP count",
 				"QPs (processes × threads per line)", m, index, byThreads, ticks)
 			if err != nil {

@@ -29,7 +29,10 @@ type SweepPoint struct {
 	Threads int    `json:"threads"`
 	QPs     int    `json:"qps"`
 	Nodes   int    `json:"nodes,omitempty"` // a storm's nodes
-	Status  string `json:"status"`          // the point's Result.Status
+	// SimCost is the point's sim cost model (as --sim-cost takes it, or
+	// "zero"), where the sweep varies it; "" where it does not.
+	SimCost string `json:"sim_cost,omitempty"`
+	Status  string `json:"status"` // the point's Result.Status
 }
 
 // WriteSweep writes s as dir/sweep.json, atomically.

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package verbs
 
 /*
@@ -216,10 +218,6 @@ func nullOpen(Options) (*Device, error) {
 	return &Device{ops: unsafe.Pointer(&C.xb_null_ops), handle: h,
 		info: DeviceInfo{Name: "null0", XRC: true, OpenQP: true, LegacyAPI: true, Semantics: string(NoSemantics), NUMANode: -1}}, nil
 }
-
-var nullProvider = &provider{ProviderInfo: ProviderInfo{Name: "null",
-	Description: "every operation succeeds at once and keeps no state: the harness's own overhead"},
-	open: nullOpen}
 
 // goStepLayout is Go's size of Step and the offsets of its fields.
 func goStepLayout() (size uintptr, offsets []uintptr) {

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package verbs
 
 // The legacy provider's cgo wrappers. Built everywhere: the legacy C side
@@ -194,7 +196,3 @@ func legacyList() ([]devFacts, string, error) {
 	}
 	return out, legacyLibrary(), nil
 }
-
-var legacyProvider = &provider{ProviderInfo: ProviderInfo{Name: "legacy",
-	Description: "the OFED legacy XRC API (ibv_reg_xrc_rcv_qp), resolved at run time with dlsym"},
-	open: legacyOpen, probe: legacyProbe}

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package verbs
 
 // The rdma provider's cgo wrappers: rdma-core's upstream XRC API. Built in
@@ -16,10 +18,6 @@ import (
 	"syscall"
 	"unsafe"
 )
-
-// RDMABuilt says whether this binary has the rdma provider compiled in:
-// every cgo build has (nocgo.go: false).
-const RDMABuilt = true
 
 // rdmaLoad loads libibverbs and resolves the provider's calls (once per
 // process): 0, or ENOENT (no library) or ENOSYS (a call is missing) with
@@ -123,10 +121,6 @@ func rdmaProbe() (bool, string) {
 	}
 	return true, ""
 }
-
-var rdmaProvider = &provider{ProviderInfo: ProviderInfo{Name: "rdma",
-	Description: "rdma-core's upstream XRC API (ibv_open_xrcd, ibv_create_qp_ex, ibv_open_qp, ibv_destroy_qp)"},
-	open: rdmaOpen, probe: rdmaProbe}
 
 // listDevices lists devices through rdma-core's calls, or through the
 // legacy ones when the loaded libibverbs is an old one that lacks some of

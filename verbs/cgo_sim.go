@@ -1,3 +1,5 @@
+//go:build cgo
+
 package verbs
 
 /*
@@ -173,10 +175,6 @@ func (d *Device) Intact() error {
 	}
 	return nil
 }
-
-var simProvider = &provider{ProviderInfo: ProviderInfo{Name: "sim",
-	Description: "an XRC device emulated in shared memory, with the exact legacy or upstream semantics and an optional cost model"},
-	open: simOpen}
 
 // withSim opens the sim device in dir as it is, for one call.
 func withSim(dir string, f func(*C.struct_sim_dev) error) error {

@@ -370,21 +370,32 @@ func StartRegistrant(opts Options, domain string, qpn uint32) (*ChildRegistrant,
 // Kill SIGKILLs the registrant and waits until it is gone.
 func (r *ChildRegistrant) Kill() error { return r.ch.kill() }
 
-// KernelAnswer is what a child asked of the kernel (AskKernelS8,
-// AskKernelS9), past the rdma provider's own guards.
+// KernelAnswer is what a child asked of the kernel (AskKernel), past the
+// rdma provider's own guards.
 type KernelAnswer = kernelAnswer
 
-// AskKernelS8 asks, in a child registrant of its own on domain (and a
-// second domain beside it), what an unreg by a registrant without a
-// handle and one through another domain than the handle's answer.
-func AskKernelS8(opts Options, domain string, qpn uint32) (KernelAnswer, error) {
-	return askKernel(childSpec{Action: "kernel-s8", Options: opts, Domain: domain, QPN: qpn})
-}
+// KernelQuestion is what AskKernel asks, in a child of its own, of the
+// kernel directly: what the rdma provider's guards keep runs from seeing.
+type KernelQuestion string
 
-// AskKernelS9 asks, in a child, what ibv_close_xrcd answers with a QP
-// handle held.
-func AskKernelS9(opts Options, domain string) (KernelAnswer, error) {
-	return askKernel(childSpec{Action: "kernel-s9", Options: opts, Domain: domain})
+const (
+	// ForeignUnreg: what an unreg answers by a registrant without a
+	// handle on the QP, and by one through another domain than the
+	// handle's (a child registrant on the domain and a second one beside it).
+	ForeignUnreg KernelQuestion = "kernel-s8"
+	// CloseBusyDomain: what ibv_close_xrcd answers with a QP handle held.
+	CloseBusyDomain KernelQuestion = "kernel-s9"
+)
+
+// AskKernel asks q in a child process on domain (and qpn, for
+// ForeignUnreg) and returns what the kernel answered.
+func AskKernel(q KernelQuestion, opts Options, domain string, qpn uint32) (KernelAnswer, error) {
+	switch q {
+	case ForeignUnreg, CloseBusyDomain:
+	default:
+		return KernelAnswer{}, fmt.Errorf("no such kernel question %q", q)
+	}
+	return askKernel(childSpec{Action: string(q), Options: opts, Domain: domain, QPN: qpn})
 }
 
 // kill SIGKILLs the child and waits for it, so it is gone, not a zombie.

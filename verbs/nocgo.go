@@ -81,22 +81,12 @@ func timerOverheadNS() float64 { return math.NaN() }
 
 func setSpinWaits(bool) {}
 
+// No provider opens a device or probes one here (providers.go lists
+// them, each unavailable for NoCgo).
 var (
-	nullProvider = &provider{ProviderInfo: ProviderInfo{Name: "null",
-		Description: "every operation succeeds at once and keeps no state: the harness's own overhead", Reason: NoCgo}}
-	simProvider = &provider{ProviderInfo: ProviderInfo{Name: "sim",
-		Description: "an XRC device emulated in shared memory, with the exact legacy or upstream semantics and an optional cost model", Reason: NoCgo}}
-	legacyProvider = &provider{ProviderInfo: ProviderInfo{Name: "legacy",
-		Description: "the OFED legacy XRC API (ibv_reg_xrc_rcv_qp), resolved at run time with dlsym", Reason: NoCgo}}
+	nullOpen, simOpen, legacyOpen, rdmaOpen func(Options) (*Device, error)
+	legacyProbe, rdmaProbe                  func() (bool, string)
 )
-
-// RDMABuilt says whether this binary has the rdma provider compiled in:
-// not without cgo (cgo_rdma.go: every cgo build has).
-const RDMABuilt = false
-
-var rdmaProvider = &provider{ProviderInfo: ProviderInfo{Name: "rdma",
-	Description: "rdma-core's upstream XRC API (ibv_open_xrcd, ibv_create_qp_ex, ibv_open_qp, ibv_destroy_qp)",
-	Reason:      NoCgo}}
 
 // The kernel calls without the harness's guards exist with the rdma
 // provider only (cgo_rdma.go).
@@ -106,7 +96,7 @@ func rdmaKernelUnreg(*Domain, uint32) (syscall.Errno, bool) { return syscall.ENO
 
 func rdmaDomainHandles(*Domain) int { return 0 }
 
-func rdmaUnavailable() string { return RDMANotBuilt }
+func rdmaUnavailable() string { return NoCgo }
 
 func listDevices() ([]devFacts, string, error) { return nil, "", ErrNoCgo }
 

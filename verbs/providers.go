@@ -5,11 +5,6 @@ import (
 	"strings"
 )
 
-// RDMANotBuilt is why the rdma provider is unavailable in a binary built
-// without it: a binary built without cgo (every cgo build has it, and loads
-// libibverbs at run time).
-const RDMANotBuilt = NoCgo
-
 // SimDeviceName is the name the sim provider's device reports.
 const SimDeviceName = "sim0"
 
@@ -33,14 +28,30 @@ type provider struct {
 	probe func() (bool, string)
 }
 
-// providers is every provider this build knows. Each has two definitions,
-// as the standard library has per-platform ones: the cgo_*.go files', and
-// nocgo.go's (no open function) in a build without cgo.
+// providers is every provider, described once. The open and probe
+// functions are the cgo_*.go files'; in a build without cgo nocgo.go
+// leaves them nil, and every provider is unavailable for NoCgo.
 var providers = map[string]*provider{
-	nullProvider.Name:   nullProvider,
-	simProvider.Name:    simProvider,
-	legacyProvider.Name: legacyProvider,
-	rdmaProvider.Name:   rdmaProvider,
+	"null": {ProviderInfo: ProviderInfo{Name: "null",
+		Description: "every operation succeeds at once and keeps no state: the harness's own overhead"},
+		open: nullOpen},
+	"sim": {ProviderInfo: ProviderInfo{Name: "sim",
+		Description: "an XRC device emulated in shared memory, with the exact legacy or upstream semantics and an optional cost model"},
+		open: simOpen},
+	"legacy": {ProviderInfo: ProviderInfo{Name: "legacy",
+		Description: "the OFED legacy XRC API (ibv_reg_xrc_rcv_qp), resolved at run time with dlsym"},
+		open: legacyOpen, probe: legacyProbe},
+	"rdma": {ProviderInfo: ProviderInfo{Name: "rdma",
+		Description: "rdma-core's upstream XRC API (ibv_open_xrcd, ibv_create_qp_ex, ibv_open_qp, ibv_destroy_qp)"},
+		open: rdmaOpen, probe: rdmaProbe},
+}
+
+func init() {
+	for _, p := range providers {
+		if p.open == nil {
+			p.Reason = NoCgo
+		}
+	}
 }
 
 // Providers lists every provider this build knows, sorted by name.

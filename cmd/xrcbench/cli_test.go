@@ -17,8 +17,8 @@ import (
 // version, and whether the rdma provider is built.
 func TestVersion(t *testing.T) {
 	rdma := "rdma provider: built (libibverbs.so.1 is loaded when used)"
-	if !verbs.RDMABuilt {
-		rdma = "rdma provider: " + verbs.RDMANotBuilt
+	if !verbs.CgoBuilt {
+		rdma = "rdma provider: " + verbs.NoCgo
 	}
 	var outs []string
 	for _, args := range [][]string{{"version"}, {"--version"}} {
@@ -123,4 +123,53 @@ func TestExitStatus(t *testing.T) {
 	if code := exitCode(root, []string{"fail-plainly"}, io.Discard); code != exitFailed {
 		t.Errorf("a plain error: exit %d, want %d", code, exitFailed)
 	}
+}
+
+// --help is a synopsis that a terminal holds (issue: run --help was 146
+// lines): without its flags at most helpSynopsisLines, where the rest is
+// said; `xrcbench help CMD` gives the whole description and every example.
+func TestHelpIsASynopsis(t *testing.T) {
+	const helpSynopsisLines = 30
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			if sub.Hidden || sub.Name() == "help" {
+				continue
+			}
+			path := strings.Fields(strings.TrimPrefix(sub.CommandPath(), "xrcbench"))
+			var short, long bytes.Buffer
+			if code := run(&short, io.Discard, append(path, "--help")); code != exitOK {
+				t.Errorf("%s --help: exit %d", sub.CommandPath(), code)
+			}
+			if code := run(&long, io.Discard, append([]string{"help"}, path...)); code != exitOK {
+				t.Errorf("help %s: exit %d", sub.CommandPath(), code)
+			}
+			var lines int
+			inFlags := false
+			for _, l := range strings.Split(short.String(), "\n") {
+				switch {
+				case strings.HasSuffix(l, "Flags:"):
+					inFlags = true
+				case l == "":
+					inFlags = false
+				}
+				if !inFlags {
+					lines++
+				}
+			}
+			if lines > helpSynopsisLines {
+				t.Errorf("%s --help: %d lines besides the flags, want at most %d:\n%s", sub.CommandPath(), lines, helpSynopsisLines, short.String())
+			}
+			for _, text := range append(strings.Split(sub.Long, "\n\n"), strings.Split(sub.Example, "\n\n")...) {
+				if !strings.Contains(long.String(), strings.TrimSpace(text)) {
+					t.Errorf("help %s lacks %q", sub.CommandPath(), text)
+				}
+			}
+			if short.Len() < long.Len() && !strings.Contains(short.String(), "xrcbench help "+strings.Join(path, " ")) {
+				t.Errorf("%s --help leaves text out without saying where it is", sub.CommandPath())
+			}
+			walk(sub)
+		}
+	}
+	walk(newRoot(io.Discard, io.Discard))
 }

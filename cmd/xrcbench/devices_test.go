@@ -115,10 +115,10 @@ func TestDevicesDouble(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(lib, "libibverbs.so.1")); err != nil {
 		testenv.Skip(t, testenv.Double, "it is not built (%s): run make fakeverbs (needs libibverbs-dev)", lib)
 	}
-	// Without the rdma build the ops cannot be seen: open_qp is "?". (Here,
+	// Without cgo the ops cannot be seen: open_qp is "?". (Here,
 	// in the parent, rdma may be unavailable for want of a device.)
 	openQP := "?"
-	if verbs.RDMABuilt {
+	if verbs.CgoBuilt {
 		openQP = "yes"
 	}
 	tests := []struct {

@@ -88,6 +88,7 @@ docs/design.md in the xrcbench source.`,
 	// cobra adds these when it executes; here, so that they are found
 	// like any command and their argument checks are marked too.
 	root.InitDefaultHelpCmd()
+	shortHelp(root)
 	root.InitDefaultCompletionCmd()
 	refuseUnknownShell(root)
 	markArgsErrors(root)

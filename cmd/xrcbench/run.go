@@ -31,8 +31,9 @@ import (
 // threads, qps and nodes as lists.
 type runFlags struct {
 	s                   bench.Settings
-	procs, threads, qps string // sweep: lists
-	nodes               string // sweep: a list
+	procs, threads, qps string   // sweep: lists
+	nodes               string   // sweep: a list
+	simCosts            []string // sweep: --sim-cost given once per cost model
 	progress            string
 	quiet, verbose      bool
 	json                bool // --json: the summary as one JSON document on stdout
@@ -66,7 +67,12 @@ func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 	fs.Int64Var(&s.Seed, "seed", d.Seed, "seed of each thread's QP order")
 	fs.StringVar(&s.Out, "out", "", "output folder: new, empty, or an earlier run's (yours, not a symbolic link; as root, in a folder only root can write, or a sticky one), whose files alone are replaced (default runs/<UTC time>-<workload>-<provider>)")
 	fs.StringVar(&s.SimSemantics, "sim-semantics", d.SimSemantics, "sim provider: legacy (ibv_reg_xrc_rcv_qp, a registrant per thread), legacy-mlnx (the same calls as MLNX_OFED implements them, a registrant per process: --threads 1) or upstream (ibv_open_qp)")
-	fs.StringVar(&s.SimCost, "sim-cost", d.SimCost, "sim provider: busy-wait per op, e.g. reg=2us,unreg=2us,destroy=200us; cmdq=N command-queue depth (default 31); lookup=list,scan=20ns for the kernel before 5.9")
+	const simCost = "sim provider: busy-wait per op, e.g. reg=2us,unreg=2us,destroy=200us; cmdq=N command-queue depth (default 31); lookup=list,scan=20ns for the kernel before 5.9"
+	if sweep {
+		fs.StringArrayVar(&f.simCosts, "sim-cost", nil, simCost+"; repeat the flag to sweep cost models: --sim-cost lookup=xarray --sim-cost lookup=list,scan=20ns")
+	} else {
+		fs.StringVar(&s.SimCost, "sim-cost", d.SimCost, simCost)
+	}
 	fs.StringVar(&s.QPState, "qp-state", d.QPState, "state the creator moves each QP to before anyone registers, timed as op kind modify: reset (none), init, or rtr (as MPI does)")
 	fs.IntVar(&s.SimMaxQP, "sim-max-qp", d.SimMaxQP, fmt.Sprintf("sim provider: the device's capacity in live QPs (default %d)", verbs.DefaultSimMaxQPs))
 	fs.DurationVar(&s.Interval, "interval", d.Interval, "interval of the .hlog timelines")

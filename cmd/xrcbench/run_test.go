@@ -75,6 +75,8 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"sweep", "--threads", "0"}, `--threads "0"`},
 		{[]string{"sweep", "--qps", "2,2"}, "given twice"},
 		{[]string{"sweep", "--procs", "1,2000"}, "--procs 2000"},
+		{[]string{"sweep", "--sim-cost", "lookup=list,scan=2us", "--sim-cost", "lookup=list,scan=2000ns"}, "the same cost model"},
+		{[]string{"sweep", "--sim-cost", "lookup=xarray", "--sim-cost", "scan=2us"}, "give it with lookup=list"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/xrcbench/xrcbench/bench"
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/verbs"
 )
 
 // parseList reads a list flag such as "1,2,4": positive integers, no
@@ -47,7 +48,8 @@ func init() {
 			Short: "Run the cartesian product of --procs, --threads and --qps lists",
 			Long: `sweep runs one configuration per point of the product of the list-valued
 --procs, --threads and --qps flags (and --nodes for a storm workload, whose
-QPs follow from it; every other flag as in run), one run folder
+QPs follow from it; --sim-cost given more than once, a point per cost model;
+every other flag as in run), one run folder
 per point under one sweep folder, indexed by sweep.json (schema
 xrcbench.sweep/v1). A failed point does not stop the sweep; the exit status is
 1 when any point failed.`,
@@ -57,6 +59,11 @@ xrcbench.sweep/v1). A failed point does not stop the sweep; the exit status is
   # a storm's makespan against the job's size, with a linear-scaling line
   xrcbench sweep --workload storm --procs 4 --nodes 9,17,33,65 \
       --sim-cost create=100us,reg=10us --repetitions 3 --out runs/storm-sweep
+
+  # the kernel's target-QP lookup since Linux 5.9 and before, against the
+  # domain's live QPs: --sim-cost once per model, one line each in the plots
+  xrcbench sweep --workload steady --threads 1,4 --qps 1,256,4096,65536 --sim-max-qp 65536 \
+      --sim-cost lookup=xarray --sim-cost lookup=list,scan=20ns --duration 2s
 
   # lifecycle over thread counts, 3 repetitions per point
   xrcbench sweep --workload lifecycle --threads 1,2,4 --sim-cost destroy=200us \
@@ -117,21 +124,49 @@ func (f *runFlags) sweepConfigs(cmd *cobra.Command) ([]bench.Config, error) {
 			return nil, err
 		}
 	}
+	costs, err := costList(f.simCosts)
+	if err != nil {
+		return nil, err
+	}
 	var cfgs []bench.Config
-	for _, p := range procs {
-		for _, t := range threads {
-			for _, q := range qps {
-				for _, n := range nodes {
-					cfg, err := f.config(cmd, p, t, q, n)
-					if err != nil {
-						return nil, err
+	for _, c := range costs {
+		f.s.SimCost = c
+		for _, p := range procs {
+			for _, t := range threads {
+				for _, q := range qps {
+					for _, n := range nodes {
+						cfg, err := f.config(cmd, p, t, q, n)
+						if err != nil {
+							return nil, err
+						}
+						cfgs = append(cfgs, cfg)
 					}
-					cfgs = append(cfgs, cfg)
 				}
 			}
 		}
 	}
 	return cfgs, nil
+}
+
+// costList reads sweep's --sim-cost values, one cost model each: none is
+// the default model; the same model twice (reg=2us and reg=2000ns) is
+// refused, as a list flag's duplicate is.
+func costList(specs []string) ([]string, error) {
+	if len(specs) == 0 {
+		return []string{bench.Defaults().SimCost}, nil
+	}
+	seen := map[verbs.Cost]string{}
+	for _, s := range specs {
+		c, err := verbs.ParseCost(s)
+		if err != nil {
+			return nil, usagef("--sim-cost: %v", err)
+		}
+		if first, dup := seen[c]; dup {
+			return nil, usagef("--sim-cost %q: the same cost model as %q, given twice", s, first)
+		}
+		seen[c] = s
+	}
+	return specs, nil
 }
 
 // runSweep runs the points in turn into root (bench.Sweep), indexing sweep.json after
@@ -194,10 +229,14 @@ func printSweep(w io.Writer, root string, idx *results.Sweep) {
 		}
 	}
 	slices.SortFunc(kinds, func(a, b string) int { return slices.Index(results.OpKinds, a) - slices.Index(results.OpKinds, b) })
+	costs := slices.ContainsFunc(idx.Points, func(p results.SweepPoint) bool { return p.SimCost != "" })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "procs\tthreads\tqps\tstatus\t")
 	for _, k := range kinds {
 		fmt.Fprintf(tw, "%s p50\t%s ops/s\t", k, k)
+	}
+	if costs {
+		fmt.Fprint(tw, "sim cost\t")
 	}
 	fmt.Fprintln(tw)
 	for _, p := range idx.Points {
@@ -212,6 +251,9 @@ func printSweep(w io.Writer, root string, idx *results.Sweep) {
 			} else {
 				fmt.Fprint(tw, "-\t-\t")
 			}
+		}
+		if costs {
+			fmt.Fprintf(tw, "%s\t", p.SimCost)
 		}
 		fmt.Fprintln(tw)
 	}

@@ -46,8 +46,8 @@ func versionText() string {
 	// Every cgo build has it; whether libibverbs loads is the run's
 	// question (xrcbench list), not the binary's.
 	rdma := "built (libibverbs.so.1 is loaded when used)"
-	if !verbs.RDMABuilt {
-		rdma = verbs.RDMANotBuilt
+	if !verbs.CgoBuilt {
+		rdma = verbs.NoCgo
 	}
 	return fmt.Sprintf("xrcbench %s\nrevision: %s\ngo: %s %s/%s\nrdma provider: %s\n",
 		host.Version(), rev, runtime.Version(), runtime.GOOS, runtime.GOARCH, rdma)

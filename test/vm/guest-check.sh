@@ -147,6 +147,15 @@ drv=$(readlink "$d/device/driver") && echo "driver ${drv##*/}" || echo "driver a
 	step softxrc-storm 300 "$x" run --provider rdma --device softxrc0 --out /tmp/sx-storm --workload /tmp/storm-exit.yaml --procs 2 --threads 2 --repetitions 2
 	step softxrc-storm-result 5 cat /tmp/sx-storm/result.json
 	step softxrc-qps-storm 5 cat "$sxdbg/qps"
+	# Today's callers of ibv_open_qp, wired as they wire it, on the real
+	# kernel: GASNet-EX's creators elected by compare-and-swap (the losers
+	# open, and modify the shared QP to RTR racing the winner) and
+	# libfabric's verbs+rxm (one creator per remote process, the rest open).
+	step softxrc-gasnet 300 "$x" run --provider rdma --device softxrc0 --out /tmp/sx-gasnet --workload gasnet --nodes 5 --procs 3 --threads 1 --qp-state rtr --repetitions 2
+	step softxrc-gasnet-result 5 cat /tmp/sx-gasnet/result.json
+	step softxrc-ofi-rxm 300 "$x" run --provider rdma --device softxrc0 --out /tmp/sx-ofi-rxm --workload ofi-rxm --nodes 5 --procs 3 --threads 1 --qp-state rtr --repetitions 2
+	step softxrc-ofi-rxm-result 5 cat /tmp/sx-ofi-rxm/result.json
+	step softxrc-qps-users 5 cat "$sxdbg/qps"
 	# A worker killed with SIGKILL mid-lifecycle: its file is closed by
 	# the kernel, which must leave no QP behind.
 	step softxrc-kill 180 bash -c '"$0" run --provider rdma --device softxrc0 --warmup 0s --out /tmp/sx-kill \

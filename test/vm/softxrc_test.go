@@ -88,6 +88,7 @@ var softChecks = []check{
 	{"softxrc: lifecycle's unreg_last pays destroy_us", checkSoftLifecycleCost},
 	{"softxrc: RTR through the core's table, destruction from RTR pays destroy_from_rtr_us", checkSoftRTR},
 	{"softxrc: a storm's teardown exit measured through RDMA netlink", checkSoftStorm},
+	{"softxrc: gasnet and ofi-rxm wire as GASNet-EX and libfabric do, with exact counts and no QP left", checkSoftUsers},
 	{"softxrc: a second process's unreg of a QP it never opened fails as the kernel says", checkSoftForeignUnreg},
 	{"softxrc: a worker killed with SIGKILL mid-lifecycle leaves no QP", checkSoftKill},
 	{"softxrc: no QP is left after any run", checkSoftNoQPLeft},
@@ -566,6 +567,71 @@ func checkSoftStorm(tr *transcript) error {
 	return nil
 }
 
+// checkSoftUsers judges the runs of today's wirings against their
+// arithmetic, as the sim's known answers do (bench's stormusers tests):
+// with R ranks on the node and N nodes, (N-1) × R target QPs, each created
+// once (however gasnet's election raced) and opened by the R-1 others,
+// each of the R handles closed; modified to RTR by
+// the creator, and by every opener too under gasnet (modify_raced).
+func checkSoftUsers(tr *transcript) error {
+	if err := softReady(tr); err != nil {
+		return err
+	}
+	var bad []string
+	for _, w := range []struct {
+		run      string
+		creators string
+		raced    bool
+	}{{"softxrc-gasnet", "elect", true}, {"softxrc-ofi-rxm", "round-robin", false}} {
+		r, err := softResult(tr, w.run)
+		if err != nil {
+			return err
+		}
+		st := r.Storm
+		if st == nil {
+			bad = append(bad, w.run+": the result has no storm block")
+			continue
+		}
+		ranks := int64(r.Config.Procs * r.Config.Threads)
+		reps := int64(len(st.MakespanNS))
+		qps := int64(st.Nodes-1) * ranks
+		if st.Nodes < 2 || reps != 2 || int64(st.QPs) != qps {
+			bad = append(bad, fmt.Sprintf("%s: storm of %d nodes, %d QPs, %d makespans: want 2 repetitions of (nodes-1) x %d ranks", w.run, st.Nodes, st.QPs, reps, ranks))
+			continue
+		}
+		if st.Creators != w.creators {
+			bad = append(bad, fmt.Sprintf("%s: creators %q, want %q", w.run, st.Creators, w.creators))
+		}
+		// Every handle is closed: the kernel does not say which close
+		// destroyed its QP (only the sim does), so on rdma all are unreg;
+		// that each QP went is the module's count and the device's list.
+		want := map[string]int64{"create": reps * qps, "reg": reps * qps * (ranks - 1),
+			"unreg": reps * qps * ranks, "modify": reps * qps}
+		if w.raced {
+			want["modify_raced"] = reps * qps * (ranks - 1)
+		}
+		got := map[string]int64{}
+		for k, s := range r.Ops {
+			if s.Count != 0 {
+				got[k] = s.Count
+			}
+			if s.Errors != 0 {
+				bad = append(bad, fmt.Sprintf("%s: %s: %d errors %v", w.run, k, s.Errors, s.ErrnoCounts))
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			bad = append(bad, fmt.Sprintf("%s: op counts %v, want %v", w.run, got, want))
+		}
+		if l := r.Leaks; l == nil || !l.Checked || len(l.Leaked) > 0 || l.DestroysUnconfirmed == nil || *l.DestroysUnconfirmed != 0 {
+			bad = append(bad, fmt.Sprintf("%s: leak check %+v: want checked, nothing leaked, every destroy confirmed by the device", w.run, l))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%s", strings.Join(bad, "; "))
+	}
+	return nil
+}
+
 func checkSoftKill(tr *transcript) error {
 	if err := softReady(tr); err != nil {
 		return err
@@ -601,7 +667,7 @@ func checkSoftNoQPLeft(tr *transcript) error {
 		return err
 	}
 	var bad []string
-	for _, n := range []string{"softxrc-qps-conform", "softxrc-qps-storm", "softxrc-qps-end"} {
+	for _, n := range []string{"softxrc-qps-conform", "softxrc-qps-storm", "softxrc-qps-users", "softxrc-qps-end"} {
 		s, err := tr.get(n)
 		if err != nil {
 			return err
