@@ -5,8 +5,10 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
+	"io/fs"
 	"maps"
 	"math"
 	"os"
@@ -80,7 +82,13 @@ func write(ctx context.Context, out string, q *Qualification, runs map[string]*r
 	// No PDF is never a failed qualification: the page is the record,
 	// the PDF a copy for attaching; the JSON says why it is missing.
 	q.PDF, q.PDFError = PDFFile, ""
-	if err := printPDF(ctx, filepath.Join(out, HTMLFile), filepath.Join(out, PDFFile)); err != nil {
+	if o.NoPDF {
+		// A PDF of an earlier --resume would not be this page's.
+		if err := os.Remove(filepath.Join(out, PDFFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		q.PDF, q.PDFError = "", "not asked for (--no-pdf)"
+	} else if err := printPDF(ctx, filepath.Join(out, HTMLFile), filepath.Join(out, PDFFile)); err != nil {
 		q.PDF, q.PDFError = "", err.Error()
 	}
 	data, err := json.MarshalIndent(q, "", "  ")

@@ -70,6 +70,9 @@ type Options struct {
 	Alpha        float64       // compare's; 0: report.DefaultAlpha
 	Soak         time.Duration // the soak's length; 0: the plan's (none when it has none)
 	Overrides    Overrides     // the command line's replacements of the plan's figures
+	// NoPDF leaves qualification.pdf out (Chromium takes seconds to start);
+	// pdf_error says it was not asked for.
+	NoPDF bool
 	// AcceptBaseline judges against a baseline whose own verdict was fail
 	// or not judged, which is otherwise refused; the verdict says so.
 	AcceptBaseline bool

@@ -23,7 +23,7 @@ func init() { subcommands = append(subcommands, newQualifyCmd) }
 type qualifyFlags struct {
 	provider, device, baseline, planFile, out string
 	simSemantics, simCost                     string
-	resume, showPlan, quiet                   bool
+	resume, showPlan, quiet, noPDF            bool
 	allowInconclusive, json                   bool
 	acceptBaseline, acceptDisturbed           bool
 	ibPort, gidIndex                          int
@@ -78,7 +78,7 @@ qualification.pdf: the page printed by headless Chromium (chromium on
 PATH), its first screen on the first page. Without Chromium, or when it
 fails or takes over 2 minutes (it is killed), there is no PDF: the reason
 is qualification.json's pdf_error and one line on stderr, and the verdict
-and exit status are the same.
+and exit status are the same; --no-pdf skips it.
 The verdict is printed in one short line (qualification.json's headline),
 "FAIL: 7 of 42 checks failed, 1 inconclusive (fw=1.0 → fw=1.1)", then a
 line each for what did not pass, with its magnitude.
@@ -166,6 +166,7 @@ nothing worse happened); 2 bad usage or a bad plan (the line is named);
 	fs.DurationVar(&fl.duration, "duration", 0, "measure every run this long per repetition, in place of the plan's duration or iterations (default: the plan's)")
 	fs.IntVar(&fl.repetitions, "repetitions", 0, "repetitions of every run, in place of the plan's (default: the plan's)")
 	fs.DurationVar(&fl.warmup, "warmup", 0, "warm-up of every run, in place of the plan's; 0s for none (default: the plan's)")
+	fs.BoolVar(&fl.noPDF, "no-pdf", false, "do not print qualification.pdf (headless Chromium takes seconds to start)")
 	fs.BoolVarP(&fl.quiet, "quiet", "q", false, "print nothing but errors (the folder is written as always)")
 	fs.BoolVar(&fl.json, "json", false, "print the verdict as one JSON document on stdout (status, summary, folder, each conformance check's, criterion's and soak check's verdict); the steps stay on stderr")
 	fs.BoolVar(&fl.acceptBaseline, "accept-baseline", false, "judge against a --baseline whose own verdict was fail or not judged (refused otherwise); the verdict line and the page say so")
@@ -222,7 +223,7 @@ func (fl *qualifyFlags) options(flags *pflag.FlagSet, plan *qualify.Plan, stderr
 	}
 	o := qualify.Options{Provider: fl.provider, Device: fl.device, IBPort: fl.ibPort, GIDIndex: gid, Plan: plan, Baseline: fl.baseline, Out: out,
 		Resume: fl.resume, Labels: ls, SimSemantics: sem, SimCost: cost, Engine: engine, Log: log, Soak: fl.soak,
-		Overrides: over, AcceptBaseline: fl.acceptBaseline, AcceptDisturbed: fl.acceptDisturbed}
+		Overrides: over, AcceptBaseline: fl.acceptBaseline, AcceptDisturbed: fl.acceptDisturbed, NoPDF: fl.noPDF}
 	if fl.soak < 0 || fl.soak > bench.MaxDuration {
 		return none, usagef("--soak %v: want 0 (the plan's) up to %v", fl.soak, bench.MaxDuration)
 	}
@@ -274,7 +275,7 @@ func runQualify(stdout, stderr io.Writer, o qualify.Options, fl qualifyFlags) er
 			return qualifyJSON{envelope: newEnvelope("qualify", results.StatusFailed, o.Out, err)}
 		}, failure{err: err})
 	}
-	if q.PDFError != "" && !fl.quiet {
+	if q.PDFError != "" && !fl.quiet && !fl.noPDF {
 		// A notice, not a failure: the page is written, the PDF a copy.
 		fmt.Fprintf(stderr, "qualify: no %s: %s\n", qualify.PDFFile, q.PDFError)
 	}

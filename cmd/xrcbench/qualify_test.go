@@ -142,10 +142,23 @@ func TestQualifySim(t *testing.T) {
 	dir := t.TempDir()
 	base, same, slow := filepath.Join(dir, "base"), filepath.Join(dir, "same"), filepath.Join(dir, "slow")
 	qual := func(out, cost, fw string, extra ...string) (int, string, string) {
-		return runEngine(t, append([]string{"qualify", "--plan", plan, "--out", out, "--sim-cost", "destroy=" + cost, "--label", "fw=" + fw}, extra...)...)
+		run := runEngine
+		if out == slow { // its PDF is checked below
+			run = runEngineWithPDF
+		}
+		return run(t, append([]string{"qualify", "--plan", plan, "--out", out, "--sim-cost", "destroy=" + cost, "--label", "fw=" + fw}, extra...)...)
 	}
 	if code, stdout, stderr := qual(base, "100us", "1.0"); code != 0 || !strings.Contains(stdout, "PASS") {
 		t.Fatalf("baseline: exit %d\n%s\n%s", code, stdout, stderr)
+	} else if strings.Contains(stderr, qualify.PDFFile) {
+		t.Errorf("--no-pdf: stderr speaks of the PDF not asked for:\n%s", stderr)
+	}
+	if bq, err := qualify.Load(base); err != nil {
+		t.Fatal(err)
+	} else if bq.PDF != "" || !strings.Contains(bq.PDFError, "--no-pdf") {
+		t.Errorf("--no-pdf: qualification.json pdf %q, pdf_error %q: want none, and why", bq.PDF, bq.PDFError)
+	} else if _, err := os.Stat(filepath.Join(base, qualify.PDFFile)); err == nil {
+		t.Errorf("--no-pdf: %s written", qualify.PDFFile)
 	}
 	if code, stdout, stderr := qual(same, "100us", "1.0-again", "--baseline", base); code != 0 {
 		t.Errorf("same firmware: exit %d\n%s\n%s", code, stdout, stderr)

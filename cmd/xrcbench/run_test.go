@@ -218,7 +218,18 @@ type buildError struct {
 
 func (e *buildError) Error() string { return "go build: " + e.err.Error() + "\n" + string(e.out) }
 
+// A qualification run by runEngine prints no qualification.pdf
+// (--no-pdf): starting Chromium costs seconds each time, over some thirty
+// qualifications here; the tests of the PDF use runEngineWithPDF.
 func runEngine(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	if len(args) > 0 && args[0] == "qualify" {
+		args = append(slices.Clone(args), "--no-pdf")
+	}
+	return runEngineWithPDF(t, args...)
+}
+
+func runEngineWithPDF(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	code, stdout, stderr := runProcess(exec.Command(engineBinary(t), args...))
 	if code == -1 {
