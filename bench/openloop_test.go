@@ -200,14 +200,21 @@ func TestNoGapAtIntervals(t *testing.T) {
 			cfg.Interval = 100 * time.Millisecond
 			var res *results.Result
 			load := measureLoad(t, func() { res = runOK(t, cfg) })
-			if n := len(hlogIntervals(t, cfg.Out, "reg")); n < 10 {
-				t.Fatalf("%d intervals in reg.hlog, want 10 of a 1s run at 100ms: no boundary to test", n)
+			// Boundaries to test are the precondition; that all ten
+			// intervals are there is judged with the gap, by the load: on a
+			// busy machine the run's end can fall before the tenth.
+			n := len(hlogIntervals(t, cfg.Out, "reg"))
+			if n < 2 {
+				t.Fatalf("%d intervals in reg.hlog: no boundary to test", n)
 			}
 			g := res.Harness.MaxGap
 			if g == nil {
 				t.Fatal("no untimed gap measured")
 			}
 			var failures []string
+			if n < 10 {
+				failures = append(failures, fmt.Sprintf("%d intervals in reg.hlog, want 10 of a 1s run at 100ms", n))
+			}
 			if g.NS >= int64(time.Millisecond) {
 				failures = append(failures, fmt.Sprintf("the longest untimed gap is %v (before a %s batch, %v after the start), want under 1ms",
 					time.Duration(g.NS), g.Kind, time.Duration(g.AtNS)))
