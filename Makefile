@@ -175,11 +175,11 @@ test: cwarn vet csan fakeverbs
 # there, saying so): a build from a fresh clone with rdma-core hidden, a
 # go install through a module proxy, the build without cgo, a history of
 # 10,000 runs, a qualification's soak. .ci/run runs it after make test.
-LONG_TESTS := TestFreshCloneWithoutRDMACore|TestGoInstallVersion|TestWithoutCgo|TestHistoryTenThousandRuns|TestQualifySoak
+LONG_TESTS := TestFreshCloneWithoutRDMACore|TestGoInstallVersion|TestWithoutCgo|TestHistoryTenThousandRuns|TestQualifySoak|TestMemoryIndependentOfRunLength|TestLongSeriesInWindows
 test-long: fakeverbs
 	@mkdir -p build
 	XRCBENCH_TEST_LONG=1 $(GOTESTSUM) --format standard-quiet --jsonfile build/test-long.json -- \
-		-race -tags "$(TAGS)" -count=1 -timeout 45m -run '^($(LONG_TESTS))$$' ./cmd/xrcbench
+		-race -tags "$(TAGS)" -count=1 -timeout 45m -run '^($(LONG_TESTS))$$' ./cmd/xrcbench ./stats/changepoint
 
 timing: fakeverbs
 	@mkdir -p build

@@ -561,8 +561,8 @@ func (c *coordinator) describeEnvironment(res *results.Result, fw *host.Firmware
 		res.Environment = host.Environment(info)
 	}
 	fw.Record(&res.Environment)
-	if s := res.Environment.Firmware.FailedWarning(); s != "" {
-		res.Warnings = append(res.Warnings, results.NewWarning(results.WarnFirmwareFailed, results.SeverityWarning, 0, "", s))
+	if w, ok := res.Environment.Firmware.FailedWarning(); ok {
+		res.Warnings = append(res.Warnings, w)
 	}
 	numa := -1
 	if d := res.Environment.Device; d != nil {

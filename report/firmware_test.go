@@ -174,17 +174,16 @@ func TestFirmwareNotesFailures(t *testing.T) {
 func TestFirmwareFailedWarning(t *testing.T) {
 	fw := &results.FirmwareCounters{Commands: map[string]results.FirmwareCommand{
 		"DESTROY_QP": {N: 3, Failures: &results.FirmwareFailures{Failed: 2}}, "CREATE_QP": {N: 3, Failures: &results.FirmwareFailures{}}}}
-	w := fw.FailedWarning()
-	if !strings.Contains(w, "firmware commands failed during the run (mlx5 debugfs): DESTROY_QP 2:") {
-		t.Errorf("warning %q", w)
+	w, ok := fw.FailedWarning()
+	if !ok || w.Kind != results.WarnFirmwareFailed || !strings.Contains(w.Text, "firmware commands failed during the run (mlx5 debugfs): DESTROY_QP 2:") {
+		t.Errorf("warning %+v", w)
 	}
-	if s := (&results.FirmwareCounters{Commands: map[string]results.FirmwareCommand{"CREATE_QP": {Failures: &results.FirmwareFailures{}}}}).FailedWarning(); s != "" {
-		t.Errorf("none failed, yet %q", s)
+	if s, ok := (&results.FirmwareCounters{Commands: map[string]results.FirmwareCommand{"CREATE_QP": {Failures: &results.FirmwareFailures{}}}}).FailedWarning(); ok {
+		t.Errorf("none failed, yet %q", s.Text)
 	}
-	r := &results.Result{Environment: results.Environment{Firmware: fw},
-		Warnings: []results.Warning{results.NewWarning(results.WarnFirmwareFailed, results.SeverityWarning, 0, "", w)}}
+	r := &results.Result{Environment: results.Environment{Firmware: fw}, Warnings: []results.Warning{w}}
 	got := Warnings(&Run{Result: r})
-	if len(got) == 0 || got[0] != "engine: "+w {
+	if len(got) == 0 || got[0] != "engine: "+results.WarningTexts([]results.Warning{w})[0] {
 		t.Errorf("warnings %q", got)
 	}
 }

@@ -80,19 +80,20 @@ func (fw *FirmwareCounters) Failed() map[string]uint64 {
 }
 
 // FailedWarning is the warning that firmware commands failed during the
-// run, naming each with its count; "" when none did or it is not known.
-func (fw *FirmwareCounters) FailedWarning() string {
+// run, naming each with its count; false when none did or it is not known.
+func (fw *FirmwareCounters) FailedWarning() (Warning, bool) {
 	failed := fw.Failed()
 	if len(failed) == 0 {
-		return ""
+		return Warning{}, false
 	}
 	var parts []string
 	for _, name := range slices.Sorted(maps.Keys(failed)) {
 		parts = append(parts, fmt.Sprintf("%s %d", name, failed[name]))
 	}
-	return fmt.Sprintf("firmware commands failed during the run (mlx5 debugfs): %s: a failure the verb did not report "+
-		"(a destroy the kernel's shared-QP path ignored) leaves the device holding what the run counts as gone; "+
-		"the firmware notes give the last errno, mailbox status and syndrome, and the kernel log says more", strings.Join(parts, ", "))
+	return NewWarning(WarnFirmwareFailed, SeverityWarning, 0, "",
+		"firmware commands failed during the run (mlx5 debugfs): "+strings.Join(parts, ", ")).
+		WithMeans("a failure the verb did not report (a destroy the kernel's shared-QP path ignored) leaves the device holding " +
+			"what the run counts as gone; the firmware notes give the last errno, mailbox status and syndrome, and the kernel log says more"), true
 }
 
 // legacyFirmwarePrefix starts the provider_detail keys results that predate

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -44,6 +45,7 @@ func peakRSS(t *testing.T, cmd *exec.Cmd) float64 {
 // folder: the peak RSS of the coordinator and of report, each a real
 // child process, stays under maxRSSMB and grows by less than growthMB.
 func TestMemoryIndependentOfRunLength(t *testing.T) {
+	testenv.Long(t, "a 2s and a 20s run at 1ms intervals, and their reports")
 	bin := engineBinary(t)
 	run := func(d string) (string, float64, int64) {
 		dir := filepath.Join(t.TempDir(), "run")

@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/xrcbench/xrcbench/internal/testenv"
 )
 
 // series is n runs around 1000 with Gaussian noise of sd (a fraction of
@@ -184,9 +186,7 @@ func TestShortSeries(t *testing.T) {
 // a step, in well under a minute (each window costs what a series of
 // Window points does), with every window's progress told.
 func TestLongSeriesInWindows(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: 200 windows")
-	}
+	testenv.Long(t, "200 windows of a 10,000-point series, about a minute")
 	x := series(7, 10000, 0.03, func(i int) float64 {
 		switch {
 		case i >= 3000 && i < 7000:
