@@ -762,8 +762,8 @@ func TestSoftChecksCatch(t *testing.T) {
 			s.out = s.out[:i] + strings.Replace(s.out[i:], `"xrc": false`, `"xrc": true`, 1)
 		}, "softxrc: devices", "want neither"},
 		{"softxrc0 not listed", edit("softxrc-devices-json", `"name": "softxrc0"`, `"name": "softxrc1"`), "softxrc: devices", "does not list softxrc0"},
-		{"a check fails", edit("softxrc-conform-json", `"status": "pass"`, `"status": "fail"`), "softxrc: conform", "S1 fail"},
-		{"a check skips", edit("softxrc-conform-json", `"status": "pass"`, `"status": "skip"`), "softxrc: conform", "S1 skip"},
+		{"a check fails", edit("softxrc-conform-json", "\"status\": \"pass\",\n      \"detail\"", "\"status\": \"fail\",\n      \"detail\""), "softxrc: conform", "S1 fail"},
+		{"a check skips", edit("softxrc-conform-json", "\"status\": \"pass\",\n      \"detail\"", "\"status\": \"skip\",\n      \"detail\""), "softxrc: conform", "S1 skip"},
 		{"a check missing", edit("softxrc-conform-json", `"id": "S15"`, `"id": "S16"`), "softxrc: conform", "no check S15"},
 		{"S11 skipped", edit("softxrc-conform-json", `"status": "pass",
       "detail": "opening a domain fails with EOPNOTSUPP`, `"status": "skip",
