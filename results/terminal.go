@@ -39,6 +39,7 @@ var gists = map[string]string{
 	WarnDestroyUnconfirmed: "the device still lists QPs whose destroy returned 0",
 	WarnCPUSetup:           "the CPUs are not set for measuring (governor, turbo, SMT siblings)",
 	WarnFleetLate:          "a fleet node started after the common start",
+	WarnFirmwareFailed:     "firmware commands failed: the device may hold what the run counts as gone",
 }
 
 // TerminalLines are ws as the terminal shows them, each line starting

@@ -1,6 +1,9 @@
 package results
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -72,5 +75,38 @@ func TestShorten(t *testing.T) {
 		if got := Shorten(tt.s, tt.n); got != tt.want || utf8.RuneCountInString(got) > tt.n {
 			t.Errorf("Shorten(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
 		}
+	}
+}
+
+// Every kind of warning has a gist, so its terminal line says what it
+// means when its own text does not fit (firmware_failed once had none).
+func TestEveryWarningKindHasAGist(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "warning.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	ast.Inspect(f, func(node ast.Node) bool {
+		id, ok := node.(*ast.ValueSpec)
+		if !ok {
+			return true
+		}
+		for _, name := range id.Names {
+			if !strings.HasPrefix(name.Name, "Warn") || name.Name == "WarnUnclassified" {
+				continue
+			}
+			lit, ok := id.Values[0].(*ast.BasicLit)
+			if len(id.Values) != len(id.Names) || !ok {
+				continue
+			}
+			n++
+			if kind := strings.Trim(lit.Value, `"`); gists[kind] == "" {
+				t.Errorf("%s (%s) has no gist", name.Name, kind)
+			}
+		}
+		return true
+	})
+	if n < 20 {
+		t.Fatalf("found %d warning kinds in warning.go", n)
 	}
 }
