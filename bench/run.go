@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,8 +55,9 @@ type Config struct {
 	// Nodes is a storm's node count (mode storm); 0 takes the workload's.
 	Nodes int
 	// Op programs: at most BatchOps steps per C call, about BatchTime of
-	// work (a ring: the time between its looks at the clock and a stop);
-	// 0: DefaultBatchOps, DefaultBatchTime.
+	// work (a ring: the time between its looks at the clock and a stop).
+	// Run reads 0 as DefaultBatchOps, DefaultBatchTime (Config.defaults);
+	// Validate, as run's flags, refuses 0: Settings always state them.
 	BatchOps  int
 	BatchTime time.Duration
 	// Open loop: Rate operations per second per thread, or RateTotal
@@ -153,133 +155,6 @@ func (c *Config) placement() host.Placement {
 		return host.PinAuto
 	}
 	return c.Pin
-}
-
-// Validate checks the configuration; its errors are bad input.
-func (c *Config) Validate() error {
-	if c.Workload != nil && c.Workload.Mode == workloads.StormMode {
-		if err := c.stormSize(); err != nil {
-			return err
-		}
-	}
-	if err := c.validateFlags(); err != nil {
-		return err
-	}
-	if err := results.ValidateLabels(c.Labels); err != nil {
-		return fmt.Errorf("--label: %w", err)
-	}
-	if p, err := host.ParsePlacement(string(c.Pin)); err != nil || p != c.placement() {
-		return fmt.Errorf("--pin %q: want auto, cpu or none", c.Pin)
-	}
-	if c.SimMaxQPs < 0 || c.SimMaxQPs > MaxSimQPs {
-		return fmt.Errorf("--sim-max-qp %d: want 1 to %d", c.SimMaxQPs, MaxSimQPs)
-	}
-	if c.Workload.Mode == workloads.StormMode {
-		return c.validateStorm()
-	}
-	if c.Nodes != 0 {
-		return fmt.Errorf("--nodes applies to storm workloads only, not to %s", c.Workload.Name)
-	}
-	return c.validateCapacity()
-}
-
-// validateFlags checks each setting on its own, and the pairs that
-// exclude or need each other.
-func (c *Config) validateFlags() error {
-	switch {
-	case c.Workload == nil:
-		return errors.New("no workload")
-	case !verbs.IsProvider(c.Provider):
-		return fmt.Errorf("unknown provider %q", c.Provider)
-	case c.Device != "" && c.Provider == "sim" && c.Device != verbs.SimDeviceName:
-		// Accepted, it would be recorded as the device measured.
-		return fmt.Errorf("--device %q: the sim provider's one device is %s", c.Device, verbs.SimDeviceName)
-	case c.Device != "" && c.Provider == "null":
-		return fmt.Errorf("--device %q: the null provider has no device", c.Device)
-	case c.Procs <= 0 || c.Procs > MaxProcs:
-		return fmt.Errorf("--procs %d: want 1 to %d", c.Procs, MaxProcs)
-	case c.Threads <= 0 || c.Threads > MaxThreads:
-		return fmt.Errorf("--threads %d: want 1 to %d", c.Threads, MaxThreads)
-	case c.QPs <= 0 || c.QPs > MaxQPs:
-		return fmt.Errorf("--qps %d: want 1 to %d", c.QPs, MaxQPs)
-	case c.Provider == "sim" && c.SimSemantics == verbs.LegacyMlnx && c.Threads > 1 && threadsShareQPs(c.Workload):
-		// As preflight refuses it on the real library: one registrant per
-		// process, so the threads of one would share its registrations.
-		return fmt.Errorf("--sim-semantics legacy-mlnx: a process is one registrant, so the %d threads of a process would share one "+
-			"registration of each QP %s shares; run one thread per process: --threads 1 --procs %d", c.Threads, c.Workload.Name, c.Procs*c.Threads)
-	case c.Duration < 0 || c.Iterations < 0 || c.Warmup < 0:
-		return errors.New("--duration, --iterations and --warmup must not be negative")
-	case c.Duration > 0 && c.Iterations > 0:
-		return errors.New("give --duration or --iterations, not both")
-	case c.Duration == 0 && c.Iterations == 0:
-		return errors.New("give --duration or --iterations")
-	case c.Repetitions <= 0 || c.Repetitions > 1000:
-		return fmt.Errorf("--repetitions %d: want 1 to 1000", c.Repetitions)
-	case c.Interval <= 0:
-		return fmt.Errorf("--interval %v: want a positive duration", c.Interval)
-	case c.Duration > MaxDuration:
-		return fmt.Errorf("--duration %v: at most %v (%d days) per repetition", c.Duration, MaxDuration, MaxDuration/(24*time.Hour))
-	case c.Warmup > MaxWarmup:
-		return fmt.Errorf("--warmup %v: at most %v", c.Warmup, MaxWarmup)
-	case c.Interval < MinInterval || c.Interval > MaxInterval:
-		return fmt.Errorf("--interval %v: want %v to %v", c.Interval, MinInterval, MaxInterval)
-	case c.StallTimeout < 0 || c.StallTimeout > MaxStallTimeout:
-		return fmt.Errorf("--stall-timeout %v: want 0 (the default) up to %v", c.StallTimeout, MaxStallTimeout)
-	case c.StallTimeout > 0 && c.StallTimeout < heartbeat(c.Interval)*2:
-		return fmt.Errorf("--stall-timeout %v: want at least %v, two heartbeats of a worker (one per --interval, at most 1s)", c.StallTimeout, heartbeat(c.Interval)*2)
-	case c.Out == "":
-		return errors.New("no output folder")
-	case c.BatchOps < 0 || c.BatchOps > MaxBatchOps:
-		return fmt.Errorf("--batch-ops %d: want 1 to %d (0: the default %d)", c.BatchOps, MaxBatchOps, DefaultBatchOps)
-	case c.BatchTime < 0 || c.BatchTime > time.Second:
-		return fmt.Errorf("--batch-time %v: want up to 1s (0: the default %v)", c.BatchTime, DefaultBatchTime)
-	case !(c.Rate >= 0 && c.Rate <= MaxRate) || !(c.RateTotal >= 0 && c.RateTotal <= MaxRate): // NaN too
-		return fmt.Errorf("--rate %g, --rate-total %g: want positive rates up to %g operations per second", c.Rate, c.RateTotal, float64(MaxRate))
-	case c.Rate > 0 && c.RateTotal > 0:
-		return errors.New("give --rate or --rate-total, not both")
-	case c.threadRate() > 0 && c.threadRate() < MinRate: // procs and threads are positive here
-		return fmt.Errorf("%s: at most one arrival per thread every %d days (the longest run): want %s",
-			c.rateFlag(), MaxDuration/(24*time.Hour), c.atLeast(MinRate))
-	case c.Arrival != "" && c.Arrival != ArrivalFixed && c.Arrival != ArrivalPoisson:
-		return fmt.Errorf("--arrival %q: want %s or %s", c.Arrival, ArrivalFixed, ArrivalPoisson)
-	case c.Arrival != "" && c.threadRate() == 0:
-		return errors.New("--arrival needs --rate or --rate-total")
-	}
-	return c.validateSlowRate()
-}
-
-// validateCapacity refuses a loop or rounds workload that needs more QPs
-// or registrants than can be held: held per-thread QPs beyond MaxQPs, or
-// more than the sim device holds.
-func (c *Config) validateCapacity() error {
-	total := c.Procs * c.Threads
-	if c.Workload.QPs.Holder && c.Workload.QPs.Scope == workloads.PerThread && total*c.QPs > MaxQPs {
-		return fmt.Errorf("%d threads x %d QPs each: at most %d held QPs", total, c.QPs, MaxQPs)
-	}
-	if c.Provider == "sim" {
-		// Every thread registers with each shared QP, and so does the
-		// coordinator's holder when the workload has one.
-		regs, holder := total, ""
-		if c.Workload.QPs.Holder {
-			regs, holder = total+1, " and the coordinator's holder"
-		}
-		if regs > verbs.DefaultSimMaxRegs && c.Workload.QPs.Scope == workloads.Shared {
-			return fmt.Errorf("--procs %d x --threads %d on shared QPs: %d registrants per QP (%d threads%s), %d more than the sim device's %d: lower --procs or --threads",
-				c.Procs, c.Threads, regs, total, holder, regs-verbs.DefaultSimMaxRegs, verbs.DefaultSimMaxRegs)
-		}
-		// QPs alive at once: the workload's own, plus the foreign ones.
-		live := c.QPs
-		if c.Workload.QPs.Scope == workloads.PerThread {
-			live = total * c.QPs
-		}
-		if c.Workload.Uses(workloads.OpRegForeign) {
-			live += c.QPs
-		}
-		if live > c.simMaxQPs() {
-			return fmt.Errorf("%d QPs alive at once (--qps %d, %d threads): the sim device holds %d (--sim-max-qp)", live, c.QPs, total, c.simMaxQPs())
-		}
-	}
-	return nil
 }
 
 // Options are how the engine starts its workers and where it talks.
@@ -419,10 +294,20 @@ func threadsShareQPs(spec *workloads.Spec) bool {
 	return false
 }
 
+// defaults fills in what a Config may leave to the engine: a storm's
+// time and QPs, and the op programs' batch (0: DefaultBatchOps,
+// DefaultBatchTime), so that a Config built in code runs as the flags'
+// defaults do. Settings state both, and Validate refuses a 0 from them.
+func (c *Config) defaults() {
+	c.StormDefaults()
+	c.BatchOps = cmp.Or(c.BatchOps, DefaultBatchOps)
+	c.BatchTime = cmp.Or(c.BatchTime, DefaultBatchTime)
+}
+
 // prepareRun fills in the defaults of the configuration and options and
 // refuses what cannot run.
 func prepareRun(cfg *Config, opts *Options) error {
-	cfg.StormDefaults()
+	cfg.defaults()
 	if err := cfg.Validate(); err != nil {
 		return err
 	}

@@ -227,8 +227,8 @@ func TestConfigValidate(t *testing.T) {
 		{"procs", func(c *Config) { c.Procs = 0 }, "--procs 0"},
 		{"threads", func(c *Config) { c.Threads = MaxThreads + 1 }, "--threads"},
 		{"qps", func(c *Config) { c.QPs = -1 }, "--qps -1"},
-		{"both", func(c *Config) { c.Duration = time.Second }, "not both"},
-		{"neither", func(c *Config) { c.Iterations = 0 }, "give --duration or --iterations"},
+		{"both", func(c *Config) { c.Duration = time.Second }, "--duration 1s, --iterations 1: want exactly one of them positive"},
+		{"neither", func(c *Config) { c.Iterations = 0 }, "--duration 0s, --iterations 0: want exactly one of them positive"},
 		{"repetitions", func(c *Config) { c.Repetitions = 0 }, "--repetitions 0"},
 		{"provider", func(c *Config) { c.Provider = "nosuch" }, "unknown provider"},
 		{"sim capacity", func(c *Config) { c.Threads = 64; c.QPs = 512 }, "the sim device holds"},
@@ -252,11 +252,12 @@ func TestConfigValidate(t *testing.T) {
 		{"rate NaN", func(c *Config) { timed(c); c.Rate = math.NaN() }, "--rate NaN"},
 		{"rate Inf", func(c *Config) { timed(c); c.Rate = math.Inf(1) }, "--rate +Inf"},
 		{"rate negative", func(c *Config) { timed(c); c.Rate = -1 }, "--rate -1"},
-		{"rate above the most", func(c *Config) { timed(c); c.Rate = math.Nextafter(MaxRate, math.Inf(1)) }, "want positive rates up to 1e+09"},
+		{"rate above the most", func(c *Config) { timed(c); c.Rate = math.Nextafter(MaxRate, math.Inf(1)) }, "want a positive rate up to 1e+09"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := base()
+			c.defaults() // as Run does: the batch left to the engine
 			tt.mod(&c)
 			err := c.Validate()
 			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {

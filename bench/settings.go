@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -66,23 +67,13 @@ func Defaults() Settings {
 }
 
 // Config is the engine configuration of the settings, its CommandLine
-// included. Every error is bad input, worded as run's flags name it.
+// included. Every error is bad input, worded as run's flags name it: what
+// does not parse (a workload, the sim's semantics and costs, a QP state,
+// --pin, a label), then the first of the rules it breaks (Validate).
 func (s Settings) Config() (Config, error) {
 	spec, err := workloads.Get(s.Workload)
 	if err != nil {
 		return Config{}, err
-	}
-	switch {
-	case s.Iterations < 0:
-		return Config{}, fmt.Errorf("--iterations %d: want a positive number", s.Iterations)
-	case s.Iterations == 0 && s.Duration <= 0:
-		return Config{}, fmt.Errorf("--duration %v: want a positive duration such as 10s", s.Duration)
-	case s.Warmup < 0:
-		return Config{}, fmt.Errorf("--warmup %v: want 0 or a positive duration", s.Warmup)
-	case s.BatchOps <= 0:
-		return Config{}, fmt.Errorf("--batch-ops %d: want a positive number", s.BatchOps)
-	case s.BatchTime <= 0:
-		return Config{}, fmt.Errorf("--batch-time %v: want a positive duration such as 1ms", s.BatchTime)
 	}
 	sem, err := verbs.ParseSemantics(s.SimSemantics)
 	if err != nil {
@@ -95,13 +86,6 @@ func (s Settings) Config() (Config, error) {
 	state, err := verbs.ParseQPState(s.QPState)
 	if err != nil {
 		return Config{}, fmt.Errorf("--qp-state: %w", err)
-	}
-	if s.Provider != "sim" && (s.SimCost != "" || sem != verbs.Legacy || s.SimMaxQP != 0) {
-		return Config{}, fmt.Errorf("--sim-cost, --sim-semantics and --sim-max-qp apply to --provider sim only")
-	}
-	gid, err := PathChoice(s.Provider, s.IBPort, s.GIDIndex)
-	if err != nil {
-		return Config{}, err
 	}
 	pin, err := host.ParsePlacement(s.Pin)
 	if err != nil {
@@ -118,7 +102,7 @@ func (s Settings) Config() (Config, error) {
 		Procs: s.Procs, Threads: s.Threads, QPs: s.QPs,
 		Duration: s.Duration, Iterations: s.Iterations, Warmup: s.Warmup, Repetitions: s.Repetitions,
 		Pin: pin, NoCPUCheck: s.NoCPUCheck, Seed: s.Seed, Interval: s.Interval, SimSemantics: sem, SimCost: cost, QPState: state, SimMaxQPs: s.SimMaxQP,
-		IBPort: s.IBPort, GIDIndex: gid,
+		IBPort: s.IBPort, GIDIndex: gidIndex(s.GIDIndex),
 		Nodes: s.Nodes, Out: s.Out, CommandLine: s.CommandLine(), StallTimeout: s.StallTimeout,
 	}
 	if cfg.Iterations > 0 {
@@ -139,22 +123,30 @@ func (s Settings) Config() (Config, error) {
 	return cfg, nil
 }
 
-// PathChoice checks --ib-port (0: automatic) and --gid-index (-1:
-// automatic) as run, conform and qualify take them, and returns the GID
-// index as Config and verbs.Options hold it (nil: automatic). Whether the
-// device has them is the device's to say (verbs.ErrBadPath).
-func PathChoice(provider string, port, gidIndex int) (*int, error) {
-	switch {
-	case port < 0 || port > 255:
-		return nil, fmt.Errorf("--ib-port %d: want a port number, 1 to 255 (0: the first ACTIVE port)", port)
-	case gidIndex < -1 || gidIndex > 255:
-		return nil, fmt.Errorf("--gid-index %d: want a GID table index, 0 to 255 (-1: automatic)", gidIndex)
-	case (port != 0 || gidIndex >= 0) && provider != "rdma" && provider != "legacy":
-		return nil, fmt.Errorf("--ib-port and --gid-index apply to --provider rdma and legacy only")
-	case gidIndex < 0:
-		return nil, nil
+// gidIndex is --gid-index as Config holds it: nil is -1, automatic.
+func gidIndex(i int) *int {
+	if i == -1 {
+		return nil
 	}
-	return &gidIndex, nil
+	return &i
+}
+
+// PathChoice checks --ib-port (0: automatic) and --gid-index (-1:
+// automatic) as run, conform and qualify take them, by the rules of a
+// run's (Validate), and returns the GID index as Config and verbs.Options
+// hold it (nil: automatic). Whether the device has them is the device's
+// to say (verbs.ErrBadPath).
+func PathChoice(provider string, port, gid int) (*int, error) {
+	c := Config{Provider: provider, IBPort: port, GIDIndex: gidIndex(gid)}
+	for _, r := range rules {
+		switch r.flags {
+		case "--ib-port", "--gid-index", "--ib-port, --gid-index, --provider":
+			if r.bad(&c) {
+				return nil, errors.New(r.msg(&c))
+			}
+		}
+	}
+	return c.GIDIndex, nil
 }
 
 // CommandLine is the `xrcbench run` command that reproduces the settings:

@@ -9,41 +9,40 @@ import (
 	"github.com/xrcbench/xrcbench/workloads"
 )
 
-// validateSlowRate refuses an open loop too slow for the work asked of
-// it. A loop workload timed by --duration (and its warm-up) needs no
-// floor: its threads do not wait for an arrival due after the end, so the
-// run ends on time whatever the rate. What must run to its end cannot be
-// cut there: --iterations (every pass or round, each at least one
+// An open loop too slow for the work asked of it is refused (the rules
+// named "--rate, --rate-total, --iterations" and "..., --duration,
+// --warmup"). A loop workload timed by --duration (and its warm-up) needs
+// no floor: its threads do not wait for an arrival due after the end, so
+// the run ends on time whatever the rate. What must run to its end cannot
+// be cut there: --iterations (every pass or round, each at least one
 // operation per thread, so at least Iterations arrivals) must fit in
 // MaxDuration, and a round in flight at the end of --duration or
 // --warmup finishes, so the first arrival after the start must fall
 // within them.
-func (c *Config) validateSlowRate() error {
+
+// iterationsTime is the least time --iterations take at the open loop's
+// rate, in seconds: one arrival per pass or round.
+func (c *Config) iterationsTime() float64 {
+	return float64(c.Iterations) / c.threadRate()
+}
+
+// roundPastEnd names the time, --duration or --warmup, that ends before
+// the first arrival after the start in a rounds workload's open loop, or
+// is "" when none does.
+func (c *Config) roundPastEnd() string {
 	rate := c.threadRate()
-	if rate <= 0 || c.Workload == nil || c.Workload.Mode == workloads.StormMode {
-		return nil
-	}
-	if c.Iterations > 0 {
-		need := float64(c.Iterations) / rate // seconds, at one arrival per pass
-		if need > MaxDuration.Seconds() {
-			return fmt.Errorf("%s: %d iterations of at least one arrival each take %.3g s or more, beyond the longest run (%d days): want %s",
-				c.rateFlag(), c.Iterations, need, MaxDuration/(24*time.Hour), c.atLeast(float64(c.Iterations)/MaxDuration.Seconds()))
-		}
-		return nil
-	}
-	if c.Workload.Mode != workloads.Rounds {
-		return nil
+	if rate <= 0 || c.Iterations > 0 || c.Workload.Mode != workloads.Rounds {
+		return ""
 	}
 	for _, t := range []struct {
 		flag string
 		d    time.Duration
 	}{{"--duration", c.Duration}, {"--warmup", c.Warmup}} {
 		if t.d > 0 && 1/rate > t.d.Seconds() {
-			return fmt.Errorf("%s: the first arrival after the start is %.3g s in, past the end of %s %v, and the rounds workload %s runs each round to its end: want %s",
-				c.rateFlag(), 1/rate, t.flag, t.d, c.Workload.Name, c.atLeast(1/t.d.Seconds()))
+			return t.flag
 		}
 	}
-	return nil
+	return ""
 }
 
 // rateFlag names the rate as given.

@@ -3,7 +3,6 @@ package bench
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -436,49 +435,6 @@ func (c *Config) StormDefaults() {
 	if n >= 2 && n <= workloads.MaxStormNodes && ranks > 0 && ranks <= MaxProcs*MaxThreads {
 		c.QPs = c.Workload.Storm.QPs(n, ranks)
 	}
-}
-
-// stormSize refuses a storm too big to plan, before the generic checks
-// would blame --qps for it.
-func (c *Config) stormSize() error {
-	n := c.StormNodes()
-	if n < 2 || n > workloads.MaxStormNodes {
-		return fmt.Errorf("--nodes %d: want 2 to %d (the job's nodes, this one included)", n, workloads.MaxStormNodes)
-	}
-	ranks := c.Procs * c.Threads
-	if c.Procs <= 0 || c.Threads <= 0 || ranks > MaxProcs*MaxThreads {
-		return nil // the generic checks name the flag
-	}
-	st := c.Workload.Storm
-	if q := int64(n-1) * int64(ranks) * int64(st.Rails); q > MaxQPs {
-		return fmt.Errorf("storm of %d nodes x %d ranks x %d rail(s): %d receive QPs on the node, at most %d", n, ranks, st.Rails, q, MaxQPs)
-	}
-	if c.Iterations != 1 || c.Duration != 0 || c.Warmup != 0 || c.QPs != st.QPs(n, ranks) {
-		return errors.New("a storm runs once per repetition: no --duration, --iterations, --warmup or --qps")
-	}
-	return nil
-}
-
-// validateStorm refuses, with the numbers, a storm the device cannot hold.
-func (c *Config) validateStorm() error {
-	st, n, ranks := c.Workload.Storm, c.StormNodes(), c.Procs*c.Threads
-	if c.Provider != "sim" {
-		return nil // a real device refuses at run time, with its errno
-	}
-	if ranks > verbs.DefaultSimMaxRegs {
-		return fmt.Errorf("storm of %d ranks: every QP takes a handle from each rank, and the sim device allows %d per QP: lower --procs or --threads", ranks, verbs.DefaultSimMaxRegs)
-	}
-	// At worst, each re-wired connection keeps its first QP alive (a rank
-	// registered before the teardown), gets a new one, and every other
-	// rank loses the race and creates its own.
-	qps := st.QPs(n, ranks)
-	rewired := int(math.Round(st.Reconnect * float64(qps)))
-	need := qps + rewired*ranks
-	if need > c.simMaxQPs() {
-		return fmt.Errorf("storm of %d nodes x %d ranks x %d rail(s) needs up to %d live QPs (%d receive QPs + %d re-wired x %d ranks), the sim device holds %d: raise --sim-max-qp or lower --nodes",
-			n, ranks, st.Rails, need, qps, rewired, ranks, c.simMaxQPs())
-	}
-	return nil
 }
 
 // stormExitTeardown times a storm's teardown exit: from the last rank's

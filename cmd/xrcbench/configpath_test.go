@@ -36,7 +36,7 @@ func runConfig(t *testing.T, args []string) bench.Config {
 	threads, _ := fs.GetInt("threads")
 	qps, _ := fs.GetInt("qps")
 	nodes, _ := fs.GetInt("nodes")
-	cfg, err := f.config(cmd, procs, threads, qps, nodes)
+	cfg, err := f.config(cmd.Flags(), procs, threads, qps, nodes)
 	if err != nil {
 		t.Fatalf("run refuses %q: %v", args, err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/xrcbench/xrcbench/bench"
 	"github.com/xrcbench/xrcbench/conform"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
@@ -73,7 +74,7 @@ state, so it has nothing to check).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !verbs.IsProvider(provider) {
-				return usagef("unknown provider %q: want one of %s", provider, providerList())
+				return usagef("unknown provider %q: want one of %s", provider, bench.ProviderNames())
 			}
 			sem, err := verbs.ParseSemantics(semantics)
 			if err != nil {
@@ -121,7 +122,7 @@ state, so it has nothing to check).`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&provider, "provider", "sim", "provider: "+providerList())
+	fs.StringVar(&provider, "provider", "sim", "provider: "+bench.ProviderNames())
 	fs.StringVarP(&device, "device", "d", "", "device name (rdma, legacy); default the first with XRC")
 	registerPath(fs, &ibPort, &gidIndex)
 	fs.StringVar(&semantics, "sim-semantics", "legacy", "sim provider: legacy (ibv_reg_xrc_rcv_qp as OFED 1.x), legacy-mlnx (as MLNX_OFED's compatibility layer) or upstream (ibv_open_qp)")

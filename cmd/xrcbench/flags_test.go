@@ -20,7 +20,7 @@ func TestPerftestFlags(t *testing.T) {
 		iterations int64
 		duration   time.Duration
 		parseErr   string // the flag parser's refusal, "" for none
-		checkErr   string // measureTime's refusal, "" for none
+		checkErr   string // the refusal of the configuration, "" for none
 	}{
 		{"defaults", nil, "", 0, 10 * time.Second, "", ""},
 		{"-d", []string{"-d", "mlx5_0"}, "mlx5_0", 0, 10 * time.Second, "", ""},
@@ -35,7 +35,7 @@ func TestPerftestFlags(t *testing.T) {
 		{"-D word", []string{"-D", "abc"}, "", 0, 0, `"abc": want a duration such as 10s or 500ms, or a number of seconds`, ""},
 		{"-D NaN", []string{"-D", "NaN"}, "", 0, 0, "not a number of seconds", ""},
 		{"-D huge", []string{"-D", "1e300"}, "", 0, 0, "not a number of seconds", ""},
-		{"-D 0", []string{"-D", "0"}, "", 0, 0, "", "--duration 0s: want a positive duration"},
+		{"-D 0", []string{"-D", "0"}, "", 0, 0, "", "--duration 0s, --iterations 0: want exactly one of them positive"},
 		{"-D negative", []string{"-D", "-3"}, "", 0, -3 * time.Second, "", "--duration -3s: want a positive duration"},
 		{"-D and -n", []string{"-D", "3", "-n", "5"}, "", 5, 3 * time.Second, "", "give --duration or --iterations, not both"},
 		{"-n 0", []string{"-n", "0"}, "", 0, 10 * time.Second, "", "--iterations 0: want a positive number"},
@@ -63,9 +63,10 @@ func TestPerftestFlags(t *testing.T) {
 					t.Errorf("%v: device %q, iterations %d, duration %v; want %q, %d, %v",
 						tt.args, f.s.Device, f.s.Iterations, f.s.Duration, tt.device, tt.iterations, tt.duration)
 				}
-				_, err = f.measureTime(fs)
+				f.s.Device = "" // the sim's is sim0: what is checked here is the measured time
+				_, err = f.config(fs, 1, 1, 1, 0)
 				if tt.checkErr == "" && err != nil || tt.checkErr != "" && (err == nil || !strings.Contains(err.Error(), tt.checkErr)) {
-					t.Errorf("%v: measureTime: %v, want %q", tt.args, err, tt.checkErr)
+					t.Errorf("%v: config: %v, want %q", tt.args, err, tt.checkErr)
 				}
 			})
 		}

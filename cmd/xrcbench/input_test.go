@@ -398,3 +398,49 @@ func TestQualifyBoundedReads(t *testing.T) {
 		})
 	}
 }
+
+// A flag whose default is 0 takes 0, given, as that default, by the one
+// rule of its field (bench/rules.go): --rate 0 is the closed loop its help
+// names (the CLI once refused it given), --sim-max-qp 0 the sim's default
+// capacity, --nodes 0 on a loop the workload's none. The run measures as
+// without them and records none of them.
+func TestRunZeroIsTheDefault(t *testing.T) {
+	bin := inputBinary(t)
+	out := filepath.Join(t.TempDir(), "run")
+	args := []string{"run", "--quiet", "--duration", "100ms", "--warmup", "0s", "--out", out,
+		"--rate", "0", "--rate-total", "0", "--sim-max-qp", "0", "--nodes", "0"}
+	code, stderr := runWithin(t, 2*time.Minute, bin, args...)
+	if code != exitOK {
+		t.Fatalf("%v: exit %d; stderr %q", args, code, stderr)
+	}
+	var res struct {
+		Status   string          `json:"status"`
+		OpenLoop json.RawMessage `json:"open_loop"`
+		Config   struct {
+			Rate         float64           `json:"rate"`
+			ProviderOpts map[string]string `json:"provider_options"`
+			CommandLine  []string          `json:"command_line"`
+		} `json:"config"`
+	}
+	data, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err == nil {
+		err = json.Unmarshal(data, &res)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != "ok" || res.OpenLoop != nil || res.Config.Rate != 0 {
+		t.Errorf("status %q, open loop %s, rate %g: want ok, a closed loop", res.Status, res.OpenLoop, res.Config.Rate)
+	}
+	if _, ok := res.Config.ProviderOpts["sim_max_qp"]; ok {
+		t.Errorf("provider options %v: want the default capacity, unrecorded", res.Config.ProviderOpts)
+	}
+	if len(res.Config.CommandLine) < 2 {
+		t.Fatalf("recorded command %q", res.Config.CommandLine)
+	}
+	for _, a := range res.Config.CommandLine {
+		if strings.HasPrefix(a, "--rate") || strings.HasPrefix(a, "--sim-max-qp") || strings.HasPrefix(a, "--nodes") {
+			t.Errorf("recorded command %q: %s is the default", res.Config.CommandLine, a)
+		}
+	}
+}

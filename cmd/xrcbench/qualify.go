@@ -151,7 +151,7 @@ nothing worse happened); 2 bad usage or a bad plan (the line is named);
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&fl.provider, "provider", "sim", "provider: "+providerList())
+	fs.StringVar(&fl.provider, "provider", "sim", "provider: "+bench.ProviderNames())
 	fs.StringVarP(&fl.device, "device", "d", "", "device name (rdma, legacy); default the first with XRC")
 	registerPath(fs, &fl.ibPort, &fl.gidIndex)
 	fs.StringVar(&fl.baseline, "baseline", "", "an earlier qualification's folder: relative criteria are judged against its runs")

@@ -42,7 +42,7 @@ type runFlags struct {
 func (f *runFlags) register(fs *pflag.FlagSet, sweep bool) {
 	d := bench.Defaults()
 	s := &f.s
-	fs.StringVar(&s.Provider, "provider", d.Provider, "provider: "+providerList())
+	fs.StringVar(&s.Provider, "provider", d.Provider, "provider: "+bench.ProviderNames())
 	fs.StringVarP(&s.Device, "device", "d", d.Device, "device name (rdma, legacy); default the first with XRC")
 	registerPath(fs, &s.IBPort, &s.GIDIndex)
 	fs.StringVar(&s.Workload, "workload", d.Workload, "built-in workload ("+strings.Join(workloads.Names(), ", ")+") or a YAML file")
@@ -105,38 +105,21 @@ func (f *runFlags) watch(opts *bench.Options, stderr io.Writer, cfg bench.Config
 	return v
 }
 
-func providerList() string {
-	var names []string
-	for _, p := range verbs.Providers() {
-		names = append(names, p.Name)
-	}
-	return strings.Join(names, ", ")
-}
-
 // config builds the engine configuration of one point (run's, or one of
 // a sweep's) through bench.Settings, the one path every description of a
-// run takes, after the checks only flags can have (which were given):
-// errors are usage errors, except a provider that is not available here
-// (a failure).
-func (f *runFlags) config(cmd *cobra.Command, procs, threads, qps, nodes int) (bench.Config, error) {
-	fs := cmd.Flags()
-	if _, err := f.measureTime(fs); err != nil {
-		return bench.Config{}, err
-	}
-	if err := checkProvider(f.s.Provider); err != nil {
+// run takes, whose rules (bench.Config.Validate) check it: errors are
+// usage errors, except a provider that is not available here (a
+// failure). Only what the settings cannot say is checked here: which
+// flags were given (givenFlags).
+func (f *runFlags) config(fs *pflag.FlagSet, procs, threads, qps, nodes int) (bench.Config, error) {
+	if err := providerAvailable(f.s.Provider); err != nil {
 		return bench.Config{}, err
 	}
 	spec, err := workloads.Get(f.s.Workload)
 	if err != nil {
 		return bench.Config{}, usageError{err}
 	}
-	if _, err := f.deviceModel(fs); err != nil {
-		return bench.Config{}, err
-	}
-	if err := stormFlags(fs, spec); err != nil {
-		return bench.Config{}, err
-	}
-	if err := f.checkPacing(fs); err != nil {
+	if err := f.givenFlags(fs, spec); err != nil {
 		return bench.Config{}, err
 	}
 	s := f.s
@@ -216,35 +199,21 @@ func checkDevice(cfg bench.Config) error {
 	return nil
 }
 
-// measureTime is how long each repetition measures: --duration, or 0 when
-// --iterations counts instead; and the warm-up must not be negative.
-func (f *runFlags) measureTime(fs *pflag.FlagSet) (time.Duration, error) {
-	if fs.Changed("duration") && fs.Changed("iterations") {
-		return 0, usagef("give --duration or --iterations, not both")
-	}
-	dur := f.s.Duration
-	if fs.Changed("iterations") {
-		if f.s.Iterations <= 0 {
-			return 0, usagef("--iterations %d: want a positive number", f.s.Iterations)
-		}
-		dur = 0
-	} else if dur <= 0 {
-		return 0, usagef("--duration %v: want a positive duration such as 10s", dur)
-	}
-	if f.s.Warmup < 0 {
-		return 0, usagef("--warmup %v: want 0 or a positive duration", f.s.Warmup)
-	}
-	return dur, nil
-}
-
 // checkProvider refuses a provider name xrcbench does not know (bad
 // usage), and one it knows but this machine lacks. The latter is not bad
 // input: the same command works elsewhere, so it is a failure (exit 1),
 // as conform and devices say too.
 func checkProvider(name string) error {
 	if !verbs.IsProvider(name) {
-		return usagef("unknown provider %q: want one of %s", name, providerList())
+		return usagef("unknown provider %q: want one of %s", name, bench.ProviderNames())
 	}
+	return providerAvailable(name)
+}
+
+// providerAvailable refuses a provider xrcbench knows but this machine
+// lacks (exit 1); any other name is left to the rules of a run
+// (bench.Config.Validate) or to checkProvider.
+func providerAvailable(name string) error {
 	for _, p := range verbs.Providers() {
 		if p.Name == name && !p.Available {
 			return failure{err: fmt.Errorf("provider %s is not available here: %s", p.Name, p.Reason)}
@@ -253,63 +222,26 @@ func checkProvider(name string) error {
 	return nil
 }
 
-// deviceModel is how the device is to behave: the state QPs are moved to,
-// and for the sim its semantics and costs (flags refused on any other
-// provider).
-type deviceModel struct {
-	sem     verbs.Semantics
-	cost    verbs.Cost
-	qpState verbs.QPState
-}
-
-func (f *runFlags) deviceModel(fs *pflag.FlagSet) (deviceModel, error) {
-	var d deviceModel
-	var err error
-	if d.sem, err = verbs.ParseSemantics(f.s.SimSemantics); err != nil {
-		return d, usagef("--sim-semantics: %v", err)
-	}
-	if d.cost, err = verbs.ParseCost(f.s.SimCost); err != nil {
-		return d, usagef("--sim-cost: %v", err)
-	}
-	if d.qpState, err = verbs.ParseQPState(f.s.QPState); err != nil {
-		return d, usagef("--qp-state: %v", err)
-	}
-	if f.s.Provider != "sim" && (fs.Changed("sim-cost") || fs.Changed("sim-semantics") || fs.Changed("sim-max-qp")) {
-		return d, usagef("--sim-cost, --sim-semantics and --sim-max-qp apply to --provider sim only")
-	}
-	if fs.Changed("sim-max-qp") && f.s.SimMaxQP <= 0 {
-		return d, usagef("--sim-max-qp %d: want a positive number of QPs", f.s.SimMaxQP)
-	}
-	return d, nil
-}
-
-// stormFlags refuses the flags that do not apply: a storm runs once per
-// repetition, on the QPs its plan makes; --nodes is a storm's only.
-func stormFlags(fs *pflag.FlagSet, spec *workloads.Spec) error {
-	if spec.Mode != workloads.StormMode {
-		if fs.Changed("nodes") {
-			return usagef("--nodes applies to storm workloads only, not to %s", spec.Name)
-		}
+// givenFlags refuses what only the flag set can tell, not the settings
+// it fills in, whose defaults are values: --iterations, given, counts
+// instead of --duration, so not with it, and not 0 passes (Settings read
+// an Iterations of 0 as "by --duration", and a negative count is the
+// rules'); a storm measures one storm per repetition on the QPs its plan
+// makes, so --duration, --iterations, --warmup and --qps given to it do
+// not apply (Settings.Config sets them for a storm).
+func (f *runFlags) givenFlags(fs *pflag.FlagSet, spec *workloads.Spec) error {
+	switch {
+	case fs.Changed("duration") && fs.Changed("iterations"):
+		return usagef("give --duration or --iterations, not both")
+	case fs.Changed("iterations") && f.s.Iterations == 0:
+		return usagef("--iterations 0: want a positive number")
+	case spec.Mode != workloads.StormMode:
 		return nil
 	}
 	for _, name := range []string{"duration", "iterations", "warmup", "qps"} {
 		if fs.Changed(name) {
 			return usagef("--%s does not apply to the storm workload %s: it runs one storm per repetition, on (nodes-1) x ranks x rails QPs", name, spec.Name)
 		}
-	}
-	return nil
-}
-
-// checkPacing refuses batches and rates that are not positive.
-func (f *runFlags) checkPacing(fs *pflag.FlagSet) error {
-	if f.s.BatchOps <= 0 {
-		return usagef("--batch-ops %d: want a positive number", f.s.BatchOps)
-	}
-	if f.s.BatchTime <= 0 {
-		return usagef("--batch-time %v: want a positive duration such as 1ms", f.s.BatchTime)
-	}
-	if (fs.Changed("rate") && f.s.Rate <= 0) || (fs.Changed("rate-total") && f.s.RateTotal <= 0) {
-		return usagef("--rate %g, --rate-total %g: want a positive rate in operations per second", f.s.Rate, f.s.RateTotal)
 	}
 	return nil
 }
@@ -485,7 +417,7 @@ or failed, the error names the worker); 2 bad usage or input.`,
 				failed := func(err error) error {
 					return jsonBeforeStart(stdout, f.json, func() any { return newRunJSON(f.s.Out, nil, false, err) }, err)
 				}
-				cfg, err := f.config(cmd, f.s.Procs, f.s.Threads, f.s.QPs, f.s.Nodes)
+				cfg, err := f.config(cmd.Flags(), f.s.Procs, f.s.Threads, f.s.QPs, f.s.Nodes)
 				if err != nil {
 					return failed(err)
 				}

@@ -135,7 +135,7 @@ func (f *runFlags) sweepConfigs(cmd *cobra.Command) ([]bench.Config, error) {
 			for _, t := range threads {
 				for _, q := range qps {
 					for _, n := range nodes {
-						cfg, err := f.config(cmd, p, t, q, n)
+						cfg, err := f.config(cmd.Flags(), p, t, q, n)
 						if err != nil {
 							return nil, err
 						}
