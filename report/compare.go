@@ -35,7 +35,7 @@ type CompareOptions struct {
 	Confidence float64
 	// AllowConfigDiff compares runs whose configurations differ
 	// (ConfigDiff); the verdict then names the differences. Without it
-	// such runs are not comparable, an error wrapping ErrInput.
+	// such runs are not comparable, an error wrapping results.ErrInput.
 	AllowConfigDiff bool
 	// FloorNS is the smallest change of a latency's median, in ns, that
 	// can be a regression or an improvement; 0 is FloorTimerReads reads
@@ -210,7 +210,7 @@ type Center struct {
 // Compare compares new against base: for every op kind and metric, the
 // medians over repetitions with confidence intervals, the change, and the
 // Mann-Whitney U test. Runs of different workloads, or a failed run, are
-// refused with an error wrapping ErrInput.
+// refused with an error wrapping results.ErrInput.
 //
 // As benchstat does, it first decides what is compared (the kinds both
 // runs have, the metrics, the gates), then measures each row from the

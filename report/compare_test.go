@@ -218,8 +218,8 @@ func TestCompareRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Compare(tt.base.run("base"), tt.new.run("new"), defaultOpts())
-			if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("err = %v, want ErrInput with %q", err, tt.want)
+			if !errors.Is(err, results.ErrInput) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want results.ErrInput with %q", err, tt.want)
 			}
 		})
 	}
@@ -434,12 +434,12 @@ func TestCompareGates(t *testing.T) {
 	}
 	// A gate on a kind the runs do not have is bad input.
 	opt.Gates = []Gate{{"create", "p50"}}
-	if _, err := Compare(runOf("a", map[string][]float64{"reg": five(1, 2, 3, 4, 5)}), runOf("b", map[string][]float64{"reg": five(1, 2, 3, 4, 5)}), opt); !errors.Is(err, ErrInput) {
-		t.Errorf("gate on a missing kind: err %v, want ErrInput", err)
+	if _, err := Compare(runOf("a", map[string][]float64{"reg": five(1, 2, 3, 4, 5)}), runOf("b", map[string][]float64{"reg": five(1, 2, 3, 4, 5)}), opt); !errors.Is(err, results.ErrInput) {
+		t.Errorf("gate on a missing kind: err %v, want results.ErrInput", err)
 	}
 	for _, bad := range []string{"reg", "reg.p42", ".p50", ","} {
-		if _, err := ParseGates(bad); !errors.Is(err, ErrInput) {
-			t.Errorf("ParseGates(%q): err %v, want ErrInput", bad, err)
+		if _, err := ParseGates(bad); !errors.Is(err, results.ErrInput) {
+			t.Errorf("ParseGates(%q): err %v, want results.ErrInput", bad, err)
 		}
 	}
 	if gs, err := ParseGates("reg.p50, unreg_last.p99"); err != nil || len(gs) != 2 || gs[1] != (Gate{"unreg_last", "p99"}) {

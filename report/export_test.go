@@ -177,10 +177,10 @@ func TestExportRefuses(t *testing.T) {
 	failed.Result.Status = results.StatusFailed
 	a, b := runOf("a", map[string][]float64{"reg": {100}}), runOf("b", map[string][]float64{"reg": {100}})
 	for name, runs := range map[string][]*Run{"none": nil, "failed": {failed}, "same workload": {a, b}} {
-		if _, err := ExportBencher(runs, ExportOptions{}); !errors.Is(err, ErrInput) {
+		if _, err := ExportBencher(runs, ExportOptions{}); !errors.Is(err, results.ErrInput) {
 			t.Errorf("%s: bencher: %v, want an input error", name, err)
 		}
-		if _, _, err := ExportGitHubActionBenchmark(runs, ExportOptions{}); !errors.Is(err, ErrInput) {
+		if _, _, err := ExportGitHubActionBenchmark(runs, ExportOptions{}); !errors.Is(err, results.ErrInput) {
 			t.Errorf("%s: github-action-benchmark: %v, want an input error", name, err)
 		}
 	}

@@ -101,7 +101,7 @@ func TestGenerate(t *testing.T) {
 		name    string
 		dirs    func(t *testing.T) []string
 		out     bool
-		wantErr string // "" for success; errors must wrap ErrInput
+		wantErr string // "" for success; errors must wrap results.ErrInput
 	}{
 		{"one run into itself", func(t *testing.T) []string { return []string{copyRun(t, lc)} }, false, ""},
 		{"several runs", func(t *testing.T) []string { return []string{lc, fixtureDir(t, noisyFixture())} }, true, ""},
@@ -121,8 +121,8 @@ func TestGenerate(t *testing.T) {
 			}
 			rep, err := Generate(dirs, out)
 			if tt.wantErr != "" {
-				if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want ErrInput with %q", err, tt.wantErr)
+				if !errors.Is(err, results.ErrInput) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want results.ErrInput with %q", err, tt.wantErr)
 				}
 				// Bad input leaves nothing behind.
 				if out != "" {

@@ -143,9 +143,6 @@ const (
 	// TimerDominates: above it the timer is most of what a kind's p50 is,
 	// which the report warns of; between the two it notes it.
 	TimerDominates = 0.5
-	// StartSkewShare: start skew relative to the shortest repetition
-	// (results.StartSkewShare, which the engine also warns with).
-	StartSkewShare = results.StartSkewShare
 )
 
 // RepStats summarises one metric of one op kind across repetitions.
@@ -369,7 +366,7 @@ func warnings(run *Run, engine bool) []finding {
 		}
 	}
 	if skew := r.Harness.StartSkewNS; skew > 0 {
-		if shortest := shortestRepetition(r); shortest > 0 && float64(skew) > StartSkewShare*shortest {
+		if shortest := shortestRepetition(r); shortest > 0 && float64(skew) > results.StartSkewShare*shortest {
 			add(false, fmt.Sprintf("start skew %s: threads did not start together", FormatNS(float64(skew))), "start skew %s is %.1f%% of the shortest repetition (%s): threads did not start together, and some ran alone; run again on a quieter machine",
 				FormatNS(float64(skew)), 100*float64(skew)/shortest, FormatNS(shortest))
 		}

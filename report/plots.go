@@ -881,19 +881,19 @@ func markValues(p *plot.Plot, vals []int64, xmax float64) error {
 // timeline draws p50, p99 and max per interval of a .hlog, each of the
 // run's reps repetitions shaded and named, so the points read per
 // repetition and a drift within one is told from a step between two.
-func timeline(name, kind string, ivs []Interval, reps int, st Stamp) (Figure, error) {
+func timeline(name, kind string, ivs []results.Interval, reps int, st Stamp) (Figure, error) {
 	title := kind + ": latency over time"
 	p := newPlot(title, "time since the first interval (s)", "latency")
 	type series struct {
 		label string
-		get   func(Interval) int64
+		get   func(results.Interval) int64
 	}
-	ss := []series{{"p50", func(iv Interval) int64 { return iv.P50 }}, {"p99", func(iv Interval) int64 { return iv.P99 }}, {"max", func(iv Interval) int64 { return iv.Max }}}
+	ss := []series{{"p50", func(iv results.Interval) int64 { return iv.P50 }}, {"p99", func(iv results.Interval) int64 { return iv.P99 }}, {"max", func(iv results.Interval) int64 { return iv.Max }}}
 	lo, hi := math.Inf(1), 0.0
 	// One line per tag (e.g. per repetition) and series; the legend
 	// names each series once.
 	tags := []string{}
-	byTag := map[string][]Interval{}
+	byTag := map[string][]results.Interval{}
 	for _, iv := range ivs {
 		if iv.Count == 0 {
 			continue // an empty interval has no latency: a gap, not a zero
@@ -945,7 +945,7 @@ func timeline(name, kind string, ivs []Interval, reps int, st Stamp) (Figure, er
 	if len(ivs) > 0 && ivs[0].Span > 0 {
 		// A long log, summed into spans to keep the plot (and report's
 		// memory) the same size whatever the run's length.
-		caption = fmt.Sprintf("p50, p99 and max of %s in each %s span of %s.hlog (the log's intervals summed, to draw at most %d points); a drift or a spike shows what a single summary hides.", kind, FormatNS(ivs[0].Span*1e9), kind, TimelinePoints)
+		caption = fmt.Sprintf("p50, p99 and max of %s in each %s span of %s.hlog (the log's intervals summed, to draw at most %d points); a drift or a spike shows what a single summary hides.", kind, FormatNS(ivs[0].Span*1e9), kind, results.TimelinePoints)
 	}
 	switch {
 	case named && reps > 1:
@@ -962,9 +962,9 @@ func timeline(name, kind string, ivs []Interval, reps int, st Stamp) (Figure, er
 // cover without a pause of results.RepetitionGap: one per repetition, as
 // the engine writes the log. Empty intervals count: a repetition that
 // measured nothing for a while is still one.
-func ivStretches(ivs []Interval) [][2]float64 {
+func ivStretches(ivs []results.Interval) [][2]float64 {
 	sorted := slices.Clone(ivs)
-	slices.SortStableFunc(sorted, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) })
+	slices.SortStableFunc(sorted, func(a, b results.Interval) int { return cmp.Compare(a.Start, b.Start) })
 	var out [][2]float64
 	for _, iv := range sorted {
 		end := iv.Start + iv.Length
@@ -1023,8 +1023,8 @@ func shadeStretches(p *plot.Plot, stretches [][2]float64, named bool) error {
 
 // segments splits intervals where time jumps (between repetitions, or
 // across empty intervals), so a line never bridges time nothing was measured.
-func segments(ivs []Interval) [][]Interval {
-	var out [][]Interval
+func segments(ivs []results.Interval) [][]results.Interval {
+	var out [][]results.Interval
 	start := 0
 	for i := 1; i <= len(ivs); i++ {
 		if i == len(ivs) || ivs[i].Start > ivs[i-1].Start+1.5*math.Max(ivs[i-1].Length, 1e-3) {

@@ -131,13 +131,13 @@ func TestLogAxisGuards(t *testing.T) {
 	}
 	timelines := []struct {
 		name string
-		ivs  []Interval
+		ivs  []results.Interval
 	}{
 		{"none", nil},
-		{"all empty", []Interval{{Start: 0, Length: 1}, {Start: 1, Length: 1}}},
-		{"one interval", []Interval{{Start: 0, Length: 1, Count: 3, P50: 5, P99: 9, Max: 9}}},
-		{"zeros", []Interval{{Start: 0, Length: 1, Count: 3}, {Start: 1, Length: 1, Count: 2}}},
-		{"tags", []Interval{{Tag: "a", Start: 0, Length: 1, Count: 1, P50: 10, P99: 10, Max: 10}, {Tag: "b", Start: 0, Length: 1, Count: 1, P50: 20, P99: 20, Max: 20}}},
+		{"all empty", []results.Interval{{Start: 0, Length: 1}, {Start: 1, Length: 1}}},
+		{"one interval", []results.Interval{{Start: 0, Length: 1, Count: 3, P50: 5, P99: 9, Max: 9}}},
+		{"zeros", []results.Interval{{Start: 0, Length: 1, Count: 3}, {Start: 1, Length: 1, Count: 2}}},
+		{"tags", []results.Interval{{Tag: "a", Start: 0, Length: 1, Count: 1, P50: 10, P99: 10, Max: 10}, {Tag: "b", Start: 0, Length: 1, Count: 1, P50: 20, P99: 20, Max: 20}}},
 	}
 	for _, tt := range timelines {
 		t.Run("timeline "+tt.name, func(t *testing.T) {
@@ -332,7 +332,7 @@ func TestCountScale(t *testing.T) {
 			t.Errorf("ParseCountScale(%q) = %q, %v", s, got, err)
 		}
 	}
-	if _, err := ParseCountScale("logarithmic"); !errors.Is(err, ErrInput) {
+	if _, err := ParseCountScale("logarithmic"); !errors.Is(err, results.ErrInput) {
 		t.Errorf("ParseCountScale(logarithmic): %v, want an input error", err)
 	}
 }
@@ -630,13 +630,13 @@ func TestSpectrumBand(t *testing.T) {
 // block named rep 1 to rep N; a log whose stretches are not the run's
 // repetitions is shaded but names none.
 func TestTimelineRepetitions(t *testing.T) {
-	iv := func(start, length float64) Interval {
-		return Interval{Start: start, Length: length, Count: 10, P50: 100, P99: 200, Max: 300}
+	iv := func(start, length float64) results.Interval {
+		return results.Interval{Start: start, Length: length, Count: 10, P50: 100, P99: 200, Max: 300}
 	}
-	three := []Interval{iv(0, 1), iv(1, 1), iv(3, 1), iv(4, 0.5), {Start: 4.5, Length: 1}, iv(7, 1)}
+	three := []results.Interval{iv(0, 1), iv(1, 1), iv(3, 1), iv(4, 0.5), {Start: 4.5, Length: 1}, iv(7, 1)}
 	tests := []struct {
 		name   string
-		ivs    []Interval
+		ivs    []results.Interval
 		reps   int
 		blocks int
 		named  bool
