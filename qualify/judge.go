@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 )
@@ -574,7 +575,7 @@ func firmwareRow(o Options, c Criterion, runs map[string]*report.Run) Row {
 		row.Message = "not applicable: no run's firmware failure counters could be read: " + strings.Join(unknown, "; ")
 	default:
 		row.Verdict = Pass
-		row.Message = fmt.Sprintf("no firmware command failed in %s (mlx5 debugfs failed counters)", report.Plural(judged, "run"))
+		row.Message = fmt.Sprintf("no firmware command failed in %s (mlx5 debugfs failed counters)", units.Plural(judged, "run"))
 		if len(unknown) > 0 {
 			row.Message += "; not known for " + strings.Join(unknown, "; ")
 		}

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/stats"
 )
@@ -658,7 +659,7 @@ func (c *Comparison) tooFewWhere() string {
 // needWhy says where NeedReps comes from.
 func (c *Comparison) needWhy() string {
 	return fmt.Sprintf("the Mann-Whitney U test at alpha %g over %s (Holm) and a %.0f%% interval of the median need at least %d per run",
-		c.Alpha, Plural(len(c.Gates), "gated metric"), 100*c.CI, c.NeedReps)
+		c.Alpha, units.Plural(len(c.Gates), "gated metric"), 100*c.CI, c.NeedReps)
 }
 
 func (c *Comparison) gateList() string { return gateList(c.Gates) }
@@ -749,8 +750,8 @@ func (r CompareRow) marks() string {
 
 func (c *Comparison) header() []string {
 	h := []string{
-		fmt.Sprintf("base: %s (%s on %s, %s)", c.Base.Dir, c.Base.Provider, c.Base.Host, Plural(c.Base.Repetitions, "repetition")),
-		fmt.Sprintf("new:  %s (%s on %s, %s)", c.New.Dir, c.New.Provider, c.New.Host, Plural(c.New.Repetitions, "repetition")),
+		fmt.Sprintf("base: %s (%s on %s, %s)", c.Base.Dir, c.Base.Provider, c.Base.Host, units.Plural(c.Base.Repetitions, "repetition")),
+		fmt.Sprintf("new:  %s (%s on %s, %s)", c.New.Dir, c.New.Provider, c.New.Host, units.Plural(c.New.Repetitions, "repetition")),
 	}
 	switch {
 	case c.Base.Device == c.New.Device && c.Base.Device != "":

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -365,7 +366,7 @@ func (r MultiRow) cell(i int) string {
 func (mc *MultiComparison) header() []string {
 	var h []string
 	for i, s := range mc.Sets {
-		line := fmt.Sprintf("%s: %s (%s", s.Name, strings.Join(s.Dirs, " "), Plural(s.Repetitions, "repetition"))
+		line := fmt.Sprintf("%s: %s (%s", s.Name, strings.Join(s.Dirs, " "), units.Plural(s.Repetitions, "repetition"))
 		if s.Device != "" {
 			line += ", device " + s.Device
 		}

@@ -60,16 +60,3 @@ func ExampleCompare() {
 	// unreg_last p50 (gate): base n=5, new n=5, ~
 	// no significant regression beyond 5% in reg.p50, unreg_last.p50
 }
-
-func ExampleFormatNS() {
-	for _, ns := range []float64{0, 950, 1234, 98_765, 4_500_000, 2e9} {
-		fmt.Println(report.FormatNS(ns))
-	}
-	// Output:
-	// 0ns
-	// 950ns
-	// 1.23µs
-	// 98.8µs
-	// 4.50ms
-	// 2.00s
-}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -83,7 +84,7 @@ func benchName(run *Run, kind string, nameLabels []string) string {
 	if run.Result.Storm != nil {
 		parts = append(parts, fmt.Sprintf("%dx%d", c.Procs, c.Threads), fmt.Sprintf("nodes=%d", run.Result.Storm.Nodes))
 	} else {
-		parts = append(parts, fmt.Sprintf("%dx%d", c.Procs, c.Threads), Plural(c.QPs, "QP"))
+		parts = append(parts, fmt.Sprintf("%dx%d", c.Procs, c.Threads), units.Plural(c.QPs, "QP"))
 	}
 	parts = append(parts, c.QPStateOf())
 	if c.Rate > 0 {
@@ -184,9 +185,9 @@ func ExportGitHubActionBenchmark(runs []*Run, opt ExportOptions) (smaller, bigge
 			if !e.metric.Latency {
 				unit = "ops/s"
 			}
-			g := GABEntry{Name: e.bench + " " + e.metric.Name, Unit: unit, Value: Round3(e.center.Median), Extra: exportExtra(e, opt.confidence())}
+			g := GABEntry{Name: e.bench + " " + e.metric.Name, Unit: unit, Value: units.Round3(e.center.Median), Extra: exportExtra(e, opt.confidence())}
 			if e.center.Lo != nil {
-				g.Range = "± " + strconv.FormatFloat(Round3(math.Max(e.center.Median-*e.center.Lo, *e.center.Hi-e.center.Median)), 'f', -1, 64)
+				g.Range = "± " + strconv.FormatFloat(units.Round3(math.Max(e.center.Median-*e.center.Lo, *e.center.Hi-e.center.Median)), 'f', -1, 64)
 			}
 			list = append(list, g)
 		}
@@ -210,11 +211,11 @@ func ExportGitHubActionBenchmark(runs []*Run, opt ExportOptions) (smaller, bigge
 // exportExtra is the entry's context, shown in the dashboard's tooltip.
 func exportExtra(e exported, conf float64) string {
 	r := e.run.Result
-	s := fmt.Sprintf("median of %s", Plural(e.center.N, "repetition"))
+	s := fmt.Sprintf("median of %s", units.Plural(e.center.N, "repetition"))
 	if e.center.Lo != nil {
 		s += fmt.Sprintf(", %.0f%% CI %s–%s", 100*conf, e.metric.Format(*e.center.Lo), e.metric.Format(*e.center.Hi))
 	}
-	s += fmt.Sprintf("; %s on %s, %d×%d, %s", r.Config.Provider, r.Environment.Host, r.Config.Procs, r.Config.Threads, Plural(r.Config.QPs, "QP"))
+	s += fmt.Sprintf("; %s on %s, %d×%d, %s", r.Config.Provider, r.Environment.Host, r.Config.Procs, r.Config.Threads, units.Plural(r.Config.QPs, "QP"))
 	if r.Environment.Version != "" {
 		s += "; xrcbench " + r.Environment.Version
 	}
@@ -262,9 +263,9 @@ func ExportBencher(runs []*Run, opt ExportOptions) ([]byte, error) {
 		case e.metric.Latency:
 			measure = "latency-" + e.metric.Name
 		}
-		m := bmfMetric{Value: Round3(e.center.Median)}
+		m := bmfMetric{Value: units.Round3(e.center.Median)}
 		if e.center.Lo != nil {
-			lo, hi := Round3(*e.center.Lo), Round3(*e.center.Hi)
+			lo, hi := units.Round3(*e.center.Lo), units.Round3(*e.center.Hi)
 			m.Lower, m.Upper = &lo, &hi
 		}
 		if out[e.bench] == nil {
@@ -436,10 +437,6 @@ func marshalIndent(v any) ([]byte, error) {
 	}
 	return append(b, '\n'), nil
 }
-
-// Round3 keeps 3 decimals: sub-nanosecond digits of a median of integers
-// are noise in a dashboard.
-func Round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // runLabels are the run's --label pairs.
 func runLabels(r *results.Result) map[string]string { return r.Labels }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/xrcbench/xrcbench/internal/golden"
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -87,7 +88,7 @@ func TestExportGitHubActionBenchmark(t *testing.T) {
 				!strings.Contains(config, fmt.Sprintf("%dx%d", run.Result.Config.Procs, run.Result.Config.Threads)) {
 				t.Fatalf("%s: name %q is not lifecycle/KIND [configuration] METRIC", tc.name, name)
 			}
-			want := Round3(RepetitionStats(run.Result, kind, m).Median)
+			want := units.Round3(RepetitionStats(run.Result, kind, m).Median)
 			if got := e["value"].(float64); got != want {
 				t.Errorf("%s: %s value %g, want the median over repetitions %g", tc.name, name, got, want)
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -55,12 +56,12 @@ func FirmwareNotes(r *results.Result) []string {
 		}
 		n, mean := cmd.N, cmd.MeanNS
 		note := fmt.Sprintf("firmware %s: %d commands during the whole run (set-up, warm-up and teardown included), mean %s",
-			c.cmd, n, FormatNS(mean))
+			c.cmd, n, units.FormatNS(mean))
 		if n > 0 && cmd.ErrNS > 0 {
-			note += fmt.Sprintf(" ± %s (the kernel's average is whole ns)", FormatNS(math.Ceil(cmd.ErrNS)))
+			note += fmt.Sprintf(" ± %s (the kernel's average is whole ns)", units.FormatNS(math.Ceil(cmd.ErrNS)))
 		}
 		if s := r.Ops[c.kind]; s.Count > 0 {
-			note += fmt.Sprintf("; %d %s measured, p50 %s", s.Count, c.kind, FormatNS(float64(s.NS.P50)))
+			note += fmt.Sprintf("; %d %s measured, p50 %s", s.Count, c.kind, units.FormatNS(float64(s.NS.P50)))
 			switch {
 			case !c.issued(state):
 				note += fmt.Sprintf(", which issue none at qp_state %s", state)

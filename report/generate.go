@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/xrcbench/xrcbench/internal/safedir"
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -152,7 +153,7 @@ func makeFigures(in inputs, counts CountScale) (figureSet, error) {
 		if fs.overlays, err = SweepFigures(in.sweep); err != nil {
 			return fs, err
 		}
-		fs.title = fmt.Sprintf("xrcbench sweep: %s on %s, %s", in.sweep.Workload, in.sweep.Provider, Plural(len(in.sweep.Points), "point"))
+		fs.title = fmt.Sprintf("xrcbench sweep: %s on %s, %s", in.sweep.Workload, in.sweep.Provider, units.Plural(len(in.sweep.Points), "point"))
 	case len(runs) == 1:
 		if fs.perRun[runs[0]], err = RunFigures(runs[0], "", counts); err != nil {
 			return fs, err
@@ -174,7 +175,7 @@ func makeFigures(in inputs, counts CountScale) (figureSet, error) {
 		if fs.overlays, err = OverlayFigures(runs); err != nil {
 			return fs, err
 		}
-		fs.title = "xrcbench: " + Plural(len(runs), "run")
+		fs.title = "xrcbench: " + units.Plural(len(runs), "run")
 	}
 	for _, run := range in.runs {
 		for _, f := range fs.kindOverlays[run] {
@@ -224,7 +225,7 @@ func makePage(in inputs, fs figureSet) (htmlPage, []string, []string) {
 			}
 		}
 		if n > 0 {
-			own = append(own, prefix+fmt.Sprintf("the run's own %s (said when it ran) are in %s and %s", Plural(n, "warning"), MarkdownFile, HTMLFile))
+			own = append(own, prefix+fmt.Sprintf("the run's own %s (said when it ran) are in %s and %s", units.Plural(n, "warning"), MarkdownFile, HTMLFile))
 		}
 		said = append(said, own...)
 	}
@@ -393,7 +394,7 @@ func writeSweepMarkdown(b *bytes.Buffer, sr *SweepReport, testDouble bool) {
 	for _, s := range SweepHeadline(sr) {
 		fmt.Fprintf(b, "- %s\n", mdText(s))
 	}
-	fmt.Fprintf(b, "\nFolder %s, %s.\n\n", mdCode(sr.Dir), Plural(len(sr.Points), "point"))
+	fmt.Fprintf(b, "\nFolder %s, %s.\n\n", mdCode(sr.Dir), units.Plural(len(sr.Points), "point"))
 	b.WriteString("| point | procs | threads | QPs | status |")
 	for _, k := range sr.Kinds {
 		fmt.Fprintf(b, " %s ops/s | %s p99 |", mdText(k), mdText(k))

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -252,7 +253,7 @@ func TestEngineSweep(t *testing.T) {
 			s := r.Ops[k]
 			want := SweepCell{Rate: "–", P99: "–"}
 			if s.Count > 0 {
-				want = SweepCell{Rate: FormatRate(s.OpsPerSec), P99: FormatNS(float64(s.NS.P99))}
+				want = SweepCell{Rate: units.FormatRate(s.OpsPerSec), P99: units.FormatNS(float64(s.NS.P99))}
 			}
 			if p.Cells[i] != want {
 				t.Errorf("%s %s: cell %v, want %v", p.Dir, k, p.Cells[i], want)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/stats"
 )
@@ -70,12 +71,12 @@ func NewHeadline(run *Run) Headline {
 			// answers it, the service time beside it says how much of it
 			// the device's own work is.
 			h.Kinds = append(h.Kinds, fmt.Sprintf("%s: response p50 %s, p99 %s; service p50 %s, p99 %s (%s, %s).",
-				name, FormatNS(float64(s.ResponseNS.P50)), FormatNS(float64(s.ResponseNS.P99)),
-				FormatNS(float64(s.NS.P50)), FormatNS(float64(s.NS.P99)), Plural(int(s.Count), "operation"), FormatRate(s.OpsPerSec)))
+				name, units.FormatNS(float64(s.ResponseNS.P50)), units.FormatNS(float64(s.ResponseNS.P99)),
+				units.FormatNS(float64(s.NS.P50)), units.FormatNS(float64(s.NS.P99)), units.Plural(int(s.Count), "operation"), units.FormatRate(s.OpsPerSec)))
 			continue
 		}
 		h.Kinds = append(h.Kinds, fmt.Sprintf("%s: p50 %s, p99 %s (%s, %s).",
-			name, FormatNS(float64(s.NS.P50)), FormatNS(float64(s.NS.P99)), Plural(int(s.Count), "operation"), FormatRate(s.OpsPerSec)))
+			name, units.FormatNS(float64(s.NS.P50)), units.FormatNS(float64(s.NS.P99)), units.Plural(int(s.Count), "operation"), units.FormatRate(s.OpsPerSec)))
 	}
 	if leadAt > 0 {
 		first := h.Kinds[leadAt]
@@ -104,15 +105,15 @@ func NewHeadline(run *Run) Headline {
 // OpenLoopSentence is an open loop's verdict, first in its headline: the
 // rate asked and the rate achieved, and whether the run kept up.
 func OpenLoopSentence(ol *results.OpenLoop) string {
-	s := fmt.Sprintf("Open loop at %s requested (%s arrivals), %s achieved: ", FormatRate(ol.RequestedOpsPerSec), ol.Arrival, FormatRate(ol.AchievedOpsPerSec))
+	s := fmt.Sprintf("Open loop at %s requested (%s arrivals), %s achieved: ", units.FormatRate(ol.RequestedOpsPerSec), ol.Arrival, units.FormatRate(ol.AchievedOpsPerSec))
 	// Results before the sustained backlog was measured lack its limit.
-	limit, over := FormatNS(float64(ol.BacklogLimitNS)), 100*ol.BacklogOverShare
+	limit, over := units.FormatNS(float64(ol.BacklogLimitNS)), 100*ol.BacklogOverShare
 	switch {
 	case ol.Saturated && ol.BacklogLimitNS > 0:
 		return s + fmt.Sprintf("saturated, it did not keep up (a thread was more than %s behind its schedule for %.0f%% of its measurement, %s at the end): the response times measure the queue.",
-			limit, over, FormatNS(float64(ol.BacklogEndNS)))
+			limit, over, units.FormatNS(float64(ol.BacklogEndNS)))
 	case ol.Saturated:
-		return s + fmt.Sprintf("saturated, it did not keep up (%s behind at the end): the response times measure the queue.", FormatNS(float64(ol.BacklogEndNS)))
+		return s + fmt.Sprintf("saturated, it did not keep up (%s behind at the end): the response times measure the queue.", units.FormatNS(float64(ol.BacklogEndNS)))
 	case ol.BacklogLimitNS > 0:
 		return s + fmt.Sprintf("it kept up (no thread more than %s behind its schedule for over %.0f%% of its measurement).", limit, over)
 	}
@@ -147,18 +148,18 @@ func destructionCost(r *results.Result) *DestructionCost {
 // Sentence is the headline's sentence about destruction.
 func (d *DestructionCost) Sentence() string {
 	s := fmt.Sprintf("Destruction adds %s (unreg_last p50 %s − unreg p50 %s)",
-		FormatNS(d.AddsNS), FormatNS(d.LastNS), FormatNS(d.UnregNS))
+		units.FormatNS(d.AddsNS), units.FormatNS(d.LastNS), units.FormatNS(d.UnregNS))
 	n := len(d.Diffs)
 	switch {
 	case d.HaveCI:
-		return s + fmt.Sprintf(", %.0f%% CI [%s, %s] across %d repetitions.", 100*CILevel, FormatNS(d.Lo), FormatNS(d.Hi), n)
+		return s + fmt.Sprintf(", %.0f%% CI [%s, %s] across %d repetitions.", 100*CILevel, units.FormatNS(d.Lo), units.FormatNS(d.Hi), n)
 	case n >= 2:
 		lo, hi := slices.Min(d.Diffs), slices.Max(d.Diffs)
 		return s + fmt.Sprintf("; across the %d repetitions it ranged [%s, %s], a %.1f%% confidence interval: a %.0f%% CI needs %d repetitions or more (rerun with --repetitions %d).",
-			n, FormatNS(lo), FormatNS(hi), 100*(1-2*math.Pow(0.5, float64(n))), 100*CILevel, d.NeedReps, d.Rerun)
+			n, units.FormatNS(lo), units.FormatNS(hi), 100*(1-2*math.Pow(0.5, float64(n))), 100*CILevel, d.NeedReps, d.Rerun)
 	}
 	return s + fmt.Sprintf("; a confidence interval needs repetitions (%s here): rerun with --repetitions %d or more.",
-		Plural(n, "repetition"), d.Rerun)
+		units.Plural(n, "repetition"), d.Rerun)
 }
 
 // TestDoubleBanner is what every report of a run through the libibverbs
@@ -242,12 +243,12 @@ func measuredNote(r *results.Result) string {
 		return ""
 	}
 	c := r.Config
-	asked := Plural(c.Repetitions, "repetition")
+	asked := units.Plural(c.Repetitions, "repetition")
 	if c.Duration > 0 {
 		asked += " of " + c.Duration.D().String()
 	}
 	return fmt.Sprintf("Stopped early: %s measured %s in all, of %s requested; the figures cover only what was measured.",
-		Plural(len(r.Repetitions), "repetition"), roundDuration(measured(r)), asked)
+		units.Plural(len(r.Repetitions), "repetition"), roundDuration(measured(r)), asked)
 }
 
 func roundDuration(d time.Duration) time.Duration {

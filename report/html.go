@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/internal/safetext"
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -70,7 +71,7 @@ func newHTMLOpenLoop(run *Run) *htmlOpenLoop {
 	if ol == nil {
 		return nil
 	}
-	return &htmlOpenLoop{Arrival: ol.Arrival, Requested: FormatRate(ol.RequestedOpsPerSec), Achieved: FormatRate(ol.AchievedOpsPerSec),
+	return &htmlOpenLoop{Arrival: ol.Arrival, Requested: units.FormatRate(ol.RequestedOpsPerSec), Achieved: units.FormatRate(ol.AchievedOpsPerSec),
 		Schedule: OpenLoopSchedule(ol), Saturated: ol.Saturated, Rows: ResponseRows(run)}
 }
 
@@ -183,7 +184,7 @@ func configRows(r *results.Result) []kv {
 func harnessRows(r *results.Result) []kv {
 	h := r.Harness
 	rows := []kv{
-		{"timer", h.Timer}, {"timer overhead", timerOverhead(h)}, {"start skew", FormatNS(float64(h.StartSkewNS))},
+		{"timer", h.Timer}, {"timer overhead", timerOverhead(h)}, {"start skew", units.FormatNS(float64(h.StartSkewNS))},
 		{"warm-up", h.Warmup.D().String()}, {"repetitions", fmt.Sprint(h.Repetitions)},
 	}
 	rows = append(rows, coverageRows(h)...)
@@ -307,11 +308,11 @@ func quoteEnv(env []string) []string {
 }
 
 var TemplateFuncs = template.FuncMap{
-	"ns":           func(v int64) string { return FormatNS(float64(v)) },
-	"nsf":          FormatNS,
-	"rate":         FormatRate,
+	"ns":           func(v int64) string { return units.FormatNS(float64(v)) },
+	"nsf":          units.FormatNS,
+	"rate":         units.FormatRate,
 	"reps":         acrossReps,
-	"plural":       Plural,
+	"plural":       units.Plural,
 	"expected":     expectedCell,
 	"testDouble":   func() string { return TestDoubleBanner },
 	"join":         strings.Join,
@@ -467,11 +468,11 @@ func coverageRows(h results.Harness) []kv {
 		var by []string
 		for _, kind := range results.OpKinds {
 			if v, ok := h.MaxGapNS[kind]; ok {
-				by = append(by, fmt.Sprintf("before %s %s", kind, FormatNS(float64(v))))
+				by = append(by, fmt.Sprintf("before %s %s", kind, units.FormatNS(float64(v))))
 			}
 		}
 		rows = append(rows, kv{"longest untimed gap",
-			fmt.Sprintf("%s before a %s batch (thread %d, repetition %d, %s after its start); %s", FormatNS(float64(g.NS)), g.Kind, g.Thread, g.Repetition+1, FormatNS(float64(g.AtNS)), strings.Join(by, ", "))})
+			fmt.Sprintf("%s before a %s batch (thread %d, repetition %d, %s after its start); %s", units.FormatNS(float64(g.NS)), g.Kind, g.Thread, g.Repetition+1, units.FormatNS(float64(g.AtNS)), strings.Join(by, ", "))})
 	}
 	return rows
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/internal/testenv"
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -91,7 +92,7 @@ func testHTMLSelfContained(t *testing.T, out string, runs []*Run) {
 		r := run.Result
 		want := []string{r.Environment.Host, r.Environment.CPUModel, r.Config.Workload, htmlEscape(strings.Join(quoteArgs(r.Config.CommandLine), " "))}
 		for _, row := range SummaryRows(run) {
-			want = append(want, FormatNS(float64(row.Stats.NS.P99)), FormatRate(row.Stats.OpsPerSec))
+			want = append(want, units.FormatNS(float64(row.Stats.NS.P99)), units.FormatRate(row.Stats.OpsPerSec))
 		}
 		for _, w := range Warnings(run) {
 			want = append(want, htmlEscape(w))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/internal/safetext"
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -51,7 +52,7 @@ func acrossReps(rs RepStats) string {
 // costs, so no figure is shown without it.
 func Title(r *results.Result) string {
 	return fmt.Sprintf("%s on %s, %d×%d, %s in %s", r.Config.WorkloadLabel(), r.Config.Provider, r.Config.Procs, r.Config.Threads,
-		Plural(r.Config.QPs, "QP"), strings.ToUpper(r.Config.QPStateOf()))
+		units.Plural(r.Config.QPs, "QP"), strings.ToUpper(r.Config.QPStateOf()))
 }
 
 // deviceLine names the device, its firmware and hardware version, if known.
@@ -68,14 +69,14 @@ func deviceLine(env results.Environment) string {
 func runLength(r *results.Result) string {
 	c := r.Config
 	if stoppedEarly(r) {
-		asked := Plural(c.Repetitions, "repetition")
+		asked := units.Plural(c.Repetitions, "repetition")
 		switch {
 		case c.Duration > 0:
 			asked += " of " + time.Duration(c.Duration).String()
 		case c.Iterations > 0:
 			asked += fmt.Sprintf(" of %d iterations", c.Iterations)
 		}
-		return fmt.Sprintf("%s, %s measured in all (stopped early: %s requested)", Plural(len(r.Repetitions), "repetition"), roundDuration(measured(r)), asked)
+		return fmt.Sprintf("%s, %s measured in all (stopped early: %s requested)", units.Plural(len(r.Repetitions), "repetition"), roundDuration(measured(r)), asked)
 	}
 	var per string
 	switch {
@@ -84,7 +85,7 @@ func runLength(r *results.Result) string {
 	case c.Iterations > 0:
 		per = fmt.Sprintf(" of %d iterations", c.Iterations)
 	}
-	return Plural(len(r.Repetitions), "repetition") + per
+	return units.Plural(len(r.Repetitions), "repetition") + per
 }
 
 // WriteMarkdown writes summary.md: per run, the summary table and the
@@ -124,9 +125,9 @@ func WriteMarkdown(w io.Writer, runs []*Run) error {
 				fmt.Fprintf(bw, " %s |", mdText(expectedCell(row.Kind, s)))
 			}
 			fmt.Fprintf(bw, " %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				FormatRate(s.OpsPerSec),
-				FormatNS(float64(s.NS.P50)), FormatNS(float64(s.NS.P90)), FormatNS(float64(s.NS.P99)),
-				FormatNS(float64(s.NS.P999)), FormatNS(float64(s.NS.Max)), FormatNS(s.NS.Mean),
+				units.FormatRate(s.OpsPerSec),
+				units.FormatNS(float64(s.NS.P50)), units.FormatNS(float64(s.NS.P90)), units.FormatNS(float64(s.NS.P99)),
+				units.FormatNS(float64(s.NS.P999)), units.FormatNS(float64(s.NS.Max)), units.FormatNS(s.NS.Mean),
 				acrossReps(row.P50Rep), acrossReps(row.OpsRep))
 		}
 		fmt.Fprintln(bw, "\n“across reps”: median over repetitions ± median absolute deviation as a share of it.")
@@ -182,14 +183,6 @@ func writeHeadlineMarkdown(w io.Writer, run *Run) {
 	}
 }
 
-// Plural writes n and noun, with an s unless n is 1.
-func Plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 // writeOpenLoop adds an open loop's response times beside the service
 // times of the summary table, and what became of its schedule.
 func writeOpenLoop(bw io.Writer, run *Run) {
@@ -197,7 +190,7 @@ func writeOpenLoop(bw io.Writer, run *Run) {
 	if ol == nil {
 		return
 	}
-	fmt.Fprintf(bw, "\nOpen loop: %s arrivals, %s requested, %s achieved", mdText(ol.Arrival), FormatRate(ol.RequestedOpsPerSec), FormatRate(ol.AchievedOpsPerSec))
+	fmt.Fprintf(bw, "\nOpen loop: %s arrivals, %s requested, %s achieved", mdText(ol.Arrival), units.FormatRate(ol.RequestedOpsPerSec), units.FormatRate(ol.AchievedOpsPerSec))
 	if ol.Saturated {
 		fmt.Fprint(bw, ", **saturated**")
 	}
@@ -207,8 +200,8 @@ func writeOpenLoop(bw io.Writer, run *Run) {
 	for _, row := range ResponseRows(run) {
 		l := row.Lat
 		fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %s | %s |\n", mdText(row.Kind), row.What,
-			FormatNS(float64(l.P50)), FormatNS(float64(l.P90)), FormatNS(float64(l.P99)),
-			FormatNS(float64(l.P999)), FormatNS(float64(l.Max)))
+			units.FormatNS(float64(l.P50)), units.FormatNS(float64(l.P90)), units.FormatNS(float64(l.P99)),
+			units.FormatNS(float64(l.P999)), units.FormatNS(float64(l.Max)))
 	}
 	fmt.Fprintf(bw, "\n%s\n", ResponseNote)
 }
@@ -219,13 +212,13 @@ const ResponseNote = "Service time: from an operation's actual start; response t
 // OpenLoopSchedule says what became of an open loop's schedule: its
 // backlog, and its waits for intended starts.
 func OpenLoopSchedule(ol *results.OpenLoop) string {
-	s := fmt.Sprintf("backlog at the end %s (at most %s)", FormatNS(float64(ol.BacklogEndNS)), FormatNS(float64(ol.BacklogMaxNS)))
+	s := fmt.Sprintf("backlog at the end %s (at most %s)", units.FormatNS(float64(ol.BacklogEndNS)), units.FormatNS(float64(ol.BacklogMaxNS)))
 	if ol.BacklogLimitNS > 0 {
-		s += fmt.Sprintf(", beyond %s for %.0f%% of a thread's measurement at most", FormatNS(float64(ol.BacklogLimitNS)), 100*ol.BacklogOverShare)
+		s += fmt.Sprintf(", beyond %s for %.0f%% of a thread's measurement at most", units.FormatNS(float64(ol.BacklogLimitNS)), 100*ol.BacklogOverShare)
 	}
 	how := map[string]string{"spin": " (spinning)", "sleep": " (sleeping when far)"}[ol.Wait] // "": not recorded
 	return s + fmt.Sprintf("; %d waits for an intended start%s, woken %s late on average (at most %s)",
-		ol.Waits, how, FormatNS(ol.WakeLateMeanNS), FormatNS(float64(ol.WakeLateMaxNS)))
+		ol.Waits, how, units.FormatNS(ol.WakeLateMeanNS), units.FormatNS(float64(ol.WakeLateMaxNS)))
 }
 
 // ResponseRow is one line of an open loop's table: a kind's service or

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/stats"
 )
@@ -116,13 +117,13 @@ func MetricNames() string {
 // Format formats v in the metric's unit.
 func (m Metric) Format(v float64) string {
 	if m.Latency {
-		return FormatNS(v)
+		return units.FormatNS(v)
 	}
-	return FormatRate(v)
+	return units.FormatRate(v)
 }
 
 // Unit names what the metric measures and in what: latencies are
-// written with their own SI prefix (FormatNS), rates in operations per
+// written with their own SI prefix (units.FormatNS), rates in operations per
 // second.
 func (m Metric) Unit() string {
 	if m.Latency {
@@ -296,7 +297,7 @@ func warnings(run *Run, engine bool) []finding {
 	for _, kind := range run.Kinds {
 		s := r.Ops[kind]
 		if s.Errors > 0 {
-			msg := fmt.Sprintf("%s: %s in %s (%.2g%%)", kind, Plural(int(s.Errors), "error"), Plural(int(s.Count), "operation"), 100*float64(s.Errors)/float64(s.Count))
+			msg := fmt.Sprintf("%s: %s in %s (%.2g%%)", kind, units.Plural(int(s.Errors), "error"), units.Plural(int(s.Count), "operation"), 100*float64(s.Errors)/float64(s.Count))
 			if len(s.ErrnoCounts) > 0 {
 				var parts []string
 				for _, e := range slices.Sorted(maps.Keys(s.ErrnoCounts)) {
@@ -304,11 +305,11 @@ func warnings(run *Run, engine bool) []finding {
 				}
 				msg += ": " + strings.Join(parts, ", ")
 			}
-			add(false, fmt.Sprintf("%s: %s: failed operations timed failures, not operations", kind, Plural(int(s.Errors), "error")), "%s: a failed operation timed a failure, not the operation; find its cause before reading the figures (xrcbench conform checks the device)", msg)
+			add(false, fmt.Sprintf("%s: %s: failed operations timed failures, not operations", kind, units.Plural(int(s.Errors), "error")), "%s: a failed operation timed a failure, not the operation; find its cause before reading the figures (xrcbench conform checks the device)", msg)
 		}
 	}
 	if r.Leaks != nil && len(r.Leaks.Leaked) > 0 {
-		add(false, Plural(len(r.Leaks.Leaked), "QP")+" outlived the run", "%s outlived the run (leak check by %s): %v: the device holds them until their domain closes, and the next run starts beside them; look with xrcbench devices", Plural(len(r.Leaks.Leaked), "QP"), r.Leaks.Method, r.Leaks.Leaked)
+		add(false, units.Plural(len(r.Leaks.Leaked), "QP")+" outlived the run", "%s outlived the run (leak check by %s): %v: the device holds them until their domain closes, and the next run starts beside them; look with xrcbench devices", units.Plural(len(r.Leaks.Leaked), "QP"), r.Leaks.Method, r.Leaks.Leaked)
 	}
 	for _, e := range r.Warnings {
 		if engine {
@@ -316,7 +317,7 @@ func warnings(run *Run, engine bool) []finding {
 		}
 	}
 	if s := tooFewRepetitions(r, run.Kinds); s != "" {
-		add(false, fmt.Sprintf("%s: too few to compare; rerun with --repetitions %d or more", Plural(len(r.Repetitions), "repetition"), rerunRepetitions(r)), "%s", s)
+		add(false, fmt.Sprintf("%s: too few to compare; rerun with --repetitions %d or more", units.Plural(len(r.Repetitions), "repetition"), rerunRepetitions(r)), "%s", s)
 	}
 	// The figures that vary across repetitions, one line per severity:
 	// a line each said the same meaning a dozen times.
@@ -367,8 +368,8 @@ func warnings(run *Run, engine bool) []finding {
 	}
 	if skew := r.Harness.StartSkewNS; skew > 0 {
 		if shortest := shortestRepetition(r); shortest > 0 && float64(skew) > results.StartSkewShare*shortest {
-			add(false, fmt.Sprintf("start skew %s: threads did not start together", FormatNS(float64(skew))), "start skew %s is %.1f%% of the shortest repetition (%s): threads did not start together, and some ran alone; run again on a quieter machine",
-				FormatNS(float64(skew)), 100*float64(skew)/shortest, FormatNS(shortest))
+			add(false, fmt.Sprintf("start skew %s: threads did not start together", units.FormatNS(float64(skew))), "start skew %s is %.1f%% of the shortest repetition (%s): threads did not start together, and some ran alone; run again on a quieter machine",
+				units.FormatNS(float64(skew)), 100*float64(skew)/shortest, units.FormatNS(shortest))
 		}
 	}
 	if oh := r.Harness.TimerOverheadNS; oh > 0 {
@@ -379,7 +380,7 @@ func warnings(run *Run, engine bool) []finding {
 				// both runs of a comparison: a notice, a warning where it
 				// is most of the figure.
 				add(oh < TimerDominates*p50, fmt.Sprintf("%s: the timer is %.0f%% of its p50", kind, 100*oh/p50), "%s: timer overhead %s (%s) is %.0f%% of its p50 %s: the timer is part of what is measured",
-					kind, FormatNS(oh), r.Harness.Timer, 100*oh/p50, FormatNS(p50))
+					kind, units.FormatNS(oh), r.Harness.Timer, 100*oh/p50, units.FormatNS(p50))
 			}
 		}
 	}
@@ -412,50 +413,6 @@ func shortestRepetition(r *results.Result) float64 {
 	}
 	sort.Float64s(ds)
 	return ds[0]
-}
-
-// FormatNS formats nanoseconds as a duration with 3 significant digits.
-func FormatNS(ns float64) string {
-	switch a := math.Abs(ns); {
-	case math.IsNaN(ns) || math.IsInf(ns, 0):
-		return fmt.Sprint(ns)
-	case a < 1e3:
-		return fmt.Sprintf("%.0fns", ns)
-	case a < 1e6:
-		return sig3(ns/1e3) + "µs"
-	case a < 1e9:
-		return sig3(ns/1e6) + "ms"
-	default:
-		return sig3(ns/1e9) + "s"
-	}
-}
-
-// FormatRate formats an operations-per-second figure with an SI prefix.
-func FormatRate(v float64) string {
-	switch a := math.Abs(v); {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		return fmt.Sprint(v)
-	case a < 1e3:
-		return sig3(v) + "/s"
-	case a < 1e6:
-		return sig3(v/1e3) + "k/s"
-	case a < 1e9:
-		return sig3(v/1e6) + "M/s"
-	default:
-		return sig3(v/1e9) + "G/s"
-	}
-}
-
-// sig3 prints 3 significant digits without an exponent (for 0.1 ≤ |v| < 1000).
-func sig3(v float64) string {
-	switch a := math.Abs(v); {
-	case a >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case a >= 10:
-		return fmt.Sprintf("%.1f", v)
-	default:
-		return fmt.Sprintf("%.2f", v)
-	}
 }
 
 // rerunRepetitions is the one count of repetitions a report of r asks
@@ -493,7 +450,7 @@ func tooFewRepetitions(r *results.Result, kinds []string) string {
 	}
 	if n < compare {
 		whys = append(whys, fmt.Sprintf("compare needs at least %d per run (the Mann-Whitney U test at alpha %g over the workload's %s, Holm, and a %.0f%% interval of the median)",
-			compare, DefaultAlpha, Plural(gates, "gated metric"), 100*DefaultConfidence))
+			compare, DefaultAlpha, units.Plural(gates, "gated metric"), 100*DefaultConfidence))
 	}
 	if d := destructionCost(r); d != nil && n < d.NeedReps {
 		whys = append(whys, fmt.Sprintf("the headline's %.0f%% interval of what destruction adds needs %d", 100*CILevel, d.NeedReps))
@@ -505,5 +462,5 @@ func tooFewRepetitions(r *results.Result, kinds []string) string {
 	if n >= need || n >= compare {
 		return ""
 	}
-	return fmt.Sprintf("%s: %s; rerun with --repetitions %d or more", Plural(n, "repetition"), strings.Join(whys, "; "), need)
+	return fmt.Sprintf("%s: %s; rerun with --repetitions %d or more", units.Plural(n, "repetition"), strings.Join(whys, "; "), need)
 }

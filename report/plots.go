@@ -23,6 +23,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/xrcbench/xrcbench/internal/safetext"
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -73,7 +74,7 @@ func RunStamp(r *results.Result) Stamp {
 	}
 	// A figure in a paper is read without its run folder: how many
 	// repetitions its spread is of, and which build measured it.
-	parts = append(parts, Plural(len(r.Repetitions), "repetition"), versionText(r.Environment.Version))
+	parts = append(parts, units.Plural(len(r.Repetitions), "repetition"), versionText(r.Environment.Version))
 	return Stamp{Line: strings.Join(parts, " · "), TestDouble: IsTestDouble(r)}
 }
 
@@ -111,11 +112,11 @@ func RunsStamp(runs []*Run) Stamp {
 			ids = append(ids, id)
 		}
 	}
-	st.Line = Plural(len(runs), "run") + ": " + strings.Join(ids, "; ")
+	st.Line = units.Plural(len(runs), "run") + ": " + strings.Join(ids, "; ")
 	// The repetitions and the builds, once when the runs share them.
 	if len(reps) == 1 {
 		for n := range reps {
-			st.Line += " · " + Plural(n, "repetition") + " each"
+			st.Line += " · " + units.Plural(n, "repetition") + " each"
 		}
 	} else {
 		ns := slices.Sorted(maps.Keys(reps))
@@ -493,9 +494,9 @@ func LatencyHistogram(name, kind string, h *hdrhistogram.Histogram, scale CountS
 	title := kind + ": latency histogram"
 	p := newPlot(title, "latency", "operations per bin")
 	lb := binLatencies(h)
-	caption := fmt.Sprintf("%s of %s binned %d to a decade; the lines mark p50 and p99.", Plural(int(h.TotalCount()), "operation"), kind, binsPer)
+	caption := fmt.Sprintf("%s of %s binned %d to a decade; the lines mark p50 and p99.", units.Plural(int(h.TotalCount()), "operation"), kind, binsPer)
 	if lb.zeros > 0 {
-		caption += fmt.Sprintf(" %s of 0 ns (below the timer's resolution) counted in the lowest bin.", Plural(int(lb.zeros), "operation"))
+		caption += fmt.Sprintf(" %s of 0 ns (below the timer's resolution) counted in the lowest bin.", units.Plural(int(lb.zeros), "operation"))
 	}
 	if len(lb.bins) == 0 {
 		return emptyFigure(p, name, title, "no operations recorded", st)
@@ -519,7 +520,7 @@ func LatencyHistogram(name, kind string, h *hdrhistogram.Histogram, scale CountS
 		l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 		l.Width = vg.Points(1.5)
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("p%g %s", q, FormatNS(float64(results.ValueAtPercentile(h, q)))), l)
+		p.Legend.Add(fmt.Sprintf("p%g %s", q, units.FormatNS(float64(results.ValueAtPercentile(h, q)))), l)
 	}
 	p.Legend.Top = true
 	p.X.Scale = plot.LogScale{}
@@ -945,7 +946,7 @@ func timeline(name, kind string, ivs []results.Interval, reps int, st Stamp) (Fi
 	if len(ivs) > 0 && ivs[0].Span > 0 {
 		// A long log, summed into spans to keep the plot (and report's
 		// memory) the same size whatever the run's length.
-		caption = fmt.Sprintf("p50, p99 and max of %s in each %s span of %s.hlog (the log's intervals summed, to draw at most %d points); a drift or a spike shows what a single summary hides.", kind, FormatNS(ivs[0].Span*1e9), kind, results.TimelinePoints)
+		caption = fmt.Sprintf("p50, p99 and max of %s in each %s span of %s.hlog (the log's intervals summed, to draw at most %d points); a drift or a spike shows what a single summary hides.", kind, units.FormatNS(ivs[0].Span*1e9), kind, results.TimelinePoints)
 	}
 	switch {
 	case named && reps > 1:
@@ -953,7 +954,7 @@ func timeline(name, kind string, ivs []results.Interval, reps int, st Stamp) (Fi
 	case named:
 		caption += " The shaded block is the one repetition."
 	case len(stretches) > 1:
-		caption += fmt.Sprintf(" The shaded blocks are the log's %d stretches of measured time, not the run's %s: spans of the summed log join some of them.", len(stretches), Plural(reps, "repetition"))
+		caption += fmt.Sprintf(" The shaded blocks are the log's %d stretches of measured time, not the run's %s: spans of the summed log join some of them.", len(stretches), units.Plural(reps, "repetition"))
 	}
 	return renderLegendOutside(p, name, title, caption, st)
 }
@@ -1366,7 +1367,7 @@ func OverlayFigures(runs []*Run) ([]Figure, error) {
 		if len(hs) < 2 {
 			continue
 		}
-		f, err := spectrum("overlay-"+results.SafeFileName(kind)+"-spectrum", kind+": percentile spectra of "+Plural(len(hs), "run"), labels, hs, RunsStamp(runs))
+		f, err := spectrum("overlay-"+results.SafeFileName(kind)+"-spectrum", kind+": percentile spectra of "+units.Plural(len(hs), "run"), labels, hs, RunsStamp(runs))
 		if err != nil {
 			return nil, err
 		}

@@ -19,6 +19,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -487,7 +488,7 @@ func TestPictureStamp(t *testing.T) {
 			st := RunStamp(run.Result)
 			// The footer names the build and how many repetitions the
 			// figures are of: a picture in a paper has left its folder.
-			reps := Plural(len(run.Result.Repetitions), "repetition")
+			reps := units.Plural(len(run.Result.Repetitions), "repetition")
 			for _, part := range []string{Title(run.Result), run.Result.Started.UTC().Format("2006-01-02"), reps, "xrcbench " + run.Result.Environment.Version} {
 				if !strings.Contains(st.Line, part) {
 					t.Errorf("stamp %q lacks %q", st.Line, part)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/results/resultstest"
 )
@@ -97,7 +98,7 @@ func TestExportStormMakespan(t *testing.T) {
 		return strings.HasPrefix(e.Name, "storm/storm [") && strings.HasSuffix(e.Name, "] "+metric)
 	}
 	i := slices.IndexFunc(gab, func(e GABEntry) bool { return named(e, "makespan") })
-	if i < 0 || gab[i].Unit != "ns" || gab[i].Value != Round3(med) || med < 9e5 {
+	if i < 0 || gab[i].Unit != "ns" || gab[i].Value != units.Round3(med) || med < 9e5 {
 		t.Fatalf("github-action-benchmark latencies %s: want storm/storm makespan of %g ns", smaller, med)
 	}
 	if !slices.ContainsFunc(gab, func(e GABEntry) bool { return named(e, "teardown") }) {
@@ -118,7 +119,7 @@ func TestExportStormMakespan(t *testing.T) {
 			m, ok = ms["latency-makespan"]
 		}
 	}
-	if !ok || m.Value != Round3(med) {
+	if !ok || m.Value != units.Round3(med) {
 		t.Errorf("bencher %s: want storm/storm latency-makespan %g", bmf, med)
 	}
 	data, err := ExportCSV([]*Run{run})

@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -97,7 +98,7 @@ func LoadSweep(dir string) (*SweepReport, error) {
 			c := SweepCell{Rate: "–", P99: "–"}
 			if row.run != nil {
 				if s, ok := row.run.Result.Ops[k]; ok && s.Count > 0 {
-					c = SweepCell{Rate: FormatRate(s.OpsPerSec), P99: FormatNS(float64(s.NS.P99))}
+					c = SweepCell{Rate: units.FormatRate(s.OpsPerSec), P99: units.FormatNS(float64(s.NS.P99))}
 				}
 			}
 			sr.Points[i].Cells = append(sr.Points[i].Cells, c)
@@ -132,13 +133,13 @@ func SweepHeadline(sr *SweepReport) []string {
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s: highest throughput %s at %s; p50 from %s (%s) to %s (%s).", k,
-			FormatRate(best.Result.Ops[k].OpsPerSec), pointName(best),
-			FormatNS(float64(fast.Result.Ops[k].NS.P50)), pointName(fast), FormatNS(float64(slow.Result.Ops[k].NS.P50)), pointName(slow)))
+			units.FormatRate(best.Result.Ops[k].OpsPerSec), pointName(best),
+			units.FormatNS(float64(fast.Result.Ops[k].NS.P50)), pointName(fast), units.FormatNS(float64(slow.Result.Ops[k].NS.P50)), pointName(slow)))
 	}
 	var costs []string
 	for _, r := range sr.Runs {
 		if d := destructionCost(r.Result); d != nil {
-			costs = append(costs, fmt.Sprintf("%s at %s", FormatNS(d.AddsNS), pointName(r)))
+			costs = append(costs, fmt.Sprintf("%s at %s", units.FormatNS(d.AddsNS), pointName(r)))
 		}
 	}
 	if len(costs) > 0 {
@@ -150,7 +151,7 @@ func SweepHeadline(sr *SweepReport) []string {
 // pointName names a sweep point: 2×2 (4 threads), 16 QPs.
 func pointName(r *Run) string {
 	c := r.Result.Config
-	return fmt.Sprintf("%d×%d (%s), %s", c.Procs, c.Threads, Plural(c.Procs*c.Threads, "thread"), Plural(c.QPs, "QP"))
+	return fmt.Sprintf("%d×%d (%s), %s", c.Procs, c.Threads, units.Plural(c.Procs*c.Threads, "thread"), units.Plural(c.QPs, "QP"))
 }
 
 func sweepQPs(sr *SweepReport) []int {
@@ -251,7 +252,7 @@ func sweepPlot(sr *SweepReport, name, title, xlabel string, m sweepMetric,
 		p.Y.Min, p.Y.Max = 0, sl.hi*1.1
 		p.Y.Tick.Marker = rateTicks
 	}
-	caption := fmt.Sprintf("Each point is one run folder of the sweep (%s): ", Plural(len(sr.Runs), "point"))
+	caption := fmt.Sprintf("Each point is one run folder of the sweep (%s): ", units.Plural(len(sr.Runs), "point"))
 	if sl.reps {
 		caption += "the median over its repetitions, the bars spanning the lowest to the highest repetition. "
 	} else {
@@ -386,9 +387,9 @@ func SweepFigures(sr *SweepReport) ([]Figure, error) {
 		return s
 	}
 	perTotal := func(c results.Config) string {
-		s := fmt.Sprintf("%s/process", Plural(c.Threads, "thread"))
+		s := fmt.Sprintf("%s/process", units.Plural(c.Threads, "thread"))
 		if len(qpss) > 1 {
-			s += ", " + Plural(c.QPs, "QP")
+			s += ", " + units.Plural(c.QPs, "QP")
 		}
 		return withCost(s, c)
 	}
