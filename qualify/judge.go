@@ -197,7 +197,7 @@ func relative(c Criterion, cmp *report.Comparison, row Row) Row {
 		return row
 	case c.Metric.Latency && math.Abs(r.New.Median-r.Base.Median) < cmp.FloorNS:
 		// Whatever the test and the repetitions: the timer cannot
-		// resolve the change (report.FloorTimerReads).
+		// resolve the change (report's floorTimerReads).
 		d := *r.DeltaPct
 		row.Value, row.Verdict = &d, Pass
 		row.Message = fmt.Sprintf("%s %s %s → %s (%+.1f%%): a change under the floor of %s (plan min_change, or two timer reads), which the timer cannot resolve: not judged against the %g%% limit",

@@ -126,7 +126,7 @@ func exportable(runs []*Run, nameLabels []string) error {
 
 // collectExported lists, per run and op kind that measured anything, the
 // given metrics' medians over repetitions; with latencies among them, a
-// storm's own figures too (StormMetrics, as kind results.StormKind: the
+// storm's own figures too (stormMetrics, as kind results.StormKind: the
 // makespan is a storm's headline).
 func collectExported(runs []*Run, ms []Metric, conf float64, nameLabels []string) []exported {
 	var out []exported
@@ -139,7 +139,7 @@ func collectExported(runs []*Run, ms []Metric, conf float64, nameLabels []string
 		for _, kind := range kinds {
 			kms := ms
 			if kind == results.StormKind {
-				kms = StormMetrics
+				kms = stormMetrics
 			} else if run.Result.Ops[kind].Count == 0 {
 				continue
 			}
@@ -158,8 +158,8 @@ func collectExported(runs []*Run, ms []Metric, conf float64, nameLabels []string
 	return out
 }
 
-// GABEntry is one entry of github-action-benchmark's custom JSON.
-type GABEntry struct {
+// gabEntry is one entry of github-action-benchmark's custom JSON.
+type gabEntry struct {
 	Name  string  `json:"name"`
 	Unit  string  `json:"unit"`
 	Value float64 `json:"value"`
@@ -179,13 +179,13 @@ func ExportGitHubActionBenchmark(runs []*Run, opt ExportOptions) (smaller, bigge
 	}
 	ops, _ := MetricByName("ops_per_sec")
 	entries := func(ms []Metric) ([]byte, error) {
-		list := []GABEntry{}
+		list := []gabEntry{}
 		for _, e := range collectExported(runs, ms, opt.confidence(), opt.NameLabels) {
 			unit := "ns"
 			if !e.metric.Latency {
 				unit = "ops/s"
 			}
-			g := GABEntry{Name: e.bench + " " + e.metric.Name, Unit: unit, Value: units.Round3(e.center.Median), Extra: exportExtra(e, opt.confidence())}
+			g := gabEntry{Name: e.bench + " " + e.metric.Name, Unit: unit, Value: units.Round3(e.center.Median), Extra: exportExtra(e, opt.confidence())}
 			if e.center.Lo != nil {
 				g.Range = "± " + strconv.FormatFloat(units.Round3(math.Max(e.center.Median-*e.center.Lo, *e.center.Hi-e.center.Median)), 'f', -1, 64)
 			}
@@ -295,8 +295,8 @@ var csvStats = []struct {
 	{"stddev", "ns", func(s results.OpStats) float64 { return s.NS.Stddev }},
 }
 
-// CSVStatistics names the statistic column's values, in row order.
-func CSVStatistics() []string {
+// csvStatistics names the statistic column's values, in row order.
+func csvStatistics() []string {
 	var s []string
 	for _, st := range csvStats {
 		s = append(s, st.name)
@@ -396,7 +396,7 @@ func ExportCSV(runs []*Run) ([]byte, error) {
 		// A storm's own figures per repetition, as kind storm.
 		if r.Storm != nil {
 			for i := range r.Storm.MakespanNS {
-				for _, m := range StormMetrics {
+				for _, m := range stormMetrics {
 					v, ok := m.Storm(r.Storm, i)
 					if !ok {
 						continue
@@ -476,7 +476,7 @@ func (c *Comparison) JUnit(started time.Time) JUnitReport {
 			jc.Failure = &JUnitOutcome{Type: "regression",
 				Message: fmt.Sprintf("%s %s changed %s: a significant regression beyond %g%% (p %s)", r.Kind, r.Metric, r.delta(), c.Threshold, r.pValue()),
 				Text:    jc.SystemOut}
-		case VerdictTooFew, VerdictNoData:
+		case VerdictTooFew, verdictNoData:
 			jc.Skipped = &JUnitOutcome{Type: "undecided", Message: fmt.Sprintf("%s: %s", r.Verdict, c.needWhy())}
 		}
 		suite.Cases = append(suite.Cases, jc)

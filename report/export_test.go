@@ -208,7 +208,7 @@ func TestExportCSV(t *testing.T) {
 	want := 0
 	for _, run := range runs {
 		for _, rep := range run.Result.Repetitions {
-			want += len(rep.Ops) * len(CSVStatistics())
+			want += len(rep.Ops) * len(csvStatistics())
 		}
 	}
 	if len(recs)-1 != want {
@@ -435,9 +435,9 @@ func TestWorkloadFileNamedByItsName(t *testing.T) {
 		run := loadFixture(t, lifecycleFixture())
 		run.Result.Config.Workload, run.Result.Config.WorkloadName = tt.arg, tt.name
 		got := map[string]string{
-			"bench.txt": BenchName(run.Result, results.OpReg),
+			"bench.txt": benchTxtName(run.Result, results.OpReg),
 			"export":    benchName(run, results.OpReg, nil),
-			"title":     Title(run.Result),
+			"title":     title(run.Result),
 		}
 		csv, err := ExportCSV([]*Run{run})
 		if err != nil {

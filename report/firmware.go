@@ -29,7 +29,7 @@ var fwCommands = []struct {
 
 func always(string) bool { return true }
 
-// FirmwareNotes sets the adapter's own command time beside the latency
+// firmwareNotes sets the adapter's own command time beside the latency
 // measured from user space. It shows no share of the latency: the counters
 // span the whole run (warm-up, the holders' creates, teardown and the leak
 // probe too), not the measured window, so their mean is not the mean of the
@@ -39,7 +39,7 @@ func always(string) bool { return true }
 // means the counter does not see them all, and the note says so. Nothing
 // when the run did not look (sim, null); one line saying why when the
 // counters were not readable.
-func FirmwareNotes(r *results.Result) []string {
+func firmwareNotes(r *results.Result) []string {
 	fw := r.Environment.Firmware
 	if fw == nil {
 		return nil

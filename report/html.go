@@ -51,7 +51,7 @@ type htmlRun struct {
 	Harness   []kv
 	Command   string
 	Spec      string
-	Rows      []Row
+	Rows      []row
 	Open      *htmlOpenLoop // nil: a closed loop
 	RepRows   []htmlRepRow
 	Figures   []htmlFigure
@@ -63,7 +63,7 @@ type htmlRun struct {
 type htmlOpenLoop struct {
 	Arrival, Requested, Achieved, Schedule string
 	Saturated                              bool
-	Rows                                   []ResponseRow
+	Rows                                   []responseRow
 }
 
 func newHTMLOpenLoop(run *Run) *htmlOpenLoop {
@@ -72,7 +72,7 @@ func newHTMLOpenLoop(run *Run) *htmlOpenLoop {
 		return nil
 	}
 	return &htmlOpenLoop{Arrival: ol.Arrival, Requested: units.FormatRate(ol.RequestedOpsPerSec), Achieved: units.FormatRate(ol.AchievedOpsPerSec),
-		Schedule: OpenLoopSchedule(ol), Saturated: ol.Saturated, Rows: ResponseRows(run)}
+		Schedule: openLoopSchedule(ol), Saturated: ol.Saturated, Rows: responseRows(run)}
 }
 
 type htmlPage struct {
@@ -100,13 +100,13 @@ type htmlHeadline struct {
 }
 
 func newHTMLHeadline(run *Run, labelled bool, figs []Figure) htmlHeadline {
-	h := NewHeadline(run)
+	h := newHeadline(run)
 	hh := htmlHeadline{Status: run.Result.Status, Kinds: h.Kinds, Figures: htmlFigures(figs)}
 	if labelled {
-		hh.Label = run.Label + ": " + Title(run.Result)
+		hh.Label = run.Label + ": " + title(run.Result)
 	}
 	if h.Destruction != nil {
-		hh.Destruction = h.Destruction.Sentence()
+		hh.Destruction = h.Destruction.sentence()
 	}
 	for _, n := range h.Notes {
 		if n != TestDoubleBanner { // the page's banner says it once
@@ -117,7 +117,7 @@ func newHTMLHeadline(run *Run, labelled bool, figs []Figure) htmlHeadline {
 }
 
 type htmlSweep struct {
-	*SweepReport
+	*sweepReport
 	Figures []htmlFigure
 }
 
@@ -273,13 +273,13 @@ func newHTMLRun(run *Run, figs []Figure, titled bool) htmlRun {
 	r := run.Result
 	heading := "Details"
 	if titled {
-		heading = run.Label + ": " + Title(r)
+		heading = run.Label + ": " + title(r)
 	}
 	return htmlRun{
-		Run: run, Title: Title(r), Heading: heading, Expected: anyExpected(run), Status: r.Status, Warnings: Warnings(run), Firmware: FirmwareNotes(r),
+		Run: run, Title: title(r), Heading: heading, Expected: anyExpected(run), Status: r.Status, Warnings: warningLines(run), Firmware: firmwareNotes(r),
 		Env: envRows(r), BOM: bomRows(r), Config: configRows(r), Harness: harnessRows(r),
 		Command: strings.Join(append(quoteEnv(r.Config.CommandEnv), quoteArgs(r.Config.CommandLine)...), " "), Spec: r.Config.WorkloadSpec,
-		Rows: SummaryRows(run), Open: newHTMLOpenLoop(run), RepRows: repRows(run), Figures: htmlFigures(figs), RepsCount: len(r.Repetitions),
+		Rows: summaryRows(run), Open: newHTMLOpenLoop(run), RepRows: repRows(run), Figures: htmlFigures(figs), RepsCount: len(r.Repetitions),
 	}
 }
 
@@ -316,7 +316,7 @@ var TemplateFuncs = template.FuncMap{
 	"expected":     expectedCell,
 	"testDouble":   func() string { return TestDoubleBanner },
 	"join":         strings.Join,
-	"responseNote": func() string { return ResponseNote },
+	"responseNote": func() string { return responseNote },
 }
 
 // PageHead opens each page report writes (report.html, fleet.html) up
@@ -462,7 +462,7 @@ func coverageRows(h results.Harness) []kv {
 			fmt.Sprintf("%.1f%% (least covered thread %.1f%%): %s", 100*c.Share, 100*c.MinThreadShare, strings.Join(by, ", "))})
 	}
 	if w := h.Waits; w != nil {
-		rows = append(rows, kv{"waits (share of the threads' working time)", WaitsText(w)})
+		rows = append(rows, kv{"waits (share of the threads' working time)", waitsText(w)})
 	}
 	if g := h.MaxGap; g != nil {
 		var by []string

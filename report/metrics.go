@@ -23,15 +23,15 @@ type Metric struct {
 	Latency bool
 	Get     func(results.OpStats) float64
 	// Storm reads a storm's figure of repetition i instead (a metric of
-	// StormMetrics, kind results.StormKind): false when it has none
+	// stormMetrics, kind results.StormKind): false when it has none
 	// there (the rank that did not finish, the teardown not measurable).
 	Storm func(s *results.Storm, i int) (float64, bool)
 }
 
-// StormMetrics are a storm's own per-repetition figures, gated and
+// stormMetrics are a storm's own per-repetition figures, gated and
 // compared as kind results.StormKind ("storm.makespan"): the makespan and
 // the teardown's duration.
-var StormMetrics = []Metric{
+var stormMetrics = []Metric{
 	{Name: "makespan", Latency: true, Storm: func(s *results.Storm, i int) (float64, bool) { return stormFigure(s.MakespanNS, i) }},
 	{Name: "teardown", Latency: true, Storm: func(s *results.Storm, i int) (float64, bool) { return stormFigure(s.TeardownNS, i) }},
 }
@@ -45,12 +45,12 @@ func stormFigure(ns []int64, i int) (float64, bool) {
 	return float64(ns[i]), true
 }
 
-// GateMetric is the metric a gate names: a storm's own (StormMetrics) for
-// kind results.StormKind, an op kind's (Metrics) for any other.
+// GateMetric is the metric a gate names: a storm's own (stormMetrics) for
+// kind results.StormKind, an op kind's (allMetrics) for any other.
 func GateMetric(g Gate) (Metric, bool) {
-	list := Metrics
+	list := allMetrics
 	if g.Kind == results.StormKind {
-		list = StormMetrics
+		list = stormMetrics
 	}
 	for _, m := range list {
 		if m.Name == g.Metric {
@@ -69,8 +69,8 @@ func gateKinds(run *Run) []string {
 	return run.Kinds
 }
 
-// Metrics lists every metric by name.
-var Metrics = []Metric{
+// allMetrics lists every metric by name.
+var allMetrics = []Metric{
 	{Name: "p50", Latency: true, Get: func(s results.OpStats) float64 { return float64(s.NS.P50) }},
 	{Name: "p90", Latency: true, Get: func(s results.OpStats) float64 { return float64(s.NS.P90) }},
 	{Name: "p99", Latency: true, Get: func(s results.OpStats) float64 { return float64(s.NS.P99) }},
@@ -97,7 +97,7 @@ func responseOf(s results.OpStats, f func(*results.Latency) int64) float64 {
 
 // MetricByName returns the metric called name.
 func MetricByName(name string) (Metric, bool) {
-	for _, m := range Metrics {
+	for _, m := range allMetrics {
 		if m.Name == name {
 			return m, true
 		}
@@ -105,10 +105,10 @@ func MetricByName(name string) (Metric, bool) {
 	return Metric{}, false
 }
 
-// MetricNames lists the names of Metrics, for error messages.
+// MetricNames lists the names of allMetrics, for error messages.
 func MetricNames() string {
 	var names []string
-	for _, m := range Metrics {
+	for _, m := range allMetrics {
 		names = append(names, m.Name)
 	}
 	return strings.Join(names, ", ")
@@ -135,15 +135,15 @@ func (m Metric) Unit() string {
 // Thresholds above which the report warns. They are judgement calls,
 // named here so the report can say which limit was crossed.
 const (
-	// HighVariation: MAD/median across repetitions. Above 10% the
+	// highVariation: MAD/median across repetitions. Above 10% the
 	// repetitions disagree enough that one run's figure is not the figure.
-	HighVariation = 0.10
-	// TimerOverheadShare: the timer's own cost relative to a kind's p50.
+	highVariation = 0.10
+	// timerOverheadShare: the timer's own cost relative to a kind's p50.
 	// Above 10% the timer is a visible part of what is measured.
-	TimerOverheadShare = 0.10
-	// TimerDominates: above it the timer is most of what a kind's p50 is,
+	timerOverheadShare = 0.10
+	// timerDominates: above it the timer is most of what a kind's p50 is,
 	// which the report warns of; between the two it notes it.
-	TimerDominates = 0.5
+	timerDominates = 0.5
 )
 
 // RepStats summarises one metric of one op kind across repetitions.
@@ -230,10 +230,10 @@ func (rs RepStats) summarise() RepStats {
 // summaryMetrics are the metrics the report's variation table shows.
 var summaryMetrics = []string{"p50", "p99", "ops_per_sec"}
 
-// Warnings lists what the reader of run's report must know: status, errors,
+// warningLines lists what the reader of run's report must know: status, errors,
 // leaks, the engine's own warnings, variation and outliers across
 // repetitions, start skew, timer overhead, and problems reading the folder.
-func Warnings(run *Run) []string {
+func warningLines(run *Run) []string {
 	var out []string
 	for _, f := range warnings(run, true) {
 		out = append(out, f.text)
@@ -241,7 +241,7 @@ func Warnings(run *Run) []string {
 	return out
 }
 
-// finding is one of Warnings: a notice is a fact about how the figures
+// finding is one of warningLines: a notice is a fact about how the figures
 // were measured that does not change what they mean (a tail's spread
 // over short repetitions, a repetition a percent off the others); the
 // report's summary lists every finding, its stderr only the warnings.
@@ -253,13 +253,13 @@ type finding struct {
 	gist string
 }
 
-// Said are the findings report says on stderr, the warnings and the
+// stderrLines are the findings report says on stderr, the warnings and the
 // notices apart, and not the run's own, which the run said when it ran:
 // each its text, or where that is longer than a terminal line its gist
 // and where the text is (summary.md); prefix (a run's label) goes first.
-func Said(run *Run, prefix string) (warns, notices []string) {
+func stderrLines(run *Run, prefix string) (warns, notices []string) {
 	for _, f := range warnings(run, false) {
-		l := TerminalText(prefix+f.text, prefix+f.gist, "warning: ")
+		l := terminalText(prefix+f.text, prefix+f.gist, "warning: ")
 		if f.notice {
 			notices = append(notices, l)
 		} else {
@@ -269,9 +269,9 @@ func Said(run *Run, prefix string) (warns, notices []string) {
 	return warns, notices
 }
 
-// TerminalText is text, or where label+text is longer than a terminal
+// terminalText is text, or where label+text is longer than a terminal
 // line (results.TerminalWidth), gist and where text is said in full.
-func TerminalText(text, gist, label string) string {
+func terminalText(text, gist, label string) string {
 	room := results.TerminalWidth - utf8.RuneCountInString(label)
 	if utf8.RuneCountInString(text) <= room {
 		return text
@@ -280,7 +280,7 @@ func TerminalText(text, gist, label string) string {
 	return results.Shorten(gist, room-utf8.RuneCountInString(tail)) + tail
 }
 
-// warnings are Warnings' findings, the engine's own (the run's
+// warnings are warningLines' findings, the engine's own (the run's
 // result.json) among them only when engine is set.
 func warnings(run *Run, engine bool) []finding {
 	r := run.Result
@@ -331,7 +331,7 @@ func warnings(run *Run, engine bool) []finding {
 			// matter of course: a notice; the median and the rate are what
 			// compare gates on, and their spread is a warning.
 			tail := name == "p99"
-			if len(rs.Values) >= 2 && rs.Variation > HighVariation {
+			if len(rs.Values) >= 2 && rs.Variation > highVariation {
 				i := 0
 				if tail {
 					i = 1
@@ -363,7 +363,7 @@ func warnings(run *Run, engine bool) []finding {
 	for i, items := range varies {
 		if len(items) > 0 {
 			add(i == 1, "varying across repetitions: "+strings.Join(items, ", "), "varying across repetitions (MAD as a share of the median, over %s repetitions, limit %.0f%%): %s: one figure does not describe them; run on a quieter machine, with --pin, or with more repetitions",
-				over, 100*HighVariation, strings.Join(items, ", "))
+				over, 100*highVariation, strings.Join(items, ", "))
 		}
 	}
 	if skew := r.Harness.StartSkewNS; skew > 0 {
@@ -375,11 +375,11 @@ func warnings(run *Run, engine bool) []finding {
 	if oh := r.Harness.TimerOverheadNS; oh > 0 {
 		for _, kind := range run.Kinds {
 			p50 := float64(r.Ops[kind].NS.P50)
-			if r.Ops[kind].Count > 0 && p50 > 0 && oh > TimerOverheadShare*p50 {
+			if r.Ops[kind].Count > 0 && p50 > 0 && oh > timerOverheadShare*p50 {
 				// Every latency includes one timer read, the same in
 				// both runs of a comparison: a notice, a warning where it
 				// is most of the figure.
-				add(oh < TimerDominates*p50, fmt.Sprintf("%s: the timer is %.0f%% of its p50", kind, 100*oh/p50), "%s: timer overhead %s (%s) is %.0f%% of its p50 %s: the timer is part of what is measured",
+				add(oh < timerDominates*p50, fmt.Sprintf("%s: the timer is %.0f%% of its p50", kind, 100*oh/p50), "%s: timer overhead %s (%s) is %.0f%% of its p50 %s: the timer is part of what is measured",
 					kind, units.FormatNS(oh), r.Harness.Timer, 100*oh/p50, units.FormatNS(p50))
 			}
 		}
@@ -453,7 +453,7 @@ func tooFewRepetitions(r *results.Result, kinds []string) string {
 			compare, DefaultAlpha, units.Plural(gates, "gated metric"), 100*DefaultConfidence))
 	}
 	if d := destructionCost(r); d != nil && n < d.NeedReps {
-		whys = append(whys, fmt.Sprintf("the headline's %.0f%% interval of what destruction adds needs %d", 100*CILevel, d.NeedReps))
+		whys = append(whys, fmt.Sprintf("the headline's %.0f%% interval of what destruction adds needs %d", 100*ciLevel, d.NeedReps))
 	}
 	// Enough for compare, short of the destruction interval's: the
 	// headline gives the range and its confidence instead, and asks for

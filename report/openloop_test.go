@@ -101,7 +101,7 @@ func TestOpenLoopHTML(t *testing.T) {
 			for _, want := range []string{"<h3>Open loop: response and service times</h3>",
 				fmt.Sprintf("<tr><td>reg</td><td>response</td><td class=\"n\">%s</td>", units.FormatNS(float64(run.Result.Ops["reg"].ResponseNS.P50))),
 				fmt.Sprintf("<tr><td>unreg</td><td>service</td><td class=\"n\">%s</td>", units.FormatNS(float64(run.Result.Ops["unreg"].NS.P50))),
-				htmlEscape(OpenLoopSchedule(ol))} {
+				htmlEscape(openLoopSchedule(ol))} {
 				if !strings.Contains(page, want) {
 					t.Errorf("report.html lacks %q", want)
 				}
@@ -121,7 +121,7 @@ func TestOpenLoopHTML(t *testing.T) {
 // A closed loop's headline and page say nothing of response times.
 func TestClosedLoopHeadline(t *testing.T) {
 	run := loadFixture(t, lifecycleFixture())
-	for _, k := range NewHeadline(run).Kinds {
+	for _, k := range newHeadline(run).Kinds {
 		if strings.Contains(k, "response") || strings.Contains(k, "Open loop") {
 			t.Errorf("a closed loop's headline says %q", k)
 		}
@@ -137,7 +137,7 @@ func TestOpenLoopScheduleSaysWait(t *testing.T) {
 		{"", "12 waits for an intended start, woken"},
 	} {
 		ol := &results.OpenLoop{Wait: tt.wait, Waits: 12, WakeLateMeanNS: 150, WakeLateMaxNS: 900}
-		if got := OpenLoopSchedule(ol); !strings.Contains(got, tt.want) {
+		if got := openLoopSchedule(ol); !strings.Contains(got, tt.want) {
 			t.Errorf("wait %q: %q, want %q in it", tt.wait, got, tt.want)
 		}
 	}

@@ -65,7 +65,7 @@ type Stamp struct {
 
 // RunStamp is the stamp of one run's pictures.
 func RunStamp(r *results.Result) Stamp {
-	parts := []string{Title(r)}
+	parts := []string{title(r)}
 	if d := deviceIdentity(r.Environment); d != "" {
 		parts = append(parts, d)
 	}
@@ -87,9 +87,9 @@ func versionText(v string) string {
 	return "xrcbench " + v
 }
 
-// RunsStamp is the stamp of a picture of several runs: the one's stamp
+// runsStamp is the stamp of a picture of several runs: the one's stamp
 // when there is one, else what they share and how many they are.
-func RunsStamp(runs []*Run) Stamp {
+func runsStamp(runs []*Run) Stamp {
 	if len(runs) == 1 {
 		return RunStamp(runs[0].Result)
 	}
@@ -389,33 +389,33 @@ func newPlot(title, x, y string) *plot.Plot {
 type CountScale string
 
 const (
-	// CountsAuto: logarithmic where the tail beyond p99 would be
+	// countsAuto: logarithmic where the tail beyond p99 would be
 	// invisible on a linear axis, linear elsewhere.
-	CountsAuto   CountScale = "auto"
-	CountsLog    CountScale = "log"
-	CountsLinear CountScale = "linear"
+	countsAuto   CountScale = "auto"
+	countsLog    CountScale = "log"
+	countsLinear CountScale = "linear"
 )
 
 // ParseCountScale reads a --counts value.
 func ParseCountScale(s string) (CountScale, error) {
 	switch c := CountScale(s); c {
-	case CountsAuto, CountsLog, CountsLinear:
+	case countsAuto, countsLog, countsLinear:
 		return c, nil
 	case "":
-		return CountsAuto, nil
+		return countsAuto, nil
 	}
 	return "", inputErrorf("count scale %q: want auto, log or linear", s)
 }
 
-// TailVisible is the height, as a share of the tallest bin, below which a
+// tailVisible is the height, as a share of the tallest bin, below which a
 // bin is lost on a linear count axis: at 2% of a 300-pixel frame it is
 // six pixels, a hairline beside the peak.
-const TailVisible = 0.02
+const tailVisible = 0.02
 
-// TailReach: a tail beyond p99 that reaches past TailReach × p99 is long
+// tailReach: a tail beyond p99 that reaches past tailReach × p99 is long
 // enough to matter (slow outliers, a second mode); when every bin of it
-// is below TailVisible, CountsAuto draws the counts on a log axis.
-const TailReach = 2
+// is below tailVisible, countsAuto draws the counts on a log axis.
+const tailReach = 2
 
 // latencyBins re-bins h into binsPer bins per decade of latency, so every
 // decade gets the same resolution on screen.
@@ -454,10 +454,10 @@ func (lb latencyBins) tailHidden(p99 float64) bool {
 	for _, b := range lb.bins {
 		if b.Min >= p99 {
 			tail = math.Max(tail, b.Weight)
-			far = far || b.Max > TailReach*p99
+			far = far || b.Max > tailReach*p99
 		}
 	}
-	return far && tail < TailVisible*lb.peak
+	return far && tail < tailVisible*lb.peak
 }
 
 // countAxis sets the count axis of a histogram of at most peak per bin
@@ -479,9 +479,9 @@ func countAxis(p *plot.Plot, log bool, peak float64) {
 // useLog decides the count axis for scale and the histograms' tails.
 func useLog(scale CountScale, hidden bool) bool {
 	switch scale {
-	case CountsLog:
+	case countsLog:
 		return true
-	case CountsLinear:
+	case countsLinear:
 		return false
 	}
 	return hidden
@@ -1274,12 +1274,12 @@ func workerCounts(r *results.Result) (labels []string, counts []map[string]int64
 	return labels, counts
 }
 
-// RunFigures draws every plot of one run: per op kind a latency
+// runFigures draws every plot of one run: per op kind a latency
 // histogram, a percentile spectrum (in an open loop, one of service and
 // response time too) and a timeline, then per-worker
 // throughput. prefix is prepended to the file names (several runs in one
 // report); scale is the histograms' count axis.
-func RunFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
+func runFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
 	st := RunStamp(run.Result)
 	var figs []Figure
 	add := func(f Figure, err error) error {
@@ -1325,10 +1325,10 @@ func RunFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
 	return figs, nil
 }
 
-// KindOverlayFigures draws every op kind of run on one shared log latency
+// kindOverlayFigures draws every op kind of run on one shared log latency
 // axis: overlay-spectrum and overlay-histogram (after prefix), the plots
 // the headline points at. A run of one kind has nothing to overlay.
-func KindOverlayFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
+func kindOverlayFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
 	st := RunStamp(run.Result)
 	var labels []string
 	var hs []*hdrhistogram.Histogram
@@ -1352,8 +1352,8 @@ func KindOverlayFigures(run *Run, prefix string, scale CountScale) ([]Figure, er
 	return []Figure{sp, hi}, nil
 }
 
-// OverlayFigures draws, per op kind, the spectra of several runs in one plot.
-func OverlayFigures(runs []*Run) ([]Figure, error) {
+// overlayFigures draws, per op kind, the spectra of several runs in one plot.
+func overlayFigures(runs []*Run) ([]Figure, error) {
 	var figs []Figure
 	for _, kind := range unionKinds(runs) {
 		var labels []string
@@ -1367,7 +1367,7 @@ func OverlayFigures(runs []*Run) ([]Figure, error) {
 		if len(hs) < 2 {
 			continue
 		}
-		f, err := spectrum("overlay-"+results.SafeFileName(kind)+"-spectrum", kind+": percentile spectra of "+units.Plural(len(hs), "run"), labels, hs, RunsStamp(runs))
+		f, err := spectrum("overlay-"+results.SafeFileName(kind)+"-spectrum", kind+": percentile spectra of "+units.Plural(len(hs), "run"), labels, hs, runsStamp(runs))
 		if err != nil {
 			return nil, err
 		}

@@ -73,7 +73,7 @@ func TestRunFigures(t *testing.T) {
 	for _, f := range allFixtures() {
 		t.Run(f.name, func(t *testing.T) {
 			run := loadFixture(t, f)
-			figs, err := RunFigures(run, "", CountsAuto)
+			figs, err := runFigures(run, "", countsAuto)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +118,7 @@ func TestLogAxisGuards(t *testing.T) {
 	}
 	for _, tt := range hists {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := LatencyHistogram("h", "reg", tt.h, CountsAuto, Stamp{})
+			f, err := LatencyHistogram("h", "reg", tt.h, countsAuto, Stamp{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,7 +153,7 @@ func TestLogAxisGuards(t *testing.T) {
 
 func TestOverlayFigures(t *testing.T) {
 	a, b := loadFixture(t, lifecycleFixture()), loadFixture(t, noisyFixture())
-	figs, err := OverlayFigures([]*Run{a, b})
+	figs, err := overlayFigures([]*Run{a, b})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,10 +296,10 @@ func TestCountScale(t *testing.T) {
 		scale CountScale
 		log   bool
 	}{
-		{"hidden tail, auto", spike, CountsAuto, true},
-		{"hidden tail, linear asked", spike, CountsLinear, false},
-		{"visible tail, auto", broad, CountsAuto, false},
-		{"visible tail, log asked", broad, CountsLog, true},
+		{"hidden tail, auto", spike, countsAuto, true},
+		{"hidden tail, linear asked", spike, countsLinear, false},
+		{"visible tail, auto", broad, countsAuto, false},
+		{"visible tail, log asked", broad, countsLog, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -328,7 +328,7 @@ func TestCountScale(t *testing.T) {
 			}
 		})
 	}
-	for s, want := range map[string]CountScale{"": CountsAuto, "auto": CountsAuto, "log": CountsLog, "linear": CountsLinear} {
+	for s, want := range map[string]CountScale{"": countsAuto, "auto": countsAuto, "log": countsLog, "linear": countsLinear} {
 		if got, err := ParseCountScale(s); err != nil || got != want {
 			t.Errorf("ParseCountScale(%q) = %q, %v", s, got, err)
 		}
@@ -346,7 +346,7 @@ func TestKindOverlayFigures(t *testing.T) {
 	for _, f := range allFixtures() {
 		t.Run(f.name, func(t *testing.T) {
 			run := loadFixture(t, f)
-			figs, err := KindOverlayFigures(run, "", CountsAuto)
+			figs, err := kindOverlayFigures(run, "", countsAuto)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -361,7 +361,7 @@ func TestKindOverlayFigures(t *testing.T) {
 	}
 	one := loadFixture(t, lifecycleFixture())
 	one.Kinds = one.Kinds[:1]
-	if figs, err := KindOverlayFigures(one, "", CountsAuto); err != nil || len(figs) != 0 {
+	if figs, err := kindOverlayFigures(one, "", countsAuto); err != nil || len(figs) != 0 {
 		t.Errorf("one kind: %v %v, want nothing to overlay", figNames(figs), err)
 	}
 }
@@ -405,7 +405,7 @@ func figNames(figs []Figure) []string {
 // the sweep varies it, against the QP count; each point with error bars
 // from its repetitions; every line in the legend beside the frame.
 func TestSweepFigureAxes(t *testing.T) {
-	figs := sweepFigures(t)
+	figs := sweepDirFigures(t)
 	byName := map[string]Figure{}
 	for _, f := range figs {
 		byName[f.Name] = f
@@ -461,7 +461,7 @@ func TestResponseSpectrum(t *testing.T) {
 		resp.RecordValue(v)
 	}
 	run.Hists["reg"+results.ResponseSuffix] = resp
-	figs, err := RunFigures(run, "", CountsAuto)
+	figs, err := runFigures(run, "", countsAuto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,7 +489,7 @@ func TestPictureStamp(t *testing.T) {
 			// The footer names the build and how many repetitions the
 			// figures are of: a picture in a paper has left its folder.
 			reps := units.Plural(len(run.Result.Repetitions), "repetition")
-			for _, part := range []string{Title(run.Result), run.Result.Started.UTC().Format("2006-01-02"), reps, "xrcbench " + run.Result.Environment.Version} {
+			for _, part := range []string{title(run.Result), run.Result.Started.UTC().Format("2006-01-02"), reps, "xrcbench " + run.Result.Environment.Version} {
 				if !strings.Contains(st.Line, part) {
 					t.Errorf("stamp %q lacks %q", st.Line, part)
 				}
@@ -497,7 +497,7 @@ func TestPictureStamp(t *testing.T) {
 			if f.device != nil && f.device.FWVer != "" && !strings.Contains(st.Line, "fw "+f.device.FWVer) {
 				t.Errorf("stamp %q lacks the firmware %s", st.Line, f.device.FWVer)
 			}
-			figs, err := RunFigures(run, "", CountsAuto)
+			figs, err := runFigures(run, "", countsAuto)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -586,7 +586,7 @@ func TestSpectrumBand(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.fix.name+"/"+tt.kind, func(t *testing.T) {
 			run := loadFixture(t, tt.fix)
-			figs, err := RunFigures(run, "", CountsAuto)
+			figs, err := runFigures(run, "", countsAuto)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -678,7 +678,7 @@ func TestTimelineRepetitions(t *testing.T) {
 	// The fixtures' logs, written as the engine writes them.
 	for _, fx := range []fixture{lifecycleFixture(), noisyFixture()} {
 		run := loadFixture(t, fx)
-		figs, err := RunFigures(run, "", CountsAuto)
+		figs, err := runFigures(run, "", countsAuto)
 		if err != nil {
 			t.Fatal(err)
 		}
