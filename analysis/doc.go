@@ -13,6 +13,5 @@
 // history.html) are drawn here with report's primitives (figures, the page
 // head, the figure template) rather than report knowing them. It reads run
 // folders only through results, builds without cgo, and never runs a
-// benchmark. Errors about the input wrap results.ErrInput (report.ErrInput
-// is the same error).
+// benchmark. Errors about the input wrap results.ErrInput.
 package analysis

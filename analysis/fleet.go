@@ -24,6 +24,7 @@ import (
 
 	"github.com/xrcbench/xrcbench/internal/safedir"
 	"github.com/xrcbench/xrcbench/internal/safetext"
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/stats"
@@ -471,9 +472,9 @@ func (fl *Fleet) robustScore(fw, kind, metric string, idx []int) {
 		lns[j] = math.Log(metricValue(fr.Nodes[i].Ops[kind], metric))
 	}
 	med, mad := stats.Median(lns), stats.MAD(lns)
-	fr.Metrics = append(fr.Metrics, FleetMetric{FWVer: fw, Kind: kind, Metric: metric, Nodes: len(idx), Median: report.Round3(math.Exp(med)), MADLn: report.Round3(mad)})
+	fr.Metrics = append(fr.Metrics, FleetMetric{FWVer: fw, Kind: kind, Metric: metric, Nodes: len(idx), Median: units.Round3(math.Exp(med)), MADLn: units.Round3(mad)})
 	for j, i := range idx {
-		s := report.Round3(madToSigma * (lns[j] - med) / math.Max(mad, madFloor))
+		s := units.Round3(madToSigma * (lns[j] - med) / math.Max(mad, madFloor))
 		n := &fr.Nodes[i]
 		if n.Scores == nil {
 			n.Scores = map[string]float64{}
@@ -493,7 +494,7 @@ func uTest(mine, others []float64) (FleetTest, bool) {
 	}
 	t := FleetTest{Reps: len(mine), OthersReps: len(others), P: stats.UTest(mine, others)}
 	if mb := stats.Median(others); mb != 0 {
-		t.DeltaPct = report.Round3((stats.Median(mine)/mb - 1) * 100)
+		t.DeltaPct = units.Round3((stats.Median(mine)/mb - 1) * 100)
 	}
 	return t, true
 }
@@ -562,7 +563,7 @@ func (fl *Fleet) stamp() report.Stamp {
 			devs = append(devs, d)
 		}
 	}
-	line := "fleet of " + report.Plural(len(fl.Report.Nodes), "node") + ": " + strings.Join(fl.workloads, "; ")
+	line := "fleet of " + units.Plural(len(fl.Report.Nodes), "node") + ": " + strings.Join(fl.workloads, "; ")
 	if len(devs) > 0 {
 		line += " · " + strings.Join(devs, ", ")
 	}
@@ -587,7 +588,7 @@ func (fl *Fleet) FleetFigures(scale report.CountScale) ([]report.Figure, error) 
 			return nil, err
 		}
 		f.Title = kind + ": fleet-wide latency histogram"
-		f.Caption = fmt.Sprintf("Every node's %s latencies merged (%s). ", kind, report.Plural(fl.Report.Merged[kind].Nodes, "node")) + f.Caption
+		f.Caption = fmt.Sprintf("Every node's %s latencies merged (%s). ", kind, units.Plural(fl.Report.Merged[kind].Nodes, "node")) + f.Caption
 		figs = append(figs, f)
 	}
 	return figs, nil
@@ -737,9 +738,9 @@ func (fl *Fleet) WriteFleetHTML(title string, figs []report.Figure) ([]byte, err
 				c := fleetCell{Text: "–"}
 				if ok {
 					if m == "ops/s" {
-						c.Text = report.FormatRate(op.OpsPerSec)
+						c.Text = units.FormatRate(op.OpsPerSec)
 					} else {
-						c.Text = report.FormatNS(metricValue(op, m))
+						c.Text = units.FormatNS(metricValue(op, m))
 					}
 					s, scored := n.Scores[kind+" "+m]
 					c.Out = scored && math.Abs(s) > fr.Threshold
@@ -758,9 +759,9 @@ func (fl *Fleet) WriteFleetHTML(title string, figs []report.Figure) ([]byte, err
 	}
 	var medians []string
 	for _, m := range fr.Metrics {
-		v := report.FormatNS(m.Median)
+		v := units.FormatNS(m.Median)
 		if m.Metric == "ops/s" {
-			v = report.FormatRate(m.Median)
+			v = units.FormatRate(m.Median)
 		}
 		medians = append(medians, fmt.Sprintf("%s %s %s (%.3f)", m.Kind, m.Metric, v, m.MADLn))
 	}
@@ -798,7 +799,7 @@ func (fr *FleetReport) Headline() []string {
 	if len(fr.Missing)+fr.Unnamed > 0 {
 		parts = append(parts, fmt.Sprintf("%d missing", len(fr.Missing)+fr.Unnamed))
 	}
-	lines := []string{fmt.Sprintf("%s: %s", report.Plural(len(fr.Nodes), "node"), strings.Join(parts, ", "))}
+	lines := []string{fmt.Sprintf("%s: %s", units.Plural(len(fr.Nodes), "node"), strings.Join(parts, ", "))}
 	if len(fr.Firmware) > 0 {
 		var g []string
 		for _, x := range fr.Firmware {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/report"
 	"io"
 	"io/fs"
@@ -400,7 +401,7 @@ func buildSeries(ctx context.Context, g report.Gate, runs []historyRun, cpo chan
 		values[i] = pt.Median
 	}
 	if side := changepoint.MinSide(cpo); len(values) < changepoint.MinPoints(cpo) {
-		s.TooFew = fmt.Sprintf("%s: a step needs at least %d runs on each side at alpha %g", report.Plural(len(values), "run"), side, cmp.Or(cpo.Alpha, 0.01))
+		s.TooFew = fmt.Sprintf("%s: a step needs at least %d runs on each side at alpha %g", units.Plural(len(values), "run"), side, cmp.Or(cpo.Alpha, 0.01))
 		return s, nil
 	}
 	res, err := changepoint.DetectContext(ctx, values, cpo)
@@ -499,10 +500,10 @@ func (h *History) Regressed() bool {
 func (h *History) Lines() []string {
 	var out []string
 	out = append(out, fmt.Sprintf("history of %s: %s ordered by %s; change points by E-divisive (p ≤ %g, %d permutations), at least %g%%",
-		h.Workload, report.Plural(h.Runs, "run"), h.OrderBy, h.Alpha, h.Permutations, h.MinEffectPct))
+		h.Workload, units.Plural(h.Runs, "run"), h.OrderBy, h.Alpha, h.Permutations, h.MinEffectPct))
 	for _, s := range h.Series {
 		last := s.Points[len(s.Points)-1]
-		line := fmt.Sprintf("%s %s: %s, latest %s", s.Kind, s.Metric, report.Plural(len(s.Points), "run"), s.metric.Format(last.Median))
+		line := fmt.Sprintf("%s %s: %s, latest %s", s.Kind, s.Metric, units.Plural(len(s.Points), "run"), s.metric.Format(last.Median))
 		switch {
 		case s.TooFew != "":
 			line += "; too few to look for a change point"

@@ -30,7 +30,7 @@ func TestHistoryOptionsWithDefaults(t *testing.T) {
 	for _, tt := range tests {
 		opt, label, err := HistoryOptions{OrderBy: tt.orderBy, MinEffect: tt.minEffect}.withDefaults()
 		if tt.wantErr {
-			if !errors.Is(err, report.ErrInput) || !strings.Contains(err.Error(), fmt.Sprintf("%q", tt.orderBy)) {
+			if !errors.Is(err, results.ErrInput) || !strings.Contains(err.Error(), fmt.Sprintf("%q", tt.orderBy)) {
 				t.Errorf("order by %q: %v, want an input error naming it", tt.orderBy, err)
 			}
 			continue

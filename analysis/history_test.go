@@ -214,7 +214,7 @@ func TestHistoryRefuses(t *testing.T) {
 		"no such label":    {[]string{root}, HistoryOptions{OrderBy: "label:commit"}},
 		"gate not in runs": {[]string{root}, HistoryOptions{Gates: []report.Gate{{Kind: "create", Metric: "p50"}}}},
 	} {
-		if _, err := BuildHistory(tc.dirs, tc.opt); !errors.Is(err, report.ErrInput) {
+		if _, err := BuildHistory(tc.dirs, tc.opt); !errors.Is(err, results.ErrInput) {
 			t.Errorf("%s: %v, want an input error", name, err)
 		}
 	}

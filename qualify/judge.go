@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 )
@@ -196,7 +197,7 @@ func relative(c Criterion, cmp *report.Comparison, row Row) Row {
 		return row
 	case c.Metric.Latency && math.Abs(r.New.Median-r.Base.Median) < cmp.FloorNS:
 		// Whatever the test and the repetitions: the timer cannot
-		// resolve the change (report.FloorTimerReads).
+		// resolve the change (report's floorTimerReads).
 		d := *r.DeltaPct
 		row.Value, row.Verdict = &d, Pass
 		row.Message = fmt.Sprintf("%s %s %s → %s (%+.1f%%): a change under the floor of %s (plan min_change, or two timer reads), which the timer cannot resolve: not judged against the %g%% limit",
@@ -574,7 +575,7 @@ func firmwareRow(o Options, c Criterion, runs map[string]*report.Run) Row {
 		row.Message = "not applicable: no run's firmware failure counters could be read: " + strings.Join(unknown, "; ")
 	default:
 		row.Verdict = Pass
-		row.Message = fmt.Sprintf("no firmware command failed in %s (mlx5 debugfs failed counters)", report.Plural(judged, "run"))
+		row.Message = fmt.Sprintf("no firmware command failed in %s (mlx5 debugfs failed counters)", units.Plural(judged, "run"))
 		if len(unknown) > 0 {
 			row.Message += "; not known for " + strings.Join(unknown, "; ")
 		}

@@ -42,7 +42,7 @@ type Plan struct {
 	Criteria    []Criterion `yaml:"criteria"`
 	Soak        SoakSpec    `yaml:"soak"`
 	// MinChange is the smallest latency change a relative criterion
-	// judges; 0: two reads of the runs' timer (report.FloorTimerReads).
+	// judges; 0: two reads of the runs' timer (report's floorTimerReads).
 	MinChange Duration `yaml:"min_change"`
 	// Quality: the thresholds beyond which the runs are too disturbed to
 	// judge (quality.go); DefaultQuality where the plan does not say.

@@ -14,6 +14,7 @@ import (
 	"github.com/xrcbench/xrcbench/device"
 	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/internal/runfolder"
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/stats"
@@ -335,6 +336,6 @@ func DriftVerdict(p99 []float64, kind string, drift float64) Row {
 		r.Verdict = Fail
 	}
 	r.Message = fmt.Sprintf("%s p99 per interval: %s in the first tenth, %s in the last (%+.1f%%, limit %g%%)",
-		kind, report.FormatNS(first), report.FormatNS(last), d, drift)
+		kind, units.FormatNS(first), units.FormatNS(last), d, drift)
 	return r
 }

@@ -48,11 +48,11 @@ func openLoop(runs []*Run) bool {
 	return false
 }
 
-// BenchName is the benchmark name of kind in r, e.g.
+// benchTxtName is the benchmark name of kind in r, e.g.
 // BenchmarkXRC/lifecycle/unreg_last/procs=2/threads=2. The qps count is not
 // in the name but a configuration line, so runs that differ only in
 // qps land in separate benchstat tables rather than being pooled.
-func BenchName(r *results.Result, kind string) string {
+func benchTxtName(r *results.Result, kind string) string {
 	return fmt.Sprintf("BenchmarkXRC/%s/%s/procs=%d/threads=%d",
 		benchPart(r.Config.WorkloadLabel()), benchPart(kind), r.Config.Procs, r.Config.Threads)
 }
@@ -69,12 +69,12 @@ func benchPart(s string) string {
 	}, s)
 }
 
-// WriteBench writes runs in the Go benchmark format: per run, configuration
+// writeBench writes runs in the Go benchmark format: per run, configuration
 // lines, then one line per repetition and op kind with the repetition's
 // operation count as the iteration count, and in an open loop (--rate) the
 // response time's p50 and p99 on the same line. A run without repetitions
 // contributes one line per kind from its overall figures.
-func WriteBench(w io.Writer, runs []*Run) error {
+func writeBench(w io.Writer, runs []*Run) error {
 	bw := bufio.NewWriter(safetext.NewWriter(w))
 	fmt.Fprintln(bw, "# xrcbench: one line per repetition and op kind; read with benchstat")
 	units := benchUnits
@@ -104,12 +104,12 @@ func WriteBench(w io.Writer, runs []*Run) error {
 					// there, which benchstat must see as the report does,
 					// and has no latency to give.
 					if _, inRun := r.Ops[kind]; inRun && len(r.Repetitions) > 0 {
-						fmt.Fprintf(bw, "%s 0 0.0 ops/s\n", BenchName(r, kind))
+						fmt.Fprintf(bw, "%s 0 0.0 ops/s\n", benchTxtName(r, kind))
 					}
 					continue
 				}
 				fmt.Fprintf(bw, "%s %d %d p50-ns %d p99-ns %s ops/s",
-					BenchName(r, kind), s.Count, s.NS.P50, s.NS.P99, strconv.FormatFloat(s.OpsPerSec, 'f', 1, 64))
+					benchTxtName(r, kind), s.Count, s.NS.P50, s.NS.P99, strconv.FormatFloat(s.OpsPerSec, 'f', 1, 64))
 				if s.ResponseNS != nil {
 					fmt.Fprintf(bw, " %d resp-p50-ns %d resp-p99-ns", s.ResponseNS.P50, s.ResponseNS.P99)
 				}

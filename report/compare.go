@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/stats"
 )
@@ -35,20 +36,20 @@ type CompareOptions struct {
 	Confidence float64
 	// AllowConfigDiff compares runs whose configurations differ
 	// (ConfigDiff); the verdict then names the differences. Without it
-	// such runs are not comparable, an error wrapping ErrInput.
+	// such runs are not comparable, an error wrapping results.ErrInput.
 	AllowConfigDiff bool
 	// FloorNS is the smallest change of a latency's median, in ns, that
-	// can be a regression or an improvement; 0 is FloorTimerReads reads
+	// can be a regression or an improvement; 0 is floorTimerReads reads
 	// of the slower of the two runs' timers.
 	FloorNS float64
 }
 
-// FloorTimerReads is the default floor under latency changes, in reads
+// floorTimerReads is the default floor under latency changes, in reads
 // of the timer: every operation's duration is the difference of two
 // reads, so a change smaller than two is the timer's, not the device's
 // (70ns → 80ns, one 10ns step between tied HDR values, once failed a
 // qualification as +14.3%).
-const FloorTimerReads = 2
+const floorTimerReads = 2
 
 // DefaultAlpha is compare's default significance level.
 const DefaultAlpha = 0.05
@@ -123,11 +124,11 @@ func MinRepetitions(alpha, confidence float64, gates int) int {
 // Verdicts of a CompareRow.
 const (
 	VerdictRegression  = "regression"
-	VerdictImprovement = "improvement"
-	VerdictSmall       = "below threshold" // significant, but smaller than the threshold
-	VerdictSame        = "~"               // not significant
+	verdictImprovement = "improvement"
+	verdictSmall       = "below threshold" // significant, but smaller than the threshold
+	verdictSame        = "~"               // not significant
 	VerdictTooFew      = "too few repetitions"
-	VerdictNoData      = "no data"
+	verdictNoData      = "no data"
 	VerdictUnderFloor  = "under the floor" // significant, but a latency change the timer cannot resolve (FloorNS)
 )
 
@@ -210,7 +211,7 @@ type Center struct {
 // Compare compares new against base: for every op kind and metric, the
 // medians over repetitions with confidence intervals, the change, and the
 // Mann-Whitney U test. Runs of different workloads, or a failed run, are
-// refused with an error wrapping ErrInput.
+// refused with an error wrapping results.ErrInput.
 //
 // As benchstat does, it first decides what is compared (the kinds both
 // runs have, the metrics, the gates), then measures each row from the
@@ -229,7 +230,7 @@ func Compare(base, new *Run, opt CompareOptions) (*Comparison, error) {
 			base.Dir, new.Dir, strings.Join(cd, ", "))
 	}
 	if opt.FloorNS == 0 {
-		opt.FloorNS = FloorTimerReads * max(base.Result.Harness.TimerOverheadNS, new.Result.Harness.TimerOverheadNS)
+		opt.FloorNS = floorTimerReads * max(base.Result.Harness.TimerOverheadNS, new.Result.Harness.TimerOverheadNS)
 	}
 	c := &Comparison{
 		FloorNS:  opt.FloorNS,
@@ -357,12 +358,12 @@ func gateSet(gates []Gate, kinds []string) (map[Gate]bool, error) {
 }
 
 // rowMetrics is the metrics compared for kind: those asked for (for a
-// storm's own figures, kind results.StormKind, all of StormMetrics), then
+// storm's own figures, kind results.StormKind, all of stormMetrics), then
 // any gated metric of the kind not among them (a gate is always shown).
 func rowMetrics(metrics []Metric, gates []Gate, kind string) []Metric {
 	ms := slices.Clone(metrics)
 	if kind == results.StormKind {
-		ms = slices.Clone(StormMetrics)
+		ms = slices.Clone(stormMetrics)
 	}
 	for _, g := range gates {
 		if m, _ := GateMetric(g); g.Kind == kind && !slices.ContainsFunc(ms, func(x Metric) bool { return x.Name == m.Name }) {
@@ -381,7 +382,7 @@ func (c *Comparison) measureRow(b, n *results.Result, kind string, m Metric, gat
 	nv := RepetitionStats(n, kind, m).Values
 	row.Base, row.New = center(bv, opt.Confidence), center(nv, opt.Confidence)
 	if len(bv) == 0 || len(nv) == 0 {
-		row.Verdict = VerdictNoData
+		row.Verdict = verdictNoData
 		// Operations were counted but not per repetition: the test has
 		// nothing to work on, which must not pass as "no regression".
 		if b.Ops[kind].Count > 0 || n.Ops[kind].Count > 0 {
@@ -424,17 +425,17 @@ func judge(row *CompareRow, alpha, threshold, floorNS float64) {
 	row.Significant = !(p > alpha) // as benchmath.Comparison.FormatDelta
 	switch {
 	case !row.Significant:
-		row.Verdict = VerdictSame
+		row.Verdict = verdictSame
 	case row.metric.Latency && math.Abs(row.New.Median-row.Base.Median) < floorNS:
 		row.Verdict = VerdictUnderFloor
 	case row.DeltaPct == nil:
-		row.Verdict = VerdictSmall
+		row.Verdict = verdictSmall
 	case row.metric.Worse(*row.DeltaPct, threshold):
 		row.Verdict = VerdictRegression
 	case row.metric.Worse(-*row.DeltaPct, threshold):
-		row.Verdict = VerdictImprovement
+		row.Verdict = verdictImprovement
 	default:
-		row.Verdict = VerdictSmall
+		row.Verdict = verdictSmall
 	}
 }
 
@@ -658,7 +659,7 @@ func (c *Comparison) tooFewWhere() string {
 // needWhy says where NeedReps comes from.
 func (c *Comparison) needWhy() string {
 	return fmt.Sprintf("the Mann-Whitney U test at alpha %g over %s (Holm) and a %.0f%% interval of the median need at least %d per run",
-		c.Alpha, Plural(len(c.Gates), "gated metric"), 100*c.CI, c.NeedReps)
+		c.Alpha, units.Plural(len(c.Gates), "gated metric"), 100*c.CI, c.NeedReps)
 }
 
 func (c *Comparison) gateList() string { return gateList(c.Gates) }
@@ -692,16 +693,16 @@ func centerCell(m Metric, c Center) string {
 	if c.Lo == nil {
 		return s + " ±∞"
 	}
-	if c.Median > 0 && *c.Lo >= 0 && math.Max(*c.Hi/c.Median-1, 1-*c.Lo/c.Median) > MaxPctRange {
+	if c.Median > 0 && *c.Lo >= 0 && math.Max(*c.Hi/c.Median-1, 1-*c.Lo/c.Median) > maxPctRange {
 		return fmt.Sprintf("%s [%s, %s]", s, m.Format(*c.Lo), m.Format(*c.Hi))
 	}
 	sum := benchmath.Summary{Center: c.Median, Lo: *c.Lo, Hi: *c.Hi}
 	return s + " ±" + sum.PctRangeString()
 }
 
-// MaxPctRange is the widest interval, as a share of its median, that a
+// maxPctRange is the widest interval, as a share of its median, that a
 // comparison writes as ±percent; a wider one is written as its bounds.
-const MaxPctRange = 1.0
+const maxPctRange = 1.0
 
 // deltaCell is the change, shown whatever the verdict: "~" says the test
 // found no difference, not that there was no change.
@@ -749,8 +750,8 @@ func (r CompareRow) marks() string {
 
 func (c *Comparison) header() []string {
 	h := []string{
-		fmt.Sprintf("base: %s (%s on %s, %s)", c.Base.Dir, c.Base.Provider, c.Base.Host, Plural(c.Base.Repetitions, "repetition")),
-		fmt.Sprintf("new:  %s (%s on %s, %s)", c.New.Dir, c.New.Provider, c.New.Host, Plural(c.New.Repetitions, "repetition")),
+		fmt.Sprintf("base: %s (%s on %s, %s)", c.Base.Dir, c.Base.Provider, c.Base.Host, units.Plural(c.Base.Repetitions, "repetition")),
+		fmt.Sprintf("new:  %s (%s on %s, %s)", c.New.Dir, c.New.Provider, c.New.Host, units.Plural(c.New.Repetitions, "repetition")),
 	}
 	switch {
 	case c.Base.Device == c.New.Device && c.Base.Device != "":
@@ -766,7 +767,7 @@ func (c *Comparison) header() []string {
 		}
 	}
 	h = append(h, fmt.Sprintf("workload %s; medians over repetitions ± %.0f%% confidence interval ([low, high] where wider than ±%.0f%%); p: Mann-Whitney U; alpha %g, threshold %g%%",
-		c.Workload, 100*c.CI, 100*MaxPctRange, c.Alpha, c.Threshold))
+		c.Workload, 100*c.CI, 100*maxPctRange, c.Alpha, c.Threshold))
 	h = append(h, fmt.Sprintf("gated (decide the verdict, Holm-corrected): %s; the other rows are information", c.gateList()))
 	return h
 }
@@ -790,7 +791,7 @@ func (c *Comparison) footnotes(md bool) []string {
 		}
 	}
 	for _, r := range c.Rows {
-		if r.Verdict == VerdictSame {
+		if r.Verdict == verdictSame {
 			f = append(f, fmt.Sprintf("~: no significant difference (p > %g; for gated rows, Holm's p): the delta is shown but not established", c.Alpha))
 			break
 		}
@@ -961,10 +962,10 @@ func (t textTable) write(w io.Writer) error {
 	return bw.Flush()
 }
 
-// Outcome is the one word a CI reader needs first: PASS, FAIL (a
+// outcome is the one word a CI reader needs first: PASS, FAIL (a
 // significant regression beyond the threshold in a gated metric) or
 // UNDECIDED (too few repetitions for a gate to decide).
-func (c *Comparison) Outcome() string {
+func (c *Comparison) outcome() string {
 	switch {
 	case c.Regressions > 0:
 		return "FAIL"
@@ -980,7 +981,7 @@ func (c *Comparison) Outcome() string {
 // so a page of several jobs' summaries stays readable.
 func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "**xrcbench compare %s: %s** — %s\n\n", mdText(c.Workload), c.Outcome(), mdText(c.Verdict()))
+	fmt.Fprintf(bw, "**xrcbench compare %s: %s** — %s\n\n", mdText(c.Workload), c.outcome(), mdText(c.Verdict()))
 	groups := c.warningGroups()
 	fmt.Fprintln(bw, "| op | metric | role | base | new | delta | p | verdict | warnings |")
 	fmt.Fprintln(bw, "|---|---|---|---:|---:|---:|---:|---|---|")

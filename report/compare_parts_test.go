@@ -69,7 +69,7 @@ func TestRowMetrics(t *testing.T) {
 func TestJudge(t *testing.T) {
 	p50, _ := MetricByName("p50")
 	var higher Metric
-	for _, m := range Metrics {
+	for _, m := range allMetrics {
 		if m.BetterHigher {
 			higher = m
 			break
@@ -86,15 +86,15 @@ func TestJudge(t *testing.T) {
 		significant bool
 		floorNS     float64
 	}{
-		{"not tested", CompareRow{metric: p50, Verdict: VerdictNoData}, VerdictNoData, false, 0},
+		{"not tested", CompareRow{metric: p50, Verdict: verdictNoData}, verdictNoData, false, 0},
 		{"too few keeps its verdict", CompareRow{metric: p50, P: f(0.001), PAdj: f(0.001), Gated: true, DeltaPct: f(50), Verdict: VerdictTooFew}, VerdictTooFew, false, 0},
-		{"not significant", CompareRow{metric: p50, P: f(0.2), DeltaPct: f(50)}, VerdictSame, false, 0},
+		{"not significant", CompareRow{metric: p50, P: f(0.2), DeltaPct: f(50)}, verdictSame, false, 0},
 		{"slower beyond the threshold", CompareRow{metric: p50, P: f(0.01), DeltaPct: f(20)}, VerdictRegression, true, 0},
-		{"faster beyond the threshold", CompareRow{metric: p50, P: f(0.01), DeltaPct: f(-20)}, VerdictImprovement, true, 0},
-		{"within the threshold", CompareRow{metric: p50, P: f(0.01), DeltaPct: f(3)}, VerdictSmall, true, 0},
-		{"no change to measure (base 0)", CompareRow{metric: p50, P: f(0.01)}, VerdictSmall, true, 0},
+		{"faster beyond the threshold", CompareRow{metric: p50, P: f(0.01), DeltaPct: f(-20)}, verdictImprovement, true, 0},
+		{"within the threshold", CompareRow{metric: p50, P: f(0.01), DeltaPct: f(3)}, verdictSmall, true, 0},
+		{"no change to measure (base 0)", CompareRow{metric: p50, P: f(0.01)}, verdictSmall, true, 0},
 		{"more is better: fewer is a regression", CompareRow{metric: higher, P: f(0.01), DeltaPct: f(-20)}, VerdictRegression, true, 0},
-		{"gated: the adjusted p decides", CompareRow{metric: p50, Gated: true, P: f(0.01), PAdj: f(0.2), DeltaPct: f(20)}, VerdictSame, false, 0},
+		{"gated: the adjusted p decides", CompareRow{metric: p50, Gated: true, P: f(0.01), PAdj: f(0.2), DeltaPct: f(20)}, verdictSame, false, 0},
 		{"at alpha is significant", CompareRow{metric: p50, P: f(0.05), DeltaPct: f(20)}, VerdictRegression, true, 0},
 		// The audit's false failure: one 10ns step of the timer between
 		// tied values is +14.3%, and under two timer reads (2 × 25ns).

@@ -130,12 +130,12 @@ func TestCompare(t *testing.T) {
 		},
 		{
 			name: "reg −25%", base: synth{reps: 5, noise: 0.02, seed: 1}, new: synth{reps: 5, noise: 0.02, seed: 2, scale: map[string]float64{"reg": 0.75}},
-			want: map[string]string{"reg p50": VerdictImprovement, "reg ops_per_sec": VerdictImprovement},
+			want: map[string]string{"reg p50": verdictImprovement, "reg ops_per_sec": verdictImprovement},
 		},
 		{
 			// Significant (no noise at all) but smaller than the threshold.
 			name: "unreg +2%", base: synth{reps: 5, seed: 1}, new: synth{reps: 5, seed: 2, scale: map[string]float64{"unreg": 1.02}},
-			want: map[string]string{"unreg p50": VerdictSmall, "reg p50": VerdictSame},
+			want: map[string]string{"unreg p50": verdictSmall, "reg p50": verdictSame},
 		},
 		{
 			name: "3 reps", base: synth{reps: 3, noise: 0.02, seed: 1}, new: synth{reps: 3, noise: 0.02, seed: 2, scale: map[string]float64{"reg": 2}},
@@ -218,8 +218,8 @@ func TestCompareRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Compare(tt.base.run("base"), tt.new.run("new"), defaultOpts())
-			if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("err = %v, want ErrInput with %q", err, tt.want)
+			if !errors.Is(err, results.ErrInput) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want results.ErrInput with %q", err, tt.want)
 			}
 		})
 	}
@@ -415,7 +415,7 @@ func TestCompareGates(t *testing.T) {
 	}
 	for _, kind := range []string{"reg", "unreg_last"} {
 		r := rowOf(c, kind, "p50")
-		if !r.Gated || r.P == nil || *r.P > 0.05 || r.PAdj == nil || *r.PAdj <= 0.05 || r.Verdict != VerdictSame {
+		if !r.Gated || r.P == nil || *r.P > 0.05 || r.PAdj == nil || *r.PAdj <= 0.05 || r.Verdict != verdictSame {
 			t.Errorf("%s p50: p %v, Holm %v, verdict %q: want p ≤ 0.05 raw, > 0.05 after Holm, ~", kind, deref(r.P), deref(r.PAdj), r.Verdict)
 		}
 	}
@@ -434,12 +434,12 @@ func TestCompareGates(t *testing.T) {
 	}
 	// A gate on a kind the runs do not have is bad input.
 	opt.Gates = []Gate{{"create", "p50"}}
-	if _, err := Compare(runOf("a", map[string][]float64{"reg": five(1, 2, 3, 4, 5)}), runOf("b", map[string][]float64{"reg": five(1, 2, 3, 4, 5)}), opt); !errors.Is(err, ErrInput) {
-		t.Errorf("gate on a missing kind: err %v, want ErrInput", err)
+	if _, err := Compare(runOf("a", map[string][]float64{"reg": five(1, 2, 3, 4, 5)}), runOf("b", map[string][]float64{"reg": five(1, 2, 3, 4, 5)}), opt); !errors.Is(err, results.ErrInput) {
+		t.Errorf("gate on a missing kind: err %v, want results.ErrInput", err)
 	}
 	for _, bad := range []string{"reg", "reg.p42", ".p50", ","} {
-		if _, err := ParseGates(bad); !errors.Is(err, ErrInput) {
-			t.Errorf("ParseGates(%q): err %v, want ErrInput", bad, err)
+		if _, err := ParseGates(bad); !errors.Is(err, results.ErrInput) {
+			t.Errorf("ParseGates(%q): err %v, want results.ErrInput", bad, err)
 		}
 	}
 	if gs, err := ParseGates("reg.p50, unreg_last.p99"); err != nil || len(gs) != 2 || gs[1] != (Gate{"unreg_last", "p99"}) {
@@ -464,7 +464,7 @@ func TestCompareDeltaAlwaysShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rowOf(c, "reg", "ops_per_sec")
-	if r.Verdict != VerdictSame || r.DeltaPct == nil || r.P == nil {
+	if r.Verdict != verdictSame || r.DeltaPct == nil || r.P == nil {
 		t.Fatalf("reg ops/s: %+v, want ~ with a delta and p", r)
 	}
 	var text bytes.Buffer
@@ -496,7 +496,7 @@ func TestOneMinimumRepetitions(t *testing.T) {
 	}
 	var text bytes.Buffer
 	c.WriteText(&text)
-	warn := strings.Join(Warnings(four.run("base")), "\n")
+	warn := strings.Join(warningLines(four.run("base")), "\n")
 	for where, s := range map[string]string{"verdict": c.Verdict(), "table": text.String(), "report warning": warn} {
 		if !strings.Contains(s, "at least 5 per run") || strings.Contains(s, "at least 4") || strings.Contains(s, "at least 6") {
 			t.Errorf("%s does not name 5 alone:\n%s", where, s)
@@ -506,7 +506,7 @@ func TestOneMinimumRepetitions(t *testing.T) {
 		t.Errorf("4 repetitions: TooFew %v NeedReps %d", c.TooFew, c.NeedReps)
 	}
 	five := synth{reps: 5, noise: 0.02, seed: 1}
-	if c, _ := Compare(five.run("base"), five.run("new"), defaultOpts()); c.TooFew || strings.Contains(strings.Join(Warnings(five.run("base")), "\n"), "per run") {
+	if c, _ := Compare(five.run("base"), five.run("new"), defaultOpts()); c.TooFew || strings.Contains(strings.Join(warningLines(five.run("base")), "\n"), "per run") {
 		t.Errorf("5 repetitions: TooFew %v; %s", c.TooFew, c.Verdict())
 	}
 }
@@ -675,7 +675,7 @@ func TestVerdictTooFewWhere(t *testing.T) {
 	c.TooFew, c.Regressions = true, 0
 	for i := range c.Rows {
 		r := &c.Rows[i]
-		r.Verdict = VerdictSame
+		r.Verdict = verdictSame
 		if r.Gated && r.Kind == results.OpReg && r.Metric == "p50" {
 			r.Verdict, r.New.N = VerdictTooFew, 4
 		}

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -267,7 +268,7 @@ func CompareMany(sets []RunSet, by string, opt CompareOptions) (*MultiComparison
 				mc.Rows = append(mc.Rows, MultiRow{Kind: r.Kind, Metric: r.Metric, Gated: r.Gated, metric: r.metric,
 					Cells: make([]MultiCell, len(sets))})
 				for k := range mc.Rows[j].Cells {
-					mc.Rows[j].Cells[k].Verdict = VerdictNoData
+					mc.Rows[j].Cells[k].Verdict = verdictNoData
 				}
 			}
 			row := &mc.Rows[j]
@@ -291,10 +292,10 @@ func CompareMany(sets []RunSet, by string, opt CompareOptions) (*MultiComparison
 	return mc, nil
 }
 
-// WarnFirmwareDiffers is the kind of a comparison's own warning that two
+// warnFirmwareDiffers is the kind of a comparison's own warning that two
 // sets reporting one firmware version differ significantly: not a run's
 // (results' Warn* kinds), a finding of the comparison.
-const WarnFirmwareDiffers = "firmware_differs"
+const warnFirmwareDiffers = "firmware_differs"
 
 // firmwareWarnings compares every two sets that report one firmware
 // version: if they differ significantly in a gated metric, the version
@@ -315,12 +316,12 @@ func (mc *MultiComparison) firmwareWarnings(opt CompareOptions) error {
 			}
 			var diffs []string
 			for _, r := range c.Rows {
-				if r.Gated && (r.Verdict == VerdictRegression || r.Verdict == VerdictImprovement) {
+				if r.Gated && (r.Verdict == VerdictRegression || r.Verdict == verdictImprovement) {
 					diffs = append(diffs, fmt.Sprintf("%s %s %+.1f%% (Holm p %.3g)", r.Kind, r.Metric, *r.DeltaPct, *r.PAdj))
 				}
 			}
 			if len(diffs) > 0 {
-				mc.Warnings = append(mc.Warnings, results.NewWarning(WarnFirmwareDiffers, results.SeverityWarning, 0, "",
+				mc.Warnings = append(mc.Warnings, results.NewWarning(warnFirmwareDiffers, results.SeverityWarning, 0, "",
 					fmt.Sprintf("%s and %s both report firmware %s but differ significantly: %s",
 						mc.Sets[i].Name, mc.Sets[j].Name, fw, strings.Join(diffs, "; "))).
 					WithMeans("the version does not identify what was measured; compare the runs' bills of materials (board id, driver, libibverbs, PCIe link, CPU setup)"))
@@ -365,7 +366,7 @@ func (r MultiRow) cell(i int) string {
 func (mc *MultiComparison) header() []string {
 	var h []string
 	for i, s := range mc.Sets {
-		line := fmt.Sprintf("%s: %s (%s", s.Name, strings.Join(s.Dirs, " "), Plural(s.Repetitions, "repetition"))
+		line := fmt.Sprintf("%s: %s (%s", s.Name, strings.Join(s.Dirs, " "), units.Plural(s.Repetitions, "repetition"))
 		if s.Device != "" {
 			line += ", device " + s.Device
 		}
@@ -386,7 +387,7 @@ func (mc *MultiComparison) header() []string {
 		by = fmt.Sprintf("; sets grouped by label %s, their repetitions pooled", mc.By)
 	}
 	h = append(h, fmt.Sprintf("workload %s%s; medians over repetitions ± %.0f%% confidence interval ([low, high] where wider than ±%.0f%%); each set against %s: change, verdict, p (Mann-Whitney U); alpha %g, threshold %g%%",
-		mc.Workload, by, 100*mc.CI, 100*MaxPctRange, mc.Sets[0].Name, mc.Alpha, mc.Threshold))
+		mc.Workload, by, 100*mc.CI, 100*maxPctRange, mc.Sets[0].Name, mc.Alpha, mc.Threshold))
 	h = append(h, fmt.Sprintf("gated (decide the verdict, Holm-corrected within each set's comparison): %s; the other rows are information", gateList(mc.Gates)))
 	return h
 }
@@ -531,7 +532,7 @@ func (mc *MultiComparison) gateFigure(g Gate, m Metric) (Figure, error) {
 	name := fmt.Sprintf("compare-%s-%s", g.Kind, g.Metric)
 	title := fmt.Sprintf("%s %s across %d sets: change from %s", g.Kind, g.Metric, len(mc.Sets), mc.Sets[0].Name)
 	p := newPlot(title, "set", "change from "+mc.Sets[0].Name+" (%)")
-	st := RunsStamp(mc.sets)
+	st := runsStamp(mc.sets)
 	base, _, _, ok := pointValue(mc.sets[0], g.Kind, m)
 	if !ok || base == 0 {
 		return emptyFigure(p, name, title, "the first set recorded no "+g.Kind, st)

@@ -40,7 +40,7 @@ func TestCompareManyGolden(t *testing.T) {
 	if mc.Regressions != 1 || !strings.Contains(mc.Verdict(), "b unreg_last p50 +29.4%") {
 		t.Errorf("regressions %d, verdict %q: want b's unreg_last only", mc.Regressions, mc.Verdict())
 	}
-	if len(mc.Warnings) != 1 || mc.Warnings[0].Kind != WarnFirmwareDiffers || !strings.Contains(mc.Warnings[0].Text, "b and c both report firmware 1.1 but differ significantly: unreg_last p50") {
+	if len(mc.Warnings) != 1 || mc.Warnings[0].Kind != warnFirmwareDiffers || !strings.Contains(mc.Warnings[0].Text, "b and c both report firmware 1.1 but differ significantly: unreg_last p50") {
 		t.Errorf("firmware warnings %q", mc.Warnings)
 	}
 	for _, h := range []string{"a [fw 1.0]", "b [fw 1.1]", "c [fw 1.1]"} {

@@ -51,7 +51,7 @@ func TestCompareConfigDiff(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !errors.Is(err, ErrInput) || strings.Contains(err.Error(), "\n") ||
+			if err == nil || !errors.Is(err, results.ErrInput) || strings.Contains(err.Error(), "\n") ||
 				!strings.HasPrefix(err.Error(), "not comparable: runs/base and runs/new differ in configuration (") ||
 				!strings.Contains(err.Error(), "--allow-config-diff") {
 				t.Fatalf("err = %v, want one line refusing the comparison", err)
@@ -103,7 +103,7 @@ func TestCompareManyConfigDiff(t *testing.T) {
 	b2.Result.Config.Threads = 8
 	sets := []RunSet{{Name: "fw=1", Runs: []*Run{a}}, {Name: "fw=2", Runs: []*Run{b1, b2}}}
 	_, err := CompareMany(sets, "fw", defaultOpts())
-	if err == nil || !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "not comparable: set fw=2: runs/b1 and runs/b2 differ in configuration (threads: 2 → 8)") {
+	if err == nil || !errors.Is(err, results.ErrInput) || !strings.Contains(err.Error(), "not comparable: set fw=2: runs/b1 and runs/b2 differ in configuration (threads: 2 → 8)") {
 		t.Fatalf("err = %v", err)
 	}
 	opt := defaultOpts()

@@ -21,6 +21,5 @@
 // Problems that do not stop the work (a missing interval log, high variation
 // across repetitions, errors counted by the engine) become warnings in the
 // report; problems with the input itself (a missing or truncated
-// result.json, another schema) are errors that wrap ErrInput
-// (results.ErrInput).
+// result.json, another schema) are errors that wrap results.ErrInput.
 package report

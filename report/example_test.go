@@ -2,33 +2,9 @@ package report_test
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/xrcbench/xrcbench/report"
 )
-
-// Write a run folder's bench.txt lines to stdout; `benchstat bench.txt`
-// reads them unchanged.
-func ExampleWriteBench() {
-	run, err := report.LoadRun("testdata/runs/tiny")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	report.WriteBench(os.Stdout, []*report.Run{run})
-	// Output:
-	// # xrcbench: one line per repetition and op kind; read with benchstat
-	// Unit p50-ns better=lower
-	// Unit p99-ns better=lower
-	// Unit ops/s better=higher
-	//
-	// # testdata/runs/tiny: bench-a, status ok
-	// provider: sim
-	// qps: 1
-	// qp-state: reset
-	// BenchmarkXRC/churn/create/procs=1/threads=1 1 0 p50-ns 0 p99-ns 1.0 ops/s
-	// BenchmarkXRC/churn/unreg_last/procs=1/threads=1 1 0 p50-ns 0 p99-ns 1.0 ops/s
-}
 
 // Compare a run folder with itself: nothing differs, so nothing is
 // significant and the gate passes. The lifecycle workload gates on
@@ -59,17 +35,4 @@ func ExampleCompare() {
 	// unreg p50 (info): base n=5, new n=5, ~
 	// unreg_last p50 (gate): base n=5, new n=5, ~
 	// no significant regression beyond 5% in reg.p50, unreg_last.p50
-}
-
-func ExampleFormatNS() {
-	for _, ns := range []float64{0, 950, 1234, 98_765, 4_500_000, 2e9} {
-		fmt.Println(report.FormatNS(ns))
-	}
-	// Output:
-	// 0ns
-	// 950ns
-	// 1.23µs
-	// 98.8µs
-	// 4.50ms
-	// 2.00s
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -83,7 +84,7 @@ func benchName(run *Run, kind string, nameLabels []string) string {
 	if run.Result.Storm != nil {
 		parts = append(parts, fmt.Sprintf("%dx%d", c.Procs, c.Threads), fmt.Sprintf("nodes=%d", run.Result.Storm.Nodes))
 	} else {
-		parts = append(parts, fmt.Sprintf("%dx%d", c.Procs, c.Threads), Plural(c.QPs, "QP"))
+		parts = append(parts, fmt.Sprintf("%dx%d", c.Procs, c.Threads), units.Plural(c.QPs, "QP"))
 	}
 	parts = append(parts, c.QPStateOf())
 	if c.Rate > 0 {
@@ -125,7 +126,7 @@ func exportable(runs []*Run, nameLabels []string) error {
 
 // collectExported lists, per run and op kind that measured anything, the
 // given metrics' medians over repetitions; with latencies among them, a
-// storm's own figures too (StormMetrics, as kind results.StormKind: the
+// storm's own figures too (stormMetrics, as kind results.StormKind: the
 // makespan is a storm's headline).
 func collectExported(runs []*Run, ms []Metric, conf float64, nameLabels []string) []exported {
 	var out []exported
@@ -138,7 +139,7 @@ func collectExported(runs []*Run, ms []Metric, conf float64, nameLabels []string
 		for _, kind := range kinds {
 			kms := ms
 			if kind == results.StormKind {
-				kms = StormMetrics
+				kms = stormMetrics
 			} else if run.Result.Ops[kind].Count == 0 {
 				continue
 			}
@@ -157,8 +158,8 @@ func collectExported(runs []*Run, ms []Metric, conf float64, nameLabels []string
 	return out
 }
 
-// GABEntry is one entry of github-action-benchmark's custom JSON.
-type GABEntry struct {
+// gabEntry is one entry of github-action-benchmark's custom JSON.
+type gabEntry struct {
 	Name  string  `json:"name"`
 	Unit  string  `json:"unit"`
 	Value float64 `json:"value"`
@@ -178,15 +179,15 @@ func ExportGitHubActionBenchmark(runs []*Run, opt ExportOptions) (smaller, bigge
 	}
 	ops, _ := MetricByName("ops_per_sec")
 	entries := func(ms []Metric) ([]byte, error) {
-		list := []GABEntry{}
+		list := []gabEntry{}
 		for _, e := range collectExported(runs, ms, opt.confidence(), opt.NameLabels) {
 			unit := "ns"
 			if !e.metric.Latency {
 				unit = "ops/s"
 			}
-			g := GABEntry{Name: e.bench + " " + e.metric.Name, Unit: unit, Value: Round3(e.center.Median), Extra: exportExtra(e, opt.confidence())}
+			g := gabEntry{Name: e.bench + " " + e.metric.Name, Unit: unit, Value: units.Round3(e.center.Median), Extra: exportExtra(e, opt.confidence())}
 			if e.center.Lo != nil {
-				g.Range = "± " + strconv.FormatFloat(Round3(math.Max(e.center.Median-*e.center.Lo, *e.center.Hi-e.center.Median)), 'f', -1, 64)
+				g.Range = "± " + strconv.FormatFloat(units.Round3(math.Max(e.center.Median-*e.center.Lo, *e.center.Hi-e.center.Median)), 'f', -1, 64)
 			}
 			list = append(list, g)
 		}
@@ -210,11 +211,11 @@ func ExportGitHubActionBenchmark(runs []*Run, opt ExportOptions) (smaller, bigge
 // exportExtra is the entry's context, shown in the dashboard's tooltip.
 func exportExtra(e exported, conf float64) string {
 	r := e.run.Result
-	s := fmt.Sprintf("median of %s", Plural(e.center.N, "repetition"))
+	s := fmt.Sprintf("median of %s", units.Plural(e.center.N, "repetition"))
 	if e.center.Lo != nil {
 		s += fmt.Sprintf(", %.0f%% CI %s–%s", 100*conf, e.metric.Format(*e.center.Lo), e.metric.Format(*e.center.Hi))
 	}
-	s += fmt.Sprintf("; %s on %s, %d×%d, %s", r.Config.Provider, r.Environment.Host, r.Config.Procs, r.Config.Threads, Plural(r.Config.QPs, "QP"))
+	s += fmt.Sprintf("; %s on %s, %d×%d, %s", r.Config.Provider, r.Environment.Host, r.Config.Procs, r.Config.Threads, units.Plural(r.Config.QPs, "QP"))
 	if r.Environment.Version != "" {
 		s += "; xrcbench " + r.Environment.Version
 	}
@@ -262,9 +263,9 @@ func ExportBencher(runs []*Run, opt ExportOptions) ([]byte, error) {
 		case e.metric.Latency:
 			measure = "latency-" + e.metric.Name
 		}
-		m := bmfMetric{Value: Round3(e.center.Median)}
+		m := bmfMetric{Value: units.Round3(e.center.Median)}
 		if e.center.Lo != nil {
-			lo, hi := Round3(*e.center.Lo), Round3(*e.center.Hi)
+			lo, hi := units.Round3(*e.center.Lo), units.Round3(*e.center.Hi)
 			m.Lower, m.Upper = &lo, &hi
 		}
 		if out[e.bench] == nil {
@@ -294,8 +295,8 @@ var csvStats = []struct {
 	{"stddev", "ns", func(s results.OpStats) float64 { return s.NS.Stddev }},
 }
 
-// CSVStatistics names the statistic column's values, in row order.
-func CSVStatistics() []string {
+// csvStatistics names the statistic column's values, in row order.
+func csvStatistics() []string {
 	var s []string
 	for _, st := range csvStats {
 		s = append(s, st.name)
@@ -395,7 +396,7 @@ func ExportCSV(runs []*Run) ([]byte, error) {
 		// A storm's own figures per repetition, as kind storm.
 		if r.Storm != nil {
 			for i := range r.Storm.MakespanNS {
-				for _, m := range StormMetrics {
+				for _, m := range stormMetrics {
 					v, ok := m.Storm(r.Storm, i)
 					if !ok {
 						continue
@@ -437,10 +438,6 @@ func marshalIndent(v any) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// Round3 keeps 3 decimals: sub-nanosecond digits of a median of integers
-// are noise in a dashboard.
-func Round3(v float64) float64 { return math.Round(v*1000) / 1000 }
-
 // runLabels are the run's --label pairs.
 func runLabels(r *results.Result) map[string]string { return r.Labels }
 
@@ -479,7 +476,7 @@ func (c *Comparison) JUnit(started time.Time) JUnitReport {
 			jc.Failure = &JUnitOutcome{Type: "regression",
 				Message: fmt.Sprintf("%s %s changed %s: a significant regression beyond %g%% (p %s)", r.Kind, r.Metric, r.delta(), c.Threshold, r.pValue()),
 				Text:    jc.SystemOut}
-		case VerdictTooFew, VerdictNoData:
+		case VerdictTooFew, verdictNoData:
 			jc.Skipped = &JUnitOutcome{Type: "undecided", Message: fmt.Sprintf("%s: %s", r.Verdict, c.needWhy())}
 		}
 		suite.Cases = append(suite.Cases, jc)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/xrcbench/xrcbench/internal/golden"
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -87,7 +88,7 @@ func TestExportGitHubActionBenchmark(t *testing.T) {
 				!strings.Contains(config, fmt.Sprintf("%dx%d", run.Result.Config.Procs, run.Result.Config.Threads)) {
 				t.Fatalf("%s: name %q is not lifecycle/KIND [configuration] METRIC", tc.name, name)
 			}
-			want := Round3(RepetitionStats(run.Result, kind, m).Median)
+			want := units.Round3(RepetitionStats(run.Result, kind, m).Median)
 			if got := e["value"].(float64); got != want {
 				t.Errorf("%s: %s value %g, want the median over repetitions %g", tc.name, name, got, want)
 			}
@@ -177,10 +178,10 @@ func TestExportRefuses(t *testing.T) {
 	failed.Result.Status = results.StatusFailed
 	a, b := runOf("a", map[string][]float64{"reg": {100}}), runOf("b", map[string][]float64{"reg": {100}})
 	for name, runs := range map[string][]*Run{"none": nil, "failed": {failed}, "same workload": {a, b}} {
-		if _, err := ExportBencher(runs, ExportOptions{}); !errors.Is(err, ErrInput) {
+		if _, err := ExportBencher(runs, ExportOptions{}); !errors.Is(err, results.ErrInput) {
 			t.Errorf("%s: bencher: %v, want an input error", name, err)
 		}
-		if _, _, err := ExportGitHubActionBenchmark(runs, ExportOptions{}); !errors.Is(err, ErrInput) {
+		if _, _, err := ExportGitHubActionBenchmark(runs, ExportOptions{}); !errors.Is(err, results.ErrInput) {
 			t.Errorf("%s: github-action-benchmark: %v, want an input error", name, err)
 		}
 	}
@@ -207,7 +208,7 @@ func TestExportCSV(t *testing.T) {
 	want := 0
 	for _, run := range runs {
 		for _, rep := range run.Result.Repetitions {
-			want += len(rep.Ops) * len(CSVStatistics())
+			want += len(rep.Ops) * len(csvStatistics())
 		}
 	}
 	if len(recs)-1 != want {
@@ -434,9 +435,9 @@ func TestWorkloadFileNamedByItsName(t *testing.T) {
 		run := loadFixture(t, lifecycleFixture())
 		run.Result.Config.Workload, run.Result.Config.WorkloadName = tt.arg, tt.name
 		got := map[string]string{
-			"bench.txt": BenchName(run.Result, results.OpReg),
+			"bench.txt": benchTxtName(run.Result, results.OpReg),
 			"export":    benchName(run, results.OpReg, nil),
-			"title":     Title(run.Result),
+			"title":     title(run.Result),
 		}
 		csv, err := ExportCSV([]*Run{run})
 		if err != nil {

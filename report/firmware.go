@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -28,7 +29,7 @@ var fwCommands = []struct {
 
 func always(string) bool { return true }
 
-// FirmwareNotes sets the adapter's own command time beside the latency
+// firmwareNotes sets the adapter's own command time beside the latency
 // measured from user space. It shows no share of the latency: the counters
 // span the whole run (warm-up, the holders' creates, teardown and the leak
 // probe too), not the measured window, so their mean is not the mean of the
@@ -38,7 +39,7 @@ func always(string) bool { return true }
 // means the counter does not see them all, and the note says so. Nothing
 // when the run did not look (sim, null); one line saying why when the
 // counters were not readable.
-func FirmwareNotes(r *results.Result) []string {
+func firmwareNotes(r *results.Result) []string {
 	fw := r.Environment.Firmware
 	if fw == nil {
 		return nil
@@ -55,12 +56,12 @@ func FirmwareNotes(r *results.Result) []string {
 		}
 		n, mean := cmd.N, cmd.MeanNS
 		note := fmt.Sprintf("firmware %s: %d commands during the whole run (set-up, warm-up and teardown included), mean %s",
-			c.cmd, n, FormatNS(mean))
+			c.cmd, n, units.FormatNS(mean))
 		if n > 0 && cmd.ErrNS > 0 {
-			note += fmt.Sprintf(" ± %s (the kernel's average is whole ns)", FormatNS(math.Ceil(cmd.ErrNS)))
+			note += fmt.Sprintf(" ± %s (the kernel's average is whole ns)", units.FormatNS(math.Ceil(cmd.ErrNS)))
 		}
 		if s := r.Ops[c.kind]; s.Count > 0 {
-			note += fmt.Sprintf("; %d %s measured, p50 %s", s.Count, c.kind, FormatNS(float64(s.NS.P50)))
+			note += fmt.Sprintf("; %d %s measured, p50 %s", s.Count, c.kind, units.FormatNS(float64(s.NS.P50)))
 			switch {
 			case !c.issued(state):
 				note += fmt.Sprintf(", which issue none at qp_state %s", state)

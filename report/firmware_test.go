@@ -54,7 +54,7 @@ func TestFirmwareNotes(t *testing.T) {
 		{"garbled counters are left out", map[string]string{"fw_cmd.DESTROY_QP.n": "many", "fw_cmd.DESTROY_QP.mean_ns": "1"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := FirmwareNotes(withOps(tc.detail)); !reflect.DeepEqual(got, tc.want) {
+			if got := firmwareNotes(withOps(tc.detail)); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})
@@ -112,7 +112,7 @@ func TestFirmwareNotesModify(t *testing.T) {
 			[]string{"firmware 2RST_QP: 0" + whole + "0ns; 100 unreg_last measured, p50 200µs, which issue none at qp_state reset"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := FirmwareNotes(run(tc.state, tc.detail)); !reflect.DeepEqual(got, tc.want) {
+			if got := firmwareNotes(run(tc.state, tc.detail)); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})
@@ -132,7 +132,7 @@ func TestFirmwareNotesTyped(t *testing.T) {
 		"firmware DESTROY_QP: 130 commands during the whole run (set-up, warm-up and teardown included), mean 150µs ± 7ns " +
 			"(the kernel's average is whole ns); 100 unreg_last measured, p50 200µs; no firmware share is shown, as the windows differ",
 	}
-	if got := FirmwareNotes(r); !reflect.DeepEqual(got, want) {
+	if got := firmwareNotes(r); !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 	env := legacyEnv(t, map[string]string{"cost": "reg=2us", "fw_cmd.DESTROY_QP.n": "3", "fw_cmd.DESTROY_QP.mean_ns": "9"})
@@ -161,7 +161,7 @@ func TestFirmwareNotesFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &results.Result{Environment: results.Environment{Firmware: &results.FirmwareCounters{
 				Commands: map[string]results.FirmwareCommand{"DESTROY_QP": tc.cmd}}}}
-			if got := FirmwareNotes(r); !reflect.DeepEqual(got, []string{tc.want}) {
+			if got := firmwareNotes(r); !reflect.DeepEqual(got, []string{tc.want}) {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})
@@ -182,7 +182,7 @@ func TestFirmwareFailedWarning(t *testing.T) {
 		t.Errorf("none failed, yet %q", s.Text)
 	}
 	r := &results.Result{Environment: results.Environment{Firmware: fw}, Warnings: []results.Warning{w}}
-	got := Warnings(&Run{Result: r})
+	got := warningLines(&Run{Result: r})
 	if len(got) == 0 || got[0] != "engine: "+results.WarningTexts([]results.Warning{w})[0] {
 		t.Errorf("warnings %q", got)
 	}

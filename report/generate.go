@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/xrcbench/xrcbench/internal/safedir"
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -18,8 +19,8 @@ import (
 const (
 	HTMLFile     = "report.html"
 	MarkdownFile = "summary.md"
-	BenchFile    = "bench.txt"
-	PlotsDir     = "plots"
+	benchFile    = "bench.txt"
+	plotsDir     = "plots"
 )
 
 // Report is what Generate wrote.
@@ -55,7 +56,7 @@ func Generate(dirs []string, out string) (*Report, error) {
 // reader never sees half a file.
 func GenerateWith(dirs []string, out string, opts Options) (*Report, error) {
 	if opts.Counts == "" {
-		opts.Counts = CountsAuto
+		opts.Counts = countsAuto
 	}
 	if _, err := ParseCountScale(string(opts.Counts)); err != nil {
 		return nil, err
@@ -92,7 +93,7 @@ func GenerateWith(dirs []string, out string, opts Options) (*Report, error) {
 // to when the folder given was one.
 type inputs struct {
 	runs  []*Run
-	sweep *SweepReport
+	sweep *sweepReport
 }
 
 // loadInputs reads dirs: run folders, or one sweep folder alone.
@@ -102,11 +103,11 @@ func loadInputs(dirs []string) (inputs, error) {
 		return in, inputErrorf("no run folder given")
 	}
 	for _, d := range dirs {
-		if IsSweep(d) {
+		if isSweep(d) {
 			if len(dirs) > 1 {
 				return in, inputErrorf("%s is a sweep folder: report it alone", d)
 			}
-			sr, err := LoadSweep(d)
+			sr, err := loadSweep(d)
 			if err != nil {
 				return in, err
 			}
@@ -149,36 +150,36 @@ func makeFigures(in inputs, counts CountScale) (figureSet, error) {
 	var err error
 	switch runs := in.runs; {
 	case in.sweep != nil:
-		if fs.overlays, err = SweepFigures(in.sweep); err != nil {
+		if fs.overlays, err = sweepFigures(in.sweep); err != nil {
 			return fs, err
 		}
-		fs.title = fmt.Sprintf("xrcbench sweep: %s on %s, %s", in.sweep.Workload, in.sweep.Provider, Plural(len(in.sweep.Points), "point"))
+		fs.title = fmt.Sprintf("xrcbench sweep: %s on %s, %s", in.sweep.Workload, in.sweep.Provider, units.Plural(len(in.sweep.Points), "point"))
 	case len(runs) == 1:
-		if fs.perRun[runs[0]], err = RunFigures(runs[0], "", counts); err != nil {
+		if fs.perRun[runs[0]], err = runFigures(runs[0], "", counts); err != nil {
 			return fs, err
 		}
-		if fs.kindOverlays[runs[0]], err = KindOverlayFigures(runs[0], "", counts); err != nil {
+		if fs.kindOverlays[runs[0]], err = kindOverlayFigures(runs[0], "", counts); err != nil {
 			return fs, err
 		}
-		fs.title = "xrcbench: " + Title(runs[0].Result)
+		fs.title = "xrcbench: " + title(runs[0].Result)
 	default:
 		LabelRuns(runs)
 		for _, run := range runs {
-			if fs.perRun[run], err = RunFigures(run, results.SafeFileName(run.Label)+"-", counts); err != nil {
+			if fs.perRun[run], err = runFigures(run, results.SafeFileName(run.Label)+"-", counts); err != nil {
 				return fs, err
 			}
-			if fs.kindOverlays[run], err = KindOverlayFigures(run, results.SafeFileName(run.Label)+"-", counts); err != nil {
+			if fs.kindOverlays[run], err = kindOverlayFigures(run, results.SafeFileName(run.Label)+"-", counts); err != nil {
 				return fs, err
 			}
 		}
-		if fs.overlays, err = OverlayFigures(runs); err != nil {
+		if fs.overlays, err = overlayFigures(runs); err != nil {
 			return fs, err
 		}
-		fs.title = "xrcbench: " + Plural(len(runs), "run")
+		fs.title = "xrcbench: " + units.Plural(len(runs), "run")
 	}
 	for _, run := range in.runs {
 		for _, f := range fs.kindOverlays[run] {
-			run.overlayPlots = append(run.overlayPlots, filepath.ToSlash(filepath.Join(PlotsDir, f.Name+".png")))
+			run.overlayPlots = append(run.overlayPlots, filepath.ToSlash(filepath.Join(plotsDir, f.Name+".png")))
 		}
 	}
 	return fs, nil
@@ -191,8 +192,8 @@ func makePage(in inputs, fs figureSet) (htmlPage, []string, []string) {
 	runs, sweep := in.runs, in.sweep
 	pg := htmlPage{Title: fs.title, Single: len(runs) == 1 && sweep == nil}
 	if sweep != nil {
-		pg.Sweep = &htmlSweep{SweepReport: sweep, Figures: htmlFigures(fs.overlays)}
-		pg.Headlines = []htmlHeadline{{Kinds: SweepHeadline(sweep)}}
+		pg.Sweep = &htmlSweep{sweepReport: sweep, Figures: htmlFigures(fs.overlays)}
+		pg.Headlines = []htmlHeadline{{Kinds: sweepHeadline(sweep)}}
 	} else {
 		pg.Overlays = htmlFigures(fs.overlays)
 		for _, run := range runs {
@@ -215,7 +216,7 @@ func makePage(in inputs, fs figureSet) (htmlPage, []string, []string) {
 		if len(runs) > 1 {
 			prefix = run.Label + ": "
 		}
-		own, ns := Said(run, prefix)
+		own, ns := stderrLines(run, prefix)
 		notices = append(notices, ns...)
 		n := 0
 		for _, w := range run.Result.Warnings {
@@ -224,7 +225,7 @@ func makePage(in inputs, fs figureSet) (htmlPage, []string, []string) {
 			}
 		}
 		if n > 0 {
-			own = append(own, prefix+fmt.Sprintf("the run's own %s (said when it ran) are in %s and %s", Plural(n, "warning"), MarkdownFile, HTMLFile))
+			own = append(own, prefix+fmt.Sprintf("the run's own %s (said when it ran) are in %s and %s", units.Plural(n, "warning"), MarkdownFile, HTMLFile))
 		}
 		said = append(said, own...)
 	}
@@ -252,8 +253,8 @@ func renderFiles(in inputs, fs figureSet, pg htmlPage) ([]reportFile, error) {
 	var files []reportFile
 	for _, figs := range append(append(collect(in.runs, fs.kindOverlays), collect(in.runs, fs.perRun)...), fs.overlays) {
 		for _, f := range figs {
-			files = append(files, reportFile{filepath.Join(PlotsDir, f.Name+".svg"), f.SVG},
-				reportFile{filepath.Join(PlotsDir, f.Name+".png"), f.PNG})
+			files = append(files, reportFile{filepath.Join(plotsDir, f.Name+".svg"), f.SVG},
+				reportFile{filepath.Join(plotsDir, f.Name+".png"), f.PNG})
 		}
 	}
 	return append(append(files, summaries...), reportFile{HTMLFile, html}), nil
@@ -269,10 +270,10 @@ func renderSummaries(in inputs, testDouble bool) ([]reportFile, error) {
 	if err := WriteMarkdown(&md, in.runs); err != nil {
 		return nil, err
 	}
-	if err := WriteBench(&bench, in.runs); err != nil {
+	if err := writeBench(&bench, in.runs); err != nil {
 		return nil, err
 	}
-	return []reportFile{{MarkdownFile, md.Bytes()}, {BenchFile, bench.Bytes()}}, nil
+	return []reportFile{{MarkdownFile, md.Bytes()}, {benchFile, bench.Bytes()}}, nil
 }
 
 // WriteSummaries writes summary.md and bench.txt into the run folder dir,
@@ -282,7 +283,7 @@ func renderSummaries(in inputs, testDouble bool) ([]reportFile, error) {
 func WriteSummaries(dir string) error {
 	run, err := LoadRun(dir)
 	if err != nil {
-		return fmt.Errorf("%s and %s not written: %w", MarkdownFile, BenchFile, err)
+		return fmt.Errorf("%s and %s not written: %w", MarkdownFile, benchFile, err)
 	}
 	in := inputs{runs: []*Run{run}}
 	files, err := renderSummaries(in, false)
@@ -326,7 +327,7 @@ func writeFiles(rep *Report, in inputs, files []reportFile) error {
 	// The plots folder is a full report's (report.html links it, even
 	// with no plot in it); the summaries alone have none.
 	if slices.ContainsFunc(files, func(f reportFile) bool { return f.name == HTMLFile }) {
-		plots, err := out.MkdirAll(PlotsDir, 0o755)
+		plots, err := out.MkdirAll(plotsDir, 0o755)
 		if err != nil {
 			return inputErrorf("report folder %s: %v: write the report elsewhere (--out)", rep.Out, err)
 		}
@@ -384,16 +385,16 @@ func collect(runs []*Run, per map[*Run][]Figure) [][]Figure {
 }
 
 // writeSweepMarkdown writes the sweep table ahead of the points' sections.
-func writeSweepMarkdown(b *bytes.Buffer, sr *SweepReport, testDouble bool) {
+func writeSweepMarkdown(b *bytes.Buffer, sr *sweepReport, testDouble bool) {
 	fmt.Fprintf(b, "# xrcbench sweep: %s on %s\n\n", mdText(sr.Workload), mdText(sr.Provider))
 	if testDouble {
 		fmt.Fprintf(b, "> **Not hardware.** %s\n\n", TestDoubleBanner)
 	}
 	b.WriteString("**Headline**\n\n")
-	for _, s := range SweepHeadline(sr) {
+	for _, s := range sweepHeadline(sr) {
 		fmt.Fprintf(b, "- %s\n", mdText(s))
 	}
-	fmt.Fprintf(b, "\nFolder %s, %s.\n\n", mdCode(sr.Dir), Plural(len(sr.Points), "point"))
+	fmt.Fprintf(b, "\nFolder %s, %s.\n\n", mdCode(sr.Dir), units.Plural(len(sr.Points), "point"))
 	b.WriteString("| point | procs | threads | QPs | status |")
 	for _, k := range sr.Kinds {
 		fmt.Fprintf(b, " %s ops/s | %s p99 |", mdText(k), mdText(k))

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -53,7 +54,7 @@ func TestGenerateSweep(t *testing.T) {
 	}
 	for _, name := range []string{"sweep-ops_per_sec", "sweep-p99", "overlay-reg-spectrum"} {
 		for _, ext := range []string{".png", ".svg"} {
-			if _, err := os.Stat(filepath.Join(dir, PlotsDir, name+ext)); err != nil {
+			if _, err := os.Stat(filepath.Join(dir, plotsDir, name+ext)); err != nil {
 				t.Errorf("sweep plot: %v", err)
 			}
 		}
@@ -67,14 +68,14 @@ func TestGenerateSweep(t *testing.T) {
 			t.Errorf("summary.md lacks %q:\n%s", want, md)
 		}
 	}
-	for _, f := range sweepFigures(t) {
+	for _, f := range sweepDirFigures(t) {
 		checkFigure(t, f)
 	}
 }
 
-// sweepFigures are the figures of a sweepDir, drawn once for every test
+// sweepDirFigures are the figures of a sweepDir, drawn once for every test
 // that looks at them: plots are slow under the race detector.
-var sweepFigures = func() func(t *testing.T) []Figure {
+var sweepDirFigures = func() func(t *testing.T) []Figure {
 	var (
 		once sync.Once
 		figs []Figure
@@ -83,9 +84,9 @@ var sweepFigures = func() func(t *testing.T) []Figure {
 	return func(t *testing.T) []Figure {
 		t.Helper()
 		once.Do(func() {
-			var sr *SweepReport
-			if sr, err = LoadSweep(sweepDir(t)); err == nil {
-				figs, err = SweepFigures(sr)
+			var sr *sweepReport
+			if sr, err = loadSweep(sweepDir(t)); err == nil {
+				figs, err = sweepFigures(sr)
 			}
 		})
 		if err != nil {
@@ -101,7 +102,7 @@ func TestGenerate(t *testing.T) {
 		name    string
 		dirs    func(t *testing.T) []string
 		out     bool
-		wantErr string // "" for success; errors must wrap ErrInput
+		wantErr string // "" for success; errors must wrap results.ErrInput
 	}{
 		{"one run into itself", func(t *testing.T) []string { return []string{copyRun(t, lc)} }, false, ""},
 		{"several runs", func(t *testing.T) []string { return []string{lc, fixtureDir(t, noisyFixture())} }, true, ""},
@@ -121,8 +122,8 @@ func TestGenerate(t *testing.T) {
 			}
 			rep, err := Generate(dirs, out)
 			if tt.wantErr != "" {
-				if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want ErrInput with %q", err, tt.wantErr)
+				if !errors.Is(err, results.ErrInput) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want results.ErrInput with %q", err, tt.wantErr)
 				}
 				// Bad input leaves nothing behind.
 				if out != "" {
@@ -139,7 +140,7 @@ func TestGenerate(t *testing.T) {
 			if want == "" {
 				want = dirs[0]
 			}
-			for _, name := range []string{HTMLFile, MarkdownFile, BenchFile} {
+			for _, name := range []string{HTMLFile, MarkdownFile, benchFile} {
 				if st, err := os.Stat(filepath.Join(want, name)); err != nil || st.Size() == 0 {
 					t.Errorf("%s: %v", name, err)
 				}
@@ -148,7 +149,7 @@ func TestGenerate(t *testing.T) {
 				t.Errorf("report.html must be written last: %v", rep.Files)
 			}
 			if len(dirs) > 1 {
-				if _, err := os.Stat(filepath.Join(want, PlotsDir, "overlay-reg-spectrum.svg")); err != nil {
+				if _, err := os.Stat(filepath.Join(want, plotsDir, "overlay-reg-spectrum.svg")); err != nil {
 					t.Errorf("no overlaid spectrum: %v", err)
 				}
 			}
@@ -219,7 +220,7 @@ func TestGenerateHostileKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = filepath.Walk(filepath.Dir(filepath.Dir(out)), func(path string, info os.FileInfo, err error) error {
-		if err == nil && strings.Contains(info.Name(), "escape") && !strings.HasPrefix(path, filepath.Join(out, PlotsDir)) {
+		if err == nil && strings.Contains(info.Name(), "escape") && !strings.HasPrefix(path, filepath.Join(out, plotsDir)) {
 			t.Errorf("wrote %s outside %s/plots", path, out)
 		}
 		return err
@@ -233,7 +234,7 @@ func TestGenerateHostileKind(t *testing.T) {
 // loads, and the table shows each point's own figures.
 func TestEngineSweep(t *testing.T) {
 	dir := filepath.Join("testdata", "sweeps", "engine-lifecycle")
-	sr, err := LoadSweep(dir)
+	sr, err := loadSweep(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,16 +251,16 @@ func TestEngineSweep(t *testing.T) {
 		}
 		for i, k := range sr.Kinds {
 			s := r.Ops[k]
-			want := SweepCell{Rate: "–", P99: "–"}
+			want := sweepCell{Rate: "–", P99: "–"}
 			if s.Count > 0 {
-				want = SweepCell{Rate: FormatRate(s.OpsPerSec), P99: FormatNS(float64(s.NS.P99))}
+				want = sweepCell{Rate: units.FormatRate(s.OpsPerSec), P99: units.FormatNS(float64(s.NS.P99))}
 			}
 			if p.Cells[i] != want {
 				t.Errorf("%s %s: cell %v, want %v", p.Dir, k, p.Cells[i], want)
 			}
 		}
 	}
-	figs, err := SweepFigures(sr)
+	figs, err := sweepFigures(sr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +274,7 @@ func TestEngineSweep(t *testing.T) {
 // report writes nothing through it, and records nothing there for a later
 // run to remove. Before, the plots went through the link.
 func TestGenerateRefusesLinkInFolder(t *testing.T) {
-	for _, link := range []string{PlotsDir, HTMLFile} {
+	for _, link := range []string{plotsDir, HTMLFile} {
 		t.Run(link, func(t *testing.T) {
 			dir := copyRun(t, filepath.Join("testdata", "runs", "engine-lifecycle"))
 			outside := t.TempDir()
@@ -291,9 +292,9 @@ func TestGenerateRefusesLinkInFolder(t *testing.T) {
 			_, err := Generate([]string{dir}, "")
 			ents, _ := os.ReadDir(outside)
 			switch {
-			case link == PlotsDir && err == nil:
+			case link == plotsDir && err == nil:
 				t.Errorf("report through %s -> %s: no error", link, target)
-			case link == PlotsDir && len(ents) != 0:
+			case link == plotsDir && len(ents) != 0:
 				t.Errorf("report wrote %d files outside the run folder, through %s", len(ents), link)
 			case link == HTMLFile:
 				// A link in a file's place is replaced, never written through.
@@ -304,7 +305,7 @@ func TestGenerateRefusesLinkInFolder(t *testing.T) {
 					t.Errorf("%s is still the link after report (%v)", link, err)
 				}
 			}
-			if m, err := results.LoadManifest(dir); err == nil && link == PlotsDir && len(m.Files) > 0 {
+			if m, err := results.LoadManifest(dir); err == nil && link == plotsDir && len(m.Files) > 0 {
 				t.Errorf("recorded %v for removal though nothing was written", m.Files)
 			}
 		})

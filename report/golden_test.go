@@ -32,7 +32,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden.Check(t, f.name+".summary.md", md.Bytes())
-			if err := WriteBench(&bench, []*Run{run}); err != nil {
+			if err := writeBench(&bench, []*Run{run}); err != nil {
 				t.Fatal(err)
 			}
 			golden.Check(t, f.name+".bench.txt", bench.Bytes())
@@ -55,7 +55,7 @@ func TestBenchParses(t *testing.T) {
 				run = loadFixture(t, f)
 			}
 			var buf bytes.Buffer
-			if err := WriteBench(&buf, []*Run{run}); err != nil {
+			if err := writeBench(&buf, []*Run{run}); err != nil {
 				t.Fatal(err)
 			}
 			rd := benchfmt.NewReader(&buf, "bench.txt")
@@ -97,8 +97,8 @@ func TestBenchParses(t *testing.T) {
 						}
 						continue
 					}
-					if name := "Benchmark" + string(res.Name); name != BenchName(run.Result, kind) {
-						t.Errorf("name %q, want %q", name, BenchName(run.Result, kind))
+					if name := "Benchmark" + string(res.Name); name != benchTxtName(run.Result, kind) {
+						t.Errorf("name %q, want %q", name, benchTxtName(run.Result, kind))
 					}
 					if res.Iters != int(s.Count) {
 						t.Errorf("%s rep %d: iters %d, want %d", kind, rep.Index, res.Iters, s.Count)
@@ -153,7 +153,7 @@ func stalledRun(t *testing.T) *Run {
 func TestStalledRepetitionOneRule(t *testing.T) {
 	run := stalledRun(t)
 	var buf bytes.Buffer
-	if err := WriteBench(&buf, []*Run{run}); err != nil {
+	if err := writeBench(&buf, []*Run{run}); err != nil {
 		t.Fatal(err)
 	}
 	values := map[string][]float64{}
@@ -167,7 +167,7 @@ func TestStalledRepetitionOneRule(t *testing.T) {
 		}
 	}
 	for _, kind := range []string{results.OpReg, results.OpUnreg} {
-		name := strings.TrimPrefix(BenchName(run.Result, kind), "Benchmark")
+		name := strings.TrimPrefix(benchTxtName(run.Result, kind), "Benchmark")
 		for _, c := range []struct{ metric, unit string }{{"ops_per_sec", "ops/s"}, {"p50", "p50-sec"}} {
 			m, _ := MetricByName(c.metric)
 			rs := RepetitionStats(run.Result, kind, m)
@@ -237,7 +237,7 @@ func TestGoldenEngineModify(t *testing.T) {
 		t.Errorf("summary.md has no modify row:\n%s", md.String())
 	}
 	golden.Check(t, "engine-rtr.summary.md", md.Bytes())
-	if err := WriteBench(&bench, []*Run{run}); err != nil {
+	if err := writeBench(&bench, []*Run{run}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(bench.String(), "/modify/") {

@@ -7,26 +7,27 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/stats"
 )
 
-// Headline is what a run's report says first: per op kind its p50 and p99,
+// headline is what a run's report says first: per op kind its p50 and p99,
 // and for a run whose last unreg destroys the QP, what destruction adds.
-type Headline struct {
+type headline struct {
 	// Kinds has one sentence per op kind that ran.
 	Kinds []string
 	// Destruction is the cost of destruction, nil unless the run has both
 	// unreg and unreg_last.
-	Destruction *DestructionCost
+	Destruction *destruction
 	// Notes qualify the figures: a run stopped early, the test double,
 	// steady's batches, all in a sentence each.
 	Notes []string
 }
 
-// DestructionCost is what the last unreg (the one that destroys the QP)
+// destruction is what the last unreg (the one that destroys the QP)
 // costs beyond an ordinary unreg: unreg_last p50 − unreg p50.
-type DestructionCost struct {
+type destruction struct {
 	// AddsNS is unreg_last p50 − unreg p50 over all repetitions.
 	AddsNS          float64
 	LastNS, UnregNS float64
@@ -34,21 +35,21 @@ type DestructionCost struct {
 	Diffs []float64
 	// The confidence interval of the median paired difference, by order
 	// statistics (distribution-free, benchmath.AssumeNothing); valid when
-	// HaveCI. Confidence is the level it reaches (≥ CILevel).
+	// HaveCI. Confidence is the level it reaches (≥ ciLevel).
 	Lo, Hi, Confidence float64
 	HaveCI             bool
-	// NeedReps is how many repetitions a CILevel interval needs; Rerun
+	// NeedReps is how many repetitions a ciLevel interval needs; Rerun
 	// how many the report asks for (rerunRepetitions), at least as many.
 	NeedReps, Rerun int
 }
 
-// CILevel is the confidence level of the headline's interval.
-const CILevel = 0.95
+// ciLevel is the confidence level of the headline's interval.
+const ciLevel = 0.95
 
-// NewHeadline computes run's headline.
-func NewHeadline(run *Run) Headline {
+// newHeadline computes run's headline.
+func newHeadline(run *Run) headline {
 	r := run.Result
-	var h Headline
+	var h headline
 	// The workload's headline figure leads (results.Config.HeadlineOf).
 	lead, _, _ := strings.Cut(r.Config.HeadlineOf(r.Storm != nil), ".")
 	leadAt := -1
@@ -70,22 +71,22 @@ func NewHeadline(run *Run) Headline {
 			// answers it, the service time beside it says how much of it
 			// the device's own work is.
 			h.Kinds = append(h.Kinds, fmt.Sprintf("%s: response p50 %s, p99 %s; service p50 %s, p99 %s (%s, %s).",
-				name, FormatNS(float64(s.ResponseNS.P50)), FormatNS(float64(s.ResponseNS.P99)),
-				FormatNS(float64(s.NS.P50)), FormatNS(float64(s.NS.P99)), Plural(int(s.Count), "operation"), FormatRate(s.OpsPerSec)))
+				name, units.FormatNS(float64(s.ResponseNS.P50)), units.FormatNS(float64(s.ResponseNS.P99)),
+				units.FormatNS(float64(s.NS.P50)), units.FormatNS(float64(s.NS.P99)), units.Plural(int(s.Count), "operation"), units.FormatRate(s.OpsPerSec)))
 			continue
 		}
 		h.Kinds = append(h.Kinds, fmt.Sprintf("%s: p50 %s, p99 %s (%s, %s).",
-			name, FormatNS(float64(s.NS.P50)), FormatNS(float64(s.NS.P99)), Plural(int(s.Count), "operation"), FormatRate(s.OpsPerSec)))
+			name, units.FormatNS(float64(s.NS.P50)), units.FormatNS(float64(s.NS.P99)), units.Plural(int(s.Count), "operation"), units.FormatRate(s.OpsPerSec)))
 	}
 	if leadAt > 0 {
 		first := h.Kinds[leadAt]
 		h.Kinds = slices.Insert(slices.Delete(h.Kinds, leadAt, leadAt+1), 0, first)
 	}
 	if ol := r.OpenLoop; ol != nil {
-		h.Kinds = append([]string{OpenLoopSentence(ol)}, h.Kinds...)
+		h.Kinds = append([]string{openLoopSentence(ol)}, h.Kinds...)
 	}
 	if r.Storm != nil {
-		h.Kinds = append([]string{StormSentence(r.Storm)}, h.Kinds...)
+		h.Kinds = append([]string{stormSentence(r.Storm)}, h.Kinds...)
 		h.Notes = append(h.Notes, stormNotes(r.Storm)...)
 	}
 	h.Destruction = destructionCost(r)
@@ -101,18 +102,18 @@ func NewHeadline(run *Run) Headline {
 	return h
 }
 
-// OpenLoopSentence is an open loop's verdict, first in its headline: the
+// openLoopSentence is an open loop's verdict, first in its headline: the
 // rate asked and the rate achieved, and whether the run kept up.
-func OpenLoopSentence(ol *results.OpenLoop) string {
-	s := fmt.Sprintf("Open loop at %s requested (%s arrivals), %s achieved: ", FormatRate(ol.RequestedOpsPerSec), ol.Arrival, FormatRate(ol.AchievedOpsPerSec))
+func openLoopSentence(ol *results.OpenLoop) string {
+	s := fmt.Sprintf("Open loop at %s requested (%s arrivals), %s achieved: ", units.FormatRate(ol.RequestedOpsPerSec), ol.Arrival, units.FormatRate(ol.AchievedOpsPerSec))
 	// Results before the sustained backlog was measured lack its limit.
-	limit, over := FormatNS(float64(ol.BacklogLimitNS)), 100*ol.BacklogOverShare
+	limit, over := units.FormatNS(float64(ol.BacklogLimitNS)), 100*ol.BacklogOverShare
 	switch {
 	case ol.Saturated && ol.BacklogLimitNS > 0:
 		return s + fmt.Sprintf("saturated, it did not keep up (a thread was more than %s behind its schedule for %.0f%% of its measurement, %s at the end): the response times measure the queue.",
-			limit, over, FormatNS(float64(ol.BacklogEndNS)))
+			limit, over, units.FormatNS(float64(ol.BacklogEndNS)))
 	case ol.Saturated:
-		return s + fmt.Sprintf("saturated, it did not keep up (%s behind at the end): the response times measure the queue.", FormatNS(float64(ol.BacklogEndNS)))
+		return s + fmt.Sprintf("saturated, it did not keep up (%s behind at the end): the response times measure the queue.", units.FormatNS(float64(ol.BacklogEndNS)))
 	case ol.BacklogLimitNS > 0:
 		return s + fmt.Sprintf("it kept up (no thread more than %s behind its schedule for over %.0f%% of its measurement).", limit, over)
 	}
@@ -120,13 +121,13 @@ func OpenLoopSentence(ol *results.OpenLoop) string {
 }
 
 // destructionCost is nil unless r measured both unreg and unreg_last.
-func destructionCost(r *results.Result) *DestructionCost {
+func destructionCost(r *results.Result) *destruction {
 	last, lok := r.Ops[results.OpUnregLast]
 	unreg, uok := r.Ops[results.OpUnreg]
 	if !lok || !uok || last.Count == 0 || unreg.Count == 0 {
 		return nil
 	}
-	d := &DestructionCost{LastNS: float64(last.NS.P50), UnregNS: float64(unreg.NS.P50)}
+	d := &destruction{LastNS: float64(last.NS.P50), UnregNS: float64(unreg.NS.P50)}
 	d.AddsNS = d.LastNS - d.UnregNS
 	for _, rep := range r.Repetitions {
 		l, u := rep.Ops[results.OpUnregLast], rep.Ops[results.OpUnreg]
@@ -134,31 +135,31 @@ func destructionCost(r *results.Result) *DestructionCost {
 			d.Diffs = append(d.Diffs, float64(l.NS.P50)-float64(u.NS.P50))
 		}
 	}
-	d.NeedReps = stats.MedianCINeeded(CILevel)
+	d.NeedReps = stats.MedianCINeeded(ciLevel)
 	d.Rerun = d.NeedReps
 	if len(d.Diffs) >= 2 {
-		if iv := stats.MedianInterval(d.Diffs, CILevel); iv.Finite {
+		if iv := stats.MedianInterval(d.Diffs, ciLevel); iv.Finite {
 			d.Lo, d.Hi, d.Confidence, d.HaveCI = iv.Lo, iv.Hi, iv.Confidence, true
 		}
 	}
 	return d
 }
 
-// Sentence is the headline's sentence about destruction.
-func (d *DestructionCost) Sentence() string {
+// sentence is the headline's sentence about destruction.
+func (d *destruction) sentence() string {
 	s := fmt.Sprintf("Destruction adds %s (unreg_last p50 %s − unreg p50 %s)",
-		FormatNS(d.AddsNS), FormatNS(d.LastNS), FormatNS(d.UnregNS))
+		units.FormatNS(d.AddsNS), units.FormatNS(d.LastNS), units.FormatNS(d.UnregNS))
 	n := len(d.Diffs)
 	switch {
 	case d.HaveCI:
-		return s + fmt.Sprintf(", %.0f%% CI [%s, %s] across %d repetitions.", 100*CILevel, FormatNS(d.Lo), FormatNS(d.Hi), n)
+		return s + fmt.Sprintf(", %.0f%% CI [%s, %s] across %d repetitions.", 100*ciLevel, units.FormatNS(d.Lo), units.FormatNS(d.Hi), n)
 	case n >= 2:
 		lo, hi := slices.Min(d.Diffs), slices.Max(d.Diffs)
 		return s + fmt.Sprintf("; across the %d repetitions it ranged [%s, %s], a %.1f%% confidence interval: a %.0f%% CI needs %d repetitions or more (rerun with --repetitions %d).",
-			n, FormatNS(lo), FormatNS(hi), 100*(1-2*math.Pow(0.5, float64(n))), 100*CILevel, d.NeedReps, d.Rerun)
+			n, units.FormatNS(lo), units.FormatNS(hi), 100*(1-2*math.Pow(0.5, float64(n))), 100*ciLevel, d.NeedReps, d.Rerun)
 	}
 	return s + fmt.Sprintf("; a confidence interval needs repetitions (%s here): rerun with --repetitions %d or more.",
-		Plural(n, "repetition"), d.Rerun)
+		units.Plural(n, "repetition"), d.Rerun)
 }
 
 // TestDoubleBanner is what every report of a run through the libibverbs
@@ -242,12 +243,12 @@ func measuredNote(r *results.Result) string {
 		return ""
 	}
 	c := r.Config
-	asked := Plural(c.Repetitions, "repetition")
+	asked := units.Plural(c.Repetitions, "repetition")
 	if c.Duration > 0 {
 		asked += " of " + c.Duration.D().String()
 	}
 	return fmt.Sprintf("Stopped early: %s measured %s in all, of %s requested; the figures cover only what was measured.",
-		Plural(len(r.Repetitions), "repetition"), roundDuration(measured(r)), asked)
+		units.Plural(len(r.Repetitions), "repetition"), roundDuration(measured(r)), asked)
 }
 
 func roundDuration(d time.Duration) time.Duration {

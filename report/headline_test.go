@@ -64,10 +64,10 @@ func TestDestructionCI(t *testing.T) {
 			if want := float64(tt.last[0] - tt.unreg[0]); d.AddsNS != want {
 				t.Errorf("adds %v, want %v", d.AddsNS, want)
 			}
-			if d.HaveCI != tt.haveCI || (tt.haveCI && (d.Lo != tt.lo || d.Hi != tt.hi || d.Confidence < CILevel)) {
+			if d.HaveCI != tt.haveCI || (tt.haveCI && (d.Lo != tt.lo || d.Hi != tt.hi || d.Confidence < ciLevel)) {
 				t.Errorf("CI %v [%v, %v] at %v, want %v [%v, %v]", d.HaveCI, d.Lo, d.Hi, d.Confidence, tt.haveCI, tt.lo, tt.hi)
 			}
-			s := d.Sentence()
+			s := d.sentence()
 			for _, w := range tt.wantSentence {
 				if !strings.Contains(s, w) {
 					t.Errorf("sentence %q lacks %q", s, w)
@@ -170,7 +170,7 @@ func TestHeadlineSentences(t *testing.T) {
 		},
 		Repetitions: []results.Repetition{{}},
 	}}
-	h := NewHeadline(run)
+	h := newHeadline(run)
 	want := []string{
 		"reg: p50 900ns, p99 2.50µs (1 operation, 10.0/s).",
 		"reg_invalid (must fail with EINVAL): p50 1.50µs, p99 30.0µs (20 operations, 2.00k/s).",
@@ -185,7 +185,7 @@ func TestHeadlineSentences(t *testing.T) {
 		t.Errorf("notes %q: want the test-double banner first", h.Notes)
 	}
 	run.Result.Environment.Device.TestDouble = false
-	if h := NewHeadline(run); len(h.Notes) != 0 {
+	if h := newHeadline(run); len(h.Notes) != 0 {
 		t.Errorf("notes %q of a run on no double", h.Notes)
 	}
 }
@@ -234,9 +234,9 @@ func TestRerunRepetitionsOneTruth(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.r.Config.Workload = "lifecycle"
 			run := &Run{Result: tt.r, Kinds: results.KindsOf(tt.r)}
-			texts := Warnings(run)
-			if d := NewHeadline(run).Destruction; d != nil {
-				texts = append(texts, d.Sentence())
+			texts := warningLines(run)
+			if d := newHeadline(run).Destruction; d != nil {
+				texts = append(texts, d.sentence())
 			}
 			asked := map[string]bool{}
 			for _, s := range texts {

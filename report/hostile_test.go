@@ -88,8 +88,8 @@ func TestReportEscapesHostileStrings(t *testing.T) {
 	}
 	// The headline's sentences (one per op kind, one on destruction) and
 	// the warnings are the only list items.
-	items := len(Warnings(run)) + len(NewHeadline(run).Kinds)
-	if NewHeadline(run).Destruction != nil {
+	items := len(warningLines(run)) + len(newHeadline(run).Kinds)
+	if newHeadline(run).Destruction != nil {
 		items++
 	}
 	if n, want := strings.Count(out, "<li>"), items; n != want {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/internal/safetext"
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -50,7 +51,7 @@ type htmlRun struct {
 	Harness   []kv
 	Command   string
 	Spec      string
-	Rows      []Row
+	Rows      []row
 	Open      *htmlOpenLoop // nil: a closed loop
 	RepRows   []htmlRepRow
 	Figures   []htmlFigure
@@ -62,7 +63,7 @@ type htmlRun struct {
 type htmlOpenLoop struct {
 	Arrival, Requested, Achieved, Schedule string
 	Saturated                              bool
-	Rows                                   []ResponseRow
+	Rows                                   []responseRow
 }
 
 func newHTMLOpenLoop(run *Run) *htmlOpenLoop {
@@ -70,8 +71,8 @@ func newHTMLOpenLoop(run *Run) *htmlOpenLoop {
 	if ol == nil {
 		return nil
 	}
-	return &htmlOpenLoop{Arrival: ol.Arrival, Requested: FormatRate(ol.RequestedOpsPerSec), Achieved: FormatRate(ol.AchievedOpsPerSec),
-		Schedule: OpenLoopSchedule(ol), Saturated: ol.Saturated, Rows: ResponseRows(run)}
+	return &htmlOpenLoop{Arrival: ol.Arrival, Requested: units.FormatRate(ol.RequestedOpsPerSec), Achieved: units.FormatRate(ol.AchievedOpsPerSec),
+		Schedule: openLoopSchedule(ol), Saturated: ol.Saturated, Rows: responseRows(run)}
 }
 
 type htmlPage struct {
@@ -99,13 +100,13 @@ type htmlHeadline struct {
 }
 
 func newHTMLHeadline(run *Run, labelled bool, figs []Figure) htmlHeadline {
-	h := NewHeadline(run)
+	h := newHeadline(run)
 	hh := htmlHeadline{Status: run.Result.Status, Kinds: h.Kinds, Figures: htmlFigures(figs)}
 	if labelled {
-		hh.Label = run.Label + ": " + Title(run.Result)
+		hh.Label = run.Label + ": " + title(run.Result)
 	}
 	if h.Destruction != nil {
-		hh.Destruction = h.Destruction.Sentence()
+		hh.Destruction = h.Destruction.sentence()
 	}
 	for _, n := range h.Notes {
 		if n != TestDoubleBanner { // the page's banner says it once
@@ -116,7 +117,7 @@ func newHTMLHeadline(run *Run, labelled bool, figs []Figure) htmlHeadline {
 }
 
 type htmlSweep struct {
-	*SweepReport
+	*sweepReport
 	Figures []htmlFigure
 }
 
@@ -183,7 +184,7 @@ func configRows(r *results.Result) []kv {
 func harnessRows(r *results.Result) []kv {
 	h := r.Harness
 	rows := []kv{
-		{"timer", h.Timer}, {"timer overhead", timerOverhead(h)}, {"start skew", FormatNS(float64(h.StartSkewNS))},
+		{"timer", h.Timer}, {"timer overhead", timerOverhead(h)}, {"start skew", units.FormatNS(float64(h.StartSkewNS))},
 		{"warm-up", h.Warmup.D().String()}, {"repetitions", fmt.Sprint(h.Repetitions)},
 	}
 	rows = append(rows, coverageRows(h)...)
@@ -272,13 +273,13 @@ func newHTMLRun(run *Run, figs []Figure, titled bool) htmlRun {
 	r := run.Result
 	heading := "Details"
 	if titled {
-		heading = run.Label + ": " + Title(r)
+		heading = run.Label + ": " + title(r)
 	}
 	return htmlRun{
-		Run: run, Title: Title(r), Heading: heading, Expected: anyExpected(run), Status: r.Status, Warnings: Warnings(run), Firmware: FirmwareNotes(r),
+		Run: run, Title: title(r), Heading: heading, Expected: anyExpected(run), Status: r.Status, Warnings: warningLines(run), Firmware: firmwareNotes(r),
 		Env: envRows(r), BOM: bomRows(r), Config: configRows(r), Harness: harnessRows(r),
 		Command: strings.Join(append(quoteEnv(r.Config.CommandEnv), quoteArgs(r.Config.CommandLine)...), " "), Spec: r.Config.WorkloadSpec,
-		Rows: SummaryRows(run), Open: newHTMLOpenLoop(run), RepRows: repRows(run), Figures: htmlFigures(figs), RepsCount: len(r.Repetitions),
+		Rows: summaryRows(run), Open: newHTMLOpenLoop(run), RepRows: repRows(run), Figures: htmlFigures(figs), RepsCount: len(r.Repetitions),
 	}
 }
 
@@ -307,15 +308,15 @@ func quoteEnv(env []string) []string {
 }
 
 var TemplateFuncs = template.FuncMap{
-	"ns":           func(v int64) string { return FormatNS(float64(v)) },
-	"nsf":          FormatNS,
-	"rate":         FormatRate,
+	"ns":           func(v int64) string { return units.FormatNS(float64(v)) },
+	"nsf":          units.FormatNS,
+	"rate":         units.FormatRate,
 	"reps":         acrossReps,
-	"plural":       Plural,
+	"plural":       units.Plural,
 	"expected":     expectedCell,
 	"testDouble":   func() string { return TestDoubleBanner },
 	"join":         strings.Join,
-	"responseNote": func() string { return ResponseNote },
+	"responseNote": func() string { return responseNote },
 }
 
 // PageHead opens each page report writes (report.html, fleet.html) up
@@ -461,17 +462,17 @@ func coverageRows(h results.Harness) []kv {
 			fmt.Sprintf("%.1f%% (least covered thread %.1f%%): %s", 100*c.Share, 100*c.MinThreadShare, strings.Join(by, ", "))})
 	}
 	if w := h.Waits; w != nil {
-		rows = append(rows, kv{"waits (share of the threads' working time)", WaitsText(w)})
+		rows = append(rows, kv{"waits (share of the threads' working time)", waitsText(w)})
 	}
 	if g := h.MaxGap; g != nil {
 		var by []string
 		for _, kind := range results.OpKinds {
 			if v, ok := h.MaxGapNS[kind]; ok {
-				by = append(by, fmt.Sprintf("before %s %s", kind, FormatNS(float64(v))))
+				by = append(by, fmt.Sprintf("before %s %s", kind, units.FormatNS(float64(v))))
 			}
 		}
 		rows = append(rows, kv{"longest untimed gap",
-			fmt.Sprintf("%s before a %s batch (thread %d, repetition %d, %s after its start); %s", FormatNS(float64(g.NS)), g.Kind, g.Thread, g.Repetition+1, FormatNS(float64(g.AtNS)), strings.Join(by, ", "))})
+			fmt.Sprintf("%s before a %s batch (thread %d, repetition %d, %s after its start); %s", units.FormatNS(float64(g.NS)), g.Kind, g.Thread, g.Repetition+1, units.FormatNS(float64(g.AtNS)), strings.Join(by, ", "))})
 	}
 	return rows
 }

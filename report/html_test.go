@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/internal/testenv"
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -80,7 +81,7 @@ func testHTMLSelfContained(t *testing.T, out string, runs []*Run) {
 	if m := externalRef.Find(html); m != nil {
 		t.Errorf("report.html refers to an external resource: %q", m)
 	}
-	svgs, _ := filepath.Glob(filepath.Join(out, PlotsDir, "*.svg"))
+	svgs, _ := filepath.Glob(filepath.Join(out, plotsDir, "*.svg"))
 	if n := bytes.Count(html, []byte("<svg ")); n != len(svgs) || n == 0 {
 		t.Errorf("report.html inlines %d SVGs, plots/ has %d", n, len(svgs))
 	}
@@ -90,10 +91,10 @@ func testHTMLSelfContained(t *testing.T, out string, runs []*Run) {
 	for _, run := range runs {
 		r := run.Result
 		want := []string{r.Environment.Host, r.Environment.CPUModel, r.Config.Workload, htmlEscape(strings.Join(quoteArgs(r.Config.CommandLine), " "))}
-		for _, row := range SummaryRows(run) {
-			want = append(want, FormatNS(float64(row.Stats.NS.P99)), FormatRate(row.Stats.OpsPerSec))
+		for _, row := range summaryRows(run) {
+			want = append(want, units.FormatNS(float64(row.Stats.NS.P99)), units.FormatRate(row.Stats.OpsPerSec))
 		}
-		for _, w := range Warnings(run) {
+		for _, w := range warningLines(run) {
 			want = append(want, htmlEscape(w))
 		}
 		if d := r.Environment.Device; d != nil && d.FWVer != "" {
@@ -154,14 +155,14 @@ func checkHeadline(t *testing.T, page string, runs []*Run, labelled bool) {
 	}
 	double := false
 	for _, run := range runs {
-		h := NewHeadline(run)
+		h := newHeadline(run)
 		for _, s := range h.Kinds {
 			if !strings.Contains(hs, htmlEscape(s)) {
 				t.Errorf("%s: headline lacks %q", run.Label, s)
 			}
 		}
-		if h.Destruction != nil && !strings.Contains(hs, htmlEscape(h.Destruction.Sentence())) {
-			t.Errorf("%s: headline lacks %q", run.Label, h.Destruction.Sentence())
+		if h.Destruction != nil && !strings.Contains(hs, htmlEscape(h.Destruction.sentence())) {
+			t.Errorf("%s: headline lacks %q", run.Label, h.Destruction.sentence())
 		}
 		prefix := ""
 		if labelled {
@@ -202,7 +203,7 @@ func TestHTMLSingleRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			page := string(data)
-			title := htmlEscape(Title(run.Result))
+			title := htmlEscape(title(run.Result))
 			// The pictures carry it in their stamp (they leave the page);
 			// the page's own text says it twice.
 			text := regexp.MustCompile(`(?s)<svg.*?</svg>`).ReplaceAllString(page, "")
@@ -214,7 +215,7 @@ func TestHTMLSingleRun(t *testing.T) {
 			}
 			checkHeadline(t, page, []*Run{run}, false)
 			for _, name := range []string{"overlay-spectrum.png", "overlay-histogram.png"} {
-				b, err := os.ReadFile(filepath.Join(dir, PlotsDir, name))
+				b, err := os.ReadFile(filepath.Join(dir, plotsDir, name))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -311,7 +312,7 @@ func testHTMLInChromium(t *testing.T, out string) {
 	if lines := consoleLine.FindAll(stderr, -1); len(lines) > 0 {
 		t.Errorf("console output while loading report.html:\n%s", bytes.Join(lines, []byte("\n")))
 	}
-	svgs, _ := filepath.Glob(filepath.Join(out, PlotsDir, "*.svg"))
+	svgs, _ := filepath.Glob(filepath.Join(out, plotsDir, "*.svg"))
 	if n := bytes.Count(dom, []byte("<svg ")); n != len(svgs) {
 		t.Errorf("the browser's DOM holds %d SVG plots, want %d", n, len(svgs))
 	}

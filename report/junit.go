@@ -188,8 +188,8 @@ func WriteJUnit(w io.Writer, r JUnitReport) error {
 	return err
 }
 
-// Failed reports whether any case of r failed or errored.
-func (r JUnitReport) Failed() bool {
+// failed reports whether any case of r failed or errored.
+func (r JUnitReport) failed() bool {
 	for _, s := range r.Suites {
 		if slices.ContainsFunc(s.Cases, func(c JUnitCase) bool { return c.Failure != nil || c.Error != nil }) {
 			return true

@@ -240,7 +240,7 @@ func TestWriteJUnit(t *testing.T) {
 	if err := WriteJUnit(&buf, rep); err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Failed() {
+	if !rep.failed() {
 		t.Errorf("a report with a failure is not Failed")
 	}
 	root := parseJUnit(t, buf.Bytes())
@@ -275,7 +275,7 @@ func TestWriteJUnit(t *testing.T) {
 	if err := WriteJUnit(io.Discard, bad); err == nil || !strings.Contains(err.Error(), "2 outcomes") {
 		t.Errorf("two outcomes: err %v", err)
 	}
-	if (JUnitReport{Suites: []JUnitSuite{{Name: "s", Cases: []JUnitCase{{Name: "c", Skipped: &JUnitOutcome{}}}}}}).Failed() {
+	if (JUnitReport{Suites: []JUnitSuite{{Name: "s", Cases: []JUnitCase{{Name: "c", Skipped: &JUnitOutcome{}}}}}}).failed() {
 		t.Errorf("a skipped case is not a failure")
 	}
 }

@@ -8,24 +8,25 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/internal/safetext"
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
-// Row is one op kind of a run's summary table.
-type Row struct {
+// row is one op kind of a run's summary table.
+type row struct {
 	Kind   string
 	Stats  results.OpStats // over all repetitions
 	P50Rep RepStats        // p50 across repetitions
 	OpsRep RepStats        // ops/s across repetitions
 }
 
-// SummaryRows computes the summary table of run.
-func SummaryRows(run *Run) []Row {
+// summaryRows computes the summary table of run.
+func summaryRows(run *Run) []row {
 	p50, _ := MetricByName("p50")
 	ops, _ := MetricByName("ops_per_sec")
-	var rows []Row
+	var rows []row
 	for _, kind := range run.Kinds {
-		rows = append(rows, Row{
+		rows = append(rows, row{
 			Kind:   kind,
 			Stats:  run.Result.Ops[kind],
 			P50Rep: RepetitionStats(run.Result, kind, p50),
@@ -46,12 +47,12 @@ func acrossReps(rs RepStats) string {
 	return fmt.Sprintf("%s ±%.1f%%", rs.Metric.Format(rs.Median), 100*rs.Variation)
 }
 
-// Title is the one-line name of a run, with the state its QPs were in
+// title is the one-line name of a run, with the state its QPs were in
 // when registered and destroyed (--qp-state): it changes what destroy
 // costs, so no figure is shown without it.
-func Title(r *results.Result) string {
+func title(r *results.Result) string {
 	return fmt.Sprintf("%s on %s, %d×%d, %s in %s", r.Config.WorkloadLabel(), r.Config.Provider, r.Config.Procs, r.Config.Threads,
-		Plural(r.Config.QPs, "QP"), strings.ToUpper(r.Config.QPStateOf()))
+		units.Plural(r.Config.QPs, "QP"), strings.ToUpper(r.Config.QPStateOf()))
 }
 
 // deviceLine names the device, its firmware and hardware version, if known.
@@ -68,14 +69,14 @@ func deviceLine(env results.Environment) string {
 func runLength(r *results.Result) string {
 	c := r.Config
 	if stoppedEarly(r) {
-		asked := Plural(c.Repetitions, "repetition")
+		asked := units.Plural(c.Repetitions, "repetition")
 		switch {
 		case c.Duration > 0:
 			asked += " of " + time.Duration(c.Duration).String()
 		case c.Iterations > 0:
 			asked += fmt.Sprintf(" of %d iterations", c.Iterations)
 		}
-		return fmt.Sprintf("%s, %s measured in all (stopped early: %s requested)", Plural(len(r.Repetitions), "repetition"), roundDuration(measured(r)), asked)
+		return fmt.Sprintf("%s, %s measured in all (stopped early: %s requested)", units.Plural(len(r.Repetitions), "repetition"), roundDuration(measured(r)), asked)
 	}
 	var per string
 	switch {
@@ -84,7 +85,7 @@ func runLength(r *results.Result) string {
 	case c.Iterations > 0:
 		per = fmt.Sprintf(" of %d iterations", c.Iterations)
 	}
-	return Plural(len(r.Repetitions), "repetition") + per
+	return units.Plural(len(r.Repetitions), "repetition") + per
 }
 
 // WriteMarkdown writes summary.md: per run, the summary table and the
@@ -96,7 +97,7 @@ func WriteMarkdown(w io.Writer, runs []*Run) error {
 			fmt.Fprintln(bw)
 		}
 		r := run.Result
-		fmt.Fprintf(bw, "## xrcbench: %s — %s\n\n", mdText(Title(r)), mdText(r.Status))
+		fmt.Fprintf(bw, "## xrcbench: %s — %s\n\n", mdText(title(r)), mdText(r.Status))
 		writeHeadlineMarkdown(bw, run)
 		if r.Storm != nil {
 			writeStormMarkdown(bw, r.Storm)
@@ -117,27 +118,27 @@ func WriteMarkdown(w io.Writer, runs []*Run) error {
 		}
 		fmt.Fprintln(bw, head+" ops/s | p50 | p90 | p99 | p99.9 | max | mean | p50 across reps | ops/s across reps |")
 		fmt.Fprintln(bw, rule+"---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-		for _, row := range SummaryRows(run) {
+		for _, row := range summaryRows(run) {
 			s := row.Stats
 			fmt.Fprintf(bw, "| %s | %d | %d |", mdText(row.Kind), s.Count, s.Errors)
 			if exp {
 				fmt.Fprintf(bw, " %s |", mdText(expectedCell(row.Kind, s)))
 			}
 			fmt.Fprintf(bw, " %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				FormatRate(s.OpsPerSec),
-				FormatNS(float64(s.NS.P50)), FormatNS(float64(s.NS.P90)), FormatNS(float64(s.NS.P99)),
-				FormatNS(float64(s.NS.P999)), FormatNS(float64(s.NS.Max)), FormatNS(s.NS.Mean),
+				units.FormatRate(s.OpsPerSec),
+				units.FormatNS(float64(s.NS.P50)), units.FormatNS(float64(s.NS.P90)), units.FormatNS(float64(s.NS.P99)),
+				units.FormatNS(float64(s.NS.P999)), units.FormatNS(float64(s.NS.Max)), units.FormatNS(s.NS.Mean),
 				acrossReps(row.P50Rep), acrossReps(row.OpsRep))
 		}
 		fmt.Fprintln(bw, "\n“across reps”: median over repetitions ± median absolute deviation as a share of it.")
 		if w := r.Harness.Waits; w != nil {
-			fmt.Fprintf(bw, "\nThe threads' working time went %s.\n", mdText(WaitsText(w)))
+			fmt.Fprintf(bw, "\nThe threads' working time went %s.\n", mdText(waitsText(w)))
 		}
 		writeOpenLoop(bw, run)
-		for _, n := range FirmwareNotes(r) {
+		for _, n := range firmwareNotes(r) {
 			fmt.Fprintf(bw, "\n%s.\n", mdText(n))
 		}
-		if ws := Warnings(run); len(ws) > 0 {
+		if ws := warningLines(run); len(ws) > 0 {
 			fmt.Fprintf(bw, "\n**Warnings**\n\n")
 			for _, w := range ws {
 				fmt.Fprintf(bw, "- %s\n", mdText(w))
@@ -151,7 +152,7 @@ func WriteMarkdown(w io.Writer, runs []*Run) error {
 // banner, a sentence per op kind, what destruction adds, the notes, and
 // the op-kind overlay plots when the report has them.
 func writeHeadlineMarkdown(w io.Writer, run *Run) {
-	h := NewHeadline(run)
+	h := newHeadline(run)
 	for _, n := range h.Notes {
 		if n == TestDoubleBanner {
 			fmt.Fprintf(w, "> **Not hardware.** %s\n\n", n)
@@ -163,7 +164,7 @@ func writeHeadlineMarkdown(w io.Writer, run *Run) {
 		fmt.Fprintf(w, "- %s\n", mdText(k))
 	}
 	if h.Destruction != nil {
-		fmt.Fprintf(w, "- **%s**\n", mdText(h.Destruction.Sentence()))
+		fmt.Fprintf(w, "- **%s**\n", mdText(h.Destruction.sentence()))
 	}
 	fmt.Fprintln(w)
 	for _, n := range h.Notes {
@@ -182,14 +183,6 @@ func writeHeadlineMarkdown(w io.Writer, run *Run) {
 	}
 }
 
-// Plural writes n and noun, with an s unless n is 1.
-func Plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 // writeOpenLoop adds an open loop's response times beside the service
 // times of the summary table, and what became of its schedule.
 func writeOpenLoop(bw io.Writer, run *Run) {
@@ -197,54 +190,54 @@ func writeOpenLoop(bw io.Writer, run *Run) {
 	if ol == nil {
 		return
 	}
-	fmt.Fprintf(bw, "\nOpen loop: %s arrivals, %s requested, %s achieved", mdText(ol.Arrival), FormatRate(ol.RequestedOpsPerSec), FormatRate(ol.AchievedOpsPerSec))
+	fmt.Fprintf(bw, "\nOpen loop: %s arrivals, %s requested, %s achieved", mdText(ol.Arrival), units.FormatRate(ol.RequestedOpsPerSec), units.FormatRate(ol.AchievedOpsPerSec))
 	if ol.Saturated {
 		fmt.Fprint(bw, ", **saturated**")
 	}
-	fmt.Fprintf(bw, "; %s.\n\n", OpenLoopSchedule(ol))
+	fmt.Fprintf(bw, "; %s.\n\n", openLoopSchedule(ol))
 	fmt.Fprintln(bw, "| op | time | p50 | p90 | p99 | p99.9 | max |")
 	fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|---:|")
-	for _, row := range ResponseRows(run) {
+	for _, row := range responseRows(run) {
 		l := row.Lat
 		fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %s | %s |\n", mdText(row.Kind), row.What,
-			FormatNS(float64(l.P50)), FormatNS(float64(l.P90)), FormatNS(float64(l.P99)),
-			FormatNS(float64(l.P999)), FormatNS(float64(l.Max)))
+			units.FormatNS(float64(l.P50)), units.FormatNS(float64(l.P90)), units.FormatNS(float64(l.P99)),
+			units.FormatNS(float64(l.P999)), units.FormatNS(float64(l.Max)))
 	}
-	fmt.Fprintf(bw, "\n%s\n", ResponseNote)
+	fmt.Fprintf(bw, "\n%s\n", responseNote)
 }
 
-// ResponseNote says what the two times of an open loop are.
-const ResponseNote = "Service time: from an operation's actual start; response time: from its intended start, so time behind the schedule counts."
+// responseNote says what the two times of an open loop are.
+const responseNote = "Service time: from an operation's actual start; response time: from its intended start, so time behind the schedule counts."
 
-// OpenLoopSchedule says what became of an open loop's schedule: its
+// openLoopSchedule says what became of an open loop's schedule: its
 // backlog, and its waits for intended starts.
-func OpenLoopSchedule(ol *results.OpenLoop) string {
-	s := fmt.Sprintf("backlog at the end %s (at most %s)", FormatNS(float64(ol.BacklogEndNS)), FormatNS(float64(ol.BacklogMaxNS)))
+func openLoopSchedule(ol *results.OpenLoop) string {
+	s := fmt.Sprintf("backlog at the end %s (at most %s)", units.FormatNS(float64(ol.BacklogEndNS)), units.FormatNS(float64(ol.BacklogMaxNS)))
 	if ol.BacklogLimitNS > 0 {
-		s += fmt.Sprintf(", beyond %s for %.0f%% of a thread's measurement at most", FormatNS(float64(ol.BacklogLimitNS)), 100*ol.BacklogOverShare)
+		s += fmt.Sprintf(", beyond %s for %.0f%% of a thread's measurement at most", units.FormatNS(float64(ol.BacklogLimitNS)), 100*ol.BacklogOverShare)
 	}
 	how := map[string]string{"spin": " (spinning)", "sleep": " (sleeping when far)"}[ol.Wait] // "": not recorded
 	return s + fmt.Sprintf("; %d waits for an intended start%s, woken %s late on average (at most %s)",
-		ol.Waits, how, FormatNS(ol.WakeLateMeanNS), FormatNS(float64(ol.WakeLateMaxNS)))
+		ol.Waits, how, units.FormatNS(ol.WakeLateMeanNS), units.FormatNS(float64(ol.WakeLateMaxNS)))
 }
 
-// ResponseRow is one line of an open loop's table: a kind's service or
+// responseRow is one line of an open loop's table: a kind's service or
 // response time.
-type ResponseRow struct {
+type responseRow struct {
 	Kind, What string // What: "service" or "response"
 	Lat        results.Latency
 }
 
-// ResponseRows are the service and response times of each kind of run
+// responseRows are the service and response times of each kind of run
 // that has both, the service time first.
-func ResponseRows(run *Run) []ResponseRow {
-	var rows []ResponseRow
-	for _, row := range SummaryRows(run) {
+func responseRows(run *Run) []responseRow {
+	var rows []responseRow
+	for _, row := range summaryRows(run) {
 		s := row.Stats
 		if s.ResponseNS == nil {
 			continue
 		}
-		rows = append(rows, ResponseRow{row.Kind, "service", s.NS}, ResponseRow{row.Kind, "response", *s.ResponseNS})
+		rows = append(rows, responseRow{row.Kind, "service", s.NS}, responseRow{row.Kind, "response", *s.ResponseNS})
 	}
 	return rows
 }

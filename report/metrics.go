@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/stats"
 )
@@ -22,15 +23,15 @@ type Metric struct {
 	Latency bool
 	Get     func(results.OpStats) float64
 	// Storm reads a storm's figure of repetition i instead (a metric of
-	// StormMetrics, kind results.StormKind): false when it has none
+	// stormMetrics, kind results.StormKind): false when it has none
 	// there (the rank that did not finish, the teardown not measurable).
 	Storm func(s *results.Storm, i int) (float64, bool)
 }
 
-// StormMetrics are a storm's own per-repetition figures, gated and
+// stormMetrics are a storm's own per-repetition figures, gated and
 // compared as kind results.StormKind ("storm.makespan"): the makespan and
 // the teardown's duration.
-var StormMetrics = []Metric{
+var stormMetrics = []Metric{
 	{Name: "makespan", Latency: true, Storm: func(s *results.Storm, i int) (float64, bool) { return stormFigure(s.MakespanNS, i) }},
 	{Name: "teardown", Latency: true, Storm: func(s *results.Storm, i int) (float64, bool) { return stormFigure(s.TeardownNS, i) }},
 }
@@ -44,12 +45,12 @@ func stormFigure(ns []int64, i int) (float64, bool) {
 	return float64(ns[i]), true
 }
 
-// GateMetric is the metric a gate names: a storm's own (StormMetrics) for
-// kind results.StormKind, an op kind's (Metrics) for any other.
+// GateMetric is the metric a gate names: a storm's own (stormMetrics) for
+// kind results.StormKind, an op kind's (allMetrics) for any other.
 func GateMetric(g Gate) (Metric, bool) {
-	list := Metrics
+	list := allMetrics
 	if g.Kind == results.StormKind {
-		list = StormMetrics
+		list = stormMetrics
 	}
 	for _, m := range list {
 		if m.Name == g.Metric {
@@ -68,8 +69,8 @@ func gateKinds(run *Run) []string {
 	return run.Kinds
 }
 
-// Metrics lists every metric by name.
-var Metrics = []Metric{
+// allMetrics lists every metric by name.
+var allMetrics = []Metric{
 	{Name: "p50", Latency: true, Get: func(s results.OpStats) float64 { return float64(s.NS.P50) }},
 	{Name: "p90", Latency: true, Get: func(s results.OpStats) float64 { return float64(s.NS.P90) }},
 	{Name: "p99", Latency: true, Get: func(s results.OpStats) float64 { return float64(s.NS.P99) }},
@@ -96,7 +97,7 @@ func responseOf(s results.OpStats, f func(*results.Latency) int64) float64 {
 
 // MetricByName returns the metric called name.
 func MetricByName(name string) (Metric, bool) {
-	for _, m := range Metrics {
+	for _, m := range allMetrics {
 		if m.Name == name {
 			return m, true
 		}
@@ -104,10 +105,10 @@ func MetricByName(name string) (Metric, bool) {
 	return Metric{}, false
 }
 
-// MetricNames lists the names of Metrics, for error messages.
+// MetricNames lists the names of allMetrics, for error messages.
 func MetricNames() string {
 	var names []string
-	for _, m := range Metrics {
+	for _, m := range allMetrics {
 		names = append(names, m.Name)
 	}
 	return strings.Join(names, ", ")
@@ -116,13 +117,13 @@ func MetricNames() string {
 // Format formats v in the metric's unit.
 func (m Metric) Format(v float64) string {
 	if m.Latency {
-		return FormatNS(v)
+		return units.FormatNS(v)
 	}
-	return FormatRate(v)
+	return units.FormatRate(v)
 }
 
 // Unit names what the metric measures and in what: latencies are
-// written with their own SI prefix (FormatNS), rates in operations per
+// written with their own SI prefix (units.FormatNS), rates in operations per
 // second.
 func (m Metric) Unit() string {
 	if m.Latency {
@@ -134,18 +135,15 @@ func (m Metric) Unit() string {
 // Thresholds above which the report warns. They are judgement calls,
 // named here so the report can say which limit was crossed.
 const (
-	// HighVariation: MAD/median across repetitions. Above 10% the
+	// highVariation: MAD/median across repetitions. Above 10% the
 	// repetitions disagree enough that one run's figure is not the figure.
-	HighVariation = 0.10
-	// TimerOverheadShare: the timer's own cost relative to a kind's p50.
+	highVariation = 0.10
+	// timerOverheadShare: the timer's own cost relative to a kind's p50.
 	// Above 10% the timer is a visible part of what is measured.
-	TimerOverheadShare = 0.10
-	// TimerDominates: above it the timer is most of what a kind's p50 is,
+	timerOverheadShare = 0.10
+	// timerDominates: above it the timer is most of what a kind's p50 is,
 	// which the report warns of; between the two it notes it.
-	TimerDominates = 0.5
-	// StartSkewShare: start skew relative to the shortest repetition
-	// (results.StartSkewShare, which the engine also warns with).
-	StartSkewShare = results.StartSkewShare
+	timerDominates = 0.5
 )
 
 // RepStats summarises one metric of one op kind across repetitions.
@@ -232,10 +230,10 @@ func (rs RepStats) summarise() RepStats {
 // summaryMetrics are the metrics the report's variation table shows.
 var summaryMetrics = []string{"p50", "p99", "ops_per_sec"}
 
-// Warnings lists what the reader of run's report must know: status, errors,
+// warningLines lists what the reader of run's report must know: status, errors,
 // leaks, the engine's own warnings, variation and outliers across
 // repetitions, start skew, timer overhead, and problems reading the folder.
-func Warnings(run *Run) []string {
+func warningLines(run *Run) []string {
 	var out []string
 	for _, f := range warnings(run, true) {
 		out = append(out, f.text)
@@ -243,7 +241,7 @@ func Warnings(run *Run) []string {
 	return out
 }
 
-// finding is one of Warnings: a notice is a fact about how the figures
+// finding is one of warningLines: a notice is a fact about how the figures
 // were measured that does not change what they mean (a tail's spread
 // over short repetitions, a repetition a percent off the others); the
 // report's summary lists every finding, its stderr only the warnings.
@@ -255,13 +253,13 @@ type finding struct {
 	gist string
 }
 
-// Said are the findings report says on stderr, the warnings and the
+// stderrLines are the findings report says on stderr, the warnings and the
 // notices apart, and not the run's own, which the run said when it ran:
 // each its text, or where that is longer than a terminal line its gist
 // and where the text is (summary.md); prefix (a run's label) goes first.
-func Said(run *Run, prefix string) (warns, notices []string) {
+func stderrLines(run *Run, prefix string) (warns, notices []string) {
 	for _, f := range warnings(run, false) {
-		l := TerminalText(prefix+f.text, prefix+f.gist, "warning: ")
+		l := terminalText(prefix+f.text, prefix+f.gist, "warning: ")
 		if f.notice {
 			notices = append(notices, l)
 		} else {
@@ -271,9 +269,9 @@ func Said(run *Run, prefix string) (warns, notices []string) {
 	return warns, notices
 }
 
-// TerminalText is text, or where label+text is longer than a terminal
+// terminalText is text, or where label+text is longer than a terminal
 // line (results.TerminalWidth), gist and where text is said in full.
-func TerminalText(text, gist, label string) string {
+func terminalText(text, gist, label string) string {
 	room := results.TerminalWidth - utf8.RuneCountInString(label)
 	if utf8.RuneCountInString(text) <= room {
 		return text
@@ -282,7 +280,7 @@ func TerminalText(text, gist, label string) string {
 	return results.Shorten(gist, room-utf8.RuneCountInString(tail)) + tail
 }
 
-// warnings are Warnings' findings, the engine's own (the run's
+// warnings are warningLines' findings, the engine's own (the run's
 // result.json) among them only when engine is set.
 func warnings(run *Run, engine bool) []finding {
 	r := run.Result
@@ -299,7 +297,7 @@ func warnings(run *Run, engine bool) []finding {
 	for _, kind := range run.Kinds {
 		s := r.Ops[kind]
 		if s.Errors > 0 {
-			msg := fmt.Sprintf("%s: %s in %s (%.2g%%)", kind, Plural(int(s.Errors), "error"), Plural(int(s.Count), "operation"), 100*float64(s.Errors)/float64(s.Count))
+			msg := fmt.Sprintf("%s: %s in %s (%.2g%%)", kind, units.Plural(int(s.Errors), "error"), units.Plural(int(s.Count), "operation"), 100*float64(s.Errors)/float64(s.Count))
 			if len(s.ErrnoCounts) > 0 {
 				var parts []string
 				for _, e := range slices.Sorted(maps.Keys(s.ErrnoCounts)) {
@@ -307,11 +305,11 @@ func warnings(run *Run, engine bool) []finding {
 				}
 				msg += ": " + strings.Join(parts, ", ")
 			}
-			add(false, fmt.Sprintf("%s: %s: failed operations timed failures, not operations", kind, Plural(int(s.Errors), "error")), "%s: a failed operation timed a failure, not the operation; find its cause before reading the figures (xrcbench conform checks the device)", msg)
+			add(false, fmt.Sprintf("%s: %s: failed operations timed failures, not operations", kind, units.Plural(int(s.Errors), "error")), "%s: a failed operation timed a failure, not the operation; find its cause before reading the figures (xrcbench conform checks the device)", msg)
 		}
 	}
 	if r.Leaks != nil && len(r.Leaks.Leaked) > 0 {
-		add(false, Plural(len(r.Leaks.Leaked), "QP")+" outlived the run", "%s outlived the run (leak check by %s): %v: the device holds them until their domain closes, and the next run starts beside them; look with xrcbench devices", Plural(len(r.Leaks.Leaked), "QP"), r.Leaks.Method, r.Leaks.Leaked)
+		add(false, units.Plural(len(r.Leaks.Leaked), "QP")+" outlived the run", "%s outlived the run (leak check by %s): %v: the device holds them until their domain closes, and the next run starts beside them; look with xrcbench devices", units.Plural(len(r.Leaks.Leaked), "QP"), r.Leaks.Method, r.Leaks.Leaked)
 	}
 	for _, e := range r.Warnings {
 		if engine {
@@ -319,7 +317,7 @@ func warnings(run *Run, engine bool) []finding {
 		}
 	}
 	if s := tooFewRepetitions(r, run.Kinds); s != "" {
-		add(false, fmt.Sprintf("%s: too few to compare; rerun with --repetitions %d or more", Plural(len(r.Repetitions), "repetition"), rerunRepetitions(r)), "%s", s)
+		add(false, fmt.Sprintf("%s: too few to compare; rerun with --repetitions %d or more", units.Plural(len(r.Repetitions), "repetition"), rerunRepetitions(r)), "%s", s)
 	}
 	// The figures that vary across repetitions, one line per severity:
 	// a line each said the same meaning a dozen times.
@@ -333,7 +331,7 @@ func warnings(run *Run, engine bool) []finding {
 			// matter of course: a notice; the median and the rate are what
 			// compare gates on, and their spread is a warning.
 			tail := name == "p99"
-			if len(rs.Values) >= 2 && rs.Variation > HighVariation {
+			if len(rs.Values) >= 2 && rs.Variation > highVariation {
 				i := 0
 				if tail {
 					i = 1
@@ -365,24 +363,24 @@ func warnings(run *Run, engine bool) []finding {
 	for i, items := range varies {
 		if len(items) > 0 {
 			add(i == 1, "varying across repetitions: "+strings.Join(items, ", "), "varying across repetitions (MAD as a share of the median, over %s repetitions, limit %.0f%%): %s: one figure does not describe them; run on a quieter machine, with --pin, or with more repetitions",
-				over, 100*HighVariation, strings.Join(items, ", "))
+				over, 100*highVariation, strings.Join(items, ", "))
 		}
 	}
 	if skew := r.Harness.StartSkewNS; skew > 0 {
-		if shortest := shortestRepetition(r); shortest > 0 && float64(skew) > StartSkewShare*shortest {
-			add(false, fmt.Sprintf("start skew %s: threads did not start together", FormatNS(float64(skew))), "start skew %s is %.1f%% of the shortest repetition (%s): threads did not start together, and some ran alone; run again on a quieter machine",
-				FormatNS(float64(skew)), 100*float64(skew)/shortest, FormatNS(shortest))
+		if shortest := shortestRepetition(r); shortest > 0 && float64(skew) > results.StartSkewShare*shortest {
+			add(false, fmt.Sprintf("start skew %s: threads did not start together", units.FormatNS(float64(skew))), "start skew %s is %.1f%% of the shortest repetition (%s): threads did not start together, and some ran alone; run again on a quieter machine",
+				units.FormatNS(float64(skew)), 100*float64(skew)/shortest, units.FormatNS(shortest))
 		}
 	}
 	if oh := r.Harness.TimerOverheadNS; oh > 0 {
 		for _, kind := range run.Kinds {
 			p50 := float64(r.Ops[kind].NS.P50)
-			if r.Ops[kind].Count > 0 && p50 > 0 && oh > TimerOverheadShare*p50 {
+			if r.Ops[kind].Count > 0 && p50 > 0 && oh > timerOverheadShare*p50 {
 				// Every latency includes one timer read, the same in
 				// both runs of a comparison: a notice, a warning where it
 				// is most of the figure.
-				add(oh < TimerDominates*p50, fmt.Sprintf("%s: the timer is %.0f%% of its p50", kind, 100*oh/p50), "%s: timer overhead %s (%s) is %.0f%% of its p50 %s: the timer is part of what is measured",
-					kind, FormatNS(oh), r.Harness.Timer, 100*oh/p50, FormatNS(p50))
+				add(oh < timerDominates*p50, fmt.Sprintf("%s: the timer is %.0f%% of its p50", kind, 100*oh/p50), "%s: timer overhead %s (%s) is %.0f%% of its p50 %s: the timer is part of what is measured",
+					kind, units.FormatNS(oh), r.Harness.Timer, 100*oh/p50, units.FormatNS(p50))
 			}
 		}
 	}
@@ -415,50 +413,6 @@ func shortestRepetition(r *results.Result) float64 {
 	}
 	sort.Float64s(ds)
 	return ds[0]
-}
-
-// FormatNS formats nanoseconds as a duration with 3 significant digits.
-func FormatNS(ns float64) string {
-	switch a := math.Abs(ns); {
-	case math.IsNaN(ns) || math.IsInf(ns, 0):
-		return fmt.Sprint(ns)
-	case a < 1e3:
-		return fmt.Sprintf("%.0fns", ns)
-	case a < 1e6:
-		return sig3(ns/1e3) + "µs"
-	case a < 1e9:
-		return sig3(ns/1e6) + "ms"
-	default:
-		return sig3(ns/1e9) + "s"
-	}
-}
-
-// FormatRate formats an operations-per-second figure with an SI prefix.
-func FormatRate(v float64) string {
-	switch a := math.Abs(v); {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		return fmt.Sprint(v)
-	case a < 1e3:
-		return sig3(v) + "/s"
-	case a < 1e6:
-		return sig3(v/1e3) + "k/s"
-	case a < 1e9:
-		return sig3(v/1e6) + "M/s"
-	default:
-		return sig3(v/1e9) + "G/s"
-	}
-}
-
-// sig3 prints 3 significant digits without an exponent (for 0.1 ≤ |v| < 1000).
-func sig3(v float64) string {
-	switch a := math.Abs(v); {
-	case a >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case a >= 10:
-		return fmt.Sprintf("%.1f", v)
-	default:
-		return fmt.Sprintf("%.2f", v)
-	}
 }
 
 // rerunRepetitions is the one count of repetitions a report of r asks
@@ -496,10 +450,10 @@ func tooFewRepetitions(r *results.Result, kinds []string) string {
 	}
 	if n < compare {
 		whys = append(whys, fmt.Sprintf("compare needs at least %d per run (the Mann-Whitney U test at alpha %g over the workload's %s, Holm, and a %.0f%% interval of the median)",
-			compare, DefaultAlpha, Plural(gates, "gated metric"), 100*DefaultConfidence))
+			compare, DefaultAlpha, units.Plural(gates, "gated metric"), 100*DefaultConfidence))
 	}
 	if d := destructionCost(r); d != nil && n < d.NeedReps {
-		whys = append(whys, fmt.Sprintf("the headline's %.0f%% interval of what destruction adds needs %d", 100*CILevel, d.NeedReps))
+		whys = append(whys, fmt.Sprintf("the headline's %.0f%% interval of what destruction adds needs %d", 100*ciLevel, d.NeedReps))
 	}
 	// Enough for compare, short of the destruction interval's: the
 	// headline gives the range and its confidence instead, and asks for
@@ -508,5 +462,5 @@ func tooFewRepetitions(r *results.Result, kinds []string) string {
 	if n >= need || n >= compare {
 		return ""
 	}
-	return fmt.Sprintf("%s: %s; rerun with --repetitions %d or more", Plural(n, "repetition"), strings.Join(whys, "; "), need)
+	return fmt.Sprintf("%s: %s; rerun with --repetitions %d or more", units.Plural(n, "repetition"), strings.Join(whys, "; "), need)
 }

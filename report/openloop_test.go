@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/xrcbench/xrcbench/internal/golden"
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -84,23 +85,23 @@ func TestOpenLoopHTML(t *testing.T) {
 			if len(items) != 3 {
 				t.Fatalf("headline items %q, want the open loop's verdict and reg, unreg", items)
 			}
-			verdict := fmt.Sprintf("Open loop at %s requested (%s arrivals), %s achieved", FormatRate(ol.RequestedOpsPerSec), ol.Arrival, FormatRate(ol.AchievedOpsPerSec))
+			verdict := fmt.Sprintf("Open loop at %s requested (%s arrivals), %s achieved", units.FormatRate(ol.RequestedOpsPerSec), ol.Arrival, units.FormatRate(ol.AchievedOpsPerSec))
 			if v := items[0][1]; !strings.HasPrefix(v, verdict) || !strings.Contains(v, tt.verdict) {
 				t.Errorf("headline opens with %q, want %q ... %q", v, verdict, tt.verdict)
 			}
 			for i, kind := range []string{"reg", "unreg"} {
 				s := run.Result.Ops[kind]
 				want := fmt.Sprintf("%s: response p50 %s, p99 %s; service p50 %s, p99 %s", kind,
-					FormatNS(float64(s.ResponseNS.P50)), FormatNS(float64(s.ResponseNS.P99)), FormatNS(float64(s.NS.P50)), FormatNS(float64(s.NS.P99)))
+					units.FormatNS(float64(s.ResponseNS.P50)), units.FormatNS(float64(s.ResponseNS.P99)), units.FormatNS(float64(s.NS.P50)), units.FormatNS(float64(s.NS.P99)))
 				if !strings.HasPrefix(items[i+1][1], htmlEscape(want)) {
 					t.Errorf("headline says %q, want %q first", items[i+1][1], want)
 				}
 			}
 			checkHeadline(t, page, []*Run{run}, false)
 			for _, want := range []string{"<h3>Open loop: response and service times</h3>",
-				fmt.Sprintf("<tr><td>reg</td><td>response</td><td class=\"n\">%s</td>", FormatNS(float64(run.Result.Ops["reg"].ResponseNS.P50))),
-				fmt.Sprintf("<tr><td>unreg</td><td>service</td><td class=\"n\">%s</td>", FormatNS(float64(run.Result.Ops["unreg"].NS.P50))),
-				htmlEscape(OpenLoopSchedule(ol))} {
+				fmt.Sprintf("<tr><td>reg</td><td>response</td><td class=\"n\">%s</td>", units.FormatNS(float64(run.Result.Ops["reg"].ResponseNS.P50))),
+				fmt.Sprintf("<tr><td>unreg</td><td>service</td><td class=\"n\">%s</td>", units.FormatNS(float64(run.Result.Ops["unreg"].NS.P50))),
+				htmlEscape(openLoopSchedule(ol))} {
 				if !strings.Contains(page, want) {
 					t.Errorf("report.html lacks %q", want)
 				}
@@ -120,7 +121,7 @@ func TestOpenLoopHTML(t *testing.T) {
 // A closed loop's headline and page say nothing of response times.
 func TestClosedLoopHeadline(t *testing.T) {
 	run := loadFixture(t, lifecycleFixture())
-	for _, k := range NewHeadline(run).Kinds {
+	for _, k := range newHeadline(run).Kinds {
 		if strings.Contains(k, "response") || strings.Contains(k, "Open loop") {
 			t.Errorf("a closed loop's headline says %q", k)
 		}
@@ -136,7 +137,7 @@ func TestOpenLoopScheduleSaysWait(t *testing.T) {
 		{"", "12 waits for an intended start, woken"},
 	} {
 		ol := &results.OpenLoop{Wait: tt.wait, Waits: 12, WakeLateMeanNS: 150, WakeLateMaxNS: 900}
-		if got := OpenLoopSchedule(ol); !strings.Contains(got, tt.want) {
+		if got := openLoopSchedule(ol); !strings.Contains(got, tt.want) {
 			t.Errorf("wait %q: %q, want %q in it", tt.wait, got, tt.want)
 		}
 	}

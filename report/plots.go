@@ -23,6 +23,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/xrcbench/xrcbench/internal/safetext"
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -64,7 +65,7 @@ type Stamp struct {
 
 // RunStamp is the stamp of one run's pictures.
 func RunStamp(r *results.Result) Stamp {
-	parts := []string{Title(r)}
+	parts := []string{title(r)}
 	if d := deviceIdentity(r.Environment); d != "" {
 		parts = append(parts, d)
 	}
@@ -73,7 +74,7 @@ func RunStamp(r *results.Result) Stamp {
 	}
 	// A figure in a paper is read without its run folder: how many
 	// repetitions its spread is of, and which build measured it.
-	parts = append(parts, Plural(len(r.Repetitions), "repetition"), versionText(r.Environment.Version))
+	parts = append(parts, units.Plural(len(r.Repetitions), "repetition"), versionText(r.Environment.Version))
 	return Stamp{Line: strings.Join(parts, " · "), TestDouble: IsTestDouble(r)}
 }
 
@@ -86,9 +87,9 @@ func versionText(v string) string {
 	return "xrcbench " + v
 }
 
-// RunsStamp is the stamp of a picture of several runs: the one's stamp
+// runsStamp is the stamp of a picture of several runs: the one's stamp
 // when there is one, else what they share and how many they are.
-func RunsStamp(runs []*Run) Stamp {
+func runsStamp(runs []*Run) Stamp {
 	if len(runs) == 1 {
 		return RunStamp(runs[0].Result)
 	}
@@ -111,11 +112,11 @@ func RunsStamp(runs []*Run) Stamp {
 			ids = append(ids, id)
 		}
 	}
-	st.Line = Plural(len(runs), "run") + ": " + strings.Join(ids, "; ")
+	st.Line = units.Plural(len(runs), "run") + ": " + strings.Join(ids, "; ")
 	// The repetitions and the builds, once when the runs share them.
 	if len(reps) == 1 {
 		for n := range reps {
-			st.Line += " · " + Plural(n, "repetition") + " each"
+			st.Line += " · " + units.Plural(n, "repetition") + " each"
 		}
 	} else {
 		ns := slices.Sorted(maps.Keys(reps))
@@ -388,33 +389,33 @@ func newPlot(title, x, y string) *plot.Plot {
 type CountScale string
 
 const (
-	// CountsAuto: logarithmic where the tail beyond p99 would be
+	// countsAuto: logarithmic where the tail beyond p99 would be
 	// invisible on a linear axis, linear elsewhere.
-	CountsAuto   CountScale = "auto"
-	CountsLog    CountScale = "log"
-	CountsLinear CountScale = "linear"
+	countsAuto   CountScale = "auto"
+	countsLog    CountScale = "log"
+	countsLinear CountScale = "linear"
 )
 
 // ParseCountScale reads a --counts value.
 func ParseCountScale(s string) (CountScale, error) {
 	switch c := CountScale(s); c {
-	case CountsAuto, CountsLog, CountsLinear:
+	case countsAuto, countsLog, countsLinear:
 		return c, nil
 	case "":
-		return CountsAuto, nil
+		return countsAuto, nil
 	}
 	return "", inputErrorf("count scale %q: want auto, log or linear", s)
 }
 
-// TailVisible is the height, as a share of the tallest bin, below which a
+// tailVisible is the height, as a share of the tallest bin, below which a
 // bin is lost on a linear count axis: at 2% of a 300-pixel frame it is
 // six pixels, a hairline beside the peak.
-const TailVisible = 0.02
+const tailVisible = 0.02
 
-// TailReach: a tail beyond p99 that reaches past TailReach × p99 is long
+// tailReach: a tail beyond p99 that reaches past tailReach × p99 is long
 // enough to matter (slow outliers, a second mode); when every bin of it
-// is below TailVisible, CountsAuto draws the counts on a log axis.
-const TailReach = 2
+// is below tailVisible, countsAuto draws the counts on a log axis.
+const tailReach = 2
 
 // latencyBins re-bins h into binsPer bins per decade of latency, so every
 // decade gets the same resolution on screen.
@@ -453,10 +454,10 @@ func (lb latencyBins) tailHidden(p99 float64) bool {
 	for _, b := range lb.bins {
 		if b.Min >= p99 {
 			tail = math.Max(tail, b.Weight)
-			far = far || b.Max > TailReach*p99
+			far = far || b.Max > tailReach*p99
 		}
 	}
-	return far && tail < TailVisible*lb.peak
+	return far && tail < tailVisible*lb.peak
 }
 
 // countAxis sets the count axis of a histogram of at most peak per bin
@@ -478,9 +479,9 @@ func countAxis(p *plot.Plot, log bool, peak float64) {
 // useLog decides the count axis for scale and the histograms' tails.
 func useLog(scale CountScale, hidden bool) bool {
 	switch scale {
-	case CountsLog:
+	case countsLog:
 		return true
-	case CountsLinear:
+	case countsLinear:
 		return false
 	}
 	return hidden
@@ -493,9 +494,9 @@ func LatencyHistogram(name, kind string, h *hdrhistogram.Histogram, scale CountS
 	title := kind + ": latency histogram"
 	p := newPlot(title, "latency", "operations per bin")
 	lb := binLatencies(h)
-	caption := fmt.Sprintf("%s of %s binned %d to a decade; the lines mark p50 and p99.", Plural(int(h.TotalCount()), "operation"), kind, binsPer)
+	caption := fmt.Sprintf("%s of %s binned %d to a decade; the lines mark p50 and p99.", units.Plural(int(h.TotalCount()), "operation"), kind, binsPer)
 	if lb.zeros > 0 {
-		caption += fmt.Sprintf(" %s of 0 ns (below the timer's resolution) counted in the lowest bin.", Plural(int(lb.zeros), "operation"))
+		caption += fmt.Sprintf(" %s of 0 ns (below the timer's resolution) counted in the lowest bin.", units.Plural(int(lb.zeros), "operation"))
 	}
 	if len(lb.bins) == 0 {
 		return emptyFigure(p, name, title, "no operations recorded", st)
@@ -519,7 +520,7 @@ func LatencyHistogram(name, kind string, h *hdrhistogram.Histogram, scale CountS
 		l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 		l.Width = vg.Points(1.5)
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("p%g %s", q, FormatNS(float64(results.ValueAtPercentile(h, q)))), l)
+		p.Legend.Add(fmt.Sprintf("p%g %s", q, units.FormatNS(float64(results.ValueAtPercentile(h, q)))), l)
 	}
 	p.Legend.Top = true
 	p.X.Scale = plot.LogScale{}
@@ -881,19 +882,19 @@ func markValues(p *plot.Plot, vals []int64, xmax float64) error {
 // timeline draws p50, p99 and max per interval of a .hlog, each of the
 // run's reps repetitions shaded and named, so the points read per
 // repetition and a drift within one is told from a step between two.
-func timeline(name, kind string, ivs []Interval, reps int, st Stamp) (Figure, error) {
+func timeline(name, kind string, ivs []results.Interval, reps int, st Stamp) (Figure, error) {
 	title := kind + ": latency over time"
 	p := newPlot(title, "time since the first interval (s)", "latency")
 	type series struct {
 		label string
-		get   func(Interval) int64
+		get   func(results.Interval) int64
 	}
-	ss := []series{{"p50", func(iv Interval) int64 { return iv.P50 }}, {"p99", func(iv Interval) int64 { return iv.P99 }}, {"max", func(iv Interval) int64 { return iv.Max }}}
+	ss := []series{{"p50", func(iv results.Interval) int64 { return iv.P50 }}, {"p99", func(iv results.Interval) int64 { return iv.P99 }}, {"max", func(iv results.Interval) int64 { return iv.Max }}}
 	lo, hi := math.Inf(1), 0.0
 	// One line per tag (e.g. per repetition) and series; the legend
 	// names each series once.
 	tags := []string{}
-	byTag := map[string][]Interval{}
+	byTag := map[string][]results.Interval{}
 	for _, iv := range ivs {
 		if iv.Count == 0 {
 			continue // an empty interval has no latency: a gap, not a zero
@@ -945,7 +946,7 @@ func timeline(name, kind string, ivs []Interval, reps int, st Stamp) (Figure, er
 	if len(ivs) > 0 && ivs[0].Span > 0 {
 		// A long log, summed into spans to keep the plot (and report's
 		// memory) the same size whatever the run's length.
-		caption = fmt.Sprintf("p50, p99 and max of %s in each %s span of %s.hlog (the log's intervals summed, to draw at most %d points); a drift or a spike shows what a single summary hides.", kind, FormatNS(ivs[0].Span*1e9), kind, TimelinePoints)
+		caption = fmt.Sprintf("p50, p99 and max of %s in each %s span of %s.hlog (the log's intervals summed, to draw at most %d points); a drift or a spike shows what a single summary hides.", kind, units.FormatNS(ivs[0].Span*1e9), kind, results.TimelinePoints)
 	}
 	switch {
 	case named && reps > 1:
@@ -953,7 +954,7 @@ func timeline(name, kind string, ivs []Interval, reps int, st Stamp) (Figure, er
 	case named:
 		caption += " The shaded block is the one repetition."
 	case len(stretches) > 1:
-		caption += fmt.Sprintf(" The shaded blocks are the log's %d stretches of measured time, not the run's %s: spans of the summed log join some of them.", len(stretches), Plural(reps, "repetition"))
+		caption += fmt.Sprintf(" The shaded blocks are the log's %d stretches of measured time, not the run's %s: spans of the summed log join some of them.", len(stretches), units.Plural(reps, "repetition"))
 	}
 	return renderLegendOutside(p, name, title, caption, st)
 }
@@ -962,9 +963,9 @@ func timeline(name, kind string, ivs []Interval, reps int, st Stamp) (Figure, er
 // cover without a pause of results.RepetitionGap: one per repetition, as
 // the engine writes the log. Empty intervals count: a repetition that
 // measured nothing for a while is still one.
-func ivStretches(ivs []Interval) [][2]float64 {
+func ivStretches(ivs []results.Interval) [][2]float64 {
 	sorted := slices.Clone(ivs)
-	slices.SortStableFunc(sorted, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) })
+	slices.SortStableFunc(sorted, func(a, b results.Interval) int { return cmp.Compare(a.Start, b.Start) })
 	var out [][2]float64
 	for _, iv := range sorted {
 		end := iv.Start + iv.Length
@@ -1023,8 +1024,8 @@ func shadeStretches(p *plot.Plot, stretches [][2]float64, named bool) error {
 
 // segments splits intervals where time jumps (between repetitions, or
 // across empty intervals), so a line never bridges time nothing was measured.
-func segments(ivs []Interval) [][]Interval {
-	var out [][]Interval
+func segments(ivs []results.Interval) [][]results.Interval {
+	var out [][]results.Interval
 	start := 0
 	for i := 1; i <= len(ivs); i++ {
 		if i == len(ivs) || ivs[i].Start > ivs[i-1].Start+1.5*math.Max(ivs[i-1].Length, 1e-3) {
@@ -1273,12 +1274,12 @@ func workerCounts(r *results.Result) (labels []string, counts []map[string]int64
 	return labels, counts
 }
 
-// RunFigures draws every plot of one run: per op kind a latency
+// runFigures draws every plot of one run: per op kind a latency
 // histogram, a percentile spectrum (in an open loop, one of service and
 // response time too) and a timeline, then per-worker
 // throughput. prefix is prepended to the file names (several runs in one
 // report); scale is the histograms' count axis.
-func RunFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
+func runFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
 	st := RunStamp(run.Result)
 	var figs []Figure
 	add := func(f Figure, err error) error {
@@ -1324,10 +1325,10 @@ func RunFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
 	return figs, nil
 }
 
-// KindOverlayFigures draws every op kind of run on one shared log latency
+// kindOverlayFigures draws every op kind of run on one shared log latency
 // axis: overlay-spectrum and overlay-histogram (after prefix), the plots
 // the headline points at. A run of one kind has nothing to overlay.
-func KindOverlayFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
+func kindOverlayFigures(run *Run, prefix string, scale CountScale) ([]Figure, error) {
 	st := RunStamp(run.Result)
 	var labels []string
 	var hs []*hdrhistogram.Histogram
@@ -1351,8 +1352,8 @@ func KindOverlayFigures(run *Run, prefix string, scale CountScale) ([]Figure, er
 	return []Figure{sp, hi}, nil
 }
 
-// OverlayFigures draws, per op kind, the spectra of several runs in one plot.
-func OverlayFigures(runs []*Run) ([]Figure, error) {
+// overlayFigures draws, per op kind, the spectra of several runs in one plot.
+func overlayFigures(runs []*Run) ([]Figure, error) {
 	var figs []Figure
 	for _, kind := range unionKinds(runs) {
 		var labels []string
@@ -1366,7 +1367,7 @@ func OverlayFigures(runs []*Run) ([]Figure, error) {
 		if len(hs) < 2 {
 			continue
 		}
-		f, err := spectrum("overlay-"+results.SafeFileName(kind)+"-spectrum", kind+": percentile spectra of "+Plural(len(hs), "run"), labels, hs, RunsStamp(runs))
+		f, err := spectrum("overlay-"+results.SafeFileName(kind)+"-spectrum", kind+": percentile spectra of "+units.Plural(len(hs), "run"), labels, hs, runsStamp(runs))
 		if err != nil {
 			return nil, err
 		}

@@ -19,6 +19,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -72,7 +73,7 @@ func TestRunFigures(t *testing.T) {
 	for _, f := range allFixtures() {
 		t.Run(f.name, func(t *testing.T) {
 			run := loadFixture(t, f)
-			figs, err := RunFigures(run, "", CountsAuto)
+			figs, err := runFigures(run, "", countsAuto)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +118,7 @@ func TestLogAxisGuards(t *testing.T) {
 	}
 	for _, tt := range hists {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := LatencyHistogram("h", "reg", tt.h, CountsAuto, Stamp{})
+			f, err := LatencyHistogram("h", "reg", tt.h, countsAuto, Stamp{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,13 +132,13 @@ func TestLogAxisGuards(t *testing.T) {
 	}
 	timelines := []struct {
 		name string
-		ivs  []Interval
+		ivs  []results.Interval
 	}{
 		{"none", nil},
-		{"all empty", []Interval{{Start: 0, Length: 1}, {Start: 1, Length: 1}}},
-		{"one interval", []Interval{{Start: 0, Length: 1, Count: 3, P50: 5, P99: 9, Max: 9}}},
-		{"zeros", []Interval{{Start: 0, Length: 1, Count: 3}, {Start: 1, Length: 1, Count: 2}}},
-		{"tags", []Interval{{Tag: "a", Start: 0, Length: 1, Count: 1, P50: 10, P99: 10, Max: 10}, {Tag: "b", Start: 0, Length: 1, Count: 1, P50: 20, P99: 20, Max: 20}}},
+		{"all empty", []results.Interval{{Start: 0, Length: 1}, {Start: 1, Length: 1}}},
+		{"one interval", []results.Interval{{Start: 0, Length: 1, Count: 3, P50: 5, P99: 9, Max: 9}}},
+		{"zeros", []results.Interval{{Start: 0, Length: 1, Count: 3}, {Start: 1, Length: 1, Count: 2}}},
+		{"tags", []results.Interval{{Tag: "a", Start: 0, Length: 1, Count: 1, P50: 10, P99: 10, Max: 10}, {Tag: "b", Start: 0, Length: 1, Count: 1, P50: 20, P99: 20, Max: 20}}},
 	}
 	for _, tt := range timelines {
 		t.Run("timeline "+tt.name, func(t *testing.T) {
@@ -152,7 +153,7 @@ func TestLogAxisGuards(t *testing.T) {
 
 func TestOverlayFigures(t *testing.T) {
 	a, b := loadFixture(t, lifecycleFixture()), loadFixture(t, noisyFixture())
-	figs, err := OverlayFigures([]*Run{a, b})
+	figs, err := overlayFigures([]*Run{a, b})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,10 +296,10 @@ func TestCountScale(t *testing.T) {
 		scale CountScale
 		log   bool
 	}{
-		{"hidden tail, auto", spike, CountsAuto, true},
-		{"hidden tail, linear asked", spike, CountsLinear, false},
-		{"visible tail, auto", broad, CountsAuto, false},
-		{"visible tail, log asked", broad, CountsLog, true},
+		{"hidden tail, auto", spike, countsAuto, true},
+		{"hidden tail, linear asked", spike, countsLinear, false},
+		{"visible tail, auto", broad, countsAuto, false},
+		{"visible tail, log asked", broad, countsLog, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -327,12 +328,12 @@ func TestCountScale(t *testing.T) {
 			}
 		})
 	}
-	for s, want := range map[string]CountScale{"": CountsAuto, "auto": CountsAuto, "log": CountsLog, "linear": CountsLinear} {
+	for s, want := range map[string]CountScale{"": countsAuto, "auto": countsAuto, "log": countsLog, "linear": countsLinear} {
 		if got, err := ParseCountScale(s); err != nil || got != want {
 			t.Errorf("ParseCountScale(%q) = %q, %v", s, got, err)
 		}
 	}
-	if _, err := ParseCountScale("logarithmic"); !errors.Is(err, ErrInput) {
+	if _, err := ParseCountScale("logarithmic"); !errors.Is(err, results.ErrInput) {
 		t.Errorf("ParseCountScale(logarithmic): %v, want an input error", err)
 	}
 }
@@ -345,7 +346,7 @@ func TestKindOverlayFigures(t *testing.T) {
 	for _, f := range allFixtures() {
 		t.Run(f.name, func(t *testing.T) {
 			run := loadFixture(t, f)
-			figs, err := KindOverlayFigures(run, "", CountsAuto)
+			figs, err := kindOverlayFigures(run, "", countsAuto)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -360,7 +361,7 @@ func TestKindOverlayFigures(t *testing.T) {
 	}
 	one := loadFixture(t, lifecycleFixture())
 	one.Kinds = one.Kinds[:1]
-	if figs, err := KindOverlayFigures(one, "", CountsAuto); err != nil || len(figs) != 0 {
+	if figs, err := kindOverlayFigures(one, "", countsAuto); err != nil || len(figs) != 0 {
 		t.Errorf("one kind: %v %v, want nothing to overlay", figNames(figs), err)
 	}
 }
@@ -404,7 +405,7 @@ func figNames(figs []Figure) []string {
 // the sweep varies it, against the QP count; each point with error bars
 // from its repetitions; every line in the legend beside the frame.
 func TestSweepFigureAxes(t *testing.T) {
-	figs := sweepFigures(t)
+	figs := sweepDirFigures(t)
 	byName := map[string]Figure{}
 	for _, f := range figs {
 		byName[f.Name] = f
@@ -460,7 +461,7 @@ func TestResponseSpectrum(t *testing.T) {
 		resp.RecordValue(v)
 	}
 	run.Hists["reg"+results.ResponseSuffix] = resp
-	figs, err := RunFigures(run, "", CountsAuto)
+	figs, err := runFigures(run, "", countsAuto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,8 +488,8 @@ func TestPictureStamp(t *testing.T) {
 			st := RunStamp(run.Result)
 			// The footer names the build and how many repetitions the
 			// figures are of: a picture in a paper has left its folder.
-			reps := Plural(len(run.Result.Repetitions), "repetition")
-			for _, part := range []string{Title(run.Result), run.Result.Started.UTC().Format("2006-01-02"), reps, "xrcbench " + run.Result.Environment.Version} {
+			reps := units.Plural(len(run.Result.Repetitions), "repetition")
+			for _, part := range []string{title(run.Result), run.Result.Started.UTC().Format("2006-01-02"), reps, "xrcbench " + run.Result.Environment.Version} {
 				if !strings.Contains(st.Line, part) {
 					t.Errorf("stamp %q lacks %q", st.Line, part)
 				}
@@ -496,7 +497,7 @@ func TestPictureStamp(t *testing.T) {
 			if f.device != nil && f.device.FWVer != "" && !strings.Contains(st.Line, "fw "+f.device.FWVer) {
 				t.Errorf("stamp %q lacks the firmware %s", st.Line, f.device.FWVer)
 			}
-			figs, err := RunFigures(run, "", CountsAuto)
+			figs, err := runFigures(run, "", countsAuto)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -585,7 +586,7 @@ func TestSpectrumBand(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.fix.name+"/"+tt.kind, func(t *testing.T) {
 			run := loadFixture(t, tt.fix)
-			figs, err := RunFigures(run, "", CountsAuto)
+			figs, err := runFigures(run, "", countsAuto)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -630,13 +631,13 @@ func TestSpectrumBand(t *testing.T) {
 // block named rep 1 to rep N; a log whose stretches are not the run's
 // repetitions is shaded but names none.
 func TestTimelineRepetitions(t *testing.T) {
-	iv := func(start, length float64) Interval {
-		return Interval{Start: start, Length: length, Count: 10, P50: 100, P99: 200, Max: 300}
+	iv := func(start, length float64) results.Interval {
+		return results.Interval{Start: start, Length: length, Count: 10, P50: 100, P99: 200, Max: 300}
 	}
-	three := []Interval{iv(0, 1), iv(1, 1), iv(3, 1), iv(4, 0.5), {Start: 4.5, Length: 1}, iv(7, 1)}
+	three := []results.Interval{iv(0, 1), iv(1, 1), iv(3, 1), iv(4, 0.5), {Start: 4.5, Length: 1}, iv(7, 1)}
 	tests := []struct {
 		name   string
-		ivs    []Interval
+		ivs    []results.Interval
 		reps   int
 		blocks int
 		named  bool
@@ -677,7 +678,7 @@ func TestTimelineRepetitions(t *testing.T) {
 	// The fixtures' logs, written as the engine writes them.
 	for _, fx := range []fixture{lifecycleFixture(), noisyFixture()} {
 		run := loadFixture(t, fx)
-		figs, err := RunFigures(run, "", CountsAuto)
+		figs, err := runFigures(run, "", countsAuto)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,12 +9,6 @@ import (
 	"github.com/xrcbench/xrcbench/results"
 )
 
-// ErrInput is wrapped by every error about the input folders (missing,
-// truncated, another schema, runs that cannot be compared): the CLI maps it
-// to exit status 2. It is results.ErrInput, which the run-folder reader
-// wraps, so that one errors.Is answers for both.
-var ErrInput = results.ErrInput
-
 // inputErrorf is an error about the input (results.InputErrorf).
 func inputErrorf(format string, args ...any) error { return results.InputErrorf(format, args...) }
 
@@ -28,8 +22,8 @@ type Run struct {
 	// Hists holds each kind's merged latency histogram (from result.json).
 	Hists map[string]*hdrhistogram.Histogram
 	// Timelines holds each kind's per-interval summaries (from <kind>.hlog),
-	// at most TimelinePoints of them.
-	Timelines map[string][]Interval
+	// at most results.TimelinePoints of them.
+	Timelines map[string][]results.Interval
 	// Notes are problems reading the folder that do not stop the report
 	// (a missing or damaged interval log).
 	Notes []string
@@ -37,13 +31,6 @@ type Run struct {
 	// PNGs, for summary.md to show under the headline (set by Generate).
 	overlayPlots []string
 }
-
-// Interval is one interval of a <kind>.hlog (results.Interval).
-type Interval = results.Interval
-
-// TimelinePoints is the most points a kind's timeline keeps
-// (results.TimelinePoints).
-const TimelinePoints = results.TimelinePoints
 
 // LoadRun reads a run folder through results.ReadRunFolder, which holds
 // the folder to the contract: the report reads nothing of it itself.

@@ -90,9 +90,9 @@ func fmtDur(ns int64) string {
 	return fmt.Sprintf("%dns", ns)
 }
 
-// StormSentence is the storm's headline item: the makespan, and what the
+// stormSentence is the storm's headline item: the makespan, and what the
 // storm was.
-func StormSentence(st *results.Storm) string {
+func stormSentence(st *results.Storm) string {
 	return fmt.Sprintf("Time to fully wired (makespan): %s, for %d nodes x %d ranks x %d rail(s): %d receive QPs, %d registrations, arrival %s.",
 		spread(st.MakespanNS), st.Nodes, st.Ranks, st.Rails, st.QPs, st.Registrations, st.Arrival)
 }
@@ -251,7 +251,7 @@ func stormFigures(st *results.Storm, prefix string, stamp Stamp) ([]Figure, erro
 // the median over repetitions with their range, beside the line a storm
 // would follow if it scaled linearly from the smallest point: every rank's
 // work grows with nodes-1.
-func stormSweepFigure(sr *SweepReport) (Figure, bool, error) {
+func stormSweepFigure(sr *sweepReport) (Figure, bool, error) {
 	type pt struct{ nodes, med, lo, hi float64 }
 	series := map[string][]pt{}
 	for _, r := range sr.Runs {
@@ -313,6 +313,6 @@ func stormSweepFigure(sr *SweepReport) (Figure, bool, error) {
 	p.X.Tick.Marker = valueTicks(slices.Sorted(maps.Keys(nodes)))
 	p.Legend.Left, p.Legend.Top = true, true
 	f, err := render(p, "sweep-storm-makespan", sr.Workload+": makespan against nodes",
-		"The median makespan over repetitions (bars: their range) against the job's nodes. The dotted line scales the smallest point linearly with nodes-1, as every rank's share of creations and registrations grows: above it the storm scales worse than its work (contention in the device or the driver), below it better.", RunsStamp(sr.Runs))
+		"The median makespan over repetitions (bars: their range) against the job's nodes. The dotted line scales the smallest point linearly with nodes-1, as every rank's share of creations and registrations grows: above it the storm scales worse than its work (contention in the device or the driver), below it better.", runsStamp(sr.Runs))
 	return f, true, err
 }

@@ -115,7 +115,7 @@ func TestStormSweepFigure(t *testing.T) {
 		st.Nodes, st.MakespanNS, st.RankDoneNS = nodes, []int64{ms}, [][]int64{{ms, ms / 2}}
 		return &Run{Result: &results.Result{Storm: st}}
 	}
-	sr := &SweepReport{Workload: "storm", Runs: []*Run{run(3, 1e6), run(5, 2e6), run(9, 5e6)}}
+	sr := &sweepReport{Workload: "storm", Runs: []*Run{run(3, 1e6), run(5, 2e6), run(9, 5e6)}}
 	f, ok, err := stormSweepFigure(sr)
 	if err != nil || !ok || f.Name != "sweep-storm-makespan" || len(f.PNG) == 0 {
 		t.Fatalf("figure %v, %v, %v", f.Name, ok, err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/results/resultstest"
 )
@@ -88,19 +89,19 @@ func TestExportStormMakespan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gab []GABEntry
+	var gab []gabEntry
 	if err := json.Unmarshal(smaller, &gab); err != nil {
 		t.Fatal(err)
 	}
-	med := RepetitionStats(run.Result, results.StormKind, StormMetrics[0]).Median
-	named := func(e GABEntry, metric string) bool {
+	med := RepetitionStats(run.Result, results.StormKind, stormMetrics[0]).Median
+	named := func(e gabEntry, metric string) bool {
 		return strings.HasPrefix(e.Name, "storm/storm [") && strings.HasSuffix(e.Name, "] "+metric)
 	}
-	i := slices.IndexFunc(gab, func(e GABEntry) bool { return named(e, "makespan") })
-	if i < 0 || gab[i].Unit != "ns" || gab[i].Value != Round3(med) || med < 9e5 {
+	i := slices.IndexFunc(gab, func(e gabEntry) bool { return named(e, "makespan") })
+	if i < 0 || gab[i].Unit != "ns" || gab[i].Value != units.Round3(med) || med < 9e5 {
 		t.Fatalf("github-action-benchmark latencies %s: want storm/storm makespan of %g ns", smaller, med)
 	}
-	if !slices.ContainsFunc(gab, func(e GABEntry) bool { return named(e, "teardown") }) {
+	if !slices.ContainsFunc(gab, func(e gabEntry) bool { return named(e, "teardown") }) {
 		t.Errorf("no teardown in %s", smaller)
 	}
 	bmf, err := ExportBencher([]*Run{run}, ExportOptions{})
@@ -118,7 +119,7 @@ func TestExportStormMakespan(t *testing.T) {
 			m, ok = ms["latency-makespan"]
 		}
 	}
-	if !ok || m.Value != Round3(med) {
+	if !ok || m.Value != units.Round3(med) {
 		t.Errorf("bencher %s: want storm/storm latency-makespan %g", bmf, med)
 	}
 	data, err := ExportCSV([]*Run{run})
@@ -153,12 +154,12 @@ func TestExportStormMakespan(t *testing.T) {
 func TestHeadlineLeads(t *testing.T) {
 	vals := map[string][]float64{results.OpReg: {1000, 1100}, results.OpUnreg: {800, 810}, results.OpUnregLast: {5000, 5100}}
 	run := runOf("r", vals)
-	first := func() string { return strings.SplitN(NewHeadline(run).Kinds[0], ":", 2)[0] }
+	first := func() string { return strings.SplitN(newHeadline(run).Kinds[0], ":", 2)[0] }
 	if got := first(); got != results.OpReg {
 		t.Errorf("no headline declared: first %q, want reg (results order)", got)
 	}
 	run.Result.Config.Headline = "unreg_last.p50"
-	if got, kinds := first(), NewHeadline(run).Kinds; got != results.OpUnregLast || len(kinds) != 3 || !strings.HasPrefix(kinds[1], "reg:") || !strings.HasPrefix(kinds[2], "unreg:") {
+	if got, kinds := first(), newHeadline(run).Kinds; got != results.OpUnregLast || len(kinds) != 3 || !strings.HasPrefix(kinds[1], "reg:") || !strings.HasPrefix(kinds[2], "unreg:") {
 		t.Errorf("headline unreg_last.p50: kinds %q, want unreg_last first, the others in order", kinds)
 	}
 }

@@ -18,45 +18,46 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
 )
 
-// SweepReport is a sweep folder: its points, loaded as runs.
-type SweepReport struct {
+// sweepReport is a sweep folder: its points, loaded as runs.
+type sweepReport struct {
 	Dir      string
 	Workload string
 	Provider string
 	Kinds    []string
-	Points   []SweepRow
+	Points   []sweepRow
 	Runs     []*Run // the points that could be read, in Points order
 	// Notes are points that could not be read.
 	Notes []string
 }
 
-// SweepRow is one point of the sweep table.
-type SweepRow struct {
+// sweepRow is one point of the sweep table.
+type sweepRow struct {
 	Dir                 string
 	Procs, Threads, QPs int
 	// SimCost is the point's sim cost model where the sweep varies it.
 	SimCost string
 	Status  string
-	Cells   []SweepCell // per SweepReport.Kinds
+	Cells   []sweepCell // per sweepReport.Kinds
 	run     *Run
 }
 
-// SweepCell is one op kind at one point.
-type SweepCell struct{ Rate, P99 string }
+// sweepCell is one op kind at one point.
+type sweepCell struct{ Rate, P99 string }
 
-// IsSweep reports whether dir is a sweep folder.
-func IsSweep(dir string) bool {
+// isSweep reports whether dir is a sweep folder.
+func isSweep(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, results.SweepFileName))
 	return err == nil
 }
 
-// LoadSweep reads a sweep folder: sweep.json and every point's run folder.
+// loadSweep reads a sweep folder: sweep.json and every point's run folder.
 // A point that cannot be read becomes a note (a sweep stopped midway still
 // has something to say); a sweep with no readable point is an input error.
-func LoadSweep(dir string) (*SweepReport, error) {
+func loadSweep(dir string) (*sweepReport, error) {
 	s, err := results.LoadSweep(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, inputErrorf("%s: no %s: not a sweep folder", dir, results.SweepFileName)
@@ -64,9 +65,9 @@ func LoadSweep(dir string) (*SweepReport, error) {
 	if err != nil {
 		return nil, results.InputError(err)
 	}
-	sr := &SweepReport{Dir: dir}
+	sr := &sweepReport{Dir: dir}
 	for _, p := range s.Points {
-		row := SweepRow{Dir: p.Dir, Procs: p.Procs, Threads: p.Threads, QPs: p.QPs, SimCost: p.SimCost, Status: p.Status}
+		row := sweepRow{Dir: p.Dir, Procs: p.Procs, Threads: p.Threads, QPs: p.QPs, SimCost: p.SimCost, Status: p.Status}
 		run, err := LoadRun(filepath.Join(dir, p.Dir))
 		if err != nil {
 			sr.Notes = append(sr.Notes, fmt.Sprintf("point %s (procs=%d threads=%d qps=%d, status %s) left out: %v", p.Dir, p.Procs, p.Threads, p.QPs, p.Status, err))
@@ -94,10 +95,10 @@ func LoadSweep(dir string) (*SweepReport, error) {
 	sr.Kinds = unionKinds(sr.Runs)
 	for i, row := range sr.Points {
 		for _, k := range sr.Kinds {
-			c := SweepCell{Rate: "–", P99: "–"}
+			c := sweepCell{Rate: "–", P99: "–"}
 			if row.run != nil {
 				if s, ok := row.run.Result.Ops[k]; ok && s.Count > 0 {
-					c = SweepCell{Rate: FormatRate(s.OpsPerSec), P99: FormatNS(float64(s.NS.P99))}
+					c = sweepCell{Rate: units.FormatRate(s.OpsPerSec), P99: units.FormatNS(float64(s.NS.P99))}
 				}
 			}
 			sr.Points[i].Cells = append(sr.Points[i].Cells, c)
@@ -106,10 +107,10 @@ func LoadSweep(dir string) (*SweepReport, error) {
 	return sr, nil
 }
 
-// SweepHeadline is what a sweep's report says first: per op kind where
+// sweepHeadline is what a sweep's report says first: per op kind where
 // throughput peaked and how far p50 moved across the points, and for a
 // lifecycle sweep what destruction added at each end.
-func SweepHeadline(sr *SweepReport) []string {
+func sweepHeadline(sr *sweepReport) []string {
 	var out []string
 	for _, k := range sr.Kinds {
 		var best, fast, slow *Run
@@ -132,13 +133,13 @@ func SweepHeadline(sr *SweepReport) []string {
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s: highest throughput %s at %s; p50 from %s (%s) to %s (%s).", k,
-			FormatRate(best.Result.Ops[k].OpsPerSec), pointName(best),
-			FormatNS(float64(fast.Result.Ops[k].NS.P50)), pointName(fast), FormatNS(float64(slow.Result.Ops[k].NS.P50)), pointName(slow)))
+			units.FormatRate(best.Result.Ops[k].OpsPerSec), pointName(best),
+			units.FormatNS(float64(fast.Result.Ops[k].NS.P50)), pointName(fast), units.FormatNS(float64(slow.Result.Ops[k].NS.P50)), pointName(slow)))
 	}
 	var costs []string
 	for _, r := range sr.Runs {
 		if d := destructionCost(r.Result); d != nil {
-			costs = append(costs, fmt.Sprintf("%s at %s", FormatNS(d.AddsNS), pointName(r)))
+			costs = append(costs, fmt.Sprintf("%s at %s", units.FormatNS(d.AddsNS), pointName(r)))
 		}
 	}
 	if len(costs) > 0 {
@@ -150,10 +151,10 @@ func SweepHeadline(sr *SweepReport) []string {
 // pointName names a sweep point: 2×2 (4 threads), 16 QPs.
 func pointName(r *Run) string {
 	c := r.Result.Config
-	return fmt.Sprintf("%d×%d (%s), %s", c.Procs, c.Threads, Plural(c.Procs*c.Threads, "thread"), Plural(c.QPs, "QP"))
+	return fmt.Sprintf("%d×%d (%s), %s", c.Procs, c.Threads, units.Plural(c.Procs*c.Threads, "thread"), units.Plural(c.QPs, "QP"))
 }
 
-func sweepQPs(sr *SweepReport) []int {
+func sweepQPs(sr *sweepReport) []int {
 	set := map[int]bool{}
 	for _, r := range sr.Runs {
 		set[r.Result.Config.QPs] = true
@@ -176,7 +177,7 @@ var sweepMetrics = []sweepMetric{
 var p50Metric = sweepMetric{name: "p50", title: "p50 latency", unit: "p50 latency", metric: mustMetric("p50"), log: true}
 
 // sweepCosts is the sim cost models of the sweep's points, each once.
-func sweepCosts(sr *SweepReport) []string {
+func sweepCosts(sr *sweepReport) []string {
 	set := map[string]bool{}
 	for _, r := range sr.Runs {
 		set[r.Result.Config.ProviderOpts["sim_cost"]] = true
@@ -222,12 +223,12 @@ func pointValue(r *Run, kind string, m Metric) (y, lo, hi float64, ok bool) {
 // sweepPlot draws m against x, one line per op kind and series (what else
 // varies), each point the median over repetitions with error bars
 // spanning them.
-func sweepPlot(sr *SweepReport, name, title, xlabel string, m sweepMetric,
+func sweepPlot(sr *sweepReport, name, title, xlabel string, m sweepMetric,
 	xOf func(results.Config) float64, seriesOf func(results.Config) string, xticks plot.Ticker) (Figure, error) {
 	p := newPlot(title, xlabel, m.unit)
 	sl := collectSweepLines(sr, m, xOf, seriesOf)
 	if len(sl.lines) == 0 {
-		return emptyFigure(p, name, title, "no point recorded an operation", RunsStamp(sr.Runs))
+		return emptyFigure(p, name, title, "no point recorded an operation", runsStamp(sr.Runs))
 	}
 	xl := sl.xs
 	span := math.Max(xl[len(xl)-1]-xl[0], 1)
@@ -251,14 +252,14 @@ func sweepPlot(sr *SweepReport, name, title, xlabel string, m sweepMetric,
 		p.Y.Min, p.Y.Max = 0, sl.hi*1.1
 		p.Y.Tick.Marker = rateTicks
 	}
-	caption := fmt.Sprintf("Each point is one run folder of the sweep (%s): ", Plural(len(sr.Runs), "point"))
+	caption := fmt.Sprintf("Each point is one run folder of the sweep (%s): ", units.Plural(len(sr.Runs), "point"))
 	if sl.reps {
 		caption += "the median over its repetitions, the bars spanning the lowest to the highest repetition. "
 	} else {
 		caption += "one repetition each, so no error bars. "
 	}
 	caption += "Markers and dashes tell lines apart, and each line is shifted sideways a little, so lines that coincide stay visible."
-	return renderLegendOutside(p, name, title, caption, RunsStamp(sr.Runs))
+	return renderLegendOutside(p, name, title, caption, runsStamp(sr.Runs))
 }
 
 // sweepLine is one line of a sweep plot: an op kind, or an op kind and a
@@ -281,7 +282,7 @@ type sweepLines struct {
 // collectSweepLines gathers metric m of every op kind in every run of the
 // sweep into lines; a run that recorded no operation of a kind adds no
 // point to it.
-func collectSweepLines(sr *SweepReport, m sweepMetric, xOf func(results.Config) float64, seriesOf func(results.Config) string) sweepLines {
+func collectSweepLines(sr *sweepReport, m sweepMetric, xOf func(results.Config) float64, seriesOf func(results.Config) string) sweepLines {
 	sl := sweepLines{lo: math.Inf(1)}
 	byLabel := map[string]*sweepLine{}
 	xs := map[float64]bool{}
@@ -364,11 +365,11 @@ func valueTicks(xs []float64) plot.Ticker {
 	})
 }
 
-// SweepFigures draws throughput and p99 against the total thread count
+// sweepFigures draws throughput and p99 against the total thread count
 // (processes × threads), one line per op kind and threads per process
 // (and QP count when the sweep varies it); against the QP count when the
 // sweep varies it; and, per op kind, the points' spectra overlaid.
-func SweepFigures(sr *SweepReport) ([]Figure, error) {
+func sweepFigures(sr *sweepReport) ([]Figure, error) {
 	qpss := sweepQPs(sr)
 	totals := map[float64]bool{}
 	for _, r := range sr.Runs {
@@ -386,9 +387,9 @@ func SweepFigures(sr *SweepReport) ([]Figure, error) {
 		return s
 	}
 	perTotal := func(c results.Config) string {
-		s := fmt.Sprintf("%s/process", Plural(c.Threads, "thread"))
+		s := fmt.Sprintf("%s/process", units.Plural(c.Threads, "thread"))
 		if len(qpss) > 1 {
-			s += ", " + Plural(c.QPs, "QP")
+			s += ", " + units.Plural(c.QPs, "QP")
 		}
 		return withCost(s, c)
 	}
@@ -428,7 +429,7 @@ func SweepFigures(sr *SweepReport) ([]Figure, error) {
 	} else if ok {
 		figs = append([]Figure{f}, figs...)
 	}
-	overlays, err := OverlayFigures(sr.Runs)
+	overlays, err := overlayFigures(sr.Runs)
 	if err != nil {
 		return nil, err
 	}

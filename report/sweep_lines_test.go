@@ -23,7 +23,7 @@ func TestCollectSweepLines(t *testing.T) {
 		}
 		return &Run{Result: r}
 	}
-	sr := &SweepReport{Kinds: []string{"reg", "unreg"}, Runs: []*Run{
+	sr := &sweepReport{Kinds: []string{"reg", "unreg"}, Runs: []*Run{
 		run(2, 1, map[string]float64{"reg": 200, "unreg": 150}),
 		run(1, 1, map[string]float64{"reg": 100, "unreg": 0}), // unreg stalled: no point
 		run(1, 3, map[string]float64{"reg": 120, "unreg": 90}),
@@ -65,7 +65,7 @@ func TestCollectSweepLines(t *testing.T) {
 			}
 		})
 	}
-	if sl := collectSweepLines(&SweepReport{Kinds: []string{"reg"}}, m, total, func(results.Config) string { return "" }); len(sl.lines) != 0 || len(sl.xs) != 0 {
+	if sl := collectSweepLines(&sweepReport{Kinds: []string{"reg"}}, m, total, func(results.Config) string { return "" }); len(sl.lines) != 0 || len(sl.xs) != 0 {
 		t.Errorf("an empty sweep has lines %v, xs %v", sl.lines, sl.xs)
 	}
 }
@@ -77,7 +77,7 @@ func TestCollectSweepLines(t *testing.T) {
 // chance), over the four shapes of 2 and 4 threads.
 func TestCollectSweepLinesEqualX(t *testing.T) {
 	shapes := []results.Config{{Procs: 2, Threads: 1}, {Procs: 4, Threads: 1}, {Procs: 1, Threads: 2}, {Procs: 2, Threads: 2}}
-	sr := &SweepReport{Kinds: []string{"reg"}}
+	sr := &sweepReport{Kinds: []string{"reg"}}
 	var at2, at4 []string
 	for i := range 40 {
 		c := shapes[i%len(shapes)]

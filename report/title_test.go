@@ -19,7 +19,7 @@ func TestTitleNamesQPState(t *testing.T) {
 		{"rtr", "lifecycle on sim, 2×2, 4 QPs in RTR"},
 	} {
 		r := &results.Result{Config: results.Config{Workload: "lifecycle", Provider: "sim", Procs: 2, Threads: 2, QPs: 4, QPState: tc.state}}
-		if got := Title(r); got != tc.want {
+		if got := title(r); got != tc.want {
 			t.Errorf("QPState %q: Title = %q, want %q", tc.state, got, tc.want)
 		}
 	}

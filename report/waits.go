@@ -6,11 +6,11 @@ import (
 	"github.com/xrcbench/xrcbench/results"
 )
 
-// WaitsText says what the measured threads' working time went to besides
+// waitsText says what the measured threads' working time went to besides
 // their own work: the device's locks and command queue (the device's
 // doing) and the run queue (the machine's), so a reader can tell a device
 // that serializes from a busy machine.
-func WaitsText(w *results.Waits) string {
+func waitsText(w *results.Waits) string {
 	runq := "not known (schedstat unreadable)"
 	if w.RunQueueShare != nil {
 		runq = fmt.Sprintf("%.1f%%", 100**w.RunQueueShare)

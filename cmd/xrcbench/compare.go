@@ -235,7 +235,7 @@ func warnDuplicates(stderr io.Writer, runs ...*report.Run) {
 // inputErr maps the report's input errors to exit status 2 and anything
 // else (an I/O failure while reading) to exit status 1.
 func inputErr(err error) error {
-	if errors.Is(err, report.ErrInput) || errors.Is(err, safedir.ErrRefused) {
+	if errors.Is(err, results.ErrInput) || errors.Is(err, safedir.ErrRefused) {
 		return usageError{err}
 	}
 	return failure{err: err}

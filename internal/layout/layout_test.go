@@ -31,20 +31,22 @@ const module = "github.com/xrcbench/xrcbench/"
 // memory, the build's version and the bill of materials) and runfolder
 // (the run folder: its lock, the commit that puts a run in place and the
 // recovery of a killed one; the run's private directory).
-// They import the engine's lower layers, never the engine, and whoever
-// imports one names it here; the other internal/ packages are small
+// They import the engine's lower layers, never the engine. units (how
+// figures print: durations, rates, plurals) imports nothing, but is placed
+// too, so that the packages that print figures are named. Whoever imports
+// one of these four names it here; the other internal/ packages are small
 // helpers any package may use, and import nothing of the project.
 var allowed = map[string][]string{
 	"cmd/xrcbench":        {"analysis", "bench", "conform", "device", "internal/fleet", "internal/host", "internal/runfolder", "qualify", "report", "results", "verbs", "workloads"},
-	"qualify":             {"bench", "conform", "device", "internal/host", "internal/runfolder", "report", "results", "stats", "verbs", "workloads"},
+	"qualify":             {"bench", "conform", "device", "internal/host", "internal/runfolder", "internal/units", "report", "results", "stats", "verbs", "workloads"},
 	"bench":               {"device", "internal/host", "internal/runfolder", "results", "stats", "verbs", "workloads"},
 	"device":              {"results", "verbs"},
 	"conform":             {"device", "verbs"},
 	"verbs":               {"device/facts", "results", "stats"},
 	"device/facts":        {"results"},
 	"workloads":           {"results"},
-	"analysis":            {"report", "results", "stats", "stats/changepoint"},
-	"report":              {"results", "stats"},
+	"analysis":            {"internal/units", "report", "results", "stats", "stats/changepoint"},
+	"report":              {"internal/units", "results", "stats"},
 	"results":             {},
 	"results/resultstest": {"results"},
 	"stats":               {},
@@ -54,6 +56,7 @@ var allowed = map[string][]string{
 	"internal/fleet":      {"results"},
 	"internal/host":       {"device", "results", "verbs", "workloads"},
 	"internal/runfolder":  {"results"},
+	"internal/units":      {},
 }
 
 // analysis are the packages a build without cgo must give in full, and
