@@ -567,6 +567,9 @@ func stormResult(done []*repOutcome, cfg Config) *results.Storm {
 		out.TeardownMethod = stormExitMethod(cfg.Provider)
 	}
 	var notes []string
+	// The plan the workers drew (checkWorkerConfig): the same seed, so
+	// the same plan.
+	plan, modify := st.Plan(n, ranks, cfg.Seed), modifies(cfg.Workload, cfg.QPState)
 	for _, rep := range done {
 		doneNS, downNS := make([]int64, ranks), make([]int64, ranks)
 		for i := range doneNS {
@@ -599,6 +602,7 @@ func stormResult(done []*repOutcome, cfg Config) *results.Storm {
 		out.RankDoneNS = append(out.RankDoneNS, doneNS)
 		out.RankRunQueueNS = append(out.RankRunQueueNS, runq)
 		out.RankBusyNS = append(out.RankBusyNS, busy)
+		out.CriticalPathNS = append(out.CriticalPathNS, stormCriticalPath(plan, modify, rep.threads, ranks))
 		switch {
 		case st.Teardown == workloads.TeardownUnreg && !slices.Contains(downNS, -1):
 			out.TeardownNS = append(out.TeardownNS, slices.Max(downNS))
@@ -624,6 +628,63 @@ func stormResult(done []*repOutcome, cfg Config) *results.Storm {
 		}
 	}
 	return out
+}
+
+// stormCriticalPath is one repetition's critical path: the plan replayed
+// with each rank's measured mean cost per op kind (its timed_ns over its
+// count), -1 when a rank did not report. A rank's own mean and not the
+// repetition's: the replayed ranks then do, each, the own work they were
+// measured to do (their rank_busy_ns), so what the makespan has beyond
+// the critical path is the waits the plan did not make, not a slow rank's
+// operations spread over the fast ones. A kind a rank never ran (an
+// election it won in the replay but lost in the run) costs the mean over
+// all ranks. The unreg of a re-wire costs the rank's mean unreg, which
+// includes the teardown's (one record holds both).
+func stormCriticalPath(plan *workloads.StormPlan, modify bool, threads []threadResult, ranks int) int64 {
+	type sum struct{ ns, n int64 }
+	per := make([]map[string]sum, ranks)
+	all := map[string]sum{}
+	add := func(m map[string]sum, kind string, k kindResult) {
+		s := m[kind]
+		s.ns += k.TimedNS
+		s.n += k.Count // timed_ns holds every one counted, failed or not
+		m[kind] = s
+	}
+	for _, tr := range threads {
+		if tr.Thread < 0 || tr.Thread >= ranks {
+			continue
+		}
+		per[tr.Thread] = map[string]sum{}
+		for kind, k := range tr.Kinds {
+			if kind == workloads.OpUnregLast {
+				kind = workloads.OpUnreg // a re-wire's unreg is either
+			}
+			add(per[tr.Thread], kind, k)
+			add(all, kind, k)
+		}
+	}
+	for _, m := range per {
+		if m == nil {
+			return -1
+		}
+	}
+	mean := func(s sum) (int64, bool) {
+		if s.n <= 0 {
+			return 0, false
+		}
+		return s.ns / s.n, true
+	}
+	cp, _ := plan.CriticalPath(modify, func(r int, kind string) int64 {
+		if v, ok := mean(per[r][kind]); ok {
+			return v
+		}
+		if kind == results.OpModifyRaced {
+			kind = results.OpModify
+		}
+		v, _ := mean(all[kind])
+		return v
+	})
+	return cp
 }
 
 // runDelay is the thread's time on a run queue so far, ns, from its open

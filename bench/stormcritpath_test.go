@@ -1,0 +1,65 @@
+package bench
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xrcbench/xrcbench/internal/testenv"
+)
+
+// The critical path's known answer (issue 42, item 4): a 9-node storm of
+// 2 ranks with create=120us and reg=15us, each rank creating 8 QPs and
+// registering 8. Every repetition's makespan is within +10% of the
+// critical path result.json records for it (the plan replayed with the
+// repetition's measured costs) plus the ranks' run-queue time, both
+// measured by this run: a rank waiting for a CPU delays itself and, through
+// the numbers it sends back, the others, so the bound adds every rank's
+// run-queue time. On a busy machine that term widens the bound, as it
+// should; what is left beyond it is the harness's (the report names it). The critical path is
+// at least the busiest rank's own work, and the makespan at least that.
+func TestStormCriticalPathKnownAnswer(t *testing.T) {
+	cfg := stormConfig(t, "  nodes: 9\n  arrival: burst\n  teardown: exit\n", 2, "create=120us,reg=15us")
+	cfg.Repetitions = 5
+	res := runOK(t, cfg)
+	st := res.Storm
+	if st == nil || len(st.CriticalPathNS) != 5 || len(st.MakespanNS) != 5 || len(st.RankBusyNS) != 5 || len(st.RankRunQueueNS) != 5 {
+		t.Fatalf("storm %+v: want 5 repetitions' makespans, critical paths, own work and run-queue times", st)
+	}
+	const work = 8*120*time.Microsecond + 8*15*time.Microsecond // each rank's own work in the cost model
+	var missed []string
+	for i, mk := range st.MakespanNS {
+		cp := time.Duration(st.CriticalPathNS[i])
+		var runq, own time.Duration
+		for r, q := range st.RankRunQueueNS[i] {
+			if q < 0 {
+				testenv.Skip(t, testenv.Kernel, "this kernel does not report run-queue waits (/proc/thread-self/schedstat)")
+			}
+			runq += time.Duration(q)
+			own = max(own, time.Duration(st.RankBusyNS[i][r]))
+		}
+		t.Logf("repetition %d: makespan %v, critical path %v, ranks' run queue %v, busiest rank's own work %v (ranks done %v, own %v, run queue %v)",
+			i+1, time.Duration(mk), cp, runq, own, st.RankDoneNS[i], st.RankBusyNS[i], st.RankRunQueueNS[i])
+		// The replay gives each rank its measured mean cost per kind, so
+		// its own work comes back to within the rounding of a mean.
+		if cp < work || cp < own-time.Microsecond {
+			t.Errorf("repetition %d: critical path %v, below the cost model's work %v or the busiest rank's own work %v", i+1, cp, work, own)
+		}
+		if bound := cp*110/100 + runq; time.Duration(mk) > bound {
+			missed = append(missed, fmt.Sprintf("repetition %d: makespan %v, more than +10%% over its critical path %v plus the ranks' run-queue time %v", i+1, time.Duration(mk), cp, runq))
+		}
+	}
+	if len(missed) > 0 {
+		// A machine busy with other work also takes time the run queue
+		// does not show (interrupts and their softirqs on a rank's CPU,
+		// charged to it as running; under a load of 10 on 2 CPUs one
+		// storm of five took 243 ms with 165 ms of run-queue time): on
+		// such a machine a miss is named, not judged.
+		if l := LoadAverage(); l > 0.5*float64(runtime.NumCPU()) {
+			t.Skipf("the machine is busy (load average %.2f on %d CPUs): %s", l, runtime.NumCPU(), strings.Join(missed, "; "))
+		}
+		t.Errorf("%s", strings.Join(missed, "; "))
+	}
+}
