@@ -136,13 +136,42 @@ func stormNotes(st *results.Storm) []string {
 // writeStormMarkdown is the storm's per-repetition table, then each
 // rank's time in its three parts.
 func writeStormMarkdown(w io.Writer, st *results.Storm) {
+	t := stormTables(st)
+	writeMarkdownTable(w, t.RepHead, t.Reps)
+	if len(t.Ranks) > 0 {
+		fmt.Fprintln(w, t.RankIntro)
+		fmt.Fprintln(w)
+		writeMarkdownTable(w, t.RankHead, t.Ranks)
+	}
+}
+
+// writeMarkdownTable writes a table of right-aligned columns and a blank
+// line after it.
+func writeMarkdownTable(w io.Writer, head []string, rows [][]string) {
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---:|", len(head)))
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
+	}
+	fmt.Fprintln(w)
+}
+
+// stormTable is the storm's tables, for summary.md and report.html alike.
+type stormTable struct {
+	RepHead   []string
+	Reps      [][]string
+	RankIntro string
+	RankHead  []string
+	Ranks     [][]string
+}
+
+// stormTables is the per-repetition table and the ranks' parts.
+func stormTables(st *results.Storm) stormTable {
 	// The makespan beside its critical path (the plan replayed with the
 	// repetition's measured costs): the excess over it, and the excess
 	// left after the ranks' run-queue time, is what the plan does not
 	// explain; the busiest rank's own work (its timed operations) beside
 	// them is the bound a rank's own share sets.
-	fmt.Fprintln(w, "| repetition | makespan | critical path | over it | ranks' run queue | over it + run queue | busiest rank's own work | first rank wired | median rank | teardown |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	t := stormTable{RepHead: []string{"repetition", "makespan", "critical path", "over it", "ranks' run queue", "over it + run queue", "busiest rank's own work", "first rank wired", "median rank", "teardown"}}
 	for i, ranks := range st.RankDoneNS {
 		ok := finished(ranks)
 		slices.Sort(ok)
@@ -169,12 +198,19 @@ func writeStormMarkdown(w io.Writer, st *results.Storm) {
 			cp = fmtDur(st.CriticalPathNS[i])
 		}
 		if m, c, q, ok := stormCritical(st, i); ok {
-			over, beyond = signedPct(float64(m-c)/float64(c)), signedPct(float64(m-c-q)/float64(c))
+			over, beyond = signedPct(float64(m-c)/float64(c)), "within"
+			if m-c-q > 0 { // else the run queue accounts for all of it
+				beyond = signedPct(float64(m-c-q) / float64(c))
+			}
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", i+1, mk, cp, over, runq, beyond, busy, first, med, down)
+		t.Reps = append(t.Reps, []string{strconv.Itoa(i + 1), mk, cp, over, runq, beyond, busy, first, med, down})
 	}
-	fmt.Fprintln(w)
-	writeStormRanksMarkdown(w, st)
+	t.RankIntro = "Each rank's time to fully wired in three parts (median over repetitions): its own operations, waiting (for a peer's QP number, and the harness's own time between operations, which the results cannot tell apart), and the run queue (runnable, not running; a wait for a CPU inside an operation is in its own operations too, so the parts may add up to more than the time)."
+	t.RankHead = []string{"rank", "wired", "own operations", "waiting for a peer (and the harness)", "run queue"}
+	for _, r := range stormRankMedians(st) {
+		t.Ranks = append(t.Ranks, []string{strconv.Itoa(r.rank), fmtDur(r.done), fmtDur(r.own), fmtDur(r.wait), fmtDur(r.runq)})
+	}
+	return t
 }
 
 // stormFigures draws a storm's "time to fully wired" CDF over ranks, one

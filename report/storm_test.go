@@ -2,10 +2,14 @@ package report
 
 import (
 	"bytes"
+	"html"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/results/resultstest"
 )
 
 func testStorm() *results.Storm {
@@ -153,6 +157,14 @@ func TestStormCriticalNotes(t *testing.T) {
 	if notes := strings.Join(stormNotes(st), "\n"); strings.Contains(notes, "harness") || !strings.Contains(notes, "Critical path") {
 		t.Errorf("notes with the run queue explaining the excess:\n%s", notes)
 	}
+	// More run queue than excess: the table says the run queue accounts
+	// for it all.
+	st.RankRunQueueNS[1][1] = 300_000
+	var b bytes.Buffer
+	writeStormMarkdown(&b, st)
+	if want := "| 2 | 1.2ms | 950µs | +26.3% | 400µs | within |"; !strings.Contains(b.String(), want) {
+		t.Errorf("markdown lacks %q:\n%s", want, b.String())
+	}
 	// Results from before critical_path_ns: no note.
 	st.CriticalPathNS = nil
 	if notes := strings.Join(stormNotes(st), "\n"); strings.Contains(notes, "Critical path") {
@@ -194,6 +206,38 @@ func TestStormTeardownMethod(t *testing.T) {
 		st.TeardownMethod = tt.method
 		if notes := strings.Join(stormNotes(st), "\n"); !strings.Contains(notes, tt.want) {
 			t.Errorf("%s: notes %q lack %q", tt.method, notes, tt.want)
+		}
+	}
+}
+
+// summary.md and report.html both carry the storm's tables: each
+// repetition's critical path and excess, and each rank's three parts.
+func TestStormTablesInReports(t *testing.T) {
+	dir := t.TempDir()
+	r := resultstest.Storm(3, 1e6, 0.02, 1, nil)
+	st := r.Storm
+	for _, mk := range st.MakespanNS {
+		st.CriticalPathNS = append(st.CriticalPathNS, mk*100/105) // the makespan +5% over it
+		st.RankBusyNS = append(st.RankBusyNS, []int64{mk / 2, mk / 2, mk / 2, mk / 2})
+		st.RankRunQueueNS = append(st.RankRunQueueNS, []int64{0, 0, 0, 0})
+	}
+	if err := results.Write(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if _, err := Generate([]string{dir}, out); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{HTMLFile, "summary.md"} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := html.UnescapeString(string(b)) // html/template writes + as &#43;
+		for _, want := range []string{"critical path", "+5.0%", "waiting for a peer (and the harness)", "own operations"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s lacks %q", name, want)
+			}
 		}
 	}
 }

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,7 +19,10 @@ import (
 // the rest, waiting: for a peer's QP number, and the harness's own time
 // between operations, which result.json cannot tell apart (both are the
 // C loop's time outside an operation and off the run queue), so it is
-// folded into waiting and named so. Against the critical path (the plan
+// folded into waiting and named so. The kernel's schedstat says how long
+// a thread waited for a CPU, not when: a wait inside an operation is in
+// its own operations and in the run queue both, so the parts can add up
+// to more than the rank's time (waiting is then none, not negative). Against the critical path (the plan
 // replayed with the measured costs, critical_path_ns), the makespan's
 // excess beyond the ranks' run-queue time is what neither the plan nor
 // the machine's CPUs account for: the harness's share.
@@ -119,23 +121,6 @@ func stormCriticalNotes(st *results.Storm) []string {
 			reps, strings.Join(missed, ", "), 100*stormHarnessSlack, fmtDur(worst), 100*worstShare))
 	}
 	return out
-}
-
-// writeStormRanksMarkdown is each rank's completion time in its three
-// parts, the median over the repetitions it finished.
-func writeStormRanksMarkdown(w io.Writer, st *results.Storm) {
-	rows := stormRankMedians(st)
-	if len(rows) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "Each rank's time to fully wired in three parts (median over repetitions): its own operations, waiting (for a peer's QP number, and the harness's own time between operations, which the results cannot tell apart), and the run queue (runnable, not running).")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| rank | wired | own operations | waiting for a peer (and the harness) | run queue |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|")
-	for _, r := range rows {
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s |\n", r.rank, fmtDur(r.done), fmtDur(r.own), fmtDur(r.wait), fmtDur(r.runq))
-	}
-	fmt.Fprintln(w)
 }
 
 type rankMedian struct {
