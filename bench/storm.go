@@ -38,6 +38,7 @@ type stormRank struct {
 	busyNS int64             // the rank's own work until then: its timed operations
 	runqNS int64             // time it was runnable but not running until then; -1 unknown
 	downNS int64             // teardown time (teardown unreg); -1 not measured
+	won    []int             // connections whose election this rank won (creators elect)
 	exit   bool              // teardown exit: leave the handles to the process's end
 	kinds  map[string]uint32 // kind → index in thread.recs, a step's Tag
 	runq   *os.File          // /proc/thread-self/schedstat, read at start and end
@@ -53,7 +54,7 @@ type stormRank struct {
 // runStorm runs the rank's storm, then its teardown.
 func (t *thread) runStorm(deadline uint64) error {
 	st := t.storm
-	st.doneNS, st.downNS, st.runqNS, st.busyNS = -1, -1, -1, 0
+	st.doneNS, st.downNS, st.runqNS, st.busyNS, st.won = -1, -1, -1, 0, nil
 	if st.kinds == nil {
 		st.kinds = map[string]uint32{}
 		for i, r := range t.recs {
@@ -334,6 +335,11 @@ func (t *thread) stormFoldOf(p *verbs.Program, run *verbs.Storm, folded []bool) 
 		case verbs.OpCreate:
 			st.held = append(st.held, s.QPN)
 			t.noteCreated(s.QPN)
+			if t.spec.Storm.Creators == workloads.CreatorsElect && run.Slot[i] > 0 {
+				// An election won (every storm step is one there): the
+				// critical path replays the run's winners.
+				st.won = append(st.won, int(run.Slot[i])-1)
+			}
 		case verbs.OpReg:
 			st.held = append(st.held, s.QPN)
 		case verbs.OpUnreg:
@@ -570,6 +576,7 @@ func stormResult(done []*repOutcome, cfg Config) *results.Storm {
 	// The plan the workers drew (checkWorkerConfig): the same seed, so
 	// the same plan.
 	plan, modify := st.Plan(n, ranks, cfg.Seed), modifies(cfg.Workload, cfg.QPState)
+	elect := st.Creators == workloads.CreatorsElect
 	for _, rep := range done {
 		doneNS, downNS := make([]int64, ranks), make([]int64, ranks)
 		for i := range doneNS {
@@ -602,7 +609,21 @@ func stormResult(done []*repOutcome, cfg Config) *results.Storm {
 		out.RankDoneNS = append(out.RankDoneNS, doneNS)
 		out.RankRunQueueNS = append(out.RankRunQueueNS, runq)
 		out.RankBusyNS = append(out.RankBusyNS, busy)
-		out.CriticalPathNS = append(out.CriticalPathNS, stormCriticalPath(plan, modify, rep.threads, ranks))
+		var won []int // nil: no elections
+		if elect {
+			won = make([]int, plan.QPs)
+			for i := range won {
+				won[i] = -1
+			}
+			for _, tr := range rep.threads {
+				for _, c := range tr.StormWon {
+					if c >= 0 && c < len(won) && tr.Thread >= 0 && tr.Thread < ranks {
+						won[c] = tr.Thread
+					}
+				}
+			}
+		}
+		out.CriticalPathNS = append(out.CriticalPathNS, stormCriticalPath(plan, modify, won, rep.threads, ranks))
 		switch {
 		case st.Teardown == workloads.TeardownUnreg && !slices.Contains(downNS, -1):
 			out.TeardownNS = append(out.TeardownNS, slices.Max(downNS))
@@ -638,9 +659,10 @@ func stormResult(done []*repOutcome, cfg Config) *results.Storm {
 // the critical path is the waits the plan did not make, not a slow rank's
 // operations spread over the fast ones. A kind a rank never ran (an
 // election it won in the replay but lost in the run) costs the mean over
-// all ranks. The unreg of a re-wire costs the rank's mean unreg, which
+// all ranks. With creators elect the run's winners create (won, from the
+// ranks' reports). The unreg of a re-wire costs the rank's mean unreg, which
 // includes the teardown's (one record holds both).
-func stormCriticalPath(plan *workloads.StormPlan, modify bool, threads []threadResult, ranks int) int64 {
+func stormCriticalPath(plan *workloads.StormPlan, modify bool, won []int, threads []threadResult, ranks int) int64 {
 	type sum struct{ ns, n int64 }
 	per := make([]map[string]sum, ranks)
 	all := map[string]sum{}
@@ -674,7 +696,7 @@ func stormCriticalPath(plan *workloads.StormPlan, modify bool, threads []threadR
 		}
 		return s.ns / s.n, true
 	}
-	cp, _ := plan.CriticalPath(modify, func(r int, kind string) int64 {
+	cp, _ := plan.CriticalPath(modify, won, func(r int, kind string) int64 {
 		if v, ok := mean(per[r][kind]); ok {
 			return v
 		}

@@ -43,15 +43,19 @@ type critOp struct {
 // unreg, or modify_raced after a lost election) by rank. modify says
 // whether creators move each QP out of RESET before sending its number
 // back (--qp-state init or rtr): a registration then waits for the
-// modify as well. It returns the simulated makespan and each rank's
-// completion time, in ns after the storm's start; -1 when the plan cannot
-// finish (a registration of a QP nobody creates).
+// modify as well. won is, per connection, the rank that won its
+// election in the run (-1, or a nil won: the replay's own race decides,
+// the first rank to reach the slot): a run's elections fall as its timing
+// did, and a replay that let them fall otherwise would give a rank
+// creates it never made. It returns the simulated makespan and each
+// rank's completion time, in ns after the storm's start; -1 when the plan
+// cannot finish (a registration of a QP nobody creates).
 //
 // Not replayed: a re-wire's lost races (reg_retry and the restart's
 // create), which depend on timing the plan does not fix; a re-wired
 // connection's registrations take the first QP's number, as the C loop's
 // do when they come before the re-wire.
-func (p *StormPlan) CriticalPath(modify bool, cost func(rank int, kind string) int64) (int64, []int64) {
+func (p *StormPlan) CriticalPath(modify bool, won []int, cost func(rank int, kind string) int64) (int64, []int64) {
 	n := len(p.Ranks)
 	ops := make([][]critOp, n)
 	for r, steps := range p.Ranks {
@@ -137,6 +141,10 @@ func (p *StormPlan) CriticalPath(modify bool, cost func(rank int, kind string) i
 			switch {
 			case o.needs:
 				arrived = pub[o.slot] <= t
+			case o.elect && winner(won, o.slot) == r:
+				// the run's winner: nothing to wait for
+			case o.elect && winner(won, o.slot) >= 0:
+				arrived = pub[o.slot] <= t // a loser registers with the winner's number
 			case o.elect:
 				arrived = claim[o.slot] == never || pub[o.slot] <= t
 			}
@@ -155,7 +163,7 @@ func (p *StormPlan) CriticalPath(modify bool, cost func(rank int, kind string) i
 		}
 		o := &ops[r][pick]
 		kind, publish := o.kind, o.publish
-		if o.elect && claim[o.slot] != never {
+		if w := winner(won, o.slot); o.elect && (w >= 0 && w != r || w < 0 && claim[o.slot] != never) {
 			kind, publish, lost[r][pick] = OpReg, false, true // lost: the winner's number is there
 		} else if o.elect {
 			claim[o.slot] = t
@@ -187,6 +195,14 @@ func (p *StormPlan) CriticalPath(modify bool, cost func(rank int, kind string) i
 		makespan = max(makespan, d)
 	}
 	return makespan, doneAt
+}
+
+// winner is the rank won says won slot's election, -1 when none.
+func winner(won []int, slot int) int {
+	if slot < 1 || slot > len(won) {
+		return -1
+	}
+	return won[slot-1]
 }
 
 // pubHeap is a min-heap of times.

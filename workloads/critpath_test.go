@@ -21,6 +21,7 @@ func TestCriticalPathKnownPlans(t *testing.T) {
 		qps      int
 		ranks    [][]Step
 		modify   bool
+		won      []int
 		cost     []costs
 		makespan int64
 		done     []int64
@@ -72,6 +73,16 @@ func TestCriticalPathKnownPlans(t *testing.T) {
 			makespan: 130, done: []int64{130, 115},
 		},
 		{
+			// The same, with rank 1 the run's winner: it creates 0..100
+			// and modifies 100..130; rank 0 registers 100..110 and its
+			// refused modify takes 110..115.
+			name: "election as the run had it", qps: 1, modify: true, won: []int{1},
+			ranks: [][]Step{{elect(0)}, {elect(0)}},
+			cost: []costs{{OpCreate: 100, OpReg: 10, results.OpModify: 30, results.OpModifyRaced: 5},
+				{OpCreate: 100, results.OpModify: 30}},
+			makespan: 130, done: []int64{115, 130},
+		},
+		{
 			// Intended starts: rank 0's create of c1 comes at 500.
 			name: "poisson arrivals", qps: 2,
 			ranks: [][]Step{{create(0), {Act: ActCreate, Conn: 1, Start: 500}},
@@ -96,7 +107,7 @@ func TestCriticalPathKnownPlans(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := &StormPlan{QPs: c.qps, Ranks: c.ranks}
-			got, done := p.CriticalPath(c.modify, func(r int, kind string) int64 { return c.cost[r][kind] })
+			got, done := p.CriticalPath(c.modify, c.won, func(r int, kind string) int64 { return c.cost[r][kind] })
 			if got != c.makespan || !slices.Equal(done, c.done) {
 				t.Errorf("critical path %d, ranks done %v; want %d, %v", got, done, c.makespan, c.done)
 			}
@@ -125,7 +136,7 @@ func TestCriticalPathBounds(t *testing.T) {
 		for _, nodes := range []int{2, 5} {
 			st := &Storm{Rails: 1, Arrival: ArrivalBurst, Teardown: TeardownExit, Creators: CreatorsRoundRobin, Contacts: 1}
 			p := st.Plan(nodes, ranks, 1)
-			got, _ := p.CriticalPath(false, cost)
+			got, _ := p.CriticalPath(false, nil, cost)
 			// each rank: nodes-1 creates, (nodes-1)*(ranks-1) regs
 			want := int64(nodes-1)*cr + int64((nodes-1)*(ranks-1))*rg
 			if got != want {
@@ -135,7 +146,7 @@ func TestCriticalPathBounds(t *testing.T) {
 	}
 	st := &Storm{Rails: 1, Arrival: ArrivalBurst, Teardown: TeardownExit, Creators: CreatorsRandom, Contacts: 1}
 	p := st.Plan(5, 4, 7)
-	got, _ := p.CriticalPath(false, cost)
+	got, _ := p.CriticalPath(false, nil, cost)
 	for r, steps := range p.Ranks {
 		var own int64
 		for _, s := range steps {
