@@ -651,6 +651,12 @@ func stormResult(done []*repOutcome, cfg Config) *results.Storm {
 	return out
 }
 
+// maxReplaySteps bounds the plans whose critical path is replayed: the
+// replay of 16 ranks x 1000 nodes (256k steps) took 0.1-0.5 s on the
+// development VM, once per repetition; a storm of millions of steps would
+// add minutes to its result. Past it critical_path_ns is -1.
+var maxReplaySteps = 2_000_000 // a variable for its test
+
 // stormCriticalPath is one repetition's critical path: the plan replayed
 // with each rank's measured mean cost per op kind (its timed_ns over its
 // count), -1 when a rank did not report. A rank's own mean and not the
@@ -663,6 +669,13 @@ func stormResult(done []*repOutcome, cfg Config) *results.Storm {
 // ranks' reports). The unreg of a re-wire costs the rank's mean unreg, which
 // includes the teardown's (one record holds both).
 func stormCriticalPath(plan *workloads.StormPlan, modify bool, won []int, threads []threadResult, ranks int) int64 {
+	steps := 0
+	for _, r := range plan.Ranks {
+		steps += len(r)
+	}
+	if steps > maxReplaySteps {
+		return -1
+	}
 	type sum struct{ ns, n int64 }
 	per := make([]map[string]sum, ranks)
 	all := map[string]sum{}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/internal/testenv"
+	"github.com/xrcbench/xrcbench/workloads"
 )
 
 // The critical path's known answer (issue 42, item 4): a 9-node storm of
@@ -75,5 +76,51 @@ func stormCriticalPathKnown(t *testing.T, block string) {
 			t.Skipf("the machine is busy (load average %.2f on %d CPUs): %s", l, runtime.NumCPU(), strings.Join(missed, "; "))
 		}
 		t.Errorf("%s", strings.Join(missed, "; "))
+	}
+}
+
+// stormCriticalPath's costs: each rank's own mean per kind (timed_ns over
+// count, unreg_last with unreg), the mean over all ranks for a kind a
+// rank never ran, -1 for a rank that did not report or a plan past
+// maxReplaySteps.
+func TestStormCriticalPathCosts(t *testing.T) {
+	create := func(c int) workloads.Step { return workloads.Step{Act: workloads.ActCreate, Conn: c} }
+	reg := func(c int) workloads.Step { return workloads.Step{Act: workloads.ActReg, Conn: c} }
+	elect := func(c int) workloads.Step { return workloads.Step{Act: workloads.ActElect, Conn: c} }
+	kinds := func(kv ...any) map[string]kindResult {
+		m := map[string]kindResult{}
+		for i := 0; i < len(kv); i += 3 {
+			m[kv[i].(string)] = kindResult{Count: int64(kv[i+1].(int)), TimedNS: int64(kv[i+2].(int))}
+		}
+		return m
+	}
+	// Rank 0 creates c0 and c1 at its mean 150 (100 and 200 measured):
+	// 0..150, 150..300; rank 1 creates c2 in 0..50, registers c0 at 150..160
+	// (its mean 10), c1 at 300..310. Rank 0 registers c2 at 300..320.
+	plan := &workloads.StormPlan{QPs: 3, Ranks: [][]workloads.Step{{create(0), create(1), reg(2)}, {create(2), reg(0), reg(1)}}}
+	threads := []threadResult{
+		{Thread: 0, Kinds: kinds("create", 2, 300, "reg", 1, 20)},
+		{Thread: 1, Kinds: kinds("create", 1, 50, "reg", 2, 20)},
+	}
+	if got := stormCriticalPath(plan, false, nil, threads, 2); got != 320 {
+		t.Errorf("critical path %d, want 320", got)
+	}
+	// An election rank 1 won in the run: rank 0 never registered, so its
+	// registration costs the mean over all ranks, 40/3 = 13.
+	ep := &workloads.StormPlan{QPs: 1, Ranks: [][]workloads.Step{{elect(0)}, {elect(0)}}}
+	et := []threadResult{
+		{Thread: 0, Kinds: kinds("create", 0, 0, "reg", 0, 0)},
+		{Thread: 1, Kinds: kinds("create", 1, 100, "reg", 3, 40)},
+	}
+	if got := stormCriticalPath(ep, false, []int{1}, et, 2); got != 113 {
+		t.Errorf("elected: critical path %d, want 113 (rank 1 creates 0..100, rank 0 registers at the mean 13)", got)
+	}
+	if got := stormCriticalPath(plan, false, nil, threads[:1], 2); got != -1 {
+		t.Errorf("a rank unreported: %d, want -1", got)
+	}
+	defer func(n int) { maxReplaySteps = n }(maxReplaySteps)
+	maxReplaySteps = 5
+	if got := stormCriticalPath(plan, false, nil, threads, 2); got != -1 {
+		t.Errorf("6 steps past a bound of 5: %d, want -1", got)
 	}
 }
