@@ -155,6 +155,7 @@ type threadResult struct {
 	StormTeardownNS *int64 `json:"storm_teardown_ns,omitempty"`
 	StormRunQueueNS *int64 `json:"storm_runq_ns,omitempty"`
 	StormBusyNS     *int64 `json:"storm_busy_ns,omitempty"` // its timed operations until done
+	StormWon        []int  `json:"storm_won,omitempty"`     // connections whose election it won
 	// Open is what became of the thread's open-loop schedule; nil in a
 	// closed loop.
 	Open *openResult `json:"open,omitempty"`

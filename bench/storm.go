@@ -37,6 +37,7 @@ type stormRank struct {
 	busyNS int64             // the rank's own work until then: its timed operations
 	runqNS int64             // time it was runnable but not running until then; -1 unknown
 	downNS int64             // teardown time (teardown unreg); -1 not measured
+	won    []int             // connections whose election this rank won (creators elect)
 	exit   bool              // teardown exit: leave the handles to the process's end
 	kinds  map[string]uint32 // kind → index in thread.recs, a step's Tag
 	runq   *os.File          // /proc/thread-self/schedstat, read at start and end
@@ -52,7 +53,7 @@ type stormRank struct {
 // runStorm runs the rank's storm, then its teardown.
 func (t *thread) runStorm(deadline uint64) error {
 	st := t.storm
-	st.doneNS, st.downNS, st.runqNS, st.busyNS = -1, -1, -1, 0
+	st.doneNS, st.downNS, st.runqNS, st.busyNS, st.won = -1, -1, -1, 0, nil
 	if st.kinds == nil {
 		st.kinds = map[string]uint32{}
 		for i, r := range t.recs {
@@ -333,6 +334,11 @@ func (t *thread) stormFoldOf(p *verbs.Program, run *verbs.Storm, folded []bool) 
 		case verbs.OpCreate:
 			st.held = append(st.held, s.QPN)
 			t.noteCreated(s.QPN)
+			if t.spec.Storm.Creators == workloads.CreatorsElect && run.Slot[i] > 0 {
+				// An election won (every storm step is one there): the
+				// critical path replays the run's winners.
+				st.won = append(st.won, int(run.Slot[i])-1)
+			}
 		case verbs.OpReg:
 			st.held = append(st.held, s.QPN)
 		case verbs.OpUnreg:
@@ -523,6 +529,10 @@ func stormResult(done []*repOutcome, cfg Config) *results.Storm {
 		out.TeardownMethod = stormExitMethod(cfg.Provider)
 	}
 	var notes []string
+	// The plan the workers drew (checkWorkerConfig): the same seed, so
+	// the same plan.
+	plan, modify := st.Plan(n, ranks, cfg.Seed), modifies(cfg.Workload, cfg.QPState)
+	elect := st.Creators == workloads.CreatorsElect
 	for _, rep := range done {
 		doneNS, downNS := make([]int64, ranks), make([]int64, ranks)
 		for i := range doneNS {
@@ -555,6 +565,21 @@ func stormResult(done []*repOutcome, cfg Config) *results.Storm {
 		out.RankDoneNS = append(out.RankDoneNS, doneNS)
 		out.RankRunQueueNS = append(out.RankRunQueueNS, runq)
 		out.RankBusyNS = append(out.RankBusyNS, busy)
+		var won []int // nil: no elections
+		if elect {
+			won = make([]int, plan.QPs)
+			for i := range won {
+				won[i] = -1
+			}
+			for _, tr := range rep.threads {
+				for _, c := range tr.StormWon {
+					if c >= 0 && c < len(won) && tr.Thread >= 0 && tr.Thread < ranks {
+						won[c] = tr.Thread
+					}
+				}
+			}
+		}
+		out.CriticalPathNS = append(out.CriticalPathNS, stormCriticalPath(plan, modify, won, rep.threads, ranks))
 		switch {
 		case st.Teardown == workloads.TeardownUnreg && !slices.Contains(downNS, -1):
 			out.TeardownNS = append(out.TeardownNS, slices.Max(downNS))
@@ -580,6 +605,77 @@ func stormResult(done []*repOutcome, cfg Config) *results.Storm {
 		}
 	}
 	return out
+}
+
+// maxReplaySteps bounds the plans whose critical path is replayed: the
+// replay of 16 ranks x 1000 nodes (256k steps) took 0.1-0.5 s on the
+// development VM, once per repetition; a storm of millions of steps would
+// add minutes to its result. Past it critical_path_ns is -1.
+var maxReplaySteps = 2_000_000 // a variable for its test
+
+// stormCriticalPath is one repetition's critical path: the plan replayed
+// with each rank's measured mean cost per op kind (its timed_ns over its
+// count), -1 when a rank did not report. A rank's own mean and not the
+// repetition's: the replayed ranks then do, each, the own work they were
+// measured to do (their rank_busy_ns), so what the makespan has beyond
+// the critical path is the waits the plan did not make, not a slow rank's
+// operations spread over the fast ones. A kind a rank never ran (an
+// election it won in the replay but lost in the run) costs the mean over
+// all ranks. With creators elect the run's winners create (won, from the
+// ranks' reports). The unreg of a re-wire costs the rank's mean unreg, which
+// includes the teardown's (one record holds both).
+func stormCriticalPath(plan *workloads.StormPlan, modify bool, won []int, threads []threadResult, ranks int) int64 {
+	steps := 0
+	for _, r := range plan.Ranks {
+		steps += len(r)
+	}
+	if steps > maxReplaySteps {
+		return -1
+	}
+	type sum struct{ ns, n int64 }
+	per := make([]map[string]sum, ranks)
+	all := map[string]sum{}
+	add := func(m map[string]sum, kind string, k kindResult) {
+		s := m[kind]
+		s.ns += k.TimedNS
+		s.n += k.Count // timed_ns holds every one counted, failed or not
+		m[kind] = s
+	}
+	for _, tr := range threads {
+		if tr.Thread < 0 || tr.Thread >= ranks {
+			continue
+		}
+		per[tr.Thread] = map[string]sum{}
+		for kind, k := range tr.Kinds {
+			if kind == workloads.OpUnregLast {
+				kind = workloads.OpUnreg // a re-wire's unreg is either
+			}
+			add(per[tr.Thread], kind, k)
+			add(all, kind, k)
+		}
+	}
+	for _, m := range per {
+		if m == nil {
+			return -1
+		}
+	}
+	mean := func(s sum) (int64, bool) {
+		if s.n <= 0 {
+			return 0, false
+		}
+		return s.ns / s.n, true
+	}
+	cp, _ := plan.CriticalPath(modify, won, func(r int, kind string) int64 {
+		if v, ok := mean(per[r][kind]); ok {
+			return v
+		}
+		if kind == results.OpModifyRaced {
+			kind = results.OpModify
+		}
+		v, _ := mean(all[kind])
+		return v
+	})
+	return cp
 }
 
 // runDelay is the thread's time on a run queue so far, ns, from its open

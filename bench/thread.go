@@ -666,7 +666,7 @@ func (t *thread) result() (threadResult, error) {
 		RunQueueNS: t.waits.runQueue(), DeviceLockNS: int64(t.waits.lock), CommandQueueNS: int64(t.waits.cmdq)}
 	if t.storm != nil {
 		tr.StormDoneNS, tr.StormTeardownNS, tr.StormRunQueueNS = &t.storm.doneNS, &t.storm.downNS, &t.storm.runqNS
-		tr.StormBusyNS = &t.storm.busyNS
+		tr.StormBusyNS, tr.StormWon = &t.storm.busyNS, t.storm.won
 	}
 	if o := t.open; o != nil {
 		tr.Open = &openResult{Scheduled: int64(o.a.Scheduled), Waits: int64(o.waits), LateNS: int64(o.lateNS),

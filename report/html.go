@@ -56,6 +56,7 @@ type htmlRun struct {
 	RepRows   []htmlRepRow
 	Figures   []htmlFigure
 	RepsCount int
+	Storm     *stormTable // nil: not a storm
 }
 
 // htmlOpenLoop is an open loop's table: what became of the schedule, and
@@ -280,7 +281,18 @@ func newHTMLRun(run *Run, figs []Figure, titled bool) htmlRun {
 		Env: envRows(r), BOM: bomRows(r), Config: configRows(r), Harness: harnessRows(r),
 		Command: strings.Join(append(quoteEnv(r.Config.CommandEnv), quoteArgs(r.Config.CommandLine)...), " "), Spec: r.Config.WorkloadSpec,
 		Rows: summaryRows(run), Open: newHTMLOpenLoop(run), RepRows: repRows(run), Figures: htmlFigures(figs), RepsCount: len(r.Repetitions),
+		Storm: newHTMLStorm(r.Storm),
 	}
+}
+
+// newHTMLStorm is a storm's tables, as summary.md has them; nil for a run
+// that is not a storm.
+func newHTMLStorm(st *results.Storm) *stormTable {
+	if st == nil {
+		return nil
+	}
+	t := stormTables(st)
+	return &t
 }
 
 // quoteArgs quotes arguments a shell would split, so the command line can
@@ -402,6 +414,16 @@ figcaption { color: #555; font-size: .9em; }
 {{range .Rows}}<tr><td>{{.Kind}}</td><td>{{.What}}</td><td class="n">{{ns .Lat.P50}}</td><td class="n">{{ns .Lat.P90}}</td><td class="n">{{ns .Lat.P99}}</td><td class="n">{{ns .Lat.P999}}</td><td class="n">{{ns .Lat.Max}}</td><td class="n">{{nsf .Lat.Mean}}</td></tr>
 {{end}}</table>
 <p>{{responseNote}}</p>{{end}}
+{{with .Storm}}<h3>Storm: makespan, critical path and each rank's time</h3>
+<table>
+<tr>{{range .RepHead}}<th>{{.}}</th>{{end}}</tr>
+{{range .Reps}}<tr>{{range .}}<td class="n">{{.}}</td>{{end}}</tr>
+{{end}}</table>
+{{if .Ranks}}<p>{{.RankIntro}}</p>
+<table>
+<tr>{{range .RankHead}}<th>{{.}}</th>{{end}}</tr>
+{{range .Ranks}}<tr>{{range .}}<td class="n">{{.}}</td>{{end}}</tr>
+{{end}}</table>{{end}}{{end}}
 {{with .Firmware}}<h3>Firmware</h3><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .RepRows}}<h3>Repetitions</h3>
 <table>

@@ -130,16 +130,48 @@ func stormNotes(st *results.Storm) []string {
 		out = append(out, fmt.Sprintf("A rank waited %s on a run queue (runnable, not running), %.0f%% of its completion time: the CPUs were busy with other work, and that part of the makespan is not the storm's.",
 			fmtDur(worst), 100*share))
 	}
-	return out
+	return append(out, stormCriticalNotes(st)...)
 }
 
-// writeStormMarkdown is the storm's per-repetition table.
+// writeStormMarkdown is the storm's per-repetition table, then each
+// rank's time in its three parts.
 func writeStormMarkdown(w io.Writer, st *results.Storm) {
-	// The busiest rank's own work (its timed operations) beside the
-	// makespan: what lies between the two is waiting, for QP numbers from
-	// other ranks, for arrivals, or for a CPU.
-	fmt.Fprintln(w, "| repetition | makespan | busiest rank's own work | first rank wired | median rank | teardown |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|")
+	t := stormTables(st)
+	writeMarkdownTable(w, t.RepHead, t.Reps)
+	if len(t.Ranks) > 0 {
+		fmt.Fprintln(w, t.RankIntro)
+		fmt.Fprintln(w)
+		writeMarkdownTable(w, t.RankHead, t.Ranks)
+	}
+}
+
+// writeMarkdownTable writes a table of right-aligned columns and a blank
+// line after it.
+func writeMarkdownTable(w io.Writer, head []string, rows [][]string) {
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---:|", len(head)))
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
+	}
+	fmt.Fprintln(w)
+}
+
+// stormTable is the storm's tables, for summary.md and report.html alike.
+type stormTable struct {
+	RepHead   []string
+	Reps      [][]string
+	RankIntro string
+	RankHead  []string
+	Ranks     [][]string
+}
+
+// stormTables is the per-repetition table and the ranks' parts.
+func stormTables(st *results.Storm) stormTable {
+	// The makespan beside its critical path (the plan replayed with the
+	// repetition's measured costs): the excess over it, and the excess
+	// left after the ranks' run-queue time, is what the plan does not
+	// explain; the busiest rank's own work (its timed operations) beside
+	// them is the bound a rank's own share sets.
+	t := stormTable{RepHead: []string{"repetition", "makespan", "critical path", "over it", "ranks' run queue", "over it + run queue", "busiest rank's own work", "first rank wired", "median rank", "teardown"}}
 	for i, ranks := range st.RankDoneNS {
 		ok := finished(ranks)
 		slices.Sort(ok)
@@ -158,9 +190,27 @@ func writeStormMarkdown(w io.Writer, st *results.Storm) {
 		if i < len(st.RankBusyNS) && len(st.RankBusyNS[i]) > 0 {
 			busy = fmtDur(slices.Max(st.RankBusyNS[i]))
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s |\n", i+1, mk, busy, first, med, down)
+		cp, over, runq, beyond := "–", "–", "–", "–" // results written before critical_path_ns
+		if i < len(st.RankRunQueueNS) {
+			runq = fmtDur(stormRunQueue(st, i))
+		}
+		if i < len(st.CriticalPathNS) && st.CriticalPathNS[i] > 0 {
+			cp = fmtDur(st.CriticalPathNS[i])
+		}
+		if m, c, q, ok := stormCritical(st, i); ok {
+			over, beyond = signedPct(float64(m-c)/float64(c)), "within"
+			if m-c-q > 0 { // else the run queue accounts for all of it
+				beyond = signedPct(float64(m-c-q) / float64(c))
+			}
+		}
+		t.Reps = append(t.Reps, []string{strconv.Itoa(i + 1), mk, cp, over, runq, beyond, busy, first, med, down})
 	}
-	fmt.Fprintln(w)
+	t.RankIntro = "Each rank's time to fully wired in three parts (median over repetitions): its own operations, waiting (for a peer's QP number, and the harness's own time between operations, which the results cannot tell apart), and the run queue (runnable, not running; a wait for a CPU inside an operation is in its own operations too, so the parts may add up to more than the time)."
+	t.RankHead = []string{"rank", "wired", "own operations", "waiting for a peer (and the harness)", "run queue"}
+	for _, r := range stormRankMedians(st) {
+		t.Ranks = append(t.Ranks, []string{strconv.Itoa(r.rank), fmtDur(r.done), fmtDur(r.own), fmtDur(r.wait), fmtDur(r.runq)})
+	}
+	return t
 }
 
 // stormFigures draws a storm's "time to fully wired" CDF over ranks, one
@@ -231,6 +281,9 @@ func stormFigures(st *results.Storm, prefix string, stamp Stamp) ([]Figure, erro
 	if err := add(st.TeardownNS, "teardown ("+st.Teardown+")", 1); err != nil {
 		return nil, err
 	}
+	if err := add(st.CriticalPathNS, "critical path", 2); err != nil {
+		return nil, err
+	}
 	p.Y.Min, p.X.Min, p.X.Max = 0, 0.5, float64(len(st.MakespanNS))+0.5
 	p.X.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {
 		var ts []plot.Tick
@@ -240,9 +293,14 @@ func stormFigures(st *results.Storm, prefix string, stamp Stamp) ([]Figure, erro
 		}
 		return ts
 	})
-	f, err = render(p, prefix+"storm-makespan", "Makespan across repetitions", "Each repetition's makespan (the slowest rank's time to fully wired) and teardown. Repetitions are independent storms on a fresh device: their spread is the run-to-run noise.", stamp)
+	f, err = render(p, prefix+"storm-makespan", "Makespan across repetitions", "Each repetition's makespan (the slowest rank's time to fully wired), its critical path (the plan replayed with the repetition's measured operation costs: the makespan with no other time) and teardown. Repetitions are independent storms on a fresh device: their spread is the run-to-run noise.", stamp)
 	if err != nil {
 		return nil, err
+	}
+	figs = append(figs, f)
+	f, ok, err := stormPartsFigure(st, prefix, stamp)
+	if err != nil || !ok {
+		return figs, err
 	}
 	return append(figs, f), nil
 }

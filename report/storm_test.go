@@ -2,10 +2,14 @@ package report
 
 import (
 	"bytes"
+	"html"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/results/resultstest"
 )
 
 func testStorm() *results.Storm {
@@ -15,6 +19,7 @@ func testStorm() *results.Storm {
 		RankDoneNS:     [][]int64{{880_000, 900_000}, {1_200_000, 950_000}, {890_000, -1}},
 		RankRunQueueNS: [][]int64{{0, 0}, {100_000, 0}, {0, 0}},
 		RankBusyNS:     [][]int64{{870_000, 850_000}, {900_000, 940_000}, {880_000, 10_000}},
+		CriticalPathNS: []int64{880_000, 950_000, 890_000},
 		TeardownNS:     []int64{20_000, 30_000, 25_000}}
 }
 
@@ -37,17 +42,31 @@ func TestStormText(t *testing.T) {
 	}
 	var b bytes.Buffer
 	writeStormMarkdown(&b, st)
-	for _, want := range []string{"| 1 | 900µs | 870µs | 880µs | 890µs | 20µs |", "| 2 | 1.2ms | 940µs | 950µs | 1.07ms | 30µs |", "| 3 | not reached | 880µs | 890µs | 890µs | 25µs |"} {
+	for _, want := range []string{
+		// makespan, critical path, over it, the ranks' run queue, over it
+		// and the run queue, busiest rank's own work, first, median, teardown
+		"| 1 | 900µs | 880µs | +2.3% | 0ns | +2.3% | 870µs | 880µs | 890µs | 20µs |",
+		"| 2 | 1.2ms | 950µs | +26.3% | 100µs | +15.8% | 940µs | 950µs | 1.07ms | 30µs |",
+		"| 3 | not reached | 890µs | – | 0ns | – | 880µs | 890µs | 890µs | 25µs |",
+		// per rank, the median over the repetitions it finished: done,
+		// own, waiting (done - own - run queue), run queue
+		"| 0 | 890µs | 880µs | 10µs | 0ns |",
+		"| 1 | 925µs | 895µs | 30µs | 0ns |",
+	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, b.String())
 		}
 	}
-	// A result from before rank_busy_ns has no own work to show.
-	st.RankBusyNS = nil
+	// A result from before rank_busy_ns and critical_path_ns has no own
+	// work and no critical path to show, and no parts per rank.
+	st.RankBusyNS, st.CriticalPathNS = nil, nil
 	b.Reset()
 	writeStormMarkdown(&b, st)
-	if want := "| 1 | 900µs | – | 880µs | 890µs | 20µs |"; !strings.Contains(b.String(), want) {
+	if want := "| 1 | 900µs | – | – | 0ns | – | – | 880µs | 890µs | 20µs |"; !strings.Contains(b.String(), want) {
 		t.Errorf("markdown without own work lacks %q:\n%s", want, b.String())
+	}
+	if strings.Contains(b.String(), "three parts") {
+		t.Errorf("parts per rank without own work:\n%s", b.String())
 	}
 }
 
@@ -83,7 +102,7 @@ func TestStormRunQueueNote(t *testing.T) {
 		t.Errorf("notes %q: want the teardown", notes)
 	}
 	st.RankRunQueueNS[1][0] = 1000
-	if notes := strings.Join(stormNotes(st), "\n"); strings.Contains(notes, "run queue") {
+	if notes := strings.Join(stormNotes(st), "\n"); strings.Contains(notes, "on a run queue (runnable") {
 		t.Errorf("notes %q: a wait of 0.1%% is no note", notes)
 	}
 	st.TeardownNS, st.TeardownNote = nil, "not measurable here: the rdma provider cannot count the device's live QPs"
@@ -97,13 +116,59 @@ func TestStormFigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(figs) != 2 || figs[0].Name != "x-storm-wired-cdf" || figs[1].Name != "x-storm-makespan" {
+	if len(figs) != 3 || figs[0].Name != "x-storm-wired-cdf" || figs[1].Name != "x-storm-makespan" || figs[2].Name != "x-storm-rank-parts" {
 		t.Fatalf("figures %v", figs)
 	}
 	for _, f := range figs {
 		if len(f.PNG) == 0 || !bytes.Contains(f.SVG, []byte("<svg")) {
 			t.Errorf("%s: empty", f.Name)
 		}
+	}
+	for _, want := range []string{"own operations", "waiting for a peer (and the harness)", "run queue"} {
+		if !bytes.Contains(figs[2].SVG, []byte(want)) {
+			t.Errorf("parts figure lacks %q in its legend", want)
+		}
+	}
+	// A result from before rank_busy_ns has no parts to draw.
+	st := testStorm()
+	st.RankBusyNS = nil
+	if figs, err := stormFigures(st, "x-", Stamp{}); err != nil || len(figs) != 2 {
+		t.Errorf("without own work: %d figures, %v; want the two", len(figs), err)
+	}
+}
+
+// The critical path's notes: the makespan's excess over it, and the
+// harness named for a repetition past it plus the ranks' run queue by
+// more than 10%: repetition 2's 1.2ms is 250µs over its 950µs, 150µs
+// (15.8%) beyond its 100µs of run queue; repetition 1's 900µs is 20µs
+// (2.3%) over its 880µs.
+func TestStormCriticalNotes(t *testing.T) {
+	st := testStorm()
+	notes := strings.Join(stormNotes(st), "\n")
+	for _, want := range []string{"exceeded it by +14.3% (median of 2 repetitions; +2.3% to +26.3%)",
+		"In repetition 2 the makespan exceeded the critical path plus the ranks' run-queue time by more than 10% (at most by 150µs, 16% of the critical path)",
+		"the harness's share"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+	// 100µs more run queue on rank 1 explains repetition 2: no harness.
+	st.RankRunQueueNS[1][1] = 100_000
+	if notes := strings.Join(stormNotes(st), "\n"); strings.Contains(notes, "harness") || !strings.Contains(notes, "Critical path") {
+		t.Errorf("notes with the run queue explaining the excess:\n%s", notes)
+	}
+	// More run queue than excess: the table says the run queue accounts
+	// for it all.
+	st.RankRunQueueNS[1][1] = 300_000
+	var b bytes.Buffer
+	writeStormMarkdown(&b, st)
+	if want := "| 2 | 1.2ms | 950µs | +26.3% | 400µs | within |"; !strings.Contains(b.String(), want) {
+		t.Errorf("markdown lacks %q:\n%s", want, b.String())
+	}
+	// Results from before critical_path_ns: no note.
+	st.CriticalPathNS = nil
+	if notes := strings.Join(stormNotes(st), "\n"); strings.Contains(notes, "Critical path") {
+		t.Errorf("notes without critical paths:\n%s", notes)
 	}
 }
 
@@ -141,6 +206,38 @@ func TestStormTeardownMethod(t *testing.T) {
 		st.TeardownMethod = tt.method
 		if notes := strings.Join(stormNotes(st), "\n"); !strings.Contains(notes, tt.want) {
 			t.Errorf("%s: notes %q lack %q", tt.method, notes, tt.want)
+		}
+	}
+}
+
+// summary.md and report.html both carry the storm's tables: each
+// repetition's critical path and excess, and each rank's three parts.
+func TestStormTablesInReports(t *testing.T) {
+	dir := t.TempDir()
+	r := resultstest.Storm(3, 1e6, 0.02, 1, nil)
+	st := r.Storm
+	for _, mk := range st.MakespanNS {
+		st.CriticalPathNS = append(st.CriticalPathNS, mk*100/105) // the makespan +5% over it
+		st.RankBusyNS = append(st.RankBusyNS, []int64{mk / 2, mk / 2, mk / 2, mk / 2})
+		st.RankRunQueueNS = append(st.RankRunQueueNS, []int64{0, 0, 0, 0})
+	}
+	if err := results.Write(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if _, err := Generate([]string{dir}, out); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{HTMLFile, "summary.md"} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := html.UnescapeString(string(b)) // html/template writes + as &#43;
+		for _, want := range []string{"critical path", "+5.0%", "waiting for a peer (and the harness)", "own operations"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s lacks %q", name, want)
+			}
 		}
 	}
 }

@@ -478,6 +478,13 @@ type Storm struct {
 	// time beyond it is the rank's waits: for the numbers other ranks
 	// send back, for a CPU (RankRunQueueNS), and the harness's own.
 	RankBusyNS [][]int64 `json:"rank_busy_ns,omitempty"`
+	// CriticalPathNS is, per repetition, the makespan the storm's plan
+	// allows with the repetition's measured operation costs (each rank's
+	// mean per op kind) and no other time: the plan's rank rule replayed
+	// (workloads.StormPlan.CriticalPath); -1 where it could not be
+	// computed. Absent in results from before it; a report derives
+	// nothing of it from the other fields, which lack the plan.
+	CriticalPathNS []int64 `json:"critical_path_ns,omitempty"`
 	// TeardownNS is, per repetition, the teardown's duration: for
 	// teardown unreg the largest of the ranks' (RankTeardownNS), from a
 	// common start; for exit, from the ranks' exit until the device shows
