@@ -160,7 +160,7 @@ static void check_busy_close(const char *dir)
 /* The providers' opens with the automatic port and GID. */
 static int rdma_open(const char *name, int qp_state, void **dev, struct xb_devfacts *f, int *stage)
 {
-	return xb_rdma_open(name, qp_state, 0, -1, dev, f, stage);
+	return xb_rdma_open(name, qp_state, 0, -1, 0, dev, f, stage);
 }
 
 static int legacy_open(const char *name, int qp_state, void **dev, struct xb_devfacts *f, int *stage)
