@@ -116,11 +116,27 @@ func loadInputs(dirs []string) (inputs, error) {
 		}
 		run, err := LoadRun(d)
 		if err != nil {
-			return in, err
+			return in, replacedWhileRead(d, err)
 		}
 		in.runs = append(in.runs, run)
 	}
 	return in, nil
+}
+
+// replacedWhileRead is err, or, when err is a log of another run than the
+// result.json read before it and the folder's result.json now names
+// another run, that the folder's run was replaced while it was read: a
+// run into the folder committed between the two reads. Reporting it again
+// reads the new run whole.
+func replacedWhileRead(dir string, err error) error {
+	var mixed *results.MixedLogError
+	if !errors.As(err, &mixed) {
+		return err
+	}
+	if now, lerr := results.Load(dir); lerr == nil && now.RunID != mixed.ResultRunID {
+		return inputErrorf("report folder %s: the run in it was replaced while the report was made: report it again", dir)
+	}
+	return err
 }
 
 // reportFolder is where the report goes: out, or the one folder given.

@@ -311,3 +311,33 @@ func TestGenerateRefusesLinkInFolder(t *testing.T) {
 		})
 	}
 }
+
+// A log of another run than the result.json read before it is a folder
+// that mixes two runs, unless the folder's result.json names another run
+// by now: then a run replaced the folder while the report read it, and
+// the report says so (report it again) rather than call the folder mixed.
+func TestReplacedWhileRead(t *testing.T) {
+	dir := t.TempDir()
+	r, err := results.Load(filepath.Join("testdata", "runs", "lifecycle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.RunID = "newrun"
+	if err := results.Write(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, read string
+		want       string
+	}{
+		{"replaced since", "oldrun", "was replaced while the report was made"},
+		{"mixed for good", "newrun", "the folder mixes two runs"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := replacedWhileRead(dir, results.InputError(&results.MixedLogError{Path: "reg.hlog", LogRunID: "other", ResultRunID: tt.read}))
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, results.ErrInput) {
+				t.Errorf("%v: want an input error saying %q", err, tt.want)
+			}
+		})
+	}
+}

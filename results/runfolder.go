@@ -133,6 +133,19 @@ func ReadRunFolder(dir string) (*RunFolder, error) {
 	return run, nil
 }
 
+// MixedLogError is a .hlog of another run than the result.json read
+// before it: a folder holding two runs' files, or one that a run replaced
+// while it was being read (then result.json now says another run id than
+// ResultRunID).
+type MixedLogError struct {
+	Path                  string
+	LogRunID, ResultRunID string
+}
+
+func (e *MixedLogError) Error() string {
+	return fmt.Sprintf("%s: not this run's interval log (run id %s, %s says %s): the folder mixes two runs", e.Path, e.LogRunID, FileName, e.ResultRunID)
+}
+
 // checkLog refuses a .hlog that is not the run's own: another run's id in
 // it (two runs mixed in one folder, or a killed run's logs beside an
 // earlier result), or other counts than the run wrote. Results from before
@@ -145,7 +158,7 @@ func checkLog(path string, r *Result, runID string, tl []Interval, isLogged bool
 		if runID == "" {
 			runID = "none"
 		}
-		return InputErrorf("%s: not this run's interval log (run id %s, %s says %s): the folder mixes two runs", path, runID, FileName, r.RunID)
+		return InputError(&MixedLogError{Path: path, LogRunID: runID, ResultRunID: r.RunID})
 	}
 	if !isLogged {
 		return nil
