@@ -110,7 +110,7 @@ drv=$(readlink "$d/device/driver") && echo "driver ${drv##*/}" || echo "driver a
 	step softxrc-qps-conform 5 cat "$sxdbg/qps"
 	# The floor: reg/unreg pairs with every cost at zero, by xrcbench and
 	# by a plain C loop of the same calls, three rounds in turns (the
-	# judge takes each side's median).
+	# judge takes each side's fastest round).
 	for r in "" -2 -3; do
 		step softxrc-steady$r 300 "${sxrun[@]}" --out /tmp/sx-steady$r --workload steady --procs 1 --threads 1 --qps 1 --duration 3s --repetitions 1
 		step softxrc-steady$r-result 5 cat /tmp/sx-steady$r/result.json

@@ -21,7 +21,6 @@ import (
 
 	"github.com/xrcbench/xrcbench/conform"
 	"github.com/xrcbench/xrcbench/results"
-	"github.com/xrcbench/xrcbench/stats"
 )
 
 // softDevice is the soft XRC device the module registers.
@@ -397,9 +396,14 @@ func checkSoftFloor(tr *transcript) error {
 		if err != nil {
 			return err
 		}
-		o, c := stats.Median(ours), stats.Median(theirs)
+		// Each side's fastest round: a moment of the host's (a TCG vCPU
+		// is a host thread) slows a round of either program, never speeds
+		// one up, and it slowed two of three C-loop rounds by 40% in one
+		// CI run while xrcbench's three held. The least disturbed round is
+		// each side's floor.
+		o, c := slices.Min(ours), slices.Min(theirs)
 		if d := math.Abs(o-c) - harness; d > floorAgreement*c {
-			bad = append(bad, fmt.Sprintf("%s p50: xrcbench %.0f ns, C loop %.0f ns (medians of %.0f and %.0f ns): %.1f%% apart beyond the harness's own %.0f ns (its null provider's p50; bound %.0f%%)",
+			bad = append(bad, fmt.Sprintf("%s p50: xrcbench %.0f ns, C loop %.0f ns (the fastest of %.0f and %.0f ns): %.1f%% apart beyond the harness's own %.0f ns (its null provider's p50; bound %.0f%%)",
 				op.kind, o, c, ours, theirs, 100*d/c, harness, 100*floorAgreement))
 		}
 	}
@@ -777,9 +781,13 @@ func TestSoftChecksCatch(t *testing.T) {
 				edit(floorStep("softxrc-loop", i), "reg_p50_ns ", "reg_p50_ns 9")(t, tr)
 			}
 		}, "softxrc: the uverbs floor", "apart"},
-		{"the C loop disagrees in two rounds of three", func(t *testing.T, tr *transcript) {
-			edit("softxrc-loop", "reg_p50_ns ", "reg_p50_ns 9")(t, tr)
-			edit("softxrc-loop-3", "reg_p50_ns ", "reg_p50_ns 9")(t, tr)
+		// Each side is judged by its fastest round, so a disagreement
+		// must hold in every round: the C loop's reg a ten-thousandth of
+		// what it was, in each.
+		{"the C loop faster in every round", func(t *testing.T, tr *transcript) {
+			for i := range floorRounds {
+				edit(floorStep("softxrc-loop", i), "reg_p50_ns ", "reg_p50_ns 0.000")(t, tr)
+			}
 		}, "softxrc: the uverbs floor", "apart"},
 		{"no C loop", func(_ *testing.T, tr *transcript) { tr.steps["softxrc-loop"].rc = 127 }, "softxrc: the uverbs floor", "softxrc-loop exited 127"},
 		{"no third round", func(_ *testing.T, tr *transcript) { delete(tr.steps, "softxrc-loop-3") }, "softxrc: the uverbs floor", "softxrc-loop-3"},
