@@ -3,6 +3,9 @@ package layout
 import (
 	"encoding/json"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
@@ -65,6 +68,8 @@ var analysis = []string{"analysis", "report", "results", "stats", "stats/changep
 
 type pkg struct {
 	ImportPath string
+	Dir        string
+	GoFiles    []string
 	Imports    []string
 	Deps       []string
 	CgoFiles   []string
@@ -72,13 +77,10 @@ type pkg struct {
 }
 
 // list is go list -deps of the module's packages in one build
-// configuration (env added to the test's, tags as -tags).
-func list(t *testing.T, tags string, env ...string) map[string]pkg {
+// configuration (env added to the test's).
+func list(t *testing.T, env ...string) map[string]pkg {
 	t.Helper()
-	args := []string{"list", "-json=ImportPath,Imports,Deps,CgoFiles,Error"}
-	if tags != "" {
-		args = append(args, "-tags", tags)
-	}
+	args := []string{"list", "-json=ImportPath,Dir,GoFiles,Imports,Deps,CgoFiles,Error"}
 	cmd := exec.Command("go", append(args, "./...")...)
 	cmd.Dir = filepath.Join("..", "..")
 	cmd.Env = append(os.Environ(), env...)
@@ -123,15 +125,15 @@ var testsOnly = []string{"internal/golden", "internal/testdouble", "internal/tes
 
 func TestImports(t *testing.T) {
 	for _, build := range []struct {
-		name, tags string
-		env        []string
-		cgo        bool
+		name string
+		env  []string
+		cgo  bool
 	}{
-		{"default", "", nil, true},
-		{"without cgo", "", []string{"CGO_ENABLED=0"}, false},
+		{"default", nil, true},
+		{"without cgo", []string{"CGO_ENABLED=0"}, false},
 	} {
 		t.Run(build.name, func(t *testing.T) {
-			pkgs := list(t, build.tags, build.env...)
+			pkgs := list(t, build.env...)
 			for name, p := range pkgs {
 				want, placed := allowed[name]
 				if !placed && !internal(name) {
@@ -173,4 +175,68 @@ func TestImports(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRacePackages holds the Makefile's RACE_PKGS, the packages make test
+// runs under the race detector, to the packages where a race can be: a
+// package whose code starts a goroutine or imports sync. The detector
+// only sees two goroutines touching the same memory, so the others are
+// tested without it (and still run under it inside RACE_PKGS' tests).
+func TestRacePackages(t *testing.T) {
+	mk, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, line := range strings.Split(string(mk), "\n") {
+		if rest, ok := strings.CutPrefix(line, "RACE_PKGS"); ok {
+			_, value, _ := strings.Cut(rest, ":=")
+			listed = strings.Fields(value)
+		}
+	}
+	if len(listed) == 0 {
+		t.Fatal("Makefile: no RACE_PKGS := line")
+	}
+	pkgs := list(t)
+	for name, p := range pkgs {
+		why := concurrent(t, p)
+		switch in := slices.Contains(listed, name); {
+		case why != "" && !in:
+			t.Errorf("%s %s: add it to the Makefile's RACE_PKGS", name, why)
+		case why == "" && in:
+			t.Errorf("%s starts no goroutine and imports no sync: take it out of the Makefile's RACE_PKGS", name)
+		}
+	}
+	for _, name := range listed {
+		if _, ok := pkgs[name]; !ok {
+			t.Errorf("RACE_PKGS names %s, which is no package", name)
+		}
+	}
+}
+
+// concurrent says why p's code (its tests aside) can race, or "".
+func concurrent(t *testing.T, p pkg) string {
+	for _, imp := range p.Imports {
+		if imp == "sync" || imp == "sync/atomic" {
+			return "imports " + imp
+		}
+	}
+	fset := token.NewFileSet()
+	for _, name := range append(slices.Clone(p.GoFiles), p.CgoFiles...) {
+		f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var at token.Pos
+		ast.Inspect(f, func(n ast.Node) bool {
+			if g, ok := n.(*ast.GoStmt); ok && at == token.NoPos {
+				at = g.Pos()
+			}
+			return at == token.NoPos
+		})
+		if at != token.NoPos {
+			return "starts a goroutine (" + fset.Position(at).String() + ")"
+		}
+	}
+	return ""
 }
