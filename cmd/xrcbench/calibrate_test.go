@@ -25,7 +25,7 @@ type calibration struct {
 
 func runCalibrate(t *testing.T) (int, calibration, string) {
 	t.Helper()
-	code, out, errOut := runCLI("calibrate", "--json")
+	code, out, errOut := runEngine(t, "calibrate", "--json")
 	var got calibration
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("exit %d, not JSON: %v\n%s\n%s", code, err, out, errOut)

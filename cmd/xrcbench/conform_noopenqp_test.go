@@ -19,6 +19,7 @@ import (
 // cannot run, and why: skipped, neither passed nor failed, exit 0. Before,
 // conform stopped at the open with one line and exit 1, naming no check.
 func TestConformNoOpenQP(t *testing.T) {
+	judgesNoTime(t)
 	lib := testdouble.LibDir(t)
 	bin := rdmaBinary(t)
 	const devices = "xbqedr0:noopenqp:driver=qedr,xbnoxrc0:noxrc:driver=qedr"

@@ -8,6 +8,7 @@ import (
 )
 
 func TestConformCLI(t *testing.T) {
+	judgesNoTime(t)
 	for _, tc := range []struct {
 		name     string
 		args     []string

@@ -13,6 +13,7 @@ import (
 // written (it was recorded as "device: foo" on sim); -F is perftest's
 // "don't check the CPU frequency", --no-cpu-check.
 func TestDeviceArgument(t *testing.T) {
+	judgesNoTime(t)
 	bin := inputBinary(t)
 	quick := []string{"--duration", "100ms", "--warmup", "0s", "--repetitions", "1"}
 	for _, tt := range []struct {

@@ -28,7 +28,7 @@ func TestRunGivenTwice(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runCLI(tt.args...)
+			code, stdout, stderr := runEngine(t, tt.args...)
 			if code == exitUsage && !strings.Contains(stderr, "warning:") {
 				t.Fatalf("refused: %s", stderr)
 			}
@@ -43,7 +43,7 @@ func TestRunGivenTwice(t *testing.T) {
 		})
 	}
 	t.Run("two different runs", func(t *testing.T) {
-		_, _, stderr := runCLI("compare", x, other)
+		_, _, stderr := runEngine(t, "compare", x, other)
 		if strings.Contains(stderr, "is given") {
 			t.Errorf("two runs taken for one:\n%s", stderr)
 		}

@@ -286,6 +286,7 @@ func TestReportFleetMinEffect(t *testing.T) {
 // report --fleet: exit 1 with --fail-on-outlier when a node is flagged,
 // 0 without it; bad usage is one line and exit 2.
 func TestReportFleetExit(t *testing.T) {
+	judgesNoTime(t)
 	dir := t.TempDir()
 	for i, p := range []int64{1000, 1020, 990, 25000} {
 		writeNode(t, dir, fmt.Sprintf("n%d", i+1), p)

@@ -35,6 +35,7 @@ criteria:
 // Without the failure the criterion passes; on a device without the
 // counters it is not applicable (skipped, with why), not passed.
 func TestFirmwareFailuresThroughDouble(t *testing.T) {
+	judgesNoTime(t)
 	lib := testdouble.LibDir(t)
 	bin := rdmaBinary(t)
 	plan := writePlan(t, fwPlan)

@@ -63,7 +63,7 @@ A series of fewer runs than a step needs at --alpha (10 at 0.01, 5 on each
 side: the permutation test cannot reach p ≤ alpha with fewer) is not
 searched, and the summary says so. A series longer than 100 runs is
 searched in windows of 100, each half over the one before (exact
-E-divisive within each; docs/design.md says what that misses); 10,000 runs
+E-divisive within each; docs/analysis.md says what that misses); 10,000 runs
 take well under a minute. A long history prints what it is doing on stderr
 every second; ^C stops it at once, writing nothing (exit 1).
 

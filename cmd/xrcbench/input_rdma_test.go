@@ -17,6 +17,7 @@ import (
 // probes cannot; that was reported as a provider that does not implement
 // ibv_open_qp (EOPNOTSUPP). It is a damaged device, and said so.
 func TestRunDoubleDeviceScribbled(t *testing.T) {
+	judgesNoTime(t)
 	lib := testdouble.LibDir(t)
 	bin := rdmaBinary(t)
 	state := filepath.Join(t.TempDir(), "state")

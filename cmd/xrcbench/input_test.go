@@ -218,6 +218,7 @@ func TestQualifyNamesCountAsGiven(t *testing.T) {
 // its private folder, the output's lock and temporary folder behind. Now
 // the run fails as any other: exit 1, result.json written, nothing left.
 func TestRunSimDeviceTruncated(t *testing.T) {
+	judgesNoTime(t)
 	bin := inputBinary(t)
 	for _, size := range []int64{0, 4096, 100_000} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
@@ -344,6 +345,7 @@ func TestRunUnderAddressSpaceLimit(t *testing.T) {
 // The plan and the baseline are refused (one line, exit 2); a
 // conformance.json that cannot be read is run again, and replaced.
 func TestQualifyBoundedReads(t *testing.T) {
+	judgesNoTime(t)
 	bin := inputBinary(t)
 	// No quality gate: what is judged is how the files are read, not the load.
 	const plan = "name: b\nrepetitions: 1\niterations: 20\nwarmup: 0s\nconformance: %s\nquality: {min_cpu_share: 0%%, max_duration_departure: 0%%, warnings: []}\n" +

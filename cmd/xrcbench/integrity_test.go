@@ -34,6 +34,7 @@ func quickRun(t *testing.T, out, workload string) *results.Result {
 // naming the first one's pid; the first completes, and the folder appears
 // only when it is complete.
 func TestRunFolderLocked(t *testing.T) {
+	judgesNoTime(t)
 	bin := engineBinary(t)
 	out := filepath.Join(t.TempDir(), "run")
 	first := exec.Command(bin, "run", "--provider", "null", "--workload", "steady", "--qps", "2",
@@ -71,7 +72,7 @@ func TestRunFolderLocked(t *testing.T) {
 	if err := first.Wait(); err != nil {
 		t.Fatalf("first run: %v", err)
 	}
-	code, stdout, stderr = runCLI("report", out)
+	code, stdout, stderr = runEngine(t, "report", out)
 	if code != 0 {
 		t.Fatalf("report: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -111,7 +112,7 @@ func TestKilledRunKeepsEarlierRun(t *testing.T) {
 	if r.RunID != earlier.RunID {
 		t.Errorf("folder holds run %s, want the earlier %s", r.RunID, earlier.RunID)
 	}
-	if code, stdout, stderr := runCLI("report", out); code != 0 {
+	if code, stdout, stderr := runEngine(t, "report", out); code != 0 {
 		t.Errorf("report on the earlier run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	next := quickRun(t, out, "steady")

@@ -161,6 +161,7 @@ func TestJSONRunSweep(t *testing.T) {
 
 // qualify --json: the verdicts on stdout, the steps on stderr.
 func TestJSONQualify(t *testing.T) {
+	judgesNoTime(t)
 	out := filepath.Join(t.TempDir(), "q")
 	code, stdout, stderr := runEngine(t, "qualify", "--json", "--plan", writePlan(t, tinyPlan), "--out", out, "--sim-cost", "destroy=20us")
 	var doc qualifyJSON

@@ -21,6 +21,7 @@ import (
 // exact counts and no error; on MLNX_OFED more threads are refused before
 // any worker starts, with the advice.
 func TestRunLegacyFlavorsThroughDouble(t *testing.T) {
+	judgesNoTime(t)
 	bin := rdmaBinary(t)
 	type flavor struct {
 		name, lib, semantics, registrant string

@@ -13,6 +13,7 @@ import (
 // process as that model needs: exact counts, no error, registrant process;
 // more threads per process are bad input, refused with the advice.
 func TestRunSimLegacyMlnx(t *testing.T) {
+	judgesNoTime(t)
 	// 10 iterations over 2 QPs, 2 processes of 1 thread.
 	for _, tc := range []struct {
 		workload string

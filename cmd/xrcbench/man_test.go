@@ -29,6 +29,7 @@ import (
 // once lost "<kind>"), and every flag. Each also has the sections --help
 // lacks (checkExtraSections), and result.json has a page of its own.
 func TestManPages(t *testing.T) {
+	judgesNoTime(t)
 	manBin, err := exec.LookPath("man")
 	if err != nil {
 		testenv.Skip(t, testenv.Tool, "man (man-db) is not installed: apt-get install man-db")

@@ -16,6 +16,7 @@ import (
 // link names keeps its files. Before, each wrote by path (the audit's
 // history replaced a root-only history.json through a swapped link).
 func TestOutputFolderOfAnotherUser(t *testing.T) {
+	judgesNoTime(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to give folders to another user")
 	}

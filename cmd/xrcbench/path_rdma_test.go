@@ -19,6 +19,7 @@ import (
 // and the rerun command, and a port or GID the device lacks is bad input:
 // one line, exit 2, before anything runs.
 func TestRunPathChoice(t *testing.T) {
+	judgesNoTime(t)
 	lib := testdouble.LibDir(t)
 	bin := rdmaBinary(t)
 	env := testdouble.Env(lib, filepath.Join(t.TempDir(), "state"), "xbtwo0:ports=3:down=3,xbroce0:roce")

@@ -113,6 +113,7 @@ func pngInk(t *testing.T, path string) float64 {
 // line (nothing with --quiet); the verdict line is the first line of
 // stdout, short, and with --quiet a failed verdict's one line on stderr.
 func TestQualifyNoChromium(t *testing.T) {
+	judgesNoTime(t)
 	bin := engineBinary(t)
 	tests := []struct {
 		name, plan string

@@ -21,6 +21,7 @@ import (
 // whose junit.xml names unreg_last. The firmware versions are the device's
 // own, as a real adapter reports them, and compare sees them.
 func TestQualifyThroughDouble(t *testing.T) {
+	judgesNoTime(t)
 	lib := testdouble.LibDir(t)
 	bin := rdmaBinary(t)
 	plan := writePlan(t, tinyPlan)

@@ -247,6 +247,7 @@ func TestQualifySim(t *testing.T) {
 // has finished, then resumes it: the first run is reused as it was, the
 // second run, and the verdict is written.
 func TestQualifyResume(t *testing.T) {
+	judgesNoTime(t)
 	bin := engineBinary(t)
 	plan := writePlan(t, strings.Replace(tinyPlan, "runs:\n", "runs:\n  - {name: first, workload: steady, procs: 1, threads: 1, qps: 4}\n", 1)+
 		"  - {run: first, check: reg.p99 <= 1s}\n")
@@ -528,6 +529,7 @@ func TestQualifyInconclusive(t *testing.T) {
 // run, and qualification.json records them. Before, every qualification
 // run measured at reset, and the flags did not exist.
 func TestQualifyMeasuresAsRun(t *testing.T) {
+	judgesNoTime(t)
 	engineBinary(t)
 	load := func(dir string, ri qualify.RunInfo) *results.Result {
 		t.Helper()
@@ -605,6 +607,7 @@ func TestQualifyMeasuresAsRun(t *testing.T) {
 // meanwhile is refused at once (exit 2), naming the first one's pid,
 // instead of both running and the last to finish deciding the verdict.
 func TestQualifyFolderLocked(t *testing.T) {
+	judgesNoTime(t)
 	bin := engineBinary(t)
 	// No quality gate: the test is of the lock, and a 3 s loop on this
 	// shared machine may well be starved (not judged, exit 3).

@@ -87,7 +87,7 @@ func runCompareCases(t *testing.T, tests []compareCase) {
 	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runCLI(append([]string{"compare"}, tt.args...)...)
+			code, stdout, stderr := runEngine(t, append([]string{"compare"}, tt.args...)...)
 			if code != tt.code {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
 			}
@@ -199,7 +199,7 @@ func TestReportCLI(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runCLI(append([]string{"report"}, tt.args...)...)
+			code, stdout, stderr := runEngine(t, append([]string{"report"}, tt.args...)...)
 			if code != tt.code {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
 			}
@@ -240,7 +240,7 @@ func TestReportCounts(t *testing.T) {
 		t.Run(counts, func(t *testing.T) {
 			dir := t.TempDir()
 			out := filepath.Join(dir, "out")
-			if code, _, stderr := runCLI("report", fixture("lifecycle"), "--out", out, "--counts", counts); code != 0 {
+			if code, _, stderr := runEngine(t, "report", fixture("lifecycle"), "--out", out, "--counts", counts); code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			html, err := os.ReadFile(filepath.Join(out, "report.html"))

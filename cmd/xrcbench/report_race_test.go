@@ -24,6 +24,7 @@ import (
 // swapped out: another run's report.html and plots stayed in the folder
 // for good, listed for no run, and a .kept- folder beside it.
 func TestReportRacingRuns(t *testing.T) {
+	judgesNoTime(t)
 	bin := engineBinary(t)
 	parent := t.TempDir()
 	out := filepath.Join(parent, "run")

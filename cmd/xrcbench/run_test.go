@@ -211,6 +211,16 @@ func engineBinary(t *testing.T) string {
 	return engineBin
 }
 
+// judgesNoTime marks a test of real runs that judges what they wrote and
+// counted, never how fast they went, as one that may run beside another
+// such test: it runs at the package's end, when make test's other
+// packages are done and a CPU would idle (t.Parallel, two at a time on
+// two CPUs). A test that judges time or load must not call it.
+func judgesNoTime(t *testing.T) {
+	t.Helper()
+	t.Parallel()
+}
+
 type buildError struct {
 	err error
 	out []byte
@@ -466,6 +476,7 @@ func TestSummaryGolden(t *testing.T) {
 // left as it was; replacing an earlier run removes exactly what that run
 // and `report` on it wrote, and nothing the user put beside them.
 func TestRunReusedFolder(t *testing.T) {
+	judgesNoTime(t)
 	writeFiles := func(t *testing.T, dir string, names ...string) {
 		t.Helper()
 		for _, p := range names {
