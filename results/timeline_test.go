@@ -9,41 +9,17 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // A thread that lagged has its report of an interval written late, as a
 // second line with the same start: the timeline shows one interval with
 // both lines' latencies, at its place in time.
 func TestReadTimelineMergesLateLines(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "reg.hlog")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := bufio.NewWriter(f)
-	w := hdrhistogram.NewHistogramLogWriter(b)
-	const base = 1796084174216
-	w.SetBaseTime(base)
-	b.WriteString("#[StartTime: 1796084174.216 (seconds since epoch), 2026-11-30T00:56:14.216Z]\n#[BaseTime: 1796084174.216 (seconds since epoch)]\n")
-	line := func(i int64, vals ...int64) {
-		h := NewHistogram()
-		for _, v := range vals {
-			h.RecordValue(v)
-		}
-		h.SetStartTimeMs(base + 1000*i)
-		h.SetEndTimeMs(base + 1000*(i+1))
-		if err := w.OutputIntervalHistogram(h); err != nil {
-			t.Fatal(err)
-		}
-	}
-	line(0, 100, 200)
-	line(1, 300)
-	line(2, 400)
-	line(0, 5000, 6000, 7000) // the late part of interval 0
-	b.Flush()
-	f.Close()
+	path := writeTestLog(t,
+		logLine{0, 1000, []int64{100, 200}},
+		logLine{1000, 2000, []int64{300}},
+		logLine{2000, 3000, []int64{400}},
+		logLine{0, 1000, []int64{5000, 6000, 7000}}) // the late part of interval 0
 	ivs, sum, _, err := ReadTimeline(path)
 	if err != nil {
 		t.Fatal(err)

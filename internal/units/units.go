@@ -13,37 +13,28 @@ import (
 
 // FormatNS formats nanoseconds as a duration with 3 significant digits.
 func FormatNS(ns float64) string {
-	switch a := math.Abs(ns); {
-	case math.IsNaN(ns) || math.IsInf(ns, 0):
-		return fmt.Sprint(ns)
-	case a < 1e3:
+	if math.Abs(ns) < 1e3 {
 		return fmt.Sprintf("%.0fns", ns)
-	case a < 1e6:
-		return sig3(ns/1e3) + "µs"
-	case a < 1e9:
-		return sig3(ns/1e6) + "ms"
-	default:
-		return sig3(ns/1e9) + "s"
 	}
+	return scaled(ns, "ns", "µs", "ms", "s")
 }
 
 // FormatRate formats an operations-per-second figure with an SI prefix.
-func FormatRate(v float64) string {
-	switch a := math.Abs(v); {
-	case math.IsNaN(v) || math.IsInf(v, 0):
+func FormatRate(v float64) string { return scaled(v, "/s", "k/s", "M/s", "G/s") }
+
+// scaled is v with 3 significant digits in the largest of the units, each
+// a thousand times the one before, that leaves it at least 1.
+func scaled(v float64, unit ...string) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return fmt.Sprint(v)
-	case a < 1e3:
-		return sig3(v) + "/s"
-	case a < 1e6:
-		return sig3(v/1e3) + "k/s"
-	case a < 1e9:
-		return sig3(v/1e6) + "M/s"
-	default:
-		return sig3(v/1e9) + "G/s"
 	}
+	i := 0
+	for ; i < len(unit)-1 && math.Abs(v) >= 1e3; i++ {
+		v /= 1e3
+	}
+	return sig3(v) + unit[i]
 }
 
-// sig3 prints 3 significant digits without an exponent (for 0.1 ≤ |v| < 1000).
 func sig3(v float64) string {
 	switch a := math.Abs(v); {
 	case a >= 100:
