@@ -167,7 +167,7 @@ CHILD_TESTS  := TestInDouble|TestDevicesChild|TestConformInDouble|TestConformSil
 TIMING_TESTS := TestOpenLoopKnownAnswers|TestNoGapAtIntervals|TestOpenLoopEndStall|TestStormKnownAnswer|TestStormPlacedKnownAnswer|TestCalibrateUnderLoad|TestCreateNotInflatedOversubscribed
 #
 # The race detector runs where a race can be: RACE_PKGS are the packages
-# whose code starts a goroutine or imports sync (internal/layout's
+# whose code starts a goroutine or imports sync or unsafe (internal/layout's
 # TestRacePackages holds the list to that). It only sees two goroutines
 # touching the same memory, so the other packages' own tests gain nothing
 # from it, while it slows the plotting in report's twenty-fold; their code

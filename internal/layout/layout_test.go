@@ -76,7 +76,7 @@ type pkg struct {
 	Error      *struct{ Err string }
 }
 
-// list is go list -deps of the module's packages in one build
+// list is go list of the module's packages, with their deps, in one build
 // configuration (env added to the test's).
 func list(t *testing.T, env ...string) map[string]pkg {
 	t.Helper()
@@ -179,9 +179,11 @@ func TestImports(t *testing.T) {
 
 // TestRacePackages holds the Makefile's RACE_PKGS, the packages make test
 // runs under the race detector, to the packages where a race can be: a
-// package whose code starts a goroutine or imports sync. The detector
-// only sees two goroutines touching the same memory, so the others are
-// tested without it (and still run under it inside RACE_PKGS' tests).
+// package whose code starts a goroutine or imports sync, and one that
+// imports unsafe, whose pointer conversions the race build checks
+// (checkptr). The detector only sees two goroutines touching the same
+// memory, so the others are tested without it (and still run under it
+// inside RACE_PKGS' tests).
 func TestRacePackages(t *testing.T) {
 	mk, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
 	if err != nil {
@@ -199,12 +201,12 @@ func TestRacePackages(t *testing.T) {
 	}
 	pkgs := list(t)
 	for name, p := range pkgs {
-		why := concurrent(t, p)
+		why := raceWhy(t, p)
 		switch in := slices.Contains(listed, name); {
 		case why != "" && !in:
 			t.Errorf("%s %s: add it to the Makefile's RACE_PKGS", name, why)
 		case why == "" && in:
-			t.Errorf("%s starts no goroutine and imports no sync: take it out of the Makefile's RACE_PKGS", name)
+			t.Errorf("%s starts no goroutine and imports neither sync nor unsafe: take it out of the Makefile's RACE_PKGS", name)
 		}
 	}
 	for _, name := range listed {
@@ -214,10 +216,10 @@ func TestRacePackages(t *testing.T) {
 	}
 }
 
-// concurrent says why p's code (its tests aside) can race, or "".
-func concurrent(t *testing.T, p pkg) string {
+// raceWhy says why p's code (its tests aside) needs the race build, or "".
+func raceWhy(t *testing.T, p pkg) string {
 	for _, imp := range p.Imports {
-		if imp == "sync" || imp == "sync/atomic" {
+		if imp == "sync" || imp == "sync/atomic" || imp == "unsafe" {
 			return "imports " + imp
 		}
 	}
