@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -583,18 +584,26 @@ func procState(pid int) string {
 	if err != nil {
 		return "state unknown: " + err.Error()
 	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 >= len(s) {
+	st, ok := statState(data)
+	if !ok {
 		return "state unknown"
 	}
 	names := map[byte]string{'R': "running", 'S': "sleeping", 'D': "in uninterruptible sleep", 'T': "stopped",
 		't': "stopped by a tracer", 'Z': "a zombie", 'X': "dead", 'I': "idle"}
-	st := s[i+2]
 	if n, ok := names[st]; ok {
 		return fmt.Sprintf("state %c, %s", st, n)
 	}
 	return fmt.Sprintf("state %c", st)
+}
+
+// statState is the state letter of a /proc stat file's text: the field
+// after the command name's closing parenthesis (the name may hold any).
+func statState(data []byte) (byte, bool) {
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 || i+2 >= len(data) {
+		return 0, false
+	}
+	return data[i+2], true
 }
 
 // handle processes one event; an error fails the repetition.

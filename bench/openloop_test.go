@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"math"
@@ -295,8 +294,7 @@ func waitStopped(t *testing.T, pid int) {
 		stopped := 0
 		for _, p := range stats {
 			b, err := os.ReadFile(p)
-			// The state follows the command name's closing parenthesis.
-			if i := bytes.LastIndexByte(b, ')'); err == nil && i >= 0 && i+2 < len(b) && b[i+2] == 'T' {
+			if st, ok := statState(b); err == nil && ok && st == 'T' {
 				stopped++
 			}
 		}

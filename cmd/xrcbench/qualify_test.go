@@ -763,12 +763,13 @@ func editResult(t *testing.T, runDir string, edit func(doc map[string]any)) {
 // the verdict line says so. Whether the first, untouched qualification
 // was disturbed depends on this shared machine, so only the edited one is
 // held to an answer.
+var andMore = regexp.MustCompile(`; and [0-9]+ more`)
+
 // saysReason reports whether text, which names the first 3 of the reasons
 // the runs were disturbed (all) and counts the rest, accounts for reason
 // r: a loaded machine disturbs the runs too, and its reasons may come
 // first.
 func saysReason(text string, all []string, r string) bool {
-	andMore := regexp.MustCompile(`; and [0-9]+ more`)
 	switch i := slices.Index(all, r); {
 	case i < 0:
 		return false
@@ -837,9 +838,8 @@ func TestQualifyDisturbed(t *testing.T) {
 	}
 	checkOneLine(t, stderr)
 
-	disturbed := q.Disturbed
 	code, stdout, stderr = runEngine(t, "qualify", "--plan", plan, "--out", out, "--resume", "--accept-disturbed")
-	if code != 0 || !strings.HasPrefix(stdout, "PASS (--accept-disturbed): 1 of 1 checks passed\nJudged with --accept-disturbed although the runs were disturbed: ") || !saysReason(stdout, disturbed, wantReasons[0]) {
+	if code != 0 || !strings.HasPrefix(stdout, "PASS (--accept-disturbed): 1 of 1 checks passed\nJudged with --accept-disturbed although the runs were disturbed: ") || !saysReason(stdout, q.Disturbed, wantReasons[0]) {
 		t.Errorf("--accept-disturbed: exit %d, want 0 and PASS saying it\n%s\n%s", code, stdout, stderr)
 	}
 	if q, err = qualify.Load(out); err != nil || q.Verdict != qualify.Pass || !q.AcceptedDisturbed {
