@@ -194,7 +194,7 @@ func mergeWorkers(list []results.Worker, rep *repOutcome) []results.Worker {
 			pinned = pinned || cpu >= 0
 			tc := results.ThreadCounts{Thread: g, CPU: cpu, Counts: map[string]int64{}}
 			if ok {
-				tc.StartOffsetNS = int64(tr.Started - rep.minStart)
+				tc.StartOffsetNS, tc.StartRunQueueNS = int64(tr.Started-rep.minStart), tr.StartRunQueueNS
 				tc.TimerBeforeNS, tc.TimerAfterNS = tr.TimerBeforeNS, tr.TimerAfterNS
 				if work := tr.working(); work > 0 {
 					tc.Coverage = float64(tr.timed()) / float64(work)

@@ -339,6 +339,9 @@ func (t *thread) loopChunk(passesLeft int64) (int64, error) {
 // stretch before the call into coverage. It returns the end of what it
 // ran and whether an outcome was unexpected.
 func (t *thread) runSteps(a, b int) (int, bool, error) {
+	if err := t.awaitStart(); err != nil {
+		return a, false, err
+	}
 	r := t.prog
 	p := r.p
 	if t.open != nil {
@@ -415,7 +418,10 @@ func (t *thread) loopRepeat(passesLeft int64, until uint64) (int64, error) {
 	p := r.p
 	from := r.pos
 	rep := &r.rep
-	rep.Until, rep.Pos, rep.MaxSteps, rep.Open = until, r.pos, 0, nil
+	rep.Until, rep.Pos, rep.MaxSteps, rep.Open, rep.Begin = until, r.pos, 0, nil, t.beginAt
+	if t.beginAt != 0 {
+		rep.RunqFD = t.waits.fd()
+	}
 	if passesLeft > 0 {
 		rep.MaxSteps = r.stepsFor(passesLeft)
 	}
@@ -425,6 +431,14 @@ func (t *thread) loopRepeat(passesLeft int64, until uint64) (int64, error) {
 	r.stats = verbs.ProgramStats{}
 	if err := t.dom.RepeatProgram(p, 0, r.n, rep, &r.stats); err != nil {
 		return 0, err
+	}
+	if t.beginAt != 0 {
+		if rep.Begun == 0 { // stopped before the start
+			return 0, nil
+		}
+		t.startedAt(rep.Begun)
+		t.waits.startAt(rep.RunQueueAtBegin)
+		t.startRunq = max(rep.LateRunQueue, 0)
 	}
 	if t.open != nil {
 		t.open.ran(&r.stats, verbs.Now(), false)

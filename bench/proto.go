@@ -165,6 +165,10 @@ type threadResult struct {
 	RunQueueNS     *int64 `json:"runq_ns,omitempty"`
 	DeviceLockNS   int64  `json:"device_lock_ns,omitempty"`
 	CommandQueueNS int64  `json:"command_queue_ns,omitempty"`
+	// StartRunQueueNS is how much of its lateness past the planned start
+	// (Started) the thread spent runnable but not running: the machine's
+	// part of its start offset.
+	StartRunQueueNS int64 `json:"start_runq_ns,omitempty"`
 }
 
 // openResult is one thread's open loop: operations scheduled, waits for

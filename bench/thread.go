@@ -133,6 +133,13 @@ type thread struct {
 	report    func(*intervalMsg)
 	started   uint64
 	ended     uint64
+	// beginAt is the measurement's start while the thread has not reached
+	// it (0 after): the first ring call waits for it in C, any other first
+	// call in Go (awaitStart).
+	beginAt uint64
+	// startRunq is how late past the start the thread reached it for want
+	// of a CPU (ns; threadResult.StartRunQueueNS).
+	startRunq int64
 	// What the thread waited on while it measured (waits.go): the run
 	// queue, and the device's locks and command queue.
 	waits  threadWaits
@@ -291,13 +298,15 @@ func (t *thread) run(deadline uint64) error {
 	if t.storm != nil {
 		return t.runStorm(deadline)
 	}
-	if err := waitUntil(verbs.Now, deadline, t.shm.aborted); err != nil {
-		return err
-	}
-	if t.open != nil {
-		t.open.begin(deadline)
-	}
 	if t.cfg.Warmup > 0 {
+		// The warm-up's start is waited for in Go: nothing is measured
+		// there.
+		if err := waitUntil(verbs.Now, deadline, t.shm.aborted); err != nil {
+			return err
+		}
+		if t.open != nil {
+			t.open.begin(deadline)
+		}
 		end := deadline + uint64(t.cfg.Warmup)
 		t.loopEnd = end
 		t.openLoopEnds(end)
@@ -329,25 +338,30 @@ func (t *thread) run(deadline uint64) error {
 			r.reset()
 		}
 		t.rounds = 0
-		if t.open != nil {
-			t.open.begin(deadline)
-		}
-		if err := waitUntil(verbs.Now, deadline, t.shm.aborted); err != nil {
-			return err
-		}
 	}
+	if t.open != nil {
+		t.open.begin(deadline)
+	}
+	// The thread enters its measurement before the start and reaches it
+	// in C where it can (a ring: loopRepeat), so that nothing of Go's lies
+	// between the start and the first operation: a thread that slept to
+	// the start in Go came back into the runtime late (the P retaken
+	// while it slept, a preemption handing it between OS threads), 0.2-0.5
+	// ms on a quiet 2-CPU VM, and in an open loop every arrival due
+	// meanwhile waited for it. The run queue counts from the start.
 	t.waits.begin()
-	t.started = verbs.Now()
+	t.startRunq = 0
+	t.beginAt = deadline
+	t.started, t.lastEnd = deadline, deadline
 	if testHookMeasuring != nil {
 		testHookMeasuring(t.g)
 	}
-	// Every thread was woken by the same timer; with more threads than
-	// cores the first to get a CPU would run a whole time slice before the
-	// next one is even picked. One yield lets the woken threads that have
-	// not run yet pass the start line first.
-	unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+	if t.spec.Mode == workloads.Rounds {
+		if err := t.awaitStart(); err != nil {
+			return err
+		}
+	}
 	t.measuring = true
-	t.lastEnd = t.started
 	t.ivStart = deadline
 	t.ivReported = false
 	t.ivNext = deadline + uint64(t.cfg.Interval)
@@ -372,6 +386,30 @@ func (t *thread) run(deadline uint64) error {
 	return t.endMeasuring(err)
 }
 
+// awaitStart waits in Go for the measurement's start, if the thread has
+// not reached it: the way to the start of a first call that cannot wait
+// for it in C (rounds, whose first act is a barrier; a program that is no
+// ring). One yield follows the wake-up: every thread was woken by the
+// same timer, and with more threads than cores the first to get a CPU
+// would run a whole time slice before the next one is even picked.
+func (t *thread) awaitStart() error {
+	if t.beginAt == 0 {
+		return nil
+	}
+	if err := waitUntil(verbs.Now, t.beginAt, t.shm.aborted); err != nil {
+		return err
+	}
+	t.startedAt(verbs.Now())
+	unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+	return nil
+}
+
+// startedAt notes that the thread reached its measurement's start at now
+// (at or after it): the untimed stretch begins there.
+func (t *thread) startedAt(now uint64) {
+	t.started, t.lastEnd, t.beginAt = now, now, 0
+}
+
 // openLoopEnds makes an open loop's schedule end at end, in loop mode: a
 // round runs to its end, so rounds wait for every arrival (Validate keeps
 // their rates to what the time asked can hold).
@@ -386,6 +424,9 @@ func (t *thread) openLoopEnds(end uint64) {
 // again. It returns err, or the failure to send when err is nil.
 func (t *thread) endMeasuring(err error) error {
 	t.ended = verbs.Now()
+	if t.beginAt != 0 { // stopped before the start: nothing was measured
+		t.startedAt(t.ended)
+	}
 	t.waits.end()
 	t.measuring = false
 	// The last interval ends where the measurement did, as the
@@ -663,7 +704,8 @@ func (t *thread) result() (threadResult, error) {
 	tr := threadResult{Thread: t.g, CPU: t.cpu, Started: t.started, Ended: t.ended, Rounds: t.rounds,
 		Kinds: map[string]kindResult{}, WaitNS: int64(t.waitNS), GapNS: int64(t.gapNS), GapAtNS: int64(t.gapAt),
 		GapKind: t.gapKind, TimerBeforeNS: t.timerPre, TimerAfterNS: t.timerPost,
-		RunQueueNS: t.waits.runQueue(), DeviceLockNS: int64(t.waits.lock), CommandQueueNS: int64(t.waits.cmdq)}
+		RunQueueNS: t.waits.runQueue(), DeviceLockNS: int64(t.waits.lock), CommandQueueNS: int64(t.waits.cmdq),
+		StartRunQueueNS: t.startRunq}
 	if t.storm != nil {
 		tr.StormDoneNS, tr.StormTeardownNS, tr.StormRunQueueNS = &t.storm.doneNS, &t.storm.downNS, &t.storm.runqNS
 		tr.StormBusyNS, tr.StormWon = &t.storm.busyNS, t.storm.won

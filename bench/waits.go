@@ -36,6 +36,22 @@ func (w *threadWaits) begin() {
 	w.begun = true
 }
 
+// fd is the thread's open schedstat for a call into C to read (0: none).
+func (w *threadWaits) fd() int {
+	if w.f == nil {
+		return 0
+	}
+	return int(w.f.Fd())
+}
+
+// startAt moves the run queue's count to start at runq, the thread's
+// run-queue time as of its start, read in C (-1: unread, the count stays).
+func (w *threadWaits) startAt(runq int64) {
+	if runq >= 0 && w.runq0 >= 0 {
+		w.runq0 = runq
+	}
+}
+
 func (w *threadWaits) end() {
 	if !w.begun { // a storm's rank, which counts its own run queue
 		w.runq = -1

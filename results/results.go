@@ -365,6 +365,10 @@ type ThreadCounts struct {
 	// StartOffsetNS is when the thread started measuring, after the
 	// earliest thread of its repetition: what start_skew_ns is the max of.
 	StartOffsetNS int64 `json:"start_offset_ns"`
+	// StartRunQueueNS is how much of its lateness past the planned start
+	// the thread spent runnable but not running (its schedstat): the
+	// machine's part of its start offset, the rest the harness's.
+	StartRunQueueNS int64 `json:"start_run_queue_ns,omitempty"`
 	// Coverage is the thread's timed share of its working time, MaxGap its
 	// longest untimed stretch (see Harness.Coverage).
 	Coverage float64 `json:"coverage,omitempty"`

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "xb.h"
 
@@ -63,6 +64,55 @@ size_t xb_run_batch(const struct xb_ops *ops, void *dom, int op, uint32_t *qpns,
 		failed += rc != 0;
 	}
 	return failed;
+}
+
+uint64_t xb_wait_begin(uint64_t now, uint64_t begin, const uint32_t *stop, const uint32_t *abort)
+{
+	while (now + XB_BEGIN_SPIN_NS < begin) {
+		if (xb_halted(stop, abort))
+			return 0;
+		uint64_t wake = begin - XB_BEGIN_SPIN_NS;
+
+		if (wake - now > XB_BEGIN_NAP_NS)
+			wake = now + XB_BEGIN_NAP_NS;
+		struct timespec ts = { .tv_sec = (time_t)(wake / 1000000000u),
+				       .tv_nsec = (long)(wake % 1000000000u) };
+
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		now = xb_now_ns();
+	}
+	if (xb_halted(stop, abort))
+		return 0;
+	while (now < begin)
+		now = xb_now_ns();
+	return now;
+}
+
+int64_t xb_run_delay(int64_t fd)
+{
+	char buf[96], *p = buf, *q;
+	ssize_t n;
+
+	if (fd < 0 || (n = pread((int)fd, buf, sizeof buf - 1, 0)) <= 0)
+		return -1;
+	buf[n] = 0;
+	strtoull(p, &p, 10); /* time on the CPU */
+	unsigned long long v = strtoull(p, &q, 10);
+
+	return q == p ? -1 : (int64_t)v;
+}
+
+int64_t xb_runq_at_begin(int64_t before, uint64_t now, uint64_t begin, int64_t fd, int64_t *late_runq)
+{
+	int64_t at = xb_run_delay(fd), late = now > begin ? (int64_t)(now - begin) : 0;
+
+	if (before < 0 || at < before)
+		late = 0;
+	else if (late > at - before)
+		late = at - before;
+	if (late_runq)
+		*late_runq = at < 0 ? -1 : late;
+	return at < 0 ? -1 : at - late;
 }
 
 static __thread int spin_waits;
@@ -319,13 +369,6 @@ static inline void arrivals_sample(struct xb_arrivals *a, uint64_t behind, uint6
 		a->mark = now;
 }
 
-/* halted says whether the caller asked a repeated program to stop. */
-static inline int halted(const struct xb_repeat *rep)
-{
-	return (rep->stop && __atomic_load_n(rep->stop, __ATOMIC_RELAXED)) ||
-	       (rep->abort && __atomic_load_n(rep->abort, __ATOMIC_RELAXED));
-}
-
 /* repeat runs the ring in segments of about rep->poll_ns each, the step
  * loop itself unchanged: the clock's limits, the stop words and the
  * outcomes are looked at between segments, in the next step's timed
@@ -372,7 +415,7 @@ repeat(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t off, s
 		i = b;
 		if (arr)
 			arrivals_sample(arr, st->behind_ns, l->t0);
-		if (l->nfails != nf || left == 0 || over || l->t0 >= rep->until || halted(rep))
+		if (l->nfails != nf || left == 0 || over || l->t0 >= rep->until || xb_halted(rep->stop, rep->abort))
 			break;
 		if (i == ring_end) {
 			i = off;
@@ -394,6 +437,21 @@ size_t xb_run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps
 	const int closed = !start && !rec->ns;
 
 	l.t0 = xb_now_ns();
+	if (rep && rep->begin) {
+		int64_t before = rep->begin > l.t0 ? xb_run_delay(rep->runq_fd) : -1;
+
+		if (rep->begin > l.t0)
+			l.t0 = xb_wait_begin(l.t0, rep->begin, rep->stop, rep->abort);
+		rep->begun = l.t0;
+		if (!l.t0) {
+			rep->steps = rep->laps = 0;
+			return nfails;
+		}
+		rep->runq_begin = xb_runq_at_begin(before, l.t0, rep->begin, rep->runq_fd, &rep->late_runq);
+		l.t0 = xb_now_ns(); /* the read is in no step's time */
+	} else if (rep) {
+		rep->begun = l.t0;
+	}
 	if (rep && closed)
 		repeat(ops, dom, steps, off, n, NULL, rec, st, &l, rep, 0);
 	else if (rep)

@@ -234,6 +234,27 @@ type Repeat struct {
 	// Steps and Laps are what the last call ran; a lap is a wrap from the
 	// ring's last step to its first.
 	Steps, Laps uint64
+	// Begin, if not 0, is the measurement's start (as Now): the call
+	// waits for it in C (xb_wait_begin: sleeping, then spinning its last
+	// 2 ms, seeing Stop and Abort) before the first step, and runs
+	// nothing if stopped first. The thread enters C before the start,
+	// so no return into Go (a sleep's wake-up, the runtime taking the
+	// thread's P back, a preemption handing it around) lies between the
+	// start and the first operation.
+	Begin uint64
+	// Begun is when the first step could start: the clock at the end of
+	// the wait for Begin, or at the call's entry without one; 0 when the
+	// call was stopped before Begin.
+	Begun uint64
+	// RunqFD, with Begin, is the calling thread's open
+	// /proc/thread-self/schedstat (0: none, as stdin is never that): the
+	// call then reads its
+	// run-queue time before the wait and at Begin, into RunQueueAtBegin
+	// (ns, as of Begin) and LateRunQueue (how much of its lateness past
+	// Begin it spent runnable but not running: the machine's part), both
+	// -1 when unread.
+	RunqFD                        int
+	RunQueueAtBegin, LateRunQueue int64
 	// Open, when not nil, makes the ring an open loop: the C loop draws
 	// each segment's intended starts from it into the program's Start
 	// just before the segment runs, samples the backlog after it, and
@@ -243,7 +264,7 @@ type Repeat struct {
 	// Go, once a millisecond or so, are gone.
 	Open *Arrivals
 
-	words [6]uint64 // struct xb_repeat's numbers, as call_run_program passes them
+	words [11]uint64 // struct xb_repeat's numbers, as call_run_program passes them
 }
 
 // RepeatProgram runs steps [off, off+n) of p as a ring from rep.Pos (see
@@ -266,10 +287,14 @@ func (m *Domain) RepeatProgram(p *Program, off, n int, rep *Repeat, st *ProgramS
 	if rep.Pos == off+n {
 		rep.Pos = off
 	}
-	rep.words = [6]uint64{rep.Until, uint64(max(rep.Poll, 0)), rep.MaxSteps, uint64(rep.Pos)}
+	rep.words = [11]uint64{rep.Until, uint64(max(rep.Poll, 0)), rep.MaxSteps, uint64(rep.Pos), 6: rep.Begin, 8: uint64(int64(rep.RunqFD))}
+	if rep.Begin == 0 || rep.RunqFD <= 0 {
+		rep.words[8] = ^uint64(0) // -1: none
+	}
 	p.forgetFrom(rep.Pos)
 	cRunProgram(m.dev.ops, m.handle, p, off, n, st, rep)
-	rep.Pos, rep.Steps, rep.Laps = int(rep.words[3]), rep.words[4], rep.words[5]
+	rep.Pos, rep.Steps, rep.Laps, rep.Begun = int(rep.words[3]), rep.words[4], rep.words[5], rep.words[7]
+	rep.RunQueueAtBegin, rep.LateRunQueue = int64(rep.words[9]), int64(rep.words[10])
 	return nil
 }
 

@@ -48,75 +48,6 @@ static int elect(struct xb_step *s, uint32_t k, uint32_t *table)
 	return 1;
 }
 
-static int halted(const uint32_t *stop, const uint32_t *abort)
-{
-	return __atomic_load_n(stop, __ATOMIC_RELAXED) || __atomic_load_n(abort, __ATOMIC_RELAXED);
-}
-
-/* The wait for the start is in C too, so nothing of Go's (a collection
- * stopping the world as the rank comes back from a sleep) can hold a rank
- * past it: it sleeps, in naps of at most XB_STORM_NAP_NS to see a halt,
- * until XB_STORM_SPIN_NS before the start (a sleeper wakes up late, by
- * hundreds of us on a loaded machine), then spins. */
-#define XB_STORM_SPIN_NS 2000000u
-#define XB_STORM_NAP_NS 1000000u
-
-/* until_begin returns the clock at begin, or 0 if halted before. */
-static uint64_t until_begin(uint64_t now, uint64_t begin, const uint32_t *stop, const uint32_t *abort)
-{
-	while (now + XB_STORM_SPIN_NS < begin) {
-		if (halted(stop, abort))
-			return 0;
-		uint64_t wake = begin - XB_STORM_SPIN_NS;
-
-		if (wake - now > XB_STORM_NAP_NS)
-			wake = now + XB_STORM_NAP_NS;
-		struct timespec ts = { .tv_sec = (time_t)(wake / 1000000000u),
-				       .tv_nsec = (long)(wake % 1000000000u) };
-
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-		now = xb_now_ns();
-	}
-	while (now < begin)
-		now = xb_now_ns();
-	return now;
-}
-
-/* run_delay is the thread's time on a run queue, runnable but not
- * running, so far (schedstat's second field, ns), or -1 when unreadable. */
-static int64_t run_delay(int64_t fd)
-{
-	char buf[96], *p = buf, *q;
-	ssize_t n;
-
-	if (fd < 0 || (n = pread((int)fd, buf, sizeof buf - 1, 0)) <= 0)
-		return -1;
-	buf[n] = 0;
-	strtoull(p, &p, 10); /* time on the CPU */
-	unsigned long long v = strtoull(p, &q, 10);
-
-	return q == p ? -1 : (int64_t)v;
-}
-
-/* The run-queue time that counts against a rank's completion time is the
- * part after the start, the window its completion time is measured over.
- * The kernel adds a wait to run_delay only once the thread runs again, so
- * a read at the start cannot see a wait still going on: a rank runnable
- * at the start but given a CPU only later (spinning, it is runnable
- * throughout) read it late. That lateness is run-queue time after the
- * start, as far as the wait read since before the spin covers it; it is
- * taken back from the start's reading. */
-static int64_t runq_at_begin(int64_t before, uint64_t now, uint64_t begin, int64_t fd)
-{
-	int64_t at = run_delay(fd), late = now > begin ? (int64_t)(now - begin) : 0;
-
-	if (before < 0 || at < before)
-		return at;
-	if (late > at - before)
-		late = at - before;
-	return at - late;
-}
-
 /* prefault writes, before the start, to every page the steps will write,
  * leaving each value as it is, so that no step's time takes the fault of
  * a first write. A rank is a fresh process: the table's page is a shared
@@ -150,19 +81,19 @@ int xb_run_storm(const struct xb_ops *ops, void *dom, struct xb_step *steps, siz
 	if (t0 < st->begin) {
 		prefault(steps, n, slot, done, table, ns, status);
 		if (st->runq_fd >= 0)
-			before = run_delay(st->runq_fd);
-		if ((t0 = until_begin(t0, st->begin, stop, abort)) == 0)
+			before = xb_run_delay(st->runq_fd);
+		if ((t0 = xb_wait_begin(t0, st->begin, stop, abort)) == 0)
 			return XB_STORM_HALTED;
 	}
 	if (st->runq_fd >= 0 && st->runq_begin < 0) {
 		/* The first call, on time or late (woken past the start). */
-		st->runq_begin = runq_at_begin(before, t0, st->begin, st->runq_fd);
+		st->runq_begin = xb_runq_at_begin(before, t0, st->begin, st->runq_fd, NULL);
 		t0 = xb_now_ns(); /* the read is in no step's time */
 	}
 	while (st->first < n) {
 		size_t pick = n;
 
-		if (halted(stop, abort))
+		if (xb_halted(stop, abort))
 			return XB_STORM_HALTED;
 		if (st->until && t0 >= st->until)
 			return XB_STORM_UNTIL;
@@ -234,6 +165,6 @@ int xb_run_storm(const struct xb_ops *ops, void *dom, struct xb_step *steps, siz
 			return XB_STORM_UNEXPECTED;
 		}
 	}
-	st->runq_end = run_delay(st->runq_fd);
+	st->runq_end = xb_run_delay(st->runq_fd);
 	return XB_STORM_DONE;
 }

@@ -211,6 +211,20 @@ void xb_arrivals_draw(struct xb_arrivals *a, uint64_t *start, size_t n);
  * rep->steps and rep->laps are what this call ran.
  */
 struct xb_repeat {
+	/* in: the first step does not start before it (0: at once); the call
+	 * waits for it with xb_wait_begin and returns having run nothing if
+	 * halted first. out: when the first step could start (the clock at
+	 * the end of that wait, or at the call's entry without one), 0 if
+	 * halted before. */
+	uint64_t begin;
+	uint64_t begun;
+	/* With begin: in, the thread's open /proc/thread-self/schedstat or
+	 * -1; out, its run-queue time as of the start and the part of its
+	 * lateness past the start that was run-queue time
+	 * (xb_runq_at_begin), -1 when unread. */
+	int64_t runq_fd;
+	int64_t runq_begin;
+	int64_t late_runq;
 	uint64_t until;
 	uint64_t poll_ns; /* a segment's length in time */
 	const uint32_t *stop, *abort;
@@ -351,6 +365,40 @@ void xb_bare_timer_loop(uint64_t *ns, size_t n);
 uint64_t xb_now_ns(void);
 /* xb_spin_until busy-waits until xb_now_ns() >= deadline. */
 void xb_spin_until(uint64_t deadline);
+/* xb_halted says whether *stop or *abort (either may be NULL) is set:
+ * words other threads and processes set to end a loop. */
+static inline int xb_halted(const uint32_t *stop, const uint32_t *abort)
+{
+	return (stop && __atomic_load_n(stop, __ATOMIC_RELAXED)) || (abort && __atomic_load_n(abort, __ATOMIC_RELAXED));
+}
+
+/* xb_wait_begin waits from now (the clock) for a measurement's start,
+ * begin, and returns the clock then, or 0 if *stop or *abort (either may
+ * be NULL) was set first. The wait is in C, so nothing of Go's (a
+ * collection stopping the world, a preemption handing the thread's P
+ * around as it comes back from a sleep) can hold a thread past the start:
+ * it sleeps, in naps of at most XB_BEGIN_NAP_NS to see a halt, until
+ * XB_BEGIN_SPIN_NS before begin (a sleeper wakes up late, by hundreds of
+ * us on a loaded machine), then spins. */
+uint64_t xb_wait_begin(uint64_t now, uint64_t begin, const uint32_t *stop, const uint32_t *abort);
+/* xb_run_delay is the thread's time on a run queue, runnable but not
+ * running, so far (the second field of its /proc/thread-self/schedstat,
+ * open as fd; ns), or -1 when unreadable. */
+int64_t xb_run_delay(int64_t fd);
+/* xb_runq_at_begin is the thread's run-queue time as of a start, begin,
+ * read at now, after a wait for it that began with run_delay at before
+ * (-1: unread); -1 when unreadable. The kernel adds a wait to run_delay
+ * only once the thread runs again, so a read at the start cannot see a
+ * wait still going on: a thread runnable at the start but given a CPU
+ * only later (spinning, it is runnable throughout) read it late. That
+ * lateness is run-queue time after the start, as far as the wait read
+ * since before covers it; it is taken back from the reading, and written
+ * to *late_runq (if not NULL; -1 when unreadable): how late the thread
+ * reached the start for want of a CPU, the machine's part of its
+ * lateness. */
+int64_t xb_runq_at_begin(int64_t before, uint64_t now, uint64_t begin, int64_t fd, int64_t *late_runq);
+#define XB_BEGIN_SPIN_NS 2000000u
+#define XB_BEGIN_NAP_NS 1000000u
 /* xb_timer_overhead_ns measures one chained timer read (median of rounds),
  * with its fraction: a read costs tens of ns, so whole ns would be off by
  * up to a few percent. */

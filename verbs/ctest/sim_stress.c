@@ -73,6 +73,8 @@ static void storm(int id, struct sim_dom *dom)
  * a step of a QP number past 24 bits sends it down the general loop),
  * all at once on the same QPs; the creator's handles keep every unreg
  * from being the last. */
+static uint64_t ring_begin;
+
 static void ring(int id, struct sim_dom *dom, int general)
 {
 	enum { N = 2 * QPS + 1, BUCKETS = 4096 };
@@ -87,11 +89,17 @@ static void ring(int id, struct sim_dom *dom, int general)
 	uint32_t flags;
 	size_t n = 0;
 
-	if (id == 0)
+	if (id == 0) {
 		for (int q = 0; q < QPS; q++)
 			CHECK(sim_create(dom, &shared_qpns[q], &flags) == 0);
+		ring_begin = xb_now_ns() + 5000000; /* every ring starts at once, 5 ms on */
+	}
 	pthread_barrier_wait(&barrier);
 	if (id != 0) {
+		int fd = open("/proc/thread-self/schedstat", O_RDONLY);
+
+		rep.begin = ring_begin;
+		rep.runq_fd = fd;
 		for (int q = 0; q < QPS; q++) {
 			steps[n++] = (struct xb_step){.qpn = shared_qpns[q], .op = XB_OP_REG, .tag = 0};
 			steps[n++] = (struct xb_step){.qpn = shared_qpns[q], .op = XB_OP_UNREG, .tag = 1,
@@ -102,6 +110,9 @@ static void ring(int id, struct sim_dom *dom, int general)
 		rep.max_steps = 50 * n;
 		CHECK(xb_run_program(&xb_sim_ops, dom, steps, 0, n, NULL, &rec, 0, &st, &rep) == 0);
 		CHECK(st.unexpected == 0 && rep.steps == 50 * n && rep.pos == n);
+		CHECK(rep.begun >= ring_begin && (fd < 0 || (rep.runq_begin >= 0 && rep.late_runq >= 0)));
+		if (fd >= 0)
+			close(fd);
 		CHECK(count[0] + count[1] == 50 * n);
 	}
 	pthread_barrier_wait(&barrier);
