@@ -23,6 +23,19 @@ import (
 // flusher sends is exactly what the thread counted in that interval: the
 // clear sets it hands back hold nothing of the one before.
 func TestIntervalEndDoesNotWait(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		bell func() int
+	}{{"woken by its bell", newBell}, {"parked on its channel (no eventfd)", func() int { return -1 }}} {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func(f func() int) { newBell = f }(newBell)
+			newBell = tt.bell
+			intervalEndDoesNotWait(t)
+		})
+	}
+}
+
+func intervalEndDoesNotWait(t *testing.T) {
 	th := nullThread(t, "steady", 1, func(c *workerConfig) { c.Rate = 1000 })
 	sent := make(chan *intervalMsg, 1)
 	th.report = func(m *intervalMsg) { sent <- m }
