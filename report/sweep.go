@@ -30,6 +30,10 @@ type sweepReport struct {
 	Kinds    []string
 	Points   []sweepRow
 	Runs     []*Run // the points that could be read, in Points order
+	// Costs is each run's sim cost model, as its point in sweep.json
+	// names it where the sweep varies it ("" where it does not): the
+	// table's and the figures' one source.
+	Costs map[*Run]string
 	// Notes are points that could not be read.
 	Notes []string
 }
@@ -65,7 +69,7 @@ func loadSweep(dir string) (*sweepReport, error) {
 	if err != nil {
 		return nil, results.InputError(err)
 	}
-	sr := &sweepReport{Dir: dir}
+	sr := &sweepReport{Dir: dir, Costs: map[*Run]string{}}
 	for _, p := range s.Points {
 		row := sweepRow{Dir: p.Dir, Procs: p.Procs, Threads: p.Threads, QPs: p.QPs, SimCost: p.SimCost, Status: p.Status}
 		run, err := LoadRun(filepath.Join(dir, p.Dir))
@@ -86,6 +90,7 @@ func loadSweep(dir string) (*sweepReport, error) {
 		}
 		row.Status = run.Result.Status
 		row.run = run
+		sr.Costs[run] = p.SimCost
 		sr.Runs = append(sr.Runs, run)
 		sr.Points = append(sr.Points, row)
 	}
@@ -180,7 +185,7 @@ var p50Metric = sweepMetric{name: "p50", title: "p50 latency", unit: "p50 latenc
 func sweepCosts(sr *sweepReport) []string {
 	set := map[string]bool{}
 	for _, r := range sr.Runs {
-		set[r.Result.Config.ProviderOpts["sim_cost"]] = true
+		set[sr.Costs[r]] = true
 	}
 	return slices.Sorted(maps.Keys(set))
 }
@@ -224,7 +229,7 @@ func pointValue(r *Run, kind string, m Metric) (y, lo, hi float64, ok bool) {
 // varies), each point the median over repetitions with error bars
 // spanning them.
 func sweepPlot(sr *sweepReport, name, title, xlabel string, m sweepMetric,
-	xOf func(results.Config) float64, seriesOf func(results.Config) string, xticks plot.Ticker) (Figure, error) {
+	xOf func(*Run) float64, seriesOf func(*Run) string, xticks plot.Ticker) (Figure, error) {
 	p := newPlot(title, xlabel, m.unit)
 	sl := collectSweepLines(sr, m, xOf, seriesOf)
 	if len(sl.lines) == 0 {
@@ -282,13 +287,12 @@ type sweepLines struct {
 // collectSweepLines gathers metric m of every op kind in every run of the
 // sweep into lines; a run that recorded no operation of a kind adds no
 // point to it.
-func collectSweepLines(sr *sweepReport, m sweepMetric, xOf func(results.Config) float64, seriesOf func(results.Config) string) sweepLines {
+func collectSweepLines(sr *sweepReport, m sweepMetric, xOf func(*Run) float64, seriesOf func(*Run) string) sweepLines {
 	sl := sweepLines{lo: math.Inf(1)}
 	byLabel := map[string]*sweepLine{}
 	xs := map[float64]bool{}
 	for _, k := range sr.Kinds {
 		for _, r := range sr.Runs {
-			c := r.Result.Config
 			y, l, h, ok := pointValue(r, k, m.metric)
 			if !ok {
 				continue
@@ -297,7 +301,7 @@ func collectSweepLines(sr *sweepReport, m sweepMetric, xOf func(results.Config) 
 				y, l, h = positive(y), positive(l), positive(h)
 			}
 			label := k
-			if s := seriesOf(c); s != "" {
+			if s := seriesOf(r); s != "" {
 				label += ", " + s
 			}
 			ln := byLabel[label]
@@ -306,7 +310,7 @@ func collectSweepLines(sr *sweepReport, m sweepMetric, xOf func(results.Config) 
 				byLabel[label] = ln
 				sl.lines = append(sl.lines, ln)
 			}
-			x := xOf(c)
+			x := xOf(r)
 			xs[x] = true
 			ln.pts = append(ln.pts, sweepPoint{x: x, y: y, lo: l, hi: h})
 			sl.lo, sl.hi = math.Min(sl.lo, l), math.Max(sl.hi, h)
@@ -376,22 +380,23 @@ func sweepFigures(sr *sweepReport) ([]Figure, error) {
 		c := r.Result.Config
 		totals[float64(c.Procs*c.Threads)] = true
 	}
-	total := func(c results.Config) float64 { return float64(c.Procs * c.Threads) }
+	total := func(r *Run) float64 { return float64(r.Result.Config.Procs * r.Result.Config.Threads) }
 	// A sweep over sim cost models (the kernel's lookup before and since
 	// 5.9, say) draws a line per model too.
 	costs := sweepCosts(sr)
-	withCost := func(s string, c results.Config) string {
+	withCost := func(s string, r *Run) string {
 		if len(costs) > 1 {
-			s += ", " + cmp.Or(c.ProviderOpts["sim_cost"], "zero cost")
+			s += ", sim cost " + sr.Costs[r]
 		}
 		return s
 	}
-	perTotal := func(c results.Config) string {
+	perTotal := func(r *Run) string {
+		c := r.Result.Config
 		s := fmt.Sprintf("%s/process", units.Plural(c.Threads, "thread"))
 		if len(qpss) > 1 {
 			s += ", " + units.Plural(c.QPs, "QP")
 		}
-		return withCost(s, c)
+		return withCost(s, r)
 	}
 	var figs []Figure
 	for _, m := range sweepMetrics {
@@ -404,7 +409,7 @@ func sweepFigures(sr *sweepReport) ([]Figure, error) {
 	}
 	if len(qpss) > 1 {
 		// QP counts usually grow by factors: equal steps on the axis.
-		index := func(c results.Config) float64 { return float64(slices.Index(qpss, c.QPs)) }
+		index := func(r *Run) float64 { return float64(slices.Index(qpss, r.Result.Config.QPs)) }
 		ticks := plot.TickerFunc(func(min, max float64) []plot.Tick {
 			var ts []plot.Tick
 			for i, q := range qpss {
@@ -412,7 +417,10 @@ func sweepFigures(sr *sweepReport) ([]Figure, error) {
 			}
 			return ts
 		})
-		byThreads := func(c results.Config) string { return withCost(fmt.Sprintf("%d×%d", c.Procs, c.Threads), c) }
+		byThreads := func(r *Run) string {
+			c := r.Result.Config
+			return withCost(fmt.Sprintf("%d×%d", c.Procs, c.Threads), r)
+		}
 		// The median too: what a QP count costs each registration (the
 		// pre-5.9 lookup's walk) shows there first.
 		for _, m := range append([]sweepMetric{p50Metric}, sweepMetrics...) {

@@ -32,16 +32,16 @@ func TestCollectSweepLines(t *testing.T) {
 	if m.name != "ops_per_sec" {
 		t.Fatalf("sweepMetrics[0] is %s", m.name)
 	}
-	total := func(c results.Config) float64 { return float64(c.Procs * c.Threads) }
+	total := func(r *Run) float64 { return float64(r.Result.Config.Procs * r.Result.Config.Threads) }
 	for _, tc := range []struct {
 		name   string
-		series func(results.Config) string
+		series func(*Run) string
 		want   []string // label: x=y ...
 		xs     []float64
 	}{
-		{"by kind", func(results.Config) string { return "" },
+		{"by kind", func(*Run) string { return "" },
 			[]string{"reg: 1=100 2=200 3=120", "unreg: 2=150 3=90"}, []float64{1, 2, 3}},
-		{"by kind and threads", func(c results.Config) string { return fmt.Sprintf("%d threads", c.Threads) },
+		{"by kind and threads", func(r *Run) string { return fmt.Sprintf("%d threads", r.Result.Config.Threads) },
 			[]string{"reg, 1 threads: 1=100 2=200", "reg, 3 threads: 3=120", "unreg, 1 threads: 2=150", "unreg, 3 threads: 3=90"}, []float64{1, 2, 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,7 +65,7 @@ func TestCollectSweepLines(t *testing.T) {
 			}
 		})
 	}
-	if sl := collectSweepLines(&sweepReport{Kinds: []string{"reg"}}, m, total, func(results.Config) string { return "" }); len(sl.lines) != 0 || len(sl.xs) != 0 {
+	if sl := collectSweepLines(&sweepReport{Kinds: []string{"reg"}}, m, total, func(*Run) string { return "" }); len(sl.lines) != 0 || len(sl.xs) != 0 {
 		t.Errorf("an empty sweep has lines %v, xs %v", sl.lines, sl.xs)
 	}
 }
@@ -90,8 +90,8 @@ func TestCollectSweepLinesEqualX(t *testing.T) {
 		}
 	}
 	want := append(at2, at4...) // by x, then in the runs' order
-	total := func(c results.Config) float64 { return float64(c.Procs * c.Threads) }
-	sl := collectSweepLines(sr, sweepMetrics[0], total, func(results.Config) string { return "" })
+	total := func(r *Run) float64 { return float64(r.Result.Config.Procs * r.Result.Config.Threads) }
+	sl := collectSweepLines(sr, sweepMetrics[0], total, func(*Run) string { return "" })
 	if len(sl.lines) != 1 {
 		t.Fatalf("%d lines, want 1", len(sl.lines))
 	}

@@ -75,8 +75,15 @@ func TestSweepKernelLookup(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("report: exit %d\n%s", code, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(out, "plots", "sweep-qps-p50.svg")); err != nil {
+	svg, err := os.ReadFile(filepath.Join(out, "plots", "sweep-qps-p50.svg"))
+	if err != nil {
 		t.Errorf("the plot of reg p50 against live QPs, one line per model: %v", err)
+	}
+	// The legend names each model as the table does: both from sweep.json.
+	for _, m := range []string{"lookup=xarray", "scan=2µs,lookup=list"} {
+		if !strings.Contains(string(svg), "sim cost "+m) {
+			t.Errorf("the plot's legend does not name the model %q as the table does", m)
+		}
 	}
 	md, err := os.ReadFile(filepath.Join(out, "summary.md"))
 	if err != nil {
