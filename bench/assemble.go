@@ -464,8 +464,14 @@ func timingWarnings(done []*repOutcome, cfg Config) []results.Warning {
 			length = cfg.Duration
 		}
 		if length > 0 && float64(rep.skew) > results.StartSkewShare*float64(length) {
-			out = append(out, warnf(results.WarnStartSkew, rep.index+1, "", "its threads did not start together, some ran alone, so its figures mix loads: run again on a quieter machine", "start skew %v is %.1f%% of its %v (limit %.0f%%)",
-				time.Duration(rep.skew).Round(time.Microsecond), 100*float64(rep.skew)/float64(length), length.Round(time.Millisecond), 100*results.StartSkewShare))
+			fact := fmt.Sprintf("start skew %v is %.1f%% of its %v (limit %.0f%%)",
+				time.Duration(rep.skew).Round(time.Microsecond), 100*float64(rep.skew)/float64(length), length.Round(time.Millisecond), 100*results.StartSkewShare)
+			// Where the skew went: the last thread to start waiting for a
+			// CPU (the machine's), or not (the harness's).
+			if q := rep.lastStartRunQueue(); q >= int64(time.Microsecond) {
+				fact += fmt.Sprintf(", %v of it the last thread's wait for a CPU", time.Duration(q).Round(time.Microsecond))
+			}
+			out = append(out, warnf(results.WarnStartSkew, rep.index+1, "", "its threads did not start together, some ran alone, so its figures mix loads: run again on a quieter machine", "%s", fact))
 		}
 		if cfg.Duration > 0 {
 			if dev := float64(rep.wall-cfg.Duration) / float64(cfg.Duration); math.Abs(dev) > results.DurationDeparture {
@@ -475,6 +481,21 @@ func timingWarnings(done []*repOutcome, cfg Config) []results.Warning {
 		}
 	}
 	return out
+}
+
+// lastStartRunQueue is how long the repetition's last thread to start
+// waited for a CPU on its way to the start (threadResult.StartRunQueueNS).
+func (rep *repOutcome) lastStartRunQueue() int64 {
+	var last *threadResult
+	for i := range rep.threads {
+		if tr := &rep.threads[i]; last == nil || tr.Started > last.Started {
+			last = tr
+		}
+	}
+	if last == nil {
+		return 0
+	}
+	return last.StartRunQueueNS
 }
 
 // working is the thread's measured wall time less its barrier waits: the

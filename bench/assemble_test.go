@@ -20,20 +20,26 @@ func TestTimingWarnings(t *testing.T) {
 		duration time.Duration // 0: an --iterations run
 		wall     time.Duration
 		skew     time.Duration
-		want     []string // substrings, one warning each
-		kinds    []string // the warnings' kinds
+		want     []string      // substrings, one warning each
+		kinds    []string      // the warnings' kinds
+		runq     time.Duration // the last thread's wait for a CPU before its start
 	}{
-		{"as asked", time.Second, 1010 * ms, 2 * ms, nil, nil},
-		{"skew 277ms of 1s", time.Second, 1010 * ms, 277 * ms, []string{"repetition 1: start skew 277ms is 27.7% of its 1s (limit 1%)"}, []string{results.WarnStartSkew}},
-		{"long", time.Second, 1490 * ms, 0, []string{"repetition 1: measured 1.49s, +49.0% from the requested 1s (limit ±5%)"}, []string{results.WarnDuration}},
-		{"short", time.Second, 940 * ms, 0, []string{"measured 940ms, -6.0% from the requested 1s"}, []string{results.WarnDuration}},
-		{"just within", time.Second, 1049 * ms, 9 * ms, nil, nil},
-		{"both", 2 * time.Second, 2500 * ms, 100 * ms, []string{"start skew 100ms is 5.0% of its 2s", "+25.0% from the requested 2s"}, []string{results.WarnStartSkew, results.WarnDuration}},
-		{"iterations: skew against the measured length", 0, 500 * ms, 20 * ms, []string{"start skew 20ms is 4.0% of its 500ms"}, []string{results.WarnStartSkew}},
-		{"iterations: no requested length", 0, 5 * time.Second, 0, nil, nil},
+		{"as asked", time.Second, 1010 * ms, 2 * ms, nil, nil, 0},
+		{"skew 277ms of 1s", time.Second, 1010 * ms, 277 * ms, []string{"repetition 1: start skew 277ms is 27.7% of its 1s (limit 1%)"}, []string{results.WarnStartSkew}, 0},
+		{"long", time.Second, 1490 * ms, 0, []string{"repetition 1: measured 1.49s, +49.0% from the requested 1s (limit ±5%)"}, []string{results.WarnDuration}, 0},
+		{"short", time.Second, 940 * ms, 0, []string{"measured 940ms, -6.0% from the requested 1s"}, []string{results.WarnDuration}, 0},
+		{"just within", time.Second, 1049 * ms, 9 * ms, nil, nil, 0},
+		{"both", 2 * time.Second, 2500 * ms, 100 * ms, []string{"start skew 100ms is 5.0% of its 2s", "+25.0% from the requested 2s"}, []string{results.WarnStartSkew, results.WarnDuration}, 0},
+		{"iterations: skew against the measured length", 0, 500 * ms, 20 * ms, []string{"start skew 20ms is 4.0% of its 500ms"}, []string{results.WarnStartSkew}, 0},
+		{"iterations: no requested length", 0, 5 * time.Second, 0, nil, nil, 0},
+		{"skew, most of it a wait for a CPU", time.Second, 1010 * ms, 12 * ms,
+			[]string{"start skew 12ms is 1.2% of its 1s (limit 1%), 11.9ms of it the last thread's wait for a CPU: its threads"}, []string{results.WarnStartSkew}, 11900 * time.Microsecond},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := timingWarnings([]*repOutcome{{index: 0, wall: c.wall, skew: int64(c.skew)}}, Config{Duration: c.duration})
+			// Two threads: the first on time, the other c.skew later,
+			// having waited c.runq of it for a CPU.
+			threads := []threadResult{{Thread: 0, Started: 1000}, {Thread: 1, Started: 1000 + uint64(c.skew), StartRunQueueNS: int64(c.runq)}}
+			got := timingWarnings([]*repOutcome{{index: 0, wall: c.wall, skew: int64(c.skew), threads: threads}}, Config{Duration: c.duration})
 			if len(got) != len(c.want) {
 				t.Fatalf("warnings %q, want %d", got, len(c.want))
 			}
