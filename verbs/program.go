@@ -248,11 +248,10 @@ type Repeat struct {
 	Begun uint64
 	// RunqFD, with Begin, is the calling thread's open
 	// /proc/thread-self/schedstat (0: none, as stdin is never that): the
-	// call then reads its
-	// run-queue time before the wait and at Begin, into RunQueueAtBegin
-	// (ns, as of Begin) and LateRunQueue (how much of its lateness past
-	// Begin it spent runnable but not running: the machine's part), both
-	// -1 when unread.
+	// call then reads its run-queue time before the wait and at Begin,
+	// into RunQueueAtBegin (ns, as of Begin) and LateRunQueue (how much of
+	// its lateness past Begin it spent runnable but not running: the
+	// machine's part), both -1 when unread.
 	RunqFD                        int
 	RunQueueAtBegin, LateRunQueue int64
 	// Open, when not nil, makes the ring an open loop: the C loop draws
