@@ -1,37 +1,37 @@
 package bench
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/verbs"
 )
 
-// A measured thread never stops for its interval's report. At an
-// interval's end it swaps its interval arrays for a clear set (double
-// buffering) and hands the full set to its flusher, a goroutine that
-// measures nothing: it encodes the counts as histograms (v2enc.go), sends
-// them to the outbox and clears the set for the next swap. Encoding
-// took the thread 4-30 ms at every interval boundary before, the longest
-// untimed gap of a run, and in an open loop every operation due meanwhile
-// waited for it (issue 25).
+// A measured thread never stops for its interval's report, and in a ring
+// does not even come back into Go for it. Its counts live in a deck of
+// flusherSets sets (verbs.Deck): at an interval's end the C loop itself
+// ends the set counting and goes on in the next free one, then rings the
+// thread's flusher (an eventfd), a goroutine that measures nothing: it
+// encodes the ended set's counts as histograms (v2enc.go), sends them to
+// the outbox, clears the set and frees it. Between calls into C (a
+// storm, a program that is no ring, the measurement's end) the thread
+// turns the deck the same way in Go (turn). Encoding took the thread 4-30
+// ms at every interval's end before (issue 25); handing the set over in
+// Go still cost an open loop a stall at each end, the way back from C
+// into the runtime (up to a few ms when the runtime preempted the thread
+// there, measurements/2026-12-05-start-and-boundary.md).
 
 // ivBuf is one set of a thread's interval arrays: every kind's service
 // counts, kind after kind, and in an open loop its response counts.
 type ivBuf struct{ service, response []int64 }
-
-func newIVBuf(n int, open bool) ivBuf {
-	b := ivBuf{service: make([]int64, n)}
-	if open {
-		b.response = make([]int64, n)
-	}
-	return b
-}
 
 // kindWindow is kind i's window on all, a block of counts kind after kind
 // (nil for nil).
@@ -42,61 +42,82 @@ func kindWindow(all []int64, i int) []int64 {
 	return all[i*histCounts : (i+1)*histCounts : (i+1)*histCounts]
 }
 
-// flushJob is one ended interval on its way to the coordinator: the
-// message without its histograms, the kinds it counted and how many each,
-// and the set of arrays that holds their counts.
-type flushJob struct {
-	msg   *intervalMsg
-	kinds []flushKind
-	buf   ivBuf
-}
+// flusherSets is how many sets a thread's deck holds: one counting, the
+// rest ended and waiting for their encoding, or free. A thread whose
+// flusher is that far behind (intervals shorter than the encoding, on a
+// starved machine) goes on counting in the set it has, in C (the interval
+// lasts longer: its end is recorded), or waits for a free one in Go (a
+// gap of the run's coverage), not memory growing without bound.
+const flusherSets = 4
 
-type flushKind struct {
-	idx int
-	n   int64
+// endNote is what the thread adds to an interval it ends in Go: the
+// errors counted since the last and its rounds so far.
+type endNote struct {
+	errors map[string]int64
+	rounds int64
 }
-
-// flusherQueue is how many ended intervals may wait for their encoding: a
-// thread whose flusher is that far behind (intervals shorter than the
-// encoding, on a starved machine) waits for it, and the wait is an untimed
-// gap of the run's coverage, not a growth of memory without bound.
-const flusherQueue = 4
 
 // flusher is a thread's encoder of ended intervals.
 type flusher struct {
 	g      int
 	kinds  []string // the thread's kinds by index
 	report func(*intervalMsg)
-	jobs   chan *flushJob
-	spare  chan ivBuf // cleared sets for the next swap
-	done   chan struct{}
 	enc    *v2Encoder
-	// bell wakes the flusher for a job (an eventfd; -1: none, and the
-	// flusher parks on jobs). Set at the start, read by both sides.
-	bell int
+	deck   *verbs.Deck
+	nsvc   int  // a set's service counts; its response counts follow
+	open   bool // the sets hold response counts
+	// notes[k] is set k's endNote when the thread ended it in Go (written
+	// before the set's end, read after it, cleared before it is freed).
+	notes []*endNote
+	// The thread's start and rounds, as it last knew them, for the sets
+	// the C loop ends.
+	started atomic.Uint64
+	rounds  atomic.Int64
+	// bell wakes the flusher (an eventfd; -1: none, it looks every
+	// millisecond); freed tells a thread waiting for a set that one was.
+	bell    int
+	freed   chan struct{}
+	closing atomic.Bool
+	done    chan struct{}
 
 	failed atomic.Bool // err is set
 	mu     sync.Mutex
 	err    error // the first encoding failure
 }
 
-// startFlusher starts t's flusher, with one clear set of arrays ready
-// for the first swap (allocated now, not at an interval's end).
+// startFlusher starts t's flusher with its deck, allocated now, not at
+// an interval's end; the thread counts in its first set from now on.
 func startFlusher(t *thread) *flusher {
-	f := &flusher{g: t.g, report: t.report, jobs: make(chan *flushJob, flusherQueue),
-		spare: make(chan ivBuf, 2), done: make(chan struct{}), enc: newV2Encoder(), bell: newBell()}
+	f := &flusher{g: t.g, report: t.report, enc: newV2Encoder(), nsvc: len(t.ivAll), open: t.ivRespAll != nil,
+		notes: make([]*endNote, flusherSets), bell: newBell(), freed: make(chan struct{}, 1), done: make(chan struct{})}
 	for _, r := range t.recs {
 		f.kinds = append(f.kinds, r.kind)
 	}
-	f.spare <- newIVBuf(len(t.ivAll), t.ivRespAll != nil)
+	stride := len(t.ivAll) + len(t.ivRespAll)
+	f.deck = verbs.NewDeck(flusherSets, stride, t.ivStart, max(t.cfg.Interval, time.Nanosecond), f.bell)
+	first := f.set(0)
+	copy(first.service, t.ivAll)
+	copy(first.response, t.ivRespAll)
+	t.setIV(first)
+	f.started.Store(t.started)
 	go f.serve()
 	return f
+}
+
+// set is set k of the deck.
+func (f *flusher) set(k int) ivBuf {
+	all := f.deck.Set(k)
+	b := ivBuf{service: all[:f.nsvc:f.nsvc]}
+	if f.open {
+		b.response = all[f.nsvc : 2*f.nsvc : 2*f.nsvc]
+	}
+	return b
 }
 
 func (f *flusher) serve() {
 	defer close(f.done)
 	// The flusher wakes at every interval's end, when its thread has just
-	// handed it an interval: woken on that thread's CPU (the scheduler
+	// ended an interval: woken on that thread's CPU (the scheduler
 	// favours the waker's on a busy machine) a SCHED_OTHER thread would
 	// preempt it for the encoding, a stall at the boundary all the same.
 	// SCHED_BATCH keeps its fair share of the CPU but never preempts on
@@ -106,48 +127,66 @@ func (f *flusher) serve() {
 	runtime.LockOSThread()
 	unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_BATCH}, 0)
 	for {
-		j, ok := f.next()
-		if !ok {
+		closing := f.closing.Load()
+		for f.flushEnded() {
+		}
+		if closing {
 			return
 		}
-		if !f.failed.Load() {
-			if err := f.encode(j); err != nil {
-				f.mu.Lock()
-				f.err = err
-				f.mu.Unlock()
-				f.failed.Store(true)
-			} else {
-				f.report(j.msg)
-			}
-		}
-		for _, k := range j.kinds {
-			clear(kindWindow(j.buf.service, k.idx))
-			clear(kindWindow(j.buf.response, k.idx))
-		}
-		select {
-		case f.spare <- j.buf:
-		default: // enough sets in reserve: this one goes
-		}
+		f.wait()
 	}
 }
 
-// The thread rings the flusher's bell, an eventfd, rather than handing it
-// an interval through a channel it is parked on: that send readies the
-// flusher on the thread's own P, first in line (runnext), and the runtime
-// soon preempts a goroutine back from a long cgo call (its P's schedule
-// tick is stale). Preempted so, the measured thread waited for another P
-// while its flusher encoded on its own, 1.9 ms in an execution trace on a
-// quiet 2-CPU VM, and every arrival of an open loop due meanwhile queued.
-// Blocked in read(2) on the eventfd, the flusher is a system call on its
-// own OS thread: the write wakes that thread, which takes an idle P of its
-// own. The longest untimed gap of a 1 s open loop at 100 ms intervals
-// (TestNoGapAtIntervals, race detector on, quiet VM) was over 1 ms in 7 of
-// 19 runs woken through the channel, in 6 of 39 with the bell (medians
-// 0.44 and 0.33 ms); what is left is the preemption's own hand-over
-// between OS threads.
+// flushEnded sends the earliest ended set of the deck, if there is one,
+// and frees it; it says whether there was.
+func (f *flusher) flushEnded() bool {
+	d, k := f.deck, -1
+	for i := range d.Sets() {
+		if atomic.LoadUint64(d.Word(i, verbs.DeckState)) == verbs.DeckEnded &&
+			(k < 0 || *d.Word(i, verbs.DeckOrder) < *d.Word(k, verbs.DeckOrder)) {
+			k = i
+		}
+	}
+	if k < 0 {
+		return false
+	}
+	b := f.set(k)
+	if !f.failed.Load() {
+		m := &intervalMsg{Thread: f.g, Index: int64(*d.Word(k, verbs.DeckIndex)), End: *d.Word(k, verbs.DeckEnd),
+			Rounds: f.rounds.Load(), Start: cmp.Or(atomic.LoadUint64(&d.Ctl[verbs.DeckBegun]), f.started.Load())}
+		if n := f.notes[k]; n != nil {
+			m.Errors, m.Rounds = n.errors, n.rounds
+		}
+		if sent, err := f.encode(m, b); err != nil {
+			f.mu.Lock()
+			f.err = err
+			f.mu.Unlock()
+			f.failed.Store(true)
+		} else if sent || m.Errors != nil {
+			f.report(m)
+		}
+	}
+	clear(b.service)
+	clear(b.response)
+	f.notes[k] = nil
+	atomic.StoreUint64(d.Word(k, verbs.DeckState), verbs.DeckFree)
+	select {
+	case f.freed <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// The C loop rings the flusher's bell, an eventfd, as the thread does in
+// Go: the flusher blocks in read(2) on it, a system call on its own OS
+// thread, which the write wakes and which takes an idle P of its own.
+// Handed an interval through a channel it was parked on, the flusher was
+// readied on the thread's own P, first in line, and the thread, preempted
+// by the runtime soon after its long cgo call, waited for another P while
+// its flusher encoded (1.9 ms in an execution trace on a quiet 2-CPU VM).
 
 // newBell is an eventfd for a flusher's bell, -1 when none can be made
-// (the flusher then parks on its channel); tests replace it.
+// (the flusher then looks every millisecond); tests replace it.
 var newBell = func() int {
 	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
 	if err != nil {
@@ -156,28 +195,19 @@ var newBell = func() int {
 	return fd
 }
 
-// next is the next interval handed over, false once jobs is closed and
-// drained. The flusher never parks on jobs while it has a bell, so a send
-// readies no goroutine.
-func (f *flusher) next() (*flushJob, bool) {
-	if f.bell >= 0 {
-		for {
-			select {
-			case j, ok := <-f.jobs:
-				return j, ok
-			default:
-			}
-			var b [8]byte
-			if _, err := unix.Read(f.bell, b[:]); err != nil && err != unix.EINTR {
-				break // an unusable bell: the channel, below
-			}
-		}
+// wait waits for the bell, or a millisecond without one.
+func (f *flusher) wait() {
+	if f.bell < 0 {
+		time.Sleep(time.Millisecond)
+		return
 	}
-	j, ok := <-f.jobs
-	return j, ok
+	var b [8]byte
+	if _, err := unix.Read(f.bell, b[:]); err != nil && err != unix.EINTR {
+		time.Sleep(time.Millisecond) // an unusable bell: look now and then
+	}
 }
 
-// ring wakes the flusher after a job was sent.
+// ring wakes the flusher.
 func (f *flusher) ring() {
 	if f.bell >= 0 {
 		var one [8]byte // an eventfd adds the 8-byte value written
@@ -189,28 +219,37 @@ func (f *flusher) ring() {
 // encodeInterval is v2Encoder.encode; tests replace it to make it fail.
 var encodeInterval = (*v2Encoder).encode
 
-// encode fills j's message with its histograms. A histogram that cannot
-// be encoded is an error of the run: the interval's latencies would be
-// lost, and the figures would not be what was measured.
-func (f *flusher) encode(j *flushJob) error {
-	m := j.msg
-	m.Hists = make(map[string]string, 2*len(j.kinds))
-	for _, k := range j.kinds {
-		kind := f.kinds[k.idx]
-		s, err := encodeInterval(f.enc, kindWindow(j.buf.service, k.idx))
+// encode fills m with the histograms of the kinds set b counted, and says
+// whether there was one. A histogram that cannot be encoded is an error
+// of the run: the interval's latencies would be lost, and the figures
+// would not be what was measured.
+func (f *flusher) encode(m *intervalMsg, b ivBuf) (bool, error) {
+	for i, kind := range f.kinds {
+		w := kindWindow(b.service, i)
+		var n int64
+		for _, c := range w {
+			n += c
+		}
+		if n == 0 {
+			continue
+		}
+		if m.Hists == nil {
+			m.Hists = make(map[string]string, 2*len(f.kinds))
+		}
+		s, err := encodeInterval(f.enc, w)
 		if err != nil {
-			return fmt.Errorf("thread %d: encoding the %s latencies of interval %d (%d operations): %w", f.g, kind, m.Index, k.n, err)
+			return false, fmt.Errorf("thread %d: encoding the %s latencies of interval %d (%d operations): %w", f.g, kind, m.Index, n, err)
 		}
 		m.Hists[kind] = s
-		if j.buf.response != nil {
-			s, err := encodeInterval(f.enc, kindWindow(j.buf.response, k.idx))
+		if b.response != nil {
+			s, err := encodeInterval(f.enc, kindWindow(b.response, i))
 			if err != nil {
-				return fmt.Errorf("thread %d: encoding the %s response times of interval %d (%d operations): %w", f.g, kind, m.Index, k.n, err)
+				return false, fmt.Errorf("thread %d: encoding the %s response times of interval %d (%d operations): %w", f.g, kind, m.Index, n, err)
 			}
 			m.Hists[kind+results.ResponseSuffix] = s
 		}
 	}
-	return nil
+	return m.Hists != nil, nil
 }
 
 // failure is the first encoding failure so far, or nil.
@@ -223,21 +262,10 @@ func (f *flusher) failure() error {
 	return f.err
 }
 
-// take is a clear set of arrays: one the flusher is done with, or, when
-// it is behind, a new one.
-func (f *flusher) take(n int, open bool) ivBuf {
-	select {
-	case b := <-f.spare:
-		return b
-	default:
-		return newIVBuf(n, open)
-	}
-}
-
-// close waits until every interval handed over is encoded and sent, and
-// returns the first encoding failure.
+// close waits until every interval ended is encoded and sent, stops the
+// flusher and returns the first encoding failure.
 func (f *flusher) close() error {
-	close(f.jobs)
+	f.closing.Store(true)
 	f.ring()
 	<-f.done
 	if f.bell >= 0 {
@@ -258,17 +286,48 @@ func (t *thread) setIV(b ivBuf) {
 	}
 }
 
-// handOver swaps the thread's interval arrays for a clear set and gives
-// the ended interval (msg, kinds) to the flusher, started now if it was
-// not (tests that drive a thread by hand).
-func (t *thread) handOver(msg *intervalMsg, kinds []flushKind) {
-	if t.flush == nil {
-		t.flush = startFlusher(t)
+// turn ends the deck's set counting at now with note, in Go, and goes on
+// in the next set, waiting for the flusher to free it if it has not: the
+// way the C loop turns it (verbs.Deck), for the thread between calls into
+// C. next is the end of the interval the next set counts in, index its
+// index.
+func (t *thread) turn(now uint64, note *endNote, index int64, next uint64) error {
+	f := t.flush
+	d := f.deck
+	cur := int(d.Ctl[verbs.DeckCur])
+	nxt := (cur + 1) % d.Sets()
+	// The C loop may have taken cur from the flusher: this load orders
+	// the flusher's last touch of it (its note) before the thread's, as
+	// the loop's own does in C, where the race detector cannot see it.
+	atomic.LoadUint64(d.Word(cur, verbs.DeckState))
+	for atomic.LoadUint64(d.Word(nxt, verbs.DeckState)) != verbs.DeckFree {
+		if err := f.failure(); err != nil {
+			return err
+		}
+		select {
+		case <-f.freed:
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
-	old := ivBuf{t.ivAll, t.ivRespAll}
-	t.setIV(t.flush.take(len(old.service), old.response != nil))
-	t.flush.jobs <- &flushJob{msg: msg, kinds: kinds, buf: old}
-	t.flush.ring()
+	f.notes[cur] = note
+	*d.Word(cur, verbs.DeckEnd), *d.Word(cur, verbs.DeckOrder) = now, d.Ctl[verbs.DeckSeq]
+	d.Ctl[verbs.DeckSeq]++
+	atomic.StoreUint64(d.Word(cur, verbs.DeckState), verbs.DeckEnded)
+	*d.Word(nxt, verbs.DeckIndex) = uint64(index)
+	atomic.StoreUint64(d.Word(nxt, verbs.DeckState), verbs.DeckCounting)
+	d.Ctl[verbs.DeckCur], d.Ctl[verbs.DeckNext] = uint64(nxt), next
+	t.setIV(f.set(nxt))
+	f.ring()
+	return nil
+}
+
+// deckTurned takes what the C loop did to the deck in a call: the set it
+// counts in now, and the interval's index and end.
+func (t *thread) deckTurned() {
+	d := t.flush.deck
+	cur := int(d.Ctl[verbs.DeckCur])
+	t.setIV(t.flush.set(cur))
+	t.ivIndex, t.ivNext = int64(*d.Word(cur, verbs.DeckIndex)), d.Ctl[verbs.DeckNext]
 }
 
 // closeFlush waits for the thread's flusher to send what it was handed

@@ -152,7 +152,8 @@ func TestIntervalEncodeFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The flusher encodes the interval while the thread goes on; its
-	// failure is the thread's at the next interval's end, and at the
+	// failure is the thread's at its next return into Go (the C loop ends
+	// the intervals after the first, in the deck), and at the
 	// measurement's end (closeFlush) at the latest.
 	for deadline := time.Now().Add(10 * time.Second); th.flush.failure() == nil && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
@@ -162,7 +163,7 @@ func TestIntervalEncodeFailure(t *testing.T) {
 	}
 	th.ivNext = 0
 	if _, err := th.loopChunk(0); err == nil || err.Error() != th.flush.failure().Error() {
-		t.Errorf("the next interval's end = %v, want the encoding failure (%v)", err, th.flush.failure())
+		t.Errorf("the next return into Go = %v, want the encoding failure (%v)", err, th.flush.failure())
 	}
 	err := th.closeFlush()
 	if err == nil || !strings.Contains(err.Error(), "encoding the reg latencies of interval 0 (4 operations)") ||

@@ -388,13 +388,14 @@ const never = uint64(1) << 63
 // rigs with a count, tests); tests lengthen it.
 var repeatCallMax = uint64(100 * time.Millisecond)
 
-// repeatUntil is when a repeated program must come back to Go: the next
-// interval (while measuring) or the loop's end, whichever is first, or
-// with neither repeatCallMax from now.
+// repeatUntil is when a repeated program must come back to Go: the
+// loop's end, or the next interval's while measuring without a deck
+// (with one, the C loop ends the intervals itself), whichever is first,
+// or with neither repeatCallMax from now.
 func (t *thread) repeatUntil() uint64 {
 	until := never
-	if t.measuring {
-		until = t.ivNext
+	if t.measuring && t.flush == nil {
+		until = t.ivNext // with a deck, the C loop ends the intervals
 	}
 	if t.loopEnd > 0 {
 		until = min(until, t.loopEnd)
@@ -408,17 +409,22 @@ func (t *thread) repeatUntil() uint64 {
 // loopRepeat runs a periodic program as a ring (verbs.Repeat) until
 // until, a stop or an unexpected outcome, or for as many steps as
 // passesLeft passes take (if not 0), and returns the passes it completed.
-// The thread comes back into Go about once per interval: the cgo call's
-// way back costs ~10 µs when the call was long, which once per program
-// (~1 ms) left 1% of the thread's time untimed in a closed loop; in an
-// open loop, whose calls sleep, it cost 15-40 µs, 4-7%, and every
-// arrival due meanwhile waited for it.
+// While it measures, the C loop ends its intervals in the thread's deck
+// and the thread comes back into Go at the measurement's end: the cgo
+// call's way back costs ~10 µs when the call was long, which once per
+// program (~1 ms) left 1% of the thread's time untimed in a closed loop;
+// in an open loop, whose calls sleep, it cost 15-40 µs, 4-7%, and every
+// arrival due meanwhile waited for it; once per interval, up to a few ms
+// when the runtime preempted the thread on its way back.
 func (t *thread) loopRepeat(passesLeft int64, until uint64) (int64, error) {
 	r := t.prog
 	p := r.p
 	from := r.pos
 	rep := &r.rep
-	rep.Until, rep.Pos, rep.MaxSteps, rep.Open, rep.Begin = until, r.pos, 0, nil, t.beginAt
+	rep.Until, rep.Pos, rep.MaxSteps, rep.Open, rep.Begin, rep.Deck = until, r.pos, 0, nil, t.beginAt, nil
+	if t.measuring && t.flush != nil {
+		rep.Deck = t.flush.deck
+	}
 	if t.beginAt != 0 {
 		rep.RunqFD = t.waits.fd()
 	}
@@ -431,6 +437,9 @@ func (t *thread) loopRepeat(passesLeft int64, until uint64) (int64, error) {
 	r.stats = verbs.ProgramStats{}
 	if err := t.dom.RepeatProgram(p, 0, r.n, rep, &r.stats); err != nil {
 		return 0, err
+	}
+	if rep.Deck != nil {
+		t.deckTurned()
 	}
 	if t.beginAt != 0 {
 		if rep.Begun == 0 { // stopped before the start
@@ -517,6 +526,13 @@ func (t *thread) tally() uint64 {
 func (t *thread) ranFor(rec *kindRec, timed uint64) error {
 	if !t.measuring {
 		return nil
+	}
+	// An interval the flusher could not encode is the thread's error
+	// from its next return into Go (with a deck, the C loop ended it).
+	if t.flush != nil {
+		if err := t.flush.failure(); err != nil {
+			return err
+		}
 	}
 	now := verbs.Now()
 	t.waited += t.prog.stats.WaitNS

@@ -93,45 +93,48 @@ func TestRingStop(t *testing.T) {
 	}
 }
 
-// A ring comes back into Go at each interval's end, not before (nor at
-// repeatCallMax, lengthened here), and reports the interval: five calls,
-// each ending past the interval end it began in, each reporting an
-// interval after the last one, and the reports hold every operation the
-// thread counted. (How many intervals a wall-clock span yields is no
-// known answer on a loaded machine: a thread kept off the CPU past an
-// interval's end reports two in one.)
+// A ring does not come back into Go at an interval's end: the C loop ends
+// each interval in the thread's deck and its flusher reports it. One call
+// of 110 ms at 20 ms intervals comes back at the loop's end, having ended
+// four intervals or more (fewer only on a machine that kept the thread
+// off the CPU past an end), each reported after the one before; with the
+// last, ended in Go, the reports hold every operation the thread counted.
 func TestRingIntervals(t *testing.T) {
 	defer func(d uint64) { repeatCallMax = d }(repeatCallMax)
 	repeatCallMax = uint64(time.Hour)
 	th := nullThread(t, "steady", 1, func(c *workerConfig) { c.Interval = 20 * time.Millisecond })
 	// The thread's flusher sends the reports while the thread goes on.
-	sent := make(chan *intervalMsg, 16)
+	sent := make(chan *intervalMsg, 64)
 	th.report = func(m *intervalMsg) { sent <- m }
-	var reports []*intervalMsg
+	th.flush = startFlusher(th)
 	now := verbs.Now()
-	th.measuring, th.ivStart, th.ivNext = true, now, now+uint64(20*time.Millisecond)
-	for call := range 5 {
-		due := th.ivNext
-		if _, err := th.loopChunk(0); err != nil {
-			t.Fatal(err)
-		}
-		if end := verbs.Now(); end < due || end > due+uint64(time.Minute) {
-			t.Errorf("call %d ended %v after its interval's end", call, time.Duration(end-due))
-		}
-		select {
-		case m := <-sent:
-			reports = append(reports, m)
-		case <-time.After(time.Minute):
-		}
-		if len(reports) != call+1 || len(sent) != 0 {
-			t.Fatalf("after %d calls, %d intervals reported", call+1, len(reports)+len(sent))
-		}
-		if call > 0 && reports[call].Index <= reports[call-1].Index {
-			t.Errorf("interval %d reported after %d", reports[call].Index, reports[call-1].Index)
-		}
+	th.measuring, th.started, th.loopEnd = true, now, now+uint64(110*time.Millisecond)
+	th.beginIntervals(now)
+	if _, err := th.loopChunk(0); err != nil {
+		t.Fatal(err)
+	}
+	if end := verbs.Now(); end < th.loopEnd {
+		t.Errorf("the call came back %v before the loop's end", time.Duration(th.loopEnd-end))
+	}
+	inC := len(sent) // what the C loop ended (the flusher may lag: waited for below)
+	if err := th.endMeasuring(nil); err != nil {
+		t.Fatal(err)
+	}
+	var reports []*intervalMsg
+	for len(sent) > 0 {
+		reports = append(reports, <-sent)
+	}
+	if len(reports) < 5 || inC > len(reports) {
+		t.Errorf("%d intervals reported in all, %d before the loop's end: want 5 or more", len(reports), inC)
 	}
 	var logged int64
-	for _, m := range reports {
+	for i, m := range reports {
+		if i > 0 && (m.Index <= reports[i-1].Index || m.End <= reports[i-1].End) {
+			t.Errorf("interval %d (end %d) reported after %d (end %d)", m.Index, m.End, reports[i-1].Index, reports[i-1].End)
+		}
+		if m.Start != th.started {
+			t.Errorf("interval %d says the thread started at %d, not %d", m.Index, m.Start, th.started)
+		}
 		for _, s := range m.Hists {
 			h, err := results.DecodeHistogram(s)
 			if err != nil {

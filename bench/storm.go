@@ -85,8 +85,7 @@ func (t *thread) runStorm(deadline uint64) error {
 	}
 	t.measuring = true
 	t.lastEnd = t.started
-	t.ivStart = deadline
-	t.ivNext = deadline + uint64(t.cfg.Interval)
+	t.beginIntervals(deadline)
 	err := t.storming(deadline)
 	if st.doneNS >= 0 {
 		st.runqNS = st.run.RunQueueNS()

@@ -38,12 +38,12 @@ var dropUnexpected = func(d *verbs.Domain, qpn uint32) error {
 
 // kindRec is one op kind's recording in one thread. The hot path adds one
 // count per operation to iv, a bare array in the layout of the project's
-// HDR histograms (see record.go); once per interval iv is swapped for a
-// clear one and goes, through the thread's flusher (flush.go), to the
+// HDR histograms (see record.go), a window on the set of the thread's
+// deck counting now; once per interval the deck turns to a clear set and
+// the ended one goes, through the thread's flusher (flush.go), to the
 // coordinator as a real histogram. The coordinator merges the intervals
-// into the timelines and the totals, so a thread holds two arrays per op
-// kind (the one it counts in, the one being sent), a few more only while
-// its flusher is behind, whatever the run length.
+// into the timelines and the totals, so a thread holds its deck's four
+// sets, whatever the run length.
 type kindRec struct {
 	kind    string
 	iv      []int64
@@ -144,10 +144,6 @@ type thread struct {
 	// queue, and the device's locks and command queue.
 	waits  threadWaits
 	rounds int64
-
-	// ivReported: the thread has sent an interval (the first carries its
-	// start, intervalMsg.Start).
-	ivReported bool
 
 	// coverage: what of the thread's time was not inside a timed
 	// operation (see results.Coverage)
@@ -362,9 +358,7 @@ func (t *thread) run(deadline uint64) error {
 		}
 	}
 	t.measuring = true
-	t.ivStart = deadline
-	t.ivReported = false
-	t.ivNext = deadline + uint64(t.cfg.Interval)
+	t.beginIntervals(deadline)
 	var done func(uint64, int64) bool
 	t.loopEnd = 0
 	if t.cfg.Iterations > 0 {
@@ -408,6 +402,21 @@ func (t *thread) awaitStart() error {
 // (at or after it): the untimed stretch begins there.
 func (t *thread) startedAt(now uint64) {
 	t.started, t.lastEnd, t.beginAt = now, now, 0
+	if t.flush != nil {
+		t.flush.started.Store(now)
+	}
+}
+
+// beginIntervals starts the interval grid at start: the first interval
+// ends an --interval later, in the deck's set counting now.
+func (t *thread) beginIntervals(start uint64) {
+	t.ivStart, t.ivIndex, t.ivNext = start, 0, start+uint64(t.cfg.Interval)
+	if t.flush != nil {
+		d := t.flush.deck
+		d.Ctl[verbs.DeckStart], d.Ctl[verbs.DeckLen], d.Ctl[verbs.DeckNext] = start, uint64(max(t.cfg.Interval, 1)), t.ivNext
+		*d.Word(int(d.Ctl[verbs.DeckCur]), verbs.DeckIndex) = 0
+		t.flush.started.Store(t.started)
+	}
 }
 
 // openLoopEnds makes an open loop's schedule end at end, in loop mode: a
@@ -471,6 +480,9 @@ func (t *thread) loop(done func(now uint64, passes int64) bool) error {
 		}
 		passes += n
 		t.rounds += n
+		if t.flush != nil {
+			t.flush.rounds.Store(t.rounds) // for the intervals the C loop ends
+		}
 	}
 }
 
@@ -656,6 +668,9 @@ var encodeHistogram = results.EncodeHistogram
 // thread goes on at once with a clear set. An earlier interval that could
 // not be encoded is the thread's error from here on.
 func (t *thread) flushIntervalAt(now uint64) error {
+	if t.flush == nil && t.report != nil {
+		t.flush = startFlusher(t) // a thread driven by hand (tests)
+	}
 	if t.flush != nil {
 		if err := t.flush.failure(); err != nil {
 			return err
@@ -664,36 +679,26 @@ func (t *thread) flushIntervalAt(now uint64) error {
 	// End is now, not the interval's planned end: the batch in flight at
 	// that end counts in this interval, so the interval lasts until it
 	// ended (hlog.go).
-	msg := &intervalMsg{Thread: t.g, Index: t.ivIndex, Rounds: t.rounds, End: now}
-	var kinds []flushKind
-	for i, r := range t.recs {
-		if r.ivN == 0 {
-			continue
-		}
+	note := &endNote{rounds: t.rounds}
+	for _, r := range t.recs {
 		if d := r.errors - r.shown; d > 0 {
-			if msg.Errors == nil {
-				msg.Errors = map[string]int64{}
+			if note.errors == nil {
+				note.errors = map[string]int64{}
 			}
-			msg.Errors[r.kind], r.shown = d, r.errors
+			note.errors[r.kind], r.shown = d, r.errors
 		}
-		if t.report != nil {
-			kinds = append(kinds, flushKind{idx: i, n: r.ivN})
+		if t.flush != nil {
 			r.ivN = 0
 		} else {
 			r.endInterval()
 		}
 	}
-	if len(kinds) > 0 {
-		// The first interval sent carries the start, even when the
-		// thread's first intervals held nothing to send.
-		if !t.ivReported {
-			msg.Start, t.ivReported = t.started, true
-		}
-		t.handOver(msg, kinds)
-	}
 	if iv := uint64(t.cfg.Interval); iv > 0 && now >= t.ivStart {
 		t.ivIndex = int64((now - t.ivStart) / iv)
 		t.ivNext = t.ivStart + uint64(t.ivIndex+1)*iv
+	}
+	if t.flush != nil {
+		return t.turn(now, note, t.ivIndex, t.ivNext)
 	}
 	return nil
 }

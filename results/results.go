@@ -312,8 +312,9 @@ type OpStats struct {
 	Expect string `json:"expect,omitempty"`
 	// Batches is how many calls into C (each timing op by op) ran the
 	// Count operations: Count/Batches is the mean measured, which varies
-	// by phase and workload (a ring, steady or sharded, comes back about
-	// once per interval). 0 in results that predate it.
+	// by phase and workload (a ring, steady or sharded, comes back once
+	// per measurement, before 2026-12-05 once per interval). 0 in results
+	// that predate it.
 	Batches int64 `json:"batches,omitempty"`
 }
 

@@ -369,6 +369,59 @@ static inline void arrivals_sample(struct xb_arrivals *a, uint64_t behind, uint6
 		a->mark = now;
 }
 
+/* deck_word is set k's word w of the deck's ctl. */
+static inline uint64_t *deck_word(const struct xb_deck *d, uint64_t k, int w)
+{
+	return &d->ctl[XB_DECK_SETS + k * XB_DECK_WORDS + (uint64_t)w];
+}
+
+/* deck_counts points rec at set k's counts. */
+static void deck_counts(const struct xb_deck *d, uint64_t k, struct xb_prog_rec *rec)
+{
+	int64_t *set = d->base + k * d->stride;
+
+	rec->service = set;
+	if (rec->response)
+		rec->response = set + rec->ntags * rec->nbuckets;
+}
+
+/* deck_turn ends the deck's current set at now, the step still to be
+ * counted (l's pending one) counted in it, and goes on in the next set
+ * if it is free, waking the flusher; it returns whether it did. */
+static int deck_turn(const struct xb_deck *d, struct xb_prog_rec *rec, struct loop *l, int open, uint64_t now)
+{
+	uint64_t cur = d->ctl[XB_DECK_CUR], next = (cur + 1) % d->nsets;
+
+	if (__atomic_load_n(deck_word(d, next, XB_DECK_STATE), __ATOMIC_ACQUIRE) != XB_DECK_FREE)
+		return 0;
+	if (l->pend_tag < rec->ntags) {
+		const struct counts c = { .service = rec->service, .response = open ? rec->response : NULL,
+					  .count = rec->count, .sum_ns = rec->sum_ns, .nb = rec->nbuckets };
+
+		count(&c, l->pend_tag, l->pend_d, l->pend_r);
+		l->pend_tag = UINT32_MAX;
+	}
+	uint64_t len = d->ctl[XB_DECK_LEN], start = d->ctl[XB_DECK_START];
+	uint64_t index = now > start && len ? (now - start) / len : 0;
+
+	*deck_word(d, cur, XB_DECK_END) = now;
+	*deck_word(d, cur, XB_DECK_ORDER) = d->ctl[XB_DECK_SEQ]++;
+	__atomic_store_n(deck_word(d, cur, XB_DECK_STATE), XB_DECK_ENDED, __ATOMIC_RELEASE);
+	*deck_word(d, next, XB_DECK_INDEX) = index;
+	*deck_word(d, next, XB_DECK_STATE) = XB_DECK_COUNTING;
+	d->ctl[XB_DECK_CUR] = next;
+	d->ctl[XB_DECK_NEXT] = start + (index + 1) * len;
+	deck_counts(d, next, rec);
+	if (d->bell >= 0) {
+		uint64_t one = 1;
+
+		if (write((int)d->bell, &one, sizeof one) < 0) {
+			/* the flusher finds the set at its next wake-up */
+		}
+	}
+	return 1;
+}
+
 /* repeat runs the ring in segments of about rep->poll_ns each, the step
  * loop itself unchanged: the clock's limits, the stop words and the
  * outcomes are looked at between segments, in the next step's timed
@@ -380,7 +433,7 @@ static inline void arrivals_sample(struct xb_arrivals *a, uint64_t behind, uint6
  * the counting is. */
 static inline __attribute__((always_inline)) void
 repeat(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t off, size_t n, uint64_t *start,
-       const struct xb_prog_rec *rec, struct xb_prog_stats *st, struct loop *l, struct xb_repeat *rep, const int general)
+       struct xb_prog_rec *rec, struct xb_prog_stats *st, struct loop *l, struct xb_repeat *rep, const int general)
 {
 	const size_t ring_end = off + n;
 	size_t i = rep->pos >= off && rep->pos < ring_end ? (size_t)rep->pos : off;
@@ -415,6 +468,9 @@ repeat(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t off, s
 		i = b;
 		if (arr)
 			arrivals_sample(arr, st->behind_ns, l->t0);
+		/* The turn (and its write to the bell) is in no step's time. */
+		if (rep->deck && l->t0 >= rep->deck->ctl[XB_DECK_NEXT] && deck_turn(rep->deck, rec, l, general && start, l->t0))
+			l->t0 = xb_now_ns();
 		if (l->nfails != nf || left == 0 || over || l->t0 >= rep->until || xb_halted(rep->stop, rep->abort))
 			break;
 		if (i == ring_end) {
@@ -435,6 +491,10 @@ size_t xb_run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps
 {
 	struct loop l = { .pend_tag = UINT32_MAX, .nfails = nfails };
 	const int closed = !start && !rec->ns;
+	struct xb_prog_rec r = *rec; /* a deck turns its counts */
+
+	if (rep && rep->deck)
+		deck_counts(rep->deck, rep->deck->ctl[XB_DECK_CUR], &r);
 
 	l.t0 = xb_now_ns();
 	if (rep && rep->begin) {
@@ -452,17 +512,19 @@ size_t xb_run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps
 	} else if (rep) {
 		rep->begun = l.t0;
 	}
+	if (rep && rep->deck && rep->begin)
+		rep->deck->ctl[XB_DECK_BEGUN] = rep->begun;
 	if (rep && closed)
-		repeat(ops, dom, steps, off, n, NULL, rec, st, &l, rep, 0);
+		repeat(ops, dom, steps, off, n, NULL, &r, st, &l, rep, 0);
 	else if (rep)
-		repeat(ops, dom, steps, off, n, start, rec, st, &l, rep, 1);
+		repeat(ops, dom, steps, off, n, start, &r, st, &l, rep, 1);
 	else if (closed)
 		run_steps(ops, dom, steps, off, off + n, NULL, rec, st, &l, 0, 0);
 	else
 		run_steps(ops, dom, steps, off, off + n, start, rec, st, &l, 1, 0);
-	if (l.pend_tag < rec->ntags) {
-		const struct counts c = { .service = rec->service, .response = start ? rec->response : NULL,
-					  .count = rec->count, .sum_ns = rec->sum_ns, .nb = rec->nbuckets };
+	if (l.pend_tag < r.ntags) {
+		const struct counts c = { .service = r.service, .response = start ? r.response : NULL,
+					  .count = r.count, .sum_ns = r.sum_ns, .nb = r.nbuckets };
 
 		count(&c, l.pend_tag, l.pend_d, l.pend_r);
 	}

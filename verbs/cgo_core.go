@@ -30,22 +30,31 @@ static size_t call_run_program(void *ops, void *dom, struct xb_step *steps, size
 			       size_t ntags, size_t nbuckets, int64_t *service, int64_t *response, uint64_t *count,
 			       uint64_t *sum_ns, uint64_t *ns, uint64_t *resp, struct xb_fail *fails, size_t nfails,
 			       struct xb_prog_stats *st, uint64_t *rep, uint32_t *stop, uint32_t *abort,
-			       struct xb_arrivals *arr) {
+			       struct xb_arrivals *arr, uint64_t *deck_ctl, int64_t *deck_base, uint64_t deck_stride,
+			       uint64_t deck_sets, int64_t deck_bell) {
 	struct xb_prog_rec rec = { .ntags = ntags, .nbuckets = nbuckets, .service = service, .response = response,
 				   .count = count, .sum_ns = sum_ns, .ns = ns, .resp = resp, .fails = fails };
 	if (!rep)
 		return xb_run_program((const struct xb_ops *)ops, dom, steps, off, n, start, &rec, nfails, st, NULL);
 	// rep: until, poll_ns, max_steps, pos, begin, runq_fd in; pos, steps,
 	// laps, begun, runq_begin, late_runq out
+	struct xb_deck deck = { .ctl = deck_ctl, .base = deck_base, .stride = deck_stride, .nsets = deck_sets,
+				.bell = deck_bell };
 	struct xb_repeat r = { .until = rep[0], .poll_ns = rep[1], .stop = stop, .abort = abort,
 			       .max_steps = rep[2], .pos = rep[3], .begin = rep[6], .runq_fd = (int64_t)rep[8],
-			       .runq_begin = -1, .late_runq = -1, .arr = arr };
+			       .runq_begin = -1, .late_runq = -1, .arr = arr, .deck = deck_ctl ? &deck : NULL };
 	nfails = xb_run_program((const struct xb_ops *)ops, dom, steps, off, n, start, &rec, nfails, st, &r);
 	rep[3] = r.pos, rep[4] = r.steps, rep[5] = r.laps, rep[7] = r.begun;
 	rep[9] = (uint64_t)r.runq_begin, rep[10] = (uint64_t)r.late_runq;
 	return nfails;
 }
 static size_t bucket_index(uint64_t v, size_t n) { return xb_bucket_index(v, n); }
+static int deck_layout(int i) {
+	static const int v[] = { XB_DECK_CUR, XB_DECK_NEXT, XB_DECK_LEN, XB_DECK_START, XB_DECK_SEQ, XB_DECK_BEGUN,
+				 XB_DECK_SETS, XB_DECK_WORDS, XB_DECK_STATE, XB_DECK_INDEX, XB_DECK_END, XB_DECK_ORDER,
+				 XB_DECK_FREE, XB_DECK_COUNTING, XB_DECK_ENDED };
+	return i >= 0 && i < (int)(sizeof v / sizeof v[0]) ? v[i] : -1;
+}
 static int call_run_storm(void *ops, void *dom, struct xb_step *steps, size_t n, uint64_t *start, uint32_t *slot, uint8_t *done, uint32_t *table, uint32_t *stop, uint32_t *abort, uint64_t *ns, uint32_t *status, struct xb_storm_state *st) {
 	return xb_run_storm((const struct xb_ops *)ops, dom, steps, n, start, slot, done, table, stop, abort, ns, status, st);
 }
@@ -129,6 +138,15 @@ func cRunProgram(ops, dom unsafe.Pointer, p *Program, off, n int, st *ProgramSta
 		stop, abort = (*C.uint32_t)(unsafe.Pointer(rep.Stop)), (*C.uint32_t)(unsafe.Pointer(rep.Abort))
 		arr = (*C.struct_xb_arrivals)(unsafe.Pointer(rep.Open))
 	}
+	var deckCtl *C.uint64_t
+	var deckBase *C.int64_t
+	var deckStride, deckSets C.uint64_t
+	deckBell := C.int64_t(-1)
+	if rep != nil && rep.Deck != nil {
+		d := rep.Deck
+		deckCtl, deckBase = (*C.uint64_t)(unsafe.Pointer(&d.Ctl[0])), (*C.int64_t)(unsafe.Pointer(&d.Counts[0]))
+		deckStride, deckSets, deckBell = C.uint64_t(d.Stride), C.uint64_t(d.Sets()), C.int64_t(d.Bell)
+	}
 	r := &p.Rec
 	tags := len(r.Count)
 	if tags > 0 {
@@ -142,7 +160,17 @@ func cRunProgram(ops, dom unsafe.Pointer, p *Program, off, n int, st *ProgramSta
 	p.nfail = int(C.call_run_program(ops, dom, (*C.struct_xb_step)(unsafe.Pointer(&p.Steps[0])), C.size_t(off), C.size_t(n),
 		start, C.size_t(tags), C.size_t(r.Buckets), service, response, count, sum, ns, resp,
 		(*C.struct_xb_fail)(unsafe.Pointer(&p.fails[0])), C.size_t(p.nfail), (*C.struct_xb_prog_stats)(unsafe.Pointer(st)),
-		words, stop, abort, arr))
+		words, stop, abort, arr, deckCtl, deckBase, deckStride, deckSets, deckBell))
+}
+
+// cDeckLayout is xb.h's numbering of a deck's words and states, in the
+// order of verbs' Deck constants (deck_test.go).
+func cDeckLayout() []int {
+	var v []int
+	for i := 0; C.deck_layout(C.int(i)) >= 0; i++ {
+		v = append(v, int(C.deck_layout(C.int(i))))
+	}
+	return v
 }
 
 // cBucketIndex is the C loop's histogram index of v in n counts.

@@ -254,6 +254,10 @@ type Repeat struct {
 	// machine's part), both -1 when unread.
 	RunqFD                        int
 	RunQueueAtBegin, LateRunQueue int64
+	// Deck, when not nil, is where the ring counts and hands its
+	// intervals over itself (see Deck): the call does not end at an
+	// interval's end, so the thread does not come back into Go there.
+	Deck *Deck
 	// Open, when not nil, makes the ring an open loop: the C loop draws
 	// each segment's intended starts from it into the program's Start
 	// just before the segment runs, samples the backlog after it, and
@@ -264,6 +268,63 @@ type Repeat struct {
 	Open *Arrivals
 
 	words [11]uint64 // struct xb_repeat's numbers, as call_run_program passes them
+}
+
+// Deck is a ring's interval sets (struct xb_deck): Sets() sets of Stride
+// counts each in Counts, a set laid out as a Recording's Service, then
+// its Response in an open loop; Ctl the words (DeckCur, ..., and per set
+// DeckState, ...) shared between the ring, which counts in the current
+// set and, at the first segment's end at or past Ctl[DeckNext], ends it
+// and goes on in the next set if that is free, and the reader (a
+// goroutine) that takes an ended set, clears it and frees it. A set's
+// DeckState is written and read atomically (atomic.StoreUint64 and
+// LoadUint64 here), its other words before it is written and after it is
+// read. The ring writes Bell (an eventfd; -1: none) after each end.
+type Deck struct {
+	Ctl    []uint64
+	Counts []int64
+	Stride int
+	Bell   int
+}
+
+// The words of Deck.Ctl and a set's states, as xb.h numbers them
+// (TestDeckLayout holds the two together).
+const (
+	DeckCur, DeckNext, DeckLen, DeckStart, DeckSeq, DeckBegun = 0, 1, 2, 3, 4, 5
+	// Set k's words are at DeckSets + k*DeckWords + DeckState, ....
+	DeckSets, DeckWords                      = 8, 4
+	DeckState, DeckIndex, DeckEnd, DeckOrder = 0, 1, 2, 3
+	DeckFree, DeckCounting, DeckEnded        = 0, 1, 2
+)
+
+// NewDeck is a deck of n sets of stride counts, set 0 counting from the
+// interval [start, start+length), the others free.
+func NewDeck(n, stride int, start uint64, length time.Duration, bell int) *Deck {
+	d := &Deck{Ctl: make([]uint64, DeckSets+n*DeckWords), Counts: make([]int64, n*stride), Stride: stride, Bell: bell}
+	d.Ctl[DeckNext], d.Ctl[DeckLen], d.Ctl[DeckStart] = start+uint64(length), uint64(length), start
+	d.Ctl[DeckSets+DeckState] = DeckCounting
+	return d
+}
+
+// Sets is how many sets the deck holds.
+func (d *Deck) Sets() int { return (len(d.Ctl) - DeckSets) / DeckWords }
+
+// Word is set k's word w.
+func (d *Deck) Word(k, w int) *uint64 { return &d.Ctl[DeckSets+k*DeckWords+w] }
+
+// Set is set k's counts.
+func (d *Deck) Set(k int) []int64 { return d.Counts[k*d.Stride : (k+1)*d.Stride : (k+1)*d.Stride] }
+
+// check says what is wrong with d as a deck for p's recording.
+func (d *Deck) check(p *Program) error {
+	r := &p.Rec
+	need := len(r.Service) + len(r.Response)
+	n := d.Sets()
+	if n < 2 || len(d.Ctl) != DeckSets+n*DeckWords || d.Stride < need || len(d.Counts) != n*d.Stride ||
+		d.Ctl[DeckCur] >= uint64(n) || d.Ctl[DeckLen] == 0 {
+		return fmt.Errorf("%w: a deck of %d words, %d counts, stride %d for a recording of %d", syscall.EINVAL, len(d.Ctl), len(d.Counts), d.Stride, need)
+	}
+	return nil
 }
 
 // RepeatProgram runs steps [off, off+n) of p as a ring from rep.Pos (see
@@ -282,6 +343,11 @@ func (m *Domain) RepeatProgram(p *Program, off, n int, rep *Repeat, st *ProgramS
 	}
 	if rep.Open != nil && p.Start == nil {
 		return fmt.Errorf("%w: an open ring of a program without intended starts", syscall.EINVAL)
+	}
+	if rep.Deck != nil {
+		if err := rep.Deck.check(p); err != nil {
+			return err
+		}
 	}
 	if rep.Pos == off+n {
 		rep.Pos = off

@@ -194,6 +194,39 @@ struct xb_arrivals {
 void xb_arrivals_draw(struct xb_arrivals *a, uint64_t *start, size_t n);
 
 /*
+ * An interval deck: the sets of counts a ring hands its intervals over in
+ * itself, so that its thread does not come back into Go at an interval's
+ * end. Set k's service counts (ntags x nbuckets) are at base + k * stride,
+ * its response counts (an open loop) right after them. ctl's words are
+ * shared with the thread's flusher, which encodes an ended set, clears it
+ * and frees it; a set's state is written with release and read with
+ * acquire, its other words before (written) or after (read) it.
+ */
+enum { XB_DECK_FREE = 0, XB_DECK_COUNTING = 1, XB_DECK_ENDED = 2 };
+enum {
+	XB_DECK_CUR = 0,   /* the set counting */
+	XB_DECK_NEXT = 1,  /* the end of its interval (as xb_now_ns) */
+	XB_DECK_LEN = 2,   /* an interval's length, ns */
+	XB_DECK_START = 3, /* the first interval's start */
+	XB_DECK_SEQ = 4,   /* how many sets have ended so far */
+	XB_DECK_BEGUN = 5, /* when the ring's first step could start (rep->begun) */
+	XB_DECK_SETS = 8,  /* then per set k, from XB_DECK_SETS + 4k: */
+};
+enum {
+	XB_DECK_STATE = 0, /* XB_DECK_FREE, _COUNTING or _ENDED */
+	XB_DECK_INDEX = 1, /* its interval's index from the start */
+	XB_DECK_END = 2,   /* when it ended (as xb_now_ns) */
+	XB_DECK_ORDER = 3, /* the XB_DECK_SEQ it ended as */
+	XB_DECK_WORDS = 4,
+};
+struct xb_deck {
+	uint64_t *ctl;
+	int64_t *base;
+	uint64_t stride, nsets;
+	int64_t bell; /* an eventfd written after each end (-1: none) */
+};
+
+/*
  * A program that leaves the registrations as it found them (steady or
  * sharded, in a closed loop or, with rep->arr, an open one) can be run
  * again and again in one call: with rep,
@@ -202,10 +235,10 @@ void xb_arrivals_draw(struct xb_arrivals *a, uint64_t *start, size_t n);
  * segments it returns if the clock is at or past rep->until (the caller's
  * next interval, or its end), after rep->max_steps steps (if not 0), if a
  * step of the segment had an unexpected outcome, or if *stop or *abort is
- * set (either may be NULL). So a thread returns into Go about once per
- * interval, not once per program: a cgo call that lasts over ~150 us
- * costs ~10 us to get back into Go, time in no operation, which a return
- * every millisecond would add up. Failures are kept for the current lap
+ * set (either may be NULL). So a thread returns into Go once per interval
+ * (with a deck, below, once per measurement), not once per program: a cgo
+ * call that lasts over ~150 us costs ~10 us to get back into Go, time in
+ * no operation, which a return every millisecond would add up. Failures are kept for the current lap
  * only (from step off). rep->pos is where the ring stopped, in
  * [off, off+n] (the next call goes on from there; off+n is off again);
  * rep->steps and rep->laps are what this call ran.
@@ -237,6 +270,12 @@ struct xb_repeat {
 	 * ring runs the open loop across laps; it ends before the first
 	 * arrival due at or after arr->end (if set). */
 	struct xb_arrivals *arr;
+	/* With a deck (NULL: none), the ring counts into the deck's current
+	 * set, not rec's arrays, and at the first segment's end at or past
+	 * the deck's XB_DECK_NEXT ends it and goes on in the next set, if
+	 * free (else it tries again after the next segment: the interval
+	 * lasts longer), waking the flusher through its bell. */
+	struct xb_deck *deck;
 };
 
 /*
