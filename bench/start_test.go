@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 )
@@ -40,7 +41,7 @@ func TestThreadsStartTogether(t *testing.T) {
 			cfg.SimCost = verbs.Cost{Reg: 2 * time.Microsecond, Unreg: 2 * time.Microsecond}
 			cfg.Duration, cfg.Warmup, cfg.Repetitions, cfg.Rate = 200*time.Millisecond, tt.warmup, 3, tt.rate
 			var res *results.Result
-			load := measureLoad(t, func() { res = runOK(t, cfg) })
+			load := testenv.MeasureLoad(t, func() { res = runOK(t, cfg) })
 			var failures, seen []string
 			for _, w := range res.Workers {
 				for _, tc := range w.PerThread {
@@ -60,7 +61,7 @@ func TestThreadsStartTogether(t *testing.T) {
 			// A thread that entered C after the start (its way there
 			// slowed past the deadline's margin by a busy machine) has
 			// no run queue to show for it: judged on a quiet machine.
-			failOrSkip(t, load, failures)
+			testenv.FailOrSkip(t, load, failures)
 		})
 	}
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/xrcbench/xrcbench/internal/host"
+	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
@@ -63,7 +63,8 @@ func noLeaks(t *testing.T, res *results.Result) {
 func TestStormKnownAnswer(t *testing.T) {
 	cfg := stormConfig(t, "  nodes: 9\n  arrival: burst\n  teardown: unreg\n", 2, "create=100us,reg=10us")
 	cfg.Repetitions = 7
-	res := runOK(t, cfg)
+	var res *results.Result
+	load := testenv.MeasureLoad(t, func() { res = runOK(t, cfg) })
 	want := map[string]int64{"create": 7 * 16, "reg": 7 * 16, "unreg": 7 * 16, "unreg_last": 7 * 16}
 	if got := counts(res); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("op counts %v, want %v (each QP created once, registered once, then two handles dropped, the last destroying it)", got, want)
@@ -125,10 +126,7 @@ func TestStormKnownAnswer(t *testing.T) {
 		// Ranks bound to CPUs (the default) cannot leave one that the
 		// machine's other work keeps busy with interrupts, whose time is
 		// in no run queue: on a busy machine that is the machine's.
-		if l := LoadAverage(); l > 0.5*float64(runtime.NumCPU()) {
-			t.Skipf("%d of 7 repetitions missed a bound on a busy machine (load average %.2f on %d CPUs): %s", len(reps), l, runtime.NumCPU(), strings.Join(missed, "; "))
-		}
-		t.Errorf("%d of 7 repetitions missed a bound, at most 2 may: %s", len(reps), strings.Join(missed, "; "))
+		testenv.FailOrSkip(t, load, []string{fmt.Sprintf("%d of 7 repetitions missed a bound, at most 2 may: %s", len(reps), strings.Join(missed, "; "))})
 	}
 }
 
@@ -286,11 +284,15 @@ func TestStormRefused(t *testing.T) {
 // (create=150us, reg=20us: 8 x 150 + 8 x 20 = 1.36 ms of work a rank), 20
 // repetitions, ranks bound each to a CPU of its own by default. Every
 // makespan is within +15% of the larger rank's own work plus its measured
-// run-queue time, and the median within +10% of the work. Unbound, the
-// two ranks time-sliced one CPU in some runs (2.2-4.1 ms). A machine busy
-// with other work moves the ranks' figures by more than a run-queue time
-// can tell (one rank waits for the numbers of the other, delayed), so the
-// test skips, naming the load, when the machine is not quiet.
+// run-queue time, and the median within +10% of the work; with a CPU
+// each and one to spare, no operation's p99 is beyond 1.5x its injected
+// cost (issue 42:
+// at 8 and 16 ranks on a 16-CPU host a create's p99 was 1.16 ms for a
+// 120 µs cost). Unbound, the two ranks time-sliced one CPU in some runs
+// (2.2-4.1 ms). A machine busy with other work (measured while the storms
+// ran) moves the ranks' figures by more than a run-queue time can tell
+// (one rank waits for the numbers of the other, delayed), so there a miss
+// is named and skipped.
 func TestStormPlacedKnownAnswer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short: 20 storms")
@@ -298,18 +300,11 @@ func TestStormPlacedKnownAnswer(t *testing.T) {
 	if n := len(host.AllowedCPUs()); n < 2 {
 		t.Skipf("%d CPU allowed: two ranks cannot each have one", n)
 	}
-	quiet := func() {
-		t.Helper()
-		if l := LoadAverage(); l < 0 || l > 0.5*float64(runtime.NumCPU()) {
-			t.Skipf("the machine is busy (load average %.2f on %d CPUs): a storm's makespan there is the machine's as much as the ranks'", l, runtime.NumCPU())
-		}
-	}
-	quiet()
 	cfg := stormConfig(t, "  nodes: 9\n  arrival: burst\n  teardown: unreg\n", 2, "create=150us,reg=20us")
 	cfg.Repetitions = 20
 	cfg.StormDefaults()
-	res := runOK(t, cfg)
-	quiet() // and it stayed so
+	var res *results.Result
+	load := testenv.MeasureLoad(t, func() { res = runOK(t, cfg) })
 	st := res.Storm
 	if st == nil || len(st.MakespanNS) != 20 || len(st.RankBusyNS) != 20 || len(st.RankRunQueueNS) != 20 {
 		t.Fatalf("storm %+v", st)
@@ -317,6 +312,7 @@ func TestStormPlacedKnownAnswer(t *testing.T) {
 	if !res.Config.Pin {
 		t.Fatalf("ranks not bound by default: workers %+v", res.Workers)
 	}
+	var failures []string
 	var makespans, works []float64
 	for i, mk := range st.MakespanNS {
 		k := 0
@@ -325,14 +321,28 @@ func TestStormPlacedKnownAnswer(t *testing.T) {
 		}
 		work, runq := float64(st.RankBusyNS[i][k]), float64(max(0, st.RankRunQueueNS[i][k]))
 		if float64(mk) > 1.15*(work+runq) {
-			t.Errorf("repetition %d: makespan %v, more than +15%% over the larger rank's work %v plus its run-queue time %v", i+1,
-				time.Duration(mk), time.Duration(work), time.Duration(runq))
+			failures = append(failures, fmt.Sprintf("repetition %d: makespan %v, more than +15%% over the larger rank's work %v plus its run-queue time %v", i+1,
+				time.Duration(mk), time.Duration(work), time.Duration(runq)))
 		}
 		makespans, works = append(makespans, float64(mk)), append(works, work)
 	}
 	slices.Sort(makespans)
 	slices.Sort(works)
 	if mk, w := makespans[len(makespans)/2], works[len(works)/2]; mk > 1.10*w {
-		t.Errorf("median makespan %v, more than +10%% over the median larger rank's work %v", time.Duration(mk), time.Duration(w))
+		failures = append(failures, fmt.Sprintf("median makespan %v, more than +10%% over the median larger rank's work %v", time.Duration(mk), time.Duration(w)))
 	}
+	// The p99s need a CPU beyond the ranks' for the harness's own threads
+	// (the coordinator, the workers' runtimes), as an open loop spins only
+	// then: with two ranks bound to the two CPUs of a VM, reg's p99 was
+	// 32-46 µs for its 20 µs, its p90 20.8 µs.
+	for kind, cost := range map[string]time.Duration{"create": 150 * time.Microsecond, "reg": 20 * time.Microsecond} {
+		p99 := time.Duration(res.Ops[kind].NS.P99)
+		switch cpus := len(host.AllowedCPUs()); {
+		case cpus <= st.Ranks:
+			t.Logf("%s p99 %v for its injected %v: not judged, %d ranks on %d CPUs leave none to the harness", kind, p99, cost, st.Ranks, cpus)
+		case p99 > cost*3/2:
+			failures = append(failures, fmt.Sprintf("%s p99 %v, beyond 1.5x its injected %v", kind, p99, cost))
+		}
+	}
+	testenv.FailOrSkip(t, load, failures)
 }
