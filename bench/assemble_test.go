@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/results"
+	"github.com/xrcbench/xrcbench/verbs"
 )
 
 // A repetition whose threads started far apart, or whose measured length
@@ -180,19 +181,45 @@ func TestHarnessFigures(t *testing.T) {
 
 // A thread's untimed stretches: from the end of one batch to the start of
 // the next (its end less the time inside its operations), less barrier
-// waits, attributed to the kind of the batch that follows.
+// waits, attributed to the kind of the batch that follows. A ring's call
+// tells its own (its deck's turns): the longest of them is a stretch of
+// its own, never added to the one before the call (a ring of 1 s once
+// reported its ten turns and its entry as one stretch of 250 µs, and
+// every open loop warned of it).
 func TestAccountGaps(t *testing.T) {
 	th := &thread{started: 1000, lastEnd: 1000}
 	reg, unreg := newKindRec("reg", make([]int64, histCounts), nil), newKindRec("unreg", make([]int64, histCounts), nil)
-	th.account(reg, 1150, 50) // ran 1100-1150: 100 untimed before it
-	th.waited = 300           // a barrier
-	th.account(unreg, 1570, 20)
-	th.account(reg, 1_001_580, 10) // a stall of 1 ms after the unreg batch
+	th.account(reg, 1150, 50, nil) // ran 1100-1150: 100 untimed before it
+	th.waited = 300                // a barrier
+	th.account(unreg, 1570, 20, nil)
+	th.account(reg, 1_001_580, 10, nil) // a stall of 1 ms after the unreg batch
 	if reg.maxGap != 1_000_000 || unreg.maxGap != 100 {
 		t.Errorf("longest gaps reg %d unreg %d, want 1000000 and 100 (the barrier's 300 excluded)", reg.maxGap, unreg.maxGap)
 	}
 	if th.gapNS != 1_000_000 || th.gapAt != 570 || th.gapKind != "reg" {
 		t.Errorf("thread's longest gap %d at %d before %q, want 1000000 at 570 before reg", th.gapNS, th.gapAt, th.gapKind)
+	}
+
+	for _, tt := range []struct {
+		name    string
+		in      verbs.ProgramStats
+		gap, at uint64
+	}{
+		// A call of 1 s from 2000: 40 ns before its first step, ten turns
+		// of 20 µs, the longest at 500_000_000.
+		{"turns longer than the entry", verbs.ProgramStats{UntimedNS: 200_000, UntimedMaxNS: 25_000, UntimedMaxAt: 500_000_000}, 25_000, 500_000_000 - 1000},
+		{"an entry longer than the turns", verbs.ProgramStats{UntimedNS: 200_000 - 70_000, UntimedMaxNS: 20_000, UntimedMaxAt: 500_000_000}, 70_040, 1000},
+		{"no turn", verbs.ProgramStats{}, 200_040, 1000},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			th := &thread{started: 1000, lastEnd: 2000}
+			rec := newKindRec("reg", make([]int64, histCounts), nil)
+			const timed = 1_000_000_000 - 200_000
+			th.account(rec, 2000+40+1_000_000_000, timed, &tt.in)
+			if th.gapNS != tt.gap || th.gapAt != tt.at || rec.maxGap != int64(tt.gap) {
+				t.Errorf("longest gap %d at %d (kind's %d), want %d at %d", th.gapNS, th.gapAt, rec.maxGap, tt.gap, tt.at)
+			}
+		})
 	}
 }
 

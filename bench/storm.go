@@ -350,7 +350,7 @@ func (t *thread) stormFoldOf(p *verbs.Program, run *verbs.Storm, folded []bool) 
 		rec.batches++
 	}
 	if last != nil && t.measuring {
-		t.account(last, run.End(), timed)
+		t.account(last, run.End(), timed, nil)
 	}
 }
 

@@ -634,18 +634,30 @@ func (t *thread) probeList(op string) []uint32 {
 // account adds a batch of rec's kind that ended at now after timed ns
 // inside its operations: the stretch since the previous batch ended, less
 // barrier waits, was not timed. (The batch's own cgo entry and exit count
-// in that stretch: they are not timed either.)
-func (t *thread) account(rec *kindRec, now, timed uint64) {
-	start := now - min(timed, now)
+// in that stretch: they are not timed either.) A ring's call also tells
+// its own untimed stretches (inner, nil for none: its deck's turns), each
+// a stretch of its own: the longest untimed stretch is the longest of
+// them or the one before the call, never their sum (a ring stays in one
+// call for the whole measurement).
+func (t *thread) account(rec *kindRec, now, timed uint64, inner *verbs.ProgramStats) {
+	var in verbs.ProgramStats
+	if inner != nil {
+		in = *inner
+	}
+	start := now - min(timed+in.UntimedNS, now)
 	var gap uint64
+	at := t.lastEnd - t.started
 	if start > t.lastEnd+t.waited {
 		gap = start - t.lastEnd - t.waited
+	}
+	if in.UntimedMaxNS > gap {
+		gap, at = in.UntimedMaxNS, in.UntimedMaxAt-t.started
 	}
 	if int64(gap) > rec.maxGap {
 		rec.maxGap = int64(gap)
 	}
 	if gap > t.gapNS {
-		t.gapNS, t.gapAt, t.gapKind = gap, t.lastEnd-t.started, rec.kind
+		t.gapNS, t.gapAt, t.gapKind = gap, at, rec.kind
 	}
 	t.lastEnd, t.waited = now, 0
 }

@@ -468,9 +468,16 @@ repeat(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t off, s
 		i = b;
 		if (arr)
 			arrivals_sample(arr, st->behind_ns, l->t0);
-		/* The turn (and its write to the bell) is in no step's time. */
-		if (rep->deck && l->t0 >= rep->deck->ctl[XB_DECK_NEXT] && deck_turn(rep->deck, rec, l, general && start, l->t0))
+		/* The turn (and its write to the bell) is in no step's time:
+		 * an untimed stretch, told apart from the call's others. */
+		if (rep->deck && l->t0 >= rep->deck->ctl[XB_DECK_NEXT] && deck_turn(rep->deck, rec, l, general && start, l->t0)) {
+			uint64_t from = l->t0;
+
 			l->t0 = xb_now_ns();
+			st->untimed_ns += l->t0 - from;
+			if (l->t0 - from > st->untimed_max_ns)
+				st->untimed_max_ns = l->t0 - from, st->untimed_max_at = from;
+		}
 		if (l->nfails != nf || left == 0 || over || l->t0 >= rep->until || xb_halted(rep->stop, rep->abort))
 			break;
 		if (i == ring_end) {
@@ -528,6 +535,7 @@ size_t xb_run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps
 
 		count(&c, l.pend_tag, l.pend_d, l.pend_r);
 	}
+	st->end_ns = l.t0;
 	return l.nfails;
 }
 

@@ -114,7 +114,7 @@ func cRunBatch(ops, dom unsafe.Pointer, op Op, b *Batch, n int) int {
 
 // cRunProgram runs steps [off, off+n) of p; the caller checked the range
 // and the recording's sizes. The Go memory is passed for the duration of
-// the call only. ProgramStats has struct xb_prog_stats' layout (six
+// the call only. ProgramStats has struct xb_prog_stats' layout (ten
 // uint64), Failure struct xb_fail's. rep, when not nil, makes it a ring
 // (struct xb_repeat, its words as call_run_program reads them).
 func cRunProgram(ops, dom unsafe.Pointer, p *Program, off, n int, st *ProgramStats, rep *Repeat) {

@@ -105,6 +105,13 @@ type ProgramStats struct {
 	LateNS     uint64 // sum of wake-up lateness after the waits
 	LateMaxNS  uint64 // the largest wake-up lateness
 	BehindNS   uint64 // how late the last step began after its intended start
+	// A ring's untimed stretches inside the call, in no step and no wait
+	// (its deck's turns): their sum, the longest, and when it began.
+	UntimedNS, UntimedMaxNS, UntimedMaxAt uint64
+	// EndNS is the clock at the last step's end (at the call's start when
+	// no step ran): the way back to Go lies after it, in the next call's
+	// untimed stretch or after the measurement.
+	EndNS uint64
 }
 
 // NewProgram allocates a program of n steps; open adds the intended start

@@ -18,8 +18,8 @@ func TestStepLayout(t *testing.T) {
 	if cs != gs || !slices.Equal(co, goff) {
 		t.Fatalf("struct xb_step: C size %d offsets %v, Go size %d offsets %v", cs, co, gs, goff)
 	}
-	if s := statsSize(); s != 6*8 {
-		t.Fatalf("struct xb_prog_stats is %d bytes, ProgramStats 48", s)
+	if s := statsSize(); s != unsafe.Sizeof(ProgramStats{}) {
+		t.Fatalf("struct xb_prog_stats is %d bytes, ProgramStats %d", s, unsafe.Sizeof(ProgramStats{}))
 	}
 	if s := failureSize(); s != unsafe.Sizeof(Failure{}) {
 		t.Fatalf("struct xb_fail is %d bytes, Failure %d", s, unsafe.Sizeof(Failure{}))

@@ -110,6 +110,16 @@ struct xb_prog_stats {
 	uint64_t late_ns;    /* sum of wake-up lateness after a wait */
 	uint64_t late_max_ns;
 	uint64_t behind_ns;  /* start - intended start of the last step (backlog) */
+	/* A ring's untimed stretches inside the call, in no step's time and
+	 * no wait: its deck's turns (the stretch before the call is the
+	 * caller's to see). */
+	uint64_t untimed_ns;
+	uint64_t untimed_max_ns; /* the longest of them */
+	uint64_t untimed_max_at; /* when it began (xb_now_ns) */
+	/* the clock at the call's last step's end (at its start when no
+	 * step ran): the way back to the caller is the next call's
+	 * untimed stretch, or after the measurement */
+	uint64_t end_ns;
 };
 
 /* Waits shorter than this are spun; longer ones sleep until this much
