@@ -73,8 +73,10 @@ type flusher struct {
 	// the C loop ends.
 	started atomic.Uint64
 	rounds  atomic.Int64
-	// bell wakes the flusher (an eventfd; -1: none, it looks every
-	// millisecond); freed tells a thread waiting for a set that one was.
+	// bell wakes the flusher for a turn in Go and for the close (an
+	// eventfd; -1: none, it looks every millisecond); the C loop's turns
+	// ring nothing (see wait). freed tells a thread waiting for a set
+	// that one was.
 	bell    int
 	freed   chan struct{}
 	closing atomic.Bool
@@ -94,7 +96,7 @@ func startFlusher(t *thread) *flusher {
 		f.kinds = append(f.kinds, r.kind)
 	}
 	stride := len(t.ivAll) + len(t.ivRespAll)
-	f.deck = verbs.NewDeck(flusherSets, stride, t.ivStart, max(t.cfg.Interval, time.Nanosecond), f.bell)
+	f.deck = verbs.NewDeck(flusherSets, stride, t.ivStart, max(t.cfg.Interval, time.Nanosecond))
 	first := f.set(0)
 	copy(first.service, t.ivAll)
 	copy(first.response, t.ivRespAll)
@@ -177,13 +179,22 @@ func (f *flusher) flushEnded() bool {
 	return true
 }
 
-// The C loop rings the flusher's bell, an eventfd, as the thread does in
-// Go: the flusher blocks in read(2) on it, a system call on its own OS
-// thread, which the write wakes and which takes an idle P of its own.
-// Handed an interval through a channel it was parked on, the flusher was
-// readied on the thread's own P, first in line, and the thread, preempted
-// by the runtime soon after its long cgo call, waited for another P while
-// its flusher encoded (1.9 ms in an execution trace on a quiet 2-CPU VM).
+// The flusher blocks in poll(2) on its bell, an eventfd, a system call on
+// its own OS thread, which a write wakes and which takes an idle P of its
+// own. Handed an interval through a channel it was parked on, the flusher
+// was readied on the thread's own P, first in line, and the thread,
+// preempted by the runtime soon after its long cgo call, waited for
+// another P while its flusher encoded (1.9 ms in an execution trace on a
+// quiet 2-CPU VM). The C loop rings no bell: a write that wakes a sleeping
+// reader took 19-42 µs on that VM, untimed on the measured thread at
+// every interval's end. The flusher wakes on its own instead, when the
+// interval is due to end and a segment past it (turnSlack), and then every
+// millisecond until the set is ended: once an interval, on its own CPU.
+
+// turnSlack is how long after an interval's due end the flusher first
+// looks: the C loop turns at the first segment's end past it (about
+// --batch-time, 1 ms by default).
+const turnSlack = 2 * time.Millisecond
 
 // newBell is an eventfd for a flusher's bell, -1 when none can be made
 // (the flusher then looks every millisecond); tests replace it.
@@ -195,14 +206,29 @@ var newBell = func() int {
 	return fd
 }
 
-// wait waits for the bell, or a millisecond without one.
+// wait waits for the bell, or until the deck's next turn is due (plus
+// turnSlack), at least a millisecond and at most a second; before the
+// thread has laid its interval grid (beginIntervals, which rings), a
+// second.
 func (f *flusher) wait() {
+	timeout := time.Second
+	if atomic.LoadUint64(&f.deck.Ctl[verbs.DeckStart]) != 0 {
+		timeout = time.Millisecond
+		if next, now := atomic.LoadUint64(&f.deck.Ctl[verbs.DeckNext]), verbs.Now(); next > now {
+			timeout = min(time.Duration(next-now)+turnSlack, time.Second)
+		}
+	}
 	if f.bell < 0 {
-		time.Sleep(time.Millisecond)
+		time.Sleep(timeout)
 		return
 	}
-	var b [8]byte
-	if _, err := unix.Read(f.bell, b[:]); err != nil && err != unix.EINTR {
+	fds := []unix.PollFd{{Fd: int32(f.bell), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, int(timeout.Milliseconds()))
+	switch {
+	case n > 0:
+		var b [8]byte
+		unix.Read(f.bell, b[:]) // the count: the bell is rung
+	case err != nil && err != unix.EINTR:
 		time.Sleep(time.Millisecond) // an unusable bell: look now and then
 	}
 }
@@ -315,7 +341,8 @@ func (t *thread) turn(now uint64, note *endNote, index int64, next uint64) error
 	atomic.StoreUint64(d.Word(cur, verbs.DeckState), verbs.DeckEnded)
 	*d.Word(nxt, verbs.DeckIndex) = uint64(index)
 	atomic.StoreUint64(d.Word(nxt, verbs.DeckState), verbs.DeckCounting)
-	d.Ctl[verbs.DeckCur], d.Ctl[verbs.DeckNext] = uint64(nxt), next
+	d.Ctl[verbs.DeckCur] = uint64(nxt)
+	atomic.StoreUint64(&d.Ctl[verbs.DeckNext], next) // the flusher's clock (wait)
 	t.setIV(f.set(nxt))
 	f.ring()
 	return nil

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -413,9 +414,13 @@ func (t *thread) beginIntervals(start uint64) {
 	t.ivStart, t.ivIndex, t.ivNext = start, 0, start+uint64(t.cfg.Interval)
 	if t.flush != nil {
 		d := t.flush.deck
-		d.Ctl[verbs.DeckStart], d.Ctl[verbs.DeckLen], d.Ctl[verbs.DeckNext] = start, uint64(max(t.cfg.Interval, 1)), t.ivNext
+		d.Ctl[verbs.DeckLen] = uint64(max(t.cfg.Interval, 1))
+		// The flusher's clock (flusher.wait): a grid to wake by.
+		atomic.StoreUint64(&d.Ctl[verbs.DeckStart], start)
+		atomic.StoreUint64(&d.Ctl[verbs.DeckNext], t.ivNext)
 		*d.Word(int(d.Ctl[verbs.DeckCur]), verbs.DeckIndex) = 0
 		t.flush.started.Store(t.started)
+		t.flush.ring()
 	}
 }
 

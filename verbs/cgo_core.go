@@ -31,15 +31,14 @@ static size_t call_run_program(void *ops, void *dom, struct xb_step *steps, size
 			       uint64_t *sum_ns, uint64_t *ns, uint64_t *resp, struct xb_fail *fails, size_t nfails,
 			       struct xb_prog_stats *st, uint64_t *rep, uint32_t *stop, uint32_t *abort,
 			       struct xb_arrivals *arr, uint64_t *deck_ctl, int64_t *deck_base, uint64_t deck_stride,
-			       uint64_t deck_sets, int64_t deck_bell) {
+			       uint64_t deck_sets) {
 	struct xb_prog_rec rec = { .ntags = ntags, .nbuckets = nbuckets, .service = service, .response = response,
 				   .count = count, .sum_ns = sum_ns, .ns = ns, .resp = resp, .fails = fails };
 	if (!rep)
 		return xb_run_program((const struct xb_ops *)ops, dom, steps, off, n, start, &rec, nfails, st, NULL);
 	// rep: until, poll_ns, max_steps, pos, begin, runq_fd in; pos, steps,
 	// laps, begun, runq_begin, late_runq out
-	struct xb_deck deck = { .ctl = deck_ctl, .base = deck_base, .stride = deck_stride, .nsets = deck_sets,
-				.bell = deck_bell };
+	struct xb_deck deck = { .ctl = deck_ctl, .base = deck_base, .stride = deck_stride, .nsets = deck_sets };
 	struct xb_repeat r = { .until = rep[0], .poll_ns = rep[1], .stop = stop, .abort = abort,
 			       .max_steps = rep[2], .pos = rep[3], .begin = rep[6], .runq_fd = (int64_t)rep[8],
 			       .runq_begin = -1, .late_runq = -1, .arr = arr, .deck = deck_ctl ? &deck : NULL };
@@ -141,11 +140,10 @@ func cRunProgram(ops, dom unsafe.Pointer, p *Program, off, n int, st *ProgramSta
 	var deckCtl *C.uint64_t
 	var deckBase *C.int64_t
 	var deckStride, deckSets C.uint64_t
-	deckBell := C.int64_t(-1)
 	if rep != nil && rep.Deck != nil {
 		d := rep.Deck
 		deckCtl, deckBase = (*C.uint64_t)(unsafe.Pointer(&d.Ctl[0])), (*C.int64_t)(unsafe.Pointer(&d.Counts[0]))
-		deckStride, deckSets, deckBell = C.uint64_t(d.Stride), C.uint64_t(d.Sets()), C.int64_t(d.Bell)
+		deckStride, deckSets = C.uint64_t(d.Stride), C.uint64_t(d.Sets())
 	}
 	r := &p.Rec
 	tags := len(r.Count)
@@ -160,7 +158,7 @@ func cRunProgram(ops, dom unsafe.Pointer, p *Program, off, n int, st *ProgramSta
 	p.nfail = int(C.call_run_program(ops, dom, (*C.struct_xb_step)(unsafe.Pointer(&p.Steps[0])), C.size_t(off), C.size_t(n),
 		start, C.size_t(tags), C.size_t(r.Buckets), service, response, count, sum, ns, resp,
 		(*C.struct_xb_fail)(unsafe.Pointer(&p.fails[0])), C.size_t(p.nfail), (*C.struct_xb_prog_stats)(unsafe.Pointer(st)),
-		words, stop, abort, arr, deckCtl, deckBase, deckStride, deckSets, deckBell))
+		words, stop, abort, arr, deckCtl, deckBase, deckStride, deckSets))
 }
 
 // cDeckLayout is xb.h's numbering of a deck's words and states, in the

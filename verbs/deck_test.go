@@ -42,7 +42,7 @@ func TestRepeatProgramDeck(t *testing.T) {
 			p.Steps[0] = Step{QPN: q, Op: uint8(OpReg), Tag: 0}
 			p.Steps[1] = Step{QPN: q, Op: uint8(OpUnreg), Tag: 1}
 			start := Now()
-			deck := NewDeck(3, 2*buckets, start, 10*time.Millisecond, -1)
+			deck := NewDeck(3, 2*buckets, start, 10*time.Millisecond)
 			var ended []uint64 // per ended set, in order: its index, end and count
 			var total int64
 			stop := make(chan struct{})

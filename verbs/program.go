@@ -286,12 +286,12 @@ type Repeat struct {
 // goroutine) that takes an ended set, clears it and frees it. A set's
 // DeckState is written and read atomically (atomic.StoreUint64 and
 // LoadUint64 here), its other words before it is written and after it is
-// read. The ring writes Bell (an eventfd; -1: none) after each end.
+// read. The ring wakes no reader: the reader looks when an interval is
+// due to end (Ctl[DeckNext], which the ring's Go side writes atomically).
 type Deck struct {
 	Ctl    []uint64
 	Counts []int64
 	Stride int
-	Bell   int
 }
 
 // The words of Deck.Ctl and a set's states, as xb.h numbers them
@@ -306,8 +306,8 @@ const (
 
 // NewDeck is a deck of n sets of stride counts, set 0 counting from the
 // interval [start, start+length), the others free.
-func NewDeck(n, stride int, start uint64, length time.Duration, bell int) *Deck {
-	d := &Deck{Ctl: make([]uint64, DeckSets+n*DeckWords), Counts: make([]int64, n*stride), Stride: stride, Bell: bell}
+func NewDeck(n, stride int, start uint64, length time.Duration) *Deck {
+	d := &Deck{Ctl: make([]uint64, DeckSets+n*DeckWords), Counts: make([]int64, n*stride), Stride: stride}
 	d.Ctl[DeckNext], d.Ctl[DeckLen], d.Ctl[DeckStart] = start+uint64(length), uint64(length), start
 	d.Ctl[DeckSets+DeckState] = DeckCounting
 	return d

@@ -233,7 +233,6 @@ struct xb_deck {
 	uint64_t *ctl;
 	int64_t *base;
 	uint64_t stride, nsets;
-	int64_t bell; /* an eventfd written after each end (-1: none) */
 };
 
 /*
@@ -284,7 +283,8 @@ struct xb_repeat {
 	 * set, not rec's arrays, and at the first segment's end at or past
 	 * the deck's XB_DECK_NEXT ends it and goes on in the next set, if
 	 * free (else it tries again after the next segment: the interval
-	 * lasts longer), waking the flusher through its bell. */
+	 * lasts longer). It wakes no one: the reader looks at the interval's
+	 * end. */
 	struct xb_deck *deck;
 };
 
