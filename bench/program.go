@@ -546,7 +546,10 @@ func (t *thread) ranFor(rec *kindRec, timed uint64) error {
 		end = e
 	}
 	t.account(rec, end, timed, &t.prog.stats)
-	if now >= t.ivNext {
+	// At or past the measurement's end its last interval ends with it
+	// (endMeasuring), not here, which left an empty interval of a few
+	// hundred µs after it in every .hlog.
+	if now >= t.ivNext && (t.loopEnd == 0 || now < t.loopEnd) {
 		return t.flushIntervalAt(now)
 	}
 	return nil

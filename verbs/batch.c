@@ -464,9 +464,12 @@ repeat(const struct xb_ops *ops, void *dom, struct xb_step *steps, size_t off, s
 		i = b;
 		if (arr)
 			arrivals_sample(arr, st->behind_ns, l->t0);
-		/* The turn is in no step's time:
-		 * an untimed stretch, told apart from the call's others. */
-		if (rep->deck && l->t0 >= rep->deck->ctl[XB_DECK_NEXT] && deck_turn(rep->deck, rec, l, general && start, l->t0)) {
+		/* The turn is in no step's time: an untimed stretch, told
+		 * apart from the call's others. At or past until the caller
+		 * ends the set (the measurement's last interval ends with it,
+		 * not in an empty one after it). */
+		if (rep->deck && l->t0 >= rep->deck->ctl[XB_DECK_NEXT] && l->t0 < rep->until &&
+		    deck_turn(rep->deck, rec, l, general && start, l->t0)) {
 			uint64_t from = l->t0;
 
 			l->t0 = xb_now_ns();
