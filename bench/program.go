@@ -339,9 +339,6 @@ func (t *thread) loopChunk(passesLeft int64) (int64, error) {
 // stretch before the call into coverage. It returns the end of what it
 // ran and whether an outcome was unexpected.
 func (t *thread) runSteps(a, b int) (int, bool, error) {
-	if err := t.awaitStart(); err != nil {
-		return a, false, err
-	}
 	r := t.prog
 	p := r.p
 	if t.open != nil {
@@ -353,7 +350,21 @@ func (t *thread) runSteps(a, b int) (int, bool, error) {
 		}
 	}
 	r.stats = verbs.ProgramStats{}
-	if err := t.dom.RunProgram(p, a, b-a, &r.stats); err != nil {
+	if t.beginAt != 0 {
+		// The measurement's first call waits for its start in C, as a
+		// ring's does (loopRepeat): no return into Go between the start
+		// and the first operation.
+		begin := verbs.Repeat{Begin: t.beginAt, RunqFD: t.waits.fd(), Stop: t.shm.stopWord(), Abort: t.shm.abortWord()}
+		if err := t.dom.RunProgramAt(p, a, b-a, &r.stats, &begin); err != nil {
+			return a, false, err
+		}
+		if begin.Begun == 0 { // stopped before the start
+			return a, false, nil
+		}
+		t.startedAt(begin.Begun)
+		t.waits.startAt(begin.RunQueueAtBegin)
+		t.startRunq = max(begin.LateRunQueue, 0)
+	} else if err := t.dom.RunProgram(p, a, b-a, &r.stats); err != nil {
 		return a, false, err
 	}
 	timed := t.tally()

@@ -520,6 +520,8 @@ size_t xb_run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps
 	}
 	if (rep && rep->deck && rep->begin)
 		rep->deck->ctl[XB_DECK_BEGUN] = rep->begun;
+	if (rep && rep->once)
+		rep = NULL; /* begun: the steps run once, as without it */
 	if (rep && closed)
 		repeat(ops, dom, steps, off, n, NULL, &r, st, &l, rep, 0);
 	else if (rep)

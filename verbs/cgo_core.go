@@ -36,12 +36,13 @@ static size_t call_run_program(void *ops, void *dom, struct xb_step *steps, size
 				   .count = count, .sum_ns = sum_ns, .ns = ns, .resp = resp, .fails = fails };
 	if (!rep)
 		return xb_run_program((const struct xb_ops *)ops, dom, steps, off, n, start, &rec, nfails, st, NULL);
-	// rep: until, poll_ns, max_steps, pos, begin, runq_fd in; pos, steps,
-	// laps, begun, runq_begin, late_runq out
+	// rep: until, poll_ns, max_steps, pos, begin, runq_fd, once in; pos,
+	// steps, laps, begun, runq_begin, late_runq out
 	struct xb_deck deck = { .ctl = deck_ctl, .base = deck_base, .stride = deck_stride, .nsets = deck_sets };
 	struct xb_repeat r = { .until = rep[0], .poll_ns = rep[1], .stop = stop, .abort = abort,
 			       .max_steps = rep[2], .pos = rep[3], .begin = rep[6], .runq_fd = (int64_t)rep[8],
-			       .runq_begin = -1, .late_runq = -1, .arr = arr, .deck = deck_ctl ? &deck : NULL };
+			       .runq_begin = -1, .late_runq = -1, .arr = arr, .deck = deck_ctl ? &deck : NULL,
+			       .once = rep[11] };
 	nfails = xb_run_program((const struct xb_ops *)ops, dom, steps, off, n, start, &rec, nfails, st, &r);
 	rep[3] = r.pos, rep[4] = r.steps, rep[5] = r.laps, rep[7] = r.begun;
 	rep[9] = (uint64_t)r.runq_begin, rep[10] = (uint64_t)r.late_runq;

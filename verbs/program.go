@@ -274,7 +274,7 @@ type Repeat struct {
 	// Go, once a millisecond or so, are gone.
 	Open *Arrivals
 
-	words [11]uint64 // struct xb_repeat's numbers, as call_run_program passes them
+	words [12]uint64 // struct xb_repeat's numbers, as call_run_program passes them
 }
 
 // Deck is a ring's interval sets (struct xb_deck): Sets() sets of Stride
@@ -359,15 +359,45 @@ func (m *Domain) RepeatProgram(p *Program, off, n int, rep *Repeat, st *ProgramS
 	if rep.Pos == off+n {
 		rep.Pos = off
 	}
-	rep.words = [11]uint64{rep.Until, uint64(max(rep.Poll, 0)), rep.MaxSteps, uint64(rep.Pos), 6: rep.Begin, 8: uint64(int64(rep.RunqFD))}
+	rep.setWords(0)
+	p.forgetFrom(rep.Pos)
+	cRunProgram(m.dev.ops, m.handle, p, off, n, st, rep)
+	rep.getWords()
+	return nil
+}
+
+// RunProgramAt is RunProgram whose first step does not start before
+// begin.Begin: the call waits for it in C as a ring's does (see Repeat:
+// Begin, Stop and Abort, RunqFD in; Begun, RunQueueAtBegin and
+// LateRunQueue out; the rest unused), so a program that is no ring
+// reaches its measurement's start with no return into Go between. Stopped
+// before the start (Begun 0), it runs nothing.
+func (m *Domain) RunProgramAt(p *Program, off, n int, st *ProgramStats, begin *Repeat) error {
+	if err := m.checkRun(p, off, n); err != nil || n == 0 {
+		return err
+	}
+	b := Repeat{Begin: begin.Begin, RunqFD: begin.RunqFD, Stop: begin.Stop, Abort: begin.Abort}
+	b.setWords(1)
+	p.forgetFrom(off)
+	cRunProgram(m.dev.ops, m.handle, p, off, n, st, &b)
+	b.getWords()
+	begin.Begun, begin.RunQueueAtBegin, begin.LateRunQueue = b.Begun, b.RunQueueAtBegin, b.LateRunQueue
+	return nil
+}
+
+// setWords lays rep out as call_run_program reads it; once makes the
+// call no ring (RunProgramAt).
+func (rep *Repeat) setWords(once uint64) {
+	rep.words = [12]uint64{rep.Until, uint64(max(rep.Poll, 0)), rep.MaxSteps, uint64(rep.Pos), 6: rep.Begin, 8: uint64(int64(rep.RunqFD)), 11: once}
 	if rep.Begin == 0 || rep.RunqFD <= 0 {
 		rep.words[8] = ^uint64(0) // -1: none
 	}
-	p.forgetFrom(rep.Pos)
-	cRunProgram(m.dev.ops, m.handle, p, off, n, st, rep)
+}
+
+// getWords takes what the call wrote.
+func (rep *Repeat) getWords() {
 	rep.Pos, rep.Steps, rep.Laps, rep.Begun = int(rep.words[3]), rep.words[4], rep.words[5], rep.words[7]
 	rep.RunQueueAtBegin, rep.LateRunQueue = int64(rep.words[9]), int64(rep.words[10])
-	return nil
 }
 
 // HistogramIndex is the C loop's index of latency v in a tag's n counts

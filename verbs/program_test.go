@@ -1,6 +1,7 @@
 package verbs
 
 import (
+	"fmt"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -403,7 +404,7 @@ func TestRepeatProgramBegin(t *testing.T) {
 		name   string
 		begin  time.Duration // from now; < 0: in the past
 		stop   *uint32
-		steps  uint64
+		steps  uint64        // a ring's: a program that is no ring runs its 2 steps, or none
 		atMost time.Duration // the call's length
 	}{
 		{"waits for a start 20ms ahead", 20 * time.Millisecond, &unset, 4, 2 * time.Second},
@@ -411,37 +412,46 @@ func TestRepeatProgramBegin(t *testing.T) {
 		{"no start", 0, nil, 4, 2 * time.Second},
 		{"stopped before a start an hour ahead", time.Hour, &set, 0, 2 * time.Second},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			p := NewProgram(2, false)
-			p.Rec = Recording{Buckets: 4096, Service: make([]int64, 2*4096), Count: make([]uint64, 2), SumNS: make([]uint64, 2)}
-			p.Steps[0] = Step{QPN: q, Op: uint8(OpReg), Tag: 0}
-			p.Steps[1] = Step{QPN: q, Op: uint8(OpUnreg), Tag: 1}
-			t0 := Now()
-			rep := Repeat{Until: t0 + uint64(time.Hour), MaxSteps: 4, Stop: tt.stop}
-			if tt.begin != 0 {
-				rep.Begin = uint64(int64(t0) + int64(tt.begin))
-			}
-			var st ProgramStats
-			if err := d[1].RepeatProgram(p, 0, 2, &rep, &st); err != nil {
-				t.Fatal(err)
-			}
-			took := time.Duration(Now() - t0)
-			if rep.Steps != tt.steps || p.Rec.Count[0]+p.Rec.Count[1] != tt.steps {
-				t.Errorf("ran %d steps, recorded %v; want %d", rep.Steps, p.Rec.Count, tt.steps)
-			}
-			switch {
-			case tt.steps == 0 && rep.Begun != 0:
-				t.Errorf("Begun %d, want 0 for a call stopped before its start", rep.Begun)
-			case tt.steps > 0 && (rep.Begun < t0 || rep.Begun < rep.Begin):
-				t.Errorf("Begun %d, before the call (%d) or the start (%d)", rep.Begun, t0, rep.Begin)
-			}
-			if tt.begin > 0 && tt.steps > 0 && took < tt.begin {
-				t.Errorf("took %v, before its start %v ahead", took, tt.begin)
-			}
-			if took > tt.atMost {
-				t.Errorf("took %v, want at most %v", took, tt.atMost)
-			}
-		})
+		for _, ring := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s, ring %v", tt.name, ring), func(t *testing.T) {
+				p := NewProgram(2, false)
+				p.Rec = Recording{Buckets: 4096, Service: make([]int64, 2*4096), Count: make([]uint64, 2), SumNS: make([]uint64, 2)}
+				p.Steps[0] = Step{QPN: q, Op: uint8(OpReg), Tag: 0}
+				p.Steps[1] = Step{QPN: q, Op: uint8(OpUnreg), Tag: 1}
+				t0 := Now()
+				rep := Repeat{Until: t0 + uint64(time.Hour), MaxSteps: 4, Stop: tt.stop}
+				if tt.begin != 0 {
+					rep.Begin = uint64(int64(t0) + int64(tt.begin))
+				}
+				var st ProgramStats
+				want := tt.steps
+				if ring {
+					err = d[1].RepeatProgram(p, 0, 2, &rep, &st)
+				} else {
+					err = d[1].RunProgramAt(p, 0, 2, &st, &rep)
+					rep.Steps, want = p.Rec.Count[0]+p.Rec.Count[1], min(want, 2)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				took := time.Duration(Now() - t0)
+				if rep.Steps != want || p.Rec.Count[0]+p.Rec.Count[1] != want {
+					t.Errorf("ran %d steps, recorded %v; want %d", rep.Steps, p.Rec.Count, want)
+				}
+				switch {
+				case want == 0 && rep.Begun != 0:
+					t.Errorf("Begun %d, want 0 for a call stopped before its start", rep.Begun)
+				case want > 0 && (rep.Begun < t0 || rep.Begun < rep.Begin):
+					t.Errorf("Begun %d, before the call (%d) or the start (%d)", rep.Begun, t0, rep.Begin)
+				}
+				if tt.begin > 0 && want > 0 && took < tt.begin {
+					t.Errorf("took %v, before its start %v ahead", took, tt.begin)
+				}
+				if took > tt.atMost {
+					t.Errorf("took %v, want at most %v", took, tt.atMost)
+				}
+			})
+		}
 	}
 }
 

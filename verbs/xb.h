@@ -286,6 +286,11 @@ struct xb_repeat {
 	 * lasts longer). It wakes no one: the reader looks at the interval's
 	 * end. */
 	struct xb_deck *deck;
+	/* != 0: no ring. The call runs steps[off, off+n) once, as it would
+	 * without rep, after waiting for begin as a ring does (pos, until,
+	 * poll_ns, max_steps, arr and deck unused): a program that is no
+	 * ring reaches its measurement's start in C too. */
+	uint64_t once;
 };
 
 /*
