@@ -222,7 +222,7 @@ FUZZTARGETS := ./workloads:FuzzParse:3000 ./results:FuzzLoad:2000 ./results:Fuzz
                ./results:FuzzReadTimeline:800 ./report:FuzzExportCSV:1500 ./bench:FuzzFrameReader:15000 ./verbs:FuzzParseCost:15000 \
                ./verbs:FuzzSimDevice:1500 ./device:FuzzDecodeRDMANetlink:20000 \
                ./qualify:FuzzParsePlan:3000 ./internal/fleet:FuzzFleetIdentity:15000 ./internal/fleet:FuzzReadArrivals:800 \
-               ./bench:FuzzV2Decoder:15000
+               ./internal/hdrv2:FuzzDecoder:15000
 fuzz:
 	@for t in $(FUZZTARGETS); do \
 		pkg=$${t%%:*}; fn=$${t#*:}; n=$${fn#*:}; fn=$${fn%%:*}; \

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/xrcbench/xrcbench/internal/hdrv2"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 )
@@ -20,7 +21,7 @@ import (
 // flusherSets sets (verbs.Deck): at an interval's end the C loop itself
 // ends the set counting and goes on in the next free one, then rings the
 // thread's flusher (an eventfd), a goroutine that measures nothing: it
-// encodes the ended set's counts as histograms (v2enc.go), sends them to
+// encodes the ended set's counts as histograms (internal/hdrv2), sends them to
 // the outbox, clears the set and frees it. Between calls into C (a
 // storm, a program that is no ring, the measurement's end) the thread
 // turns the deck the same way in Go (turn). Encoding took the thread 4-30
@@ -62,7 +63,7 @@ type flusher struct {
 	g      int
 	kinds  []string // the thread's kinds by index
 	report func(*intervalMsg)
-	enc    *v2Encoder
+	enc    *hdrv2.Encoder
 	deck   *verbs.Deck
 	nsvc   int  // a set's service counts; its response counts follow
 	open   bool // the sets hold response counts
@@ -90,7 +91,7 @@ type flusher struct {
 // startFlusher starts t's flusher with its deck, allocated now, not at
 // an interval's end; the thread counts in its first set from now on.
 func startFlusher(t *thread) *flusher {
-	f := &flusher{g: t.g, report: t.report, enc: newV2Encoder(), nsvc: len(t.ivAll), open: t.ivRespAll != nil,
+	f := &flusher{g: t.g, report: t.report, enc: hdrv2.NewEncoder(hdrLayout), nsvc: len(t.ivAll), open: t.ivRespAll != nil,
 		notes: make([]*endNote, flusherSets), bell: newBell(), freed: make(chan struct{}, 1), done: make(chan struct{})}
 	for _, r := range t.recs {
 		f.kinds = append(f.kinds, r.kind)
@@ -242,8 +243,8 @@ func (f *flusher) ring() {
 	}
 }
 
-// encodeInterval is v2Encoder.encode; tests replace it to make it fail.
-var encodeInterval = (*v2Encoder).encode
+// encodeInterval is hdrv2.Encoder.Encode; tests replace it to make it fail.
+var encodeInterval = (*hdrv2.Encoder).Encode
 
 // encode fills m with the histograms of the kinds set b counted, and says
 // whether there was one. A histogram that cannot be encoded is an error

@@ -1,15 +1,8 @@
 package bench
 
 import (
-	"encoding/base64"
-	"math/rand/v2"
-	"runtime"
-	"slices"
-	"strings"
 	"testing"
 	"time"
-
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
@@ -75,126 +68,6 @@ func intervalEndDoesNotWait(t *testing.T) {
 		t.Errorf("the fastest of 20 interval ends took %v, want under 100µs: the thread waits for its report", fastest)
 	}
 	t.Logf("the fastest interval end took %v", fastest)
-}
-
-// The flusher's encoder writes what results.EncodeHistogram writes for
-// the histogram holding the same counts, byte for byte (so every reader of
-// the .hlog and result.json reads it as before), and allocates only the
-// string it returns: hdrhistogram-go's encoder allocated ~850 KB per
-// histogram, a garbage collection at every interval's end.
-func TestV2EncoderMatches(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 25))
-	one := func(v uint64, n int64) []int64 {
-		c := make([]int64, histCounts)
-		c[bucketIndex(v, histCounts)] = n
-		return c
-	}
-	spread := make([]int64, histCounts)
-	for range 100_000 {
-		spread[bucketIndex(uint64(rng.ExpFloat64()*20_000)+900, histCounts)]++
-	}
-	dense := make([]int64, histCounts)
-	for i := range 3000 {
-		dense[i] = int64(i%3) * (1 << uint(i%40)) // zeros alone and in runs, counts of up to 9 bytes
-	}
-	e := newV2Encoder()
-	h := results.NewHistogram()
-	for name, counts := range map[string][]int64{
-		"1ns": one(1, 1), "10µs": one(10_000, 5), "past the top": one(1<<62, 3), "huge count": one(1234, 1<<60),
-		"spread": spread, "dense": dense,
-	} {
-		got, err := e.encode(counts)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		want, err := results.EncodeHistogram(histogramInto(h, counts))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if got != want {
-			t.Errorf("%s: the encoder wrote %d bytes, hdrhistogram-go %d, and they differ", name, len(got), len(want))
-		}
-	}
-	if allocs := testing.AllocsPerRun(20, func() { e.encode(spread) }); allocs > 1 {
-		t.Errorf("%.0f allocations per encoding, want the string alone", allocs)
-	}
-}
-
-// The coordinator's decoder reads what the flusher's encoder and
-// hdrhistogram-go write: every non-zero count at its index, in order;
-// bad input is an error naming what is wrong, never a panic or a count
-// out of the array; and it allocates next to nothing once warm.
-func TestV2DecoderReads(t *testing.T) {
-	rng := rand.New(rand.NewPCG(11, 25))
-	spread := make([]int64, histCounts)
-	for range 100_000 {
-		spread[bucketIndex(uint64(rng.ExpFloat64()*20_000)+900, histCounts)]++
-	}
-	dense := make([]int64, histCounts)
-	for i := range 3000 {
-		dense[i] = int64(i%3) * (1 << uint(i%40))
-	}
-	top := make([]int64, histCounts)
-	top[histCounts-1] = 1 << 60
-	e, d, h := newV2Encoder(), newV2Decoder(), results.NewHistogram()
-	for name, counts := range map[string][]int64{"empty": make([]int64, histCounts), "spread": spread, "dense": dense, "the last count": top} {
-		ours, err := e.encode(counts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		theirs, err := results.EncodeHistogram(histogramInto(h, counts))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for from, s := range map[string]string{"v2Encoder": ours, "hdrhistogram-go": theirs} {
-			pairs, err := d.decode(s)
-			if err != nil {
-				t.Fatalf("%s from %s: %v", name, from, err)
-			}
-			got := make([]int64, histCounts)
-			last := -1
-			for _, p := range pairs {
-				if p.idx <= last || p.n == 0 {
-					t.Fatalf("%s from %s: pair %+v after index %d", name, from, p, last)
-				}
-				got[p.idx], last = p.n, p.idx
-			}
-			if !slices.Equal(got, counts) {
-				t.Errorf("%s from %s: the decoded counts differ", name, from)
-			}
-		}
-	}
-	other := hdrhistogram.New(1, 1_000_000, 2)
-	other.RecordValue(5)
-	otherEnc, _ := results.EncodeHistogram(other)
-	good, _ := e.encode(spread)
-	raw, _ := base64.StdEncoding.DecodeString(good)
-	for _, tt := range []struct{ name, s, says string }{
-		{"not base64", "!!!", "illegal base64"},
-		{"empty", "", "not a V2 compressed histogram"},
-		{"another cookie", base64.StdEncoding.EncodeToString(append([]byte{0, 0, 0, 1}, raw[4:]...)), "not a V2 compressed histogram"},
-		{"cut short", base64.StdEncoding.EncodeToString(raw[:len(raw)/2]), "past the"},
-		{"not zlib", base64.StdEncoding.EncodeToString(append(raw[:8:8], make([]byte, len(raw)-8)...)), "bad histogram"},
-		{"another layout", otherEnc, "want the layout of 3 from 1 to 100000000000"},
-	} {
-		if _, err := d.decode(tt.s); err == nil || !strings.Contains(err.Error(), tt.says) {
-			t.Errorf("%s: %v, want an error saying %q", tt.name, err, tt.says)
-		}
-	}
-	if _, err := d.decode(good); err != nil { // still good after bad input
-		t.Fatal(err)
-	}
-	// The inflater's Huffman tables make a few small slices per block;
-	// what counts is that no histogram or zlib reader is made per call.
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range 50 {
-		d.decode(good)
-	}
-	runtime.ReadMemStats(&after)
-	if per := (after.TotalAlloc - before.TotalAlloc) / 50; per > 4<<10 {
-		t.Errorf("%d bytes allocated per decoding, want under 4 KiB (a histogram is %d)", per, 8*histCounts)
-	}
 }
 
 // highestEquivalent is what hdrhistogram-go's Max says of a histogram

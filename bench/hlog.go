@@ -10,6 +10,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
 
+	"github.com/xrcbench/xrcbench/internal/hdrv2"
 	"github.com/xrcbench/xrcbench/internal/safedir"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
@@ -22,9 +23,9 @@ import (
 // is far behind the newest one), so the coordinator holds a few intervals
 // at a time whatever the run length. Intervals are held as counts arrays
 // (results.NewHistogram's layout) reused from one interval to the next,
-// decoded and encoded by a v2Decoder and v2Encoder that keep their
+// decoded and encoded by an hdrv2.Decoder and Encoder that keep their
 // buffers: the coordinator shares the machine with the measured threads,
-// and its garbage and page faults once took their CPUs (v2enc.go).
+// and its garbage and page faults once took their CPUs (internal/hdrv2).
 type hlogs struct {
 	dir      *safedir.Dir // the run's temporary folder: the logs are made beneath it
 	interval time.Duration
@@ -32,8 +33,8 @@ type hlogs struct {
 	bufs     map[string]*bufio.Writer
 	pending  map[int64]map[string][]int64
 	free     [][]int64 // cleared counts arrays for the next intervals
-	enc      *v2Encoder
-	dec      *v2Decoder
+	enc      *hdrv2.Encoder
+	dec      *hdrv2.Decoder
 	late1    []int64                            // a late report's counts, written on their own
 	empty    string                             // an interval of no latencies, encoded
 	order    []string                           // the kinds, sorted
@@ -77,7 +78,7 @@ type hlogs struct {
 // the mode of every other file of a run whatever the umask.
 func newHlogs(dir *safedir.Dir, runID string, kinds []string, start time.Time, interval time.Duration) (*hlogs, error) {
 	l := &hlogs{dir: dir, interval: interval, files: map[string]*os.File{}, bufs: map[string]*bufio.Writer{},
-		logged: map[string]*results.LogFile{}, enc: newV2Encoder(), dec: newV2Decoder(), baseMs: start.UnixMilli()}
+		logged: map[string]*results.LogFile{}, enc: hdrv2.NewEncoder(hdrLayout), dec: hdrv2.NewDecoder(hdrLayout), baseMs: start.UnixMilli()}
 	for _, k := range kinds {
 		f, err := dir.Create(k+".hlog", 0o644)
 		if err != nil {
@@ -154,7 +155,7 @@ func (l *hlogs) add(m *intervalMsg) error {
 		if l.bufs[kind] == nil {
 			return fmt.Errorf("%w: interval of op kind %q the workload does not have", errProto, kind)
 		}
-		pairs, err := l.dec.decode(enc)
+		pairs, err := l.dec.Decode(enc)
 		if err != nil {
 			return err
 		}
@@ -175,9 +176,9 @@ func (l *hlogs) add(m *intervalMsg) error {
 		}
 		var n int64
 		for _, p := range pairs {
-			counts[p.idx] += p.n
-			l.totals[kind].RecordValues(valueAt(p.idx), p.n)
-			n += p.n
+			counts[p.Index] += p.N
+			l.totals[kind].RecordValues(valueAt(p.Index), p.N)
+			n += p.N
 		}
 		if isLate {
 			sp := l.spanOf(m.Index)

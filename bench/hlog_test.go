@@ -18,6 +18,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/xrcbench/xrcbench/internal/hdrv2"
 	"github.com/xrcbench/xrcbench/internal/safedir"
 	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/results"
@@ -144,8 +145,8 @@ func TestIntervalEncodeFailure(t *testing.T) {
 	th := nullThread(t, "steady", 4, func(c *workerConfig) { c.BatchOps = 4 })
 	var reported []*intervalMsg
 	th.report = func(m *intervalMsg) { reported = append(reported, m) }
-	defer func(f func(*v2Encoder, []int64) (string, error)) { encodeInterval = f }(encodeInterval)
-	encodeInterval = func(*v2Encoder, []int64) (string, error) { return "", errors.New("no space in the encoder") }
+	defer func(f func(*hdrv2.Encoder, []int64) (string, error)) { encodeInterval = f }(encodeInterval)
+	encodeInterval = func(*hdrv2.Encoder, []int64) (string, error) { return "", errors.New("no space in the encoder") }
 
 	th.measuring, th.ivNext = true, 0 // the first batch ends the interval
 	if _, err := th.loopChunk(0); err != nil {
@@ -622,7 +623,7 @@ func checkLogRates(t *testing.T, res *results.Result, kind, path string, exitMs 
 func hlogMsgs(t testing.TB, kinds []string, n int) []*intervalMsg {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(3, 25))
-	e := newV2Encoder()
+	e := hdrv2.NewEncoder(hdrLayout)
 	counts := make([]int64, histCounts)
 	var out []*intervalMsg
 	for i := range n {
@@ -632,7 +633,7 @@ func hlogMsgs(t testing.TB, kinds []string, n int) []*intervalMsg {
 			for range 20_000 {
 				counts[bucketIndex(uint64(rng.ExpFloat64()*3_000)+9_000, histCounts)]++
 			}
-			s, err := e.encode(counts)
+			s, err := e.Encode(counts)
 			if err != nil {
 				t.Fatal(err)
 			}

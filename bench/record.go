@@ -5,6 +5,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/xrcbench/xrcbench/internal/hdrv2"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -14,7 +15,7 @@ import (
 // is the index computation of hdrhistogram-go without its per-value
 // checks, which cost as much as the null provider's operation itself;
 // histogramInto turns the array back into a histogram where one is needed
-// (the flusher encodes the array itself, v2enc.go).
+// (the flusher encodes the array itself, internal/hdrv2).
 // The op programs' C loop counts with its own copy of bucketIndex
 // (xb_bucket_index in verbs/xb.h); TestBucketIndexAgrees holds Go, C and
 // hdrhistogram-go together.
@@ -26,6 +27,13 @@ const (
 
 // histCounts is the length of the counts array of results.NewHistogram.
 var histCounts = len(results.NewHistogram().Export().Counts)
+
+// hdrLayout is results.NewHistogram's layout, for the intervals' codec
+// (the flushers encode, the coordinator decodes).
+var hdrLayout = func() hdrv2.Layout {
+	h := results.NewHistogram()
+	return hdrv2.Layout{Digits: int32(h.SignificantFigures()), Lowest: h.LowestTrackableValue(), Highest: h.HighestTrackableValue(), Counts: histCounts}
+}()
 
 // recordAll adds one count per value of ns to counts, and returns their
 // sum. Values past the histogram's top (100 s) count in its last bucket.

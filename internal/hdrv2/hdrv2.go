@@ -1,4 +1,8 @@
-package bench
+// Package hdrv2 writes and reads HdrHistogram's V2 compressed form (what
+// hdrhistogram-go's Encode writes and its Decode reads) for the counts
+// arrays of one layout, allocation-free once warm: the workers' flushers
+// encode every interval with it and the coordinator decodes them.
+package hdrv2
 
 import (
 	"bytes"
@@ -8,14 +12,20 @@ import (
 	"fmt"
 	"io"
 	"math"
-
-	"github.com/xrcbench/xrcbench/results"
 )
 
-// v2Encoder writes a counts array (the layout of results.NewHistogram) in
-// the HdrHistogram V2 compressed form, byte for byte what
-// results.EncodeHistogram writes for the histogram holding those counts,
-// with buffers and a zlib writer it keeps. hdrhistogram-go's encoder
+// Layout is the histograms' shape, as hdrhistogram-go's New takes it, and
+// the length of their counts arrays.
+type Layout struct {
+	Digits          int32
+	Lowest, Highest int64
+	Counts          int
+}
+
+// Encoder writes a counts array of its Layout in the HdrHistogram V2
+// compressed form, byte for byte what hdrhistogram-go's Encode writes for
+// the histogram holding those counts, with buffers and a zlib writer it
+// keeps. hdrhistogram-go's encoder
 // allocates ~850 KB per histogram (a new zlib writer at best compression),
 // so an interval's four histograms made a worker collect garbage at every
 // interval's end, and a measured thread back from C during the collector's
@@ -26,12 +36,11 @@ import (
 // highest trackable values, conversion ratio 1.0, payload]], the payload
 // the counts up to the last non-zero one as ZigZag LEB128 (at most 9
 // bytes each), a run of more than one zero as its negated length.
-type v2Encoder struct {
+type Encoder struct {
 	payload, raw, zbuf, out bytes.Buffer
 	z                       *zlib.Writer
 	b64                     []byte
-	digits                  int32
-	lowest, highest         int64
+	l                       Layout
 }
 
 const (
@@ -39,15 +48,15 @@ const (
 	v2CompressedCookie int32 = 0x1c849304 | 0x10
 )
 
-func newV2Encoder() *v2Encoder {
-	h := results.NewHistogram()
-	e := &v2Encoder{digits: int32(h.SignificantFigures()), lowest: h.LowestTrackableValue(), highest: h.HighestTrackableValue()}
+// NewEncoder is an encoder of counts arrays of layout l.
+func NewEncoder(l Layout) *Encoder {
+	e := &Encoder{l: l}
 	e.z, _ = zlib.NewWriterLevel(&e.zbuf, zlib.BestCompression) // the level is valid
 	return e
 }
 
-// encode is counts in the V2 compressed base64 form.
-func (e *v2Encoder) encode(counts []int64) (string, error) {
+// Encode is counts in the V2 compressed base64 form.
+func (e *Encoder) Encode(counts []int64) (string, error) {
 	limit := 1 // an empty histogram still writes its first count
 	for i := len(counts) - 1; i > 0; i-- {
 		if counts[i] != 0 {
@@ -77,9 +86,9 @@ func (e *v2Encoder) encode(counts []int64) (string, error) {
 	be.PutUint32(hdr[0:], uint32(v2Cookie))
 	be.PutUint32(hdr[4:], uint32(e.payload.Len()))
 	be.PutUint32(hdr[8:], 0) // normalizing index offset
-	be.PutUint32(hdr[12:], uint32(e.digits))
-	be.PutUint64(hdr[16:], uint64(e.lowest))
-	be.PutUint64(hdr[24:], uint64(e.highest))
+	be.PutUint32(hdr[12:], uint32(e.l.Digits))
+	be.PutUint64(hdr[16:], uint64(e.l.Lowest))
+	be.PutUint64(hdr[24:], uint64(e.l.Highest))
 	be.PutUint64(hdr[32:], math.Float64bits(1.0)) // integer to double conversion ratio
 	e.raw.Write(hdr[:])
 	e.raw.Write(e.payload.Bytes())
@@ -107,7 +116,7 @@ func (e *v2Encoder) encode(counts []int64) (string, error) {
 
 // zigZag appends v as hdrhistogram's ZigZag LEB128-64b9B: 7 bits a byte
 // with a continuation bit, the ninth byte whole.
-func (e *v2Encoder) zigZag(v int64) {
+func (e *Encoder) zigZag(v int64) {
 	u := uint64((v << 1) ^ (v >> 63))
 	for i := 0; i < 8; i++ {
 		if u>>7 == 0 {
@@ -120,45 +129,41 @@ func (e *v2Encoder) zigZag(v int64) {
 	e.payload.WriteByte(byte(u))
 }
 
-// v2Decoder reads a V2 compressed histogram of results.NewHistogram's
-// layout (what v2Encoder and hdrhistogram-go write) as the (index, count)
-// pairs of its non-zero counts, with buffers and a zlib reader it keeps.
+// Decoder reads a V2 compressed histogram of its Layout (what Encoder and
+// hdrhistogram-go write) as the (index, count) pairs of its non-zero
+// counts, with buffers and a zlib reader it keeps.
 // hdrhistogram-go's decoder allocates a histogram (~230 KB) and a zlib
 // reader per call, and the coordinator decodes every thread's every
 // interval: with the encoder's zlib writers that was ~4 MB of garbage an
 // interval and 16-37 ms of CPU a second beside a single measured thread,
 // in bursts that took its CPU from it.
-type v2Decoder struct {
+type Decoder struct {
 	b64, raw []byte
 	src      bytes.Reader
 	zr       io.ReadCloser
 	inflated bytes.Buffer
-	pairs    []indexCount
-	digits   int32
-	lowest   int64
-	highest  int64
+	pairs    []IndexCount
+	l        Layout
 }
 
-// indexCount is a count at an index of a counts array (valueAt's).
-type indexCount struct {
-	idx int
-	n   int64
+// IndexCount is a count at an index of a counts array.
+type IndexCount struct {
+	Index int
+	N     int64
 }
 
-func newV2Decoder() *v2Decoder {
-	e := newV2Encoder()
-	return &v2Decoder{digits: e.digits, lowest: e.lowest, highest: e.highest}
-}
+// NewDecoder is a decoder of histograms of layout l.
+func NewDecoder(l Layout) *Decoder { return &Decoder{l: l} }
 
-// v2MaxInflated bounds what one histogram inflates to: its header and the
-// longest payload of histCounts counts (a corrupt or hostile stream
-// cannot make the coordinator hold more).
-func v2MaxInflated() int { return 40 + 9*histCounts }
+// MaxInflated bounds what one histogram of l inflates to: its header and
+// the longest payload of its counts (a corrupt or hostile stream cannot
+// make a decoder hold more).
+func (l Layout) MaxInflated() int { return 40 + 9*l.Counts }
 
-// decode returns the non-zero counts of the histogram s, in index order;
+// Decode returns the non-zero counts of the histogram s, in index order;
 // the slice is the decoder's until its next call.
-func (d *v2Decoder) decode(s string) ([]indexCount, error) {
-	bad := func(why string, args ...any) ([]indexCount, error) {
+func (d *Decoder) Decode(s string) ([]IndexCount, error) {
+	bad := func(why string, args ...any) ([]IndexCount, error) {
 		return nil, fmt.Errorf("bad histogram: "+why, args...)
 	}
 	if n := base64.StdEncoding.DecodedLen(len(s)); cap(d.b64) < n {
@@ -187,7 +192,7 @@ func (d *v2Decoder) decode(s string) ([]indexCount, error) {
 		return bad("%v", err)
 	}
 	d.inflated.Reset()
-	max := v2MaxInflated()
+	max := d.l.MaxInflated()
 	if _, err := d.inflated.ReadFrom(io.LimitReader(d.zr, int64(max)+1)); err != nil {
 		return bad("%v", err)
 	}
@@ -204,9 +209,9 @@ func (d *v2Decoder) decode(s string) ([]indexCount, error) {
 		return bad("payload length %d past the %d bytes there", plen, len(p)-40)
 	case be.Uint32(p[8:]) != 0:
 		return bad("normalizing index offset %d", int32(be.Uint32(p[8:])))
-	case int32(be.Uint32(p[12:])) != d.digits || int64(be.Uint64(p[16:])) != d.lowest || int64(be.Uint64(p[24:])) != d.highest:
+	case int32(be.Uint32(p[12:])) != d.l.Digits || int64(be.Uint64(p[16:])) != d.l.Lowest || int64(be.Uint64(p[24:])) != d.l.Highest:
 		return bad("%d digits from %d to %d, want the layout of %d from %d to %d", int32(be.Uint32(p[12:])),
-			int64(be.Uint64(p[16:])), int64(be.Uint64(p[24:])), d.digits, d.lowest, d.highest)
+			int64(be.Uint64(p[16:])), int64(be.Uint64(p[24:])), d.l.Digits, d.l.Lowest, d.l.Highest)
 	}
 	d.pairs = d.pairs[:0]
 	pay := p[40 : 40+plen]
@@ -218,14 +223,14 @@ func (d *v2Decoder) decode(s string) ([]indexCount, error) {
 		pay = pay[used:]
 		switch {
 		case v < 0:
-			if -v > int64(histCounts-idx) {
-				return bad("a run of %d zeros past the %d counts", -v, histCounts)
+			if -v > int64(d.l.Counts-idx) {
+				return bad("a run of %d zeros past the %d counts", -v, d.l.Counts)
 			}
 			idx += int(-v)
-		case idx >= histCounts:
-			return bad("more than %d counts", histCounts)
+		case idx >= d.l.Counts:
+			return bad("more than %d counts", d.l.Counts)
 		case v > 0:
-			d.pairs = append(d.pairs, indexCount{idx, v})
+			d.pairs = append(d.pairs, IndexCount{idx, v})
 			idx++
 		default:
 			idx++
