@@ -19,12 +19,12 @@ import (
 // A measured thread never stops for its interval's report, and in a ring
 // does not even come back into Go for it. Its counts live in a deck of
 // flusherSets sets (verbs.Deck): at an interval's end the C loop itself
-// ends the set counting and goes on in the next free one, then rings the
-// thread's flusher (an eventfd), a goroutine that measures nothing: it
-// encodes the ended set's counts as histograms (internal/hdrv2), sends them to
-// the outbox, clears the set and frees it. Between calls into C (a
-// storm, a program that is no ring, the measurement's end) the thread
-// turns the deck the same way in Go (turn). Encoding took the thread 4-30
+// ends the set counting and goes on in the next free one. The thread's
+// flusher, a goroutine that measures nothing, wakes at that end (wait),
+// encodes the ended set's counts as histograms (internal/hdrv2), sends
+// them to the outbox, clears the set and frees it. Between calls into C
+// (a storm, a program that is no ring, the measurement's end) the thread
+// turns the deck the same way in Go (turn) and rings the flusher. Encoding took the thread 4-30
 // ms at every interval's end before (issue 25); handing the set over in
 // Go still cost an open loop a stall at each end, the way back from C
 // into the runtime (up to a few ms when the runtime preempted the thread
