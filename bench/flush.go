@@ -24,11 +24,12 @@ import (
 // encodes the ended set's counts as histograms (internal/hdrv2), sends
 // them to the outbox, clears the set and frees it. Between calls into C
 // (a storm, a program that is no ring, the measurement's end) the thread
-// turns the deck the same way in Go (turn) and rings the flusher. Encoding took the thread 4-30
-// ms at every interval's end before (issue 25); handing the set over in
-// Go still cost an open loop a stall at each end, the way back from C
-// into the runtime (up to a few ms when the runtime preempted the thread
-// there, measurements/2026-12-05-start-and-boundary.md).
+// turns the deck the same way in Go (turn) and rings the flusher.
+// Encoding took the thread 4-30 ms at every interval's end before (issue
+// 25); handing the set over in Go still cost an open loop a stall at each
+// end, the way back from C into the runtime (up to a few ms when the
+// runtime preempted the thread there,
+// measurements/2026-12-05-start-and-boundary.md).
 
 // ivBuf is one set of a thread's interval arrays: every kind's service
 // counts, kind after kind, and in an open loop its response counts.
@@ -210,18 +211,19 @@ var newBell = func() int {
 // wait waits for the bell, or until the deck's next turn is due (plus
 // turnSlack), at least a millisecond and at most a second; before the
 // thread has laid its interval grid (beginIntervals, which rings), a
-// second.
+// second. Without a bell nothing would wake it for a turn in Go or the
+// close: it looks every millisecond.
 func (f *flusher) wait() {
+	if f.bell < 0 {
+		time.Sleep(time.Millisecond)
+		return
+	}
 	timeout := time.Second
 	if atomic.LoadUint64(&f.deck.Ctl[verbs.DeckStart]) != 0 {
 		timeout = time.Millisecond
 		if next, now := atomic.LoadUint64(&f.deck.Ctl[verbs.DeckNext]), verbs.Now(); next > now {
 			timeout = min(time.Duration(next-now)+turnSlack, time.Second)
 		}
-	}
-	if f.bell < 0 {
-		time.Sleep(timeout)
-		return
 	}
 	fds := []unix.PollFd{{Fd: int32(f.bell), Events: unix.POLLIN}}
 	n, err := unix.Poll(fds, int(timeout.Milliseconds()))

@@ -19,7 +19,7 @@ func TestIntervalEndDoesNotWait(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		bell func() int
-	}{{"woken by its bell", newBell}, {"parked on its channel (no eventfd)", func() int { return -1 }}} {
+	}{{"woken by its bell", newBell}, {"no eventfd: it looks every millisecond", func() int { return -1 }}} {
 		t.Run(tt.name, func(t *testing.T) {
 			defer func(f func() int) { newBell = f }(newBell)
 			newBell = tt.bell
