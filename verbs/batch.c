@@ -540,6 +540,34 @@ size_t xb_run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps
 	return l.nfails;
 }
 
+/* xb_bare_op_loop is the floor of any loop that times an operation
+ * behind a provider's table and records it: n chained timer reads, each
+ * around one call of ops' reg (the null provider's: through its table, as
+ * run_steps calls), each duration counted as run_steps counts (one step
+ * late, so that the counting overlaps the next read), and nothing else: no
+ * program, no outcome. What it costs beyond xb_bare_timer_loop is what
+ * this machine charges for a call and a count; what the engine costs
+ * beyond it is the engine's. */
+void xb_bare_op_loop(const struct xb_ops *ops, int64_t *service, size_t nb, uint64_t *cnt, uint64_t *sum, size_t n)
+{
+	const struct counts c = { .service = service, .count = cnt, .sum_ns = sum, .nb = nb };
+	uint64_t t0 = xb_now_ns(), pend = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t flags = 0;
+
+		ops->reg(NULL, (uint32_t)i, &flags);
+		uint64_t t1 = xb_now_ns();
+
+		if (i > 0)
+			count(&c, 0, pend, 0);
+		pend = t1 - t0;
+		t0 = t1;
+	}
+	if (n > 0)
+		count(&c, 0, pend, 0);
+}
+
 void xb_bare_timer_loop(uint64_t *ns, size_t n)
 {
 	uint64_t t0 = xb_now_ns();

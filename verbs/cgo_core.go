@@ -227,6 +227,11 @@ func cBareTimerLoop(ns []uint64) {
 	C.xb_bare_timer_loop((*C.uint64_t)(unsafe.Pointer(&ns[0])), C.size_t(len(ns)))
 }
 
+func cBareOpLoop(counts []int64, count, sum *uint64, n int) {
+	C.xb_bare_op_loop(&C.xb_null_ops, (*C.int64_t)(unsafe.Pointer(&counts[0])), C.size_t(len(counts)),
+		(*C.uint64_t)(unsafe.Pointer(count)), (*C.uint64_t)(unsafe.Pointer(sum)), C.size_t(n))
+}
+
 // nowNS reads the clock xb_run_batch uses (CLOCK_MONOTONIC).
 func nowNS() uint64 { return uint64(C.xb_now_ns()) }
 

@@ -45,6 +45,31 @@ func BareTimerLoop(ns []uint64) {
 	}
 }
 
+// OpFloor is a histogram BareOpLoop counts into, in the layout the
+// hot loop's are (HistogramIndex), with its count and sum.
+type OpFloor struct {
+	Counts     []int64
+	Count, Sum uint64
+}
+
+// NewOpFloor is an empty OpFloor of nbuckets buckets.
+func NewOpFloor(nbuckets int) *OpFloor {
+	return &OpFloor{Counts: make([]int64, nbuckets)}
+}
+
+// BareOpLoop runs the floor of any loop that times operations behind a
+// provider's table and records them, in one cgo call: n chained timer
+// reads, each around one call of the null provider's reg, each duration
+// counted into f as the hot loop counts an operation's, and nothing else
+// (no program, no outcome). What it costs beyond BareTimerLoop is what the
+// machine charges for a call and a count; what the hot path costs beyond
+// it is the engine's.
+func BareOpLoop(f *OpFloor, n int) {
+	if n > 0 && len(f.Counts) > 0 {
+		cBareOpLoop(f.Counts, &f.Count, &f.Sum, n)
+	}
+}
+
 // SpinWaits sets how the calling OS thread waits for an open loop's
 // intended starts from now on: spin true busy-waits every wait, so the
 // thread never leaves its CPU; false sleeps to a start more than 50 µs

@@ -414,6 +414,12 @@ static inline int xb_step_unexpected(const struct xb_step *s, int rc, uint32_t f
 /* xb_bare_timer_loop is the floor the hot path is held to: n chained timer
  * reads, each duration stored, and nothing else. */
 void xb_bare_timer_loop(uint64_t *ns, size_t n);
+/* xb_bare_op_loop is the floor of a loop that times operations and
+ * records them: n chained timer reads, each around a call of ops' reg
+ * (the null provider's), each duration counted into one kind's histogram
+ * (service, nb buckets), count and sum as the hot loop counts; nothing
+ * else. */
+void xb_bare_op_loop(const struct xb_ops *ops, int64_t *service, size_t nb, uint64_t *count, uint64_t *sum, size_t n);
 
 /* xb_now_ns reads the clock every timing in xrcbench uses. */
 uint64_t xb_now_ns(void);
