@@ -40,6 +40,10 @@ func TestThreadsStartTogether(t *testing.T) {
 		// calls of --batch-time (RunProgramAt waits for the start).
 		{"no ring, 2 processes", "churn", 2, 1, 50 * time.Millisecond, 0},
 		{"no ring, open loop, 2 processes", "churn", 2, 1, 50 * time.Millisecond, 20000},
+		// lifecycle runs rounds, whose first act is a barrier: the start
+		// is waited for in C alone (verbs.AwaitBegin).
+		{"rounds, 2 processes", "lifecycle", 2, 1, 50 * time.Millisecond, 0},
+		{"rounds, 2 processes, no warm-up", "lifecycle", 2, 1, 0, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := testConfig(t, tt.workload, "sim", tt.procs, tt.threads, 2)

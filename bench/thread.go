@@ -381,21 +381,29 @@ func (t *thread) run(deadline uint64) error {
 	return t.endMeasuring(err)
 }
 
-// awaitStart waits in Go for the measurement's start, if the thread has
-// not reached it: the way to the start of a first call that cannot wait
-// for it in C (rounds, whose first act is a barrier; a program that is no
-// ring). One yield follows the wake-up: every thread was woken by the
-// same timer, and with more threads than cores the first to get a CPU
-// would run a whole time slice before the next one is even picked.
+// awaitStart waits for the measurement's start, if the thread has not
+// reached it, in C as a program's first call does (verbs.AwaitBegin): the
+// way to the start of a thread whose first act is no program (rounds
+// begin with a barrier). Sleeping to it in Go, a thread came back into
+// the runtime up to 2 ms late on a quiet machine (a 2 x 1 lifecycle), and
+// nothing told the machine's part of that from the harness's. Stopped
+// before the start, it returns with the start not reached: endMeasuring
+// then counts nothing.
 func (t *thread) awaitStart() error {
 	if t.beginAt == 0 {
 		return nil
 	}
-	if err := waitUntil(verbs.Now, t.beginAt, t.shm.aborted); err != nil {
-		return err
+	begin := verbs.Repeat{Begin: t.beginAt, RunqFD: t.waits.fd(), Stop: t.shm.stopWord(), Abort: t.shm.abortWord()}
+	verbs.AwaitBegin(&begin)
+	if t.shm.aborted() {
+		return ErrAborted
 	}
-	t.startedAt(verbs.Now())
-	unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+	if begin.Begun == 0 {
+		return nil
+	}
+	t.startedAt(begin.Begun)
+	t.waits.startAt(begin.RunQueueAtBegin)
+	t.startRunq = max(begin.LateRunQueue, 0)
 	return nil
 }
 

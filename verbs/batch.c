@@ -115,6 +115,19 @@ int64_t xb_runq_at_begin(int64_t before, uint64_t now, uint64_t begin, int64_t f
 	return at < 0 ? -1 : at - late;
 }
 
+uint64_t xb_await_begin(uint64_t begin, int64_t fd, const uint32_t *stop, const uint32_t *abort, int64_t *runq_begin,
+			int64_t *late_runq)
+{
+	uint64_t now = xb_now_ns();
+	int64_t before = begin > now ? xb_run_delay(fd) : -1;
+
+	if (begin > now)
+		now = xb_wait_begin(now, begin, stop, abort);
+	if (now)
+		*runq_begin = xb_runq_at_begin(before, now, begin, fd, late_runq);
+	return now;
+}
+
 static __thread int spin_waits;
 
 void xb_set_spin_waits(int spin)
@@ -504,16 +517,12 @@ size_t xb_run_program(const struct xb_ops *ops, void *dom, struct xb_step *steps
 
 	l.t0 = xb_now_ns();
 	if (rep && rep->begin) {
-		int64_t before = rep->begin > l.t0 ? xb_run_delay(rep->runq_fd) : -1;
-
-		if (rep->begin > l.t0)
-			l.t0 = xb_wait_begin(l.t0, rep->begin, rep->stop, rep->abort);
-		rep->begun = l.t0;
-		if (!l.t0) {
+		rep->begun = xb_await_begin(rep->begin, rep->runq_fd, rep->stop, rep->abort, &rep->runq_begin,
+					    &rep->late_runq);
+		if (!rep->begun) {
 			rep->steps = rep->laps = 0;
 			return nfails;
 		}
-		rep->runq_begin = xb_runq_at_begin(before, l.t0, rep->begin, rep->runq_fd, &rep->late_runq);
 		l.t0 = xb_now_ns(); /* the read is in no step's time */
 	} else if (rep) {
 		rep->begun = l.t0;

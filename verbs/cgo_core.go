@@ -223,6 +223,13 @@ func arrivalsDrawC(a *Arrivals, start []uint64) {
 	C.xb_arrivals_draw((*C.struct_xb_arrivals)(unsafe.Pointer(a)), (*C.uint64_t)(unsafe.Pointer(&start[0])), C.size_t(len(start)))
 }
 
+func cAwaitBegin(begin uint64, fd int64, stop, abort *uint32) (begun uint64, runq, late int64) {
+	r, l := C.int64_t(-1), C.int64_t(-1)
+	b := C.xb_await_begin(C.uint64_t(begin), C.int64_t(fd), (*C.uint32_t)(unsafe.Pointer(stop)),
+		(*C.uint32_t)(unsafe.Pointer(abort)), &r, &l)
+	return uint64(b), int64(r), int64(l)
+}
+
 func cBareTimerLoop(ns []uint64) {
 	C.xb_bare_timer_loop((*C.uint64_t)(unsafe.Pointer(&ns[0])), C.size_t(len(ns)))
 }

@@ -11,6 +11,7 @@ package verbs
 
 import (
 	"math"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -62,6 +63,19 @@ func cRunStorm(_, _ unsafe.Pointer, _ *Program, _ *Storm) int { return int(Storm
 // cBucketIndex has no C loop to mirror: -1, which no caller indexes with
 // (HistogramIndex serves the cgo build's tests only).
 func cBucketIndex(uint64, int) int { return -1 }
+
+// cAwaitBegin has no C wait: it sleeps to begin in Go, with no run-queue
+// reading. Nothing measures in a build without cgo; this keeps the
+// contract (halted before the start: 0).
+func cAwaitBegin(begin uint64, _ int64, stop, abort *uint32) (uint64, int64, int64) {
+	for now := Now(); now < begin; now = Now() {
+		if (stop != nil && atomic.LoadUint32(stop) != 0) || (abort != nil && atomic.LoadUint32(abort) != 0) {
+			return 0, -1, -1
+		}
+		time.Sleep(min(time.Duration(begin-now), time.Millisecond))
+	}
+	return Now(), -1, -1
+}
 
 // cBareTimerLoop has no C loop to run: ns stays as it is. calibrate, its
 // one caller, is refused by the CLI in a build without cgo.

@@ -385,6 +385,21 @@ func (m *Domain) RunProgramAt(p *Program, off, n int, st *ProgramStats, begin *R
 	return nil
 }
 
+// AwaitBegin waits in C for begin.Begin as RunProgramAt does, and runs
+// nothing (Begin, Stop and Abort, RunqFD in; Begun, RunQueueAtBegin and
+// LateRunQueue out): the way to its measurement's start of a thread whose
+// first act is no program (rounds begin with a barrier). Sleeping to the
+// start in Go instead, a thread came back into the runtime up to 2 ms
+// late on a quiet machine, with no run-queue reading to tell the
+// machine's part. Halted before the start, Begun is 0.
+func AwaitBegin(begin *Repeat) {
+	fd := int64(begin.RunqFD)
+	if begin.RunqFD <= 0 {
+		fd = -1
+	}
+	begin.Begun, begin.RunQueueAtBegin, begin.LateRunQueue = cAwaitBegin(begin.Begin, fd, begin.Stop, begin.Abort)
+}
+
 // setWords lays rep out as call_run_program reads it; once makes the
 // call no ring (RunProgramAt).
 func (rep *Repeat) setWords(once uint64) {

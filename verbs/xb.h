@@ -441,6 +441,14 @@ static inline int xb_halted(const uint32_t *stop, const uint32_t *abort)
  * XB_BEGIN_SPIN_NS before begin (a sleeper wakes up late, by hundreds of
  * us on a loaded machine), then spins. */
 uint64_t xb_wait_begin(uint64_t now, uint64_t begin, const uint32_t *stop, const uint32_t *abort);
+/* xb_await_begin is the way to a measurement's start of a thread's first
+ * call: from now, xb_wait_begin, then its run queue as of the start
+ * (xb_runq_at_begin: runq_begin, late_runq) from fd. It returns the clock
+ * at the start, 0 if halted before it (runq_begin and late_runq then as
+ * they were). xb_run_program calls it for rep->begin; the cgo side for a
+ * thread whose first act is no program (rounds begin with a barrier). */
+uint64_t xb_await_begin(uint64_t begin, int64_t fd, const uint32_t *stop, const uint32_t *abort, int64_t *runq_begin,
+			int64_t *late_runq);
 /* xb_run_delay is the thread's time on a run queue, runnable but not
  * running, so far (the second field of its /proc/thread-self/schedstat,
  * open as fd; ns), or -1 when unreadable. */
