@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -439,23 +437,4 @@ func (r *engineRig) measure(end uint64, done func(ops int64) bool) (engineFigure
 	f.p50NS = all.ValueAtQuantile(50)
 	f.coverage = float64(f.timedNS) / float64(f.wallNS-th.waitNS)
 	return f, nil
-}
-
-// LoadAverage is the machine's 1-minute load average, -1 when unknown:
-// what calibrate names when the machine was too busy to judge, and what a
-// timing test names when it skips.
-func LoadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return -1
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return -1
-	}
-	v, err := strconv.ParseFloat(f[0], 64)
-	if err != nil {
-		return -1
-	}
-	return v
 }

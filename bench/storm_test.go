@@ -228,7 +228,7 @@ func TestStormPoisson(t *testing.T) {
 			}
 		}
 		if waited > cfg.Interval {
-			t.Skipf("%s; a rank waited %v on the run queue (load average %.1f): the machine kept it from its arrivals", strings.Join(crammed, "; "), waited, LoadAverage())
+			t.Skipf("%s; a rank waited %v on the run queue (load average %.1f): the machine kept it from its arrivals", strings.Join(crammed, "; "), waited, host.LoadAverage())
 		}
 		t.Errorf("%s (the longest run-queue wait of a rank: %v)", strings.Join(crammed, "; "), waited)
 	}()
