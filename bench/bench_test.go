@@ -91,7 +91,7 @@ func BenchmarkEngineLoop(b *testing.B) {
 
 // The engine's hot-path targets as Go benchmarks: each reports the figure
 // that xrcbench calibrate holds to its target, measured the same way
-// (engineRig) and as a ratio to a figure of the same run, so it means the
+// (Rig) and as a ratio to a figure of the same run, so it means the
 // same on a loaded machine: ops per CPU-second against a bare C loop of
 // chained timer reads (calibrate: >= 0.9) and p50 against one timer read
 // (<= 1.1) on null, at 1 and 256 QPs; coverage (>= 0.95 at zero cost,
@@ -102,15 +102,15 @@ func BenchmarkEngineNull(b *testing.B) {
 			rig, unlock := benchRig(b, "steady", "null", qps, verbs.Cost{})
 			defer unlock()
 			timer := verbs.TimerOverheadNS()
-			reads, cpu, _, err := bareLoop(100 * time.Millisecond)
+			reads, cpu, _, err := BareLoop(100 * time.Millisecond)
 			if err != nil {
 				b.Fatal(err)
 			}
 			bare := float64(reads) / (float64(cpu) / 1e9)
 			f := benchMeasure(b, rig)
-			b.ReportMetric(f.opsPerCPUSecond()/bare, "cpu-rate/bare")
-			b.ReportMetric(float64(f.p50NS)/timer, "p50/timer")
-			b.ReportMetric(f.coverage, "coverage")
+			b.ReportMetric(f.OpsPerCPUSecond()/bare, "cpu-rate/bare")
+			b.ReportMetric(float64(f.P50NS)/timer, "p50/timer")
+			b.ReportMetric(f.Coverage, "coverage")
 		})
 	}
 }
@@ -125,7 +125,7 @@ func BenchmarkEngineCoverage(b *testing.B) {
 				b.Run(fmt.Sprintf("%s/%s/qps=%d/cost=%v", workload, c.provider, qps, c.cost), func(b *testing.B) {
 					rig, unlock := benchRig(b, workload, c.provider, qps, verbs.Cost{Reg: c.cost, Unreg: c.cost})
 					defer unlock()
-					b.ReportMetric(benchMeasure(b, rig).coverage, "coverage")
+					b.ReportMetric(benchMeasure(b, rig).Coverage, "coverage")
 				})
 			}
 		}
@@ -136,7 +136,7 @@ func BenchmarkSteadySim1QPvs16(b *testing.B) {
 	var rate [2]float64
 	for i, qps := range []int{1, 16} {
 		rig, unlock := benchRig(b, "steady", "sim", qps, verbs.Cost{})
-		rate[i] = benchMeasure(b, rig).opsPerSecond()
+		rate[i] = benchMeasure(b, rig).OpsPerSecond()
 		unlock()
 	}
 	b.ReportMetric(rate[0]/rate[1], "1qp/16qp-rate")
@@ -144,23 +144,23 @@ func BenchmarkSteadySim1QPvs16(b *testing.B) {
 
 // benchRig is an engine thread on the benchmark's OS thread, warmed up;
 // the function returned releases both.
-func benchRig(b *testing.B, workload, provider string, qps int, cost verbs.Cost) (*engineRig, func()) {
+func benchRig(b *testing.B, workload, provider string, qps int, cost verbs.Cost) (*Rig, func()) {
 	runtime.LockOSThread()
-	rig, err := newEngineRig(b.TempDir(), workload, provider, qps, cost)
+	rig, err := NewRig(b.TempDir(), workload, provider, qps, cost)
 	if err != nil {
 		runtime.UnlockOSThread()
 		b.Fatal(err)
 	}
-	if err := rig.run(20 * time.Millisecond); err != nil {
+	if err := rig.Run(20 * time.Millisecond); err != nil {
 		b.Fatal(err)
 	}
-	return rig, func() { rig.close(); runtime.UnlockOSThread() }
+	return rig, func() { rig.Close(); runtime.UnlockOSThread() }
 }
 
 // benchMeasure runs b.N operations, measured (whole programs: a few more).
-func benchMeasure(b *testing.B, rig *engineRig) engineFigures {
+func benchMeasure(b *testing.B, rig *Rig) Figures {
 	b.ResetTimer()
-	f, err := rig.measure(0, func(ops int64) bool { return ops >= int64(b.N) })
+	f, err := rig.Measure(0, func(ops int64) bool { return ops >= int64(b.N) })
 	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)
@@ -279,12 +279,12 @@ func TestHotPathCgoCalls(t *testing.T) {
 func TestBareLoopClockUnreadable(t *testing.T) {
 	defer func(c int32) { threadCPUClock = c }(threadCPUClock)
 	threadCPUClock = 1 << 20 // no such clock: EINVAL
-	reads, cpu, _, err := bareLoop(time.Millisecond)
+	reads, cpu, _, err := BareLoop(time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "clock_gettime") {
-		t.Fatalf("bareLoop with an unreadable CPU clock: %d reads, %d ns CPU, error %v; want the clock's error", reads, cpu, err)
+		t.Fatalf("BareLoop with an unreadable CPU clock: %d reads, %d ns CPU, error %v; want the clock's error", reads, cpu, err)
 	}
 	threadCPUClock = unix.CLOCK_THREAD_CPUTIME_ID
-	if reads, cpu, _, err := bareLoop(time.Millisecond); err != nil || reads == 0 || cpu == 0 {
-		t.Errorf("bareLoop: %d reads, %d ns CPU, %v", reads, cpu, err)
+	if reads, cpu, _, err := BareLoop(time.Millisecond); err != nil || reads == 0 || cpu == 0 {
+		t.Errorf("BareLoop: %d reads, %d ns CPU, %v", reads, cpu, err)
 	}
 }

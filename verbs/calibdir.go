@@ -13,7 +13,7 @@ import (
 // folder, whose lock its owner holds for its whole life.
 const calibPrefix = "xrcbench-calibrate-"
 
-// CalibrationDir makes a private scratch folder for Calibrate in the
+// CalibrationDir makes a private scratch folder for calibrate.Run in the
 // temporary folder, after removing those left by dead calibrations, and
 // returns it with the function that removes it.
 func CalibrationDir() (dir string, remove func(), err error) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/internal/calibrate"
 	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/verbs"
 )
@@ -92,15 +92,10 @@ small differences.`,
 				return fail(err)
 			}
 			defer func() { mu.Lock(); remove(); mu.Unlock() }()
-			ms, err := verbs.Calibrate(dir)
+			ms, err := calibrate.Run(dir)
 			if err != nil {
 				return fail(err)
 			}
-			engine, err := bench.Calibrate(dir)
-			if err != nil {
-				return fail(err)
-			}
-			ms = append(ms, engine...)
 			missed, busy := 0, 0
 			for _, m := range ms {
 				switch {

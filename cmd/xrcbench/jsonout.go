@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/xrcbench/xrcbench/conform"
+	"github.com/xrcbench/xrcbench/internal/calibrate"
 	"github.com/xrcbench/xrcbench/qualify"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
@@ -128,9 +129,9 @@ type conformJSON struct {
 // target was).
 type calibrateJSON struct {
 	envelope
-	Measurements []verbs.Measurement `json:"measurements"`
-	Missed       int                 `json:"missed"`
-	Busy         int                 `json:"busy"`
+	Measurements []calibrate.Measurement `json:"measurements"`
+	Missed       int                     `json:"missed"`
+	Busy         int                     `json:"busy"`
 }
 
 // devicesJSON is devices' document: every device libibverbs lists.

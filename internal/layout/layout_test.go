@@ -25,22 +25,25 @@ const module = "github.com/xrcbench/xrcbench/"
 // reads the host's files about a device through device/facts; report
 // reads run folders only through results and knows nothing of how they
 // were measured; stats is plain numbers in, numbers out, and imports
-// nothing of the project, so any layer may use it (the calibration in
-// verbs and bench included). A new package must be placed here.
+// nothing of the project, so any layer may use it (calibration's loops in
+// verbs included). A new package must be placed here.
 //
 // The engine's neighbours under internal/ are placed here too: fleet (a
 // fleet node's identity and barrier, which cmd hands to the engine),
 // host (the machine's facts: CPUs, NUMA placement, real-time policy,
-// memory, the build's version and the bill of materials) and runfolder
-// (the run folder: its lock, the commit that puts a run in place and the
-// recovery of a killed one; the run's private directory).
-// They import the engine's lower layers, never the engine. units (how
+// memory, the load average, the build's version and the bill of
+// materials) and runfolder (the run folder: its lock, the commit that
+// puts a run in place and the recovery of a killed one; the run's private
+// directory). They import the engine's lower layers, never the engine.
+// calibrate (xrcbench calibrate: the harness's costs held to their
+// targets) stands above the engine instead: it measures through verbs'
+// loops and bench's Rig, and judges what they measured. units (how
 // figures print: durations, rates, plurals) imports nothing, but is placed
 // too, so that the packages that print figures are named. Whoever imports
-// one of these four names it here; the other internal/ packages are small
+// one of these five names it here; the other internal/ packages are small
 // helpers any package may use, and import nothing of the project.
 var allowed = map[string][]string{
-	"cmd/xrcbench":        {"analysis", "bench", "conform", "device", "internal/fleet", "internal/host", "internal/runfolder", "qualify", "report", "results", "verbs", "workloads"},
+	"cmd/xrcbench":        {"analysis", "bench", "conform", "device", "internal/calibrate", "internal/fleet", "internal/host", "internal/runfolder", "qualify", "report", "results", "verbs", "workloads"},
 	"qualify":             {"bench", "conform", "device", "internal/host", "internal/runfolder", "internal/units", "report", "results", "stats", "verbs", "workloads"},
 	"bench":               {"device", "internal/host", "internal/runfolder", "results", "stats", "verbs", "workloads"},
 	"device":              {"results", "verbs"},
@@ -56,6 +59,7 @@ var allowed = map[string][]string{
 	"stats/changepoint":   {"stats"},
 	"test/vm":             {},
 	"internal/layout":     {},
+	"internal/calibrate":  {"bench", "internal/host", "stats", "verbs"},
 	"internal/fleet":      {"results"},
 	"internal/host":       {"device", "results", "verbs", "workloads"},
 	"internal/runfolder":  {"results"},

@@ -1,9 +1,11 @@
-package verbs
+package calibrate
 
 import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/xrcbench/xrcbench/verbs"
 )
 
 // TestJudgeCalibration: each figure against its target, at and either
@@ -80,21 +82,21 @@ func TestJudgeCalibration(t *testing.T) {
 // the destroy cost it was given (5% slack for the two clocks).
 func TestCalibrationMeasures(t *testing.T) {
 	dir := t.TempDir()
-	nullOp, calls, _, err := measureNullOp(dir)
+	nullOp, calls, _, err := verbs.MeasureNullOp(dir, nullBatch, calibrationRounds)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if nullOp <= 0 || calls < 1.0/nullBatch {
 		t.Errorf("null op %v ns, %v cgo calls per op: want > 0 and >= 1 per batch of %d", nullOp, calls, nullBatch)
 	}
-	pair, _, err := measureSimPair(dir)
+	pair, _, err := verbs.MeasureSimPair(dir, simQPs, calibrationRounds)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if pair <= 0 {
 		t.Errorf("sim pair %v ns, want > 0", pair)
 	}
-	p50, err := measureSimDestroy(dir)
+	p50, err := verbs.MeasureSimDestroy(dir, destroyQPs, calibrationDestroy)
 	if err != nil {
 		t.Fatal(err)
 	}
