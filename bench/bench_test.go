@@ -288,3 +288,35 @@ func TestBareLoopClockUnreadable(t *testing.T) {
 		t.Errorf("BareLoop: %d reads, %d ns CPU, %v", reads, cpu, err)
 	}
 }
+
+// TestOpFloorLoop: the floor counts every read it times into a histogram
+// of the hot loop's layout, within the time it ran, and refuses a floor of
+// another layout or an unreadable CPU clock rather than give a rate
+// nobody measured.
+func TestOpFloorLoop(t *testing.T) {
+	f := NewOpFloor()
+	for range 2 { // a floor is reused: each call starts from nothing
+		got, err := OpFloorLoop(f, time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var counted int64
+		for _, c := range f.Counts {
+			counted += c
+		}
+		if got.Ops <= 0 || counted != got.Ops || got.CPUNS == 0 || got.WallNS < uint64(time.Millisecond) {
+			t.Errorf("OpFloorLoop: %+v, %d counted", got, counted)
+		}
+		if got.TimedNS <= 0 || uint64(got.TimedNS) > got.WallNS || got.P50NS <= 0 || got.P50NS > got.TimedNS/got.Ops*100 {
+			t.Errorf("OpFloorLoop: %d ns timed, p50 %d ns, over %d ns", got.TimedNS, got.P50NS, got.WallNS)
+		}
+	}
+	if _, err := OpFloorLoop(verbs.NewOpFloor(16), time.Millisecond); err == nil {
+		t.Error("OpFloorLoop with a floor of 16 buckets: no error")
+	}
+	defer func(c int32) { threadCPUClock = c }(threadCPUClock)
+	threadCPUClock = 1 << 20
+	if _, err := OpFloorLoop(f, time.Millisecond); err == nil || !strings.Contains(err.Error(), "clock_gettime") {
+		t.Errorf("OpFloorLoop with an unreadable CPU clock: %v, want the clock's error", err)
+	}
+}

@@ -70,6 +70,41 @@ func BareLoop(span time.Duration) (reads, cpuNS, wallNS uint64, err error) {
 	return uint64(calls * len(ns)), cpu1 - cpu0, now - start, nil
 }
 
+// OpFloorLoop runs, for span, the floor of timing an operation behind a
+// provider's table (verbs.BareOpLoop: chained timer reads around a call of
+// the null provider, each duration counted as the hot loop counts it), in
+// calls as long as the engine's programs, counting into f (cleared first,
+// histCounts long: NewOpFloor). Its Figures: the reads (Ops), the thread's
+// CPU time, the wall time, the durations' sum (TimedNS) and p50.
+func OpFloorLoop(f *verbs.OpFloor, span time.Duration) (Figures, error) {
+	if len(f.Counts) != histCounts {
+		return Figures{}, fmt.Errorf("calibrate: an operation's floor of %d buckets, want %d (bench.NewOpFloor)", len(f.Counts), histCounts)
+	}
+	clear(f.Counts)
+	f.Count, f.Sum = 0, 0
+	cpu0, err := threadCPUNS()
+	if err != nil {
+		return Figures{}, err
+	}
+	start := verbs.Now()
+	end := start + uint64(span)
+	now := start
+	for now < end {
+		verbs.BareOpLoop(f, DefaultBatchOps)
+		now = verbs.Now()
+	}
+	cpu1, err := threadCPUNS()
+	if err != nil {
+		return Figures{}, err
+	}
+	return Figures{Ops: int64(f.Count), WallNS: now - start, CPUNS: cpu1 - cpu0, TimedNS: int64(f.Sum),
+		P50NS: histogramInto(results.NewHistogram(), f.Counts).ValueAtQuantile(50)}, nil
+}
+
+// NewOpFloor is a floor for OpFloorLoop: counts laid out as the hot
+// loop's.
+func NewOpFloor() *verbs.OpFloor { return verbs.NewOpFloor(histCounts) }
+
 // Rig is one engine thread on a fresh device, with the QPs its workload
 // needs, for xrcbench calibrate (internal/calibrate) and the Go
 // benchmarks: the engine's hot path measured alone.
