@@ -172,7 +172,7 @@ TIMING_TESTS := TestOpenLoopKnownAnswers|TestNoGapAtIntervals|TestOpenLoopEndSta
 # touching the same memory, so the other packages' own tests gain nothing
 # from it, while it slows the plotting in report's twenty-fold; their code
 # still runs under it wherever a package of RACE_PKGS calls it.
-RACE_PKGS    := bench cmd/xrcbench device/facts internal/fleet internal/host internal/runfolder qualify stats/changepoint verbs
+RACE_PKGS    := bench cmd/xrcbench internal/device/facts internal/fleet internal/host internal/qualify internal/runfolder internal/stats/changepoint verbs
 MODULE       := github.com/xrcbench/xrcbench
 TEST_SKIP    := -skip '^($(CHILD_TESTS)|$(TIMING_TESTS))$$'
 test: cwarn vet csan fakeverbs
@@ -201,7 +201,7 @@ LONG_TESTS := TestFreshCloneWithoutRDMACore|TestGoInstallVersion|TestWithoutCgo|
 test-long: fakeverbs
 	@mkdir -p build
 	XRCBENCH_TEST_LONG=1 $(RACE_ENV) $(GOTESTSUM) --format standard-quiet --jsonfile build/test-long.json -- \
-		-race -tags "$(TAGS)" -count=1 -timeout 45m -run '^($(LONG_TESTS))$$' ./cmd/xrcbench ./stats/changepoint
+		-race -tags "$(TAGS)" -count=1 -timeout 45m -run '^($(LONG_TESTS))$$' ./cmd/xrcbench ./internal/stats/changepoint
 
 timing: fakeverbs
 	@mkdir -p build
@@ -220,8 +220,8 @@ timing: fakeverbs
 FUZZTIME    ?= 1m
 FUZZTARGETS := ./workloads:FuzzParse:3000 ./results:FuzzLoad:2000 ./results:FuzzDecodeHistogram:20000 \
                ./results:FuzzReadTimeline:800 ./report:FuzzExportCSV:1500 ./bench:FuzzFrameReader:15000 ./verbs:FuzzParseCost:15000 \
-               ./verbs:FuzzSimDevice:1500 ./device:FuzzDecodeRDMANetlink:20000 \
-               ./qualify:FuzzParsePlan:3000 ./internal/fleet:FuzzFleetIdentity:15000 ./internal/fleet:FuzzReadArrivals:800 \
+               ./verbs:FuzzSimDevice:1500 ./internal/device:FuzzDecodeRDMANetlink:20000 \
+               ./internal/qualify:FuzzParsePlan:3000 ./internal/fleet:FuzzFleetIdentity:15000 ./internal/fleet:FuzzReadArrivals:800 \
                ./internal/hdrv2:FuzzDecoder:15000
 fuzz:
 	@for t in $(FUZZTARGETS); do \

@@ -17,9 +17,9 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/xrcbench/xrcbench/internal/host"
+	"github.com/xrcbench/xrcbench/internal/stats"
 	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/results"
-	"github.com/xrcbench/xrcbench/stats"
 	"github.com/xrcbench/xrcbench/verbs"
 	"golang.org/x/sys/unix"
 )

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/xrcbench/xrcbench/device"
+	"github.com/xrcbench/xrcbench/internal/device"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"

@@ -13,9 +13,9 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
+	"github.com/xrcbench/xrcbench/internal/stats"
 	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
-	"github.com/xrcbench/xrcbench/stats"
 )
 
 // CompareOptions configures Compare.

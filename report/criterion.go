@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/xrcbench/xrcbench/stats"
+	"github.com/xrcbench/xrcbench/internal/stats"
 )
 
 // CriterionPlot is what a criterion's figure draws beside the runs.

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/stats"
 	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/results"
-	"github.com/xrcbench/xrcbench/stats"
 )
 
 // headline is what a run's report says first: per op kind its p50 and p99,

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/xrcbench/xrcbench/stats"
+	"github.com/xrcbench/xrcbench/internal/stats"
 )
 
 // The measuring loops of xrcbench calibrate that need the providers

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/xrcbench/xrcbench/device/facts"
+	"github.com/xrcbench/xrcbench/internal/device/facts"
 )
 
 // devFacts mirrors struct xb_devfacts (rdma_facts.h).

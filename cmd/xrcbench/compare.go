@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/xrcbench/xrcbench/internal/qualify"
 	"github.com/xrcbench/xrcbench/internal/safedir"
-	"github.com/xrcbench/xrcbench/qualify"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
 )

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xrcbench/xrcbench/qualify"
+	"github.com/xrcbench/xrcbench/internal/qualify"
 	"github.com/xrcbench/xrcbench/results"
 )
 

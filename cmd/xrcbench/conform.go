@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xrcbench/xrcbench/bench"
-	"github.com/xrcbench/xrcbench/conform"
+	"github.com/xrcbench/xrcbench/internal/conform"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 )

@@ -7,9 +7,9 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/xrcbench/xrcbench/conform"
 	"github.com/xrcbench/xrcbench/internal/calibrate"
-	"github.com/xrcbench/xrcbench/qualify"
+	"github.com/xrcbench/xrcbench/internal/conform"
+	"github.com/xrcbench/xrcbench/internal/qualify"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 )

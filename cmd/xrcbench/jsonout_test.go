@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xrcbench/xrcbench/analysis"
-	"github.com/xrcbench/xrcbench/qualify"
+	"github.com/xrcbench/xrcbench/internal/analysis"
+	"github.com/xrcbench/xrcbench/internal/qualify"
 	"github.com/xrcbench/xrcbench/results"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/xrcbench/xrcbench/qualify"
+	"github.com/xrcbench/xrcbench/internal/qualify"
 	"github.com/xrcbench/xrcbench/verbs"
 )
 

@@ -12,8 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/xrcbench/xrcbench/internal/qualify"
 	"github.com/xrcbench/xrcbench/internal/testenv"
-	"github.com/xrcbench/xrcbench/qualify"
 )
 
 // checkQualificationPDF holds a qualification folder's PDF and page to

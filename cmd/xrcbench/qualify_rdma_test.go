@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xrcbench/xrcbench/internal/qualify"
 	"github.com/xrcbench/xrcbench/internal/testdouble"
-	"github.com/xrcbench/xrcbench/qualify"
 	"github.com/xrcbench/xrcbench/results"
 )
 

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/qualify"
 	"github.com/xrcbench/xrcbench/internal/testenv"
-	"github.com/xrcbench/xrcbench/qualify"
 	"github.com/xrcbench/xrcbench/results"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/xrcbench/xrcbench/analysis"
+	"github.com/xrcbench/xrcbench/internal/analysis"
 	"github.com/xrcbench/xrcbench/report"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/xrcbench/xrcbench/bench"
 	"github.com/xrcbench/xrcbench/internal/host"
-	"github.com/xrcbench/xrcbench/stats"
+	"github.com/xrcbench/xrcbench/internal/stats"
 	"github.com/xrcbench/xrcbench/verbs"
 )
 

@@ -18,57 +18,59 @@ import (
 const module = "github.com/xrcbench/xrcbench/"
 
 // allowed is, for every package of the module, the packages of the module
-// it may import (internal/ aside: see below). The imports go one way,
-// down this list: cmd drives everything; qualify drives the engine and
-// judges with report; bench is the engine over the providers; device
-// (discovery) and conform (the semantics checks) stand on verbs, which
-// reads the host's files about a device through device/facts; report
-// reads run folders only through results and knows nothing of how they
-// were measured; stats is plain numbers in, numbers out, and imports
-// nothing of the project, so any layer may use it (calibration's loops in
-// verbs included). A new package must be placed here.
+// it may import (the helpers under internal/ aside: see below). The
+// imports go one way, down this list: cmd drives everything; qualify
+// drives the engine and judges with report; bench is the engine over the
+// providers; device (discovery) and conform (the semantics checks) stand
+// on verbs, which reads the host's files about a device through
+// device/facts; report reads run folders only through results and knows
+// nothing of how they were measured; stats is plain numbers in, numbers
+// out, and imports nothing of the project, so any layer may use it
+// (calibration's loops in verbs included). A new package must be placed
+// here.
 //
-// The engine's neighbours under internal/ are placed here too: fleet (a
-// fleet node's identity and barrier, which cmd hands to the engine),
-// host (the machine's facts: CPUs, NUMA placement, real-time policy,
-// memory, the load average, the build's version and the bill of
-// materials) and runfolder (the run folder: its lock, the commit that
-// puts a run in place and the recovery of a killed one; the run's private
-// directory). They import the engine's lower layers, never the engine.
-// calibrate (xrcbench calibrate: the harness's costs held to their
-// targets) stands above the engine instead: it measures through verbs'
-// loops and bench's Rig, and judges what they measured. units (how
-// figures print: durations, rates, plurals) imports nothing, but is placed
-// too, so that the packages that print figures are named. Whoever imports
-// one of these five names it here; the other internal/ packages are small
-// helpers any package may use, and import nothing of the project.
+// At the top level are the packages the project's mission names (cmd,
+// bench, verbs, workloads, report, results); everything else is under
+// internal/, as no program outside the module imports it. The engine's
+// neighbours there: fleet (a fleet node's identity and barrier, which cmd
+// hands to the engine), host (the machine's facts: CPUs, NUMA placement,
+// real-time policy, memory, the load average, the build's version and the
+// bill of materials) and runfolder (the run folder: its lock, the commit
+// that puts a run in place and the recovery of a killed one; the run's
+// private directory) import the engine's lower layers, never the engine.
+// calibrate (xrcbench calibrate) stands above the engine instead: it
+// measures through verbs' loops and bench's Rig, and judges what they
+// measured. units (how figures print) imports nothing, but is placed too,
+// so that the packages that print figures are named. The other internal/
+// packages are small helpers any package may use, and import nothing of
+// the project.
 var allowed = map[string][]string{
-	"cmd/xrcbench":        {"analysis", "bench", "conform", "device", "internal/calibrate", "internal/fleet", "internal/host", "internal/runfolder", "qualify", "report", "results", "verbs", "workloads"},
-	"qualify":             {"bench", "conform", "device", "internal/host", "internal/runfolder", "internal/units", "report", "results", "stats", "verbs", "workloads"},
-	"bench":               {"device", "internal/host", "internal/runfolder", "results", "stats", "verbs", "workloads"},
-	"device":              {"results", "verbs"},
-	"conform":             {"device", "verbs"},
-	"verbs":               {"device/facts", "results", "stats"},
-	"device/facts":        {"results"},
-	"workloads":           {"results"},
-	"analysis":            {"internal/units", "report", "results", "stats", "stats/changepoint"},
-	"report":              {"internal/units", "results", "stats"},
-	"results":             {},
-	"results/resultstest": {"results"},
-	"stats":               {},
-	"stats/changepoint":   {"stats"},
-	"test/vm":             {},
-	"internal/layout":     {},
-	"internal/calibrate":  {"bench", "internal/host", "stats", "verbs"},
-	"internal/fleet":      {"results"},
-	"internal/host":       {"device", "results", "verbs", "workloads"},
-	"internal/runfolder":  {"results"},
-	"internal/units":      {},
+	"cmd/xrcbench":               {"bench", "internal/analysis", "internal/calibrate", "internal/conform", "internal/device", "internal/fleet", "internal/host", "internal/qualify", "internal/runfolder", "report", "results", "verbs", "workloads"},
+	"internal/qualify":           {"bench", "internal/conform", "internal/device", "internal/host", "internal/runfolder", "internal/stats", "internal/units", "report", "results", "verbs", "workloads"},
+	"bench":                      {"internal/device", "internal/host", "internal/runfolder", "internal/stats", "results", "verbs", "workloads"},
+	"internal/device":            {"results", "verbs"},
+	"internal/conform":           {"internal/device", "verbs"},
+	"verbs":                      {"internal/device/facts", "internal/stats", "results"},
+	"internal/device/facts":      {"results"},
+	"workloads":                  {"results"},
+	"internal/analysis":          {"internal/stats", "internal/stats/changepoint", "internal/units", "report", "results"},
+	"report":                     {"internal/stats", "internal/units", "results"},
+	"results":                    {},
+	"results/resultstest":        {"results"},
+	"internal/stats":             {},
+	"internal/stats/changepoint": {"internal/stats"},
+	"test/vm":                    {},
+	"internal/layout":            {},
+	"internal/calibrate":         {"bench", "internal/host", "internal/stats", "verbs"},
+	"internal/fleet":             {"results"},
+	"internal/host":              {"internal/device", "results", "verbs", "workloads"},
+	"internal/runfolder":         {"results"},
+	"internal/units":             {},
 }
 
 // analysis are the packages a build without cgo must give in full, and
 // which therefore may not depend on anything that measures.
-var analysis = []string{"analysis", "report", "results", "stats", "stats/changepoint"}
+var analysis = []string{"internal/analysis", "report", "results", "internal/stats", "internal/stats/changepoint"}
 
 type pkg struct {
 	ImportPath string

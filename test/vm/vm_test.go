@@ -21,7 +21,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xrcbench/xrcbench/conform"
+	"github.com/xrcbench/xrcbench/internal/conform"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 )

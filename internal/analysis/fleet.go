@@ -24,10 +24,10 @@ import (
 
 	"github.com/xrcbench/xrcbench/internal/safedir"
 	"github.com/xrcbench/xrcbench/internal/safetext"
+	"github.com/xrcbench/xrcbench/internal/stats"
 	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
-	"github.com/xrcbench/xrcbench/stats"
 )
 
 // A fleet folder holds one run folder per node (run --fleet writes

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/stats/changepoint"
 	"github.com/xrcbench/xrcbench/results"
-	"github.com/xrcbench/xrcbench/stats/changepoint"
 )
 
 func TestHistoryOptionsWithDefaults(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/xrcbench/xrcbench/device"
+	"github.com/xrcbench/xrcbench/internal/device"
 	"github.com/xrcbench/xrcbench/results"
 )
 

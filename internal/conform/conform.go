@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/xrcbench/xrcbench/device"
+	"github.com/xrcbench/xrcbench/internal/device"
 	"github.com/xrcbench/xrcbench/verbs"
 )
 

@@ -29,7 +29,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/xrcbench/xrcbench/stats"
+	"github.com/xrcbench/xrcbench/internal/stats"
 )
 
 // Options tune Detect. Zero values take the defaults.

@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/bench"
-	"github.com/xrcbench/xrcbench/device"
+	"github.com/xrcbench/xrcbench/internal/device"
 	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/internal/runfolder"
+	"github.com/xrcbench/xrcbench/internal/stats"
 	"github.com/xrcbench/xrcbench/internal/units"
 	"github.com/xrcbench/xrcbench/report"
 	"github.com/xrcbench/xrcbench/results"
-	"github.com/xrcbench/xrcbench/stats"
 )
 
 // SoakSpec is a plan's soak: lifecycle, then churn, each for half the

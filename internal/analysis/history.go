@@ -17,8 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/stats/changepoint"
 	"github.com/xrcbench/xrcbench/results"
-	"github.com/xrcbench/xrcbench/stats/changepoint"
 )
 
 // Output names of history.

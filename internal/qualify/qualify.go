@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/bench"
-	"github.com/xrcbench/xrcbench/conform"
+	"github.com/xrcbench/xrcbench/internal/conform"
 	"github.com/xrcbench/xrcbench/internal/regfile"
 	"github.com/xrcbench/xrcbench/internal/runfolder"
 	"github.com/xrcbench/xrcbench/report"

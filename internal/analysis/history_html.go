@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/xrcbench/xrcbench/internal/safetext"
+	"github.com/xrcbench/xrcbench/internal/stats"
 	"github.com/xrcbench/xrcbench/results"
-	"github.com/xrcbench/xrcbench/stats"
 )
 
 // The plot of one series: each run's median with its repetitions' range,
