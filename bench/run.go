@@ -317,10 +317,10 @@ func prepareRun(cfg *Config, opts *Options) error {
 	if opts.WorkerExe == "" {
 		return errors.New("bench: no worker executable")
 	}
-	if err := CheckAddressSpace(); err != nil {
+	if err := host.CheckAddressSpace(); err != nil {
 		return err
 	}
-	return CheckProcesses()
+	return host.CheckProcesses()
 }
 
 // warn prints warnings on stderr, but none of those already said, and

@@ -12,7 +12,7 @@ package verbs
 // here because cgo is confined to verbs, which every measuring binary
 // links; a binary whose first argument is no such command (a test binary,
 // whose arguments are flags) is left alone. MIN_PROCESSES is
-// bench.MinProcesses, and the command names are xrcbench's main.measuring:
+// host.MinProcesses, and the command names are xrcbench's main.measuring:
 // cmd/xrcbench's TestMeasuringCommandsInC holds them together.
 
 /*

@@ -299,7 +299,7 @@ func measured(pattern string) bool {
 }
 
 // Under an address-space limit a run fails in a line, exit 1: below
-// bench.MinAddressSpace it is refused before anything starts; above, a
+// host.MinAddressSpace it is refused before anything starts; above, a
 // worker the Go runtime aborts (pthread_create failed) is named in one
 // line. It once printed the runtime's register dump and exited 2, as bad
 // usage. The coordinator's own runtime may abort before main under such a

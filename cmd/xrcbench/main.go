@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
@@ -21,8 +21,8 @@ func main() {
 }
 
 // refuseLimits ends the process, exit 1, when a measuring command meets
-// an address-space limit (bench.MinAddressSpace) or a process limit
-// (bench.MinProcesses) no run starts under.
+// an address-space limit (host.MinAddressSpace) or a process limit
+// (host.MinProcesses) no run starts under.
 // It is said here, before anything else, and written and ended with raw
 // system calls: under such a limit the Go runtime cannot get the threads it
 // starts for itself, and a line printed the ordinary way (a system call the
@@ -33,9 +33,9 @@ func refuseLimits(args []string) {
 	if i < 0 || !measuring[args[i]] {
 		return
 	}
-	err := bench.CheckAddressSpace()
+	err := host.CheckAddressSpace()
 	if err == nil {
-		err = bench.CheckProcesses()
+		err = host.CheckProcesses()
 	}
 	if err != nil {
 		line := []byte("xrcbench: " + err.Error() + "\n")

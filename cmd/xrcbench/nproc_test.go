@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
 // The C constructor's copy of the measuring commands and of the floor is
-// main.measuring's and bench.MinProcesses.
+// main.measuring's and host.MinProcesses.
 func TestMeasuringCommandsInC(t *testing.T) {
 	var want []string
 	for c := range measuring {
@@ -29,8 +29,8 @@ func TestMeasuringCommandsInC(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("the constructor's measuring commands %q, want main.measuring's %q", got, want)
 	}
-	if verbs.ProcessLimitFloor() != bench.MinProcesses {
-		t.Errorf("the constructor's floor %d, want bench.MinProcesses %d", verbs.ProcessLimitFloor(), bench.MinProcesses)
+	if verbs.ProcessLimitFloor() != host.MinProcesses {
+		t.Errorf("the constructor's floor %d, want host.MinProcesses %d", verbs.ProcessLimitFloor(), host.MinProcesses)
 	}
 }
 
@@ -65,7 +65,7 @@ func TestRunUnderProcessLimit(t *testing.T) {
 	}
 	exe := filepath.Join(dir, "xrcbench")
 	copyFile(t, bin, exe)
-	for _, n := range []int{3, 5, 8, bench.MinProcesses - 1} {
+	for _, n := range []int{3, 5, 8, host.MinProcesses - 1} {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
 			args := append(append([]string{}, prefix...), prlimit, "--nproc="+strconv.Itoa(n), exe, "run", "--quiet",
 				"--duration", "200ms", "--warmup", "0s", "--out", filepath.Join(dir, "run"+strconv.Itoa(n)))

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xrcbench/xrcbench/bench"
+	"github.com/xrcbench/xrcbench/internal/sweep"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 )
@@ -169,7 +170,7 @@ func costList(specs []string) ([]string, error) {
 	return specs, nil
 }
 
-// runSweep runs the points in turn into root (bench.Sweep), indexing sweep.json after
+// runSweep runs the points in turn into root (sweep.Run), indexing sweep.json after
 // each, so an interrupted sweep keeps what it measured. A failed point
 // does not stop the others, but fails the sweep (exit 1), as an
 // interruption does.
@@ -180,7 +181,7 @@ func (f *runFlags) runSweep(ctx context.Context, stdout, stderr io.Writer, root 
 	if f.json {
 		human, pointLog = io.Discard, stderr
 	}
-	idx, failed, err := bench.Sweep(ctx, root, cfgs, func(p bench.SweepPoint) error {
+	idx, failed, err := sweep.Run(ctx, root, cfgs, func(p sweep.Point) error {
 		if !f.quiet {
 			fmt.Fprintf(pointLog, "== point %d/%d: %s\n", p.Index+1, len(cfgs), p.Name)
 		}

@@ -40,12 +40,13 @@ const module = "github.com/xrcbench/xrcbench/"
 // private directory) import the engine's lower layers, never the engine.
 // calibrate (xrcbench calibrate) stands above the engine instead: it
 // measures through verbs' loops and bench's Rig, and judges what they
-// measured. units (how figures print) imports nothing, but is placed too,
+// measured; so does sweep (one run per point of a product, indexed by
+// sweep.json). units (how figures print) imports nothing, but is placed too,
 // so that the packages that print figures are named. The other internal/
 // packages are small helpers any package may use, and import nothing of
 // the project.
 var allowed = map[string][]string{
-	"cmd/xrcbench":               {"bench", "internal/analysis", "internal/calibrate", "internal/conform", "internal/device", "internal/fleet", "internal/host", "internal/qualify", "internal/runfolder", "report", "results", "verbs", "workloads"},
+	"cmd/xrcbench":               {"bench", "internal/analysis", "internal/calibrate", "internal/conform", "internal/device", "internal/fleet", "internal/host", "internal/qualify", "internal/runfolder", "internal/sweep", "report", "results", "verbs", "workloads"},
 	"internal/qualify":           {"bench", "internal/conform", "internal/device", "internal/host", "internal/runfolder", "internal/stats", "internal/units", "report", "results", "verbs", "workloads"},
 	"bench":                      {"internal/device", "internal/host", "internal/runfolder", "internal/stats", "results", "verbs", "workloads"},
 	"internal/device":            {"results", "verbs"},
@@ -65,6 +66,7 @@ var allowed = map[string][]string{
 	"internal/fleet":             {"results"},
 	"internal/host":              {"internal/device", "results", "verbs", "workloads"},
 	"internal/runfolder":         {"results"},
+	"internal/sweep":             {"bench", "results", "verbs", "workloads"},
 	"internal/units":             {},
 }
 

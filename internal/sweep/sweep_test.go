@@ -1,8 +1,9 @@
-package bench
+package sweep
 
 import (
 	"testing"
 
+	"github.com/xrcbench/xrcbench/bench"
 	"github.com/xrcbench/xrcbench/workloads"
 )
 
@@ -17,15 +18,15 @@ func TestSweepPoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		cfg        Config
+		cfg        bench.Config
 		dir, point string
 	}{
-		{Config{Workload: steady, Procs: 2, Threads: 4, QPs: 16}, "p2-t4-q16", "2 procs x 4 threads, 16 QPs"},
-		{Config{Workload: storm, Procs: 1, Threads: 2, QPs: 6, Nodes: 4}, "p1-t2-n4", "1 procs x 2 threads, 4 nodes (6 QPs)"},
+		{bench.Config{Workload: steady, Procs: 2, Threads: 4, QPs: 16}, "p2-t4-q16", "2 procs x 4 threads, 16 QPs"},
+		{bench.Config{Workload: storm, Procs: 1, Threads: 2, QPs: 6, Nodes: 4}, "p1-t2-n4", "1 procs x 2 threads, 4 nodes (6 QPs)"},
 	} {
-		dir, point := sweepPointName(tc.cfg)
+		dir, point := pointName(tc.cfg)
 		if dir != tc.dir || point != tc.point {
-			t.Errorf("sweepPointName = %q, %q; want %q, %q", dir, point, tc.dir, tc.point)
+			t.Errorf("pointName = %q, %q; want %q, %q", dir, point, tc.dir, tc.point)
 		}
 	}
 }
