@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/internal/host"
+	"github.com/xrcbench/xrcbench/internal/loadavg"
 	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
@@ -228,7 +229,7 @@ func TestStormPoisson(t *testing.T) {
 			}
 		}
 		if waited > cfg.Interval {
-			t.Skipf("%s; a rank waited %v on the run queue (load average %.1f): the machine kept it from its arrivals", strings.Join(crammed, "; "), waited, host.LoadAverage())
+			t.Skipf("%s; a rank waited %v on the run queue (load average %.1f): the machine kept it from its arrivals", strings.Join(crammed, "; "), waited, loadavg.Read())
 		}
 		t.Errorf("%s (the longest run-queue wait of a rank: %v)", strings.Join(crammed, "; "), waited)
 	}()

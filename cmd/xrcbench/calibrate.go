@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xrcbench/xrcbench/internal/calibrate"
-	"github.com/xrcbench/xrcbench/internal/host"
+	"github.com/xrcbench/xrcbench/internal/loadavg"
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
@@ -138,7 +138,7 @@ small differences.`,
 				return failure{err: fmt.Errorf("calibrate: %d target(s) missed", missed)}
 			case busy > 0:
 				// Nothing missed, and nothing to trust either: not a pass.
-				return failure{err: fmt.Errorf("calibrate: %d target(s) not judged: the machine was too busy (other processes kept taking the CPU; load average %.2f); rerun on a quieter machine", busy, host.LoadAverage())}
+				return failure{err: fmt.Errorf("calibrate: %d target(s) not judged: the machine was too busy (other processes kept taking the CPU; load average %.2f); rerun on a quieter machine", busy, loadavg.Read())}
 			}
 			return nil
 		},

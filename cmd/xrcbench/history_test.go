@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xrcbench/xrcbench/internal/host"
+	"github.com/xrcbench/xrcbench/internal/loadavg"
 	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/results"
 )
@@ -154,7 +154,7 @@ func TestHistoryTenThousandRuns(t *testing.T) {
 		// A machine running more than its CPUs' worth meanwhile says
 		// nothing about the windowed search: name the load, not a failure.
 		// The ^C below is still checked; the skip is said at the end.
-		if la, cpus := host.LoadAverage(), runtime.NumCPU(); la > float64(cpus) {
+		if la, cpus := loadavg.Read(), runtime.NumCPU(); la > float64(cpus) {
 			defer t.Skipf("history of 10,000 runs took %v at load average %.1f on %d CPUs: too busy to judge its minute", took, la, cpus)
 		} else {
 			t.Errorf("history of 10,000 runs took %v, want under a minute", took)

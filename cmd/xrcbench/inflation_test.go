@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xrcbench/xrcbench/internal/host"
+	"github.com/xrcbench/xrcbench/internal/loadavg"
 	"github.com/xrcbench/xrcbench/results"
 )
 
@@ -81,7 +81,7 @@ func TestCreateNotInflatedOversubscribed(t *testing.T) {
 	// by every other process, which it cannot: with more than the CPUs'
 	// worth of load beside it (make test's other packages), a miss says
 	// nothing about the harness. Named, not passed.
-	if la := host.LoadAverage(); la > float64(cpus) {
+	if la := loadavg.Read(); la > float64(cpus) {
 		t.Skipf("create p50 at %d threads x %d QPs on %d CPUs: %s at load average %.1f: too busy to judge (other processes preempt the crowded threads)",
 			threads, qps, cpus, strings.Join(got, ", "), la)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/xrcbench/xrcbench/internal/host"
+	"github.com/xrcbench/xrcbench/internal/loadavg"
 	"github.com/xrcbench/xrcbench/internal/testdouble"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
@@ -136,7 +136,7 @@ func TestModifyRTRKnownAnswer(t *testing.T) {
 				got = append(got, fmt.Sprintf("%v (min %v)", p50, time.Duration(mod.NS.Min)))
 				allSlow = allSlow && time.Duration(mod.NS.Min) > limit
 			}
-			if la := host.LoadAverage(); la > float64(runtime.NumCPU()) && !allSlow {
+			if la := loadavg.Read(); la > float64(runtime.NumCPU()) && !allSlow {
 				t.Skipf("modify p50 %s in 3 tries at load average %.1f on %d CPUs: too busy to time %v to 5%%",
 					strings.Join(got, ", "), la, runtime.NumCPU(), want)
 			}

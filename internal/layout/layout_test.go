@@ -34,7 +34,7 @@ const module = "github.com/xrcbench/xrcbench/"
 // internal/, as no program outside the module imports it. The engine's
 // neighbours there: fleet (a fleet node's identity and barrier, which cmd
 // hands to the engine), host (the machine's facts: CPUs, NUMA placement,
-// real-time policy, memory, the load average, the build's version and the
+// real-time policy, memory, the run limits, the build's version and the
 // bill of materials) and runfolder (the run folder: its lock, the commit
 // that puts a run in place and the recovery of a killed one; the run's
 // private directory) import the engine's lower layers, never the engine.

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/xrcbench/xrcbench/internal/loadavg"
 )
 
 // A timing test holds on a quiet machine; on a busy one its failure is the
@@ -55,7 +57,7 @@ func MeasureLoad(t testing.TB, f func()) Load {
 	wall := time.Since(w0)
 	busy, self, kids := machineBusy(t)-busy0, cpuOf(t, unix.RUSAGE_SELF)-self0, cpuOf(t, unix.RUSAGE_CHILDREN)-kids0
 	others := (busy - self - kids).Seconds() / wall.Seconds()
-	return Load{Others: max(others, 0), CPUs: runtime.NumCPU(), LoadAvg: loadAverage()}
+	return Load{Others: max(others, 0), CPUs: runtime.NumCPU(), LoadAvg: loadavg.Read()}
 }
 
 // SkipUnlessQuiet skips t when other processes keep QuietOthers CPUs or
@@ -118,21 +120,4 @@ func cpuOf(t testing.TB, who int) time.Duration {
 		t.Fatalf("getrusage: %v", err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// loadAverage is /proc/loadavg's first figure, -1 when unknown.
-func loadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return -1
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return -1
-	}
-	v, err := strconv.ParseFloat(f[0], 64)
-	if err != nil {
-		return -1
-	}
-	return v
 }

@@ -3,14 +3,13 @@ package changepoint
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"testing"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/loadavg"
 	"github.com/xrcbench/xrcbench/internal/testenv"
 )
 
@@ -225,7 +224,7 @@ func TestLongSeriesInWindows(t *testing.T) {
 		// A machine running more than its CPUs' worth meanwhile (the other
 		// packages' tests under the race detector) says nothing about the
 		// windows: name the load, not a failure; the rest is still checked.
-		if la, cpus := loadAverage(), runtime.NumCPU(); la > float64(cpus) {
+		if la, cpus := loadavg.Read(), runtime.NumCPU(); la > float64(cpus) {
 			defer t.Skipf("10,000 points took %v at load average %.1f on %d CPUs: too busy to judge its minute", took, la, cpus)
 		} else {
 			t.Errorf("10,000 points took %v, want under a minute", took)
@@ -254,17 +253,4 @@ func TestDetectStops(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || time.Since(start) > 10*time.Second {
 		t.Errorf("cancelled after 2 windows: %v after %v, want context.Canceled soon", err, time.Since(start))
 	}
-}
-
-// loadAverage is the machine's 1-minute load average, -1 when unknown.
-func loadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return -1
-	}
-	var v float64
-	if _, err := fmt.Sscan(string(b), &v); err != nil {
-		return -1
-	}
-	return v
 }
