@@ -19,6 +19,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/xrcbench/xrcbench/internal/host"
+	"github.com/xrcbench/xrcbench/internal/leaks"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
@@ -45,7 +46,7 @@ type repOutcome struct {
 	minStart uint64                             // earliest thread start, CLOCK_MONOTONIC ns
 	measured bool                               // every thread reported: usable even with an error
 	hists    map[string]*hdrhistogram.Histogram // latency per op kind, from the intervals
-	created  *qpSet                             // QP numbers the threads created, when probed
+	created  *leaks.Set                         // QP numbers the threads created, when probed
 	leaks    *results.LeakCheck
 	// A storm with teardown exit: from the last rank's exit until the
 	// device showed none of the job's QPs (-1: not measured, and why).
@@ -199,14 +200,14 @@ func (c *coordinator) releaseHolder(out *repOutcome, vo verbs.Options, h *holder
 	var how string
 	listErr := errors.New("the holder has no device")
 	if vo.Provider == "rdma" && h.dev != nil {
-		listed, how, listErr = stillListed(h.dev.Info(), out.created.each)
+		listed, how, listErr = leaks.StillListed(h.dev.Info(), out.created.Each)
 	}
 	if err := h.release(); err != nil {
 		out.warnings = append(out.warnings, warnf(results.WarnHolderRelease, out.index+1, "", "the QPs it held may outlive the run (see the leak check); look at the device with xrcbench devices", "releasing the holder: %v", err))
 	}
-	out.leaks = checkLeaks(vo, h, out.created, len(out.threads) == c.cfg.Procs*c.cfg.Threads)
+	out.leaks = leaks.Check(vo, h.made(), out.created, len(out.threads) == c.cfg.Procs*c.cfg.Threads)
 	if vo.Provider == "rdma" && out.leaks != nil && out.leaks.Method == "reg_probe" {
-		addUnconfirmed(out.leaks, listed, how, listErr)
+		leaks.AddUnconfirmed(out.leaks, listed, how, listErr)
 	}
 	if lc := out.leaks; lc != nil && lc.DestroysUnconfirmed != nil && *lc.DestroysUnconfirmed > 0 {
 		out.warnings = append(out.warnings, warnf(results.WarnDestroyUnconfirmed, out.index+1, "", "a destroy the kernel did not report: unreg_last may not hold the destruction, and a later ibv_close_xrcd may fail EBUSY",
@@ -510,7 +511,7 @@ func (r *repRun) stormExit(vo verbs.Options) (int64, string) {
 	}
 	// The job's QPs: every number the ranks created, on the device the
 	// repetition opened.
-	return stormExitTeardown(vo, r.out.info.Name, r.out.created, r.lastExit)
+	return leaks.ExitTeardown(vo, r.out.info.Name, r.out.created, r.lastExit)
 }
 
 // keepReported stands in for the final counts of the threads whose workers
@@ -653,7 +654,7 @@ func (c *coordinator) handle(ev event, out *repOutcome, draining bool) error {
 		}
 		w.done = m.Done
 		out.threads = append(out.threads, m.Done.Threads...)
-		out.created = out.created.union(m.Done.Created)
+		out.created = out.created.Union(m.Done.Created)
 		c.logs.threadsDone(m.Done.Threads)
 	case msgError:
 		w.failMsg = m.Error
@@ -827,6 +828,11 @@ type holder struct {
 	domain, fdomain string
 	held, foreign   []uint32
 	invalid         []uint32
+}
+
+// made is what the holder made, as the leak check probes it.
+func (h *holder) made() leaks.Holder {
+	return leaks.Holder{Domain: h.domain, ForeignDomain: h.fdomain, Held: h.held, Foreign: h.foreign}
 }
 
 func openHolder(vo verbs.Options, domain, foreign string, spec *workloads.Spec, qps, threads int) (*holder, error) {

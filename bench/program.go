@@ -374,7 +374,7 @@ func (t *thread) runSteps(a, b int) (int, bool, error) {
 	if r.creates && t.created != nil {
 		for i := a; i < b; i++ {
 			if verbs.Op(p.Steps[i].Op) == verbs.OpCreate && p.Errno(i) == 0 {
-				t.created.add(p.Steps[i].QPN)
+				t.created.Add(p.Steps[i].QPN)
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/internal/host"
+	"github.com/xrcbench/xrcbench/internal/leaks"
 	"github.com/xrcbench/xrcbench/verbs"
 )
 
@@ -121,7 +122,7 @@ type doneMsg struct {
 	Threads []threadResult `json:"threads"`
 	// Created is every QP number the worker's threads created, for the
 	// leak probe (rdma, legacy); one set per worker keeps the message small.
-	Created *qpSet `json:"created,omitempty"`
+	Created *leaks.Set `json:"created,omitempty"`
 	// The process's resident memory, KiB (smaps_rollup), as its threads
 	// stopped measuring, and the largest sampled while they measured
 	// (memSampler).

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xrcbench/xrcbench/internal/leaks"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
 )
@@ -14,15 +15,15 @@ import (
 // A QP set survives the pipe whole: numbers on several pages, the ends of
 // the 24-bit space, in order, once each.
 func TestQPSetWire(t *testing.T) {
-	a, b := newQPSet(), newQPSet()
+	a, b := leaks.NewSet(), leaks.NewSet()
 	for _, q := range []uint32{0, 1, 63, 64, 65535, 65536} {
-		a.add(q)
+		a.Add(q)
 	}
 	for _, q := range []uint32{64, 1 << 20, 1<<24 - 1} {
-		b.add(q)
+		b.Add(q)
 	}
-	var nilSet *qpSet
-	u := nilSet.union(a).union(b).union(nil)
+	var nilSet *leaks.Set
+	u := nilSet.Union(a).Union(b).Union(nil)
 	data, err := json.Marshal(&doneMsg{Created: u})
 	if err != nil {
 		t.Fatal(err)
@@ -35,10 +36,10 @@ func TestQPSetWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []uint32
-	back.Created.each(func(q uint32) error { got = append(got, q); return nil })
+	back.Created.Each(func(q uint32) error { got = append(got, q); return nil })
 	want := []uint32{0, 1, 63, 64, 65535, 65536, 1 << 20, 1<<24 - 1}
-	if !slices.Equal(got, want) || back.Created.len() != len(want) {
-		t.Errorf("set %v (len %d), want %v", got, back.Created.len(), want)
+	if !slices.Equal(got, want) || back.Created.Len() != len(want) {
+		t.Errorf("set %v (len %d), want %v", got, back.Created.Len(), want)
 	}
 	if err := json.Unmarshal([]byte(`{"created":{"pages":{"300":"AAAA"}}}`), &back); err == nil {
 		t.Error("a page out of range was accepted")
@@ -84,14 +85,14 @@ func probeLeaksEveryCreated(t *testing.T, sem verbs.Semantics, completes []bool)
 		t.Fatal(err)
 	}
 	defer dom.Close()
-	created := newQPSet()
+	created := leaks.NewSet()
 	var leaked []uint32
 	for i := 0; i < 200; i++ {
 		q, err := dom.CreateRcvQP()
 		if err != nil {
 			t.Fatal(err)
 		}
-		created.add(q)
+		created.Add(q)
 		if i < 2 {
 			leaked = append(leaked, q)
 		} else if _, err := dom.Unreg(q); err != nil {
@@ -107,7 +108,7 @@ func probeLeaksEveryCreated(t *testing.T, sem verbs.Semantics, completes []bool)
 		t.Fatal(err)
 	}
 	for _, complete := range completes {
-		lc := probeLeaks(vo, h, created, complete)
+		lc := leaks.Probe(vo, h.made(), created, complete)
 		if !slices.Equal(lc.Leaked, leaked) {
 			t.Errorf("complete %v: leaked %v, want %v (%s)", complete, lc.Leaked, leaked, lc.Detail)
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/internal/host"
+	"github.com/xrcbench/xrcbench/internal/leaks"
 	"github.com/xrcbench/xrcbench/internal/runfolder"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
@@ -402,7 +403,7 @@ func (c *coordinator) repetitions(ctx context.Context, res *results.Result) ([]*
 				res.Environment = host.Environment(rep.info)
 			}
 			res.Warnings = append(res.Warnings, rep.warnings...)
-			res.Leaks = mergeLeaks(res.Leaks, rep.leaks)
+			res.Leaks = leaks.Merge(res.Leaks, rep.leaks)
 			res.Workers = mergeWorkers(res.Workers, rep)
 			if rep.measured {
 				done = append(done, rep)

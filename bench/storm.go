@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -10,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/xrcbench/xrcbench/internal/device"
+	"github.com/xrcbench/xrcbench/internal/leaks"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
@@ -442,79 +441,6 @@ func (c *Config) StormDefaults() {
 	}
 }
 
-// stormExitTeardown times a storm's teardown exit: from the last rank's
-// exit (exited, seen at ns) until the device (named name, the one the
-// run opened) lists none of the job's QPs (created: every QP number the
-// ranks created). The sim device drops a dead process's handles when it
-// is next opened, as the kernel does when the process ends, so this times
-// that reaping and one inspection. rdma and legacy ask the kernel's RDMA
-// netlink for the device's QPs (device.LiveQPs), where it has one.
-func stormExitTeardown(vo verbs.Options, name string, created *qpSet, exited uint64) (int64, string) {
-	var left func() (int, error)
-	switch stormExitMethod(vo.Provider) {
-	case "sim_inspect":
-		left = func() (int, error) {
-			snap, err := verbs.InspectSim(vo.Sim.Dir)
-			if err != nil {
-				return 0, fmt.Errorf("inspecting the sim device: %w", err)
-			}
-			return len(snap.QPs), nil
-		}
-	case "netlink":
-		if created.len() == 0 {
-			return -1, "not measurable here: the ranks reported no QP they created"
-		}
-		left = func() (int, error) {
-			qps, err := device.LiveQPs(name)
-			return jobQPsLeft(qps, created), err
-		}
-	default:
-		return -1, fmt.Sprintf("not measurable here: the %s provider cannot count the device's live QPs", vo.Provider)
-	}
-	until := time.Now().Add(30 * time.Second)
-	for {
-		n, err := left()
-		var ne *device.NetlinkError
-		switch {
-		case errors.As(err, &ne):
-			return -1, "not measurable here: " + ne.Reason
-		case err != nil:
-			return -1, "not measured: " + err.Error()
-		case n == 0:
-			return int64(verbs.Now() - exited), ""
-		case time.Now().After(until):
-			return -1, fmt.Sprintf("not measured: %d QP(s) still alive 30s after the ranks exited", n)
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
-}
-
-// jobQPsLeft counts the listed QPs that are the job's: their numbers are
-// among those the ranks created. The kernel frees a number with its QP,
-// so a number listed again later is a new QP only if something else made
-// one meanwhile; the 30s bound keeps that from hanging the run.
-func jobQPsLeft(listed []device.LiveQP, created *qpSet) int {
-	n := 0
-	for _, q := range listed {
-		if created.has(q.QPN) {
-			n++
-		}
-	}
-	return n
-}
-
-// stormExitMethod names how stormExitTeardown watches a provider's
-// device (result.json's storm.teardown_method); "" where it cannot.
-func stormExitMethod(provider string) string {
-	switch provider {
-	case "sim":
-		return "sim_inspect"
-	case "rdma", "legacy":
-		return "netlink"
-	}
-	return ""
-}
-
 // stormResult gathers the storm's figures from the repetitions.
 func stormResult(done []*repOutcome, cfg Config) *results.Storm {
 	st, n, ranks := cfg.Workload.Storm, cfg.StormNodes(), cfg.Procs*cfg.Threads
@@ -525,7 +451,7 @@ func stormResult(done []*repOutcome, cfg Config) *results.Storm {
 	if st.Teardown == workloads.TeardownUnreg {
 		out.TeardownMethod = "ranks_unreg"
 	} else {
-		out.TeardownMethod = stormExitMethod(cfg.Provider)
+		out.TeardownMethod = leaks.ExitMethod(cfg.Provider)
 	}
 	var notes []string
 	// The plan the workers drew (checkWorkerConfig): the same seed, so

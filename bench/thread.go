@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/xrcbench/xrcbench/internal/host"
+	"github.com/xrcbench/xrcbench/internal/leaks"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/verbs"
 	"github.com/xrcbench/xrcbench/workloads"
@@ -120,7 +121,7 @@ type thread struct {
 	order            []int      // slot order, a per-thread permutation from the seed
 	slots            []uint32   // QP number per slot (loop mode)
 	held             []bool     // this registrant is registered with the slot's QP
-	created          *qpSet     // every QP number it created, for the leak probe; nil when not probed
+	created          *leaks.Set // every QP number it created, for the leak probe; nil when not probed
 	storm            *stormRank // a storm's rank (mode storm), else nil
 
 	// measurement
@@ -201,8 +202,8 @@ func newThread(cfg *workerConfig, spec *workloads.Spec, local int, sh *shm) *thr
 		t.storm = &stormRank{doneNS: -1, downNS: -1,
 			exit: spec.Storm.Teardown == workloads.TeardownExit}
 	}
-	if spec.Creates() && probesCreated(cfg.Verbs.Provider) {
-		t.created = newQPSet()
+	if spec.Creates() && leaks.ProbesCreated(cfg.Verbs.Provider) {
+		t.created = leaks.NewSet()
 	}
 	t.held = make([]bool, t.q)
 	t.slots = make([]uint32, t.q)
@@ -679,7 +680,7 @@ func (t *thread) account(rec *kindRec, now, timed uint64, inner *verbs.ProgramSt
 // probe's set.
 func (t *thread) noteCreated(qpn uint32) {
 	if t.created != nil {
-		t.created.add(qpn)
+		t.created.Add(qpn)
 	}
 }
 

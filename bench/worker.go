@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xrcbench/xrcbench/internal/host"
+	"github.com/xrcbench/xrcbench/internal/leaks"
 	"github.com/xrcbench/xrcbench/workloads"
 )
 
@@ -351,9 +352,9 @@ func (c *crew) wait() { c.wg.Wait() }
 
 // done is the worker's final message when every thread succeeded.
 func (c *crew) done() *doneMsg {
-	var created *qpSet
+	var created *leaks.Set
 	for _, t := range c.threads {
-		created = created.union(t.created)
+		created = created.Union(t.created)
 	}
 	d := &doneMsg{Threads: c.results, Created: created}
 	// Memory while the threads measured; a kernel without smaps_rollup

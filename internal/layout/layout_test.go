@@ -37,7 +37,9 @@ const module = "github.com/xrcbench/xrcbench/"
 // real-time policy, memory, the run limits, the build's version and the
 // bill of materials) and runfolder (the run folder: its lock, the commit
 // that puts a run in place and the recovery of a killed one; the run's
-// private directory) import the engine's lower layers, never the engine.
+// private directory) and leaks (the check that no QP outlived a
+// repetition, and the record of the QP numbers it made) import the
+// engine's lower layers, never the engine.
 // calibrate (xrcbench calibrate) stands above the engine instead: it
 // measures through verbs' loops and bench's Rig, and judges what they
 // measured; so does sweep (one run per point of a product, indexed by
@@ -48,7 +50,7 @@ const module = "github.com/xrcbench/xrcbench/"
 var allowed = map[string][]string{
 	"cmd/xrcbench":               {"bench", "internal/analysis", "internal/calibrate", "internal/conform", "internal/device", "internal/fleet", "internal/host", "internal/qualify", "internal/runfolder", "internal/sweep", "report", "results", "verbs", "workloads"},
 	"internal/qualify":           {"bench", "internal/conform", "internal/device", "internal/host", "internal/runfolder", "internal/stats", "internal/units", "report", "results", "verbs", "workloads"},
-	"bench":                      {"internal/device", "internal/host", "internal/runfolder", "internal/stats", "results", "verbs", "workloads"},
+	"bench":                      {"internal/device", "internal/host", "internal/leaks", "internal/runfolder", "internal/stats", "results", "verbs", "workloads"},
 	"internal/device":            {"results", "verbs"},
 	"internal/conform":           {"internal/device", "verbs"},
 	"verbs":                      {"internal/device/facts", "internal/stats", "results"},
@@ -65,6 +67,7 @@ var allowed = map[string][]string{
 	"internal/calibrate":         {"bench", "internal/host", "internal/stats", "verbs"},
 	"internal/fleet":             {"results"},
 	"internal/host":              {"internal/device", "results", "verbs", "workloads"},
+	"internal/leaks":             {"internal/device", "results", "verbs"},
 	"internal/runfolder":         {"results"},
 	"internal/sweep":             {"bench", "results", "verbs", "workloads"},
 	"internal/units":             {},

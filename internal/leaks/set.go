@@ -1,4 +1,4 @@
-package bench
+package leaks
 
 import (
 	"encoding/base64"
@@ -8,12 +8,13 @@ import (
 	"math/bits"
 )
 
-// qpSet is a set of 24-bit QP numbers: one bit each, 2 MiB. A thread keeps
+// Set is a set of 24-bit QP numbers: one bit each, 2 MiB. A thread keeps
 // one of every QP number it created, so the leak probe of providers that
 // cannot be inspected (rdma, legacy) can try every one of them, however
 // long the run: a ring of the last few would let a leak of an early QP
-// pass as "no QP leaked".
-type qpSet struct {
+// pass as "no QP leaked". It crosses the worker's pipe as JSON (the pages
+// that hold any number).
+type Set struct {
 	words []uint64
 }
 
@@ -24,28 +25,30 @@ const (
 	qpSetPageCnt = qpSetWords / qpPageWords
 )
 
-func newQPSet() *qpSet { return &qpSet{words: make([]uint64, qpSetWords)} }
+// NewSet is an empty Set.
+func NewSet() *Set { return &Set{words: make([]uint64, qpSetWords)} }
 
-func (s *qpSet) add(qpn uint32) {
+// Add puts qpn in s.
+func (s *Set) Add(qpn uint32) {
 	qpn &= 1<<qpnBits - 1
 	s.words[qpn/64] |= 1 << (qpn % 64)
 }
 
-// has reports whether qpn is in s; s may be nil.
-func (s *qpSet) has(qpn uint32) bool {
+// Has reports whether qpn is in s; s may be nil.
+func (s *Set) Has(qpn uint32) bool {
 	if s == nil || qpn >= 1<<qpnBits {
 		return false
 	}
 	return s.words[qpn/64]&(1<<(qpn%64)) != 0
 }
 
-// union adds o to s and returns s; either may be nil.
-func (s *qpSet) union(o *qpSet) *qpSet {
+// Union adds o to s and returns s; either may be nil.
+func (s *Set) Union(o *Set) *Set {
 	if o == nil {
 		return s
 	}
 	if s == nil {
-		s = newQPSet()
+		s = NewSet()
 	}
 	for i, w := range o.words {
 		s.words[i] |= w
@@ -53,8 +56,8 @@ func (s *qpSet) union(o *qpSet) *qpSet {
 	return s
 }
 
-// len is the number of QP numbers in s.
-func (s *qpSet) len() int {
+// Len is the number of QP numbers in s.
+func (s *Set) Len() int {
 	if s == nil {
 		return 0
 	}
@@ -65,9 +68,9 @@ func (s *qpSet) len() int {
 	return n
 }
 
-// each calls f with every QP number in s, in increasing order, until f
+// Each calls f with every QP number in s, in increasing order, until f
 // returns an error.
-func (s *qpSet) each(f func(uint32) error) error {
+func (s *Set) Each(f func(uint32) error) error {
 	if s == nil {
 		return nil
 	}
@@ -86,12 +89,13 @@ func (s *qpSet) each(f func(uint32) error) error {
 // The wire form holds the pages that have any bit set (QP numbers are
 // allocated mostly in sequence, so a run touches few), as base64 of
 // little-endian words, keyed by page index.
-type qpSetWire struct {
+type setWire struct {
 	Pages map[int]string `json:"pages"`
 }
 
-func (s *qpSet) MarshalJSON() ([]byte, error) {
-	wire := qpSetWire{Pages: map[int]string{}}
+// MarshalJSON is the wire form.
+func (s *Set) MarshalJSON() ([]byte, error) {
+	wire := setWire{Pages: map[int]string{}}
 	buf := make([]byte, qpPageWords*8)
 	for p := 0; p < qpSetPageCnt; p++ {
 		page := s.words[p*qpPageWords : (p+1)*qpPageWords]
@@ -107,8 +111,10 @@ func (s *qpSet) MarshalJSON() ([]byte, error) {
 	return json.Marshal(wire)
 }
 
-func (s *qpSet) UnmarshalJSON(data []byte) error {
-	var wire qpSetWire
+// UnmarshalJSON reads the wire form; a page out of range or of the wrong
+// size is an error.
+func (s *Set) UnmarshalJSON(data []byte) error {
+	var wire setWire
 	if err := json.Unmarshal(data, &wire); err != nil {
 		return err
 	}
@@ -116,7 +122,7 @@ func (s *qpSet) UnmarshalJSON(data []byte) error {
 	for p, enc := range wire.Pages {
 		buf, err := base64.StdEncoding.DecodeString(enc)
 		if err != nil || p < 0 || p >= qpSetPageCnt || len(buf) != qpPageWords*8 {
-			return fmt.Errorf("%w: bad QP set page %d", errProto, p)
+			return fmt.Errorf("bad QP set page %d", p)
 		}
 		for i := range qpPageWords {
 			s.words[p*qpPageWords+i] = binary.LittleEndian.Uint64(buf[i*8:])
