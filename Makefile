@@ -172,7 +172,7 @@ TIMING_TESTS := TestOpenLoopKnownAnswers|TestNoGapAtIntervals|TestOpenLoopEndSta
 # touching the same memory, so the other packages' own tests gain nothing
 # from it, while it slows the plotting in report's twenty-fold; their code
 # still runs under it wherever a package of RACE_PKGS calls it.
-RACE_PKGS    := bench cmd/xrcbench internal/device/facts internal/fleet internal/host internal/qualify internal/runfolder internal/stats/changepoint verbs
+RACE_PKGS    := bench cmd/xrcbench internal/facts internal/fleet internal/host internal/qualify internal/runfolder internal/stats/changepoint verbs
 MODULE       := github.com/xrcbench/xrcbench
 TEST_SKIP    := -skip '^($(CHILD_TESTS)|$(TIMING_TESTS))$$'
 test: cwarn vet csan fakeverbs

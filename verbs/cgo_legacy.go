@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"unsafe"
 
-	"github.com/xrcbench/xrcbench/internal/device/facts"
+	"github.com/xrcbench/xrcbench/internal/facts"
 )
 
 // maxDevices bounds a device listing; hosts have a handful.

@@ -3,7 +3,7 @@ package verbs
 // What the rdma and legacy providers know about a device, turned into a
 // DeviceInfo, and the one-line errors they give when a device cannot be
 // used. Plain Go: the cgo files hand over a devFacts and nothing else;
-// what the host's files add (sysfs, the library file) is device/facts'.
+// what the host's files add (sysfs, the library file) is internal/facts'.
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/xrcbench/xrcbench/internal/device/facts"
+	"github.com/xrcbench/xrcbench/internal/facts"
 )
 
 // devFacts mirrors struct xb_devfacts (rdma_facts.h).

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"syscall"
 
-	"github.com/xrcbench/xrcbench/internal/device/facts"
+	"github.com/xrcbench/xrcbench/internal/facts"
 	"github.com/xrcbench/xrcbench/results"
 )
 

@@ -11,5 +11,5 @@
 // never the other way round: verbs.Devices and verbs.InspectSim are the
 // hooks it calls into the cgo half. What an opened device reports of
 // itself (verbs.DeviceInfo) is assembled by the provider that opened it,
-// from libibverbs' answers and the host's files that device/facts reads.
+// from libibverbs' answers and the host's files that internal/facts reads.
 package device

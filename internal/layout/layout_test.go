@@ -23,7 +23,7 @@ const module = "github.com/xrcbench/xrcbench/"
 // drives the engine and judges with report; bench is the engine over the
 // providers; device (discovery) and conform (the semantics checks) stand
 // on verbs, which reads the host's files about a device through
-// device/facts; report reads run folders only through results and knows
+// internal/facts; report reads run folders only through results and knows
 // nothing of how they were measured; stats is plain numbers in, numbers
 // out, and imports nothing of the project, so any layer may use it
 // (calibration's loops in verbs included). A new package must be placed
@@ -53,8 +53,8 @@ var allowed = map[string][]string{
 	"bench":                      {"internal/device", "internal/host", "internal/leaks", "internal/runfolder", "internal/stats", "results", "verbs", "workloads"},
 	"internal/device":            {"results", "verbs"},
 	"internal/conform":           {"internal/device", "verbs"},
-	"verbs":                      {"internal/device/facts", "internal/stats", "results"},
-	"internal/device/facts":      {"results"},
+	"verbs":                      {"internal/facts", "internal/stats", "results"},
+	"internal/facts":             {"results"},
 	"workloads":                  {"results"},
 	"internal/analysis":          {"internal/stats", "internal/stats/changepoint", "internal/units", "report", "results"},
 	"report":                     {"internal/stats", "internal/units", "results"},
