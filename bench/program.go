@@ -354,16 +354,13 @@ func (t *thread) runSteps(a, b int) (int, bool, error) {
 		// The measurement's first call waits for its start in C, as a
 		// ring's does (loopRepeat): no return into Go between the start
 		// and the first operation.
-		begin := verbs.Repeat{Begin: t.beginAt, RunqFD: t.waits.fd(), Stop: t.shm.stopWord(), Abort: t.shm.abortWord()}
+		begin := t.beginWait()
 		if err := t.dom.RunProgramAt(p, a, b-a, &r.stats, &begin); err != nil {
 			return a, false, err
 		}
-		if begin.Begun == 0 { // stopped before the start
+		if !t.begun(&begin) { // stopped before the start
 			return a, false, nil
 		}
-		t.startedAt(begin.Begun)
-		t.waits.startAt(begin.RunQueueAtBegin)
-		t.startRunq = max(begin.LateRunQueue, 0)
 	} else if err := t.dom.RunProgram(p, a, b-a, &r.stats); err != nil {
 		return a, false, err
 	}
@@ -452,13 +449,8 @@ func (t *thread) loopRepeat(passesLeft int64, until uint64) (int64, error) {
 	if rep.Deck != nil {
 		t.deckTurned()
 	}
-	if t.beginAt != 0 {
-		if rep.Begun == 0 { // stopped before the start
-			return 0, nil
-		}
-		t.startedAt(rep.Begun)
-		t.waits.startAt(rep.RunQueueAtBegin)
-		t.startRunq = max(rep.LateRunQueue, 0)
+	if t.beginAt != 0 && !t.begun(rep) { // stopped before the start
+		return 0, nil
 	}
 	if t.open != nil {
 		t.open.ran(&r.stats, verbs.Now(), false)

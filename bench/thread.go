@@ -394,18 +394,32 @@ func (t *thread) awaitStart() error {
 	if t.beginAt == 0 {
 		return nil
 	}
-	begin := verbs.Repeat{Begin: t.beginAt, RunqFD: t.waits.fd(), Stop: t.shm.stopWord(), Abort: t.shm.abortWord()}
+	begin := t.beginWait()
 	verbs.AwaitBegin(&begin)
 	if t.shm.aborted() {
 		return ErrAborted
 	}
-	if begin.Begun == 0 {
-		return nil
-	}
-	t.startedAt(begin.Begun)
-	t.waits.startAt(begin.RunQueueAtBegin)
-	t.startRunq = max(begin.LateRunQueue, 0)
+	t.begun(&begin)
 	return nil
+}
+
+// beginWait is how a first call that is no ring waits in C for the
+// measurement's start (verbs.RunProgramAt, verbs.AwaitBegin).
+func (t *thread) beginWait() verbs.Repeat {
+	return verbs.Repeat{Begin: t.beginAt, RunqFD: t.waits.fd(), Stop: t.shm.stopWord(), Abort: t.shm.abortWord()}
+}
+
+// begun notes what the call that waited for the start says of it: when
+// the thread reached it, and how much of its lateness was run queue. It
+// says false when the call was stopped before the start.
+func (t *thread) begun(b *verbs.Repeat) bool {
+	if b.Begun == 0 {
+		return false
+	}
+	t.startedAt(b.Begun)
+	t.waits.startAt(b.RunQueueAtBegin)
+	t.startRunq = max(b.LateRunQueue, 0)
+	return true
 }
 
 // startedAt notes that the thread reached its measurement's start at now
