@@ -51,6 +51,9 @@ var checks = []check{
 
 func (tr *transcript) get(name string) (*step, error) {
 	s := tr.steps[name]
+	if s == nil && !tr.done && len(tr.order) > 0 {
+		return nil, fmt.Errorf("no step %s in the transcript: the guest stopped early, after step %s", name, tr.order[len(tr.order)-1])
+	}
 	if s == nil {
 		return nil, fmt.Errorf("no step %s in the transcript", name)
 	}
