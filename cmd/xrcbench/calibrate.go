@@ -23,8 +23,10 @@ func newCalibrateCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "calibrate",
 		Short: "Measure the harness's own costs on this machine against its targets",
-		Long: `calibrate measures what the harness itself costs here: one read of the timer,
-the batch loop's reported latency on the null provider against one timer read,
+		Long: `calibrate measures what the harness itself costs on this machine and judges
+it against targets; it exits 1 when one is missed.
+
+What it measures: one read of the timer, the batch loop's reported latency on the null provider against one timer read,
 the cgo calls per operation, the sim device's uncontended reg+unreg pair, and
 whether the sim cost model reports the cost it was given (destroy=100us);
 then the engine's hot path, one thread running op programs: its operations

@@ -129,7 +129,7 @@ func TestExitStatus(t *testing.T) {
 // lines): without its flags at most helpSynopsisLines, where the rest is
 // said; `xrcbench help CMD` gives the whole description and every example.
 func TestHelpIsASynopsis(t *testing.T) {
-	const helpSynopsisLines = 30
+	const helpSynopsisLines = 20
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		for _, sub := range c.Commands() {

@@ -37,8 +37,10 @@ func newCompareCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare BASE_DIR NEW_DIR [DIR...]",
 		Short: "Compare two run folders: medians, confidence intervals, Mann-Whitney U; exit 1 on a regression",
-		Long: `compare compares the repetitions of two run folders of one workload. For every
-op kind and metric it prints the base and new medians over repetitions with
+		Long: `compare compares the repetitions of two run folders of one workload, op kind
+by op kind and metric by metric, as benchstat does.
+
+For every op kind and metric it prints the base and new medians over repetitions with
 90% confidence intervals (as benchstat does, ±percent of the median; an
 interval wider than ±100% as its bounds, [low, high], in the metric's
 unit), the change, and the p-value of a Mann-Whitney U test; the verdict

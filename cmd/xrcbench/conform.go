@@ -24,8 +24,10 @@ func newConformCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "conform",
 		Short: "Check a provider against the XRC semantics S1–S15",
-		Long: `conform runs the XRC semantics table S1–S15 (docs/design.md) against a provider:
-create registers the creator, reg adds a registrant, reg again is idempotent
+		Long: `conform runs the XRC semantics table S1–S15 (docs/design.md) against a
+provider and prints each check's verdict; it exits 1 when one fails.
+
+What the checks are: create registers the creator, reg adds a registrant, reg again is idempotent
 (legacy) or a counted handle (upstream), the last unreg destroys the QP, reg of
 unknown or foreign QPs fails with EINVAL, closing a domain while registered is
 EBUSY, a killed process's registrations are dropped (with real child processes),

@@ -9,7 +9,7 @@ import (
 
 // helpExamples is how many examples --help shows; `xrcbench help CMD` and
 // the man page show them all.
-const helpExamples = 3
+const helpExamples = 2
 
 // shortHelp makes --help a synopsis a terminal holds: the description's
 // first paragraph, the flags and the first examples, with where the rest
@@ -54,7 +54,7 @@ func synopsis(c *cobra.Command) (long, example string) {
 	}
 	if len(paras) > 1 || len(examples) > helpExamples {
 		path := strings.TrimPrefix(c.CommandPath(), "xrcbench ")
-		long += fmt.Sprintf("\n\nThe rest (what each setting does, the exit status, every example): xrcbench help %s\nor man %s; how xrcbench measures: docs/design.md.",
+		long += fmt.Sprintf("\n\nEvery setting, exit status and example: xrcbench help %s or man %s; the method: docs/design.md.",
 			path, strings.ReplaceAll(c.CommandPath(), " ", "-"))
 	}
 	return long, example

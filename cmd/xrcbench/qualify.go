@@ -40,7 +40,9 @@ func newQualifyCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Qualify a device's firmware: conformance, a battery of runs, criteria; JSON, JUnit and HTML",
 		Long: `qualify runs a qualification plan against one device: the conformance checks
 S1–S15, then the plan's battery of benchmark runs (one run folder each under
---out/runs/), then judges the plan's criteria:
+--out/runs/), then it judges the plan's criteria and gives one verdict.
+
+The criteria are of two kinds:
 
   absolute limits        unreg_last.p99 <= 2ms, reg.ops_per_sec >= 100k
                          (on every repetition: the worst one decides and is

@@ -306,15 +306,15 @@ func init() {
 		cmd := &cobra.Command{
 			Use:   "run",
 			Short: "Run one benchmark configuration and write a run folder",
-			Long: `run starts --procs worker processes with --threads OS-thread-locked goroutines
-each, every thread its own registrant (device context and domain handle), runs
-the workload on the provider, and writes a run folder: result.json (schema
-xrcbench.result/v1) and one HdrHistogram interval log per op kind (<kind>.hlog).
-It also writes summary.md (the summary table, for CI job summaries) and
-bench.txt (Go benchmark format, for benchstat); xrcbench report adds
-report.html and plots/. It prints a summary table and where the folder is.
-Warm-up is run and discarded; each repetition starts fresh workers on a fresh
-device.
+			Long: `run times the workload's XRC registrations on --procs processes x --threads
+OS threads, each thread its own registrant, prints a summary table and writes
+a run folder (result.json, one .hlog per op kind, summary.md, bench.txt).
+
+Every repetition starts fresh workers on a fresh device, after a warm-up that
+is run and discarded. The run folder holds result.json (schema
+xrcbench.result/v1), one HdrHistogram interval log per op kind (<kind>.hlog),
+summary.md (the summary table, for CI job summaries) and bench.txt (Go
+benchmark format, for benchstat); xrcbench report adds report.html and plots/.
 
 --qp-state (default rtr, as Open MPI and MVAPICH2 do) is the state each QP is
 moved to by its creator before anyone registers with it: init sets the port,

@@ -47,13 +47,14 @@ func init() {
 		cmd := &cobra.Command{
 			Use:   "sweep",
 			Short: "Run the cartesian product of --procs, --threads and --qps lists",
-			Long: `sweep runs one configuration per point of the product of the list-valued
---procs, --threads and --qps flags (and --nodes for a storm workload, whose
-QPs follow from it; --sim-cost given more than once, a point per cost model;
-every other flag as in run), one run folder
-per point under one sweep folder, indexed by sweep.json (schema
-xrcbench.sweep/v1). A failed point does not stop the sweep; the exit status is
-1 when any point failed.`,
+			Long: `sweep runs one configuration per point of a grid of list-valued flags, one
+run folder per point under one sweep folder indexed by sweep.json, and exits
+1 when any point failed (a failed point does not stop the sweep).
+
+The grid is the product of --procs, --threads and --qps (and --nodes for a
+storm workload, whose QPs follow from it; --sim-cost given more than once, a
+point per cost model); every other flag is as in run. sweep.json has the
+schema xrcbench.sweep/v1.`,
 			Example: `  # how registration scales with processes and threads
   xrcbench sweep --workload steady --procs 1,2,4 --threads 1,2 --qps 1,16 --duration 5s
 
