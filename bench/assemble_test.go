@@ -200,6 +200,18 @@ func TestAccountGaps(t *testing.T) {
 		t.Errorf("thread's longest gap %d at %d before %q, want 1000000 at 570 before reg", th.gapNS, th.gapAt, th.gapKind)
 	}
 
+	// Past the measurement's end (a ring stopped there mid-pass, the pass
+	// finished from Go), the stretch before the pass's last batch is in no
+	// gap and not working time: it lies after the measurement.
+	th = &thread{started: 1000, lastEnd: 1000, loopEnd: 5000}
+	reg = newKindRec("reg", make([]int64, histCounts), nil)
+	th.account(reg, 1150, 50, nil)   // 100 untimed before it
+	th.account(reg, 5030, 30, nil)   // ran 5000-5030: 3850 untimed, before the end
+	th.account(reg, 85_070, 40, nil) // 80 µs back from C, after the end
+	if th.gapNS != 3850 || th.gapAt != 150 || reg.maxGap != 3850 || th.waitNS != 80_000 {
+		t.Errorf("past the end: longest gap %d at %d (kind's %d), waits %d; want 3850 at 150, and the 80000 after the end a wait", th.gapNS, th.gapAt, reg.maxGap, th.waitNS)
+	}
+
 	for _, tt := range []struct {
 		name    string
 		in      verbs.ProgramStats
