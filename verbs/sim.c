@@ -49,7 +49,7 @@
 #include "sim.h"
 
 #define SIM_MAGIC 0x31304d4953435258ull /* "XRCSIM01" */
-#define SIM_VERSION 4 /* 3: QP states and their costs; 4: domain locks, command queue */
+#define SIM_VERSION 5 /* 3: QP states and their costs; 4: domain locks, command queue; 5: its slots' due times */
 #define SIM_FILE "sim.dev"
 #define SIM_QPN_BASE 0x100u /* QP numbers below are reserved (QP0/QP1 on IB) */
 #define SIM_MAX_REGISTRANTS 4096
@@ -128,6 +128,10 @@ struct sim_shared {
 	 * for waiters to sleep on */
 	uint32_t cmdq_seq, cmdq_waiters;
 	pthread_mutex_t cmdq[SIM_MAX_CMDQ];
+	/* when each slot's command is due to end (CLOCK_MONOTONIC ns; 0:
+	 * free), and the waiters spinning for one (CMDQ_EARLY_NS) */
+	uint64_t cmdq_until[SIM_MAX_CMDQ];
+	uint32_t cmdq_spinners, cmdq_pad;
 	struct sim_registrant registrants[SIM_MAX_REGISTRANTS];
 	struct sim_domain domains[SIM_MAX_DOMAINS];
 	struct sim_dhandle dhandles[SIM_MAX_DHANDLES];
@@ -502,24 +506,86 @@ static void dom_runlock(struct sim_shared *sh, uint32_t d, uint32_t h)
 
 /* ---- the command queue ---------------------------------------------------- */
 
-/* cmdq_enter takes a free command-queue slot, sleeping while all
- * cmdq_depth are busy. A slot guards no data, so one its holder died in
- * is simply taken. */
-static int cmdq_enter(struct sim_shared *sh, uint32_t *slot)
+/* pay spends cost_ns of the calling thread's time: the device at work. */
+static void pay(uint64_t cost_ns)
+{
+	if (cost_ns)
+		xb_spin_until(xb_now_ns() + cost_ns);
+}
+
+/* CMDQ_EARLY_NS: how a waiter for a command-queue slot waits. When a slot
+ * is due back within this long (its command's cost known at its start), a
+ * waiter spins for it; otherwise it sleeps, and the command wakes one
+ * sleeper this long before its end, from inside its paid time, which then
+ * spins twice this long before it sleeps again. Few waiters spin at once
+ * (cmdq_spinners_max; a process killed while spinning leaves its place
+ * taken, and the waits fall back to sleeping). Waiters that only
+ * slept, woken at each release, took the slot after the wake-up's way
+ * (the release's own futex call 20-40 us on the 2-CPU VM, an interrupt to
+ * a sleeping CPU) while the slot stood idle, and a command of no cost (a
+ * destroy) handed the slot over so every time: depth 1 from two processes
+ * creating and destroying at create=100us made 7,460-7,670 creates a
+ * second, and 8,150-8,300 so (the rest of the 10,000 is the processes'
+ * own time between commands). The harness's waits spin as long
+ * (XB_SPIN_NS). */
+#define CMDQ_EARLY_NS XB_SPIN_NS
+
+/* cmdq_due_soon says whether one of the depth slots is free or due back
+ * within CMDQ_EARLY_NS of now. One overdue by more is not: its holder is
+ * likely off its CPU, and a spinner might be what keeps it off. */
+static int cmdq_due_soon(struct sim_shared *sh, uint32_t depth, uint64_t now)
+{
+	for (uint32_t i = 0; i < depth; i++) {
+		uint64_t until = __atomic_load_n(&sh->cmdq_until[i], __ATOMIC_RELAXED);
+
+		if (until == 0 || (until <= now + CMDQ_EARLY_NS && until + CMDQ_EARLY_NS >= now))
+			return 1;
+	}
+	return 0;
+}
+
+/* cmdq_spinners_max is how many waiters may spin for a slot: one a slot,
+ * while each has a CPU beside the slots' holders (depth of them, at
+ * worst). A spinner sharing a CPU with a holder keeps the command it
+ * waits for from ending: on 2 CPUs, depth 2 from four processes made 9,000
+ * creates a second with spinners, 11,100 without. */
+static uint32_t cmdq_spinners_max(uint32_t depth)
+{
+	static uint32_t cpus; /* online CPUs, once known */
+	uint32_t n = __atomic_load_n(&cpus, __ATOMIC_RELAXED);
+
+	if (n == 0) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+
+		n = c > 0 ? (uint32_t)c : 1;
+		__atomic_store_n(&cpus, n, __ATOMIC_RELAXED);
+	}
+	if (n <= depth)
+		return 0;
+	return n - depth < depth ? n - depth : depth;
+}
+
+/* cmdq_enter takes a free command-queue slot for a command of cost_ns
+ * (UINT64_MAX: held until further notice), spinning or sleeping while all
+ * cmdq_depth are busy (CMDQ_EARLY_NS). A slot guards no data, so one its
+ * holder died in is simply taken. */
+static int cmdq_enter(struct sim_shared *sh, uint32_t *slot, uint64_t cost_ns)
 {
 	uint32_t depth = sh->cfg.cmdq_depth;
-	uint64_t t0 = 0;
+	uint64_t t0 = 0, spin_until = 0;
+	int spinning = 0, rc = 0;
 
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&sh->cmdq_seq, __ATOMIC_ACQUIRE);
 
 		for (uint32_t i = 0; i < depth; i++) {
 			pthread_mutex_t *m = &sh->cmdq[i];
-			int rc;
 
 #ifdef __GLIBC__
-			if (mutex_kind != -1 && __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) != mutex_kind)
-				return EIO;
+			if (mutex_kind != -1 && __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) != mutex_kind) {
+				rc = EIO;
+				goto out;
+			}
 #endif
 			rc = pthread_mutex_trylock(m);
 			if (rc == EOWNERDEAD) {
@@ -527,35 +593,84 @@ static int cmdq_enter(struct sim_shared *sh, uint32_t *slot)
 				rc = 0;
 			}
 			if (rc == 0) {
+				uint64_t now = xb_now_ns();
+
 				*slot = i;
+				__atomic_store_n(&sh->cmdq_until[i], cost_ns == UINT64_MAX ? UINT64_MAX : now + cost_ns,
+						 __ATOMIC_RELAXED);
 				if (t0)
-					waited_cmdq_ns += xb_now_ns() - t0;
-				return 0;
+					waited_cmdq_ns += now - t0;
+				goto out;
 			}
 			if (rc != EBUSY)
-				return rc;
+				goto out;
 		}
+		uint64_t now = xb_now_ns();
+
 		if (!t0)
-			t0 = xb_now_ns();
-		else if ((xb_now_ns() - t0) / 1000000 >= (uint64_t)__atomic_load_n(&lock_patience_ms, __ATOMIC_RELAXED)) {
-			waited_cmdq_ns += xb_now_ns() - t0;
-			return EDEADLK;
+			t0 = now;
+		else if ((now - t0) / 1000000 >= (uint64_t)__atomic_load_n(&lock_patience_ms, __ATOMIC_RELAXED)) {
+			waited_cmdq_ns += now - t0;
+			rc = EDEADLK;
+			goto out;
 		}
-		/* A release wakes one waiter; the timeout is for a holder that
-		 * died, which wakes nobody. Not shorter: a waiter woken for
-		 * nothing queues for a CPU beside the slots' holders. */
+		if (now < spin_until || cmdq_due_soon(sh, depth, now)) {
+			if (!spinning) {
+				spinning = __atomic_add_fetch(&sh->cmdq_spinners, 1, __ATOMIC_SEQ_CST) <= cmdq_spinners_max(depth);
+				if (!spinning)
+					__atomic_sub_fetch(&sh->cmdq_spinners, 1, __ATOMIC_SEQ_CST);
+			}
+			if (spinning) {
+				cpu_relax();
+				continue;
+			}
+		} else if (spinning) {
+			__atomic_sub_fetch(&sh->cmdq_spinners, 1, __ATOMIC_SEQ_CST);
+			spinning = 0;
+		}
+		/* A holder wakes one sleeper shortly before its release, or at
+		 * it; the timeout is for a holder that died, which wakes
+		 * nobody. Not shorter: a waiter woken for nothing queues for a
+		 * CPU beside the slots' holders. */
 		__atomic_add_fetch(&sh->cmdq_waiters, 1, __ATOMIC_SEQ_CST);
 		futex_wait(&sh->cmdq_seq, seq, 20);
 		__atomic_sub_fetch(&sh->cmdq_waiters, 1, __ATOMIC_RELAXED);
+		spin_until = xb_now_ns() + 2 * CMDQ_EARLY_NS;
 	}
+out:
+	if (spinning)
+		__atomic_sub_fetch(&sh->cmdq_spinners, 1, __ATOMIC_SEQ_CST);
+	return rc;
 }
 
+/* cmdq_leave gives slot back, and wakes a sleeper when no waiter spins
+ * to take it. */
 static void cmdq_leave(struct sim_shared *sh, uint32_t slot)
 {
+	__atomic_store_n(&sh->cmdq_until[slot], 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&sh->cmdq[slot]);
 	__atomic_add_fetch(&sh->cmdq_seq, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&sh->cmdq_waiters, __ATOMIC_SEQ_CST))
+	if (__atomic_load_n(&sh->cmdq_waiters, __ATOMIC_SEQ_CST) && !__atomic_load_n(&sh->cmdq_spinners, __ATOMIC_SEQ_CST))
 		futex_wake(&sh->cmdq_seq, 1);
+}
+
+/* cmdq_pay pays a command's cost in its slot. One longer than
+ * CMDQ_EARLY_NS wakes a sleeper that long before its end, to spin for the
+ * slot, while another may spin: the wake's cost is absorbed by the wait. */
+static void cmdq_pay(struct sim_shared *sh, uint64_t cost_ns)
+{
+	uint64_t end;
+
+	if (cost_ns <= CMDQ_EARLY_NS) {
+		pay(cost_ns);
+		return;
+	}
+	end = xb_now_ns() + cost_ns;
+	xb_spin_until(end - CMDQ_EARLY_NS);
+	if (__atomic_load_n(&sh->cmdq_waiters, __ATOMIC_SEQ_CST) &&
+	    __atomic_load_n(&sh->cmdq_spinners, __ATOMIC_SEQ_CST) < cmdq_spinners_max(sh->cfg.cmdq_depth))
+		futex_wake(&sh->cmdq_seq, 1);
+	xb_spin_until(end);
 }
 
 /* ---- table maintenance -------------------------------------------------- */
@@ -726,12 +841,6 @@ static void sim_repair(struct sim_shared *sh)
 		qp_unlock(qp);
 	}
 	domains_put(sh);
-}
-
-static void pay(uint64_t cost_ns)
-{
-	if (cost_ns)
-		xb_spin_until(xb_now_ns() + cost_ns);
 }
 
 /* ---- device ------------------------------------------------------------- */
@@ -1309,9 +1418,9 @@ static int sim_command(struct sim_shared *sh, uint64_t cost_ns)
 	uint32_t slot;
 	int rc;
 
-	if ((rc = cmdq_enter(sh, &slot)) != 0)
+	if ((rc = cmdq_enter(sh, &slot, cost_ns)) != 0)
 		return rc;
-	pay(cost_ns);
+	cmdq_pay(sh, cost_ns);
 	cmdq_leave(sh, slot);
 	return 0;
 }
@@ -1682,6 +1791,16 @@ int sim_debug_hold_lock(struct sim_dev *d, uint32_t qpn)
 	return qp_lock(d->sh, qp_slot(d->sh, qpn));
 }
 
+void sim_debug_cmdq(struct sim_dev *d, uint32_t *spinners, uint32_t *busy)
+{
+	struct sim_shared *sh = d->sh;
+
+	*spinners = __atomic_load_n(&sh->cmdq_spinners, __ATOMIC_SEQ_CST);
+	*busy = 0;
+	for (uint32_t i = 0; i < SIM_MAX_CMDQ; i++)
+		*busy += __atomic_load_n(&sh->cmdq_until[i], __ATOMIC_RELAXED) != 0;
+}
+
 int sim_debug_hold_domain(struct sim_dom *m, int how)
 {
 	struct sim_shared *sh = m->dev->sh;
@@ -1695,7 +1814,7 @@ int sim_debug_hold_domain(struct sim_dom *m, int how)
 	case SIM_HOLD_EXCLUSIVE:
 		return dom_wlock(sh, m->domain);
 	case SIM_HOLD_CMDQ:
-		return cmdq_enter(sh, &slot);
+		return cmdq_enter(sh, &slot, UINT64_MAX);
 	}
 	return EINVAL;
 }

@@ -139,6 +139,9 @@ int sim_debug_hold_lock(struct sim_dev *dev, uint32_t qpn);
  * command-queue slot, and return without releasing it. */
 enum { SIM_HOLD_SHARED = 1, SIM_HOLD_EXCLUSIVE = 2, SIM_HOLD_CMDQ = 3 };
 int sim_debug_hold_domain(struct sim_dom *dom, int how);
+/* Test hook: the command queue at rest or not: the waiters spinning for a
+ * slot and the slots due back (their commands under way). */
+void sim_debug_cmdq(struct sim_dev *dev, uint32_t *spinners, uint32_t *busy);
 /* Test hook: how long a lock may stay held before an operation gives up
  * with EDEADLK (default 30 s; ms <= 0 restores it). */
 void sim_debug_lock_patience(int ms);

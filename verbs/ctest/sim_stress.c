@@ -199,6 +199,11 @@ int main(int argc, char **argv)
 		CHECK(sim_open(dir, NULL, SIM_LEGACY, &dev) == 0);
 		CHECK(sim_inspect(dev, info, 4, &nreg, &ndom) == 0);
 		CHECK(nreg == 1 && ndom == 0); /* only this observer is left */
+		/* the command queue at rest: no waiter left counted as spinning
+		 * (it would keep others from spinning for good), no slot due */
+		uint32_t spinners, busy;
+		sim_debug_cmdq(dev, &spinners, &busy);
+		CHECK(spinners == 0 && busy == 0);
 		CHECK(sim_close(dev) == 0);
 	}
 	printf("sim_stress: %d threads x %d rounds x %d QPs, then rings and a storm, with both lookups: no race, no leak, device empty\n", THREADS, ROUNDS, QPS);
