@@ -37,8 +37,10 @@ type childSpec struct {
 	// or a command-queue slot ("cmdq"), and wait.
 	Hold string
 	// "loop": on a line from the parent, for Duration, reg and unreg
-	// each of QPNs in turn (Hold "pairs") or create a QP and unreg it
-	// (Hold "creates"), then print one "result" line (a loopResult).
+	// each of QPNs in turn (Hold "pairs"), create a QP and unreg it
+	// (Hold "creates": a create and a destroy, two commands) or create
+	// QPs and keep them until the end (Hold "kept": one command each),
+	// then print one "result" line (a loopResult).
 	QPNs     []uint32
 	Duration time.Duration
 }
@@ -74,9 +76,10 @@ func loopChild(spec childSpec) error {
 	}
 	l0, c0 := SimThreadWaits()
 	var r loopResult
+	var kept []uint32
 	start := time.Now()
 	for end := start.Add(spec.Duration); time.Now().Before(end); {
-		if spec.Hold == "creates" {
+		if spec.Hold == "creates" || spec.Hold == "kept" {
 			// Only the creates' run-queue time: a create waiting for
 			// a CPU keeps its command-queue slot from the others.
 			a, err := threadRunQueue()
@@ -92,10 +95,14 @@ func loopChild(spec childSpec) error {
 				return err
 			}
 			r.RunQueue += b - a
+			r.Ops++
+			if spec.Hold == "kept" {
+				kept = append(kept, q)
+				continue
+			}
 			if _, err := dom.Unreg(q); err != nil {
 				return err
 			}
-			r.Ops++
 			continue
 		}
 		for _, q := range spec.QPNs {
@@ -114,8 +121,13 @@ func loopChild(spec childSpec) error {
 		return err
 	}
 	l1, c1 := SimThreadWaits()
-	if spec.Hold != "creates" {
+	if spec.Hold == "pairs" {
 		r.RunQueue = q1 - q0
+	}
+	for _, q := range kept { // after the measurement: destroys take slots too
+		if _, err := dom.Unreg(q); err != nil {
+			return err
+		}
 	}
 	r.Lock, r.CmdQ = l1-l0, c1-c0
 	raw, err := json.Marshal(r)
