@@ -158,13 +158,14 @@ endif
 #
 # TIMING_TESTS hold known answers in time (an M/D/1 queue's response, a
 # storm's makespan, the longest untimed gap, calibrate under a load of its
-# own, an oversubscribed create against the same create alone): beside the other packages' tests they can only skip, naming the
+# own, an oversubscribed create against the same create alone, the sim's
+# command queue kept full): beside the other packages' tests they can only skip, naming the
 # load, so make test leaves them to make timing, which runs them alone,
 # one package at a time and without the race detector, on a machine that
 # should be otherwise idle (a busy one still skips them, naming the load).
 GOTESTSUM    ?= $(GO) run gotest.tools/gotestsum@v1.13.0
 CHILD_TESTS  := TestInDouble|TestDevicesChild|TestConformInDouble|TestConformSilentInDouble
-TIMING_TESTS := TestOpenLoopKnownAnswers|TestNoGapAtIntervals|TestOpenLoopEndStall|TestStormKnownAnswer|TestStormPlacedKnownAnswer|TestCalibrateUnderLoad|TestCreateNotInflatedOversubscribed
+TIMING_TESTS := TestOpenLoopKnownAnswers|TestNoGapAtIntervals|TestOpenLoopEndStall|TestStormKnownAnswer|TestStormPlacedKnownAnswer|TestCalibrateUnderLoad|TestCreateNotInflatedOversubscribed|TestSimCommandQueue
 #
 # The race detector runs where a race can be: RACE_PKGS are the packages
 # whose code starts a goroutine or imports sync or unsafe (internal/layout's
@@ -206,7 +207,7 @@ test-long: fakeverbs
 timing: fakeverbs
 	@mkdir -p build
 	$(GOTESTSUM) --format standard-quiet --jsonfile build/test-timing.json -- \
-		-tags "$(TAGS)" -count=1 -p 1 -timeout 20m -run '^($(TIMING_TESTS))$$' ./bench ./cmd/xrcbench
+		-tags "$(TAGS)" -count=1 -p 1 -timeout 20m -run '^($(TIMING_TESTS))$$' ./bench ./cmd/xrcbench ./verbs
 
 # Native Go fuzz targets, each run for FUZZTIME (make fuzz: 1m each).
 # go test -fuzz takes one target of one package at a time. Seeds are in

@@ -137,7 +137,8 @@ func TestSimRegsScale(t *testing.T) {
 // one of no cost); two processes keeping their QPs fill a slot on two
 // CPUs, where a slot handed over at each release through a futex wake
 // stood idle for the wake-up: 7,800-8,200 creates a second (9,000-9,450
-// since waiters spin for a slot due back soon).
+// since waiters spin for a slot due back soon). Beside the other
+// packages' tests every case skips here, so make timing runs it alone.
 func TestSimCommandQueue(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short: runs child processes for about 3 s")
