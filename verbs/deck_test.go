@@ -3,6 +3,7 @@
 package verbs
 
 import (
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -83,9 +84,16 @@ func TestRepeatProgramDeck(t *testing.T) {
 			}()
 			rep := Repeat{Until: start + uint64(60*time.Millisecond), Poll: 100 * time.Microsecond, Deck: deck}
 			var st ProgramStats
+			// The call's thread's time on the run queue: a thread kept off
+			// its CPU across interval ends ends one set for them (make
+			// test's other packages once left one set in the 60 ms).
+			runtime.LockOSThread()
+			q0, qerr := threadRunQueue()
 			if err := d[1].RepeatProgram(p, 0, 2, &rep, &st); err != nil {
 				t.Fatal(err)
 			}
+			q1, _ := threadRunQueue()
+			runtime.UnlockOSThread()
 			close(stop)
 			<-done
 			take()
@@ -93,8 +101,11 @@ func TestRepeatProgramDeck(t *testing.T) {
 			for _, c := range deck.Set(cur) {
 				total += c
 			}
-			if n := len(ended) / 3; n < tt.minEnds || n > 6 {
-				t.Errorf("%d sets ended in a 60 ms call at 10 ms intervals, want %d to 6", n, tt.minEnds)
+			switch n := len(ended) / 3; {
+			case n < tt.minEnds && qerr == nil && q1-q0 >= 10*time.Millisecond:
+				t.Logf("%d sets ended in a 60 ms call at 10 ms intervals, fewer than %d: the call's thread waited %v on the run queue, the machine's doing; not judged", n, tt.minEnds, q1-q0)
+			case n < tt.minEnds || n > 6:
+				t.Errorf("%d sets ended in a 60 ms call at 10 ms intervals, want %d to 6 (%v on the run queue)", n, tt.minEnds, q1-q0)
 			}
 			for i := 0; i+2 < len(ended); i += 3 {
 				index, end := ended[i], ended[i+1]
