@@ -44,6 +44,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include "sim.h"
@@ -551,14 +552,17 @@ static int cmdq_due_soon(struct sim_shared *sh, uint32_t depth, uint64_t now)
  * creates a second with spinners, 11,100 without. */
 static uint32_t cmdq_spinners_max(uint32_t depth)
 {
-	static uint32_t cpus; /* online CPUs, once known */
+	/* The CPUs the first caller may run on, once known: a cpuset (a
+	 * container, a Slurm job) can leave far fewer than are online, and a
+	 * thread bound to one CPU (--pin) leaves none to spin on. */
+	static uint32_t cpus;
 	uint32_t n = __atomic_load_n(&cpus, __ATOMIC_RELAXED);
 
 	if (n == 0) {
-		long c = sysconf(_SC_NPROCESSORS_ONLN);
+		cpu_set_t set;
 
-		n = c > 0 ? (uint32_t)c : 1;
-		__atomic_store_n(&cpus, n, __ATOMIC_RELAXED);
+		n = sched_getaffinity(0, sizeof(set), &set) == 0 ? (uint32_t)CPU_COUNT(&set) : 1;
+		__atomic_store_n(&cpus, n ? n : 1, __ATOMIC_RELAXED);
 	}
 	if (n <= depth)
 		return 0;
