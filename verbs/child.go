@@ -52,6 +52,9 @@ type loopResult struct {
 	RunQueue time.Duration // runnable but not running (schedstat); creates: inside the creates only
 	Lock     time.Duration // blocked on the sim's locks (sim_thread_waits)
 	CmdQ     time.Duration // waiting for a command-queue slot
+	// Creates: each create's time from its call to its return, the
+	// queue's response time (a closed queue's known answer).
+	CreateNS []int64 `json:",omitempty"`
 }
 
 // loopChild is the "loop" action: one thread, locked to its OS thread so
@@ -86,10 +89,12 @@ func loopChild(spec childSpec) error {
 			if err != nil {
 				return err
 			}
+			t0 := time.Now()
 			q, err := dom.CreateRcvQP()
 			if err != nil {
 				return err
 			}
+			r.CreateNS = append(r.CreateNS, int64(time.Since(t0)))
 			b, err := threadRunQueue()
 			if err != nil {
 				return err

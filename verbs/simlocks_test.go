@@ -61,9 +61,12 @@ func loadAverage() string {
 }
 
 // TestSimRegsScale: with reg=2us,unreg=2us, N processes of one thread on
-// N shared QPs (steady) reach at least N-0.25 times one process's ops/s,
-// the known answer of a registration path that runs in parallel as the
-// kernel's does (a device-wide lock held across the cost gives 1x). Each
+// N shared QPs (steady) reach at least 0.875 N times one process's ops/s
+// (1.75x at 2, 14x at 16, the figures), the known answer of a
+// registration path that runs in parallel as the kernel's does (a
+// device-wide lock held across the cost gives 1x). The eighth left over
+// is for what parallel readers share: the domain's reader count and the
+// CPUs' caches; N-0.25, which 2 CPUs met, asks 16 for 98.4%. Each
 // process's rate is over its window less its run-queue time, so a busy
 // machine does not fail it; the lone process runs in the same test.
 func TestSimRegsScale(t *testing.T) {
@@ -115,10 +118,11 @@ func TestSimRegsScale(t *testing.T) {
 			specs[i] = spec
 		}
 		all, dn := rate(runLoops(t, specs))
+		want := 0.875 * float64(n)
 		msg := fmt.Sprintf("%dx1 %.0f ops/s, 1x1 %.0f ops/s: %.2fx, want >= %.2fx (load average %s);%s;%s",
-			n, all, one, all/one, float64(n)-0.25, loadAverage(), d1, dn)
+			n, all, one, all/one, want, loadAverage(), d1, dn)
 		t.Log(msg)
-		if all >= (float64(n)-0.25)*one {
+		if all >= want*one {
 			return
 		}
 		msgs = append(msgs, msg)
@@ -137,8 +141,15 @@ func TestSimRegsScale(t *testing.T) {
 // one of no cost); two processes keeping their QPs fill a slot on two
 // CPUs, where a slot handed over at each release through a futex wake
 // stood idle for the wake-up: 7,800-8,200 creates a second (9,000-9,450
-// since waiters spin for a slot due back soon). Beside the other
-// packages' tests every case skips here, so make timing runs it alone.
+// since waiters spin for a slot due back soon). Sixteen processes keeping
+// theirs at depth 4 are the 16-CPU host's known answer, 40,000 a second;
+// with fewer CPUs the run queue takes their slots' time and it skips.
+// Each try logs the creates per process and a create's response time
+// beside a FIFO queue's (processes x cost / depth): its mean follows from
+// the throughput (Little's law, less the loop's own time between
+// creates), so the throughput is what is judged; the spread says whether
+// the queue is fair. Beside the other packages' tests every case skips
+// here, so make timing runs it alone.
 func TestSimCommandQueue(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short: runs child processes for about 3 s")
@@ -147,10 +158,14 @@ func TestSimCommandQueue(t *testing.T) {
 	for _, tt := range []struct {
 		depth, procs int
 		hold         string
+		window       time.Duration
 	}{
-		{1, 2, "kept"},
-		{1, 4, "creates"},
-		{2, 4, "creates"},
+		{1, 2, "kept", 500 * time.Millisecond},
+		{1, 4, "creates", 500 * time.Millisecond},
+		{2, 4, "creates", 500 * time.Millisecond},
+		// 40,000 a second: kept for 300 ms, 12,000 QPs fit the sim's
+		// 16,384 slots.
+		{4, 16, "kept", 300 * time.Millisecond},
 	} {
 		depth := tt.depth
 		t.Run(fmt.Sprintf("depth %d, %d processes, %s", depth, tt.procs, tt.hold), func(t *testing.T) {
@@ -167,23 +182,35 @@ func TestSimCommandQueue(t *testing.T) {
 			}
 			defer dom.Close()
 			spec := childSpec{Options: Options{Provider: "sim", Sim: o}, Domain: dom.Path(), Hold: tt.hold,
-				Duration: 500 * time.Millisecond}
+				Duration: tt.window}
 			var msgs []string
 			busy := 0
 			for try := 0; try < 3; try++ {
 				rs := runLoops(t, slices.Repeat([]childSpec{spec}, tt.procs))
 				var creates int
 				var wall, runq, waited time.Duration
+				var each []int
+				var resp []int64
 				for _, r := range rs {
 					creates += r.Ops
 					wall = max(wall, r.Wall)
 					runq += r.RunQueue
 					waited += r.CmdQ
+					each = append(each, r.Ops)
+					resp = append(resp, r.CreateNS...)
 				}
+				slices.Sort(resp)
+				var sum int64
+				for _, v := range resp {
+					sum += v
+				}
+				t.Logf("creates per process %v; a create's response: mean %v, p50 %v, p99 %v, max %v (a FIFO queue's %v)", each,
+					time.Duration(sum/int64(max(1, len(resp)))), time.Duration(resp[len(resp)/2]), time.Duration(resp[len(resp)*99/100]),
+					time.Duration(resp[len(resp)-1]), cost*time.Duration(tt.procs)/time.Duration(depth))
 				want := float64(depth) / cost.Seconds()
 				got := float64(creates) / wall.Seconds()
 				slots := float64(depth)*wall.Seconds() - runq.Seconds()
-				floor := 0.95 * slots / cost.Seconds() / wall.Seconds()
+				floor := max(0, 0.95*slots/cost.Seconds()/wall.Seconds())
 				msg := fmt.Sprintf("%d creates in %v: %.0f/s, want %.0f/s (at least %.0f/s for the slot time the run queue left, at most %.0f/s); %v on the run queue, %v waiting for a slot (load average %s)",
 					creates, wall.Round(time.Millisecond), got, want, floor, 1.05*want, runq.Round(time.Millisecond),
 					waited.Round(time.Millisecond), loadAverage())
