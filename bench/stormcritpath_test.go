@@ -5,35 +5,52 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xrcbench/xrcbench/internal/host"
 	"github.com/xrcbench/xrcbench/internal/testenv"
 	"github.com/xrcbench/xrcbench/results"
 	"github.com/xrcbench/xrcbench/workloads"
 )
 
-// The critical path's known answer (issue 42, item 4): a 9-node storm of
-// 2 ranks with create=120us and reg=15us, 16 QPs each created once and
-// registered once (round-robin: each rank creates 8 and registers 8;
-// elected: as the race falls). Every repetition's makespan is within +10% of the
-// critical path result.json records for it (the plan replayed with the
-// repetition's measured costs) plus the ranks' run-queue time, both
-// measured by this run: a rank waiting for a CPU delays itself and, through
-// the numbers it sends back, the others, so the bound adds every rank's
-// run-queue time. On a busy machine that term widens the bound, as it
-// should; what is left beyond it is the harness's (the report names it). The critical path is
-// at least the busiest rank's own work and half the cost model's work.
+// The critical path's known answer (issue 42, item 4): storms of 2, 8
+// and 16 ranks with create=120us and reg=15us, on N = max(9, ranks+1)
+// nodes: (N-1) x ranks QPs, each created once and registered by every
+// other rank (round-robin: each rank creates N-1 and registers (N-1) x
+// (ranks-1); elected: as the race falls). Every repetition's makespan is
+// within +10% of the critical path result.json records for it (the plan
+// replayed with the repetition's measured costs) plus the ranks'
+// run-queue time, both measured by this run: a rank waiting for a CPU
+// delays itself and, through the numbers it sends back, the others, so
+// the bound adds every rank's run-queue time. On a busy machine that term
+// widens the bound, as it should; what is left beyond it is the
+// harness's (the report names it). The critical path is at least the
+// busiest rank's own work and the cost model's work per rank. Where a CPU
+// is left beside the ranks for the harness's own threads, no operation's
+// p99 is beyond 1.5x its injected cost (on a 16-CPU host a create's p99
+// was 1.16 ms for 120 us at 8 ranks, when the sim ran creates one at a
+// time); with none left it is logged (TestStormPlacedKnownAnswer says
+// why). A size needs a CPU per rank; on the 2-CPU VM only 2 ranks run.
 func TestStormCriticalPathKnownAnswer(t *testing.T) {
 	for _, tc := range []struct{ name, block string }{
-		{"round-robin", "  nodes: 9\n  arrival: burst\n  teardown: exit\n"},
-		// GASNet's: both ranks elect on every slot; the replay takes
+		{"round-robin", "  arrival: burst\n  teardown: exit\n"},
+		// GASNet's: every rank elects on every slot; the replay takes
 		// the run's winners.
-		{"elect", "  nodes: 9\n  arrival: burst\n  teardown: exit\n  creators: elect\n"},
+		{"elect", "  arrival: burst\n  teardown: exit\n  creators: elect\n"},
 	} {
-		t.Run(tc.name, func(t *testing.T) { stormCriticalPathKnown(t, tc.block) })
+		for _, ranks := range []int{2, 8, 16} {
+			t.Run(fmt.Sprintf("%s, %d ranks", tc.name, ranks), func(t *testing.T) {
+				if cpus := len(host.AllowedCPUs()); ranks > cpus {
+					t.Skipf("%d ranks on %d CPUs: each rank needs one", ranks, cpus)
+				}
+				nodes := max(9, ranks+1)
+				stormCriticalPathKnown(t, fmt.Sprintf("  nodes: %d\n", nodes)+tc.block, ranks, nodes)
+			})
+		}
 	}
 }
 
-func stormCriticalPathKnown(t *testing.T, block string) {
-	cfg := stormConfig(t, block, 2, "create=120us,reg=15us")
+func stormCriticalPathKnown(t *testing.T, block string, ranks, nodes int) {
+	const create, reg = 120 * time.Microsecond, 15 * time.Microsecond
+	cfg := stormConfig(t, block, ranks, "create=120us,reg=15us")
 	cfg.Repetitions = 5
 	var res *results.Result
 	load := testenv.MeasureLoad(t, func() { res = runOK(t, cfg) })
@@ -41,9 +58,13 @@ func stormCriticalPathKnown(t *testing.T, block string) {
 	if st == nil || len(st.CriticalPathNS) != 5 || len(st.MakespanNS) != 5 || len(st.RankBusyNS) != 5 || len(st.RankRunQueueNS) != 5 {
 		t.Fatalf("storm %+v: want 5 repetitions' makespans, critical paths, own work and run-queue times", st)
 	}
-	// The cost model's share of the work: 16 creates and 16 registrations
-	// between the two ranks, however the elections fell.
-	const work = (16*120*time.Microsecond + 16*15*time.Microsecond) / 2
+	// The cost model's share of the work per rank, however the
+	// elections fell.
+	qps, regs := (nodes-1)*ranks, (nodes-1)*ranks*(ranks-1)
+	if st.QPs != qps || st.Registrations != regs {
+		t.Fatalf("storm of %d QPs and %d registrations, want %d and %d", st.QPs, st.Registrations, qps, regs)
+	}
+	work := (time.Duration(qps)*create + time.Duration(regs)*reg) / time.Duration(ranks)
 	var missed []string
 	for i, mk := range st.MakespanNS {
 		cp := time.Duration(st.CriticalPathNS[i])
@@ -60,10 +81,19 @@ func stormCriticalPathKnown(t *testing.T, block string) {
 		// The replay gives each rank its measured mean cost per kind, so
 		// its own work comes back to within the rounding of a mean.
 		if cp < work || cp < own-time.Microsecond {
-			t.Errorf("repetition %d: critical path %v, below half the cost model's work %v or the busiest rank's own work %v", i+1, cp, work, own)
+			t.Errorf("repetition %d: critical path %v, below the cost model's work per rank %v or the busiest rank's own work %v", i+1, cp, work, own)
 		}
 		if bound := cp*110/100 + runq; time.Duration(mk) > bound {
 			missed = append(missed, fmt.Sprintf("repetition %d: makespan %v, more than +10%% over its critical path %v plus the ranks' run-queue time %v", i+1, time.Duration(mk), cp, runq))
+		}
+	}
+	for kind, cost := range map[string]time.Duration{"create": create, "reg": reg} {
+		p99 := time.Duration(res.Ops[kind].NS.P99)
+		switch cpus := len(host.AllowedCPUs()); {
+		case cpus <= ranks:
+			t.Logf("%s p99 %v for its injected %v: not judged, %d ranks on %d CPUs leave none to the harness", kind, p99, cost, ranks, cpus)
+		case p99 > cost*3/2:
+			missed = append(missed, fmt.Sprintf("%s p99 %v, beyond 1.5x its injected %v", kind, p99, cost))
 		}
 	}
 	// A machine busy with other work also takes time the run queue does
