@@ -16,8 +16,9 @@
  * walks the domain's QPs under it. Commands that reach the driver (create,
  * modify, the destroy of the last unreg) hold one of cmdq_depth
  * command-queue slots while they pay their cost. Every QP slot has its own
- * process-shared robust mutex, which plays the QP's open_list spinlock:
- * it guards the slot's registrations, so what a reg or unreg changes is
+ * process-shared robust mutex, which plays the spinlock that guards the
+ * QP's open_list (the kernel's is the device's qp_open_list_lock, one for
+ * every QP; here one a QP): it guards the slot's registrations, so what a reg or unreg changes is
  * consistent whatever the domain lock does. The device lock guards the
  * registrant, domain and domain-handle tables and QP allocation. Order:
  * command-queue slot, domain lock, device lock, QP lock. A domain's
@@ -291,8 +292,8 @@ static inline void cpu_relax(void)
 static int robust_lock_slow(pthread_mutex_t *m);
 
 /* LOCK_SPIN_NS: how long a locker spins for a held lock before it sleeps.
- * The kernel's locks these play spin while their holder runs (the QP's
- * open_list spinlock; a writer of tgt_qps_rwsem spins on its owner), and
+ * The kernel's locks these play spin while their holder runs
+ * (qp_open_list_lock; a writer of tgt_qps_rwsem spins on its owner), and
  * the sim holds each for a few hundred ns; a sleeper pays a wake-up
  * instead (20-40 us on the 2-CPU VM), and its waker a futex call. With
  * sleeping alone, 2 processes registering at reg=2us,unreg=2us on the
