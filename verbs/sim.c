@@ -18,13 +18,14 @@
  * command-queue slots while they pay their cost. Every QP slot has its own
  * process-shared robust mutex, which plays the spinlock that guards the
  * QP's open_list (the kernel's is the device's qp_open_list_lock, one for
- * every QP; here one a QP): it guards the slot's registrations, so what a reg or unreg changes is
- * consistent whatever the domain lock does. The device lock guards the
- * registrant, domain and domain-handle tables and QP allocation. Order:
- * command-queue slot, domain lock, device lock, QP lock. A domain's
- * live-QP count is atomic, because a destroy changes it under the QP lock
- * alone; a domain entry left with no handles and no QPs is freed by the
- * next operation that holds the device lock (domain_put).
+ * every QP; here one a QP): it guards the slot's registrations, so what a
+ * reg or unreg changes is consistent whatever the domain lock does. The
+ * device lock guards the registrant, domain and domain-handle tables and
+ * QP allocation. Order: command-queue slot, domain lock, device lock, QP
+ * lock. A held lock is spun on before its locker sleeps (LOCK_SPIN_NS).
+ * A domain's live-QP count is atomic, because a destroy changes it under
+ * the QP lock alone; a domain entry left with no handles and no QPs is
+ * freed by the next operation that holds the device lock (domain_put).
  *
  * Crash safety: a process killed while holding a lock leaves the next
  * locker EOWNERDEAD; it repairs what that lock guards (sim_repair,
@@ -304,6 +305,18 @@ static int robust_lock_slow(pthread_mutex_t *m);
  * between them, where a sleeper stepped aside). */
 #define LOCK_SPIN_NS 5000u
 
+/* lock_looks_free reads a mutex's word before a spinner tries its atomic,
+ * so spinners leave the word's cache line with the holder. */
+static inline int lock_looks_free(pthread_mutex_t *m)
+{
+#ifdef __GLIBC__
+	return __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) == 0;
+#else
+	(void)m;
+	return 1;
+#endif
+}
+
 static int robust_lock(pthread_mutex_t *m)
 {
 	int rc;
@@ -318,19 +331,10 @@ static int robust_lock(pthread_mutex_t *m)
 
 	for (unsigned i = 1; t - t0 < LOCK_SPIN_NS; i++) {
 		cpu_relax();
-#ifdef __GLIBC__
-		/* Test before the trylock's atomic: spinners reading the
-		 * word leave its cache line with the holder. */
-		if (__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) != 0)
-			goto next;
-#endif
-		if ((rc = pthread_mutex_trylock(m)) != EBUSY) {
+		if (lock_looks_free(m) && (rc = pthread_mutex_trylock(m)) != EBUSY) {
 			waited_lock_ns += xb_now_ns() - t0;
 			return rc;
 		}
-#ifdef __GLIBC__
-	next:
-#endif
 		if (i % 16 == 0)
 			t = xb_now_ns();
 	}
