@@ -152,6 +152,15 @@ func TestStormCriticalNotes(t *testing.T) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}
 	}
+	if strings.Contains(notes, "elected creators") {
+		t.Errorf("round-robin notes speak of elections:\n%s", notes)
+	}
+	creators := st.Creators
+	st.Creators = "elect"
+	if notes := strings.Join(stormNotes(st), "\n"); !strings.Contains(notes, "With elected creators the replay also takes its own order") {
+		t.Errorf("elected storm's notes do not say the replay may order numbers otherwise:\n%s", notes)
+	}
+	st.Creators = creators
 	// 100µs more run queue on rank 1 explains repetition 2: no harness.
 	st.RankRunQueueNS[1][1] = 100_000
 	if notes := strings.Join(stormNotes(st), "\n"); strings.Contains(notes, "harness") || !strings.Contains(notes, "Critical path") {

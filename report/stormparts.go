@@ -119,6 +119,12 @@ func stormCriticalNotes(st *results.Storm) []string {
 		}
 		out = append(out, fmt.Sprintf("In %s %s the makespan exceeded the critical path plus the ranks' run-queue time by more than %.0f%% (at most by %s, %.0f%% of the critical path): neither the plan, nor the operations, nor a CPU taken by other work accounts for it; it is the harness's share (a rank taking a QP number late, its loop between operations), or the machine's outside any run queue (interrupts on a rank's CPU).",
 			reps, strings.Join(missed, ", "), 100*stormHarnessSlack, fmtDur(worst), 100*worstShare))
+		if st.Creators == "elect" {
+			// On the development VM elected storms ran +0.5% to +12%
+			// over their replay (median +5%), round-robin ones -2.7% to
+			// +1.4%: docs/measurements/2026-12-03-storm.md.
+			out = append(out, "With elected creators the replay also takes its own order where two QP numbers came back at about the same time, which the run may have served the other way; elected storms ran about 5% over their critical path in the median on a quiet 2-CPU machine, where round-robin ones ran within 1.5%.")
+		}
 	}
 	return out
 }
