@@ -123,7 +123,7 @@ func stormCriticalNotes(st *results.Storm) []string {
 			// On the development VM elected storms ran +0.5% to +12%
 			// over their replay (median +5%), round-robin ones -2.7% to
 			// +1.4%: docs/measurements/2026-12-03-storm.md.
-			out = append(out, "With elected creators the replay also takes its own order where two QP numbers came back at about the same time, which the run may have served the other way; elected storms ran about 5% over their critical path in the median on a quiet 2-CPU machine, where round-robin ones ran within 1.5%.")
+			out = append(out, "With elected creators the replay also takes its own order where two QP numbers came back at about the same time, which the run may have served the other way: part of that excess may be the replay's.")
 		}
 	}
 	return out
