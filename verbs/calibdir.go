@@ -23,7 +23,7 @@ func CalibrationDir() (dir string, remove func(), err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	return dir, func() { os.RemoveAll(dir); lock.Close() }, nil
+	return dir, func() { safedir.RemoveScratch(dir); lock.Close() }, nil
 }
 
 // removeDeadCalibrationDirs removes the scratch folders in parent whose

@@ -66,6 +66,9 @@ func TestCalibrateLeavesNoFolder(t *testing.T) {
 			if _, err := os.Stat(dir); !os.IsNotExist(err) {
 				t.Errorf("%s is left behind (%v)", dir, err)
 			}
+			if left := calibDirs(t, tmp); len(left) > 0 {
+				t.Errorf("left behind: %q", left)
+			}
 		})
 	}
 	t.Run("SIGKILL, then the next calibrate", func(t *testing.T) {

@@ -148,7 +148,7 @@ func (p *privDir) Remove() {
 	livePrivDirs.Lock()
 	delete(livePrivDirs.paths, p.Path)
 	livePrivDirs.Unlock()
-	os.RemoveAll(p.Path)
+	safedir.RemoveScratch(p.Path)
 	p.lock.Close()
 }
 

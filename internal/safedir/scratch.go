@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -81,4 +82,26 @@ func RemoveDeadScratch(parent, prefix string) {
 		}
 		f.Close()
 	}
+}
+
+// RemoveScratch removes a scratch folder that may still be filling: a
+// stop signal removes it while the work in it goes on. Removing in place
+// loses to a file made between emptying the folder and removing it, so
+// the folder is first renamed out of the way, after which nothing made by
+// its path lands in it; what is made through a descriptor opened before
+// the rename is taken by trying again. The new name keeps the prefix and
+// the lock file: a folder left anyway is a dead scratch folder to the
+// next RemoveDeadScratch. The caller closes its lock after.
+func RemoveScratch(dir string) error {
+	if gone := dir + ".removed"; os.Rename(dir, gone) == nil {
+		dir = gone
+	}
+	var err error
+	for try := 0; try < 50; try++ {
+		if err = os.RemoveAll(dir); err == nil {
+			return nil
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return err
 }
